@@ -1,0 +1,78 @@
+# berth build: library (build/libberth.a), CLI (build/berth), tests, benchmarks.
+# `make` builds; `make demo` and `make check` are the README's quick start.
+
+CC      ?= cc
+CSTD    := -std=c11 -D_GNU_SOURCE
+WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+OPT     ?= -O2 -g
+PKGLIBS := -lyaml -ljansson -lm
+BUILD   ?= build
+INC     := -Iinclude -Isrc
+
+LIB_SRC := $(sort $(wildcard src/core/*.c src/io/*.c src/model/*.c src/pipeline/*.c \
+                             src/nexus/*.c src/report/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+HDRS := $(wildcard include/berth/*.h src/*/*.h)
+
+CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(INC) $(EXTRA_CFLAGS)
+
+.PHONY: all deps demo check test bench clean install examples-check
+all: $(BUILD)/berth
+
+$(BUILD)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libberth.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/berth: $(CLI_OBJ) $(BUILD)/libberth.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libberth.a $(PKGLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libberth.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS) -lcmocka
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libberth.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS)
+
+deps:
+	@scripts/deps.sh
+
+# README command 1: build and run the seed scenarios.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./$(BUILD)/berth simulate examples/nexus/seed-scenarios.yaml --svg $(BUILD)/seed-layout.svg --html $(BUILD)/seed-layout.html; \
+	  rc=$$?; echo; echo "layout picture written to $(BUILD)/seed-layout.svg and $(BUILD)/seed-layout.html"; exit $$rc
+
+# README command 2: build with ASan+UBSan and run every test.
+check: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan \
+	  OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%)
+	@BUILD=build/asan scripts/run-tests.sh
+
+test: check
+
+bench: deps
+	@$(MAKE) --no-print-directory OPT="-O2 -march=native -g" BUILD=build/bench-build \
+	  $(BENCH_SRC:bench/%.c=build/bench-build/bench/%)
+	@for b in $(BENCH_SRC:bench/%.c=build/bench-build/bench/%); do ./$$b || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/berth $(DESTDIR)$(PREFIX)/bin/berth
+
+PREFIX ?= /usr/local
+
+clean:
+	rm -rf build

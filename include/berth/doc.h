@@ -1,0 +1,100 @@
+/* berth/doc.h - input documents as a located tree, and typed field access.
+ *
+ * Every input file (YAML, or JSON, which libyaml reads as YAML flow style)
+ * becomes a list of documents; each node remembers its line and column, so
+ * a decoder can say "file:line:column: spec.pools[1].count: expected ...".
+ * The tree lives in the caller's arena. */
+#ifndef BERTH_DOC_H
+#define BERTH_DOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/arena.h"
+#include "berth/error.h"
+#include "berth/quantity.h"
+
+typedef enum berth_node_type {
+    BERTH_NODE_SCALAR,
+    BERTH_NODE_MAP,
+    BERTH_NODE_SEQ,
+} berth_node_type;
+
+typedef struct berth_node berth_node;
+typedef struct berth_map_entry { berth_node *key, *value; } berth_map_entry;
+
+struct berth_node {
+    berth_node_type type;
+    int line, col;            /* 1-based */
+    int quoted;               /* scalar was written in quotes */
+    const char *str;          /* scalar text (NUL-terminated), "" otherwise */
+    size_t n;                 /* entries (map) or items (seq) */
+    berth_map_entry *entries; /* map */
+    berth_node **items;       /* seq */
+};
+
+typedef struct berth_source {
+    const char *path;         /* as given by the caller */
+    size_t ndocs;
+    berth_node **docs;        /* top-level nodes, empty documents skipped */
+} berth_source;
+
+/* Limits on input growth. */
+#define BERTH_DOC_MAX_DEPTH 64
+#define BERTH_DOC_MAX_BYTES (256u * 1024u * 1024u)
+
+/* Parses a file (path "-" reads stdin) or a memory buffer into src.
+ * Syntax errors: BERTH_EINVAL with "path:line:col: message". */
+int berth_doc_load_file(berth_arena *a, const char *path, berth_source *src, berth_error *e);
+int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
+                          berth_source *src, berth_error *e);
+
+/* ---- typed access with a field path for errors ---- */
+
+/* A decoding context: the source (for the file name), a path stack and the
+ * error record. Decoders push a field name or index, read, then pop. */
+typedef struct berth_dec {
+    const char *file;
+    char path[512];
+    size_t plen;
+    int strict;               /* unknown fields are errors for every kind */
+    berth_error *err;
+    berth_arena *arena;
+} berth_dec;
+
+void berth_dec_init(berth_dec *d, berth_arena *a, const char *file, berth_error *e);
+/* Path helpers; push returns the previous length to restore with pop. */
+size_t berth_dec_push(berth_dec *d, const char *field);
+size_t berth_dec_push_index(berth_dec *d, size_t i);
+void berth_dec_pop(berth_dec *d, size_t prev);
+
+/* Reports an error at node n (or the file when n is NULL) and returns BERTH_EINVAL. */
+int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Value of key in map m, or NULL when m is not a map or lacks the key. A
+ * present key with an explicit null (~, null, empty) yields NULL too. */
+berth_node *berth_node_get(const berth_node *m, const char *key);
+int berth_node_is_null(const berth_node *n);
+
+/* Checks that every key of map m is in the NULL-terminated list allowed;
+ * an unknown key is an error naming it and the nearest allowed key. */
+int berth_dec_known_fields(berth_dec *d, const berth_node *m, const char *const *allowed);
+
+/* Typed readers: read key `key` of map m. `required` makes absence an
+ * error; otherwise *out is left unchanged when absent. Each validates the
+ * type and reports "expected ..., got '...'" at the node. */
+int berth_dec_map(berth_dec *d, const berth_node *m, const char *key, int required, berth_node **out);
+int berth_dec_seq(berth_dec *d, const berth_node *m, const char *key, int required, berth_node **out);
+int berth_dec_str(berth_dec *d, const berth_node *m, const char *key, int required, const char **out);
+int berth_dec_int(berth_dec *d, const berth_node *m, const char *key, int required,
+                  int64_t min, int64_t max, int64_t *out);
+int berth_dec_bool(berth_dec *d, const berth_node *m, const char *key, int required, int *out);
+int berth_dec_quantity(berth_dec *d, const berth_node *m, const char *key, int required,
+                       berth_quantity *out);
+/* The same readers for a node already in hand (field path as pushed). */
+int berth_dec_node_str(berth_dec *d, const berth_node *n, const char **out);
+int berth_dec_node_int(berth_dec *d, const berth_node *n, int64_t min, int64_t max, int64_t *out);
+int berth_dec_node_quantity(berth_dec *d, const berth_node *n, berth_quantity *out);
+
+#endif

@@ -1,0 +1,72 @@
+/* berth/report.h - rendering results for people and programs: the nexus
+ * (SPEC 1) step tables, the `simulate` JSON document (SPEC 6.3) and the
+ * layout pictures (SVG, standalone HTML). docs/output.md describes every
+ * format.
+ *
+ * Renderers only read the model; they never change it. Writers return 0,
+ * BERTH_ENOMEM when memory ran out, or BERTH_EIO when the stream reported
+ * an error (ferror). */
+#ifndef BERTH_REPORT_H
+#define BERTH_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "berth/nexus.h"
+
+/* ---- nexus: text ---- */
+
+/* One heading line per step ("Step 3: create-cluster C", with
+ * "  FAILED: reason" when it failed), then the step's table: per pool
+ * cluster, pool, SKU, count, placed, racks used, VMs per rack; for a
+ * runtime upgrade one line per batch instead. Steps are separated by a
+ * blank line. */
+int berth_report_nexus_table(FILE *out, const berth_nexus *nx);
+
+/* ---- nexus: JSON (SPEC 6.3 `simulate`) ---- */
+
+/* The whole document: {"clusters", "steps", "machines"}. NULL when out of
+ * memory. The caller owns the reference (json_decref). */
+json_t *berth_report_nexus_json(const berth_nexus *nx);
+
+/* Writes root pretty-printed (2-space indent, keys in insertion order)
+ * with a trailing newline. Does not take the reference. */
+int berth_report_json_write(FILE *out, json_t *root);
+
+/* ---- nexus: pictures ---- */
+
+/* Racks above this count, or machines above BERTH_REPORT_SVG_MAX_MACHINES,
+ * switch the picture to the compact heat map (one square per machine). */
+#define BERTH_REPORT_SVG_MAX_RACKS 64u
+#define BERTH_REPORT_SVG_MAX_MACHINES 4096u
+
+/* A standalone SVG document (it starts with "<svg"): racks as columns,
+ * machines as rows, NUMA cells side by side, VMs as blocks coloured by
+ * cluster, plus a legend. Large estates get the heat map. */
+int berth_report_nexus_svg(FILE *out, const berth_nexus *nx);
+
+/* A standalone HTML page (no external resources): the same SVG, a per-rack
+ * utilisation table, a clusters/pools summary and the timeline. */
+int berth_report_nexus_html(FILE *out, const berth_nexus *nx);
+
+/* ---- shared helpers (also used by the CLI) ---- */
+
+/* "create-cluster", "delete-cluster", "scale-pool", "add-pool", "cordon",
+ * "uncordon", "runtime-upgrade"; "unknown" otherwise. */
+const char *berth_report_step_kind_name(berth_step_kind kind);
+/* "ControlPlane" or "Worker". */
+const char *berth_report_role_name(berth_pool_role role);
+/* "Pending", "Succeeded", "Failed", "Deleted". */
+const char *berth_report_cluster_status_name(berth_cluster_status status);
+
+/* Formats a VMs-per-rack vector (n entries) for people: "-" when no rack
+ * holds a VM, "3" when every used rack holds 3, "3, 4, 5" for up to six
+ * distinct counts (ascending), "1..12" (lowest..highest) beyond that.
+ * Always NUL-terminates buf (size > 0); returns the length it needed like
+ * snprintf. */
+int berth_report_per_rack_text(const uint32_t *per_rack, uint32_t n, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,38 @@
+/* cli/cli.h - shared pieces of the berth command line: common options,
+ * loading input files into a model, writing output files atomically. */
+#ifndef BERTH_CLI_H
+#define BERTH_CLI_H
+
+#include <stdio.h>
+
+#include "berth/nexus.h"
+
+enum cli_format { CLI_TABLE, CLI_JSON, CLI_YAML };
+
+typedef struct cli_common {
+    enum cli_format format;
+    int quiet;
+    int strict;
+    uint64_t seed;
+    berth_tiebreak tiebreak;
+    const char *files[256];
+    int nfiles;
+} cli_common;
+
+/* Parses a common flag at argv[*i] (advancing *i past its value). Returns
+ * 1 when consumed, 0 when not a common flag, -1 on a usage error (printed). */
+int cli_common_flag(cli_common *c, int argc, char **argv, int *i);
+void cli_common_init(cli_common *c);
+/* Loads every file into nx and validates it; prints the error and returns
+ * the exit code (2) on failure, 0 on success. */
+int cli_load_nexus(berth_nexus *nx, const cli_common *c);
+/* Writes via fn into path atomically (temp file + rename). 0 or -1 (printed). */
+int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void *arg);
+/* Prints json_t (as JSON or YAML) to stdout and frees it. */
+struct json_t;
+int cli_print_json(struct json_t *root, enum cli_format f);
+
+int cmd_simulate(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
+
+#endif

@@ -1,0 +1,290 @@
+/* cli/main.c - the `berth` command: dispatch to subcommands, common flags,
+ * input loading and atomic output files shared by every subcommand. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "berth/report.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: berth COMMAND [options] FILE...\n"
+            "\n"
+            "berth places workloads onto capacity, reproducing the documented behaviour of\n"
+            "Operator Nexus, kube-scheduler, Fleet, Karpenter and Ocean.\n"
+            "\n"
+            "commands:\n"
+            "  simulate FILE...   bare-metal VM placement and timeline (Operator Nexus)\n"
+            "  advise FILE...     largest counts that fit now, best-practice warnings\n"
+            "  help [COMMAND]     this text, or a command's options\n"
+            "\n"
+            "Run 'berth COMMAND --help' for a command's options.\n"
+            "Exit codes: 0 all placed, 1 something could not be placed, 2 bad input or usage,\n"
+            "3 internal error.\n");
+}
+
+void cli_common_init(cli_common *c)
+{
+    memset(c, 0, sizeof *c);
+    c->format = isatty(STDOUT_FILENO) ? CLI_TABLE : CLI_TABLE;
+    c->tiebreak = BERTH_TIE_FIRST;
+}
+
+int cli_common_flag(cli_common *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *val = NULL;
+    size_t n = strcspn(a, "=");
+    int has_eq = a[n] == '=';
+#define FLAG(name) (strncmp(a, name, n) == 0 && strlen(name) == n)
+#define NEED_VALUE()                                                                     \
+    do {                                                                                 \
+        if (has_eq)                                                                      \
+            val = a + n + 1;                                                             \
+        else if (*i + 1 < argc)                                                          \
+            val = argv[++*i];                                                            \
+        else {                                                                           \
+            fprintf(stderr, "berth: %.*s needs a value\n", (int)n, a);                   \
+            return -1;                                                                   \
+        }                                                                                \
+    } while (0)
+    if (FLAG("-o") || FLAG("--output")) {
+        NEED_VALUE();
+        if (!strcmp(val, "table"))
+            c->format = CLI_TABLE;
+        else if (!strcmp(val, "json"))
+            c->format = CLI_JSON;
+        else if (!strcmp(val, "yaml"))
+            c->format = CLI_YAML;
+        else {
+            fprintf(stderr, "berth: -o expects table, json or yaml, got '%s'\n", val);
+            return -1;
+        }
+        return 1;
+    }
+    if (FLAG("--seed")) {
+        NEED_VALUE();
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(val, &end, 10);
+        if (!*val || *end || errno || *val == '-') {
+            fprintf(stderr, "berth: --seed expects a non-negative integer, got '%s'\n", val);
+            return -1;
+        }
+        c->seed = s;
+        return 1;
+    }
+    if (FLAG("--tie-break")) {
+        NEED_VALUE();
+        if (!strcmp(val, "first"))
+            c->tiebreak = BERTH_TIE_FIRST;
+        else if (!strcmp(val, "random"))
+            c->tiebreak = BERTH_TIE_RANDOM;
+        else {
+            fprintf(stderr, "berth: --tie-break expects first or random, got '%s'\n", val);
+            return -1;
+        }
+        return 1;
+    }
+    if (FLAG("-q") || FLAG("--quiet")) {
+        c->quiet = 1;
+        return 1;
+    }
+    if (FLAG("--strict")) {
+        c->strict = 1;
+        return 1;
+    }
+    if (a[0] != '-' || !strcmp(a, "-")) {
+        if (c->nfiles >= (int)(sizeof c->files / sizeof c->files[0])) {
+            fprintf(stderr, "berth: too many input files (at most 256)\n");
+            return -1;
+        }
+        c->files[c->nfiles++] = a;
+        return 1;
+    }
+    return 0;
+#undef FLAG
+#undef NEED_VALUE
+}
+
+int cli_load_nexus(berth_nexus *nx, const cli_common *c)
+{
+    berth_error e;
+    berth_error_clear(&e);
+    if (c->nfiles == 0) {
+        fprintf(stderr, "berth: no input files (give one or more YAML/JSON files, or - for stdin)\n");
+        return 2;
+    }
+    for (int i = 0; i < c->nfiles; i++) {
+        berth_source src;
+        int rc = berth_doc_load_file(&nx->arena, c->files[i], &src, &e);
+        if (!rc)
+            rc = berth_nexus_load(nx, &src, c->strict, &e);
+        if (rc) {
+            fprintf(stderr, "berth: %s\n", e.msg);
+            return berth_err_exit_code(rc);
+        }
+    }
+    int rc = berth_nexus_validate(nx, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        return berth_err_exit_code(rc);
+    }
+    return 0;
+}
+
+int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void *arg)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 32);
+    if (!tmp)
+        return -1;
+    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "berth: cannot write %s: %s\n", path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int rc = fn(f, arg);
+    if (fclose(f) != 0 || rc != 0) {
+        fprintf(stderr, "berth: writing %s failed\n", path);
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        fprintf(stderr, "berth: cannot write %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+/* JSON -> YAML through libyaml's emitter. */
+static int emit_json(yaml_emitter_t *em, json_t *j)
+{
+    yaml_event_t ev;
+    char buf[64];
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+        if (!yaml_emitter_emit(em, &ev))
+            return -1;
+        const char *k;
+        json_t *v;
+        json_object_foreach(j, k, v)
+        {
+            yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)k, (int)strlen(k), 1, 1,
+                                         YAML_ANY_SCALAR_STYLE);
+            if (!yaml_emitter_emit(em, &ev) || emit_json(em, v))
+                return -1;
+        }
+        yaml_mapping_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev) ? 0 : -1;
+    }
+    case JSON_ARRAY: {
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+        if (!yaml_emitter_emit(em, &ev))
+            return -1;
+        size_t i;
+        json_t *v;
+        json_array_foreach(j, i, v) if (emit_json(em, v)) return -1;
+        yaml_sequence_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev) ? 0 : -1;
+    }
+    case JSON_STRING:
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)json_string_value(j),
+                                     (int)json_string_length(j), 1, 1, YAML_ANY_SCALAR_STYLE);
+        break;
+    case JSON_INTEGER:
+        snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)buf, (int)strlen(buf), 1, 0,
+                                     YAML_PLAIN_SCALAR_STYLE);
+        break;
+    case JSON_REAL:
+        snprintf(buf, sizeof buf, "%.17g", json_real_value(j));
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)buf, (int)strlen(buf), 1, 0,
+                                     YAML_PLAIN_SCALAR_STYLE);
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+    case JSON_NULL: {
+        const char *s = json_is_true(j) ? "true" : json_is_false(j) ? "false" : "null";
+        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 0,
+                                     YAML_PLAIN_SCALAR_STYLE);
+        break;
+    }
+    }
+    return yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+static int write_out(void *data, unsigned char *buffer, size_t size)
+{
+    return fwrite(buffer, 1, size, (FILE *)data) == size;
+}
+
+int cli_print_json(json_t *root, enum cli_format f)
+{
+    int rc = 0;
+    if (f == CLI_YAML) {
+        yaml_emitter_t em;
+        yaml_event_t ev;
+        yaml_emitter_initialize(&em);
+        yaml_emitter_set_output(&em, write_out, stdout);
+        yaml_emitter_set_unicode(&em, 1);
+        yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+        rc |= !yaml_emitter_emit(&em, &ev);
+        yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+        rc |= !yaml_emitter_emit(&em, &ev);
+        rc |= emit_json(&em, root) != 0;
+        yaml_document_end_event_initialize(&ev, 1);
+        rc |= !yaml_emitter_emit(&em, &ev);
+        yaml_stream_end_event_initialize(&ev);
+        rc |= !yaml_emitter_emit(&em, &ev);
+        yaml_emitter_delete(&em);
+    } else {
+        rc = berth_report_json_write(stdout, root);
+    }
+    json_decref(root);
+    return rc ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        if (argc > 2 && strcmp(cmd, "help") == 0) {
+            char *hv[] = {argv[2], "--help", NULL};
+            if (!strcmp(argv[2], "simulate"))
+                return cmd_simulate(2, hv);
+            if (!strcmp(argv[2], "advise"))
+                return cmd_advise(2, hv);
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("berth 0.1.0\n");
+        return 0;
+    }
+    if (!strcmp(cmd, "simulate"))
+        return cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "advise"))
+        return cmd_advise(argc - 1, argv + 1);
+    fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,287 @@
+/* io/decode.c - typed, located field access over berth_node trees: the
+ * path stack ("spec.pools[1].count"), type checks, and the error text that
+ * names file:line:column, the field and what was expected. */
+#include "berth/doc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void berth_dec_init(berth_dec *d, berth_arena *a, const char *file, berth_error *e)
+{
+    memset(d, 0, sizeof *d);
+    d->file = file;
+    d->err = e;
+    d->arena = a;
+}
+
+size_t berth_dec_push(berth_dec *d, const char *field)
+{
+    size_t prev = d->plen;
+    int w = snprintf(d->path + d->plen, sizeof d->path - d->plen, "%s%s", d->plen ? "." : "",
+                     field);
+    if (w > 0)
+        d->plen += (size_t)w < sizeof d->path - d->plen ? (size_t)w : sizeof d->path - d->plen - 1;
+    return prev;
+}
+
+size_t berth_dec_push_index(berth_dec *d, size_t i)
+{
+    size_t prev = d->plen;
+    int w = snprintf(d->path + d->plen, sizeof d->path - d->plen, "[%zu]", i);
+    if (w > 0)
+        d->plen += (size_t)w < sizeof d->path - d->plen ? (size_t)w : sizeof d->path - d->plen - 1;
+    return prev;
+}
+
+void berth_dec_pop(berth_dec *d, size_t prev)
+{
+    d->plen = prev;
+    d->path[prev] = '\0';
+}
+
+int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n)
+        return berth_error_set(d->err, BERTH_EINVAL, "%s:%d:%d: %s: %s", d->file, n->line, n->col,
+                               d->plen ? d->path : "(document)", msg);
+    return berth_error_set(d->err, BERTH_EINVAL, "%s: %s: %s", d->file,
+                           d->plen ? d->path : "(document)", msg);
+}
+
+int berth_node_is_null(const berth_node *n)
+{
+    if (!n)
+        return 1;
+    if (n->type != BERTH_NODE_SCALAR || n->quoted)
+        return 0;
+    const char *s = n->str;
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+           !strcmp(s, "NULL");
+}
+
+berth_node *berth_node_get(const berth_node *m, const char *key)
+{
+    if (!m || m->type != BERTH_NODE_MAP)
+        return NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->entries[i].key->str, key) == 0)
+            return berth_node_is_null(m->entries[i].value) ? NULL : m->entries[i].value;
+    return NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    size_t row[41];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t c = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < c)
+                c = row[j] + 1;
+            if (row[j - 1] + 1 < c)
+                c = row[j - 1] + 1;
+            row[j] = c;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+int berth_dec_known_fields(berth_dec *d, const berth_node *m, const char *const *allowed)
+{
+    if (!m || m->type != BERTH_NODE_MAP)
+        return 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const char *k = m->entries[i].key->str;
+        const char *best = NULL;
+        size_t bestd = 99;
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++) {
+            if (strcmp(*a, k) == 0) {
+                ok = 1;
+                break;
+            }
+            size_t dist = edit_distance(k, *a);
+            if (dist < bestd) {
+                bestd = dist;
+                best = *a;
+            }
+        }
+        if (!ok) {
+            size_t prev = berth_dec_push(d, k);
+            int rc = best && bestd <= 3
+                         ? berth_dec_fail(d, m->entries[i].key,
+                                          "unknown field '%s' (did you mean '%s'?)", k, best)
+                         : berth_dec_fail(d, m->entries[i].key, "unknown field '%s'", k);
+            berth_dec_pop(d, prev);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static const char *type_name(const berth_node *n)
+{
+    switch (n->type) {
+    case BERTH_NODE_MAP: return "a mapping";
+    case BERTH_NODE_SEQ: return "a list";
+    default: return "a scalar";
+    }
+}
+
+static int get_field(berth_dec *d, const berth_node *m, const char *key, int required,
+                     berth_node **out, size_t *prev)
+{
+    *out = berth_node_get(m, key);
+    *prev = berth_dec_push(d, key);
+    if (!*out && required) {
+        int rc = berth_dec_fail(d, m, "required field is missing");
+        berth_dec_pop(d, *prev);
+        return rc;
+    }
+    return 0;
+}
+
+int berth_dec_map(berth_dec *d, const berth_node *m, const char *key, int required, berth_node **out)
+{
+    berth_node *n;
+    size_t prev;
+    int rc = get_field(d, m, key, required, &n, &prev);
+    if (rc)
+        return rc;
+    if (n && n->type != BERTH_NODE_MAP)
+        rc = berth_dec_fail(d, n, "expected a mapping, got %s", type_name(n));
+    else if (n)
+        *out = n;
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+int berth_dec_seq(berth_dec *d, const berth_node *m, const char *key, int required, berth_node **out)
+{
+    berth_node *n;
+    size_t prev;
+    int rc = get_field(d, m, key, required, &n, &prev);
+    if (rc)
+        return rc;
+    if (n && n->type != BERTH_NODE_SEQ)
+        rc = berth_dec_fail(d, n, "expected a list, got %s", type_name(n));
+    else if (n)
+        *out = n;
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+int berth_dec_node_str(berth_dec *d, const berth_node *n, const char **out)
+{
+    if (n->type != BERTH_NODE_SCALAR)
+        return berth_dec_fail(d, n, "expected a string, got %s", type_name(n));
+    *out = n->str;
+    return 0;
+}
+
+int berth_dec_node_int(berth_dec *d, const berth_node *n, int64_t min, int64_t max, int64_t *out)
+{
+    if (n->type != BERTH_NODE_SCALAR)
+        return berth_dec_fail(d, n, "expected an integer, got %s", type_name(n));
+    const char *s = n->str;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno)
+        return berth_dec_fail(d, n, "expected an integer, got '%s'", s);
+    if (v < min || v > max)
+        return berth_dec_fail(d, n, "%lld is out of range [%" PRId64 ", %" PRId64 "]", v, min, max);
+    *out = v;
+    return 0;
+}
+
+int berth_dec_node_quantity(berth_dec *d, const berth_node *n, berth_quantity *out)
+{
+    if (n->type != BERTH_NODE_SCALAR)
+        return berth_dec_fail(d, n, "expected a quantity, got %s", type_name(n));
+    const char *why = NULL;
+    if (berth_quantity_parse(n->str, out, &why))
+        return berth_dec_fail(d, n, "invalid quantity '%s': %s", n->str, why ? why : "malformed");
+    return 0;
+}
+
+int berth_dec_str(berth_dec *d, const berth_node *m, const char *key, int required, const char **out)
+{
+    berth_node *n;
+    size_t prev;
+    int rc = get_field(d, m, key, required, &n, &prev);
+    if (rc)
+        return rc;
+    if (n)
+        rc = berth_dec_node_str(d, n, out);
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+int berth_dec_int(berth_dec *d, const berth_node *m, const char *key, int required, int64_t min,
+                  int64_t max, int64_t *out)
+{
+    berth_node *n;
+    size_t prev;
+    int rc = get_field(d, m, key, required, &n, &prev);
+    if (rc)
+        return rc;
+    if (n)
+        rc = berth_dec_node_int(d, n, min, max, out);
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+int berth_dec_bool(berth_dec *d, const berth_node *m, const char *key, int required, int *out)
+{
+    berth_node *n;
+    size_t prev;
+    int rc = get_field(d, m, key, required, &n, &prev);
+    if (rc)
+        return rc;
+    if (n) {
+        const char *s = n->str;
+        if (n->type == BERTH_NODE_SCALAR && !n->quoted &&
+            (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")))
+            *out = 1;
+        else if (n->type == BERTH_NODE_SCALAR && !n->quoted &&
+                 (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")))
+            *out = 0;
+        else
+            rc = berth_dec_fail(d, n, "expected true or false, got '%s'",
+                                n->type == BERTH_NODE_SCALAR ? s : type_name(n));
+    }
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+int berth_dec_quantity(berth_dec *d, const berth_node *m, const char *key, int required,
+                       berth_quantity *out)
+{
+    berth_node *n;
+    size_t prev;
+    int rc = get_field(d, m, key, required, &n, &prev);
+    if (rc)
+        return rc;
+    if (n)
+        rc = berth_dec_node_quantity(d, n, out);
+    berth_dec_pop(d, prev);
+    return rc;
+}

@@ -1,0 +1,795 @@
+/* nexus/load.c - decodes the nexus input kinds (SPEC 6.1): Site (compact
+ * racks and explicit machines), VmSku, KubernetesCluster (Azure field
+ * names, under `spec` or ARM's `properties`), Operation (timeline steps),
+ * and List. berth.io kinds are strict; Azure kinds ignore fields berth does
+ * not use unless strict is set. Every error is located. */
+#include "nexus/state.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *where(berth_nexus *nx, const berth_dec *d, const berth_node *n)
+{
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s:%d:%d", d->file, n ? n->line : 0, n ? n->col : 0);
+    return berth_arena_strdup(&nx->arena, buf);
+}
+
+static int dec_cpu_count(berth_dec *d, const berth_node *m, const char *key, int required,
+                         int32_t *out)
+{
+    berth_quantity q;
+    int have = berth_node_get(m, key) != NULL;
+    int rc = berth_dec_quantity(d, m, key, required, &q);
+    if (rc || !have)
+        return rc;
+    int64_t milli = berth_quantity_milli(q);
+    if (milli <= 0 || milli % 1000 || milli / 1000 > 1000000) {
+        size_t prev = berth_dec_push(d, key);
+        rc = berth_dec_fail(d, berth_node_get(m, key),
+                            "expected a positive whole number of vCPU, got '%s'",
+                            berth_node_get(m, key)->str);
+        berth_dec_pop(d, prev);
+        return rc;
+    }
+    *out = (int32_t)(milli / 1000);
+    return 0;
+}
+
+static int dec_bytes(berth_dec *d, const berth_node *m, const char *key, int required, int64_t *out)
+{
+    berth_quantity q;
+    int have = berth_node_get(m, key) != NULL;
+    int rc = berth_dec_quantity(d, m, key, required, &q);
+    if (rc || !have)
+        return rc;
+    int64_t v = berth_quantity_value(q);
+    if (v <= 0 || v == INT64_MAX) {
+        size_t prev = berth_dec_push(d, key);
+        rc = berth_dec_fail(d, berth_node_get(m, key), "expected a positive size such as 224Gi, got '%s'",
+                            berth_node_get(m, key)->str);
+        berth_dec_pop(d, prev);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+static const char *const meta_fields[] = {"name", "namespace", "labels", "annotations",
+                                          "creationTimestamp", "uid", "resourceVersion",
+                                          "generation", NULL};
+
+static int dec_metadata(berth_dec *d, const berth_node *doc, int strict_kind, const char **name)
+{
+    berth_node *meta = NULL;
+    int rc = berth_dec_map(d, doc, "metadata", 1, &meta);
+    if (rc)
+        return rc;
+    size_t prev = berth_dec_push(d, "metadata");
+    if (strict_kind)
+        rc = berth_dec_known_fields(d, meta, meta_fields);
+    if (!rc)
+        rc = berth_dec_str(d, meta, "name", 1, name);
+    if (!rc && !**name)
+        rc = berth_dec_fail(d, berth_node_get(meta, "name"), "must not be empty");
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+/* ---- Site ---- */
+
+typedef struct mdef {
+    const char *name, *rack;
+    int cordoned, down;
+    int32_t ncells, cpu;
+    int64_t mem;
+} mdef;
+
+static int rack_index_add(berth_nexus *nx, const char ***names, uint32_t *n, uint32_t *cap,
+                          const char *rack)
+{
+    for (uint32_t i = 0; i < *n; i++)
+        if (strcmp((*names)[i], rack) == 0)
+            return (int)i;
+    if (nexus_grow((void **)names, cap, *n + 1, sizeof **names))
+        return BERTH_ENOMEM;
+    (*names)[*n] = rack;
+    return (int)(*n)++;
+}
+
+static int dec_cell(berth_dec *d, const berth_node *parent, int32_t *ncells, int32_t *cpu,
+                    int64_t *mem, int required)
+{
+    int64_t nc = *ncells;
+    int rc = berth_dec_int(d, parent, "numaCells", 0, 1, BERTH_NEXUS_MAX_CELLS, &nc);
+    if (rc)
+        return rc;
+    *ncells = (int32_t)nc;
+    berth_node *cell = NULL;
+    rc = berth_dec_map(d, parent, "cell", required, &cell);
+    if (rc || !cell)
+        return rc;
+    size_t prev = berth_dec_push(d, "cell");
+    static const char *const cf[] = {"cpu", "memory", NULL};
+    rc = berth_dec_known_fields(d, cell, cf);
+    if (!rc)
+        rc = dec_cpu_count(d, cell, "cpu", required, cpu);
+    if (!rc)
+        rc = dec_bytes(d, cell, "memory", required, mem);
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+static int natural_less(const char *a, const char *b);
+
+static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
+{
+    const char *name;
+    int rc = dec_metadata(d, doc, 1, &name);
+    if (rc)
+        return rc;
+    if (nx->have_site)
+        return berth_dec_fail(d, doc, "a second Site ('%s'): give exactly one Site", name);
+    berth_node *spec = NULL;
+    if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)))
+        return rc;
+    size_t prev = berth_dec_push(d, "spec");
+    static const char *const sf[] = {"racks", "machinesPerRack", "machine", "machines", NULL};
+    if ((rc = berth_dec_known_fields(d, spec, sf)))
+        goto out;
+    int64_t racks = 0, per = 0;
+    if ((rc = berth_dec_int(d, spec, "racks", 0, 1, 100000, &racks)))
+        goto out;
+    if ((rc = berth_dec_int(d, spec, "machinesPerRack", racks > 0, 1, 100000, &per)))
+        goto out;
+    int32_t ncells = 2, cpu = 0;
+    int64_t mem = 0;
+    berth_node *machine = NULL;
+    if ((rc = berth_dec_map(d, spec, "machine", racks > 0, &machine)))
+        goto out;
+    if (machine) {
+        size_t p2 = berth_dec_push(d, "machine");
+        static const char *const mf[] = {"numaCells", "cell", NULL};
+        rc = berth_dec_known_fields(d, machine, mf);
+        if (!rc)
+            rc = dec_cell(d, machine, &ncells, &cpu, &mem, 1);
+        berth_dec_pop(d, p2);
+        if (rc)
+            goto out;
+    }
+    berth_node *list = NULL;
+    if ((rc = berth_dec_seq(d, spec, "machines", racks == 0, &list)))
+        goto out;
+    if ((uint64_t)racks * (uint64_t)per > BERTH_NEXUS_MAX_MACHINES) {
+        rc = berth_dec_fail(d, spec, "racks x machinesPerRack exceeds %u machines",
+                            BERTH_NEXUS_MAX_MACHINES);
+        goto out;
+    }
+    /* gather machine definitions: compact ones, then explicit overrides */
+    uint32_t nexp = list ? (uint32_t)list->n : 0;
+    uint32_t total = (uint32_t)(racks * per) + nexp;
+    mdef *defs = calloc(total ? total : 1, sizeof *defs);
+    const char **rnames = NULL;
+    uint32_t nr = 0, capr = 0;
+    if (!defs) {
+        rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+        goto out;
+    }
+    uint32_t nd = 0;
+    int width = per >= 100 ? 3 : 2;
+    for (int64_t r = 0; r < racks; r++) {
+        char rb[32];
+        snprintf(rb, sizeof rb, "%" PRId64, r + 1);
+        const char *rn = berth_arena_strdup(&nx->arena, rb);
+        if (!rn || rack_index_add(nx, &rnames, &nr, &capr, rn) < 0) {
+            rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+            goto out2;
+        }
+        for (int64_t i = 0; i < per; i++) {
+            char mb[64];
+            snprintf(mb, sizeof mb, "rack%" PRId64 "-bmm%0*" PRId64, r + 1, width, i + 1);
+            defs[nd] = (mdef){berth_arena_strdup(&nx->arena, mb), rn, 0, 0, ncells, cpu, mem};
+            if (!defs[nd].name) {
+                rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+                goto out2;
+            }
+            nd++;
+        }
+    }
+    uint32_t ncompact = nd;
+    for (uint32_t i = 0; i < nexp; i++) {
+        const berth_node *mn = list->items[i];
+        size_t p2 = berth_dec_push(d, "machines");
+        berth_dec_push_index(d, i);
+        static const char *const ef[] = {"name", "rack", "cordonStatus", "readyState",
+                                         "numaCells", "cell", NULL};
+        mdef md = {0};
+        if (mn->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, mn, "expected a mapping with name and rack");
+        if (!rc)
+            rc = berth_dec_known_fields(d, mn, ef);
+        if (!rc)
+            rc = berth_dec_str(d, mn, "name", 1, &md.name);
+        /* an explicit entry naming a compact machine overrides it */
+        mdef *target = NULL;
+        for (uint32_t j = 0; !rc && j < ncompact; j++)
+            if (strcmp(defs[j].name, md.name) == 0)
+                target = &defs[j];
+        for (uint32_t j = ncompact; !rc && j < nd; j++)
+            if (strcmp(defs[j].name, md.name) == 0)
+                rc = berth_dec_fail(d, berth_node_get(mn, "name"), "duplicate machine name '%s'",
+                                    md.name);
+        if (!rc) {
+            if (target) {
+                md = *target;
+            } else {
+                md.ncells = ncells;
+                md.cpu = cpu;
+                md.mem = mem;
+            }
+            rc = berth_dec_str(d, mn, "rack", !target, &md.rack);
+        }
+        const char *cs = NULL, *rs = NULL;
+        if (!rc)
+            rc = berth_dec_str(d, mn, "cordonStatus", 0, &cs);
+        if (!rc && cs) {
+            if (!strcmp(cs, "Cordoned"))
+                md.cordoned = 1;
+            else if (!strcmp(cs, "Uncordoned"))
+                md.cordoned = 0;
+            else {
+                size_t p3 = berth_dec_push(d, "cordonStatus");
+                rc = berth_dec_fail(d, berth_node_get(mn, "cordonStatus"),
+                                    "expected Cordoned or Uncordoned, got '%s'", cs);
+                berth_dec_pop(d, p3);
+            }
+        }
+        if (!rc)
+            rc = berth_dec_str(d, mn, "readyState", 0, &rs);
+        if (!rc && rs) {
+            if (!strcmp(rs, "True") || !strcmp(rs, "true"))
+                md.down = 0;
+            else if (!strcmp(rs, "False") || !strcmp(rs, "false"))
+                md.down = 1;
+            else {
+                size_t p3 = berth_dec_push(d, "readyState");
+                rc = berth_dec_fail(d, berth_node_get(mn, "readyState"),
+                                    "expected True or False, got '%s'", rs);
+                berth_dec_pop(d, p3);
+            }
+        }
+        if (!rc)
+            rc = dec_cell(d, mn, &md.ncells, &md.cpu, &md.mem, md.cpu == 0);
+        if (!rc && (md.cpu <= 0 || md.mem <= 0))
+            rc = berth_dec_fail(d, mn, "machine '%s' has no cell size: give cell.cpu and "
+                                       "cell.memory here or in spec.machine",
+                                md.name);
+        if (!rc && (!md.rack || !*md.rack))
+            rc = berth_dec_fail(d, mn, "rack must not be empty");
+        berth_dec_pop(d, p2);
+        if (rc)
+            goto out2;
+        if (rack_index_add(nx, &rnames, &nr, &capr, md.rack) < 0) {
+            rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+            goto out2;
+        }
+        if (target)
+            *target = md;
+        else
+            defs[nd++] = md;
+    }
+    if (nd == 0) {
+        rc = berth_dec_fail(d, spec, "the site has no machines");
+        goto out2;
+    }
+    /* racks in natural order; machines grouped by rack in definition order */
+    for (uint32_t i = 1; i < nr; i++)
+        for (uint32_t j = i; j > 0 && natural_less(rnames[j], rnames[j - 1]); j--) {
+            const char *t = rnames[j];
+            rnames[j] = rnames[j - 1];
+            rnames[j - 1] = t;
+        }
+    uint32_t ncell_total = 0;
+    for (uint32_t i = 0; i < nd; i++)
+        ncell_total += (uint32_t)defs[i].ncells;
+    nx->racks = calloc(nr, sizeof *nx->racks);
+    nx->machines = calloc(nd, sizeof *nx->machines);
+    nx->cells = calloc(ncell_total, sizeof *nx->cells);
+    if (!nx->racks || !nx->machines || !nx->cells) {
+        rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+        goto out2;
+    }
+    nx->nracks = nr;
+    uint32_t m = 0, c = 0;
+    for (uint32_t r = 0; r < nr; r++) {
+        nx->racks[r].name = rnames[r];
+        nx->racks[r].first_machine = m;
+        for (uint32_t i = 0; i < nd; i++) {
+            if (strcmp(defs[i].rack, rnames[r]) != 0)
+                continue;
+            berth_machine *mm = &nx->machines[m++];
+            mm->name = defs[i].name;
+            mm->rack = r;
+            mm->cordoned = defs[i].cordoned;
+            mm->down = defs[i].down;
+            mm->first_cell = c;
+            mm->ncells = (uint32_t)defs[i].ncells;
+            for (int32_t k = 0; k < defs[i].ncells; k++, c++) {
+                nx->cells[c].cpu = defs[i].cpu;
+                nx->cells[c].memory = defs[i].mem;
+            }
+        }
+        nx->racks[r].nmachines = m - nx->racks[r].first_machine;
+    }
+    nx->nmachines = m;
+    nx->ncells = c;
+    nx->site_name = name;
+    nx->have_site = 1;
+out2:
+    free(defs);
+    free(rnames);
+out:
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+static int natural_less(const char *a, const char *b)
+{
+    /* digits compare as numbers */
+    while (*a && *b) {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            char *ea, *eb;
+            unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+            if (x != y)
+                return x < y;
+            a = ea;
+            b = eb;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b;
+        a++;
+        b++;
+    }
+    return !*a && *b;
+}
+
+/* ---- VmSku ---- */
+
+static int load_sku(berth_nexus *nx, berth_dec *d, const berth_node *doc)
+{
+    const char *name;
+    int rc = dec_metadata(d, doc, 1, &name);
+    if (rc)
+        return rc;
+    berth_node *spec = NULL;
+    if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)))
+        return rc;
+    size_t prev = berth_dec_push(d, "spec");
+    static const char *const f[] = {"vcpu", "hostVcpu", "memory", "numaCells", "extraLarge", NULL};
+    berth_sku s = {0};
+    uint32_t existing = berth_nexus_find_sku(nx, name);
+    if (existing != BERTH_NEXUS_NONE)
+        s = nx->skus[existing];
+    s.name = name;
+    s.builtin = 0;
+    int64_t v = s.vcpu, h = 0, nc = s.numa_cells ? s.numa_cells : 1;
+    int xl = s.extra_large;
+    rc = berth_dec_known_fields(d, spec, f);
+    if (!rc)
+        rc = berth_dec_int(d, spec, "vcpu", existing == BERTH_NEXUS_NONE, 1, 4096, &v);
+    if (!rc)
+        rc = berth_dec_int(d, spec, "hostVcpu", 0, 1, 4096, &h);
+    if (!rc)
+        rc = dec_bytes(d, spec, "memory", existing == BERTH_NEXUS_NONE, &s.memory);
+    if (!rc)
+        rc = berth_dec_int(d, spec, "numaCells", 0, 1, 2, &nc);
+    if (!rc)
+        rc = berth_dec_bool(d, spec, "extraLarge", 0, &xl);
+    if (!rc && h && h < v)
+        rc = berth_dec_fail(d, berth_node_get(spec, "hostVcpu"),
+                            "hostVcpu %" PRId64 " is less than vcpu %" PRId64, h, v);
+    berth_dec_pop(d, prev);
+    if (rc)
+        return rc;
+    s.vcpu = (int32_t)v;
+    if (h)
+        s.host_vcpu = (int32_t)h;
+    else if (existing == BERTH_NEXUS_NONE || berth_node_get(spec, "vcpu"))
+        s.host_vcpu = (int32_t)v + (strncmp(name, "NC_P", 4) == 0 ? 2 : 0);
+    s.numa_cells = (int32_t)nc;
+    s.extra_large = xl;
+    if (existing != BERTH_NEXUS_NONE) {
+        nx->skus[existing] = s;
+        return 0;
+    }
+    if (nx->nskus >= nx->capskus)
+        return berth_dec_fail(d, doc, "more than %d SKUs", BERTH_NEXUS_MAX_SKUS);
+    nx->skus[nx->nskus++] = s;
+    return 0;
+}
+
+/* ---- KubernetesCluster ---- */
+
+static int dec_zones(berth_nexus *nx, berth_dec *d, const berth_node *m, const char ***zones,
+                     uint32_t *nzones)
+{
+    berth_node *z = NULL;
+    int rc = berth_dec_seq(d, m, "availabilityZones", 0, &z);
+    if (rc || !z)
+        return rc;
+    size_t prev = berth_dec_push(d, "availabilityZones");
+    *zones = berth_arena_alloc(&nx->arena, (z->n ? z->n : 1) * sizeof **zones);
+    if (!*zones)
+        rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < z->n; i++) {
+        size_t p2 = berth_dec_push_index(d, i);
+        const char *s;
+        rc = berth_dec_node_str(d, z->items[i], &s);
+        if (!rc && !*s)
+            rc = berth_dec_fail(d, z->items[i], "zone must not be empty");
+        for (uint32_t j = 0; !rc && j < *nzones; j++)
+            if (strcmp((*zones)[j], s) == 0)
+                rc = berth_dec_fail(d, z->items[i], "zone '%s' is listed twice", s);
+        if (!rc)
+            (*zones)[(*nzones)++] = s;
+        berth_dec_pop(d, p2);
+    }
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+static int dec_pool(berth_nexus *nx, berth_dec *d, const berth_node *pn, berth_pool_spec *ps,
+                    int control_plane)
+{
+    static const char *const cpf[] = {"count", "vmSkuName", "availabilityZones", "name",
+                                      "administratorConfiguration", NULL};
+    static const char *const apf[] = {"name", "count", "vmSkuName", "availabilityZones", "mode",
+                                      "agentOptions", "attachedNetworkConfiguration", "labels",
+                                      "taints", "upgradeSettings", "administratorConfiguration",
+                                      NULL};
+    int rc = 0;
+    if (pn->type != BERTH_NODE_MAP)
+        return berth_dec_fail(d, pn, "expected a mapping");
+    if (d->strict)
+        rc = berth_dec_known_fields(d, pn, control_plane ? cpf : apf);
+    ps->role = control_plane ? BERTH_ROLE_CONTROL_PLANE : BERTH_ROLE_WORKER;
+    ps->name = "control-plane";
+    if (!rc && !control_plane)
+        rc = berth_dec_str(d, pn, "name", 1, &ps->name);
+    if (!rc && !*ps->name)
+        rc = berth_dec_fail(d, berth_node_get(pn, "name"), "must not be empty");
+    if (!rc)
+        rc = berth_dec_int(d, pn, "count", 1, 0, 100000, &ps->count);
+    if (!rc)
+        rc = berth_dec_str(d, pn, "vmSkuName", 1, &ps->sku);
+    if (!rc)
+        rc = dec_zones(nx, d, pn, &ps->zones, &ps->nzones);
+    ps->where = where(nx, d, pn);
+    return rc;
+}
+
+static int push_step(berth_nexus *nx, berth_step **out)
+{
+    if (nexus_grow((void **)&nx->steps, &nx->capsteps, nx->nsteps + 1, sizeof *nx->steps))
+        return BERTH_ENOMEM;
+    *out = &nx->steps[nx->nsteps++];
+    memset(*out, 0, sizeof **out);
+    return 0;
+}
+
+static int load_cluster(berth_nexus *nx, berth_dec *d, const berth_node *doc)
+{
+    const char *name;
+    int rc = dec_metadata(d, doc, d->strict, &name);
+    if (rc)
+        return rc;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "properties",
+                                      "status", "location", "extendedLocation", "tags", "id",
+                                      "type", "systemData", NULL};
+    if (d->strict && (rc = berth_dec_known_fields(d, doc, top)))
+        return rc;
+    const char *specname = berth_node_get(doc, "spec") ? "spec" : "properties";
+    berth_node *spec = NULL;
+    if ((rc = berth_dec_map(d, doc, specname, 1, &spec)))
+        return rc;
+    size_t prev = berth_dec_push(d, specname);
+    static const char *const sf[] = {"controlPlaneNodeConfiguration",
+                                     "initialAgentPoolConfigurations", "kubernetesVersion",
+                                     "networkConfiguration", "aadConfiguration",
+                                     "administratorConfiguration", "managedResourceGroupConfiguration",
+                                     "featureStatuses", "provisioningState", "detailedStatus",
+                                     "detailedStatusMessage", "nodes", "attachedNetworkIds",
+                                     "availableUpgrades", "clusterId", "connectedClusterId",
+                                     "controlPlaneKubernetesVersion", NULL};
+    berth_cluster_spec cs = {0};
+    cs.name = name;
+    cs.where = where(nx, d, doc);
+    berth_node *cp = NULL, *aps = NULL;
+    if (d->strict)
+        rc = berth_dec_known_fields(d, spec, sf);
+    if (!rc)
+        rc = berth_dec_map(d, spec, "controlPlaneNodeConfiguration", 1, &cp);
+    if (!rc)
+        rc = berth_dec_seq(d, spec, "initialAgentPoolConfigurations", 1, &aps);
+    if (!rc && aps->n == 0) {
+        size_t p2 = berth_dec_push(d, "initialAgentPoolConfigurations");
+        rc = berth_dec_fail(d, aps, "at least one agent pool is required");
+        berth_dec_pop(d, p2);
+    }
+    if (!rc) {
+        cs.npools = 1 + (uint32_t)aps->n;
+        cs.pools = berth_arena_alloc(&nx->arena, cs.npools * sizeof *cs.pools);
+        if (!cs.pools)
+            rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    }
+    if (!rc) {
+        size_t p2 = berth_dec_push(d, "controlPlaneNodeConfiguration");
+        rc = dec_pool(nx, d, cp, &cs.pools[0], 1);
+        if (!rc && cs.pools[0].count < 1)
+            rc = berth_dec_fail(d, berth_node_get(cp, "count"), "a control plane needs at least 1 VM");
+        berth_dec_pop(d, p2);
+    }
+    for (size_t i = 0; !rc && i < aps->n; i++) {
+        size_t p2 = berth_dec_push(d, "initialAgentPoolConfigurations");
+        berth_dec_push_index(d, i);
+        rc = dec_pool(nx, d, aps->items[i], &cs.pools[1 + i], 0);
+        for (size_t j = 0; !rc && j < i; j++)
+            if (strcmp(cs.pools[1 + j].name, cs.pools[1 + i].name) == 0 ||
+                strcmp(cs.pools[1 + i].name, "control-plane") == 0)
+                rc = berth_dec_fail(d, berth_node_get(aps->items[i], "name"),
+                                    "pool name '%s' is used twice", cs.pools[1 + i].name);
+        berth_dec_pop(d, p2);
+    }
+    berth_dec_pop(d, prev);
+    if (rc)
+        return rc;
+    if (nexus_grow((void **)&nx->specs, &nx->capspecs, nx->nspecs + 1, sizeof *nx->specs))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    nx->specs[nx->nspecs] = cs;
+    berth_step *st;
+    if (push_step(nx, &st))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    st->kind = BERTH_STEP_CREATE_CLUSTER;
+    st->name = name;
+    st->cluster = name;
+    st->source = cs.where;
+    st->spec_doc = nx->nspecs++;
+    return 0;
+}
+
+/* ---- Operation ---- */
+
+static const struct {
+    const char *action;
+    berth_step_kind kind;
+} actions[] = {
+    {"delete-cluster", BERTH_STEP_DELETE_CLUSTER}, {"scale-pool", BERTH_STEP_SCALE_POOL},
+    {"add-pool", BERTH_STEP_ADD_POOL},             {"cordon", BERTH_STEP_CORDON},
+    {"uncordon", BERTH_STEP_UNCORDON},             {"runtime-upgrade", BERTH_STEP_RUNTIME_UPGRADE},
+};
+
+static int load_operation(berth_nexus *nx, berth_dec *d, const berth_node *doc)
+{
+    const char *name;
+    int rc = dec_metadata(d, doc, 1, &name);
+    if (rc)
+        return rc;
+    berth_node *spec = NULL;
+    if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)))
+        return rc;
+    size_t prev = berth_dec_push(d, "spec");
+    static const char *const f[] = {"action", "cluster", "pool", "count", "vmSkuName",
+                                    "availabilityZones", "machine", "updateStrategy", NULL};
+    const char *action = NULL;
+    berth_step s = {0};
+    s.name = name;
+    s.source = where(nx, d, doc);
+    rc = berth_dec_known_fields(d, spec, f);
+    if (!rc)
+        rc = berth_dec_str(d, spec, "action", 1, &action);
+    int found = 0;
+    for (size_t i = 0; !rc && i < sizeof actions / sizeof actions[0]; i++)
+        if (strcmp(actions[i].action, action) == 0) {
+            s.kind = actions[i].kind;
+            found = 1;
+        }
+    if (!rc && !found) {
+        size_t p2 = berth_dec_push(d, "action");
+        rc = berth_dec_fail(d, berth_node_get(spec, "action"),
+                            "unknown action '%s' (expected delete-cluster, scale-pool, add-pool, "
+                            "cordon, uncordon or runtime-upgrade)",
+                            action);
+        berth_dec_pop(d, p2);
+    }
+    if (rc)
+        goto out;
+    int need_cluster = s.kind == BERTH_STEP_DELETE_CLUSTER || s.kind == BERTH_STEP_SCALE_POOL ||
+                       s.kind == BERTH_STEP_ADD_POOL;
+    int need_pool = s.kind == BERTH_STEP_SCALE_POOL || s.kind == BERTH_STEP_ADD_POOL;
+    int need_machine = s.kind == BERTH_STEP_CORDON || s.kind == BERTH_STEP_UNCORDON;
+    if ((rc = berth_dec_str(d, spec, "cluster", need_cluster, &s.cluster)))
+        goto out;
+    if ((rc = berth_dec_str(d, spec, "pool", need_pool, &s.pool)))
+        goto out;
+    if ((rc = berth_dec_int(d, spec, "count", need_pool, 0, 100000, &s.count)))
+        goto out;
+    if ((rc = berth_dec_str(d, spec, "vmSkuName", s.kind == BERTH_STEP_ADD_POOL, &s.sku)))
+        goto out;
+    if ((rc = dec_zones(nx, d, spec, &s.zones, &s.nzones)))
+        goto out;
+    if ((rc = berth_dec_str(d, spec, "machine", need_machine, &s.machine)))
+        goto out;
+    s.strategy = (berth_update_strategy){0, 32767, 0, 80, 15, 60};
+    berth_node *us = NULL;
+    if ((rc = berth_dec_map(d, spec, "updateStrategy", 0, &us)))
+        goto out;
+    if (us) {
+        size_t p2 = berth_dec_push(d, "updateStrategy");
+        static const char *const uf[] = {"strategyType", "maxUnavailable", "thresholdType",
+                                         "thresholdValue", "waitTimeMinutes", "reimageMinutes",
+                                         NULL};
+        const char *type = NULL, *tt = NULL;
+        rc = berth_dec_known_fields(d, us, uf);
+        if (!rc)
+            rc = berth_dec_str(d, us, "strategyType", 0, &type);
+        if (!rc && type) {
+            if (!strcmp(type, "PauseAfterRack"))
+                s.strategy.pause_after_rack = 1;
+            else if (strcmp(type, "Rack") != 0) {
+                size_t p3 = berth_dec_push(d, "strategyType");
+                rc = berth_dec_fail(d, berth_node_get(us, "strategyType"),
+                                    "expected Rack or PauseAfterRack, got '%s'", type);
+                berth_dec_pop(d, p3);
+            }
+        }
+        if (!rc)
+            rc = berth_dec_int(d, us, "maxUnavailable", 0, 1, 32767, &s.strategy.max_unavailable);
+        if (!rc)
+            rc = berth_dec_str(d, us, "thresholdType", 0, &tt);
+        if (!rc && tt) {
+            if (!strcmp(tt, "CountSuccess"))
+                s.strategy.count_success = 1;
+            else if (strcmp(tt, "PercentSuccess") != 0) {
+                size_t p3 = berth_dec_push(d, "thresholdType");
+                rc = berth_dec_fail(d, berth_node_get(us, "thresholdType"),
+                                    "expected PercentSuccess or CountSuccess, got '%s'", tt);
+                berth_dec_pop(d, p3);
+            }
+        }
+        if (!rc)
+            rc = berth_dec_int(d, us, "thresholdValue", 0, 0, s.strategy.count_success ? 32767 : 100,
+                               &s.strategy.threshold_value);
+        if (!rc)
+            rc = berth_dec_int(d, us, "waitTimeMinutes", 0, 0, 60, &s.strategy.wait_time_minutes);
+        if (!rc)
+            rc = berth_dec_int(d, us, "reimageMinutes", 0, 0, 10080, &s.strategy.reimage_minutes);
+        berth_dec_pop(d, p2);
+        if (rc)
+            goto out;
+    }
+    berth_step *st;
+    if (push_step(nx, &st)) {
+        rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+        goto out;
+    }
+    *st = s;
+out:
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+/* ---- dispatch ---- */
+
+static int load_doc(berth_nexus *nx, berth_dec *d, const berth_node *doc, int depth)
+{
+    if (doc->type != BERTH_NODE_MAP)
+        return berth_dec_fail(d, doc, "expected an object with apiVersion and kind");
+    const char *kind = NULL, *api = NULL;
+    int rc = berth_dec_str(d, doc, "kind", 1, &kind);
+    if (!rc)
+        rc = berth_dec_str(d, doc, "apiVersion", 0, &api);
+    if (rc)
+        return rc;
+    int berth_kind = !strcmp(kind, "Site") || !strcmp(kind, "VmSku") || !strcmp(kind, "Operation");
+    if (berth_kind) {
+        static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+        if (!api || strcmp(api, "berth.io/v1") != 0) {
+            size_t p = berth_dec_push(d, "apiVersion");
+            rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion") ? berth_node_get(doc, "apiVersion") : doc,
+                                "kind %s needs apiVersion berth.io/v1", kind);
+            berth_dec_pop(d, p);
+            return rc;
+        }
+        if ((rc = berth_dec_known_fields(d, doc, top)))
+            return rc;
+    }
+    if (!strcmp(kind, "Site"))
+        return load_site(nx, d, doc);
+    if (!strcmp(kind, "VmSku"))
+        return load_sku(nx, d, doc);
+    if (!strcmp(kind, "Operation"))
+        return load_operation(nx, d, doc);
+    if (!strcmp(kind, "KubernetesCluster"))
+        return load_cluster(nx, d, doc);
+    if (!strcmp(kind, "List")) {
+        berth_node *items = NULL;
+        if ((rc = berth_dec_seq(d, doc, "items", 1, &items)))
+            return rc;
+        if (depth > 4)
+            return berth_dec_fail(d, doc, "Lists nested too deeply");
+        for (size_t i = 0; i < items->n && !rc; i++) {
+            size_t p = berth_dec_push(d, "items");
+            berth_dec_push_index(d, i);
+            rc = load_doc(nx, d, items->items[i], depth + 1);
+            berth_dec_pop(d, p);
+        }
+        return rc;
+    }
+    size_t p = berth_dec_push(d, "kind");
+    rc = berth_dec_fail(d, berth_node_get(doc, "kind"),
+                        "unknown kind '%s' (nexus input has Site, VmSku, KubernetesCluster, "
+                        "Operation, List)",
+                        kind);
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+int berth_nexus_load(berth_nexus *nx, const berth_source *src, int strict, berth_error *e)
+{
+    berth_dec d;
+    berth_dec_init(&d, &nx->arena, src->path, e);
+    d.strict = strict;
+    for (size_t i = 0; i < src->ndocs; i++) {
+        d.plen = 0;
+        d.path[0] = 0;
+        int rc = load_doc(nx, &d, src->docs[i], 0);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int check_pool_refs(const berth_nexus *nx, const char *where_, const char *sku,
+                           const char *const *zones, uint32_t nzones, berth_error *e)
+{
+    if (sku && berth_nexus_find_sku(nx, sku) == BERTH_NEXUS_NONE)
+        return berth_error_set(e, BERTH_EINVAL,
+                               "%s: vmSkuName: unknown SKU '%s' (not built in and no VmSku "
+                               "document defines it)",
+                               where_, sku);
+    for (uint32_t z = 0; z < nzones; z++)
+        if (berth_nexus_find_rack(nx, zones[z]) == BERTH_NEXUS_NONE)
+            return berth_error_set(e, BERTH_EINVAL,
+                                   "%s: availabilityZones: no rack (zone) named '%s' in the site",
+                                   where_, zones[z]);
+    return 0;
+}
+
+int berth_nexus_validate(const berth_nexus *nx, berth_error *e)
+{
+    if (!nx->have_site)
+        return berth_error_set(e, BERTH_EINVAL, "no Site document: the input needs one Site");
+    for (uint32_t i = 0; i < nx->nspecs; i++)
+        for (uint32_t p = 0; p < nx->specs[i].npools; p++) {
+            const berth_pool_spec *ps = &nx->specs[i].pools[p];
+            int rc = check_pool_refs(nx, ps->where, ps->sku, ps->zones, ps->nzones, e);
+            if (rc)
+                return rc;
+        }
+    for (uint32_t i = 0; i < nx->nsteps; i++) {
+        const berth_step *s = &nx->steps[i];
+        if (s->kind == BERTH_STEP_ADD_POOL) {
+            int rc = check_pool_refs(nx, s->source, s->sku, s->zones, s->nzones, e);
+            if (rc)
+                return rc;
+        }
+        if ((s->kind == BERTH_STEP_CORDON || s->kind == BERTH_STEP_UNCORDON) &&
+            berth_nexus_find_machine(nx, s->machine) == BERTH_NEXUS_NONE)
+            return berth_error_set(e, BERTH_EINVAL, "%s: spec.machine: no machine named '%s' in the site",
+                                   s->source, s->machine);
+    }
+    return 0;
+}

@@ -1,0 +1,149 @@
+/* nexus/model.c - lifetime of a berth_nexus, growable tables, lookups by
+ * name, compact site construction and VM naming. */
+#include "berth/nexus.h"
+#include "nexus/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void berth_nexus_init(berth_nexus *nx)
+{
+    memset(nx, 0, sizeof *nx);
+    berth_arena_init(&nx->arena, 0);
+    nx->capskus = BERTH_NEXUS_MAX_SKUS;
+    nx->skus = calloc(nx->capskus, sizeof *nx->skus);
+    if (nx->skus)
+        berth_nexus_add_builtin_skus(nx);
+    else
+        nx->capskus = 0;
+}
+
+void berth_nexus_free(berth_nexus *nx)
+{
+    nexus_state_free(nx);
+    for (uint32_t i = 0; i < nx->nclusters; i++)
+        free(nx->clusters[i].pools);
+    for (uint32_t i = 0; i < nx->npools; i++) {
+        free(nx->pools[i].vms);
+        free(nx->pools[i].zones);
+    }
+    free(nx->clusters);
+    free(nx->pools);
+    free(nx->vms);
+    free(nx->skus);
+    free(nx->specs);
+    free(nx->steps);
+    free(nx->racks);
+    free(nx->machines);
+    free(nx->cells);
+    berth_arena_free(&nx->arena);
+    memset(nx, 0, sizeof *nx);
+}
+
+int nexus_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t nc = *cap ? *cap : 8;
+    while (nc < need) {
+        if (nc > UINT32_MAX / 2)
+            return BERTH_ELIMIT;
+        nc *= 2;
+    }
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q)
+        return BERTH_ENOMEM;
+    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+uint32_t berth_nexus_find_rack(const berth_nexus *nx, const char *name)
+{
+    for (uint32_t i = 0; i < nx->nracks; i++)
+        if (strcmp(nx->racks[i].name, name) == 0)
+            return i;
+    return BERTH_NEXUS_NONE;
+}
+
+uint32_t berth_nexus_find_machine(const berth_nexus *nx, const char *name)
+{
+    for (uint32_t i = 0; i < nx->nmachines; i++)
+        if (strcmp(nx->machines[i].name, name) == 0)
+            return i;
+    return BERTH_NEXUS_NONE;
+}
+
+uint32_t berth_nexus_find_cluster(const berth_nexus *nx, const char *name)
+{
+    for (uint32_t i = nx->nclusters; i-- > 0;)
+        if (nx->clusters[i].status != BERTH_CLUSTER_DELETED &&
+            strcmp(nx->clusters[i].name, name) == 0)
+            return i;
+    return BERTH_NEXUS_NONE;
+}
+
+uint32_t berth_nexus_find_pool(const berth_nexus *nx, uint32_t cluster, const char *name)
+{
+    const berth_cluster *c = &nx->clusters[cluster];
+    for (uint32_t i = 0; i < c->npools; i++)
+        if (strcmp(nx->pools[c->pools[i]].name, name) == 0)
+            return c->pools[i];
+    return BERTH_NEXUS_NONE;
+}
+
+void berth_nexus_vm_name(const berth_nexus *nx, uint32_t vm, char *buf, size_t size)
+{
+    const berth_vm *v = &nx->vms[vm];
+    const berth_pool *p = &nx->pools[v->pool];
+    snprintf(buf, size, "%s-%s-%u", nx->clusters[p->cluster].name, p->name, v->ordinal);
+}
+
+int berth_nexus_make_site(berth_nexus *nx, uint32_t nracks, uint32_t per_rack, uint32_t ncells,
+                          int32_t cell_cpu, int64_t cell_memory, berth_error *e)
+{
+    if (nracks == 0 || per_rack == 0 || ncells == 0 || ncells > BERTH_NEXUS_MAX_CELLS)
+        return berth_error_set(e, BERTH_EINVAL, "site: racks, machines per rack and cells must be positive (cells at most %d)",
+                               BERTH_NEXUS_MAX_CELLS);
+    if ((uint64_t)nracks * per_rack > BERTH_NEXUS_MAX_MACHINES)
+        return berth_error_set(e, BERTH_ELIMIT, "site: more than %u machines",
+                               BERTH_NEXUS_MAX_MACHINES);
+    free(nx->racks);
+    free(nx->machines);
+    free(nx->cells);
+    nx->nracks = nracks;
+    nx->nmachines = nracks * per_rack;
+    nx->ncells = nx->nmachines * ncells;
+    nx->racks = calloc(nracks, sizeof *nx->racks);
+    nx->machines = calloc(nx->nmachines, sizeof *nx->machines);
+    nx->cells = calloc(nx->ncells, sizeof *nx->cells);
+    if (!nx->racks || !nx->machines || !nx->cells)
+        return berth_error_set(e, BERTH_ENOMEM, "site: out of memory");
+    int width = per_rack >= 100 ? 3 : 2;
+    char buf[64];
+    for (uint32_t r = 0; r < nracks; r++) {
+        snprintf(buf, sizeof buf, "%u", r + 1);
+        nx->racks[r].name = berth_arena_strdup(&nx->arena, buf);
+        nx->racks[r].first_machine = r * per_rack;
+        nx->racks[r].nmachines = per_rack;
+        for (uint32_t i = 0; i < per_rack; i++) {
+            uint32_t m = r * per_rack + i;
+            snprintf(buf, sizeof buf, "rack%u-bmm%0*u", r + 1, width, i + 1);
+            berth_machine *mm = &nx->machines[m];
+            mm->name = berth_arena_strdup(&nx->arena, buf);
+            if (!mm->name || !nx->racks[r].name)
+                return berth_error_set(e, BERTH_ENOMEM, "site: out of memory");
+            mm->rack = r;
+            mm->first_cell = m * ncells;
+            mm->ncells = ncells;
+            for (uint32_t c = 0; c < ncells; c++) {
+                nx->cells[m * ncells + c].cpu = cell_cpu;
+                nx->cells[m * ncells + c].memory = cell_memory;
+            }
+        }
+    }
+    nx->have_site = 1;
+    return 0;
+}

@@ -1,0 +1,79 @@
+/* nexus/state.h - internal: the nexus placement state. Hot per-machine and
+ * per-rack columns, per-(rack, SKU) fit counters, one segment tree per SKU
+ * over racks (the index behind narrow()), and the placement context (the
+ * cluster and pool being placed) whose counters are kept incrementally. */
+#ifndef BERTH_NEXUS_STATE_H
+#define BERTH_NEXUS_STATE_H
+
+#include "berth/nexus.h"
+
+/* One pick's request: which SKU, for which pool/cluster, where allowed. */
+typedef struct nexus_req {
+    uint32_t sku;
+    uint32_t pool, cluster;
+    int32_t cell_cpu;        /* host vCPU needed in each used cell */
+    int64_t cell_mem;        /* bytes needed in each used cell */
+    uint32_t ncells;         /* cells the VM spans (1 or 2) */
+    int xl;
+    const uint8_t *allowed;  /* per rack 1/0, NULL = every rack */
+    uint32_t chosen_cell;    /* out: first cell picked by reserve */
+    uint32_t chosen_mask;    /* out: every cell picked by reserve */
+} nexus_req;
+
+/* Fit flags per (machine, sku). */
+#define NEXUS_FIT 1u
+#define NEXUS_XLFIT 2u   /* fits and already hosts an extra-large VM */
+
+struct berth_nexus_state {
+    berth_cycle cycle;
+    uint32_t nskus;
+    /* per machine */
+    uint8_t *sched;             /* up and not cordoned */
+    uint32_t *xl_cnt;           /* extra-large VMs hosted */
+    uint32_t *ctx_cluster_cnt;  /* VMs of the context cluster */
+    uint32_t *ctx_cluster_xl;   /* extra-large VMs of the context cluster */
+    uint8_t *fit;               /* nmachines x nskus NEXUS_FIT|NEXUS_XLFIT */
+    /* per rack */
+    int64_t *rack_cap_cpu, *rack_used_cpu;
+    uint32_t *rack_util;        /* ppm */
+    uint32_t *ctx_pool_cnt;     /* VMs of the context pool */
+    uint32_t *ctx_cluster_rack; /* VMs of the context cluster */
+    uint32_t *fit_cnt;          /* nracks x nskus: machines fitting */
+    uint32_t *xlfit_cnt;        /* nracks x nskus: fitting machines hosting XL */
+    /* segment trees: per sku, 2*leaves keys, leaf i at leaves + i */
+    uint32_t leaves;
+    uint64_t *tree;
+    /* context */
+    uint32_t ctx_cluster, ctx_pool;
+    uint32_t *touched_racks, ntouched_racks, captouched_racks;
+    uint32_t *touched_machines, ntouched_machines, captouched_machines;
+    uint8_t *allowed;           /* scratch rack mask */
+    int use_index;
+    berth_tiebreak tiebreak;
+    /* explain */
+    const char *explain_vm;
+    FILE *explain_out;
+};
+
+int nexus_grow(void **p, uint32_t *cap, uint32_t need, size_t elem);
+void nexus_state_free(berth_nexus *nx);
+
+/* Does machine m fit the request now (schedulable not checked)? */
+int nexus_machine_fits(const berth_nexus *nx, uint32_t m, const nexus_req *rq);
+/* Fills rq for a pool. */
+void nexus_req_for_pool(const berth_nexus *nx, uint32_t pool, nexus_req *rq);
+/* Recomputes machine m's fit flags and the rack counters/index after its
+ * cells, XL count or schedulability changed. */
+void nexus_machine_changed(berth_nexus *nx, uint32_t m);
+/* Re-keys rack r in every SKU tree (after util, context or fit changes). */
+void nexus_rack_rekey(berth_nexus *nx, uint32_t r);
+/* Sets / clears the placement context (cluster and pool being placed). */
+void nexus_ctx_set(berth_nexus *nx, uint32_t cluster, uint32_t pool);
+void nexus_ctx_clear(berth_nexus *nx);
+/* Counts VM vm into (+1) or out of (-1) the context counters. */
+void nexus_ctx_count(berth_nexus *nx, uint32_t vm, int delta, int rekey);
+/* Index: returns the racks's best candidate batch (see pipeline narrow). */
+int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap);
+int nexus_index_init(berth_nexus *nx);
+
+#endif

@@ -1,0 +1,177 @@
+/* pipeline/pipeline.c - the shared placement loop: filter a batch of
+ * candidates through the profile's filters, score the survivors, normalise,
+ * combine (weighted sum or lexicographic), break ties, reserve. Every
+ * domain's decisions go through berth_pipeline_pick. */
+#include "berth/pipeline.h"
+#include "berth/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int berth_cycle_init(berth_cycle *c, uint32_t cap, uint32_t max_scores, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    if (cap == 0)
+        cap = 1;
+    if (max_scores == 0)
+        max_scores = 1;
+    c->cap = cap;
+    c->cand = malloc(cap * sizeof *c->cand);
+    c->verdict = malloc(cap);
+    c->feasible = malloc(cap * sizeof *c->feasible);
+    c->scores = malloc((size_t)cap * max_scores * sizeof *c->scores);
+    c->total = malloc(cap * sizeof *c->total);
+    c->ties = malloc(cap * sizeof *c->ties);
+    c->first_reject = calloc(cap, 1);
+    berth_rng_seed(&c->rng, seed);
+    if (!c->cand || !c->verdict || !c->feasible || !c->scores || !c->total || !c->ties ||
+        !c->first_reject) {
+        berth_cycle_free(c);
+        return BERTH_ENOMEM;
+    }
+    return 0;
+}
+
+void berth_cycle_free(berth_cycle *c)
+{
+    free(c->cand);
+    free(c->verdict);
+    free(c->feasible);
+    free(c->scores);
+    free(c->total);
+    free(c->ties);
+    free(c->first_reject);
+    memset(c, 0, sizeof *c);
+}
+
+/* Filters cand[0..n) in place; returns the survivors' count. */
+static uint32_t run_filters(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                            uint32_t *cand, uint32_t n)
+{
+    for (uint32_t f = 0; f < p->nfilters && n; f++) {
+        memset(c->verdict, BERTH_FIT, n);
+        p->filters[f]->filter(state, req, cand, n, c->verdict);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (c->verdict[i] == BERTH_FIT) {
+                cand[k++] = cand[i];
+                continue;
+            }
+            if (f < BERTH_MAX_PLUGINS)
+                c->reject_count[f]++;
+            if (c->verdict[i] == BERTH_UNRESOLVABLE)
+                c->unresolvable++;
+            if (c->explain && cand[i] < c->cap)
+                c->first_reject[cand[i]] = (uint8_t)(f + 1);
+        }
+        n = k;
+    }
+    return n;
+}
+
+static int lex_compare(const berth_cycle *c, uint32_t nscores, uint32_t a, uint32_t b)
+{
+    for (uint32_t j = 0; j < nscores; j++) {
+        int64_t x = c->scores[(size_t)j * c->cap + a], y = c->scores[(size_t)j * c->cap + b];
+        if (x != y)
+            return x > y ? 1 : -1;
+    }
+    return 0;
+}
+
+int berth_pipeline_pick(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                        uint32_t ncand, int use_index, berth_pick *out)
+{
+    memset(out, 0, sizeof *out);
+    out->chosen = BERTH_NO_CANDIDATE;
+    memset(c->reject_count, 0, sizeof c->reject_count);
+    c->unresolvable = 0;
+
+    uint32_t n = 0;
+    int narrowed = -1;
+    if (use_index && p->narrow)
+        narrowed = p->narrow(state, req, c->feasible, c->cap);
+    if (narrowed >= 0) {
+        n = (uint32_t)narrowed;
+        out->used_index = 1;
+    } else {
+        if (ncand > c->cap)
+            return BERTH_ELIMIT;
+        n = ncand;
+        for (uint32_t i = 0; i < n; i++)
+            c->feasible[i] = i;
+        if (c->explain)
+            memset(c->first_reject, 0, c->cap);
+    }
+    out->examined = n;
+    n = run_filters(p, state, req, c, c->feasible, n);
+    out->nfeasible = n;
+    if (n == 0)
+        return 0;
+
+    uint32_t ns = p->nscores;
+    for (uint32_t j = 0; j < ns; j++) {
+        int64_t *col = c->scores + (size_t)j * c->cap;
+        p->scores[j]->score(state, req, c->feasible, n, col);
+        if (p->combine == BERTH_COMBINE_SUM && p->scores[j]->normalize)
+            p->scores[j]->normalize(state, req, col, n);
+    }
+
+    uint32_t nties = 0;
+    if (p->combine == BERTH_COMBINE_SUM) {
+        int64_t best = INT64_MIN;
+        for (uint32_t i = 0; i < n; i++) {
+            int64_t t = 0;
+            for (uint32_t j = 0; j < ns; j++)
+                t += (p->weights ? p->weights[j] : 1) * c->scores[(size_t)j * c->cap + i];
+            c->total[i] = t;
+            if (t > best) {
+                best = t;
+                nties = 0;
+            }
+            if (t == best)
+                c->ties[nties++] = i;
+        }
+    } else {
+        c->ties[nties++] = 0;
+        for (uint32_t i = 1; i < n; i++) {
+            int cmp = lex_compare(c, ns, i, c->ties[0]);
+            if (cmp > 0) {
+                nties = 0;
+                c->ties[nties++] = i;
+            } else if (cmp == 0) {
+                c->ties[nties++] = i;
+            }
+        }
+        for (uint32_t i = 0; i < n; i++)
+            c->total[i] = 0;
+    }
+    /* ties[] holds batch slots in candidate order only when the batch is in
+     * candidate order; pick by candidate id to stay order-independent. */
+    uint32_t pickslot = c->ties[0];
+    if (p->tiebreak == BERTH_TIE_RANDOM && nties > 1) {
+        pickslot = c->ties[berth_rng_below(&c->rng, nties)];
+    } else {
+        for (uint32_t t = 1; t < nties; t++) {
+            uint32_t s = c->ties[t];
+            if (p->tiebreak == BERTH_TIE_LAST ? c->feasible[s] > c->feasible[pickslot]
+                                              : c->feasible[s] < c->feasible[pickslot])
+                pickslot = s;
+        }
+    }
+    out->chosen = c->feasible[pickslot];
+    return 0;
+}
+
+int berth_pipeline_place(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                         uint32_t ncand, int use_index, berth_pick *out)
+{
+    int rc = berth_pipeline_pick(p, state, req, c, ncand, use_index, out);
+    if (rc)
+        return rc;
+    if (out->chosen == BERTH_NO_CANDIDATE)
+        return BERTH_ENOFIT;
+    if (p->reserve)
+        return p->reserve(state, req, out->chosen);
+    return 0;
+}
