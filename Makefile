@@ -56,7 +56,7 @@ demo: deps
 
 # README command 2: build with ASan+UBSan and run every test.
 check: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan \
+	@$(MAKE) --no-print-directory -j2 BUILD=build/asan \
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%)
 	@BUILD=build/asan scripts/run-tests.sh
@@ -64,7 +64,7 @@ check: deps
 test: check
 
 bench: deps
-	@$(MAKE) --no-print-directory OPT="-O2 -march=native -g" BUILD=build/bench-build \
+	@$(MAKE) --no-print-directory -j2 OPT="-O2 -march=native -g" BUILD=build/bench-build \
 	  $(BENCH_SRC:bench/%.c=build/bench-build/bench/%)
 	@for b in $(BENCH_SRC:bench/%.c=build/bench-build/bench/%); do ./$$b || exit 1; done
 

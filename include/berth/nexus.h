@@ -198,6 +198,9 @@ typedef struct berth_nexus {
     berth_vm *vms;           uint32_t nvms, capvms;
     berth_nexus_state *state;
     int have_site;
+    /* open-addressing index of live cluster names -> id+1 (0 = empty) */
+    uint32_t *cluster_index;
+    uint32_t cluster_index_cap;  /* power of two */
 } berth_nexus;
 
 typedef struct berth_nexus_options {

@@ -44,7 +44,11 @@ void nexus_state_free(berth_nexus *nx)
     free(s->ctx_cluster_rack);
     free(s->fit_cnt);
     free(s->xlfit_cnt);
+    if (s->tree)
+        for (uint32_t i = 0; i < s->nskus; i++)
+            free(s->tree[i]);
     free(s->tree);
+    free(s->active);
     free(s->touched_racks);
     free(s->touched_machines);
     free(s->allowed);
@@ -106,8 +110,9 @@ void nexus_rack_rekey(berth_nexus *nx, uint32_t r)
     int64_t cap = st->rack_cap_cpu[r];
     uint64_t u = cap > 0 ? (uint64_t)st->rack_used_cpu[r] * 1000000u / (uint64_t)cap : 0;
     st->rack_util[r] = (uint32_t)(u > 1000000u ? 1000000u : u);
-    for (uint32_t s = 0; s < st->nskus; s++) {
-        uint64_t *t = st->tree + (size_t)s * 2 * L;
+    for (uint32_t k = 0; k < st->nactive; k++) {
+        uint32_t s = st->active[k];
+        uint64_t *t = st->tree[s];
         uint32_t i = L + r;
         t[i] = leaf_key(nx, r, s);
         for (i >>= 1; i; i >>= 1) {
@@ -126,7 +131,8 @@ static void machine_refit(berth_nexus *nx, uint32_t m)
     uint32_t *fc = st->fit_cnt + (size_t)r * st->nskus;
     uint32_t *xc = st->xlfit_cnt + (size_t)r * st->nskus;
     int hosts_xl = st->xl_cnt[m] > 0;
-    for (uint32_t s = 0; s < st->nskus; s++) {
+    for (uint32_t a = 0; a < st->nactive; a++) {
+        uint32_t s = st->active[a];
         nexus_req rq;
         sku_req(nx, s, &rq);
         uint8_t nf = 0;
@@ -167,14 +173,14 @@ int nexus_index_init(berth_nexus *nx)
     st->ctx_cluster_rack = calloc(R, sizeof *st->ctx_cluster_rack);
     st->fit_cnt = calloc((size_t)R * S, sizeof *st->fit_cnt);
     st->xlfit_cnt = calloc((size_t)R * S, sizeof *st->xlfit_cnt);
-    st->tree = malloc((size_t)S * 2 * st->leaves * sizeof *st->tree);
+    st->tree = calloc(S, sizeof *st->tree);
+    st->active = calloc(S, sizeof *st->active);
     st->allowed = calloc(R, 1);
     if (!st->sched || !st->xl_cnt || !st->ctx_cluster_cnt || !st->ctx_cluster_xl || !st->fit ||
         !st->rack_cap_cpu || !st->rack_used_cpu || !st->rack_util || !st->ctx_pool_cnt ||
-        !st->ctx_cluster_rack || !st->fit_cnt || !st->xlfit_cnt || !st->tree || !st->allowed)
+        !st->ctx_cluster_rack || !st->fit_cnt || !st->xlfit_cnt || !st->tree || !st->active ||
+        !st->allowed)
         return BERTH_ENOMEM;
-    for (size_t i = 0; i < (size_t)S * 2 * st->leaves; i++)
-        st->tree[i] = UINT64_MAX;
     st->ctx_cluster = st->ctx_pool = BERTH_NEXUS_NONE;
     for (uint32_t m = 0; m < M; m++) {
         const berth_machine *mm = &nx->machines[m];
@@ -183,10 +189,43 @@ int nexus_index_init(berth_nexus *nx)
             st->rack_cap_cpu[mm->rack] += nx->cells[mm->first_cell + c].cpu;
             st->rack_used_cpu[mm->rack] += nx->cells[mm->first_cell + c].used_cpu;
         }
-        machine_refit(nx, m);
     }
-    for (uint32_t r = 0; r < R; r++)
-        nexus_rack_rekey(nx, r);
+    for (uint32_t r = 0; r < R; r++) {
+        int64_t cap = st->rack_cap_cpu[r];
+        uint64_t u = cap > 0 ? (uint64_t)st->rack_used_cpu[r] * 1000000u / (uint64_t)cap : 0;
+        st->rack_util[r] = (uint32_t)(u > 1000000u ? 1000000u : u);
+    }
+    return 0;
+}
+
+int nexus_sku_activate(berth_nexus *nx, uint32_t s)
+{
+    berth_nexus_state *st = nx->state;
+    if (st->tree[s])
+        return 0;
+    uint32_t L = st->leaves;
+    uint64_t *t = malloc((size_t)2 * L * sizeof *t);
+    if (!t)
+        return BERTH_ENOMEM;
+    nexus_req rq;
+    sku_req(nx, s, &rq);
+    for (uint32_t m = 0; m < nx->nmachines; m++) {
+        uint8_t f = 0;
+        if (st->sched[m] && nexus_machine_fits(nx, m, &rq))
+            f = NEXUS_FIT | (st->xl_cnt[m] > 0 ? NEXUS_XLFIT : 0);
+        st->fit[(size_t)m * st->nskus + s] = f;
+        uint32_t r = nx->machines[m].rack;
+        st->fit_cnt[(size_t)r * st->nskus + s] += f & NEXUS_FIT ? 1u : 0u;
+        st->xlfit_cnt[(size_t)r * st->nskus + s] += f & NEXUS_XLFIT ? 1u : 0u;
+    }
+    for (uint32_t i = 0; i < 2 * L; i++)
+        t[i] = UINT64_MAX;
+    for (uint32_t r = 0; r < nx->nracks; r++)
+        t[L + r] = leaf_key(nx, r, s);
+    for (uint32_t i = L; --i > 0;)
+        t[i] = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+    st->tree[s] = t;
+    st->active[st->nactive++] = s;
     return 0;
 }
 
@@ -301,7 +340,9 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     if (!st->use_index || st->tiebreak == BERTH_TIE_RANDOM)
         return -1;
     uint32_t L = st->leaves;
-    const uint64_t *t = st->tree + (size_t)rq->sku * 2 * L;
+    const uint64_t *t = st->tree[rq->sku];
+    if (!t)
+        return -1;
     u128 best = ~(u128)0;
     uint32_t best_rack = BERTH_NEXUS_NONE;
     uint32_t stack[64];
@@ -338,7 +379,12 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     const berth_rack *rk = &nx->racks[best_rack];
     if (rk->nmachines > cap)
         return -1;
-    for (uint32_t j = 0; j < rk->nmachines; j++)
-        cand[j] = rk->first_machine + j;
-    return (int)rk->nmachines;
+    /* the rack's machines that fit (the filters re-check them) */
+    uint32_t n = 0;
+    const uint8_t *fit = st->fit + rq->sku;
+    size_t stride = st->nskus;
+    for (uint32_t m = rk->first_machine; m < rk->first_machine + rk->nmachines; m++)
+        if (fit[(size_t)m * stride] & NEXUS_FIT)
+            cand[n++] = m;
+    return (int)n;
 }

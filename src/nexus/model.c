@@ -29,6 +29,7 @@ void berth_nexus_free(berth_nexus *nx)
         free(nx->pools[i].zones);
     }
     free(nx->clusters);
+    free(nx->cluster_index);
     free(nx->pools);
     free(nx->vms);
     free(nx->skus);
@@ -76,13 +77,57 @@ uint32_t berth_nexus_find_machine(const berth_nexus *nx, const char *name)
     return BERTH_NEXUS_NONE;
 }
 
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+/* Live clusters by name: linear probing over cluster ids; deleted clusters
+ * are skipped on lookup and their slots reused on rebuild. */
 uint32_t berth_nexus_find_cluster(const berth_nexus *nx, const char *name)
 {
-    for (uint32_t i = nx->nclusters; i-- > 0;)
-        if (nx->clusters[i].status != BERTH_CLUSTER_DELETED &&
-            strcmp(nx->clusters[i].name, name) == 0)
-            return i;
-    return BERTH_NEXUS_NONE;
+    if (!nx->cluster_index_cap)
+        return BERTH_NEXUS_NONE;
+    uint32_t mask = nx->cluster_index_cap - 1;
+    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+        uint32_t v = nx->cluster_index[i];
+        if (!v)
+            return BERTH_NEXUS_NONE;
+        const berth_cluster *c = &nx->clusters[v - 1];
+        if (c->status != BERTH_CLUSTER_DELETED && strcmp(c->name, name) == 0)
+            return v - 1;
+    }
+}
+
+int nexus_index_cluster(berth_nexus *nx, uint32_t id)
+{
+    if (2 * (nx->nclusters + 1) > nx->cluster_index_cap) {
+        uint32_t cap = nx->cluster_index_cap ? nx->cluster_index_cap * 2 : 64;
+        while (2 * (nx->nclusters + 1) > cap)
+            cap *= 2;
+        uint32_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return BERTH_ENOMEM;
+        free(nx->cluster_index);
+        nx->cluster_index = t;
+        nx->cluster_index_cap = cap;
+        for (uint32_t c = 0; c < nx->nclusters; c++)
+            if (c != id && nx->clusters[c].status != BERTH_CLUSTER_DELETED) {
+                uint32_t i = name_hash(nx->clusters[c].name) & (cap - 1);
+                while (t[i])
+                    i = (i + 1) & (cap - 1);
+                t[i] = c + 1;
+            }
+    }
+    uint32_t mask = nx->cluster_index_cap - 1;
+    uint32_t i = name_hash(nx->clusters[id].name) & mask;
+    while (nx->cluster_index[i])
+        i = (i + 1) & mask;
+    nx->cluster_index[i] = id + 1;
+    return 0;
 }
 
 uint32_t berth_nexus_find_pool(const berth_nexus *nx, uint32_t cluster, const char *name)

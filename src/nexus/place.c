@@ -211,6 +211,8 @@ static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
     }
     berth_profile prof = profile_for(nx);
     berth_pick pk;
+    if (nexus_sku_activate(nx, rq.sku))
+        return BERTH_ENOMEM;
     int rc = berth_pipeline_place(&prof, nx, &rq, &st->cycle, nx->nmachines, st->use_index, &pk);
     if (rc)
         return rc;
@@ -225,8 +227,8 @@ static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
     v->ordinal = p->next_ordinal++;
     if (pool_push_vm(p, vm))
         return BERTH_ENOMEM;
+    nexus_ctx_count(nx, vm, +1, 0);
     nexus_machine_changed(nx, pk.chosen);
-    nexus_ctx_count(nx, vm, +1, 1);
     if (vm_out)
         *vm_out = vm;
     return 0;
@@ -382,6 +384,8 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
     c->name = spec->name;
     c->status = BERTH_CLUSTER_PENDING;
     c->reason = "";
+    if (nexus_index_cluster(nx, cid))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     if (cluster_out)
         *cluster_out = cid;
     for (uint32_t i = 0; i < spec->npools; i++) {

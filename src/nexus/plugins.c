@@ -30,10 +30,21 @@ static void r_sched(void *state, const void *req, uint32_t c, char *buf, size_t 
              m->down ? "down (not ready)" : m->cordoned ? "cordoned" : "schedulable");
 }
 
+/* Indexed runs read the maintained fit flags; the reference scan
+ * (use_index 0) recomputes from the cells, so the two stay independent. */
 static void f_numa(void *state, const void *req, const uint32_t *cand, uint32_t n, uint8_t *v)
 {
     const berth_nexus *nx = state;
     const nexus_req *rq = req;
+    const berth_nexus_state *st = nx->state;
+    if (st->use_index && st->tree[rq->sku]) {
+        const uint8_t *fit = st->fit + rq->sku;
+        size_t stride = st->nskus;
+        for (uint32_t i = 0; i < n; i++)
+            if (!(fit[(size_t)cand[i] * stride] & NEXUS_FIT))
+                v[i] = BERTH_UNFIT;
+        return;
+    }
     for (uint32_t i = 0; i < n; i++)
         if (!nexus_machine_fits(nx, cand[i], rq))
             v[i] = BERTH_UNFIT;

@@ -40,9 +40,11 @@ struct berth_nexus_state {
     uint32_t *ctx_cluster_rack; /* VMs of the context cluster */
     uint32_t *fit_cnt;          /* nracks x nskus: machines fitting */
     uint32_t *xlfit_cnt;        /* nracks x nskus: fitting machines hosting XL */
-    /* segment trees: per sku, 2*leaves keys, leaf i at leaves + i */
+    /* segment trees: per active sku, 2*leaves keys, leaf i at leaves + i.
+     * Only SKUs that have been asked for are indexed (activated lazily). */
     uint32_t leaves;
-    uint64_t *tree;
+    uint64_t **tree;            /* per sku, NULL until active */
+    uint32_t *active, nactive;  /* active sku ids */
     /* context */
     uint32_t ctx_cluster, ctx_pool;
     uint32_t *touched_racks, ntouched_racks, captouched_racks;
@@ -56,6 +58,8 @@ struct berth_nexus_state {
 };
 
 int nexus_grow(void **p, uint32_t *cap, uint32_t need, size_t elem);
+/* Adds cluster id to the name index (after nclusters counts it). */
+int nexus_index_cluster(berth_nexus *nx, uint32_t id);
 void nexus_state_free(berth_nexus *nx);
 
 /* Does machine m fit the request now (schedulable not checked)? */
@@ -75,5 +79,7 @@ void nexus_ctx_count(berth_nexus *nx, uint32_t vm, int delta, int rekey);
 /* Index: returns the racks's best candidate batch (see pipeline narrow). */
 int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap);
 int nexus_index_init(berth_nexus *nx);
+/* Starts indexing sku (fit flags, counters, tree). 0 or BERTH_ENOMEM. */
+int nexus_sku_activate(berth_nexus *nx, uint32_t sku);
 
 #endif

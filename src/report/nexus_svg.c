@@ -297,6 +297,24 @@ static int codes_build(codes *cd, const berth_nexus *nx)
         if (!cd->cluster[c])
             return BERTH_ENOMEM;
     }
+    /* shorter still: the last segment of each code ("cluster-a" -> "a")
+     * when those stay distinct among live clusters */
+    if (live >= 2 && nx->nclusters <= 4096) {
+        int unique = 1;
+        for (uint32_t c = 0; c < nx->nclusters && unique; c++) {
+            if (nx->clusters[c].status == BERTH_CLUSTER_DELETED)
+                continue;
+            for (uint32_t d = c + 1; d < nx->nclusters && unique; d++)
+                if (nx->clusters[d].status != BERTH_CLUSTER_DELETED &&
+                    strcmp(last_segment(cd->cluster[c]), last_segment(cd->cluster[d])) == 0)
+                    unique = 0;
+        }
+        for (uint32_t c = 0; c < nx->nclusters && unique; c++) {
+            const char *seg = last_segment(cd->cluster[c]);
+            if (seg != cd->cluster[c])
+                memmove(cd->cluster[c], seg, strlen(seg) + 1);
+        }
+    }
     return 0;
 }
 
@@ -720,9 +738,13 @@ static void draw_legend(picture *pc)
         fprintf(out, "<text class=\"bth-lg\" x=\"%.1f\" y=\"%.1f\"><tspan font-weight=\"bold\">",
                 ex + 18, ey + 8.5);
         xml_put(out, cl->name);
-        fputs("</tspan> [", out);
-        xml_put(out, pc->cd.cluster[c]);
-        fprintf(out, "]  %s, %" PRIu32 " VMs", berth_report_cluster_status_name(cl->status), nvm);
+        fputs("</tspan> ", out);
+        if (strcmp(pc->cd.cluster[c], str_or(cl->name, "?")) != 0) {
+            fputs("[", out);
+            xml_put(out, pc->cd.cluster[c]);
+            fputs("] ", out);
+        }
+        fprintf(out, " %s, %" PRIu32 " VMs", berth_report_cluster_status_name(cl->status), nvm);
         if (cl->status == BERTH_CLUSTER_FAILED && cl->reason && *cl->reason) {
             const char *rs = cl->reason;
             fputs(": ", out);
@@ -746,8 +768,10 @@ static void draw_legend(picture *pc)
                     "fill-opacity=\"%.2f\" stroke=\"%s\" stroke-width=\"0.8\"/>",
                     ex + 20, py, col->fill, pool_opacity(k), cp ? "#222" : "#ffffff");
             fprintf(out, "<text class=\"bth-lp\" x=\"%.1f\" y=\"%.1f\">", ex + 34, py + 7.0);
-            xml_put(out, pool_code(p));
-            fputs(" = ", out);
+            if (strcmp(pool_code(p), str_or(p->name, "?")) != 0) {
+                xml_put(out, pool_code(p));
+                fputs(" = ", out);
+            }
             xml_put(out, p->name);
             fputs(", ", out);
             xml_put(out, sku ? sku->name : "?");
@@ -1103,7 +1127,9 @@ static int html_clusters(FILE *out, const berth_nexus *nx)
                     pool_opacity(k));
             html_cell(out, cl->name, 0);
             fprintf(out, "<td class=\"st-%s\">%s</td>",
-                    cl->status == BERTH_CLUSTER_FAILED ? "bad" : "ok",
+                    cl->status == BERTH_CLUSTER_FAILED    ? "bad"
+                    : cl->status == BERTH_CLUSTER_DELETED ? "del"
+                                                          : "ok",
                     berth_report_cluster_status_name(cl->status));
             html_cell(out, p->name, 0);
             html_cell(out, berth_report_role_name(p->role), 0);
@@ -1172,7 +1198,7 @@ int berth_report_nexus_html(FILE *out, const berth_nexus *nx)
           "th,td{border:1px solid #d5d8dc;padding:2px 8px;text-align:left}\n"
           "th{background:#f0f2f5}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
           "tr.total td{font-weight:bold;background:#f6f7f9}\n"
-          ".st-bad{color:#b52b27;font-weight:bold}.st-ok{color:#2e7d32}\n"
+          ".st-bad{color:#b52b27;font-weight:bold}.st-ok{color:#2e7d32}.st-del{color:#777}\n"
           ".sw{display:inline-block;width:12px;height:10px;border-radius:2px}\n"
           "</style>\n</head>\n<body>\n<h1>berth layout",
           out);
