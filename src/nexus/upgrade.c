@@ -95,7 +95,8 @@ int berth_nexus_runtime_upgrade(berth_nexus *nx, berth_step *step, berth_error *
             bt->rack = order[k];
             bt->batch = b + 1;
             bt->nbatches = nb;
-            minute += us->wait_time_minutes;
+            if (b == 0)
+                minute += us->wait_time_minutes; /* waitTimeMinutes before each rack */
             bt->start_minute = minute;
             uint32_t first = rk->first_machine + (uint32_t)(b * per_batch);
             uint32_t last = first + (uint32_t)per_batch;
