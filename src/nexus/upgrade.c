@@ -70,7 +70,31 @@ int berth_nexus_runtime_upgrade(berth_nexus *nx, berth_step *step, berth_error *
     for (uint32_t p = 0; p < nx->npools; p++)
         live_per_pool[p] = nx->pools[p].nvms;
 
-    /* VMs per machine: walk the VM table once per batch machine range. */
+    /* VMs per machine (CSR): mstart[m]..mstart[m+1] in mvms */
+    uint32_t *mstart = calloc((size_t)nx->nmachines + 1, sizeof *mstart);
+    uint32_t *mvms = malloc((nx->nvms ? nx->nvms : 1) * sizeof *mvms);
+    if (!mstart || !mvms) {
+        free(mstart);
+        free(mvms);
+        free(order);
+        free(down_per_pool);
+        free(live_per_pool);
+        free(touched);
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
+    for (uint32_t v = 0; v < nx->nvms; v++)
+        if (nx->vms[v].machine != BERTH_NEXUS_NONE)
+            mstart[nx->vms[v].machine + 1]++;
+    for (uint32_t m = 0; m < nx->nmachines; m++)
+        mstart[m + 1] += mstart[m];
+    for (uint32_t v = 0; v < nx->nvms; v++) {
+        uint32_t m = nx->vms[v].machine;
+        if (m != BERTH_NEXUS_NONE)
+            mvms[mstart[m]++] = v;
+    }
+    for (uint32_t m = nx->nmachines; m > 0; m--)
+        mstart[m] = mstart[m - 1];
+    mstart[0] = 0;
     int64_t per_batch = us->max_unavailable > 0 ? us->max_unavailable : 32767;
     int64_t minute = 0;
     uint32_t cap = 0;
@@ -104,10 +128,8 @@ int berth_nexus_runtime_upgrade(berth_nexus *nx, berth_step *step, berth_error *
                 last = rk->first_machine + rk->nmachines;
             bt->machines_down = last - first;
             uint32_t ntouched = 0;
-            for (uint32_t v = 0; v < nx->nvms; v++) {
-                uint32_t m = nx->vms[v].machine;
-                if (m == BERTH_NEXUS_NONE || m < first || m >= last)
-                    continue;
+            for (uint32_t j = mstart[first]; j < mstart[last]; j++) {
+                uint32_t v = mvms[j];
                 uint32_t p = nx->vms[v].pool;
                 if (down_per_pool[p]++ == 0)
                     touched[ntouched++] = p;
@@ -152,6 +174,8 @@ int berth_nexus_runtime_upgrade(berth_nexus *nx, berth_step *step, berth_error *
             minute += us->reimage_minutes;
         }
     }
+    free(mstart);
+    free(mvms);
     free(order);
     free(down_per_pool);
     free(live_per_pool);
