@@ -92,6 +92,10 @@ int berth_dec_int(berth_dec *d, const berth_node *m, const char *key, int requir
 int berth_dec_bool(berth_dec *d, const berth_node *m, const char *key, int required, int *out);
 int berth_dec_quantity(berth_dec *d, const berth_node *m, const char *key, int required,
                        berth_quantity *out);
+/* Reads a string that must be one of the NULL-terminated choices; *out is
+ * its index. Absent and not required: *out unchanged. */
+int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int required,
+                   const char *const *choices, int *out);
 /* The same readers for a node already in hand (field path as pushed). */
 int berth_dec_node_str(berth_dec *d, const berth_node *n, const char **out);
 int berth_dec_node_int(berth_dec *d, const berth_node *n, int64_t min, int64_t max, int64_t *out);

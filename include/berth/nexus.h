@@ -268,6 +268,10 @@ uint32_t berth_nexus_find_pool(const berth_nexus *nx, uint32_t cluster, const ch
 /* Formats a VM's name ("<cluster>-<pool>-<ordinal>") into buf. */
 void berth_nexus_vm_name(const berth_nexus *nx, uint32_t vm, char *buf, size_t size);
 
+/* Writes rack names of zones[] as "1, 4, 7" into buf (truncated to size). */
+void berth_nexus_format_zones(const berth_nexus *nx, const uint32_t *zones, uint32_t n, char *buf,
+                              size_t size);
+
 /* Rack utilisation in parts per million of the rack's host vCPU (floor). */
 uint32_t berth_nexus_rack_util_ppm(const berth_nexus *nx, uint32_t rack);
 

@@ -285,3 +285,28 @@ int berth_dec_quantity(berth_dec *d, const berth_node *m, const char *key, int r
     berth_dec_pop(d, prev);
     return rc;
 }
+
+int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int required,
+                   const char *const *choices, int *out)
+{
+    const char *v = NULL;
+    int rc = berth_dec_str(d, m, key, required, &v);
+    if (rc || !v)
+        return rc;
+    char list[256] = "";
+    size_t off = 0;
+    for (int i = 0; choices[i]; i++) {
+        if (strcmp(choices[i], v) == 0) {
+            *out = i;
+            return 0;
+        }
+        int w = snprintf(list + off, sizeof list - off, "%s%s", i ? (choices[i + 1] ? ", " : " or ") : "",
+                         choices[i]);
+        if (w > 0 && (size_t)w < sizeof list - off)
+            off += (size_t)w;
+    }
+    size_t prev = berth_dec_push(d, key);
+    rc = berth_dec_fail(d, berth_node_get(m, key), "expected %s, got '%s'", list, v);
+    berth_dec_pop(d, prev);
+    return rc;
+}

@@ -80,6 +80,13 @@ void nexus_req_for_pool(const berth_nexus *nx, uint32_t pool, nexus_req *rq)
     rq->cell_mem = (k->memory + (int64_t)rq->ncells - 1) / (int64_t)rq->ncells;
     rq->xl = k->extra_large;
     rq->chosen_cell = BERTH_NEXUS_NONE;
+    berth_nexus_state *st = nx->state;
+    if (p->nzones && st) {
+        memset(st->allowed, 0, nx->nracks);
+        for (uint32_t i = 0; i < p->nzones; i++)
+            st->allowed[p->zones[i]] = 1;
+        rq->allowed = st->allowed;
+    }
 }
 
 static void sku_req(const berth_nexus *nx, uint32_t sku, nexus_req *rq)

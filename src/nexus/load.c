@@ -231,35 +231,14 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
             }
             rc = berth_dec_str(d, mn, "rack", !target, &md.rack);
         }
-        const char *cs = NULL, *rs = NULL;
+        static const char *const cordon_values[] = {"Uncordoned", "Cordoned", NULL};
+        static const char *const ready_values[] = {"True", "False", "true", "false", NULL};
+        int ready = md.down ? 1 : 0;
         if (!rc)
-            rc = berth_dec_str(d, mn, "cordonStatus", 0, &cs);
-        if (!rc && cs) {
-            if (!strcmp(cs, "Cordoned"))
-                md.cordoned = 1;
-            else if (!strcmp(cs, "Uncordoned"))
-                md.cordoned = 0;
-            else {
-                size_t p3 = berth_dec_push(d, "cordonStatus");
-                rc = berth_dec_fail(d, berth_node_get(mn, "cordonStatus"),
-                                    "expected Cordoned or Uncordoned, got '%s'", cs);
-                berth_dec_pop(d, p3);
-            }
-        }
+            rc = berth_dec_enum(d, mn, "cordonStatus", 0, cordon_values, &md.cordoned);
         if (!rc)
-            rc = berth_dec_str(d, mn, "readyState", 0, &rs);
-        if (!rc && rs) {
-            if (!strcmp(rs, "True") || !strcmp(rs, "true"))
-                md.down = 0;
-            else if (!strcmp(rs, "False") || !strcmp(rs, "false"))
-                md.down = 1;
-            else {
-                size_t p3 = berth_dec_push(d, "readyState");
-                rc = berth_dec_fail(d, berth_node_get(mn, "readyState"),
-                                    "expected True or False, got '%s'", rs);
-                berth_dec_pop(d, p3);
-            }
-        }
+            rc = berth_dec_enum(d, mn, "readyState", 0, ready_values, &ready);
+        md.down = ready % 2;
         if (!rc)
             rc = dec_cell(d, mn, &md.ncells, &md.cpu, &md.mem, md.cpu == 0);
         if (!rc && (md.cpu <= 0 || md.mem <= 0))
@@ -631,34 +610,15 @@ static int load_operation(berth_nexus *nx, berth_dec *d, const berth_node *doc)
         static const char *const uf[] = {"strategyType", "maxUnavailable", "thresholdType",
                                          "thresholdValue", "waitTimeMinutes", "reimageMinutes",
                                          NULL};
-        const char *type = NULL, *tt = NULL;
+        static const char *const types[] = {"Rack", "PauseAfterRack", NULL};
+        static const char *const thresholds[] = {"PercentSuccess", "CountSuccess", NULL};
         rc = berth_dec_known_fields(d, us, uf);
         if (!rc)
-            rc = berth_dec_str(d, us, "strategyType", 0, &type);
-        if (!rc && type) {
-            if (!strcmp(type, "PauseAfterRack"))
-                s.strategy.pause_after_rack = 1;
-            else if (strcmp(type, "Rack") != 0) {
-                size_t p3 = berth_dec_push(d, "strategyType");
-                rc = berth_dec_fail(d, berth_node_get(us, "strategyType"),
-                                    "expected Rack or PauseAfterRack, got '%s'", type);
-                berth_dec_pop(d, p3);
-            }
-        }
+            rc = berth_dec_enum(d, us, "strategyType", 0, types, &s.strategy.pause_after_rack);
         if (!rc)
             rc = berth_dec_int(d, us, "maxUnavailable", 0, 1, 32767, &s.strategy.max_unavailable);
         if (!rc)
-            rc = berth_dec_str(d, us, "thresholdType", 0, &tt);
-        if (!rc && tt) {
-            if (!strcmp(tt, "CountSuccess"))
-                s.strategy.count_success = 1;
-            else if (strcmp(tt, "PercentSuccess") != 0) {
-                size_t p3 = berth_dec_push(d, "thresholdType");
-                rc = berth_dec_fail(d, berth_node_get(us, "thresholdType"),
-                                    "expected PercentSuccess or CountSuccess, got '%s'", tt);
-                berth_dec_pop(d, p3);
-            }
-        }
+            rc = berth_dec_enum(d, us, "thresholdType", 0, thresholds, &s.strategy.count_success);
         if (!rc)
             rc = berth_dec_int(d, us, "thresholdValue", 0, 0, s.strategy.count_success ? 32767 : 100,
                                &s.strategy.threshold_value);

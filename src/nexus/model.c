@@ -192,3 +192,15 @@ int berth_nexus_make_site(berth_nexus *nx, uint32_t nracks, uint32_t per_rack, u
     nx->have_site = 1;
     return 0;
 }
+
+void berth_nexus_format_zones(const berth_nexus *nx, const uint32_t *zones, uint32_t n, char *buf,
+                              size_t size)
+{
+    size_t off = 0;
+    if (size)
+        buf[0] = 0;
+    for (uint32_t i = 0; i < n && off < size; i++) {
+        int w = snprintf(buf + off, size - off, "%s%s", i ? ", " : "", nx->racks[zones[i]].name);
+        off += w > 0 ? (size_t)w : 0;
+    }
+}

@@ -196,12 +196,6 @@ static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
     berth_pool *p = &nx->pools[pool];
     nexus_req rq;
     nexus_req_for_pool(nx, pool, &rq);
-    if (p->nzones) {
-        memset(st->allowed, 0, nx->nracks);
-        for (uint32_t i = 0; i < p->nzones; i++)
-            st->allowed[p->zones[i]] = 1;
-        rq.allowed = st->allowed;
-    }
     if (st->explain_vm) {
         char name[256];
         snprintf(name, sizeof name, "%s-%s-%u", nx->clusters[p->cluster].name, p->name,
@@ -242,22 +236,11 @@ static const char *nofit_reason(berth_nexus *nx, uint32_t pool, uint32_t placed,
     const berth_sku *sku = &nx->skus[p->sku];
     nexus_req rq;
     nexus_req_for_pool(nx, pool, &rq);
-    if (p->nzones) {
-        memset(st->allowed, 0, nx->nracks);
-        for (uint32_t i = 0; i < p->nzones; i++)
-            st->allowed[p->zones[i]] = 1;
-        rq.allowed = st->allowed;
-    }
     berth_profile prof = profile_for(nx);
     berth_pick pk;
     berth_pipeline_pick(&prof, nx, &rq, &st->cycle, nx->nmachines, 0, &pk);
-    char zones[256] = "";
-    size_t off = 0;
-    for (uint32_t i = 0; i < p->nzones && off < sizeof zones; i++) {
-        int w = snprintf(zones + off, sizeof zones - off, "%s%s", i ? ", " : "",
-                         nx->racks[p->zones[i]].name);
-        off += w > 0 ? (size_t)w : 0;
-    }
+    char zones[256];
+    berth_nexus_format_zones(nx, p->zones, p->nzones, zones, sizeof zones);
     uint32_t inzone = nx->nmachines - st->cycle.reject_count[2];
     char buf[1024];
     snprintf(buf, sizeof buf,

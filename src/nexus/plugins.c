@@ -98,16 +98,10 @@ static void r_zones(void *state, const void *req, uint32_t c, char *buf, size_t 
     const berth_nexus *nx = state;
     const nexus_req *rq = req;
     const berth_pool *p = &nx->pools[rq->pool];
-    size_t off = 0;
-    int w = snprintf(buf, size, "rack %s is not in availabilityZones [",
-                     nx->racks[nx->machines[c].rack].name);
-    off = w > 0 ? (size_t)w : 0;
-    for (uint32_t i = 0; i < p->nzones && off < size; i++) {
-        w = snprintf(buf + off, size - off, "%s%s", i ? ", " : "", nx->racks[p->zones[i]].name);
-        off += w > 0 ? (size_t)w : 0;
-    }
-    if (off < size)
-        snprintf(buf + off, size - off, "]");
+    char zones[256];
+    berth_nexus_format_zones(nx, p->zones, p->nzones, zones, sizeof zones);
+    snprintf(buf, size, "rack %s is not in availabilityZones [%s]",
+             nx->racks[nx->machines[c].rack].name, zones);
 }
 
 static void s_rack_spread(void *state, const void *req, const uint32_t *cand, uint32_t n,

@@ -31,15 +31,9 @@ static uint32_t collect_zonesets(const berth_nexus *nx, zoneset *out, uint32_t c
 
 static void zoneset_name(const berth_nexus *nx, const zoneset *z, char *buf, size_t size)
 {
-    size_t off = 0;
-    int w = snprintf(buf, size, "[");
-    off = w > 0 ? (size_t)w : 0;
-    for (uint32_t i = 0; i < z->n && off < size; i++) {
-        w = snprintf(buf + off, size - off, "%s%s", i ? "," : "", nx->racks[z->zones[i]].name);
-        off += w > 0 ? (size_t)w : 0;
-    }
-    if (off < size)
-        snprintf(buf + off, size - off, "]");
+    char inner[240];
+    berth_nexus_format_zones(nx, z->zones, z->n, inner, sizeof inner);
+    snprintf(buf, size, "[%s]", inner);
 }
 
 static const char *kind_name(berth_advice_kind k)
