@@ -169,6 +169,23 @@ int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void
     return 0;
 }
 
+/* A string that a YAML reader would take for a number, bool or null must
+ * be quoted to stay a string. */
+static yaml_scalar_style_t string_style(const char *v)
+{
+    static const char *const special[] = {"", "~", "null", "Null", "NULL", "true", "True",
+                                          "TRUE", "false", "False", "FALSE", "yes", "Yes",
+                                          "no", "No", "on", "On", "off", "Off", "y", "n", NULL};
+    for (int i = 0; special[i]; i++)
+        if (!strcmp(v, special[i]))
+            return YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    char *end;
+    strtod(v, &end);
+    if (end != v && *end == '\0')
+        return YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    return YAML_ANY_SCALAR_STYLE;
+}
+
 /* JSON -> YAML through libyaml's emitter. */
 static int emit_json(yaml_emitter_t *em, json_t *j)
 {
@@ -184,7 +201,7 @@ static int emit_json(yaml_emitter_t *em, json_t *j)
         json_object_foreach(j, k, v)
         {
             yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)k, (int)strlen(k), 1, 1,
-                                         YAML_ANY_SCALAR_STYLE);
+                                         string_style(k));
             if (!yaml_emitter_emit(em, &ev) || emit_json(em, v))
                 return -1;
         }
@@ -203,7 +220,8 @@ static int emit_json(yaml_emitter_t *em, json_t *j)
     }
     case JSON_STRING:
         yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)json_string_value(j),
-                                     (int)json_string_length(j), 1, 1, YAML_ANY_SCALAR_STYLE);
+                                     (int)json_string_length(j), 1, 1,
+                                     string_style(json_string_value(j)));
         break;
     case JSON_INTEGER:
         snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
