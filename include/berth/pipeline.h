@@ -95,14 +95,23 @@ typedef struct berth_cycle {
     uint32_t reject_count[BERTH_MAX_PLUGINS];      /* per filter, last pick */
     uint32_t unresolvable;                          /* last pick */
     berth_rng rng;
-    /* explain capture (full scan only) */
+    /* explain capture */
     int explain;
     uint8_t *first_reject;   /* per candidate id: filter index + 1, 0 = feasible */
+    /* all_filters: every filter sees every candidate (no short-cut after
+     * the first rejection) and reject_mask[id] gets bit f per rejecting
+     * filter; for reports that list every reason. */
+    int all_filters;
+    uint32_t *reject_mask;   /* per candidate id (valid for the last pick's batch) */
+    /* max_feasible: stop filtering once this many candidates are feasible
+     * (kube's percentageOfNodesToScore); 0 = filter the whole batch.
+     * Candidates are taken in batch order. */
+    uint32_t max_feasible;
 } berth_cycle;
 
 typedef struct berth_pick {
     uint32_t chosen;         /* candidate id or BERTH_NO_CANDIDATE */
-    uint32_t examined;       /* candidates filtered */
+    uint32_t examined;       /* candidates filtered (batch prefix when max_feasible cut it) */
     uint32_t nfeasible;
     int used_index;          /* the profile's narrow() decided the batch */
 } berth_pick;
@@ -117,6 +126,11 @@ void berth_cycle_free(berth_cycle *c);
  * their (normalised) scores, in candidate order. Returns 0. */
 int berth_pipeline_pick(const berth_profile *p, void *state, const void *req, berth_cycle *c,
                         uint32_t ncand, int use_index, berth_pick *out);
+
+/* The same with the candidate batch given by the caller (cand[0..n), ids
+ * < c->cap, in the order they are to be examined). The batch is copied. */
+int berth_pipeline_pick_batch(const berth_profile *p, void *state, const void *req,
+                              berth_cycle *c, const uint32_t *cand, uint32_t n, berth_pick *out);
 
 /* pick, then profile->reserve on the chosen candidate. Returns 0, or
  * BERTH_ENOFIT when nothing is feasible, or reserve's error. */

@@ -22,6 +22,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  simulate FILE...   bare-metal VM placement and timeline (Operator Nexus)\n"
             "  advise FILE...     largest counts that fit now, best-practice warnings\n"
+            "  fleet place FILE...  member-cluster placement (Kubernetes Fleet)\n"
             "  help [COMMAND]     this text, or a command's options\n"
             "\n"
             "Run 'berth COMMAND --help' for a command's options.\n"
@@ -290,6 +291,8 @@ int main(int argc, char **argv)
                 return cmd_simulate(2, hv);
             if (!strcmp(argv[2], "advise"))
                 return cmd_advise(2, hv);
+            if (!strcmp(argv[2], "fleet"))
+                return cmd_fleet(2, hv);
         }
         usage(stdout);
         return 0;
@@ -302,6 +305,8 @@ int main(int argc, char **argv)
         return cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "advise"))
         return cmd_advise(argc - 1, argv + 1);
+    if (!strcmp(cmd, "fleet"))
+        return cmd_fleet(argc - 1, argv + 1);
     fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

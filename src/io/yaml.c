@@ -134,7 +134,8 @@ static int close_container(builder *b)
         n->items = berth_arena_alloc(b->a, (n->n ? n->n : 1) * sizeof *n->items);
         if (!n->items)
             return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
-        memcpy(n->items, f->kids, n->n * sizeof *n->items);
+        if (n->n)   /* f->kids is NULL for an empty sequence */
+            memcpy(n->items, f->kids, n->n * sizeof *n->items);
     }
     free(f->kids);
     f->kids = NULL;

@@ -128,9 +128,10 @@ int berth_nexus_advise(berth_nexus *nx, berth_advice **out, uint32_t *n)
             uint32_t *per = calloc(nx->nracks, sizeof *per);
             if (!per)
                 return BERTH_ENOMEM;
-            for (uint32_t i = 0; i < p->nvms; i++) {
-                uint32_t r = nx->machines[nx->vms[p->vms[i]].machine].rack;
-                if (2 * ++per[r] > p->nvms) {
+            for (uint32_t i = 0; i < p->nvms; i++)
+                per[nx->machines[nx->vms[p->vms[i]].machine].rack]++;
+            for (uint32_t r = 0; r < nx->nracks; r++)
+                if (2 * per[r] > p->nvms) {
                     rc = add(&b, BERTH_ADVICE_CONTROL_PLANE_RACK, "ControlPlaneRackMajority", ci,
                              cp_pool,
                              "cluster %s has %u of its %u control-plane VMs in rack %s: a "
@@ -138,7 +139,6 @@ int berth_nexus_advise(berth_nexus *nx, berth_advice **out, uint32_t *n)
                              c->name, per[r], p->nvms, nx->racks[r].name);
                     break;
                 }
-            }
             free(per);
         }
         /* failed: reduce the count before the SKU */
@@ -158,6 +158,8 @@ int berth_nexus_advise(berth_nexus *nx, berth_advice **out, uint32_t *n)
             }
             free(per);
             uint64_t have = p->nvms;
+            if (fit >= (uint64_t)p->count - have)
+                continue; /* this pool's count fits now: it was released with its cluster */
             rc = add(&b, BERTH_ADVICE_REDUCE_COUNT, "ReduceCountBeforeSku", ci, pid,
                      "pool %s/%s failed at %d x %s: %llu fit now%s; reduce the count before "
                      "choosing a smaller SKU (VMs are NUMA-aligned, so a smaller SKU at the same "

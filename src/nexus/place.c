@@ -494,22 +494,31 @@ uint64_t berth_nexus_max_fit(const berth_nexus *nx, uint32_t sku, uint64_t *per_
         const berth_machine *mm = &nx->machines[m];
         if (mm->cordoned || mm->down)
             continue;
-        uint64_t slots = 0, min_slots = UINT64_MAX;
+        uint64_t slots = 0, cs[BERTH_NEXUS_MAX_CELLS];
         for (uint32_t c = 0; c < mm->ncells; c++) {
             const berth_cell *cl = &nx->cells[mm->first_cell + c];
             int64_t a = ccpu > 0 ? (cl->cpu - cl->used_cpu) / ccpu : INT64_MAX;
             int64_t b = cmem > 0 ? (cl->memory - cl->used_memory) / cmem : INT64_MAX;
             int64_t s = a < b ? a : b;
-            if (s < 0)
-                s = 0;
-            slots += (uint64_t)s;
-            if ((uint64_t)s < min_slots)
-                min_slots = (uint64_t)s;
+            cs[c] = s > 0 ? (uint64_t)s : 0;
+            slots += cs[c];
         }
-        /* a VM spanning nc cells needs a slot in nc distinct cells */
-        uint64_t fit = nc == 1 ? slots : (mm->ncells >= nc ? slots / nc : 0);
-        if (nc > 1 && mm->ncells == nc)
-            fit = min_slots;
+        /* a VM spanning nc cells needs a slot in nc distinct cells: the
+         * largest t with sum(min(slots_i, t)) >= nc * t */
+        uint64_t fit = slots;
+        if (nc > 1) {
+            uint64_t lo = 0, hi = mm->ncells >= nc ? slots / nc : 0;
+            while (lo < hi) {
+                uint64_t mid = lo + (hi - lo + 1) / 2, sum = 0;
+                for (uint32_t c = 0; c < mm->ncells; c++)
+                    sum += cs[c] < mid ? cs[c] : mid;
+                if (sum >= nc * mid)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            fit = lo;
+        }
         total += fit;
         if (per_rack)
             per_rack[mm->rack] += fit;

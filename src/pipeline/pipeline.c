@@ -23,9 +23,10 @@ int berth_cycle_init(berth_cycle *c, uint32_t cap, uint32_t max_scores, uint64_t
     c->total = malloc(cap * sizeof *c->total);
     c->ties = malloc(cap * sizeof *c->ties);
     c->first_reject = calloc(cap, 1);
+    c->reject_mask = calloc(cap, sizeof *c->reject_mask);
     berth_rng_seed(&c->rng, seed);
     if (!c->cand || !c->verdict || !c->feasible || !c->scores || !c->total || !c->ties ||
-        !c->first_reject) {
+        !c->first_reject || !c->reject_mask) {
         berth_cycle_free(c);
         return BERTH_ENOMEM;
     }
@@ -41,6 +42,7 @@ void berth_cycle_free(berth_cycle *c)
     free(c->total);
     free(c->ties);
     free(c->first_reject);
+    free(c->reject_mask);
     memset(c, 0, sizeof *c);
 }
 
@@ -48,6 +50,32 @@ void berth_cycle_free(berth_cycle *c)
 static uint32_t run_filters(const berth_profile *p, void *state, const void *req, berth_cycle *c,
                             uint32_t *cand, uint32_t n)
 {
+    if (c->all_filters) {
+        for (uint32_t i = 0; i < n; i++)
+            c->reject_mask[cand[i]] = 0;
+        for (uint32_t f = 0; f < p->nfilters && n; f++) {
+            memset(c->verdict, BERTH_FIT, n);
+            p->filters[f]->filter(state, req, cand, n, c->verdict);
+            for (uint32_t i = 0; i < n; i++) {
+                if (c->verdict[i] == BERTH_FIT)
+                    continue;
+                if (!c->reject_mask[cand[i]]) {
+                    if (f < BERTH_MAX_PLUGINS)
+                        c->reject_count[f]++;
+                    if (c->verdict[i] == BERTH_UNRESOLVABLE)
+                        c->unresolvable++;
+                    if (c->explain)
+                        c->first_reject[cand[i]] = (uint8_t)(f + 1);
+                }
+                c->reject_mask[cand[i]] |= 1u << (f & 31);
+            }
+        }
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (!c->reject_mask[cand[i]])
+                cand[k++] = cand[i];
+        return k;
+    }
     for (uint32_t f = 0; f < p->nfilters && n; f++) {
         memset(c->verdict, BERTH_FIT, n);
         p->filters[f]->filter(state, req, cand, n, c->verdict);
@@ -68,6 +96,37 @@ static uint32_t run_filters(const berth_profile *p, void *state, const void *req
     }
     return n;
 }
+
+/* Filters with an early stop after max_feasible survivors: the batch is
+ * filtered in chunks, survivors compacted to the front. */
+static uint32_t run_filters_limited(const berth_profile *p, void *state, const void *req,
+                                    berth_cycle *c, uint32_t *cand, uint32_t n,
+                                    uint32_t *examined)
+{
+    if (!c->max_feasible || c->max_feasible >= n) {
+        *examined = n;
+        return run_filters(p, state, req, c, cand, n);
+    }
+    const uint32_t chunk = 256;
+    uint32_t kept = 0, i = 0;
+    while (i < n && kept < c->max_feasible) {
+        uint32_t len = n - i < chunk ? n - i : chunk;
+        /* move the chunk next to the survivors, filter it there */
+        memmove(cand + kept, cand + i, len * sizeof *cand);
+        uint32_t got = run_filters(p, state, req, c, cand + kept, len);
+        i += len;
+        kept += got;
+    }
+    if (kept > c->max_feasible) {
+        /* upstream stops at exactly max_feasible: examined ends at the last kept */
+        kept = c->max_feasible;
+    }
+    *examined = i;
+    return kept;
+}
+
+static int pick_rest(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                     uint32_t n, berth_pick *out);
 
 static int lex_compare(const berth_cycle *c, uint32_t nscores, uint32_t a, uint32_t b)
 {
@@ -103,8 +162,31 @@ int berth_pipeline_pick(const berth_profile *p, void *state, const void *req, be
         if (c->explain)
             memset(c->first_reject, 0, c->cap);
     }
-    out->examined = n;
-    n = run_filters(p, state, req, c, c->feasible, n);
+    return pick_rest(p, state, req, c, n, out);
+}
+
+int berth_pipeline_pick_batch(const berth_profile *p, void *state, const void *req,
+                              berth_cycle *c, const uint32_t *cand, uint32_t n, berth_pick *out)
+{
+    memset(out, 0, sizeof *out);
+    out->chosen = BERTH_NO_CANDIDATE;
+    memset(c->reject_count, 0, sizeof c->reject_count);
+    c->unresolvable = 0;
+    if (n > c->cap)
+        return BERTH_ELIMIT;
+    memcpy(c->feasible, cand, n * sizeof *cand);
+    if (c->explain)
+        memset(c->first_reject, 0, c->cap);
+    return pick_rest(p, state, req, c, n, out);
+}
+
+/* Filters the batch in c->feasible, scores, combines and picks. */
+static int pick_rest(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                     uint32_t n, berth_pick *out)
+{
+    uint32_t examined = n;
+    n = run_filters_limited(p, state, req, c, c->feasible, n, &examined);
+    out->examined = examined;
     out->nfeasible = n;
     if (n == 0)
         return 0;

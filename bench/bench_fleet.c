@@ -1,0 +1,117 @@
+/* bench/bench_fleet.c - Fleet placement throughput: 10,000
+ * ClusterResourcePlacements (PickN 3, two property sorters, a label
+ * selector, one topology spread constraint) over 5,000 member clusters.
+ * Input is generated as YAML and loaded (not timed); the timed loop is
+ * berth_fleet_place per placement. Prints
+ * BENCH fleet.placements_per_sec.5k <value> placements/s. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "berth/fleet.h"
+#include "berth/random.h"
+
+#define NCLUSTERS 5000
+#define NPLACEMENTS 10000
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct buf { char *p; size_t n, cap; } buf;
+
+static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void put(buf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (w >= 0 && (size_t)w < b->cap - b->n) {
+            b->n += (size_t)w;
+            return;
+        }
+        b->cap = b->cap * 2 + 4096;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p)
+            exit(1);
+    }
+}
+
+int main(void)
+{
+    berth_rng rng;
+    berth_rng_seed(&rng, 42);
+    buf b = {NULL, 0, 0};
+    static const char *const regions[] = {"east", "west", "north", "south", "central"};
+    for (int i = 0; i < NCLUSTERS; i++) {
+        put(&b,
+            "---\napiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\n"
+            "metadata: {name: member-%05d, labels: {env: %s, region: %s}}\n"
+            "status:\n  agentStatus:\n  - type: MemberAgent\n"
+            "    lastReceivedHeartbeat: \"2024-05-01T11:59:00Z\"\n"
+            "    conditions:\n    - {type: Joined, status: \"True\"}\n"
+            "    - {type: Healthy, status: \"True\", lastTransitionTime: \"2024-04-01T00:00:00Z\"}\n"
+            "  properties:\n    kubernetes.azure.com/per-cpu-core-cost: {value: \"%u.%03u\"}\n"
+            "  resourceUsage:\n    available: {cpu: \"%u\", memory: %uGi}\n",
+            i, berth_rng_below(&rng, 4) ? "prod" : "test", regions[berth_rng_below(&rng, 5)],
+            (unsigned)berth_rng_below(&rng, 2), (unsigned)berth_rng_below(&rng, 1000),
+            (unsigned)(4 + berth_rng_below(&rng, 400)), (unsigned)(16 + berth_rng_below(&rng, 2000)));
+    }
+    for (int i = 0; i < NPLACEMENTS; i++)
+        put(&b,
+            "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+            "kind: ClusterResourcePlacement\nmetadata: {name: crp-%05d}\nspec:\n  policy:\n"
+            "    placementType: PickN\n    numberOfClusters: 3\n    affinity:\n"
+            "      clusterAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n"
+            "          clusterSelectorTerms:\n          - labelSelector: {matchLabels: {env: %s}}\n"
+            "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+            "        - weight: %d\n          preference: {propertySorter: {name: "
+            "resources.kubernetes-fleet.io/available-cpu, sortOrder: Descending}}\n"
+            "        - weight: %d\n          preference: {propertySorter: {name: "
+            "kubernetes.azure.com/per-cpu-core-cost, sortOrder: Ascending}}\n"
+            "    topologySpreadConstraints:\n    - {maxSkew: 1, topologyKey: region}\n",
+            i, i % 5 ? "prod" : "test", 10 + i % 90, 5 + i % 50);
+
+    berth_fleet f;
+    berth_fleet_init(&f);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    berth_fleet_ctx *ctx = NULL;
+    berth_fleet_options opt = {0};
+    berth_fleet_parse_time("2024-05-01T12:00:00Z", &opt.now_ms);
+    if (berth_doc_load_buffer(&f.arena, "bench", b.p, b.n, &src, &e) ||
+        berth_fleet_load(&f, &src, 0, &e) || berth_fleet_finalize(&f, &e) ||
+        berth_fleet_ctx_new(&f, &opt, &ctx, &e)) {
+        fprintf(stderr, "bench_fleet: %s\n", e.msg);
+        return 1;
+    }
+    free(b.p);
+    double t0 = now_s();
+    uint64_t selected = 0;
+    for (uint32_t p = 0; p < f.nplacements; p++) {
+        berth_fleet_outcome o;
+        if (berth_fleet_place(ctx, p, &o)) {
+            fprintf(stderr, "bench_fleet: placement failed\n");
+            return 1;
+        }
+        selected += o.nselected;
+    }
+    double dt = now_s() - t0;
+    if (selected != 3ull * NPLACEMENTS) {
+        fprintf(stderr, "bench_fleet: expected %u selections, got %llu\n", 3 * NPLACEMENTS,
+                (unsigned long long)selected);
+        return 1;
+    }
+    printf("BENCH fleet.placements_per_sec.5k %.0f placements/s\n", NPLACEMENTS / dt);
+    berth_fleet_ctx_free(ctx);
+    berth_fleet_free(&f);
+    return 0;
+}

@@ -1,0 +1,305 @@
+/* berth/kube.h - pod placement with kube-scheduler's semantics (SPEC 2).
+ *
+ * The model: v1 Nodes and Pods as `kubectl get -o yaml` writes them, the
+ * workload objects whose selectors feed the default topology spread
+ * (Service, ReplicaSet, StatefulSet, ReplicationController), and scheduler
+ * profiles from a KubeSchedulerConfiguration. berth_kube_schedule places
+ * every pending pod (no spec.nodeName) in queue order through the shared
+ * pipeline (berth/pipeline.h) with the kube plugins (SPEC 2.5), assuming
+ * each decision before the next pod.
+ *
+ * Resources are columns indexed by a cluster-wide resource index:
+ * BERTH_KRES_CPU (millicores), BERTH_KRES_MEMORY (bytes),
+ * BERTH_KRES_EPHEMERAL (bytes), then extended resources (nvidia.com/gpu,
+ * hugepages-*, ...) in order of first appearance. Pod count is separate.
+ *
+ * Ownership: a berth_kcluster owns everything it holds; strings live in its
+ * arena. Node and pod indices are stable for its life. */
+#ifndef BERTH_KUBE_H
+#define BERTH_KUBE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "berth/arena.h"
+#include "berth/doc.h"
+#include "berth/error.h"
+#include "berth/labels.h"
+#include "berth/pipeline.h"
+#include "berth/taints.h"
+
+#define BERTH_KUBE_MAX_RES 16
+#define BERTH_KRES_CPU 0
+#define BERTH_KRES_MEMORY 1
+#define BERTH_KRES_EPHEMERAL 2
+#define BERTH_KRES_FIRST_EXT 3
+#define BERTH_KUBE_NONE UINT32_MAX
+
+/* Scoring-only defaults for a container without a cpu / memory request. */
+#define BERTH_KUBE_DEFAULT_MILLI_CPU 100
+#define BERTH_KUBE_DEFAULT_MEMORY (200LL * 1024 * 1024)
+
+typedef enum berth_qos { BERTH_QOS_BESTEFFORT, BERTH_QOS_BURSTABLE, BERTH_QOS_GUARANTEED } berth_qos;
+
+typedef enum berth_kproto { BERTH_PROTO_TCP, BERTH_PROTO_UDP, BERTH_PROTO_SCTP } berth_kproto;
+
+typedef struct berth_kport {
+    int32_t port;            /* hostPort (container ports without hostPort are not kept) */
+    berth_kproto proto;
+    const char *ip;          /* hostIP, "0.0.0.0" when unset */
+} berth_kport;
+
+typedef struct berth_kcontainer {
+    const char *name, *image;
+    int64_t req[BERTH_KUBE_MAX_RES], lim[BERTH_KUBE_MAX_RES];
+    uint32_t has_req, has_lim;    /* bit i: the key for resource i was present */
+    int sidecar;                  /* init container with restartPolicy: Always */
+} berth_kcontainer;
+
+/* A NodeSelectorTerm: AND of matchExpressions (on labels) and matchFields
+ * (key metadata.name). An empty term matches nothing. */
+typedef struct berth_kterm {
+    berth_requirement *exprs;
+    uint32_t nexprs;
+    berth_requirement *fields;
+    uint32_t nfields;
+} berth_kterm;
+
+typedef struct berth_kpref_term {
+    int32_t weight;
+    berth_kterm term;
+} berth_kpref_term;
+
+/* A pod (anti-)affinity term. */
+typedef struct berth_kaffinity_term {
+    berth_selector selector;      /* labelSelector; a missing selector matches nothing */
+    const char **namespaces;      /* empty and no namespaceSelector: the pod's namespace */
+    uint32_t nnamespaces;
+    berth_selector ns_selector;   /* namespaceSelector (matches namespace labels) */
+    int has_ns_selector;
+    const char *topology_key;
+    int32_t weight;               /* preferred terms only */
+} berth_kaffinity_term;
+
+typedef struct berth_kspread {
+    int32_t max_skew;
+    const char *topology_key;
+    int do_not_schedule;          /* whenUnsatisfiable DoNotSchedule (else ScheduleAnyway) */
+    berth_selector selector;
+    int32_t min_domains;          /* default 1 */
+    int honor_node_affinity;      /* nodeAffinityPolicy Honor (default) */
+    int honor_node_taints;        /* nodeTaintsPolicy Honor (default Ignore) */
+    const char **match_label_keys;
+    uint32_t nmatch_label_keys;
+} berth_kspread;
+
+typedef struct berth_kpod {
+    const char *ns, *name;
+    berth_labels labels;
+    int64_t priority;             /* spec.priority, 0 when missing */
+    int64_t created;              /* creationTimestamp, seconds since the epoch */
+    int has_created;
+    uint32_t order;               /* input order */
+    const char *scheduler_name;   /* spec.schedulerName, default "default-scheduler" */
+    const char *node_name;        /* spec.nodeName: bound when set and the node exists */
+    int terminating;              /* metadata.deletionTimestamp set */
+    berth_kcontainer *containers, *init;
+    uint32_t ncontainers, ninit;
+    int64_t overhead[BERTH_KUBE_MAX_RES];
+    berth_labels node_selector;
+    berth_kterm *req_terms;       /* required node affinity terms (ORed) */
+    uint32_t nreq_terms;
+    int has_req_affinity;         /* required node affinity present (even with 0 terms) */
+    berth_kpref_term *pref_terms;
+    uint32_t npref_terms;
+    berth_toleration *tols;
+    uint32_t ntols;
+    berth_kspread *spread;
+    uint32_t nspread;
+    berth_kaffinity_term *aff_req, *aff_pref, *anti_req, *anti_pref;
+    uint32_t naff_req, naff_pref, nanti_req, nanti_pref;
+    berth_kport *ports;
+    uint32_t nports;
+    const char *owner_kind, *owner_name;
+    int64_t usage[BERTH_KUBE_MAX_RES];  /* observed usage (usage-aware profile) */
+    int has_usage;
+    /* computed by berth_kube_pod_requests() at load */
+    int64_t req[BERTH_KUBE_MAX_RES];    /* effective request (filter, balanced) */
+    int64_t req_nz[BERTH_KUBE_MAX_RES]; /* with the scoring defaults for cpu/memory */
+    berth_qos qos;
+} berth_kpod;
+
+typedef struct berth_kimage {
+    const char *name;             /* every name of the image on the node */
+    int64_t size;
+} berth_kimage;
+
+typedef struct berth_knode {
+    const char *name;
+    berth_labels labels;
+    berth_taint *taints;
+    uint32_t ntaints;
+    int unschedulable;
+    int64_t alloc[BERTH_KUBE_MAX_RES];
+    int64_t alloc_pods;
+    berth_kimage *images;
+    uint32_t nimages;
+    int64_t usage[BERTH_KUBE_MAX_RES]; /* observed active usage (status.usage or annotation) */
+    int has_usage;
+    int64_t overhead_reserve;          /* usage-aware: VM overhead bytes per pod admitted */
+} berth_knode;
+
+/* A workload object whose selector feeds the system default spread. */
+typedef struct berth_kworkload {
+    const char *kind, *ns, *name;
+    berth_selector selector;
+} berth_kworkload;
+
+typedef struct berth_knamespace {
+    const char *name;
+    berth_labels labels;
+} berth_knamespace;
+
+/* Score and filter plugins of a profile, in SPEC 2.5 order. */
+typedef enum berth_kplugin {
+    BERTH_KP_NODE_UNSCHEDULABLE,
+    BERTH_KP_NODE_NAME,
+    BERTH_KP_TAINT_TOLERATION,
+    BERTH_KP_NODE_AFFINITY,
+    BERTH_KP_NODE_PORTS,
+    BERTH_KP_NODE_RESOURCES_FIT,
+    BERTH_KP_VOLUME_ZONE,
+    BERTH_KP_POD_TOPOLOGY_SPREAD,
+    BERTH_KP_INTER_POD_AFFINITY,
+    BERTH_KP_BALANCED_ALLOCATION,
+    BERTH_KP_IMAGE_LOCALITY,
+    BERTH_KP_USAGE_HEADROOM,      /* berth: usage-aware profile (SPEC 2.4) */
+    BERTH_KP_COUNT
+} berth_kplugin;
+
+typedef enum berth_kfit_strategy {
+    BERTH_FIT_LEAST_ALLOCATED,
+    BERTH_FIT_MOST_ALLOCATED,
+    BERTH_FIT_REQUESTED_TO_CAPACITY_RATIO,
+} berth_kfit_strategy;
+
+typedef struct berth_kres_weight {
+    uint32_t res;                 /* resource index */
+    int64_t weight;               /* 1..100 */
+} berth_kres_weight;
+
+typedef struct berth_kprofile {
+    const char *name;             /* schedulerName */
+    uint32_t filters;             /* bit per berth_kplugin: filter enabled */
+    uint32_t scores;              /* bit per berth_kplugin: score enabled */
+    int64_t weight[BERTH_KP_COUNT];
+    berth_kfit_strategy fit_strategy;
+    berth_kres_weight fit_res[BERTH_KUBE_MAX_RES];
+    uint32_t nfit_res;
+    int32_t shape_util[16], shape_score[16]; /* RequestedToCapacityRatio points */
+    uint32_t nshape;
+    uint32_t ignored_res;         /* NodeResourcesFit ignoredResources (bits) */
+    berth_kres_weight balanced_res[BERTH_KUBE_MAX_RES];
+    uint32_t nbalanced_res;
+    int64_t hard_pod_affinity_weight; /* default 1 */
+    int spread_system_defaults;   /* defaultingType System (default) */
+    berth_kspread *default_spread;/* defaultingType List */
+    uint32_t ndefault_spread;
+    int32_t percentage_of_nodes_to_score; /* 0 = score every feasible node */
+    int usage_aware;              /* SPEC 2.4 admission and placement */
+} berth_kprofile;
+
+typedef struct berth_kcluster {
+    berth_arena arena;
+    const char *res_names[BERTH_KUBE_MAX_RES];
+    uint32_t nres;
+    berth_knode *nodes;       uint32_t nnodes, capnodes;
+    berth_kpod *pods;         uint32_t npods, cappods;
+    berth_kworkload *workloads; uint32_t nworkloads, capworkloads;
+    berth_knamespace *namespaces; uint32_t nnamespaces, capnamespaces;
+    berth_kprofile *profiles; uint32_t nprofiles, capprofiles;
+    int32_t percentage_of_nodes_to_score; /* top-level KubeSchedulerConfiguration value */
+} berth_kcluster;
+
+void berth_kube_init(berth_kcluster *k);
+void berth_kube_free(berth_kcluster *k);
+
+/* Index of a resource by API name ("cpu", "memory", "ephemeral-storage",
+ * "nvidia.com/gpu"), adding it when add is set; BERTH_KUBE_NONE when absent
+ * or when the table is full. "pods" is not a column. */
+uint32_t berth_kube_resource(berth_kcluster *k, const char *name, int add);
+
+/* Decodes every document of src (Node, Pod, List, Namespace, Service,
+ * ReplicaSet, StatefulSet, ReplicationController, DaemonSet,
+ * PodDisruptionBudget (ignored here), KubeSchedulerConfiguration).
+ * strict: unknown fields are errors. BERTH_EINVAL with a located message. */
+int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e);
+
+/* Fills the default profile ("default-scheduler", SPEC 2.5 defaults). */
+void berth_kube_default_profile(berth_kcluster *k, berth_kprofile *p);
+/* The usage-aware profile (SPEC 2.4): "usage-aware". */
+void berth_kube_usage_aware_profile(berth_kcluster *k, berth_kprofile *p);
+/* Profile by scheduler name; NULL when none. */
+const berth_kprofile *berth_kube_find_profile(const berth_kcluster *k, const char *name);
+
+/* Computes pod->req, pod->req_nz and pod->qos (SPEC 2.1, 2.5). */
+void berth_kube_pod_requests(const berth_kcluster *k, berth_kpod *pod);
+const char *berth_qos_name(berth_qos q);
+
+/* vSphere Pod size (SPEC 2.3). */
+typedef struct berth_vsphere_size {
+    int64_t vcpu;             /* whole vCPUs, rounded up */
+    int64_t memory;           /* bytes */
+    int64_t reservation_cpu;  /* millicores: sum of requests */
+    int64_t reservation_memory;
+} berth_vsphere_size;
+typedef struct berth_vsphere_opts {
+    int64_t default_cpu_milli;    /* 500 */
+    int64_t default_memory;       /* 512 MB = 512 * 1000 * 1000? see docs: 512 MiB */
+    int64_t margin_cpu_milli;     /* lifecycle margin, default 0 */
+    int64_t margin_memory;        /* default 0 */
+} berth_vsphere_opts;
+void berth_vsphere_default_opts(berth_vsphere_opts *o);
+void berth_kube_vsphere_size(const berth_kpod *pod, const berth_vsphere_opts *o,
+                             berth_vsphere_size *out);
+
+/* ---- scheduling ---- */
+
+/* One pod's decision, handed to the caller's callback. Arrays are valid
+ * during the callback only. With detail = 0 only pod/node/nfeasible are set. */
+typedef struct berth_kdecision {
+    uint32_t pod;
+    uint32_t node;                    /* BERTH_KUBE_NONE when unschedulable */
+    uint32_t nfeasible;
+    const uint32_t *feasible;         /* node indices, ascending */
+    const int64_t *plugin_scores;     /* [plugin slot][i] normalised, per feasible node */
+    const int64_t *totals;            /* per feasible node */
+    const berth_kplugin *score_plugins;  /* plugin of each score slot */
+    uint32_t nscore_plugins;
+    uint32_t cap;                     /* stride of plugin_scores */
+    /* reasons: for each node that failed, the failing plugins' reasons */
+    const uint32_t *fail_mask;        /* per node: bit per berth_kplugin filter that failed */
+    const char *summary;              /* "0/5 nodes are available: ..." when unschedulable */
+} berth_kdecision;
+
+typedef struct berth_kube_options {
+    const berth_kprofile *profile;    /* NULL: per pod by schedulerName, else default */
+    berth_tiebreak tiebreak;          /* FIRST (lowest node name) or RANDOM (seeded) */
+    uint64_t seed;
+    int detail;                       /* fill feasible, scores and fail masks */
+    int reference;                    /* plain per-pod recomputation, no incremental state */
+    void (*on_decision)(void *ctx, const berth_kcluster *k, const berth_kdecision *d);
+    void *ctx;
+} berth_kube_options;
+
+/* Schedules every pending pod in queue order. Returns 0 when every pod was
+ * placed, BERTH_ENOFIT when some were not, or an error. */
+int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e);
+
+/* Writes filter plugin f's reason for pod on node n into buf (kube's
+ * wording: "Insufficient cpu", "node(s) had untolerated taint {k: v}", ...). */
+void berth_kube_reason(const berth_kcluster *k, uint32_t pod, uint32_t node, berth_kplugin f,
+                       char *buf, size_t size);
+const char *berth_kplugin_name(berth_kplugin p);
+
+#endif

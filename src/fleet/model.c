@@ -1,0 +1,278 @@
+/* fleet/model.c - the fleet model: member clusters, placements and bindings
+ * as flat vectors; finalize (name order, duplicate names, binding
+ * resolution); property lookup; RFC 3339 times; member-cluster eligibility
+ * (SPEC 3.1). */
+#include "fleet/state.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int fleet_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t nc = *cap ? *cap : 8;
+    while (nc < need) {
+        if (nc > UINT32_MAX / 2)
+            return BERTH_ELIMIT;
+        nc *= 2;
+    }
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q)
+        return BERTH_ENOMEM;
+    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+void berth_fleet_init(berth_fleet *f)
+{
+    memset(f, 0, sizeof *f);
+    berth_arena_init(&f->arena, 0);
+}
+
+void berth_fleet_free(berth_fleet *f)
+{
+    free(f->clusters);
+    free(f->placements);
+    free(f->bindings);
+    berth_arena_free(&f->arena);
+    memset(f, 0, sizeof *f);
+}
+
+static int cmp_cluster(const void *a, const void *b)
+{
+    return strcmp(((const berth_member_cluster *)a)->name, ((const berth_member_cluster *)b)->name);
+}
+
+uint32_t berth_fleet_find_cluster(const berth_fleet *f, const char *name)
+{
+    if (f->finalized) {
+        uint32_t lo = 0, hi = f->nclusters;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(f->clusters[mid].name, name);
+            if (c == 0)
+                return mid;
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return BERTH_FLEET_NONE;
+    }
+    for (uint32_t i = 0; i < f->nclusters; i++)
+        if (!strcmp(f->clusters[i].name, name))
+            return i;
+    return BERTH_FLEET_NONE;
+}
+
+uint32_t berth_fleet_find_placement(const berth_fleet *f, const char *name)
+{
+    for (uint32_t i = 0; i < f->nplacements; i++)
+        if (!strcmp(f->placements[i].name, name))
+            return i;
+    return BERTH_FLEET_NONE;
+}
+
+int berth_fleet_finalize(berth_fleet *f, berth_error *e)
+{
+    if (f->finalized)
+        return 0;
+    if (f->nclusters > 1)
+        qsort(f->clusters, f->nclusters, sizeof *f->clusters, cmp_cluster);
+    for (uint32_t i = 1; i < f->nclusters; i++)
+        if (!strcmp(f->clusters[i].name, f->clusters[i - 1].name)) {
+            const char *a = f->clusters[i - 1].where, *b = f->clusters[i].where;
+            if (strcmp(a, b) > 0) {
+                const char *t = a;
+                a = b;
+                b = t;
+            }
+            return berth_error_set(e, BERTH_EINVAL,
+                                   "%s: metadata.name: a second MemberCluster named '%s' (first at %s)",
+                                   b, f->clusters[i].name, a);
+        }
+    for (uint32_t i = 0; i < f->nplacements; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if (!strcmp(f->placements[i].name, f->placements[j].name))
+                return berth_error_set(e, BERTH_EINVAL,
+                                       "%s: metadata.name: a second ClusterResourcePlacement named "
+                                       "'%s' (first at %s)",
+                                       f->placements[i].where, f->placements[i].name,
+                                       f->placements[j].where);
+    f->finalized = 1;
+    for (uint32_t i = 0; i < f->nbindings; i++) {
+        berth_fleet_binding *b = &f->bindings[i];
+        b->placement = berth_fleet_find_placement(f, b->placement_name);
+        if (b->placement == BERTH_FLEET_NONE)
+            return berth_error_set(e, BERTH_EINVAL,
+                                   "%s: metadata.labels.kubernetes-fleet.io/parent-CRP: no "
+                                   "ClusterResourcePlacement named '%s'",
+                                   b->where, b->placement_name);
+        b->cluster = berth_fleet_find_cluster(f, b->cluster_name);
+        if (b->cluster == BERTH_FLEET_NONE)
+            return berth_error_set(e, BERTH_EINVAL,
+                                   "%s: spec.targetCluster: no MemberCluster named '%s'", b->where,
+                                   b->cluster_name);
+        for (uint32_t j = 0; j < i; j++)
+            if (f->bindings[j].placement == b->placement && f->bindings[j].cluster == b->cluster)
+                return berth_error_set(e, BERTH_EINVAL,
+                                       "%s: spec.targetCluster: placement '%s' already has a binding "
+                                       "to cluster '%s' (%s)",
+                                       b->where, b->placement_name, b->cluster_name,
+                                       f->bindings[j].where);
+    }
+    return 0;
+}
+
+static const berth_quantity *find_prop(const berth_member_cluster *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->nprops; i++)
+        if (!strcmp(m->props[i].name, name))
+            return &m->props[i].value;
+    return NULL;
+}
+
+const berth_quantity *berth_fleet_cluster_prop(const berth_fleet *f, uint32_t c, const char *name)
+{
+    const berth_member_cluster *m = &f->clusters[c];
+    const berth_quantity *q = find_prop(m, name);
+    if (q)
+        return q;
+    /* node-count has two spellings (SPEC 3) */
+    static const char *const nc[] = {"kubernetes-fleet.io/node-count",
+                                     "kubernetes.azure.com/node-count"};
+    if (!strcmp(name, nc[0]))
+        return find_prop(m, nc[1]);
+    if (!strcmp(name, nc[1]))
+        return find_prop(m, nc[0]);
+    return NULL;
+}
+
+static int digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if ((*p)[i] < '0' || (*p)[i] > '9')
+            return -1;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return 0;
+}
+
+int berth_fleet_parse_time(const char *s, int64_t *ms)
+{
+    if (!s)
+        return BERTH_EINVAL;
+    const char *p = s;
+    int Y, M, D, h, m, sec, frac = 0;
+    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' ||
+        digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' '))
+        return BERTH_EINVAL;
+    p++;
+    if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &m) || *p++ != ':' ||
+        digits(&p, 2, &sec))
+        return BERTH_EINVAL;
+    if (*p == '.') {
+        p++;
+        int nd = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (nd < 3)
+                frac = frac * 10 + (*p - '0');
+            nd++;
+            p++;
+        }
+        if (nd == 0)
+            return BERTH_EINVAL;
+        for (int i = nd; i < 3; i++)
+            frac *= 10;
+    }
+    int off = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, oh, om;
+        p++;
+        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) || oh > 23 || om > 59)
+            return BERTH_EINVAL;
+        off = sign * (oh * 60 + om);
+    } else {
+        return BERTH_EINVAL;
+    }
+    if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+        return BERTH_EINVAL;
+    /* days from civil (proleptic Gregorian) */
+    int y = Y - (M <= 2);
+    int era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (unsigned)((153 * (M + (M > 2 ? -3 : 9)) + 2) / 5 + D - 1);
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    int64_t days = (int64_t)era * 146097 + (int64_t)doe - 719468;
+    int64_t t = days * 86400 + h * 3600 + m * 60 + sec - (int64_t)off * 60;
+    *ms = t * 1000 + frac;
+    return 0;
+}
+
+static void fmt_age(int64_t ms, char *buf, size_t size)
+{
+    int64_t s = ms / 1000;
+    if (s >= 3600)
+        snprintf(buf, size, "%" PRId64 "h%" PRId64 "m%" PRId64 "s", s / 3600, s / 60 % 60, s % 60);
+    else
+        snprintf(buf, size, "%" PRId64 "m%" PRId64 "s", s / 60, s % 60);
+}
+
+int berth_fleet_eligible(const berth_member_cluster *m, int64_t now_ms, char *buf, size_t size)
+{
+    char tmp[1];
+    if (!buf) {
+        buf = tmp;
+        size = sizeof tmp;
+    }
+    if (m->leaving) {
+        snprintf(buf, size, "cluster is leaving the fleet (deletionTimestamp is set)");
+        return 0;
+    }
+    if (!m->has_agent) {
+        snprintf(buf, size,
+                 "cluster is not connected to the fleet: member agent status is not available");
+        return 0;
+    }
+    if (!m->joined) {
+        snprintf(buf, size, "cluster is not connected to the fleet: member agent is not joined yet");
+        return 0;
+    }
+    if (m->heartbeat_ms == BERTH_FLEET_TIME_UNSET) {
+        snprintf(buf, size, "cluster is not connected to the fleet: no heartbeat received");
+        return 0;
+    }
+    if (now_ms - m->heartbeat_ms > BERTH_FLEET_HEARTBEAT_TIMEOUT_MS) {
+        char age[48];
+        fmt_age(now_ms - m->heartbeat_ms, age, sizeof age);
+        snprintf(buf, size,
+                 "cluster is not connected to the fleet: no recent heartbeat signals (%s since "
+                 "last heartbeat)",
+                 age);
+        return 0;
+    }
+    if (m->healthy < 0) {
+        snprintf(buf, size, "cluster is not connected to the fleet: health condition from member "
+                            "agent is not available");
+        return 0;
+    }
+    if (m->healthy == 0 && (m->healthy_since_ms == BERTH_FLEET_TIME_UNSET ||
+                            now_ms - m->healthy_since_ms > BERTH_FLEET_HEALTH_TIMEOUT_MS)) {
+        snprintf(buf, size, "cluster is not healthy for more than 5m0s");
+        return 0;
+    }
+    if (size)
+        buf[0] = 0;
+    return 1;
+}

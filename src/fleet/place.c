@@ -1,0 +1,871 @@
+/* fleet/place.c - runs placements (SPEC 3.1). The context holds per-run
+ * columns built once: eligibility at --now, property values with
+ * fleet-wide min/max and each cluster's sorter ratio, label value ids per
+ * referenced key, topology domains, and each placement compiled (a policy
+ * error - wrong number of values, unparsable quantity, unknown operator or
+ * sort order - makes it Invalid). Per placement: static verdicts and
+ * affinity scores in one pass over the clusters, held clusters from
+ * bindings, then PickAll (one filter pass), PickN (one pick per cycle
+ * through the pipeline, re-scoring each time) or PickFixed (no plugins).
+ * Nothing allocates per placement. */
+#include "fleet/state.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- string interning (label values) ---- */
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static int intern_grow(berth_fleet_ctx *ctx)
+{
+    uint32_t nc = ctx->hcap ? ctx->hcap * 2 : 1024;
+    uint32_t *h = calloc(nc, sizeof *h);
+    if (!h)
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < ctx->nstrs; i++) {
+        uint32_t j = hash_str(ctx->strs[i]) & (nc - 1);
+        while (h[j])
+            j = (j + 1) & (nc - 1);
+        h[j] = i + 1;
+    }
+    free(ctx->hash);
+    ctx->hash = h;
+    ctx->hcap = nc;
+    return 0;
+}
+
+/* id of s (>= 1); insert when asked, else UINT32_MAX when unknown. */
+static uint32_t intern(berth_fleet_ctx *ctx, const char *s, int insert, int *err)
+{
+    if (ctx->hcap == 0 || (ctx->nstrs + 1) * 2 > ctx->hcap) {
+        if (!insert && ctx->hcap == 0)
+            return UINT32_MAX;
+        if (insert && intern_grow(ctx)) {
+            *err = BERTH_ENOMEM;
+            return UINT32_MAX;
+        }
+    }
+    uint32_t j = hash_str(s) & (ctx->hcap - 1);
+    while (ctx->hash[j]) {
+        if (!strcmp(ctx->strs[ctx->hash[j] - 1], s))
+            return ctx->hash[j];
+        j = (j + 1) & (ctx->hcap - 1);
+    }
+    if (!insert)
+        return UINT32_MAX;
+    if (fleet_grow((void **)&ctx->strs, &ctx->capstrs, ctx->nstrs + 1, sizeof *ctx->strs)) {
+        *err = BERTH_ENOMEM;
+        return UINT32_MAX;
+    }
+    ctx->strs[ctx->nstrs++] = s;
+    ctx->hash[j] = ctx->nstrs;
+    return ctx->nstrs;
+}
+
+/* ---- columns ---- */
+
+static uint32_t label_col(berth_fleet_ctx *ctx, const char *key, int *err)
+{
+    for (uint32_t i = 0; i < ctx->nlabels; i++)
+        if (!strcmp(ctx->labels[i].key, key))
+            return i;
+    fleet_labelcol *l = realloc(ctx->labels, (ctx->nlabels + 1) * sizeof *l);
+    if (!l) {
+        *err = BERTH_ENOMEM;
+        return 0;
+    }
+    ctx->labels = l;
+    fleet_labelcol *c = &l[ctx->nlabels];
+    c->key = key;
+    c->val = calloc(ctx->n ? ctx->n : 1, sizeof *c->val);
+    if (!c->val) {
+        *err = BERTH_ENOMEM;
+        return 0;
+    }
+    ctx->nlabels++;
+    for (uint32_t i = 0; i < ctx->n; i++) {
+        const char *v = berth_labels_get(&ctx->f->clusters[i].labels, key);
+        c->val[i] = v ? intern(ctx, v, 1, err) : 0;
+    }
+    return ctx->nlabels - 1;
+}
+
+static uint32_t prop_col(berth_fleet_ctx *ctx, const char *name, int *err)
+{
+    for (uint32_t i = 0; i < ctx->nprops; i++)
+        if (!strcmp(ctx->props[i].name, name))
+            return i;
+    fleet_propcol *p = realloc(ctx->props, (ctx->nprops + 1) * sizeof *p);
+    if (!p) {
+        *err = BERTH_ENOMEM;
+        return 0;
+    }
+    ctx->props = p;
+    fleet_propcol *c = &p[ctx->nprops];
+    uint32_t n = ctx->n ? ctx->n : 1;
+    c->name = name;
+    c->has = calloc(n, 1);
+    c->q = calloc(n, sizeof *c->q);
+    c->ratio = calloc(n, sizeof *c->ratio);
+    ctx->nprops++;
+    if (!c->has || !c->q || !c->ratio) {
+        *err = BERTH_ENOMEM;
+        return 0;
+    }
+    /* min and max over every member cluster known (SPEC 3.1) */
+    double mn = 0, mx = 0;
+    int any = 0;
+    for (uint32_t i = 0; i < ctx->n; i++) {
+        const berth_quantity *q = berth_fleet_cluster_prop(ctx->f, i, name);
+        if (!q)
+            continue;
+        c->has[i] = 1;
+        c->q[i] = *q;
+        double v = berth_quantity_double(*q);
+        c->ratio[i] = v;
+        if (!any || v < mn)
+            mn = v;
+        if (!any || v > mx)
+            mx = v;
+        any = 1;
+    }
+    c->flat = !any || mx == mn;
+    for (uint32_t i = 0; i < ctx->n; i++)
+        c->ratio[i] = c->has[i] && !c->flat ? (c->ratio[i] - mn) / (mx - mn) : 0;
+    return ctx->nprops - 1;
+}
+
+static int compile_sel(berth_fleet_ctx *ctx, const berth_selector *s, fleet_csel *out)
+{
+    int err = 0;
+    out->n = s->n;
+    out->r = calloc(s->n ? s->n : 1, sizeof *out->r);
+    if (!out->r)
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const berth_requirement *r = &s->reqs[i];
+        fleet_creq *c = &out->r[i];
+        c->col = label_col(ctx, r->key, &err);
+        c->op = r->op;
+        c->nids = r->nvalues;
+        c->ids = calloc(r->nvalues ? r->nvalues : 1, sizeof *c->ids);
+        if (!c->ids || err)
+            return BERTH_ENOMEM;
+        for (uint32_t j = 0; j < r->nvalues; j++)
+            c->ids[j] = intern(ctx, r->values[j], 0, &err);
+    }
+    return err;
+}
+
+int fleet_label_match(const berth_fleet_ctx *ctx, const fleet_csel *s, uint32_t c)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        const fleet_creq *r = &s->r[i];
+        uint32_t v = ctx->labels[r->col].val[c];
+        int in = 0;
+        switch (r->op) {
+        case BERTH_SEL_EXISTS:
+            if (!v)
+                return 0;
+            break;
+        case BERTH_SEL_DOESNOTEXIST:
+            if (v)
+                return 0;
+            break;
+        case BERTH_SEL_IN:
+        case BERTH_SEL_NOTIN:
+            for (uint32_t j = 0; v && j < r->nids; j++)
+                in |= r->ids[j] == v;
+            if (in != (r->op == BERTH_SEL_IN))
+                return 0;
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int op_parse(const char *s)
+{
+    static const char *const ops[] = {"Gt", "Ge", "Lt", "Le", "Eq", "Ne"};
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(s, ops[i]))
+            return i;
+    return -1;
+}
+
+static int op_holds(fleet_op op, int cmp)
+{
+    switch (op) {
+    case FLEET_OP_GT: return cmp > 0;
+    case FLEET_OP_GE: return cmp >= 0;
+    case FLEET_OP_LT: return cmp < 0;
+    case FLEET_OP_LE: return cmp <= 0;
+    case FLEET_OP_EQ: return cmp == 0;
+    case FLEET_OP_NE: return cmp != 0;
+    }
+    return 0;
+}
+
+static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
+{
+    const berth_fleet_placement *pl = &ctx->f->placements[p];
+    fleet_cplace *cp = &ctx->cp[p];
+    int err = 0, rc;
+    cp->terms = calloc(pl->nreq ? pl->nreq : 1, sizeof *cp->terms);
+    cp->prefs = calloc(pl->npref ? pl->npref : 1, sizeof *cp->prefs);
+    cp->spread_col = calloc(pl->nspread ? pl->nspread : 1, sizeof *cp->spread_col);
+    if (!cp->terms || !cp->prefs || !cp->spread_col)
+        return BERTH_ENOMEM;
+    cp->nterms = pl->nreq;
+    cp->nprefs = pl->npref;
+    for (uint32_t t = 0; t < pl->nreq; t++) {
+        const berth_fleet_term *term = &pl->req[t];
+        fleet_cterm *ct = &cp->terms[t];
+        if ((rc = compile_sel(ctx, &term->labels, &ct->sel)))
+            return rc;
+        ct->e = calloc(term->nexprs ? term->nexprs : 1, sizeof *ct->e);
+        if (!ct->e)
+            return BERTH_ENOMEM;
+        ct->ne = term->nexprs;
+        for (uint32_t i = 0; i < term->nexprs; i++) {
+            const berth_fleet_prop_expr *x = &term->exprs[i];
+            int op = op_parse(x->op);
+            const char *why = NULL;
+            if (op < 0) {
+                snprintf(cp->why, sizeof cp->why,
+                         "%s: unknown operator '%s' for property '%s' (Gt, Ge, Lt, Le, Eq, Ne)",
+                         x->where, x->op, x->name);
+                cp->error = 1;
+                return 0;
+            }
+            if (x->nvalues != 1) {
+                snprintf(cp->why, sizeof cp->why,
+                         "%s: operator %s on property '%s' needs exactly one value, got %u",
+                         x->where, x->op, x->name, x->nvalues);
+                cp->error = 1;
+                return 0;
+            }
+            if (berth_quantity_parse(x->values[0], &ct->e[i].v, &why)) {
+                snprintf(cp->why, sizeof cp->why,
+                         "%s: value '%s' of property '%s' is not a quantity: %s", x->where,
+                         x->values[0], x->name, why ? why : "malformed");
+                cp->error = 1;
+                return 0;
+            }
+            ct->e[i].op = (fleet_op)op;
+            ct->e[i].prop = prop_col(ctx, x->name, &err);
+            if (err)
+                return err;
+        }
+    }
+    for (uint32_t t = 0; t < pl->npref; t++) {
+        const berth_fleet_pref *pr = &pl->pref[t];
+        fleet_cpref *c = &cp->prefs[t];
+        if ((rc = compile_sel(ctx, &pr->labels, &c->sel)))
+            return rc;
+        c->weight = pr->weight;
+        c->prop = UINT32_MAX;
+        if (pr->sorter) {
+            if (strcmp(pr->order, "Ascending") && strcmp(pr->order, "Descending")) {
+                snprintf(cp->why, sizeof cp->why,
+                         "%s: unknown sortOrder '%s' (Ascending, Descending)", pr->where,
+                         pr->order);
+                cp->error = 1;
+                return 0;
+            }
+            c->descending = !strcmp(pr->order, "Descending");
+            c->prop = prop_col(ctx, pr->sorter, &err);
+            if (err)
+                return err;
+        }
+    }
+    for (uint32_t k = 0; k < pl->nspread; k++) {
+        const char *key = pl->spread[k].key;
+        uint32_t i;
+        for (i = 0; i < ctx->ntopos; i++)
+            if (!strcmp(ctx->topos[i].key, key))
+                break;
+        if (i == ctx->ntopos) {
+            uint32_t col = label_col(ctx, key, &err);
+            if (err)
+                return err;
+            fleet_topo *tp = realloc(ctx->topos, (ctx->ntopos + 1) * sizeof *tp);
+            if (!tp)
+                return BERTH_ENOMEM;
+            ctx->topos = tp;
+            fleet_topo *t = &tp[ctx->ntopos++];
+            t->key = key;
+            t->ndom = 0;
+            t->dom = malloc((ctx->n ? ctx->n : 1) * sizeof *t->dom);
+            uint32_t *map = calloc(ctx->nstrs + 1, sizeof *map);   /* id -> domain + 1 */
+            if (!t->dom || !map) {
+                free(map);
+                return BERTH_ENOMEM;
+            }
+            const uint32_t *val = ctx->labels[col].val;
+            for (uint32_t c = 0; c < ctx->n; c++) {
+                if (!val[c]) {
+                    t->dom[c] = UINT32_MAX;
+                    continue;
+                }
+                if (!map[val[c]])
+                    map[val[c]] = ++t->ndom;
+                t->dom[c] = map[val[c]] - 1;
+            }
+            free(map);
+            if (t->ndom > ctx->maxdom)
+                ctx->maxdom = t->ndom;
+        }
+        cp->spread_col[k] = i;
+    }
+    return 0;
+}
+
+int64_t fleet_pref_score(const berth_fleet_ctx *ctx, const fleet_cpref *p, uint32_t c, double *ratio)
+{
+    if (ratio)
+        *ratio = NAN;
+    if (p->sel.n && !fleet_label_match(ctx, &p->sel, c))
+        return 0;
+    if (p->prop == UINT32_MAX)
+        return p->weight;
+    const fleet_propcol *col = &ctx->props[p->prop];
+    if (!col->has[c] || col->flat) {
+        if (ratio)
+            *ratio = 0;
+        return 0;
+    }
+    double r = p->descending ? col->ratio[c] : 1 - col->ratio[c];
+    if (ratio)
+        *ratio = r;
+    /* per term, half away from zero (Go's math.Round) */
+    double x = r * (double)p->weight, t = trunc(x);
+    if (fabs(x - t) >= 0.5)
+        t += x < 0 ? -1 : 1;
+    return (int64_t)t;
+}
+
+/* ---- reference matching (generic, from the model) ---- */
+
+static int ref_required(const berth_fleet_ctx *ctx, const berth_fleet_placement *pl,
+                        const fleet_cplace *cp, uint32_t c)
+{
+    const berth_member_cluster *m = &ctx->f->clusters[c];
+    for (uint32_t t = 0; t < pl->nreq; t++) {
+        if (!berth_selector_matches(&pl->req[t].labels, &m->labels))
+            continue;
+        uint32_t i;
+        for (i = 0; i < pl->req[t].nexprs; i++) {
+            const berth_quantity *q = berth_fleet_cluster_prop(ctx->f, c, pl->req[t].exprs[i].name);
+            const fleet_cexpr *e = &cp->terms[t].e[i];
+            if (!q || !op_holds(e->op, berth_quantity_cmp(*q, e->v)))
+                break;
+        }
+        if (i == pl->req[t].nexprs)
+            return 1;
+    }
+    return 0;
+}
+
+static int fast_required(const berth_fleet_ctx *ctx, const fleet_cplace *cp, uint32_t c)
+{
+    for (uint32_t t = 0; t < cp->nterms; t++) {
+        const fleet_cterm *ct = &cp->terms[t];
+        if (!fleet_label_match(ctx, &ct->sel, c))
+            continue;
+        uint32_t i;
+        for (i = 0; i < ct->ne; i++) {
+            const fleet_propcol *col = &ctx->props[ct->e[i].prop];
+            if (!col->has[c] || !op_holds(ct->e[i].op, berth_quantity_cmp(col->q[c], ct->e[i].v)))
+                break;
+        }
+        if (i == ct->ne)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- context ---- */
+
+int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
+                        berth_fleet_ctx **out, berth_error *e)
+{
+    *out = NULL;
+    if (!f->finalized)
+        return berth_error_set(e, BERTH_EINVAL, "fleet not finalized");
+    berth_fleet_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    ctx->f = f;
+    ctx->opt = *opt;
+    uint32_t n = ctx->n = f->nclusters, na = n ? n : 1;
+    int rc = berth_cycle_init(&ctx->cycle, na, 3, 0);
+    if (rc)
+        goto fail;
+    ctx->cycle.explain = 1;
+    ctx->eligible = calloc(na, 1);
+    ctx->tainted = calloc(na, 1);
+    ctx->stat = calloc(na, 1);
+    ctx->reject = calloc(na, 1);
+    ctx->picked = calloc(na, 1);
+    ctx->held = calloc(na, 1);
+    ctx->heldstate = calloc(na, 1);
+    ctx->scored = calloc(na, 1);
+    ctx->cstatus = calloc(na, 1);
+    ctx->rel = calloc(na, 1);
+    ctx->aff = calloc(na, sizeof *ctx->aff);
+    ctx->out_aff = calloc(na, sizeof *ctx->out_aff);
+    ctx->out_spread = calloc(na, sizeof *ctx->out_spread);
+    ctx->sel = calloc(na, sizeof *ctx->sel);
+    ctx->order = calloc(na, sizeof *ctx->order);
+    ctx->cp = calloc(f->nplacements ? f->nplacements : 1, sizeof *ctx->cp);
+    uint32_t maxfixed = 1;
+    for (uint32_t p = 0; p < f->nplacements; p++)
+        if (f->placements[p].nfixed > maxfixed)
+            maxfixed = f->placements[p].nfixed;
+    ctx->notfound = calloc(maxfixed, sizeof *ctx->notfound);
+    rc = BERTH_ENOMEM;
+    if (!ctx->eligible || !ctx->tainted || !ctx->stat || !ctx->reject || !ctx->picked || !ctx->held ||
+        !ctx->heldstate || !ctx->scored || !ctx->cstatus || !ctx->rel || !ctx->aff ||
+        !ctx->out_aff || !ctx->out_spread || !ctx->sel || !ctx->order || !ctx->cp ||
+        !ctx->notfound)
+        goto fail;
+    for (uint32_t c = 0; c < n; c++) {
+        ctx->eligible[c] = (uint8_t)berth_fleet_eligible(&f->clusters[c], opt->now_ms, NULL, 0);
+        ctx->tainted[c] = f->clusters[c].ntaints > 0;
+    }
+    for (uint32_t p = 0; p < f->nplacements; p++)
+        if ((rc = compile_placement(ctx, p)))
+            goto fail;
+    uint32_t maxspread = 1;
+    for (uint32_t p = 0; p < f->nplacements; p++)
+        if (f->placements[p].nspread > maxspread)
+            maxspread = f->placements[p].nspread;
+    if (ctx->maxdom == 0)
+        ctx->maxdom = 1;
+    ctx->counts = calloc((size_t)maxspread * ctx->maxdom, sizeof *ctx->counts);
+    ctx->dchange = calloc((size_t)maxspread * ctx->maxdom, 1);
+    ctx->dviol = calloc((size_t)maxspread * ctx->maxdom, 1);
+    if (!ctx->counts || !ctx->dchange || !ctx->dviol) {
+        rc = BERTH_ENOMEM;
+        goto fail;
+    }
+    *out = ctx;
+    return 0;
+fail:
+    berth_fleet_ctx_free(ctx);
+    return berth_error_set(e, rc, "out of memory building the fleet context");
+}
+
+static void free_sel(fleet_csel *s)
+{
+    for (uint32_t i = 0; s->r && i < s->n; i++)
+        free(s->r[i].ids);
+    free(s->r);
+}
+
+void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    for (uint32_t p = 0; ctx->cp && p < ctx->f->nplacements; p++) {
+        fleet_cplace *cp = &ctx->cp[p];
+        for (uint32_t t = 0; cp->terms && t < ctx->f->placements[p].nreq; t++) {
+            free_sel(&cp->terms[t].sel);
+            free(cp->terms[t].e);
+        }
+        for (uint32_t t = 0; cp->prefs && t < ctx->f->placements[p].npref; t++)
+            free_sel(&cp->prefs[t].sel);
+        free(cp->terms);
+        free(cp->prefs);
+        free(cp->spread_col);
+    }
+    free(ctx->cp);
+    for (uint32_t i = 0; i < ctx->nprops; i++) {
+        free(ctx->props[i].has);
+        free(ctx->props[i].q);
+        free(ctx->props[i].ratio);
+    }
+    free(ctx->props);
+    for (uint32_t i = 0; i < ctx->nlabels; i++)
+        free(ctx->labels[i].val);
+    free(ctx->labels);
+    for (uint32_t i = 0; i < ctx->ntopos; i++)
+        free(ctx->topos[i].dom);
+    free(ctx->topos);
+    free(ctx->strs);
+    free(ctx->hash);
+    free(ctx->eligible);
+    free(ctx->tainted);
+    free(ctx->stat);
+    free(ctx->reject);
+    free(ctx->picked);
+    free(ctx->held);
+    free(ctx->heldstate);
+    free(ctx->scored);
+    free(ctx->cstatus);
+    free(ctx->rel);
+    free(ctx->aff);
+    free(ctx->out_aff);
+    free(ctx->out_spread);
+    free(ctx->sel);
+    free(ctx->order);
+    free(ctx->notfound);
+    free(ctx->counts);
+    free(ctx->dchange);
+    free(ctx->dviol);
+    berth_cycle_free(&ctx->cycle);
+    free(ctx);
+}
+
+const berth_cycle *berth_fleet_ctx_cycle(const berth_fleet_ctx *ctx) { return &ctx->cycle; }
+
+/* ---- one placement ---- */
+
+/* Static verdicts (affinity, eligibility, taints) and the affinity score. */
+static void prepare(berth_fleet_ctx *ctx, uint32_t p)
+{
+    const berth_fleet_placement *pl = &ctx->f->placements[p];
+    const fleet_cplace *cp = &ctx->cp[p];
+    const berth_member_cluster *cl = ctx->f->clusters;
+    const uint8_t *elig = ctx->eligible, *tainted = ctx->tainted, *held = ctx->held;
+    uint8_t *stat = ctx->stat;
+    int64_t *aff = ctx->aff;
+    const int scores = pl->type == BERTH_FLEET_PICK_N;
+    const int all = ctx->opt.reference || ctx->opt.explain;
+    const int reference = ctx->opt.reference, required = pl->has_required;
+    const uint32_t n = ctx->n, nprefs = cp->nprefs;
+    for (uint32_t c = 0; c < n; c++) {
+        uint8_t s = 0;
+        if (required &&
+            !(reference ? ref_required(ctx, pl, cp, c) : fast_required(ctx, cp, c)))
+            s = FLEET_F_AFFINITY;
+        else if (!elig[c])
+            s = FLEET_F_ELIGIBILITY;
+        else if (tainted[c] && berth_taints_first_untolerated(cl[c].taints, cl[c].ntaints, pl->tols,
+                                                              pl->ntols, BERTH_EFFECT_MASK_ANY))
+            s = FLEET_F_TAINT;
+        stat[c] = s;
+        int64_t a = 0;
+        if (scores && (s == 0 || all || held[c]))
+            for (uint32_t t = 0; t < nprefs; t++)
+                a += fleet_pref_score(ctx, &cp->prefs[t], c, NULL);
+        aff[c] = a;
+    }
+}
+
+static int run_cycle(berth_fleet_ctx *ctx, int reserve, berth_pick *pk)
+{
+    berth_cycle *cy = &ctx->cycle;
+    memset(cy->first_reject, 0, cy->cap);
+    int rc = reserve ? berth_pipeline_place(berth_fleet_profile(), ctx, NULL, cy, ctx->n, 1, pk)
+                     : berth_pipeline_pick(berth_fleet_profile(), ctx, NULL, cy, ctx->n, 1, pk);
+    if (rc == BERTH_ENOFIT)
+        rc = 0;
+    if (rc)
+        return rc;
+    /* the scores of this cycle for every feasible cluster (a picked one keeps them) */
+    for (uint32_t i = 0; i < pk->nfeasible; i++) {
+        uint32_t c = cy->feasible[i];
+        ctx->out_spread[c] = cy->scores[i];
+        ctx->out_aff[c] = cy->scores[(size_t)cy->cap + i];
+        ctx->scored[c] = 1;
+    }
+    return 0;
+}
+
+static const berth_fleet_ctx *sort_ctx;
+
+static int cmp_release(const void *a, const void *b)
+{
+    const berth_fleet_ctx *ctx = sort_ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    /* Scheduled before Bound, lowest (spread, affinity) first, smaller name first */
+    if (ctx->heldstate[x] != ctx->heldstate[y])
+        return ctx->heldstate[x] < ctx->heldstate[y] ? -1 : 1;
+    if (ctx->out_spread[x] != ctx->out_spread[y])
+        return ctx->out_spread[x] < ctx->out_spread[y] ? -1 : 1;
+    if (ctx->out_aff[x] != ctx->out_aff[y])
+        return ctx->out_aff[x] < ctx->out_aff[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_pickall(const void *a, const void *b)
+{
+    const berth_fleet_ctx *ctx = sort_ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int hx = ctx->held[x] == 2, hy = ctx->held[y] == 2;
+    if (hx != hy)
+        return hx ? -1 : 1;
+    return x > y ? -1 : x < y;   /* name descending */
+}
+
+int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out)
+{
+    const berth_fleet *f = ctx->f;
+    const berth_fleet_placement *pl = &f->placements[p];
+    const fleet_cplace *cp = &ctx->cp[p];
+    uint32_t n = ctx->n;
+    ctx->cur = p;
+    ctx->spread_on = 0;
+    ctx->nsel = 0;
+    ctx->nnotfound = 0;
+    memset(ctx->picked, 0, n);
+    memset(ctx->held, 0, n);
+    memset(ctx->heldstate, 0, n);
+    memset(ctx->scored, 0, n);
+    memset(ctx->reject, 0, n);
+    memset(ctx->rel, 0, n);
+    memset(ctx->out_aff, 0, n * sizeof *ctx->out_aff);
+    memset(ctx->out_spread, 0, n * sizeof *ctx->out_spread);
+    memset(out, 0, sizeof *out);
+    out->placement = p;
+    out->cstatus = ctx->cstatus;
+    out->affinity = ctx->out_aff;
+    out->spread = ctx->out_spread;
+    out->held = ctx->held;
+    out->selected = ctx->sel;
+    out->notfound = ctx->notfound;
+
+    if (cp->error) {
+        out->status = BERTH_FLEET_POLICY_ERROR;
+        snprintf(out->reason, sizeof out->reason, "%s", cp->why);
+        memset(ctx->cstatus, BERTH_FLEET_INVALID, n);
+        return 0;
+    }
+    if (pl->type == BERTH_FLEET_PICK_FIXED) {
+        uint32_t bad = 0, wanted = 0;
+        memset(ctx->cstatus, BERTH_FLEET_NOT_SELECTED, n);
+        for (uint32_t i = 0; i < pl->nfixed; i++) {
+            const char *nm = pl->fixed[i];
+            uint32_t j, c = berth_fleet_find_cluster(f, nm);
+            for (j = 0; j < i && strcmp(pl->fixed[j], nm); j++)
+                ;
+            if (j < i)
+                continue;   /* duplicate name */
+            wanted++;
+            if (c == BERTH_FLEET_NONE) {
+                ctx->notfound[ctx->nnotfound++] = nm;
+                bad++;
+            } else if (!ctx->eligible[c]) {
+                ctx->cstatus[c] = BERTH_FLEET_INVALID;
+                bad++;
+            } else {
+                ctx->cstatus[c] = BERTH_FLEET_SELECTED;
+                ctx->picked[c] = 1;
+                ctx->sel[ctx->nsel++] = c;
+            }
+        }
+        out->wanted = wanted;
+        out->nselected = ctx->nsel;
+        out->nnotfound = ctx->nnotfound;
+        out->status = bad ? BERTH_FLEET_UNFULFILLED : BERTH_FLEET_FULFILLED;
+        if (bad)
+            snprintf(out->reason, sizeof out->reason,
+                     "%u of %u clusterNames could not be placed (%u not found, %u invalid)", bad,
+                     wanted, ctx->nnotfound, bad - ctx->nnotfound);
+        return 0;
+    }
+
+    /* held clusters, from bindings (input order) */
+    uint32_t nheld = 0;
+    for (uint32_t i = 0; i < f->nbindings; i++) {
+        const berth_fleet_binding *b = &f->bindings[i];
+        if (b->placement != p)
+            continue;
+        if (b->state == BERTH_BINDING_UNSCHEDULED) {
+            ctx->held[b->cluster] = 2;
+            continue;
+        }
+        ctx->held[b->cluster] = 1;
+        ctx->heldstate[b->cluster] = (uint8_t)(b->state + 1);
+        ctx->order[nheld++] = b->cluster;
+    }
+    prepare(ctx, p);
+    ctx->spread_on = pl->type == BERTH_FLEET_PICK_N && pl->nspread > 0;
+    for (uint32_t k = 0; k < pl->nspread; k++)
+        ctx->kdom[k] = ctx->topos[cp->spread_col[k]].dom;
+    if (ctx->spread_on) {
+        memset(ctx->counts, 0, (size_t)pl->nspread * ctx->maxdom * sizeof *ctx->counts);
+        for (uint32_t k = 0; k < pl->nspread; k++) {
+            const fleet_topo *tp = &ctx->topos[cp->spread_col[k]];
+            for (uint32_t i = 0; i < nheld; i++) {
+                uint32_t d = tp->dom[ctx->order[i]];
+                if (d != UINT32_MAX)
+                    ctx->counts[(size_t)k * ctx->maxdom + d]++;
+            }
+        }
+    }
+    /* held scores: the binding's recorded decision, else the affinity now */
+    for (uint32_t i = 0; i < nheld; i++)
+        ctx->out_aff[ctx->order[i]] = ctx->aff[ctx->order[i]];
+    for (uint32_t i = 0; i < f->nbindings; i++) {
+        const berth_fleet_binding *b = &f->bindings[i];
+        if (b->placement == p && b->state != BERTH_BINDING_UNSCHEDULED && b->has_score) {
+            ctx->out_aff[b->cluster] = b->affinity_score;
+            ctx->out_spread[b->cluster] = b->spread_score;
+        }
+    }
+    uint32_t keep = nheld;
+    if (pl->type == BERTH_FLEET_PICK_N && (int64_t)nheld > pl->n) {
+        /* shrink: release Scheduled before Bound, lowest score, smaller name */
+        uint32_t *tmp = ctx->sel;   /* sel is empty now: use it as scratch */
+        memcpy(tmp, ctx->order, nheld * sizeof *tmp);
+        sort_ctx = ctx;
+        qsort(tmp, nheld, sizeof *tmp, cmp_release);
+        uint32_t nrel = nheld - (uint32_t)pl->n;
+        for (uint32_t i = 0; i < nrel; i++)
+            ctx->rel[tmp[i]] = 1;
+        keep = (uint32_t)pl->n;
+        if (ctx->spread_on)
+            for (uint32_t k = 0; k < pl->nspread; k++) {
+                const fleet_topo *tp = &ctx->topos[cp->spread_col[k]];
+                for (uint32_t i = 0; i < nrel; i++) {
+                    uint32_t d = tp->dom[tmp[i]];
+                    if (d != UINT32_MAX)
+                        ctx->counts[(size_t)k * ctx->maxdom + d]--;
+                }
+            }
+    }
+    for (uint32_t i = 0; i < nheld; i++)
+        if (!ctx->rel[ctx->order[i]]) {
+            ctx->picked[ctx->order[i]] = 1;
+            ctx->sel[ctx->nsel++] = ctx->order[i];
+        }
+    (void)keep;
+    for (uint32_t k = 0; ctx->spread_on && k < pl->nspread; k++)
+        fleet_domain_stats(ctx, k);
+    /* released clusters are not candidates again in this run */
+    for (uint32_t c = 0; c < n; c++)
+        if (ctx->rel[c])
+            ctx->picked[c] = 1;
+
+    berth_pick pk;
+    int rc;
+    if (pl->type == BERTH_FLEET_PICK_ALL) {
+        if ((rc = run_cycle(ctx, 0, &pk)))
+            return rc;
+        uint32_t nf = pk.nfeasible, base = ctx->nsel;
+        for (uint32_t i = 0; i < nf; i++)
+            ctx->sel[base + i] = ctx->cycle.feasible[i];
+        sort_ctx = ctx;
+        qsort(ctx->sel + base, nf, sizeof *ctx->sel, cmp_pickall);
+        for (uint32_t i = 0; i < nf; i++)
+            ctx->picked[ctx->sel[base + i]] = 1;
+        ctx->nsel += nf;
+        out->status = BERTH_FLEET_FULFILLED;
+    } else {
+        uint64_t want = (uint64_t)pl->n;
+        out->wanted = (uint32_t)pl->n;
+        int cycles = 0;
+        while (ctx->nsel < want) {
+            if ((rc = run_cycle(ctx, 1, &pk)))
+                return rc;
+            cycles++;
+            if (pk.chosen == BERTH_NO_CANDIDATE)
+                break;
+        }
+        if (!cycles && (rc = run_cycle(ctx, 0, &pk)))   /* scores and reasons for the report */
+            return rc;
+        if (ctx->nsel < want) {
+            out->status = BERTH_FLEET_UNFULFILLED;
+            snprintf(out->reason, sizeof out->reason,
+                     "numberOfClusters is %" PRId64 " but only %u eligible clusters fit: short by "
+                     "%" PRIu64,
+                     pl->n, ctx->nsel, want - ctx->nsel);
+        } else {
+            out->status = BERTH_FLEET_FULFILLED;
+        }
+    }
+    for (uint32_t c = 0; c < n; c++) {
+        if (!ctx->picked[c])   /* the last cycle's verdicts */
+            ctx->reject[c] = ctx->stat[c] ? ctx->stat[c] : ctx->cycle.first_reject[c];
+        if (ctx->rel[c])
+            ctx->cstatus[c] = BERTH_FLEET_NOT_SELECTED;
+        else if (ctx->picked[c])
+            ctx->cstatus[c] = BERTH_FLEET_SELECTED;
+        else if (ctx->reject[c])
+            ctx->cstatus[c] = BERTH_FLEET_FILTERED;
+        else
+            ctx->cstatus[c] = BERTH_FLEET_NOT_SELECTED;
+        if (ctx->cstatus[c] == BERTH_FLEET_FILTERED)
+            ctx->out_aff[c] = ctx->out_spread[c] = 0;
+    }
+    out->nselected = ctx->nsel;
+    return 0;
+}
+
+void berth_fleet_reason(const berth_fleet_ctx *ctx, uint32_t c, char *buf, size_t size)
+{
+    const berth_fleet_placement *pl = &ctx->f->placements[ctx->cur];
+    const fleet_cplace *cp = &ctx->cp[ctx->cur];
+    const berth_profile *prof = berth_fleet_profile();
+    if (size)
+        buf[0] = 0;
+    switch ((berth_fleet_cstatus)ctx->cstatus[c]) {
+    case BERTH_FLEET_INVALID:
+        if (cp->error)
+            snprintf(buf, size, "invalid policy: %s", cp->why);
+        else {
+            char why[300];
+            berth_fleet_eligible(&ctx->f->clusters[c], ctx->opt.now_ms, why, sizeof why);
+            snprintf(buf, size, "listed in clusterNames but ineligible: %s", why);
+        }
+        return;
+    case BERTH_FLEET_FILTERED:
+        if (ctx->reject[c] >= 1 && ctx->reject[c] <= prof->nfilters)
+            prof->filters[ctx->reject[c] - 1]->reason((void *)ctx, NULL, c, buf, size);
+        return;
+    case BERTH_FLEET_SELECTED:
+        if (pl->type == BERTH_FLEET_PICK_FIXED)
+            snprintf(buf, size, "listed in clusterNames");
+        else if (ctx->held[c] == 1)
+            snprintf(buf, size, "already holds the placement (binding %s); kept",
+                     ctx->heldstate[c] == BERTH_BINDING_BOUND + 1 ? "Bound" : "Scheduled");
+        else if (pl->type == BERTH_FLEET_PICK_ALL)
+            snprintf(buf, size, "passes every filter (PickAll)");
+        else
+            snprintf(buf, size, "picked by score%s", ctx->held[c] == 2 ? " (held before: +1)" : "");
+        return;
+    case BERTH_FLEET_NOT_SELECTED:
+        if (pl->type == BERTH_FLEET_PICK_FIXED)
+            snprintf(buf, size, "not in clusterNames");
+        else if (ctx->rel[c])
+            snprintf(buf, size,
+                     "released: numberOfClusters shrank to %" PRId64
+                     " (Scheduled before Bound, lowest score, then smaller name first)",
+                     pl->n);
+        else
+            snprintf(buf, size, "feasible, but ranked below the %" PRId64 " picked clusters",
+                     pl->n);
+        return;
+    case BERTH_FLEET_NOT_FOUND:
+        snprintf(buf, size, "no such member cluster");
+        return;
+    }
+}
+
+int64_t berth_fleet_term_score(const berth_fleet_ctx *ctx, uint32_t t, uint32_t c, double *ratio)
+{
+    const fleet_cplace *cp = &ctx->cp[ctx->cur];
+    if (cp->error || t >= ctx->f->placements[ctx->cur].npref) {
+        if (ratio)
+            *ratio = NAN;
+        return 0;
+    }
+    return fleet_pref_score(ctx, &cp->prefs[t], c, ratio);
+}
+
+const berth_fleet *berth_fleet_ctx_fleet(const berth_fleet_ctx *ctx) { return ctx->f; }

@@ -1,0 +1,118 @@
+/* fleet/state.h - internal: the fleet scheduling context. Per-run columns
+ * (eligibility, property values with fleet-wide min/max, label value ids,
+ * topology domains) and per-placement scratch (static verdicts, affinity
+ * scores, domain counts, selection) read by the plugins in plugins.c. */
+#ifndef BERTH_FLEET_STATE_H
+#define BERTH_FLEET_STATE_H
+
+#include "berth/fleet.h"
+
+/* Filter slots, in the profile's order (SPEC 3.1). */
+enum { FLEET_F_AFFINITY = 1, FLEET_F_ELIGIBILITY, FLEET_F_TAINT, FLEET_F_SPREAD };
+
+typedef struct fleet_propcol {      /* one property over every cluster */
+    const char *name;
+    uint8_t *has;
+    berth_quantity *q;
+    double *ratio;                  /* (v - min) / (max - min); 0 when min = max */
+    int flat;                       /* min == max (or no cluster has it) */
+} fleet_propcol;
+
+typedef struct fleet_labelcol {     /* one label key: value id per cluster, 0 absent */
+    const char *key;
+    uint32_t *val;
+} fleet_labelcol;
+
+typedef struct fleet_creq {         /* a compiled label requirement */
+    uint32_t col;
+    berth_sel_op op;
+    uint32_t *ids;                  /* value ids (UINT32_MAX: value nobody has) */
+    uint32_t nids;
+} fleet_creq;
+
+typedef struct fleet_csel { fleet_creq *r; uint32_t n; } fleet_csel;
+
+typedef enum { FLEET_OP_GT, FLEET_OP_GE, FLEET_OP_LT, FLEET_OP_LE, FLEET_OP_EQ, FLEET_OP_NE } fleet_op;
+
+typedef struct fleet_cexpr { uint32_t prop; fleet_op op; berth_quantity v; } fleet_cexpr;
+
+typedef struct fleet_cterm { fleet_csel sel; fleet_cexpr *e; uint32_t ne; } fleet_cterm;
+typedef struct fleet_cpref { fleet_csel sel; int64_t weight; uint32_t prop; int descending; } fleet_cpref;
+
+typedef struct fleet_cplace {       /* a placement compiled against the run's columns */
+    int error;                      /* policy error */
+    char why[400];
+    fleet_cterm *terms;
+    uint32_t nterms;
+    fleet_cpref *prefs;
+    uint32_t nprefs;
+    uint32_t *spread_col;           /* per constraint: topology column index */
+} fleet_cplace;
+
+typedef struct fleet_topo {         /* domains of one topology key */
+    const char *key;
+    uint32_t *dom;                  /* per cluster, UINT32_MAX without the key */
+    uint32_t ndom;
+} fleet_topo;
+
+struct berth_fleet_ctx {
+    const berth_fleet *f;
+    berth_fleet_options opt;
+    uint32_t n;                     /* clusters */
+    berth_cycle cycle;
+    /* run columns */
+    uint8_t *eligible;
+    uint8_t *tainted;               /* has spec.taints */
+    fleet_propcol *props;
+    uint32_t nprops;
+    fleet_labelcol *labels;
+    uint32_t nlabels;
+    const char **strs;              /* interned label values; id = index + 1 */
+    uint32_t nstrs, capstrs;
+    uint32_t *hash;                 /* open addressing over strs, 0 empty */
+    uint32_t hcap;
+    fleet_topo *topos;
+    uint32_t ntopos;
+    fleet_cplace *cp;               /* per placement */
+    uint32_t maxdom;
+    /* per-placement scratch */
+    uint32_t cur;                   /* placement being placed */
+    int spread_on;                  /* PickN with constraints */
+    uint8_t *stat;                  /* static first reject (FLEET_F_*), 0 = passes */
+    uint8_t *reject;                /* final first reject per cluster */
+    uint8_t *picked;                /* selected (held or picked) */
+    uint8_t *held;                  /* 1 Scheduled/Bound, 2 Unscheduled */
+    uint8_t *heldstate;             /* berth_fleet_bstate + 1 of the binding */
+    uint8_t *scored;                /* scored in some cycle */
+    uint8_t *cstatus;
+    int64_t *aff;                   /* prepared affinity score */
+    int64_t *out_aff, *out_spread;  /* reported */
+    uint32_t *sel;
+    uint32_t nsel;
+    uint32_t *counts;               /* nspread x maxdom */
+    int8_t *dchange;                /* nspread x maxdom: skew change of a pick there */
+    uint8_t *dviol;                 /* nspread x maxdom: the pick violates maxSkew */
+    const uint32_t *kdom[BERTH_FLEET_MAX_TERMS];   /* domain column per constraint */
+    int64_t smallest[BERTH_FLEET_MAX_TERMS], second[BERTH_FLEET_MAX_TERMS],
+        largest[BERTH_FLEET_MAX_TERMS];
+    uint32_t *order;                /* scratch */
+    const char **notfound;
+    uint32_t nnotfound;
+    uint32_t *released;             /* released by shrink: 1 */
+    uint8_t *rel;
+    char spread_why[BERTH_FLEET_MAX_TERMS];
+};
+
+/* plugins.c */
+int fleet_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap);
+/* The skew change and violation of placing cluster c for constraint k. */
+int64_t fleet_skew_change(const berth_fleet_ctx *ctx, uint32_t k, uint32_t c, int *violates);
+/* Recomputes smallest / second smallest / largest for constraint k. */
+void fleet_domain_stats(berth_fleet_ctx *ctx, uint32_t k);
+/* place.c */
+int fleet_label_match(const berth_fleet_ctx *ctx, const fleet_csel *s, uint32_t c);
+int64_t fleet_pref_score(const berth_fleet_ctx *ctx, const fleet_cpref *p, uint32_t c, double *ratio);
+/* model.c */
+int fleet_grow(void **p, uint32_t *cap, uint32_t need, size_t elem);
+
+#endif

@@ -1,0 +1,60 @@
+/* kube/state.h - internal: the kube scheduling state shared by the kube
+ * plugins and the scheduler loop. Per-node columns (resource-major, so a
+ * plugin's scan over nodes is a scan over one array), per-node host ports
+ * and pods, topology value ids per (topology key, node), and the
+ * incremental term counters behind PodTopologySpread and InterPodAffinity.
+ *
+ * Plugin convention: every kube plugin is a berth_filter_plugin /
+ * berth_score_plugin whose `state` is a kube_sched * and `req` a
+ * kube_req *. Candidates are node indices. */
+#ifndef BERTH_KUBE_STATE_H
+#define BERTH_KUBE_STATE_H
+
+#include "berth/kube.h"
+
+/* Topology keys and counted term signatures (PodTopologySpread,
+ * InterPodAffinity) live in kube/terms.h, owned by kube/terms.c. */
+typedef struct kube_terms kube_terms;
+typedef struct kube_terms_req kube_terms_req;
+
+typedef struct kube_sched {
+    berth_kcluster *k;
+    const berth_kprofile *prof;
+    /* per-node columns */
+    int64_t *alloc[BERTH_KUBE_MAX_RES];     /* allocatable, per resource */
+    int64_t *requested[BERTH_KUBE_MAX_RES]; /* sum of bound/assumed pods' req */
+    int64_t *requested_nz[2];               /* cpu, memory with scoring defaults */
+    int64_t *npods, *alloc_pods;
+    uint8_t *has_hard_taint;                /* node has NoSchedule/NoExecute taints */
+    uint8_t *has_prefer_taint;              /* node has PreferNoSchedule taints */
+    /* per-node pods (bound and assumed), as pod indices */
+    uint32_t **node_pods;
+    uint32_t *node_npods, *node_cappods;
+    /* topology keys and term counters (kube/terms.c) */
+    kube_terms *terms;
+    /* percentageOfNodesToScore round-robin start */
+    uint32_t next_start;
+    int reference;            /* recompute everything per pod (the plain reference) */
+    berth_arena *arena;
+} kube_sched;
+
+/* Per-pod request handed to the plugins. */
+typedef struct kube_req {
+    uint32_t pod;
+    const berth_kpod *p;
+    /* spread and affinity context of this pod (kube/terms.c) */
+    kube_terms_req *terms;
+    /* scratch per pod, sized to the node count */
+    int64_t *scratch;
+} kube_req;
+
+/* Adds a pod on a node in every column and counter (bound pods at start,
+ * then each decision). */
+int kube_assume(kube_sched *s, uint32_t pod, uint32_t node);
+
+/* The plugin tables (kube/plugins_*.c). NULL when a plugin has no filter
+ * or no score. */
+const berth_filter_plugin *kube_filter_plugin(berth_kplugin p);
+const berth_score_plugin *kube_score_plugin(berth_kplugin p);
+
+#endif

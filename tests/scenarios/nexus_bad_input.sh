@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Scenario: bad input and bad usage never crash and always exit 2 (SPEC 6.2).
+# Every tests/bad/*.yaml is run through `berth simulate` (plain, -o json,
+# with --svg/--html) and `berth advise`: exit code exactly 2, nothing on
+# stdout, no output file written, no sanitizer report, and stderr carries
+# every "# expect: FRAGMENT" line of the file plus "FILE:LINE:COLUMN:"
+# (unless the file says "# expect-location: no", for file-level errors such
+# as a missing Site). Then: an empty file, a directory, a missing file,
+# garbage on stdin, unknown flags and commands, flags without values, and
+# --help (exit 0).
+set -u
+BERTH=${BERTH:-build/berth}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checked=0
+
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# run_expect_2 LABEL FILE-FOR-LOCATION-OR-EMPTY FRAGMENTS-FILE -- ARGS...
+# Runs berth ARGS, expects exit 2, empty stdout, clean stderr.
+run2() {
+  local label=$1 loc=$2 frags=$3
+  shift 4
+  "$BERTH" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local rc=$?
+  checked=$((checked + 1))
+  if [ $rc -ge 128 ]; then
+    bad "$label: crashed (exit $rc)"; sed 's/^/    /' "$tmp/err" | head -20; return
+  fi
+  [ $rc -eq 2 ] || bad "$label: exit $rc, expected 2"
+  [ -s "$tmp/out" ] && bad "$label: wrote to stdout: $(head -c 200 "$tmp/out")"
+  [ -s "$tmp/err" ] || bad "$label: no message on stderr"
+  if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|Segmentation|Aborted' "$tmp/err"; then
+    bad "$label: sanitizer report"; head -20 "$tmp/err" | sed 's/^/    /'
+  fi
+  if [ -n "$frags" ]; then
+    while IFS= read -r frag; do
+      [ -n "$frag" ] || continue
+      grep -qF -- "$frag" "$tmp/err" || bad "$label: stderr lacks '$frag': $(head -c 300 "$tmp/err")"
+    done <"$frags"
+  fi
+  if [ -n "$loc" ]; then
+    local err
+    err=$(cat "$tmp/err")
+    [[ $err =~ "$loc":[0-9]+:[0-9]+: ]] || bad "$label: stderr does not name $loc:LINE:COLUMN: $err"
+  fi
+}
+
+nfiles=0
+for f in tests/bad/*.yaml; do
+  [ -f "$f" ] || continue
+  nfiles=$((nfiles + 1))
+  sed -n 's/^# expect: //p' "$f" >"$tmp/frags"
+  [ -s "$tmp/frags" ] || bad "$f: no '# expect:' line"
+  loc=$f
+  grep -q '^# expect-location: no' "$f" && loc=
+  run2 "$f" "$loc" "$tmp/frags" -- simulate "$f"
+  run2 "$f (-o json)" "$loc" "$tmp/frags" -- simulate -o json "$f"
+  rm -f "$tmp/x.svg" "$tmp/x.html"
+  run2 "$f (--svg --html)" "$loc" "$tmp/frags" -- simulate "$f" --svg "$tmp/x.svg" --html "$tmp/x.html"
+  if [ -e "$tmp/x.svg" ] || [ -e "$tmp/x.html" ]; then bad "$f: a picture was written for bad input"; fi
+  if ls "$tmp" | grep -q '\.tmp\.'; then bad "$f: a temporary output file was left behind"; fi
+  run2 "$f (advise)" "$loc" "$tmp/frags" -- advise "$f"
+done
+[ $nfiles -ge 25 ] || bad "only $nfiles files in tests/bad (want at least 25)"
+
+# file-level trouble
+: >"$tmp/zero.yaml"
+echo "no Site" >"$tmp/nosite"
+run2 "zero-byte file" "" "$tmp/nosite" -- simulate "$tmp/zero.yaml"
+echo "$tmp" >"$tmp/dirfrag"
+run2 "a directory" "" "$tmp/dirfrag" -- simulate "$tmp"
+echo "$tmp/missing.yaml" >"$tmp/missfrag"
+run2 "a missing file" "" "$tmp/missfrag" -- simulate "$tmp/missing.yaml"
+run2 "a missing file (advise)" "" "$tmp/missfrag" -- advise "$tmp/missing.yaml"
+# garbage on stdin
+printf 'kind: [\x01\x02' | "$BERTH" simulate - >"$tmp/out" 2>"$tmp/err"
+rc=$?
+checked=$((checked + 1))
+[ $rc -eq 2 ] || bad "garbage on stdin: exit $rc"
+[ -s "$tmp/out" ] && bad "garbage on stdin: wrote to stdout"
+# a good file followed by a bad one: still nothing on stdout
+run2 "good then bad" "tests/bad/unknown-kind.yaml" "" -- simulate examples/nexus/seed-scenarios.yaml tests/bad/unknown-kind.yaml
+
+# usage
+: >"$tmp/none"
+run2 "unknown flag" "" "$tmp/none" -- simulate --bogus examples/nexus/seed-scenarios.yaml
+run2 "unknown flag (advise)" "" "$tmp/none" -- advise --bogus examples/nexus/seed-scenarios.yaml
+run2 "no files" "" "$tmp/none" -- simulate
+run2 "bad -o" "" "$tmp/none" -- simulate -o xml examples/nexus/seed-scenarios.yaml
+run2 "bad --seed" "" "$tmp/none" -- simulate --seed abc examples/nexus/seed-scenarios.yaml
+run2 "bad --tie-break" "" "$tmp/none" -- simulate --tie-break sometimes examples/nexus/seed-scenarios.yaml
+run2 "--svg without a value" "" "$tmp/none" -- simulate examples/nexus/seed-scenarios.yaml --svg
+run2 "unknown command" "" "$tmp/none" -- frobnicate
+run2 "unknown --sku (advise)" "" "$tmp/none" -- advise --sku NC_NOPE examples/nexus/seed-scenarios.yaml
+"$BERTH" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] || bad "berth without a command: exit $rc, expected 2"
+
+for cmd in simulate advise; do
+  "$BERTH" $cmd --help >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc -eq 0 ] || bad "$cmd --help: exit $rc"
+  grep -q "usage: berth $cmd" "$tmp/out" || bad "$cmd --help: no usage on stdout"
+  [ -s "$tmp/err" ] && bad "$cmd --help: wrote to stderr"
+done
+
+if [ $fails -gt 0 ]; then
+  echo "$fails problem(s) in $checked checks"
+  exit 1
+fi
+echo "bad input OK: $nfiles files, $checked checks"
