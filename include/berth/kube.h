@@ -102,6 +102,7 @@ typedef struct berth_kpod {
     uint32_t order;               /* input order */
     const char *scheduler_name;   /* spec.schedulerName, default "default-scheduler" */
     const char *node_name;        /* spec.nodeName: bound when set and the node exists */
+    int assumed;                  /* node_name was set by berth_kube_schedule */
     int terminating;              /* metadata.deletionTimestamp set */
     berth_kcontainer *containers, *init;
     uint32_t ncontainers, ninit;
@@ -277,9 +278,16 @@ typedef struct berth_kdecision {
     const berth_kplugin *score_plugins;  /* plugin of each score slot */
     uint32_t nscore_plugins;
     uint32_t cap;                     /* stride of plugin_scores */
-    /* reasons: for each node that failed, the failing plugins' reasons */
-    const uint32_t *fail_mask;        /* per node: bit per berth_kplugin filter that failed */
+    /* reasons: per node id, bit i set when filter slot i rejected it
+     * (detail only); filter slot i is plugin filter_plugins[i] */
+    const uint32_t *fail_mask;
+    const berth_kplugin *filter_plugins;
+    uint32_t nfilter_plugins;
+    const uint32_t *examined;         /* node ids filtered, in examination order */
+    uint32_t nexamined;
     const char *summary;              /* "0/5 nodes are available: ..." when unschedulable */
+    void *sched;                      /* for berth_kube_decision_reason */
+    const void *req;
 } berth_kdecision;
 
 typedef struct berth_kube_options {
@@ -292,14 +300,18 @@ typedef struct berth_kube_options {
     void *ctx;
 } berth_kube_options;
 
-/* Schedules every pending pod in queue order. Returns 0 when every pod was
+/* Schedules every pending pod in queue order. Sorts k->nodes by name first
+ * (the lowest index is the lowest name, for tie-break first); each placed
+ * pod gets node_name set and assumed = 1. Returns 0 when every pod was
  * placed, BERTH_ENOFIT when some were not, or an error. */
 int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e);
 
-/* Writes filter plugin f's reason for pod on node n into buf (kube's
- * wording: "Insufficient cpu", "node(s) had untolerated taint {k: v}", ...). */
-void berth_kube_reason(const berth_kcluster *k, uint32_t pod, uint32_t node, berth_kplugin f,
-                       char *buf, size_t size);
+/* Writes filter plugin f's reason for the decision's pod on node into buf
+ * (kube's wording: "Insufficient cpu", "node(s) had untolerated taint
+ * {k: v}", ...; several reasons of one plugin are joined by "; "). Valid
+ * inside an on_decision callback only. */
+void berth_kube_decision_reason(const berth_kdecision *d, uint32_t node, berth_kplugin f,
+                                char *buf, size_t size);
 const char *berth_kplugin_name(berth_kplugin p);
 
 #endif

@@ -36,6 +36,13 @@ typedef struct kube_sched {
     uint32_t next_start;
     int reference;            /* recompute everything per pod (the plain reference) */
     berth_arena *arena;
+    /* observed active usage per node (cpu millicores, memory bytes): from
+     * the node's status.usage (else its requested), plus each assumed pod's
+     * configured size (max of request and limit per container), SPEC 2.4 */
+    int64_t *usage[2];
+    /* node lookup by name (open addressing, value = node + 1) */
+    uint32_t *name_index;
+    uint32_t name_cap;
 } kube_sched;
 
 /* Per-pod request handed to the plugins. */
@@ -48,9 +55,35 @@ typedef struct kube_req {
     int64_t *scratch;
 } kube_req;
 
+/* Builds the columns for k's nodes, then assumes every bound pod
+ * (spec.nodeName naming an existing node, not terminating). reference: the
+ * plain per-pod recomputation mode. (kube/sched.c) */
+int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof, int reference);
+void kube_sched_free(kube_sched *s);
+/* Prepares r for pending pod `pod` (spread/affinity context included). */
+int kube_req_init(kube_sched *s, kube_req *r, uint32_t pod);
+void kube_req_free(kube_sched *s, kube_req *r);
+
 /* Adds a pod on a node in every column and counter (bound pods at start,
- * then each decision). */
+ * then each decision); calls kube_terms_assume. */
 int kube_assume(kube_sched *s, uint32_t pod, uint32_t node);
+/* Node index by name, BERTH_KUBE_NONE when absent. */
+uint32_t kube_node_by_name(const kube_sched *s, const char *name);
+/* A pod's configured size for usage accounting: per container the larger
+ * of request and limit, summed (cpu millicores [0], memory bytes [1]). */
+void kube_pod_demand(const berth_kpod *p, int64_t out[2]);
+
+/* ---- kube/terms.c: topology keys, spread and inter-pod affinity ---- */
+int kube_terms_init(kube_sched *s);                 /* after the columns exist */
+void kube_terms_free(kube_sched *s);
+/* Counts pod (now on node) into every term counter. */
+int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node);
+/* Builds r->terms for r->pod (own constraints or system defaults,
+ * affinity terms, existing pods' terms that match it). */
+int kube_terms_prepare(kube_sched *s, kube_req *r);
+void kube_terms_release(kube_sched *s, kube_req *r);
+extern const berth_filter_plugin kube_pts_filter, kube_ipa_filter;
+extern const berth_score_plugin kube_pts_score, kube_ipa_score;
 
 /* The plugin tables (kube/plugins_*.c). NULL when a plugin has no filter
  * or no score. */

@@ -1,0 +1,446 @@
+/* kube/sched.c - the kube scheduling loop over the shared pipeline: node
+ * columns, assume (bound pods, then each decision), the queue (priority,
+ * then creation, then input order), one pipeline profile per scheduler
+ * profile (enabled filters in SPEC 2.5 order, weighted scores), the
+ * percentageOfNodesToScore round robin, decisions handed to the caller and
+ * kube-scheduler's "0/N nodes are available: ..." summary. */
+#include "kube/state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- node name index ---- */
+
+static uint32_t hash_name(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+uint32_t kube_node_by_name(const kube_sched *s, const char *name)
+{
+    if (!s->name_cap || !name)
+        return BERTH_KUBE_NONE;
+    uint32_t mask = s->name_cap - 1;
+    for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+        uint32_t v = s->name_index[i];
+        if (!v)
+            return BERTH_KUBE_NONE;
+        if (strcmp(s->k->nodes[v - 1].name, name) == 0)
+            return v - 1;
+    }
+}
+
+static int cmp_node_name(const void *a, const void *b)
+{
+    return strcmp(((const berth_knode *)a)->name, ((const berth_knode *)b)->name);
+}
+
+void kube_pod_demand(const berth_kpod *p, int64_t out[2])
+{
+    out[0] = out[1] = 0;
+    for (uint32_t c = 0; c < p->ncontainers; c++) {
+        const berth_kcontainer *ct = &p->containers[c];
+        for (int r = 0; r < 2; r++)
+            out[r] += ct->req[r] > ct->lim[r] ? ct->req[r] : ct->lim[r];
+    }
+}
+
+/* ---- columns ---- */
+
+void kube_sched_free(kube_sched *s)
+{
+    if (s->terms)
+        kube_terms_free(s);
+    for (uint32_t r = 0; r < BERTH_KUBE_MAX_RES; r++) {
+        free(s->alloc[r]);
+        free(s->requested[r]);
+    }
+    free(s->requested_nz[0]);
+    free(s->requested_nz[1]);
+    free(s->usage[0]);
+    free(s->usage[1]);
+    free(s->npods);
+    free(s->alloc_pods);
+    free(s->has_hard_taint);
+    free(s->has_prefer_taint);
+    if (s->node_pods)
+        for (uint32_t n = 0; n < s->k->nnodes; n++)
+            free(s->node_pods[n]);
+    free(s->node_pods);
+    free(s->node_npods);
+    free(s->node_cappods);
+    free(s->name_index);
+    memset(s, 0, sizeof *s);
+}
+
+int kube_assume(kube_sched *s, uint32_t pod, uint32_t node)
+{
+    const berth_kpod *p = &s->k->pods[pod];
+    for (uint32_t r = 0; r < s->k->nres; r++)
+        s->requested[r][node] += p->req[r];
+    s->requested_nz[0][node] += p->req_nz[BERTH_KRES_CPU];
+    s->requested_nz[1][node] += p->req_nz[BERTH_KRES_MEMORY];
+    int64_t d[2];
+    kube_pod_demand(p, d);
+    s->usage[0][node] += d[0];
+    s->usage[1][node] += d[1];
+    s->npods[node]++;
+    if (s->node_npods[node] == s->node_cappods[node]) {
+        uint32_t nc = s->node_cappods[node] ? s->node_cappods[node] * 2 : 8;
+        uint32_t *q = realloc(s->node_pods[node], nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        s->node_pods[node] = q;
+        s->node_cappods[node] = nc;
+    }
+    s->node_pods[node][s->node_npods[node]++] = pod;
+    return kube_terms_assume(s, pod, node);
+}
+
+int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof, int reference)
+{
+    memset(s, 0, sizeof *s);
+    s->k = k;
+    s->prof = prof;
+    s->reference = reference;
+    s->arena = &k->arena;
+    uint32_t N = k->nnodes ? k->nnodes : 1;
+    /* candidates in name order: the lowest index is the lowest name */
+    if (k->nnodes > 1)
+        qsort(k->nodes, k->nnodes, sizeof *k->nodes, cmp_node_name);
+    for (uint32_t r = 0; r < k->nres; r++) {
+        s->alloc[r] = calloc(N, sizeof **s->alloc);
+        s->requested[r] = calloc(N, sizeof **s->requested);
+        if (!s->alloc[r] || !s->requested[r])
+            goto oom;
+    }
+    s->requested_nz[0] = calloc(N, sizeof(int64_t));
+    s->requested_nz[1] = calloc(N, sizeof(int64_t));
+    s->usage[0] = calloc(N, sizeof(int64_t));
+    s->usage[1] = calloc(N, sizeof(int64_t));
+    s->npods = calloc(N, sizeof *s->npods);
+    s->alloc_pods = calloc(N, sizeof *s->alloc_pods);
+    s->has_hard_taint = calloc(N, 1);
+    s->has_prefer_taint = calloc(N, 1);
+    s->node_pods = calloc(N, sizeof *s->node_pods);
+    s->node_npods = calloc(N, sizeof *s->node_npods);
+    s->node_cappods = calloc(N, sizeof *s->node_cappods);
+    s->name_cap = 16;
+    while (s->name_cap < 2 * N)
+        s->name_cap *= 2;
+    s->name_index = calloc(s->name_cap, sizeof *s->name_index);
+    if (!s->requested_nz[0] || !s->requested_nz[1] || !s->usage[0] || !s->usage[1] ||
+        !s->npods || !s->alloc_pods || !s->has_hard_taint || !s->has_prefer_taint ||
+        !s->node_pods || !s->node_npods || !s->node_cappods || !s->name_index)
+        goto oom;
+    for (uint32_t n = 0; n < k->nnodes; n++) {
+        const berth_knode *nd = &k->nodes[n];
+        for (uint32_t r = 0; r < k->nres; r++)
+            s->alloc[r][n] = nd->alloc[r];
+        s->alloc_pods[n] = nd->alloc_pods;
+        for (uint32_t t = 0; t < nd->ntaints; t++) {
+            if (nd->taints[t].effect == BERTH_EFFECT_NOSCHEDULE ||
+                nd->taints[t].effect == BERTH_EFFECT_NOEXECUTE)
+                s->has_hard_taint[n] = 1;
+            if (nd->taints[t].effect == BERTH_EFFECT_PREFERNOSCHEDULE)
+                s->has_prefer_taint[n] = 1;
+        }
+        if (nd->has_usage) {
+            s->usage[0][n] = nd->usage[BERTH_KRES_CPU];
+            s->usage[1][n] = nd->usage[BERTH_KRES_MEMORY];
+        }
+        uint32_t i = hash_name(nd->name) & (s->name_cap - 1);
+        while (s->name_index[i])
+            i = (i + 1) & (s->name_cap - 1);
+        s->name_index[i] = n + 1;
+    }
+    if (kube_terms_init(s))
+        goto oom;
+    for (uint32_t p = 0; p < k->npods; p++) {
+        const berth_kpod *pod = &k->pods[p];
+        if (!pod->node_name)
+            continue;
+        uint32_t n = kube_node_by_name(s, pod->node_name);
+        if (n == BERTH_KUBE_NONE)
+            continue;
+        if (!k->nodes[n].has_usage) {
+            /* no observed usage: the bound pods' demand stands for it */
+        } else {
+            /* observed usage already includes bound pods: count them once */
+            int64_t d[2];
+            kube_pod_demand(pod, d);
+            s->usage[0][n] -= d[0];
+            s->usage[1][n] -= d[1];
+        }
+        if (kube_assume(s, p, n))
+            goto oom;
+    }
+    return 0;
+oom:
+    kube_sched_free(s);
+    return BERTH_ENOMEM;
+}
+
+int kube_req_init(kube_sched *s, kube_req *r, uint32_t pod)
+{
+    memset(r, 0, sizeof *r);
+    r->pod = pod;
+    r->p = &s->k->pods[pod];
+    return kube_terms_prepare(s, r);
+}
+
+void kube_req_free(kube_sched *s, kube_req *r)
+{
+    kube_terms_release(s, r);
+}
+
+/* ---- the loop ---- */
+
+typedef struct prof_built {
+    const berth_kprofile *kp;
+    berth_profile p;
+    const berth_filter_plugin *filters[BERTH_KP_COUNT];
+    const berth_score_plugin *scores[BERTH_KP_COUNT];
+    int64_t weights[BERTH_KP_COUNT];
+    berth_kplugin filter_of[BERTH_KP_COUNT], score_of[BERTH_KP_COUNT];
+} prof_built;
+
+static void build_profile(prof_built *b, const berth_kprofile *kp, berth_tiebreak tb)
+{
+    memset(b, 0, sizeof *b);
+    b->kp = kp;
+    uint32_t nf = 0, ns = 0;
+    for (int i = 0; i < BERTH_KP_COUNT; i++) {
+        berth_kplugin pl = (berth_kplugin)i;
+        const berth_filter_plugin *f = kube_filter_plugin(pl);
+        const berth_score_plugin *sc = kube_score_plugin(pl);
+        if (f && (kp->filters & (1u << i))) {
+            b->filter_of[nf] = pl;
+            b->filters[nf++] = f;
+        }
+        if (sc && (kp->scores & (1u << i))) {
+            b->score_of[ns] = pl;
+            b->weights[ns] = kp->weight[i] > 0 ? kp->weight[i] : 1;
+            b->scores[ns++] = sc;
+        }
+    }
+    b->p.version = BERTH_PLUGIN_VERSION;
+    b->p.name = kp->name;
+    b->p.filters = b->filters;
+    b->p.nfilters = nf;
+    b->p.scores = b->scores;
+    b->p.weights = b->weights;
+    b->p.nscores = ns;
+    b->p.combine = BERTH_COMBINE_SUM;
+    b->p.tiebreak = tb;
+}
+
+static const berth_kcluster *sort_k;
+static int cmp_queue(const void *a, const void *b)
+{
+    const berth_kpod *x = &sort_k->pods[*(const uint32_t *)a], *y = &sort_k->pods[*(const uint32_t *)b];
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if (x->has_created && y->has_created && x->created != y->created)
+        return x->created < y->created ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* kube-scheduler's FitError text: reasons counted over nodes (each node's
+ * first failing plugin, every reason that plugin gave), "N reason" strings
+ * sorted as strings, joined with ", ". */
+typedef struct reason_count {
+    char text[160];
+    uint32_t count;
+} reason_count;
+
+static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
+                       const berth_cycle *c, const uint32_t *examined, uint32_t nexamined)
+{
+    reason_count *rc = calloc(64, sizeof *rc);
+    uint32_t nrc = 0;
+    char buf[512];
+    if (!rc)
+        return NULL;
+    for (uint32_t i = 0; i < nexamined; i++) {
+        uint32_t n = examined[i];
+        uint32_t f = c->first_reject[n];
+        if (!f)
+            continue;
+        b->filters[f - 1]->reason(s, rq, n, buf, sizeof buf);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            while (*tok == ' ')
+                tok++;
+            uint32_t j = 0;
+            while (j < nrc && strcmp(rc[j].text, tok) != 0)
+                j++;
+            if (j == nrc && nrc < 64) {
+                snprintf(rc[nrc].text, sizeof rc[nrc].text, "%s", tok);
+                nrc++;
+            }
+            if (j < nrc)
+                rc[j].count++;
+        }
+    }
+    char (*items)[200] = calloc(nrc ? nrc : 1, sizeof *items);
+    size_t cap = 64 + nrc * 200;
+    char *out = malloc(cap);
+    if (!items || !out) {
+        free(rc);
+        free(items);
+        free(out);
+        return NULL;
+    }
+    for (uint32_t j = 0; j < nrc; j++)
+        snprintf(items[j], sizeof items[j], "%u %s", rc[j].count, rc[j].text);
+    qsort(items, nrc, sizeof *items, (int (*)(const void *, const void *))strcmp);
+    size_t off = (size_t)snprintf(out, cap, "0/%u nodes are available", s->k->nnodes);
+    for (uint32_t j = 0; j < nrc; j++)
+        off += (size_t)snprintf(out + off, cap - off, "%s%s", j ? ", " : ": ", items[j]);
+    snprintf(out + off, cap - off, ".");
+    free(rc);
+    free(items);
+    return out;
+}
+
+int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e)
+{
+    berth_kprofile defprof;
+    berth_kube_default_profile(k, &defprof);
+    const berth_kprofile *first = opt->profile ? opt->profile
+                                  : k->nprofiles ? &k->profiles[0] : &defprof;
+    kube_sched s;
+    if (kube_sched_init(&s, k, first, opt->reference))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory preparing %u nodes", k->nnodes);
+    berth_cycle c;
+    if (berth_cycle_init(&c, k->nnodes ? k->nnodes : 1, BERTH_KP_COUNT, opt->seed)) {
+        kube_sched_free(&s);
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
+    c.explain = 1; /* first_reject feeds the FitError summary */
+    c.all_filters = opt->detail;
+    uint32_t *queue = malloc((k->npods ? k->npods : 1) * sizeof *queue);
+    uint32_t *batch = malloc((k->nnodes ? k->nnodes : 1) * sizeof *batch);
+    prof_built *built = calloc(k->nprofiles + 1, sizeof *built);
+    int rc = 0, unplaced = 0;
+    if (!queue || !batch || !built) {
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < k->nprofiles; i++)
+        build_profile(&built[i], &k->profiles[i], opt->tiebreak);
+    build_profile(&built[k->nprofiles], opt->profile ? opt->profile : &defprof, opt->tiebreak);
+    uint32_t nq = 0;
+    for (uint32_t p = 0; p < k->npods; p++)
+        if (!k->pods[p].node_name)
+            queue[nq++] = p;
+    sort_k = k;
+    qsort(queue, nq, sizeof *queue, cmp_queue);
+    uint32_t N = k->nnodes;
+    for (uint32_t qi = 0; qi < nq && !rc; qi++) {
+        uint32_t pod = queue[qi];
+        const berth_kpod *p = &k->pods[pod];
+        /* the profile: forced, or by schedulerName */
+        const prof_built *b = &built[k->nprofiles];
+        if (!opt->profile && k->nprofiles) {
+            b = NULL;
+            for (uint32_t i = 0; i < k->nprofiles; i++)
+                if (!strcmp(k->profiles[i].name, p->scheduler_name ? p->scheduler_name
+                                                                    : "default-scheduler"))
+                    b = &built[i];
+            if (!b) {
+                berth_kdecision d = {.pod = pod, .node = BERTH_KUBE_NONE,
+                                     .summary = "no scheduler profile for this pod's schedulerName"};
+                if (opt->on_decision)
+                    opt->on_decision(opt->ctx, k, &d);
+                unplaced = 1;
+                continue;
+            }
+        }
+        s.prof = b->kp;
+        kube_req rq;
+        if ((rc = kube_req_init(&s, &rq, pod))) {
+            rc = berth_error_set(e, rc, "out of memory");
+            break;
+        }
+        /* candidates: every node, or percentageOfNodesToScore round robin */
+        int32_t pct = b->kp->percentage_of_nodes_to_score ? b->kp->percentage_of_nodes_to_score
+                                                          : k->percentage_of_nodes_to_score;
+        uint32_t start = 0;
+        c.max_feasible = 0;
+        if (pct > 0 && pct < 100 && N >= 100) {
+            uint64_t want = (uint64_t)N * (uint64_t)pct / 100;
+            c.max_feasible = (uint32_t)(want < 100 ? 100 : want);
+            start = s.next_start % N;
+        }
+        for (uint32_t i = 0; i < N; i++)
+            batch[i] = (start + i) % N;
+        berth_pick pk;
+        rc = berth_pipeline_pick_batch(&b->p, &s, &rq, &c, batch, N, &pk);
+        if (rc) {
+            kube_req_free(&s, &rq);
+            rc = berth_error_set(e, rc, "scheduling failed: %s", berth_strerror(rc));
+            break;
+        }
+        if (c.max_feasible)
+            s.next_start = (start + pk.examined) % N;
+        berth_kdecision d;
+        memset(&d, 0, sizeof d);
+        d.pod = pod;
+        d.node = pk.chosen == BERTH_NO_CANDIDATE ? BERTH_KUBE_NONE : pk.chosen;
+        d.nfeasible = pk.nfeasible;
+        d.feasible = c.feasible;
+        d.plugin_scores = c.scores;
+        d.totals = c.total;
+        d.score_plugins = b->score_of;
+        d.nscore_plugins = b->p.nscores;
+        d.cap = c.cap;
+        d.fail_mask = opt->detail ? c.reject_mask : NULL;
+        d.filter_plugins = b->filter_of;
+        d.nfilter_plugins = b->p.nfilters;
+        d.examined = batch;
+        d.nexamined = pk.examined;
+        char *summary = NULL;
+        if (d.node == BERTH_KUBE_NONE) {
+            summary = fit_error(&s, b, &rq, &c, batch, pk.examined);
+            d.summary = summary ? summary : "0 nodes are available.";
+            unplaced = 1;
+        }
+        d.sched = &s;
+        d.req = &rq;
+        if (opt->on_decision)
+            opt->on_decision(opt->ctx, k, &d);
+        free(summary);
+        if (d.node != BERTH_KUBE_NONE) {
+            k->pods[pod].node_name = k->nodes[d.node].name;
+            k->pods[pod].assumed = 1;
+            if (kube_assume(&s, pod, d.node))
+                rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        }
+        kube_req_free(&s, &rq);
+    }
+out:
+    free(queue);
+    free(batch);
+    free(built);
+    berth_cycle_free(&c);
+    kube_sched_free(&s);
+    if (rc)
+        return rc;
+    return unplaced ? BERTH_ENOFIT : 0;
+}
+
+/* The reason a filter plugin gives for pod on node, in the state of the
+ * decision being reported (valid inside an on_decision callback). */
+void berth_kube_decision_reason(const berth_kdecision *d, uint32_t node, berth_kplugin f,
+                                char *buf, size_t size)
+{
+    const berth_filter_plugin *fp = kube_filter_plugin(f);
+    buf[0] = 0;
+    if (fp && fp->reason)
+        fp->reason(d->sched, d->req, node, buf, size);
+}

@@ -1,0 +1,255 @@
+/* report/kube_report.c - the `kube schedule` collector, table and JSON
+ * (SPEC 6.3), and the `kube size` table and JSON. */
+#include "berth/kube_report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct row {
+    uint32_t pod;
+    const char *node;       /* name, NULL when unschedulable */
+    uint32_t nfeasible;
+    int64_t total;
+    char *message;
+} row;
+
+struct berth_kube_report {
+    int detail, status;
+    row *rows;
+    uint32_t n, cap;
+    json_t *pods;           /* detail: the JSON array */
+};
+
+berth_kube_report *berth_kube_report_new(int detail)
+{
+    berth_kube_report *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->detail = detail;
+    r->pods = json_array();
+    if (!r->pods) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void berth_kube_report_free(berth_kube_report *r)
+{
+    if (!r)
+        return;
+    for (uint32_t i = 0; i < r->n; i++)
+        free(r->rows[i].message);
+    free(r->rows);
+    json_decref(r->pods);
+    free(r);
+}
+
+int berth_kube_report_status(const berth_kube_report *r) { return r->status; }
+
+static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, const row *rw)
+{
+    const berth_kpod *p = &k->pods[d->pod];
+    json_t *o = json_object(), *feas = json_array(), *filt = json_object(), *sc = json_object();
+    if (!o || !feas || !filt || !sc) {
+        json_decref(o);
+        json_decref(feas);
+        json_decref(filt);
+        json_decref(sc);
+        return NULL;
+    }
+    json_object_set_new(o, "namespace", json_string(p->ns));
+    json_object_set_new(o, "name", json_string(p->name));
+    json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
+    json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
+    /* feasible nodes in name order (= index order) */
+    uint32_t *ids = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *ids);
+    uint32_t *slot = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *slot);
+    if (ids && slot) {
+        for (uint32_t i = 0; i < d->nfeasible; i++)
+            ids[i] = d->feasible[i], slot[i] = i;
+        for (uint32_t i = 1; i < d->nfeasible; i++) /* insertion sort by node id */
+            for (uint32_t j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+                uint32_t t = ids[j]; ids[j] = ids[j - 1]; ids[j - 1] = t;
+                t = slot[j]; slot[j] = slot[j - 1]; slot[j - 1] = t;
+            }
+        for (uint32_t i = 0; i < d->nfeasible; i++) {
+            const char *nn = k->nodes[ids[i]].name;
+            json_array_append_new(feas, json_string(nn));
+            json_t *pl = json_object(), *e = json_object();
+            for (uint32_t j = 0; j < d->nscore_plugins; j++)
+                json_object_set_new(pl, berth_kplugin_name(d->score_plugins[j]),
+                                    json_integer(d->plugin_scores[(size_t)j * d->cap + slot[i]]));
+            json_object_set_new(e, "total", json_integer(d->totals[slot[i]]));
+            json_object_set_new(e, "plugins", pl);
+            json_object_set_new(sc, nn, e);
+        }
+    }
+    free(ids);
+    free(slot);
+    /* every rejecting plugin's reasons, per examined node that was not feasible */
+    char buf[512];
+    for (uint32_t i = 0; d->fail_mask && i < d->nexamined; i++) {
+        uint32_t n = d->examined[i];
+        uint32_t mask = d->fail_mask[n];
+        if (!mask)
+            continue;
+        json_t *list = json_array();
+        for (uint32_t f = 0; f < d->nfilter_plugins; f++) {
+            if (!(mask & (1u << f)))
+                continue;
+            berth_kube_decision_reason(d, n, d->filter_plugins[f], buf, sizeof buf);
+            char *save = NULL;
+            for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+                while (*tok == ' ')
+                    tok++;
+                json_array_append_new(list, json_string(tok));
+            }
+        }
+        json_object_set_new(filt, k->nodes[n].name, list);
+    }
+    json_object_set_new(o, "feasible", feas);
+    json_object_set_new(o, "filtered", filt);
+    json_object_set_new(o, "scores", sc);
+    if (rw->message)
+        json_object_set_new(o, "message", json_string(rw->message));
+    return o;
+}
+
+void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
+{
+    berth_kube_report *r = ctx;
+    if (r->n == r->cap) {
+        uint32_t nc = r->cap ? r->cap * 2 : 256;
+        row *q = realloc(r->rows, nc * sizeof *q);
+        if (!q) {
+            r->status = BERTH_ENOMEM;
+            return;
+        }
+        r->rows = q;
+        r->cap = nc;
+    }
+    row *rw = &r->rows[r->n++];
+    memset(rw, 0, sizeof *rw);
+    rw->pod = d->pod;
+    rw->node = d->node == BERTH_KUBE_NONE ? NULL : k->nodes[d->node].name;
+    rw->nfeasible = d->nfeasible;
+    if (d->node != BERTH_KUBE_NONE && d->totals)
+        for (uint32_t i = 0; i < d->nfeasible; i++)
+            if (d->feasible[i] == d->node)
+                rw->total = d->totals[i];
+    if (d->summary) {
+        rw->message = strdup(d->summary);
+        if (!rw->message)
+            r->status = BERTH_ENOMEM;
+    }
+    if (r->detail) {
+        json_t *o = decision_json(k, d, rw);
+        if (!o || json_array_append_new(r->pods, o))
+            r->status = BERTH_ENOMEM;
+    } else {
+        const berth_kpod *p = &k->pods[d->pod];
+        json_t *o = json_object();
+        if (!o) {
+            r->status = BERTH_ENOMEM;
+            return;
+        }
+        json_object_set_new(o, "namespace", json_string(p->ns));
+        json_object_set_new(o, "name", json_string(p->name));
+        json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
+        json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
+        if (rw->message)
+            json_object_set_new(o, "message", json_string(rw->message));
+        json_array_append_new(r->pods, o);
+    }
+}
+
+int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_kcluster *k)
+{
+    size_t wp = 3, wn = 4;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const berth_kpod *p = &k->pods[r->rows[i].pod];
+        size_t l = strlen(p->ns) + 1 + strlen(p->name);
+        if (l > wp)
+            wp = l;
+        if (r->rows[i].node && strlen(r->rows[i].node) > wn)
+            wn = strlen(r->rows[i].node);
+    }
+    if (wn < 6)
+        wn = 6;
+    fprintf(out, "%-*s  %-*s  %-10s  %8s  %6s\n", (int)wp, "POD", (int)wn, "NODE", "QOS",
+            "FEASIBLE", "SCORE");
+    for (uint32_t i = 0; i < r->n; i++) {
+        const row *rw = &r->rows[i];
+        const berth_kpod *p = &k->pods[rw->pod];
+        char name[600];
+        snprintf(name, sizeof name, "%s/%s", p->ns, p->name);
+        char score[32] = "-";
+        if (rw->node)
+            snprintf(score, sizeof score, "%" PRId64, rw->total);
+        fprintf(out, "%-*s  %-*s  %-10s  %8u  %6s", (int)wp, name, (int)wn,
+                rw->node ? rw->node : "<none>", berth_qos_name(p->qos), rw->nfeasible, score);
+        if (rw->message)
+            fprintf(out, "  %s", rw->message);
+        fputc('\n', out);
+    }
+    uint32_t placed = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        placed += r->rows[i].node != NULL;
+    fprintf(out, "\n%u of %u pending pods scheduled\n", placed, r->n);
+    return ferror(out) ? BERTH_EIO : 0;
+}
+
+json_t *berth_kube_report_json(berth_kube_report *r)
+{
+    json_t *root = json_object();
+    if (!root)
+        return NULL;
+    json_object_set(root, "pods", r->pods);
+    return root;
+}
+
+int berth_kube_size_table(FILE *out, const berth_kcluster *k, const berth_vsphere_opts *o)
+{
+    fprintf(out, "%-40s  %-10s  %5s  %10s  %12s  %14s\n", "POD", "QOS", "VCPU", "MEMORY",
+            "RESERVED CPU", "RESERVED MEMORY");
+    for (uint32_t i = 0; i < k->npods; i++) {
+        const berth_kpod *p = &k->pods[i];
+        berth_vsphere_size sz;
+        berth_kube_vsphere_size(p, o, &sz);
+        char name[600];
+        snprintf(name, sizeof name, "%s/%s", p->ns, p->name);
+        fprintf(out, "%-40s  %-10s  %5" PRId64 "  %8" PRId64 "Mi  %11" PRId64 "m  %12" PRId64 "Mi\n",
+                name, berth_qos_name(p->qos), sz.vcpu, sz.memory / (1024 * 1024),
+                sz.reservation_cpu, sz.reservation_memory / (1024 * 1024));
+    }
+    return ferror(out) ? BERTH_EIO : 0;
+}
+
+json_t *berth_kube_size_json(const berth_kcluster *k, const berth_vsphere_opts *o)
+{
+    json_t *root = json_object(), *arr = json_array();
+    if (!root || !arr) {
+        json_decref(root);
+        json_decref(arr);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < k->npods; i++) {
+        const berth_kpod *p = &k->pods[i];
+        berth_vsphere_size sz;
+        berth_kube_vsphere_size(p, o, &sz);
+        json_t *e = json_object(), *res = json_object();
+        json_object_set_new(e, "namespace", json_string(p->ns));
+        json_object_set_new(e, "name", json_string(p->name));
+        json_object_set_new(e, "qosClass", json_string(berth_qos_name(p->qos)));
+        json_object_set_new(e, "vcpu", json_integer(sz.vcpu));
+        json_object_set_new(e, "memory", json_integer(sz.memory));
+        json_object_set_new(res, "cpuMilli", json_integer(sz.reservation_cpu));
+        json_object_set_new(res, "memory", json_integer(sz.reservation_memory));
+        json_object_set_new(e, "reservation", res);
+        json_array_append_new(arr, e);
+    }
+    json_object_set_new(root, "pods", arr);
+    return root;
+}
