@@ -3,7 +3,7 @@
 
 CC      ?= cc
 CSTD    := -std=c11 -D_GNU_SOURCE
-WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
 OPT     ?= -O2 -g
 PKGLIBS := -lyaml -ljansson -lm
 BUILD   ?= build

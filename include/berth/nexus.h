@@ -152,6 +152,7 @@ typedef struct berth_step {
     const char **zones;
     uint32_t nzones;
     const char *machine;
+    const char *sku_where, *zones_where, *machine_where; /* located field paths */
     berth_update_strategy strategy;
     uint32_t spec_doc;           /* index of the cluster/pool spec for create/add */
     /* result */
@@ -172,6 +173,8 @@ typedef struct berth_pool_spec {
     const char **zones;
     uint32_t nzones;
     const char *where;           /* "file:line:col" of the pool, for messages */
+    const char *sku_where;       /* "file:line:col: path.vmSkuName" */
+    const char *zones_where;     /* "file:line:col: path.availabilityZones" ("" if none) */
 } berth_pool_spec;
 
 typedef struct berth_cluster_spec {

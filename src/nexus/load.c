@@ -17,6 +17,18 @@ static const char *where(berth_nexus *nx, const berth_dec *d, const berth_node *
     return berth_arena_strdup(&nx->arena, buf);
 }
 
+/* "file:line:col: path.field" of m's field (or of m when absent). */
+static const char *field_where(berth_nexus *nx, berth_dec *d, const berth_node *m, const char *field)
+{
+    const berth_node *n = berth_node_get(m, field);
+    size_t prev = berth_dec_push(d, field);
+    char buf[900];
+    snprintf(buf, sizeof buf, "%s:%d:%d: %s", d->file, n ? n->line : m->line, n ? n->col : m->col,
+             d->path);
+    berth_dec_pop(d, prev);
+    return berth_arena_strdup(&nx->arena, buf);
+}
+
 static int dec_cpu_count(berth_dec *d, const berth_node *m, const char *key, int required,
                          int32_t *out)
 {
@@ -447,6 +459,8 @@ static int dec_pool(berth_nexus *nx, berth_dec *d, const berth_node *pn, berth_p
     if (!rc)
         rc = dec_zones(nx, d, pn, &ps->zones, &ps->nzones);
     ps->where = where(nx, d, pn);
+    ps->sku_where = field_where(nx, d, pn, "vmSkuName");
+    ps->zones_where = field_where(nx, d, pn, "availabilityZones");
     return rc;
 }
 
@@ -601,6 +615,9 @@ static int load_operation(berth_nexus *nx, berth_dec *d, const berth_node *doc)
         goto out;
     if ((rc = berth_dec_str(d, spec, "machine", need_machine, &s.machine)))
         goto out;
+    s.sku_where = field_where(nx, d, spec, "vmSkuName");
+    s.zones_where = field_where(nx, d, spec, "availabilityZones");
+    s.machine_where = field_where(nx, d, spec, "machine");
     s.strategy = (berth_update_strategy){0, 32767, 0, 80, 15, 60};
     berth_node *us = NULL;
     if ((rc = berth_dec_map(d, spec, "updateStrategy", 0, &us)))
@@ -712,19 +729,19 @@ int berth_nexus_load(berth_nexus *nx, const berth_source *src, int strict, berth
     return 0;
 }
 
-static int check_pool_refs(const berth_nexus *nx, const char *where_, const char *sku,
-                           const char *const *zones, uint32_t nzones, berth_error *e)
+static int check_pool_refs(const berth_nexus *nx, const char *sku_where, const char *zones_where,
+                           const char *sku, const char *const *zones, uint32_t nzones,
+                           berth_error *e)
 {
     if (sku && berth_nexus_find_sku(nx, sku) == BERTH_NEXUS_NONE)
         return berth_error_set(e, BERTH_EINVAL,
-                               "%s: vmSkuName: unknown SKU '%s' (not built in and no VmSku "
-                               "document defines it)",
-                               where_, sku);
+                               "%s: unknown SKU '%s' (not built in and no VmSku document "
+                               "defines it)",
+                               sku_where, sku);
     for (uint32_t z = 0; z < nzones; z++)
         if (berth_nexus_find_rack(nx, zones[z]) == BERTH_NEXUS_NONE)
-            return berth_error_set(e, BERTH_EINVAL,
-                                   "%s: availabilityZones: no rack (zone) named '%s' in the site",
-                                   where_, zones[z]);
+            return berth_error_set(e, BERTH_EINVAL, "%s: no rack (zone) named '%s' in the site",
+                                   zones_where, zones[z]);
     return 0;
 }
 
@@ -735,21 +752,23 @@ int berth_nexus_validate(const berth_nexus *nx, berth_error *e)
     for (uint32_t i = 0; i < nx->nspecs; i++)
         for (uint32_t p = 0; p < nx->specs[i].npools; p++) {
             const berth_pool_spec *ps = &nx->specs[i].pools[p];
-            int rc = check_pool_refs(nx, ps->where, ps->sku, ps->zones, ps->nzones, e);
+            int rc = check_pool_refs(nx, ps->sku_where, ps->zones_where, ps->sku, ps->zones,
+                                     ps->nzones, e);
             if (rc)
                 return rc;
         }
     for (uint32_t i = 0; i < nx->nsteps; i++) {
         const berth_step *s = &nx->steps[i];
         if (s->kind == BERTH_STEP_ADD_POOL) {
-            int rc = check_pool_refs(nx, s->source, s->sku, s->zones, s->nzones, e);
+            int rc = check_pool_refs(nx, s->sku_where, s->zones_where, s->sku, s->zones,
+                                     s->nzones, e);
             if (rc)
                 return rc;
         }
         if ((s->kind == BERTH_STEP_CORDON || s->kind == BERTH_STEP_UNCORDON) &&
             berth_nexus_find_machine(nx, s->machine) == BERTH_NEXUS_NONE)
-            return berth_error_set(e, BERTH_EINVAL, "%s: spec.machine: no machine named '%s' in the site",
-                                   s->source, s->machine);
+            return berth_error_set(e, BERTH_EINVAL, "%s: no machine named '%s' in the site",
+                                   s->machine_where, s->machine);
     }
     return 0;
 }

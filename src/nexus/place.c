@@ -574,6 +574,15 @@ static int run_step(berth_nexus *nx, berth_step *st, const berth_nexus_options *
             snprintf(m, sizeof m, "no cluster named '%s' exists at this step", st->cluster);
             return step_fail(nx, st, m);
         }
+        if (nx->clusters[cid].status == BERTH_CLUSTER_FAILED &&
+            (st->kind == BERTH_STEP_SCALE_POOL || st->kind == BERTH_STEP_ADD_POOL)) {
+            char m[300];
+            snprintf(m, sizeof m,
+                     "cluster '%s' failed to provision; delete and re-create it before changing "
+                     "its pools",
+                     st->cluster);
+            return step_fail(nx, st, m);
+        }
         if (st->pool && st->kind != BERTH_STEP_ADD_POOL) {
             pid = berth_nexus_find_pool(nx, cid, st->pool);
             if (pid == BERTH_NEXUS_NONE) {
