@@ -133,6 +133,7 @@ typedef struct berth_fleet {
     berth_fleet_binding *bindings;
     uint32_t nbindings, capbindings;
     int finalized;
+    uint32_t *placement_order;        /* placement indices in name order (finalize) */
 } berth_fleet;
 
 void berth_fleet_init(berth_fleet *f);

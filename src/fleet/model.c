@@ -40,6 +40,7 @@ void berth_fleet_free(berth_fleet *f)
     free(f->clusters);
     free(f->placements);
     free(f->bindings);
+    free(f->placement_order);
     berth_arena_free(&f->arena);
     memset(f, 0, sizeof *f);
 }
@@ -73,10 +74,46 @@ uint32_t berth_fleet_find_cluster(const berth_fleet *f, const char *name)
 
 uint32_t berth_fleet_find_placement(const berth_fleet *f, const char *name)
 {
+    if (f->finalized && f->placement_order) {
+        uint32_t lo = 0, hi = f->nplacements;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(f->placements[f->placement_order[mid]].name, name);
+            if (c == 0)
+                return f->placement_order[mid];
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return BERTH_FLEET_NONE;
+    }
     for (uint32_t i = 0; i < f->nplacements; i++)
         if (!strcmp(f->placements[i].name, name))
             return i;
     return BERTH_FLEET_NONE;
+}
+
+static const berth_fleet *sort_fleet;
+
+/* placement indices by (name, index) */
+static int cmp_pl_name(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(sort_fleet->placements[x].name, sort_fleet->placements[y].name);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/* binding indices by (placement, cluster, index) */
+static int cmp_binding(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    const berth_fleet_binding *p = &sort_fleet->bindings[x], *q = &sort_fleet->bindings[y];
+    if (p->placement != q->placement)
+        return p->placement < q->placement ? -1 : 1;
+    if (p->cluster != q->cluster)
+        return p->cluster < q->cluster ? -1 : 1;
+    return x < y ? -1 : x > y;
 }
 
 int berth_fleet_finalize(berth_fleet *f, berth_error *e)
@@ -97,35 +134,89 @@ int berth_fleet_finalize(berth_fleet *f, berth_error *e)
                                    "%s: metadata.name: a second MemberCluster named '%s' (first at %s)",
                                    b, f->clusters[i].name, a);
         }
+    /* duplicate placement names: sort (name, index); report the earliest
+     * placement that has an earlier namesake, with the first of its name */
+    uint32_t *ord = malloc((f->nplacements ? f->nplacements : 1) * sizeof *ord);
+    if (!ord)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < f->nplacements; i++)
-        for (uint32_t j = 0; j < i; j++)
-            if (!strcmp(f->placements[i].name, f->placements[j].name))
-                return berth_error_set(e, BERTH_EINVAL,
-                                       "%s: metadata.name: a second ClusterResourcePlacement named "
-                                       "'%s' (first at %s)",
-                                       f->placements[i].where, f->placements[i].name,
-                                       f->placements[j].where);
+        ord[i] = i;
+    sort_fleet = f;
+    if (f->nplacements > 1)
+        qsort(ord, f->nplacements, sizeof *ord, cmp_pl_name);
+    uint32_t dup_i = UINT32_MAX, dup_j = 0;
+    for (uint32_t k = 1; k < f->nplacements; k++)
+        if (!strcmp(f->placements[ord[k]].name, f->placements[ord[k - 1]].name) &&
+            (k == 1 || strcmp(f->placements[ord[k - 1]].name, f->placements[ord[k - 2]].name)) &&
+            ord[k] < dup_i) {
+            dup_i = ord[k];       /* second of its name */
+            dup_j = ord[k - 1];   /* first of its name */
+        }
+    if (dup_i != UINT32_MAX) {
+        free(ord);
+        return berth_error_set(e, BERTH_EINVAL,
+                               "%s: metadata.name: a second ClusterResourcePlacement named "
+                               "'%s' (first at %s)",
+                               f->placements[dup_i].where, f->placements[dup_i].name,
+                               f->placements[dup_j].where);
+    }
+    free(f->placement_order);
+    f->placement_order = ord;
     f->finalized = 1;
+    /* resolve every binding; the first failure in input order wins, and a
+     * duplicate (placement, cluster) pair counts at its second binding */
+    uint32_t res_i = UINT32_MAX;
     for (uint32_t i = 0; i < f->nbindings; i++) {
         berth_fleet_binding *b = &f->bindings[i];
         b->placement = berth_fleet_find_placement(f, b->placement_name);
+        b->cluster = b->placement == BERTH_FLEET_NONE ? BERTH_FLEET_NONE
+                                                       : berth_fleet_find_cluster(f, b->cluster_name);
+        if (b->cluster == BERTH_FLEET_NONE) {
+            res_i = i;
+            break;
+        }
+    }
+    uint32_t nb = res_i == UINT32_MAX ? f->nbindings : res_i;
+    dup_i = UINT32_MAX;
+    if (nb > 1) {
+        uint32_t *bo = malloc(nb * sizeof *bo);
+        if (!bo)
+            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < nb; i++)
+            bo[i] = i;
+        qsort(bo, nb, sizeof *bo, cmp_binding);
+        for (uint32_t k = 1; k < nb; k++) {
+            const berth_fleet_binding *p = &f->bindings[bo[k]], *q = &f->bindings[bo[k - 1]];
+            if (p->placement != q->placement || p->cluster != q->cluster)
+                continue;
+            if (k >= 2 && f->bindings[bo[k - 2]].placement == p->placement &&
+                f->bindings[bo[k - 2]].cluster == p->cluster)
+                continue;   /* third or later of the pair: the second is earlier */
+            if (bo[k] < dup_i) {
+                dup_i = bo[k];
+                dup_j = bo[k - 1];
+            }
+        }
+        free(bo);
+    }
+    if (dup_i != UINT32_MAX) {
+        const berth_fleet_binding *b = &f->bindings[dup_i];
+        return berth_error_set(e, BERTH_EINVAL,
+                               "%s: spec.targetCluster: placement '%s' already has a binding "
+                               "to cluster '%s' (%s)",
+                               b->where, b->placement_name, b->cluster_name,
+                               f->bindings[dup_j].where);
+    }
+    if (res_i != UINT32_MAX) {
+        const berth_fleet_binding *b = &f->bindings[res_i];
         if (b->placement == BERTH_FLEET_NONE)
             return berth_error_set(e, BERTH_EINVAL,
                                    "%s: metadata.labels.kubernetes-fleet.io/parent-CRP: no "
                                    "ClusterResourcePlacement named '%s'",
                                    b->where, b->placement_name);
-        b->cluster = berth_fleet_find_cluster(f, b->cluster_name);
-        if (b->cluster == BERTH_FLEET_NONE)
-            return berth_error_set(e, BERTH_EINVAL,
-                                   "%s: spec.targetCluster: no MemberCluster named '%s'", b->where,
-                                   b->cluster_name);
-        for (uint32_t j = 0; j < i; j++)
-            if (f->bindings[j].placement == b->placement && f->bindings[j].cluster == b->cluster)
-                return berth_error_set(e, BERTH_EINVAL,
-                                       "%s: spec.targetCluster: placement '%s' already has a binding "
-                                       "to cluster '%s' (%s)",
-                                       b->where, b->placement_name, b->cluster_name,
-                                       f->bindings[j].where);
+        return berth_error_set(e, BERTH_EINVAL,
+                               "%s: spec.targetCluster: no MemberCluster named '%s'", b->where,
+                               b->cluster_name);
     }
     return 0;
 }

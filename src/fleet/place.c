@@ -226,7 +226,8 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
     cp->terms = calloc(pl->nreq ? pl->nreq : 1, sizeof *cp->terms);
     cp->prefs = calloc(pl->npref ? pl->npref : 1, sizeof *cp->prefs);
     cp->spread_col = calloc(pl->nspread ? pl->nspread : 1, sizeof *cp->spread_col);
-    if (!cp->terms || !cp->prefs || !cp->spread_col)
+    cp->pref_id = calloc(pl->npref ? pl->npref : 1, sizeof *cp->pref_id);
+    if (!cp->terms || !cp->prefs || !cp->spread_col || !cp->pref_id)
         return BERTH_ENOMEM;
     cp->nterms = pl->nreq;
     cp->nprefs = pl->npref;
@@ -397,6 +398,184 @@ static int fast_required(const berth_fleet_ctx *ctx, const fleet_cplace *cp, uin
     return 0;
 }
 
+
+/* ---- policy identity (fast path caches) ---- */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s) { return mix(h, s ? hash_str(s) + 1 : 0); }
+
+static int str_eq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+static uint64_t hash_sel(uint64_t h, const fleet_csel *s)
+{
+    h = mix(h, s->n);
+    for (uint32_t i = 0; i < s->n; i++) {
+        const fleet_creq *r = &s->r[i];
+        h = mix(mix(mix(h, r->col), (uint64_t)r->op), r->nids);
+        for (uint32_t j = 0; j < r->nids; j++)
+            h = mix(h, r->ids[j]);
+    }
+    return h;
+}
+
+static int sel_eq(const fleet_csel *a, const fleet_csel *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        const fleet_creq *x = &a->r[i], *y = &b->r[i];
+        if (x->col != y->col || x->op != y->op || x->nids != y->nids ||
+            memcmp(x->ids, y->ids, x->nids * sizeof *x->ids))
+            return 0;
+    }
+    return 1;
+}
+
+static uint64_t hash_pref(const fleet_cpref *p)
+{
+    return mix(mix(mix(hash_sel(1, &p->sel), (uint64_t)p->weight), p->prop), (uint64_t)p->descending);
+}
+
+static int pref_eq(const fleet_cpref *a, const fleet_cpref *b)
+{
+    return a->weight == b->weight && a->prop == b->prop && a->descending == b->descending &&
+           sel_eq(&a->sel, &b->sel);
+}
+
+/* What the static verdicts depend on: required terms (when present) and
+ * tolerations. */
+static uint64_t hash_stat(const berth_fleet_placement *pl, const fleet_cplace *cp)
+{
+    uint64_t h = mix(2, (uint64_t)pl->has_required);
+    if (pl->has_required) {
+        h = mix(h, cp->nterms);
+        for (uint32_t t = 0; t < cp->nterms; t++) {
+            const fleet_cterm *ct = &cp->terms[t];
+            h = mix(hash_sel(h, &ct->sel), ct->ne);
+            for (uint32_t i = 0; i < ct->ne; i++) {
+                unsigned __int128 v = (unsigned __int128)ct->e[i].v.nano;
+                h = mix(mix(mix(mix(h, ct->e[i].prop), (uint64_t)ct->e[i].op), (uint64_t)v),
+                        (uint64_t)(v >> 64));
+            }
+        }
+    }
+    h = mix(h, pl->ntols);
+    for (uint32_t i = 0; i < pl->ntols; i++) {
+        const berth_toleration *t = &pl->tols[i];
+        h = mix(mix(mix(mix_str(mix_str(h, t->key), t->value), (uint64_t)t->op), (uint64_t)t->effect),
+                (uint64_t)t->toleration_seconds);
+    }
+    return h;
+}
+
+static int stat_eq(const berth_fleet_placement *pa, const fleet_cplace *a,
+                   const berth_fleet_placement *pb, const fleet_cplace *b)
+{
+    if (pa->has_required != pb->has_required || pa->ntols != pb->ntols)
+        return 0;
+    if (pa->has_required) {
+        if (a->nterms != b->nterms)
+            return 0;
+        for (uint32_t t = 0; t < a->nterms; t++) {
+            const fleet_cterm *x = &a->terms[t], *y = &b->terms[t];
+            if (x->ne != y->ne || !sel_eq(&x->sel, &y->sel))
+                return 0;
+            for (uint32_t i = 0; i < x->ne; i++)
+                if (x->e[i].prop != y->e[i].prop || x->e[i].op != y->e[i].op ||
+                    x->e[i].v.nano != y->e[i].v.nano)
+                    return 0;
+        }
+    }
+    for (uint32_t i = 0; i < pa->ntols; i++) {
+        const berth_toleration *x = &pa->tols[i], *y = &pb->tols[i];
+        if (!str_eq(x->key, y->key) || !str_eq(x->value, y->value) || x->op != y->op ||
+            x->effect != y->effect || x->toleration_seconds != y->toleration_seconds)
+            return 0;
+    }
+    return 1;
+}
+
+/* Gives every valid placement a static-column id and every preferred term a
+ * contribution-column id, equal structures sharing one; reserves the cache
+ * pool. */
+static int assign_ids(berth_fleet_ctx *ctx)
+{
+    const berth_fleet *f = ctx->f;
+    uint32_t np = f->nplacements, nterms = 0;
+    for (uint32_t p = 0; p < np; p++)
+        if (!ctx->cp[p].error)
+            nterms += ctx->cp[p].nprefs;
+    uint32_t hcap = 16;
+    while (hcap < 2 * (np + nterms) + 2)
+        hcap *= 2;
+    uint32_t *tab = calloc(hcap, sizeof *tab);   /* stat ids + 1 */
+    uint32_t *tab2 = calloc(hcap, sizeof *tab2); /* pref ids + 1 */
+    ctx->stat_rep = malloc((np ? np : 1) * sizeof *ctx->stat_rep);
+    ctx->pref_rep = malloc((nterms ? nterms : 1) * sizeof *ctx->pref_rep);
+    if (!tab || !tab2 || !ctx->stat_rep || !ctx->pref_rep) {
+        free(tab);
+        free(tab2);
+        return BERTH_ENOMEM;
+    }
+    for (uint32_t p = 0; p < np; p++) {
+        fleet_cplace *cp = &ctx->cp[p];
+        const berth_fleet_placement *pl = &f->placements[p];
+        if (cp->error)
+            continue;
+        uint32_t j = (uint32_t)hash_stat(pl, cp) & (hcap - 1);
+        for (;; j = (j + 1) & (hcap - 1)) {
+            if (!tab[j]) {
+                ctx->stat_rep[ctx->nstatcols] = p;
+                tab[j] = ++ctx->nstatcols;
+                break;
+            }
+            uint32_t q = ctx->stat_rep[tab[j] - 1];
+            if (stat_eq(pl, cp, &f->placements[q], &ctx->cp[q]))
+                break;
+        }
+        cp->stat_id = tab[j] - 1;
+        for (uint32_t t = 0; t < cp->nprefs; t++) {
+            const fleet_cpref *pr = &cp->prefs[t];
+            uint32_t k = (uint32_t)hash_pref(pr) & (hcap - 1);
+            for (;; k = (k + 1) & (hcap - 1)) {
+                if (!tab2[k]) {
+                    ctx->pref_rep[ctx->nprefcols] = pr;
+                    tab2[k] = ++ctx->nprefcols;
+                    break;
+                }
+                if (pref_eq(pr, ctx->pref_rep[tab2[k] - 1]))
+                    break;
+            }
+            cp->pref_id[t] = tab2[k] - 1;
+        }
+    }
+    free(tab);
+    free(tab2);
+    ctx->statcol = calloc(ctx->nstatcols ? ctx->nstatcols : 1, sizeof *ctx->statcol);
+    ctx->prefcol = calloc(ctx->nprefcols ? ctx->nprefcols : 1, sizeof *ctx->prefcol);
+    ctx->statbuilt = calloc(ctx->nstatcols + ctx->nprefcols + 1, 1);
+    if (!ctx->statcol || !ctx->prefcol || !ctx->statbuilt)
+        return BERTH_ENOMEM;
+    /* one pool, columns in id order while they fit the budget; the rest
+     * are recomputed per placement into scratch */
+    size_t n = ctx->n ? ctx->n : 1, want = ((size_t)ctx->nstatcols + ctx->nprefcols) * n;
+    size_t size = want < FLEET_CACHE_BYTES ? want : FLEET_CACHE_BYTES;
+    ctx->pool = malloc(size ? size : 1);
+    if (!ctx->pool)
+        return BERTH_ENOMEM;
+    size_t off = 0;
+    for (uint32_t i = 0; i < ctx->nstatcols && off + n <= size; i++, off += n)
+        ctx->statcol[i] = ctx->pool + off;
+    for (uint32_t i = 0; i < ctx->nprefcols && off + n <= size; i++, off += n)
+        ctx->prefcol[i] = (int8_t *)(ctx->pool + off);
+    return 0;
+}
+
 /* ---- context ---- */
 
 int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
@@ -417,12 +596,14 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
     ctx->cycle.explain = 1;
     ctx->eligible = calloc(na, 1);
     ctx->tainted = calloc(na, 1);
-    ctx->stat = calloc(na, 1);
+    ctx->stat_buf = calloc(na, 1);
+    ctx->stat = ctx->stat_buf;
+    ctx->pref_scratch = calloc(na, 1);
+    ctx->prev = UINT32_MAX;
     ctx->reject = calloc(na, 1);
     ctx->picked = calloc(na, 1);
     ctx->held = calloc(na, 1);
     ctx->heldstate = calloc(na, 1);
-    ctx->scored = calloc(na, 1);
     ctx->cstatus = calloc(na, 1);
     ctx->rel = calloc(na, 1);
     ctx->aff = calloc(na, sizeof *ctx->aff);
@@ -437,8 +618,8 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
             maxfixed = f->placements[p].nfixed;
     ctx->notfound = calloc(maxfixed, sizeof *ctx->notfound);
     rc = BERTH_ENOMEM;
-    if (!ctx->eligible || !ctx->tainted || !ctx->stat || !ctx->reject || !ctx->picked || !ctx->held ||
-        !ctx->heldstate || !ctx->scored || !ctx->cstatus || !ctx->rel || !ctx->aff ||
+    if (!ctx->eligible || !ctx->tainted || !ctx->stat_buf || !ctx->pref_scratch || !ctx->reject ||
+        !ctx->picked || !ctx->held || !ctx->heldstate || !ctx->cstatus || !ctx->rel || !ctx->aff ||
         !ctx->out_aff || !ctx->out_spread || !ctx->sel || !ctx->order || !ctx->cp ||
         !ctx->notfound)
         goto fail;
@@ -458,10 +639,44 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
     ctx->counts = calloc((size_t)maxspread * ctx->maxdom, sizeof *ctx->counts);
     ctx->dchange = calloc((size_t)maxspread * ctx->maxdom, 1);
     ctx->dviol = calloc((size_t)maxspread * ctx->maxdom, 1);
-    if (!ctx->counts || !ctx->dchange || !ctx->dviol) {
+    ctx->snap_change = calloc((size_t)maxspread * ctx->maxdom, 1);
+    ctx->snap_viol = calloc((size_t)maxspread * ctx->maxdom, 1);
+    /* top-K buckets: at most 32 MB of keys */
+    size_t nb = (size_t)ctx->maxdom + 1, kmax = FLEET_TOPK_MAX;
+    if (nb * kmax > ((size_t)4 << 20))
+        kmax = ((size_t)4 << 20) / nb;
+    ctx->topk_max = (uint32_t)kmax;
+    ctx->topk = malloc((kmax ? nb * kmax : 1) * sizeof *ctx->topk);
+    ctx->topn = calloc(nb, 1);
+    ctx->fin_r = calloc(nb, 1);
+    ctx->fin_s = calloc(nb, sizeof *ctx->fin_s);
+    ctx->blist = malloc(nb * sizeof *ctx->blist);
+    /* bindings grouped by placement (counting sort keeps input order) */
+    ctx->bind_start = calloc((size_t)f->nplacements + 1, sizeof *ctx->bind_start);
+    ctx->bind_idx = malloc((f->nbindings ? f->nbindings : 1) * sizeof *ctx->bind_idx);
+    if (!ctx->counts || !ctx->dchange || !ctx->dviol || !ctx->snap_change || !ctx->snap_viol ||
+        !ctx->topk || !ctx->topn || !ctx->fin_r || !ctx->fin_s || !ctx->blist || !ctx->bind_start || !ctx->bind_idx) {
         rc = BERTH_ENOMEM;
         goto fail;
     }
+    for (uint32_t i = 0; i < f->nbindings; i++)
+        ctx->bind_start[f->bindings[i].placement + 1]++;
+    for (uint32_t p = 0; p < f->nplacements; p++)
+        ctx->bind_start[p + 1] += ctx->bind_start[p];
+    {
+        uint32_t *pos = calloc((size_t)f->nplacements + 1, sizeof *pos);
+        if (!pos) {
+            rc = BERTH_ENOMEM;
+            goto fail;
+        }
+        for (uint32_t i = 0; i < f->nbindings; i++) {
+            uint32_t p = f->bindings[i].placement;
+            ctx->bind_idx[ctx->bind_start[p] + pos[p]++] = i;
+        }
+        free(pos);
+    }
+    if (!opt->reference && (rc = assign_ids(ctx)))
+        goto fail;
     *out = ctx;
     return 0;
 fail:
@@ -491,8 +706,26 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
         free(cp->terms);
         free(cp->prefs);
         free(cp->spread_col);
+        free(cp->pref_id);
     }
     free(ctx->cp);
+    free(ctx->stat_buf);
+    free(ctx->pref_scratch);
+    free(ctx->statcol);
+    free(ctx->stat_rep);
+    free(ctx->prefcol);
+    free(ctx->pref_rep);
+    free(ctx->statbuilt);
+    free(ctx->pool);
+    free(ctx->bind_start);
+    free(ctx->bind_idx);
+    free(ctx->topk);
+    free(ctx->topn);
+    free(ctx->fin_r);
+    free(ctx->fin_s);
+    free(ctx->blist);
+    free(ctx->snap_change);
+    free(ctx->snap_viol);
     for (uint32_t i = 0; i < ctx->nprops; i++) {
         free(ctx->props[i].has);
         free(ctx->props[i].q);
@@ -509,12 +742,10 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     free(ctx->hash);
     free(ctx->eligible);
     free(ctx->tainted);
-    free(ctx->stat);
     free(ctx->reject);
     free(ctx->picked);
     free(ctx->held);
     free(ctx->heldstate);
-    free(ctx->scored);
     free(ctx->cstatus);
     free(ctx->rel);
     free(ctx->aff);
@@ -534,14 +765,15 @@ const berth_cycle *berth_fleet_ctx_cycle(const berth_fleet_ctx *ctx) { return &c
 
 /* ---- one placement ---- */
 
-/* Static verdicts (affinity, eligibility, taints) and the affinity score. */
+/* Static verdicts (affinity, eligibility, taints) and the affinity score:
+ * the reference computes both per placement from the model. */
 static void prepare(berth_fleet_ctx *ctx, uint32_t p)
 {
     const berth_fleet_placement *pl = &ctx->f->placements[p];
     const fleet_cplace *cp = &ctx->cp[p];
     const berth_member_cluster *cl = ctx->f->clusters;
     const uint8_t *elig = ctx->eligible, *tainted = ctx->tainted, *held = ctx->held;
-    uint8_t *stat = ctx->stat;
+    uint8_t *stat = ctx->stat_buf;
     int64_t *aff = ctx->aff;
     const int scores = pl->type == BERTH_FLEET_PICK_N;
     const int all = ctx->opt.reference || ctx->opt.explain;
@@ -564,24 +796,152 @@ static void prepare(berth_fleet_ctx *ctx, uint32_t p)
                 a += fleet_pref_score(ctx, &cp->prefs[t], c, NULL);
         aff[c] = a;
     }
+    ctx->stat = stat;
+}
+
+/* The fast path reads both from columns shared by every placement with the
+ * same required terms and tolerations (static verdicts) or the same
+ * preferred term (its rounded contribution), each filled on first use. */
+static const uint8_t *stat_column(berth_fleet_ctx *ctx, uint32_t id)
+{
+    uint8_t *col = ctx->statcol[id];
+    if (col && ctx->statbuilt[id])
+        return col;
+    if (!col)
+        col = ctx->stat_buf;
+    uint32_t p = ctx->stat_rep[id];
+    const berth_fleet_placement *pl = &ctx->f->placements[p];
+    const fleet_cplace *cp = &ctx->cp[p];
+    const berth_member_cluster *cl = ctx->f->clusters;
+    for (uint32_t c = 0; c < ctx->n; c++) {
+        uint8_t s = 0;
+        if (pl->has_required && !fast_required(ctx, cp, c))
+            s = FLEET_F_AFFINITY;
+        else if (!ctx->eligible[c])
+            s = FLEET_F_ELIGIBILITY;
+        else if (ctx->tainted[c] &&
+                 berth_taints_first_untolerated(cl[c].taints, cl[c].ntaints, pl->tols, pl->ntols,
+                                                BERTH_EFFECT_MASK_ANY))
+            s = FLEET_F_TAINT;
+        col[c] = s;
+    }
+    if (col != ctx->stat_buf)
+        ctx->statbuilt[id] = 1;
+    return col;
+}
+
+static const int8_t *pref_column(berth_fleet_ctx *ctx, uint32_t id)
+{
+    int8_t *col = ctx->prefcol[id];
+    if (col && ctx->statbuilt[ctx->nstatcols + id])
+        return col;
+    if (!col)
+        col = ctx->pref_scratch;
+    const fleet_cpref *pr = ctx->pref_rep[id];
+    for (uint32_t c = 0; c < ctx->n; c++)
+        col[c] = (int8_t)fleet_pref_score(ctx, pr, c, NULL);   /* |weight| <= 100 */
+    if (col != ctx->pref_scratch)
+        ctx->statbuilt[ctx->nstatcols + id] = 1;
+    return col;
+}
+
+static void prepare_fast(berth_fleet_ctx *ctx, uint32_t p)
+{
+    const berth_fleet_placement *pl = &ctx->f->placements[p];
+    const fleet_cplace *cp = &ctx->cp[p];
+    const uint32_t n = ctx->n;
+    int64_t *restrict aff = ctx->aff;
+    ctx->stat = stat_column(ctx, cp->stat_id);
+    if (pl->type != BERTH_FLEET_PICK_N || cp->nprefs == 0) {
+        memset(aff, 0, n * sizeof *aff);
+        return;
+    }
+    const int8_t *restrict a0 = pref_column(ctx, cp->pref_id[0]);
+    if (cp->nprefs >= 2) {
+        const int8_t *restrict a1 = pref_column(ctx, cp->pref_id[1]);
+        for (uint32_t c = 0; c < n; c++)
+            aff[c] = (int64_t)a0[c] + a1[c];
+    } else {
+        for (uint32_t c = 0; c < n; c++)
+            aff[c] = a0[c];
+    }
+    for (uint32_t t = 2; t < cp->nprefs; t++) {
+        const int8_t *restrict a = pref_column(ctx, cp->pref_id[t]);
+        for (uint32_t c = 0; c < n; c++)
+            aff[c] += a[c];
+    }
+}
+
+/* Builds the top-K index (see state.h): per bucket the k best
+ * (affinity, held-before, index) keys among statically feasible, unpicked
+ * clusters. Every cycle's best is the best remaining key of some bucket:
+ * within a bucket every cluster has the same topology-spread verdict and
+ * score, and at most k picks are made. */
+static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *dom, uint32_t nodom)
+{
+    const uint32_t nb = dom ? nodom + 1 : 1;
+    ctx->topk_k = k;
+    const uint8_t *st = ctx->stat, *picked = ctx->picked, *held = ctx->held;
+    const int64_t *aff = ctx->aff;
+    uint64_t *topk = ctx->topk;
+    /* key 0 = empty slot: real keys are >= 2^57, and an infeasible or
+     * picked cluster gets key 0, so the scan has one predictable branch */
+    memset(topk, 0, (size_t)nb * k * sizeof *topk);
+    for (uint32_t c = 0; c < ctx->n; c++) {
+        uint32_t b = dom ? (dom[c] == UINT32_MAX ? nodom : dom[c]) : 0;
+        uint64_t key = ((uint64_t)(aff[c] + ((int64_t)1 << 24)) << 33) |
+                       ((uint64_t)(held[c] == 2) << 32) | c;
+        key = (st[c] | picked[c]) ? 0 : key;
+        uint64_t *a = topk + (size_t)b * k;
+        if (key <= a[k - 1])
+            continue;
+        uint32_t j = k - 1;
+        while (j > 0 && a[j - 1] < key) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = key;
+    }
+    ctx->nblist = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        const uint64_t *a = topk + (size_t)b * k;
+        uint32_t m = 0;
+        while (m < k && a[m])
+            m++;
+        ctx->topn[b] = (uint8_t)m;
+        if (m)
+            ctx->blist[ctx->nblist++] = b;
+    }
 }
 
 static int run_cycle(berth_fleet_ctx *ctx, int reserve, berth_pick *pk)
 {
     berth_cycle *cy = &ctx->cycle;
-    memset(cy->first_reject, 0, cy->cap);
+    const int fast = !ctx->opt.reference;
+    if (fast) {
+        if (ctx->spread_on) {   /* the domain state this cycle sees, for the final pass */
+            size_t m = (size_t)ctx->f->placements[ctx->cur].nspread * ctx->maxdom;
+            memcpy(ctx->snap_change, ctx->dchange, m);
+            memcpy(ctx->snap_viol, ctx->dviol, m);
+        }
+    } else {
+        memset(cy->first_reject, 0, cy->cap);
+    }
     int rc = reserve ? berth_pipeline_place(berth_fleet_profile(), ctx, NULL, cy, ctx->n, 1, pk)
                      : berth_pipeline_pick(berth_fleet_profile(), ctx, NULL, cy, ctx->n, 1, pk);
     if (rc == BERTH_ENOFIT)
         rc = 0;
     if (rc)
         return rc;
-    /* the scores of this cycle for every feasible cluster (a picked one keeps them) */
+    /* the scores of this cycle for every feasible cluster (a picked one
+     * keeps them); the fast path records the pick's only and derives the
+     * others in the final pass */
     for (uint32_t i = 0; i < pk->nfeasible; i++) {
         uint32_t c = cy->feasible[i];
+        if (fast && reserve && c != pk->chosen)
+            continue;
         ctx->out_spread[c] = cy->scores[i];
         ctx->out_aff[c] = cy->scores[(size_t)cy->cap + i];
-        ctx->scored[c] = 1;
     }
     return 0;
 }
@@ -612,24 +972,118 @@ static int cmp_pickall(const void *a, const void *b)
     return x > y ? -1 : x < y;   /* name descending */
 }
 
+/* Resets the per-placement flags the previous placement set (fast path:
+ * only the clusters it touched). */
+static void reset_scratch(berth_fleet_ctx *ctx)
+{
+    uint32_t n = ctx->n;
+    if (ctx->opt.reference || ctx->prev == UINT32_MAX) {
+        memset(ctx->picked, 0, n);
+        memset(ctx->held, 0, n);
+        memset(ctx->heldstate, 0, n);
+        memset(ctx->rel, 0, n);
+        memset(ctx->reject, 0, n);
+        memset(ctx->out_aff, 0, n * sizeof *ctx->out_aff);
+        memset(ctx->out_spread, 0, n * sizeof *ctx->out_spread);
+        return;
+    }
+    /* picked is set only on sel[] members and released (held) clusters;
+     * held, heldstate and rel only on the clusters of bindings */
+    for (uint32_t i = 0; i < ctx->prev_nsel; i++)
+        ctx->picked[ctx->sel[i]] = 0;
+    for (uint32_t i = ctx->bind_start[ctx->prev]; i < ctx->bind_start[ctx->prev + 1]; i++) {
+        uint32_t c = ctx->f->bindings[ctx->bind_idx[i]].cluster;
+        ctx->picked[c] = ctx->held[c] = ctx->heldstate[c] = ctx->rel[c] = 0;
+    }
+    /* reject, out_aff and out_spread are rewritten by the final pass (the
+     * early returns clear them themselves) */
+}
+
+/* Final statuses (fast path): the last cycle's verdicts and scores derived
+ * per cluster from its static verdict and the domain state that cycle saw
+ * (snap_*), as the full scan would have computed them. */
+static void finish_fast(berth_fleet_ctx *ctx)
+{
+    const berth_fleet_placement *pl = &ctx->f->placements[ctx->cur];
+    const uint8_t *st = ctx->stat, *picked = ctx->picked, *rel = ctx->rel;
+    const int64_t *aff = ctx->aff;
+    uint8_t *reject = ctx->reject, *cstatus = ctx->cstatus;
+    int64_t *oa = ctx->out_aff, *os = ctx->out_spread;
+    const uint32_t n = ctx->n, nk = ctx->spread_on ? pl->nspread : 0, md = ctx->maxdom;
+    if (nk <= 1) {
+        /* one verdict and score per domain (bucket nodom: no key) */
+        const uint32_t *dom = nk ? ctx->kdom[0] : NULL;
+        const uint32_t nodom = nk ? ctx->topos[ctx->cp[ctx->cur].spread_col[0]].ndom : 0;
+        uint8_t *br = ctx->fin_r;
+        int64_t *bs = ctx->fin_s;
+        const int anyway = nk && pl->spread[0].schedule_anyway;
+        for (uint32_t d = 0; d < nodom; d++) {
+            int v = ctx->snap_viol[d];
+            br[d] = v && !anyway ? FLEET_F_SPREAD : 0;
+            bs[d] = v && anyway ? -1000 : -(int64_t)ctx->snap_change[d];
+        }
+        br[nodom] = 0;
+        bs[nodom] = 0;
+        for (uint32_t c = 0; c < n; c++) {
+            uint32_t b = dom ? (dom[c] == UINT32_MAX ? nodom : dom[c]) : 0;
+            uint8_t r = st[c] ? st[c] : br[b];
+            if (picked[c]) {
+                reject[c] = 0;
+                cstatus[c] = rel[c] ? BERTH_FLEET_NOT_SELECTED : BERTH_FLEET_SELECTED;
+                continue;
+            }
+            reject[c] = r;
+            cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
+            oa[c] = r ? 0 : aff[c];
+            os[c] = r ? 0 : bs[b];
+        }
+        return;
+    }
+    for (uint32_t c = 0; c < n; c++) {
+        if (picked[c]) {
+            reject[c] = 0;
+            cstatus[c] = rel[c] ? BERTH_FLEET_NOT_SELECTED : BERTH_FLEET_SELECTED;
+            continue;
+        }
+        uint8_t r = st[c];
+        int64_t sc = 0;
+        for (uint32_t k = 0; k < nk && !r; k++) {
+            uint32_t d = ctx->kdom[k][c];
+            if (d == UINT32_MAX)
+                continue;
+            size_t i = (size_t)k * md + d;
+            int anyway = pl->spread[k].schedule_anyway;
+            if (ctx->snap_viol[i] && !anyway)
+                r = FLEET_F_SPREAD;
+            sc += ctx->snap_viol[i] && anyway ? -1000 : -(int64_t)ctx->snap_change[i];
+        }
+        reject[c] = r;
+        if (r) {
+            cstatus[c] = BERTH_FLEET_FILTERED;
+            oa[c] = os[c] = 0;
+        } else {
+            cstatus[c] = BERTH_FLEET_NOT_SELECTED;
+            oa[c] = aff[c];
+            os[c] = sc;
+        }
+    }
+}
+
 int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out)
 {
     const berth_fleet *f = ctx->f;
     const berth_fleet_placement *pl = &f->placements[p];
     const fleet_cplace *cp = &ctx->cp[p];
+    const int fast = !ctx->opt.reference;
     uint32_t n = ctx->n;
+    reset_scratch(ctx);
+    ctx->prev = p;
     ctx->cur = p;
     ctx->spread_on = 0;
+    ctx->use_topk = 0;
     ctx->nsel = 0;
+    ctx->prev_nsel = 0;
     ctx->nnotfound = 0;
-    memset(ctx->picked, 0, n);
-    memset(ctx->held, 0, n);
-    memset(ctx->heldstate, 0, n);
-    memset(ctx->scored, 0, n);
-    memset(ctx->reject, 0, n);
-    memset(ctx->rel, 0, n);
-    memset(ctx->out_aff, 0, n * sizeof *ctx->out_aff);
-    memset(ctx->out_spread, 0, n * sizeof *ctx->out_spread);
     memset(out, 0, sizeof *out);
     out->placement = p;
     out->cstatus = ctx->cstatus;
@@ -639,6 +1093,11 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
     out->selected = ctx->sel;
     out->notfound = ctx->notfound;
 
+    if (cp->error || pl->type == BERTH_FLEET_PICK_FIXED) {
+        memset(ctx->reject, 0, n);
+        memset(ctx->out_aff, 0, n * sizeof *ctx->out_aff);
+        memset(ctx->out_spread, 0, n * sizeof *ctx->out_spread);
+    }
     if (cp->error) {
         out->status = BERTH_FLEET_POLICY_ERROR;
         snprintf(out->reason, sizeof out->reason, "%s", cp->why);
@@ -668,6 +1127,7 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
                 ctx->sel[ctx->nsel++] = c;
             }
         }
+        ctx->prev_nsel = ctx->nsel;
         out->wanted = wanted;
         out->nselected = ctx->nsel;
         out->nnotfound = ctx->nnotfound;
@@ -681,10 +1141,9 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
 
     /* held clusters, from bindings (input order) */
     uint32_t nheld = 0;
-    for (uint32_t i = 0; i < f->nbindings; i++) {
-        const berth_fleet_binding *b = &f->bindings[i];
-        if (b->placement != p)
-            continue;
+    const uint32_t b0 = ctx->bind_start[p], b1 = ctx->bind_start[p + 1];
+    for (uint32_t i = b0; i < b1; i++) {
+        const berth_fleet_binding *b = &f->bindings[ctx->bind_idx[i]];
         if (b->state == BERTH_BINDING_UNSCHEDULED) {
             ctx->held[b->cluster] = 2;
             continue;
@@ -693,7 +1152,10 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
         ctx->heldstate[b->cluster] = (uint8_t)(b->state + 1);
         ctx->order[nheld++] = b->cluster;
     }
-    prepare(ctx, p);
+    if (fast)
+        prepare_fast(ctx, p);
+    else
+        prepare(ctx, p);
     ctx->spread_on = pl->type == BERTH_FLEET_PICK_N && pl->nspread > 0;
     for (uint32_t k = 0; k < pl->nspread; k++)
         ctx->kdom[k] = ctx->topos[cp->spread_col[k]].dom;
@@ -709,26 +1171,27 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
         }
     }
     /* held scores: the binding's recorded decision, else the affinity now */
-    for (uint32_t i = 0; i < nheld; i++)
+    for (uint32_t i = 0; i < nheld; i++) {
         ctx->out_aff[ctx->order[i]] = ctx->aff[ctx->order[i]];
-    for (uint32_t i = 0; i < f->nbindings; i++) {
-        const berth_fleet_binding *b = &f->bindings[i];
-        if (b->placement == p && b->state != BERTH_BINDING_UNSCHEDULED && b->has_score) {
+        ctx->out_spread[ctx->order[i]] = 0;
+    }
+    for (uint32_t i = b0; i < b1; i++) {
+        const berth_fleet_binding *b = &f->bindings[ctx->bind_idx[i]];
+        if (b->state != BERTH_BINDING_UNSCHEDULED && b->has_score) {
             ctx->out_aff[b->cluster] = b->affinity_score;
             ctx->out_spread[b->cluster] = b->spread_score;
         }
     }
-    uint32_t keep = nheld;
     if (pl->type == BERTH_FLEET_PICK_N && (int64_t)nheld > pl->n) {
-        /* shrink: release Scheduled before Bound, lowest score, smaller name */
+        /* shrink: release Scheduled before Bound, lowest score, smaller name;
+         * released clusters are not candidates again in this run */
         uint32_t *tmp = ctx->sel;   /* sel is empty now: use it as scratch */
         memcpy(tmp, ctx->order, nheld * sizeof *tmp);
         sort_ctx = ctx;
         qsort(tmp, nheld, sizeof *tmp, cmp_release);
         uint32_t nrel = nheld - (uint32_t)pl->n;
         for (uint32_t i = 0; i < nrel; i++)
-            ctx->rel[tmp[i]] = 1;
-        keep = (uint32_t)pl->n;
+            ctx->rel[tmp[i]] = ctx->picked[tmp[i]] = 1;
         if (ctx->spread_on)
             for (uint32_t k = 0; k < pl->nspread; k++) {
                 const fleet_topo *tp = &ctx->topos[cp->spread_col[k]];
@@ -744,18 +1207,15 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
             ctx->picked[ctx->order[i]] = 1;
             ctx->sel[ctx->nsel++] = ctx->order[i];
         }
-    (void)keep;
     for (uint32_t k = 0; ctx->spread_on && k < pl->nspread; k++)
         fleet_domain_stats(ctx, k);
-    /* released clusters are not candidates again in this run */
-    for (uint32_t c = 0; c < n; c++)
-        if (ctx->rel[c])
-            ctx->picked[c] = 1;
 
     berth_pick pk;
     int rc;
     if (pl->type == BERTH_FLEET_PICK_ALL) {
-        if ((rc = run_cycle(ctx, 0, &pk)))
+        rc = run_cycle(ctx, 0, &pk);
+        ctx->prev_nsel = ctx->nsel;
+        if (rc)
             return rc;
         uint32_t nf = pk.nfeasible, base = ctx->nsel;
         for (uint32_t i = 0; i < nf; i++)
@@ -769,16 +1229,37 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
     } else {
         uint64_t want = (uint64_t)pl->n;
         out->wanted = (uint32_t)pl->n;
+        if (fast && ctx->nsel < want && want - ctx->nsel <= ctx->topk_max && pl->nspread <= 1) {
+            uint32_t k = (uint32_t)(want - ctx->nsel);
+            if (pl->nspread == 1)
+                topk_build(ctx, k, ctx->kdom[0], ctx->topos[cp->spread_col[0]].ndom);
+            else
+                topk_build(ctx, k, NULL, 0);
+            ctx->use_topk = 1;
+        }
         int cycles = 0;
+        rc = 0;
         while (ctx->nsel < want) {
             if ((rc = run_cycle(ctx, 1, &pk)))
-                return rc;
+                break;
             cycles++;
             if (pk.chosen == BERTH_NO_CANDIDATE)
                 break;
         }
-        if (!cycles && (rc = run_cycle(ctx, 0, &pk)))   /* scores and reasons for the report */
+        ctx->use_topk = 0;
+        ctx->prev_nsel = ctx->nsel;
+        if (rc)
             return rc;
+        if (!cycles) {   /* scores and reasons for the report */
+            if (!fast) {
+                if ((rc = run_cycle(ctx, 0, &pk)))
+                    return rc;
+            } else if (ctx->spread_on) {
+                size_t m = (size_t)pl->nspread * ctx->maxdom;
+                memcpy(ctx->snap_change, ctx->dchange, m);
+                memcpy(ctx->snap_viol, ctx->dviol, m);
+            }
+        }
         if (ctx->nsel < want) {
             out->status = BERTH_FLEET_UNFULFILLED;
             snprintf(out->reason, sizeof out->reason,
@@ -789,19 +1270,24 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
             out->status = BERTH_FLEET_FULFILLED;
         }
     }
-    for (uint32_t c = 0; c < n; c++) {
-        if (!ctx->picked[c])   /* the last cycle's verdicts */
-            ctx->reject[c] = ctx->stat[c] ? ctx->stat[c] : ctx->cycle.first_reject[c];
-        if (ctx->rel[c])
-            ctx->cstatus[c] = BERTH_FLEET_NOT_SELECTED;
-        else if (ctx->picked[c])
-            ctx->cstatus[c] = BERTH_FLEET_SELECTED;
-        else if (ctx->reject[c])
-            ctx->cstatus[c] = BERTH_FLEET_FILTERED;
-        else
-            ctx->cstatus[c] = BERTH_FLEET_NOT_SELECTED;
-        if (ctx->cstatus[c] == BERTH_FLEET_FILTERED)
-            ctx->out_aff[c] = ctx->out_spread[c] = 0;
+    ctx->prev_nsel = ctx->nsel;
+    if (fast) {
+        finish_fast(ctx);
+    } else {
+        for (uint32_t c = 0; c < n; c++) {
+            if (!ctx->picked[c])   /* the last cycle's verdicts */
+                ctx->reject[c] = ctx->stat[c] ? ctx->stat[c] : ctx->cycle.first_reject[c];
+            if (ctx->rel[c])
+                ctx->cstatus[c] = BERTH_FLEET_NOT_SELECTED;
+            else if (ctx->picked[c])
+                ctx->cstatus[c] = BERTH_FLEET_SELECTED;
+            else if (ctx->reject[c])
+                ctx->cstatus[c] = BERTH_FLEET_FILTERED;
+            else
+                ctx->cstatus[c] = BERTH_FLEET_NOT_SELECTED;
+            if (ctx->cstatus[c] == BERTH_FLEET_FILTERED)
+                ctx->out_aff[c] = ctx->out_spread[c] = 0;
+        }
     }
     out->nselected = ctx->nsel;
     return 0;

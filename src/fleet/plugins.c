@@ -5,7 +5,8 @@
  * Affinity, Held (+1 for a cluster that held the placement before) with
  * BERTH_TIE_LAST over name-sorted clusters: the larger name wins a full
  * tie. narrow() proposes the clusters not yet selected (and, outside
- * reference mode, only those passing the per-placement static filters);
+ * reference mode, only those passing the per-placement static filters, or
+ * with the top-K index only each topology domain's best remaining one);
  * reserve() counts a pick into the topology domain counters. */
 #include "fleet/state.h"
 
@@ -195,6 +196,20 @@ int fleet_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     const berth_fleet_ctx *ctx = state;
     const uint8_t *picked = ctx->picked, *st = ctx->stat;
     uint32_t k = 0, n = ctx->n < cap ? ctx->n : cap;
+    if (ctx->use_topk) {
+        /* each bucket's best key not picked yet (see topk_build in place.c) */
+        const uint32_t kk = ctx->topk_k;
+        for (uint32_t i = 0; i < ctx->nblist && k < cap; i++) {
+            uint32_t b = ctx->blist[i];
+            const uint64_t *a = ctx->topk + (size_t)b * kk;
+            for (uint32_t j = 0; j < ctx->topn[b]; j++)
+                if (!picked[(uint32_t)a[j]]) {
+                    cand[k++] = (uint32_t)a[j];
+                    break;
+                }
+        }
+        return (int)k;
+    }
     if (ctx->opt.reference) {
         for (uint32_t c = 0; c < n; c++)
             if (!picked[c])

@@ -7,6 +7,9 @@
 
 #include "berth/fleet.h"
 
+#define FLEET_TOPK_MAX 16u
+#define FLEET_CACHE_BYTES ((size_t)64 << 20)
+
 /* Filter slots, in the profile's order (SPEC 3.1). */
 enum { FLEET_F_AFFINITY = 1, FLEET_F_ELIGIBILITY, FLEET_F_TAINT, FLEET_F_SPREAD };
 
@@ -47,6 +50,8 @@ typedef struct fleet_cplace {       /* a placement compiled against the run's co
     fleet_cpref *prefs;
     uint32_t nprefs;
     uint32_t *spread_col;           /* per constraint: topology column index */
+    uint32_t stat_id;               /* static-verdict column shared by equal policies */
+    uint32_t *pref_id;              /* per preferred term: contribution column id */
 } fleet_cplace;
 
 typedef struct fleet_topo {         /* domains of one topology key */
@@ -78,12 +83,45 @@ struct berth_fleet_ctx {
     /* per-placement scratch */
     uint32_t cur;                   /* placement being placed */
     int spread_on;                  /* PickN with constraints */
-    uint8_t *stat;                  /* static first reject (FLEET_F_*), 0 = passes */
+    const uint8_t *stat;            /* static first reject (FLEET_F_*), 0 = passes */
+    uint8_t *stat_buf;              /* stat when computed per placement */
+    /* fast path (not --reference): columns cached by policy identity.
+     * statcol[id]: static first reject per cluster for every placement with
+     * equal required terms and tolerations (stat_rep[id] is the first);
+     * prefcol[id]: one preferred term's rounded contribution per cluster
+     * (|value| <= 100) for every equal term (pref_rep[id]). Built on first
+     * use within FLEET_CACHE_BYTES, else computed into scratch. */
+    uint8_t **statcol;
+    uint32_t *stat_rep, nstatcols;
+    int8_t **prefcol;
+    const fleet_cpref **pref_rep;
+    uint32_t nprefcols;
+    int8_t *pref_scratch;
+    uint8_t *statbuilt;             /* per stat id, then per pref id: column filled */
+    uint8_t *pool;                  /* the cached columns */
+    /* bindings grouped by placement, input order within */
+    uint32_t *bind_start, *bind_idx;
+    uint32_t prev;                  /* last placed placement, UINT32_MAX none */
+    uint32_t prev_nsel;
+    /* the top-K index behind narrow (fast path, PickN with at most one spread
+     * constraint): bucket = topology domain of constraint 0 (tp->ndom for
+     * clusters without the key; one bucket without constraints); per bucket
+     * the K best keys (affinity, held-before, index) of statically feasible
+     * unpicked clusters, descending, K = picks still to make. */
+    int use_topk;
+    uint32_t topk_k, topk_max;
+    uint64_t *topk;                 /* (maxdom + 1) x FLEET_TOPK_MAX */
+    uint8_t *topn;                  /* per bucket */
+    uint32_t *blist, nblist;        /* non-empty buckets */
+    uint8_t *fin_r;                 /* final pass: per bucket spread reject */
+    int64_t *fin_s;                 /* and spread score */
+    /* domain changes / violations as the last cycle saw them (final pass) */
+    int8_t *snap_change;
+    uint8_t *snap_viol;
     uint8_t *reject;                /* final first reject per cluster */
     uint8_t *picked;                /* selected (held or picked) */
     uint8_t *held;                  /* 1 Scheduled/Bound, 2 Unscheduled */
     uint8_t *heldstate;             /* berth_fleet_bstate + 1 of the binding */
-    uint8_t *scored;                /* scored in some cycle */
     uint8_t *cstatus;
     int64_t *aff;                   /* prepared affinity score */
     int64_t *out_aff, *out_spread;  /* reported */
