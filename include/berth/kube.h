@@ -197,7 +197,8 @@ typedef struct berth_kprofile {
     berth_kfit_strategy fit_strategy;
     berth_kres_weight fit_res[BERTH_KUBE_MAX_RES];
     uint32_t nfit_res;
-    int32_t shape_util[16], shape_score[16]; /* RequestedToCapacityRatio points */
+    int32_t shape_util[16], shape_score[16]; /* RequestedToCapacityRatio points as
+                                * written: utilization 0..100, score 0..10 */
     uint32_t nshape;
     uint32_t ignored_res;         /* NodeResourcesFit ignoredResources (bits) */
     berth_kres_weight balanced_res[BERTH_KUBE_MAX_RES];

@@ -43,6 +43,11 @@ typedef struct kube_sched {
     /* node lookup by name (open addressing, value = node + 1) */
     uint32_t *name_index;
     uint32_t name_cap;
+    /* plugin cache (kube/plugins_node.c): ImageLocality's per-image node
+     * counts and a per-node scratch column, and whether any node is
+     * unschedulable. Built lazily (or by kube_plugins_prepare) in s->arena,
+     * else the cluster's arena; needs no free. Must start NULL. */
+    struct kube_plugin_cache *pcache;
 } kube_sched;
 
 /* Per-pod request handed to the plugins. */
@@ -89,5 +94,10 @@ extern const berth_score_plugin kube_pts_score, kube_ipa_score;
  * or no score. */
 const berth_filter_plugin *kube_filter_plugin(berth_kplugin p);
 const berth_score_plugin *kube_score_plugin(berth_kplugin p);
+/* Builds s->pcache now (the plugins otherwise build it on first use);
+ * 0 or BERTH_ENOMEM. (kube/plugins_node.c) */
+int kube_plugins_prepare(kube_sched *s);
+/* DefaultNormalizeScore(MaxNodeScore = 100, reverse) in place. */
+void kube_default_normalize(int64_t *scores, uint32_t n, int reverse);
 
 #endif
