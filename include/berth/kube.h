@@ -273,7 +273,8 @@ typedef struct berth_kdecision {
     uint32_t pod;
     uint32_t node;                    /* BERTH_KUBE_NONE when unschedulable */
     uint32_t nfeasible;
-    const uint32_t *feasible;         /* node indices, ascending */
+    int64_t total;                    /* weighted total of the chosen node */
+    const uint32_t *feasible;         /* node indices (detail, or NULL) */
     const int64_t *plugin_scores;     /* [plugin slot][i] normalised, per feasible node */
     const int64_t *totals;            /* per feasible node */
     const berth_kplugin *score_plugins;  /* plugin of each score slot */

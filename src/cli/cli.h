@@ -35,5 +35,6 @@ int cli_print_json(struct json_t *root, enum cli_format f);
 int cmd_simulate(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_kube(int argc, char **argv);
 
 #endif

@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "  simulate FILE...   bare-metal VM placement and timeline (Operator Nexus)\n"
             "  advise FILE...     largest counts that fit now, best-practice warnings\n"
             "  fleet place FILE...  member-cluster placement (Kubernetes Fleet)\n"
+            "  kube schedule FILE...  pod placement with kube-scheduler's semantics\n"
+            "  kube size FILE...    QoS classes and vSphere Pod sizes\n"
             "  help [COMMAND]     this text, or a command's options\n"
             "\n"
             "Run 'berth COMMAND --help' for a command's options.\n"
@@ -293,6 +295,10 @@ int main(int argc, char **argv)
                 return cmd_advise(2, hv);
             if (!strcmp(argv[2], "fleet"))
                 return cmd_fleet(2, hv);
+            if (!strcmp(argv[2], "kube")) {
+                char *kv[] = {argv[2], "--help", NULL};
+                return cmd_kube(2, kv);
+            }
         }
         usage(stdout);
         return 0;
@@ -307,6 +313,8 @@ int main(int argc, char **argv)
         return cmd_advise(argc - 1, argv + 1);
     if (!strcmp(cmd, "fleet"))
         return cmd_fleet(argc - 1, argv + 1);
+    if (!strcmp(cmd, "kube"))
+        return cmd_kube(argc - 1, argv + 1);
     fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

@@ -4,6 +4,7 @@
  * profile (enabled filters in SPEC 2.5 order, weighted scores), the
  * percentageOfNodesToScore round robin, decisions handed to the caller and
  * kube-scheduler's "0/N nodes are available: ..." summary. */
+#include "kube/fastpath.h"
 #include "kube/state.h"
 
 #include <stdlib.h>
@@ -52,6 +53,7 @@ void kube_pod_demand(const berth_kpod *p, int64_t out[2])
 
 void kube_sched_free(kube_sched *s)
 {
+    kube_fast_free(s);
     if (s->terms)
         kube_terms_free(s);
     for (uint32_t r = 0; r < BERTH_KUBE_MAX_RES; r++) {
@@ -322,6 +324,11 @@ int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     }
     c.explain = 1; /* first_reject feeds the FitError summary */
+    if (!opt->reference && !opt->detail && kube_fast_init(&s)) {
+        berth_cycle_free(&c);
+        kube_sched_free(&s);
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
     c.all_filters = opt->detail;
     uint32_t *queue = malloc((k->npods ? k->npods : 1) * sizeof *queue);
     uint32_t *batch = malloc((k->nnodes ? k->nnodes : 1) * sizeof *batch);
@@ -377,6 +384,37 @@ int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_
             c.max_feasible = (uint32_t)(want < 100 ? 100 : want);
             start = s.next_start % N;
         }
+        if (!c.max_feasible && s.fast) {
+            kube_fast_result fr;
+            int fx = kube_fast_pick(&s, &b->p, &rq, &c.rng, &fr);
+            if (fx < 0) {
+                kube_req_free(&s, &rq);
+                rc = berth_error_set(e, fx, "out of memory");
+                break;
+            }
+            if (fx == 1) {
+                berth_kdecision d;
+                memset(&d, 0, sizeof d);
+                d.pod = pod;
+                d.node = fr.node;
+                d.nfeasible = fr.nfeasible;
+                d.total = fr.total;
+                d.score_plugins = b->score_of;
+                d.nscore_plugins = b->p.nscores;
+                d.filter_plugins = b->filter_of;
+                d.nfilter_plugins = b->p.nfilters;
+                d.sched = &s;
+                d.req = &rq;
+                if (opt->on_decision)
+                    opt->on_decision(opt->ctx, k, &d);
+                k->pods[pod].node_name = k->nodes[fr.node].name;
+                k->pods[pod].assumed = 1;
+                if (kube_assume(&s, pod, fr.node) || kube_fast_assumed(&s, fr.node))
+                    rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+                kube_req_free(&s, &rq);
+                continue;
+            }
+        }
         for (uint32_t i = 0; i < N; i++)
             batch[i] = (start + i) % N;
         berth_pick pk;
@@ -396,6 +434,9 @@ int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_
         d.feasible = c.feasible;
         d.plugin_scores = c.scores;
         d.totals = c.total;
+        for (uint32_t i = 0; i < pk.nfeasible; i++)
+            if (c.feasible[i] == pk.chosen)
+                d.total = c.total[i];
         d.score_plugins = b->score_of;
         d.nscore_plugins = b->p.nscores;
         d.cap = c.cap;
@@ -418,7 +459,7 @@ int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_
         if (d.node != BERTH_KUBE_NONE) {
             k->pods[pod].node_name = k->nodes[d.node].name;
             k->pods[pod].assumed = 1;
-            if (kube_assume(&s, pod, d.node))
+            if (kube_assume(&s, pod, d.node) || kube_fast_assumed(&s, d.node))
                 rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
         }
         kube_req_free(&s, &rq);

@@ -15,6 +15,7 @@
 /* Topology keys and counted term signatures (PodTopologySpread,
  * InterPodAffinity) live in kube/terms.h, owned by kube/terms.c. */
 typedef struct kube_terms kube_terms;
+typedef struct kube_fast kube_fast;
 typedef struct kube_terms_req kube_terms_req;
 
 typedef struct kube_sched {
@@ -48,6 +49,8 @@ typedef struct kube_sched {
      * unschedulable. Built lazily (or by kube_plugins_prepare) in s->arena,
      * else the cluster's arena; needs no free. Must start NULL. */
     struct kube_plugin_cache *pcache;
+    /* pod-class cache of the fast path (kube/fastpath.c), NULL when off */
+    kube_fast *fast;
 } kube_sched;
 
 /* Per-pod request handed to the plugins. */

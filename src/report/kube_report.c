@@ -135,10 +135,7 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
     rw->pod = d->pod;
     rw->node = d->node == BERTH_KUBE_NONE ? NULL : k->nodes[d->node].name;
     rw->nfeasible = d->nfeasible;
-    if (d->node != BERTH_KUBE_NONE && d->totals)
-        for (uint32_t i = 0; i < d->nfeasible; i++)
-            if (d->feasible[i] == d->node)
-                rw->total = d->totals[i];
+    rw->total = d->total;
     if (d->summary) {
         rw->message = strdup(d->summary);
         if (!rw->message)

@@ -1,0 +1,181 @@
+/* bench/bench_kube.c - kube-scheduler throughput: 10,000 and 100,000
+ * pending pods onto 5,000 nodes with the default profile. "basic": pods with
+ * requests, tolerations and required node affinity; "affinity": the same
+ * plus a topology spread constraint (zone, DoNotSchedule) and a required
+ * pod anti-affinity on hostname within each app. Prints BENCH lines
+ * (median of several runs for the 10k size). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "berth/kube.h"
+#include "berth/random.h"
+
+#define GiB (1024LL * 1024 * 1024)
+#define MiB (1024LL * 1024)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static berth_label *labels(berth_arena *a, uint32_t n)
+{
+    return berth_arena_alloc(a, n * sizeof(berth_label));
+}
+
+static const char *fmt(berth_arena *a, const char *f, unsigned v)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, f, v);
+    return berth_arena_strdup(a, buf);
+}
+
+static void build(berth_kcluster *k, uint32_t nnodes, uint32_t npods, int affinity, uint64_t seed)
+{
+    berth_arena *a = &k->arena;
+    berth_rng rng;
+    berth_rng_seed(&rng, seed);
+    k->nres = 3;
+    k->res_names[0] = "cpu";
+    k->res_names[1] = "memory";
+    k->res_names[2] = "ephemeral-storage";
+    k->nodes = calloc(nnodes, sizeof *k->nodes);
+    k->nnodes = k->capnodes = nnodes;
+    for (uint32_t n = 0; n < nnodes; n++) {
+        berth_knode *nd = &k->nodes[n];
+        nd->name = fmt(a, "node-%05u", n);
+        berth_label *l = labels(a, 4);
+        l[0] = (berth_label){"kubernetes.io/hostname", nd->name};
+        l[1] = (berth_label){"node.kubernetes.io/instance-type", n % 3 ? "D8s_v5" : "D16s_v5"};
+        l[2] = (berth_label){"pool", n % 10 == 0 ? "gpu" : "general"};
+        l[3] = (berth_label){"topology.kubernetes.io/zone", fmt(a, "zone-%u", n % 3)};
+        nd->labels = (berth_labels){l, 4};
+        berth_labels_sort(&nd->labels);
+        int big = n % 3 == 0;
+        nd->alloc[0] = big ? 15800 : 7800;
+        nd->alloc[1] = big ? 60 * GiB : 28 * GiB;
+        nd->alloc[2] = 100 * GiB;
+        nd->alloc_pods = 110;
+        if (n % 10 == 0) {
+            nd->taints = berth_arena_alloc(a, sizeof *nd->taints);
+            nd->taints[0] = (berth_taint){"gpu", "true", BERTH_EFFECT_NOSCHEDULE};
+            nd->ntaints = 1;
+        }
+    }
+    k->pods = calloc(npods, sizeof *k->pods);
+    k->npods = k->cappods = npods;
+    for (uint32_t i = 0; i < npods; i++) {
+        berth_kpod *p = &k->pods[i];
+        uint32_t app = (uint32_t)berth_rng_below(&rng, 500);
+        p->ns = "default";
+        p->name = fmt(a, "pod-%06u", i);
+        p->order = i;
+        berth_label *l = labels(a, 1);
+        l[0] = (berth_label){"app", fmt(a, "app-%u", app)};
+        p->labels = (berth_labels){l, 1};
+        p->containers = berth_arena_alloc(a, sizeof *p->containers);
+        p->ncontainers = 1;
+        p->containers[0].name = "main";
+        p->containers[0].req[0] = 100 + 50 * (int64_t)berth_rng_below(&rng, 8);
+        p->containers[0].req[1] = (128 + 64 * (int64_t)berth_rng_below(&rng, 8)) * MiB;
+        p->containers[0].has_req = 3;
+        /* tolerate the gpu taint on a tenth of the pods */
+        p->tols = berth_arena_alloc(a, 2 * sizeof *p->tols);
+        p->tols[0] = (berth_toleration){"node.kubernetes.io/not-ready", NULL, BERTH_TOL_EXISTS,
+                                        BERTH_EFFECT_NOEXECUTE, 300};
+        p->ntols = 1;
+        if (i % 10 == 0)
+            p->tols[p->ntols++] = (berth_toleration){"gpu", "true", BERTH_TOL_EQUAL,
+                                                     BERTH_EFFECT_NOSCHEDULE, -1};
+        /* required node affinity: instance type In [D8s_v5, D16s_v5] */
+        p->req_terms = berth_arena_alloc(a, sizeof *p->req_terms);
+        p->nreq_terms = 1;
+        p->has_req_affinity = 1;
+        berth_requirement *rq = berth_arena_alloc(a, sizeof *rq);
+        const char **vals = berth_arena_alloc(a, 2 * sizeof *vals);
+        vals[0] = "D8s_v5";
+        vals[1] = "D16s_v5";
+        *rq = (berth_requirement){"node.kubernetes.io/instance-type", BERTH_SEL_IN, vals, 2};
+        p->req_terms[0] = (berth_kterm){rq, 1, NULL, 0};
+        if (affinity) {
+            berth_requirement *sel = berth_arena_alloc(a, sizeof *sel);
+            const char **v = berth_arena_alloc(a, sizeof *v);
+            v[0] = l[0].value;
+            *sel = (berth_requirement){"app", BERTH_SEL_IN, v, 1};
+            p->spread = berth_arena_alloc(a, sizeof *p->spread);
+            p->nspread = 1;
+            p->spread[0] = (berth_kspread){.max_skew = 1,
+                                           .topology_key = "topology.kubernetes.io/zone",
+                                           .do_not_schedule = 1,
+                                           .selector = {sel, 1, 0},
+                                           .min_domains = 1,
+                                           .honor_node_affinity = 1};
+            p->anti_req = berth_arena_alloc(a, sizeof *p->anti_req);
+            p->nanti_req = 1;
+            p->anti_req[0] = (berth_kaffinity_term){.selector = {sel, 1, 0},
+                                                    .topology_key = "kubernetes.io/hostname"};
+        }
+        berth_kube_pod_requests(k, p);
+    }
+}
+
+static double run(uint32_t npods, int affinity, uint64_t seed, uint32_t *placed)
+{
+    berth_kcluster k;
+    berth_kube_init(&k);
+    build(&k, 5000, npods, affinity, seed);
+    berth_kube_options opt = {.tiebreak = BERTH_TIE_FIRST};
+    berth_error e;
+    double t0 = now_s();
+    int rc = berth_kube_schedule(&k, &opt, &e);
+    double dt = now_s() - t0;
+    if (rc && rc != BERTH_ENOFIT) {
+        fprintf(stderr, "bench_kube: %s\n", e.msg);
+        exit(1);
+    }
+    *placed = 0;
+    for (uint32_t i = 0; i < k.npods; i++)
+        *placed += k.pods[i].assumed;
+    free(k.nodes);
+    free(k.pods);
+    k.nodes = NULL;
+    k.pods = NULL;
+    k.nnodes = k.npods = 0;
+    berth_kube_free(&k);
+    return npods / dt;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(void)
+{
+    const char *names[2] = {"basic", "affinity"};
+    double figure[2];
+    for (int aff = 0; aff < 2; aff++) {
+        double r[3];
+        uint32_t placed = 0;
+        for (int i = 0; i < 3; i++)
+            r[i] = run(10000, aff, 7 + (uint64_t)i, &placed);
+        qsort(r, 3, sizeof r[0], cmp_d);
+        fprintf(stderr, "kube %s: 10k pods on 5k nodes: median %.0f pods/s (%u placed)\n",
+                names[aff], r[1], placed);
+        printf("BENCH kube.pods_per_sec.%s.10k_pods.5k %.0f pods/s\n", names[aff], r[1]);
+        double big = run(100000, aff, 99, &placed);
+        fprintf(stderr, "kube %s: 100k pods on 5k nodes: %.0f pods/s (%u placed)\n", names[aff],
+                big, placed);
+        printf("BENCH kube.pods_per_sec.%s.100k_pods.5k %.0f pods/s\n", names[aff], big);
+        figure[aff] = big < r[1] ? big : r[1];
+    }
+    printf("BENCH kube.pods_per_sec.basic.5k %.0f pods/s\n", figure[0]);
+    printf("BENCH kube.pods_per_sec.affinity.5k %.0f pods/s\n", figure[1]);
+    printf("BENCH kube.affinity_slowdown.5k %.2f x\n", figure[0] / figure[1]);
+    return 0;
+}

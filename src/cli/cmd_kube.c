@@ -1,0 +1,256 @@
+/* cli/cmd_kube.c - `berth kube schedule` (kube-scheduler semantics, SPEC 2)
+ * and `berth kube size` (QoS classes and vSphere Pod sizes, SPEC 2.1/2.3). */
+#include "cli/cli.h"
+
+#include <jansson.h>
+#include <string.h>
+
+#include "berth/kube.h"
+#include "berth/kube_report.h"
+#include "berth/report.h"
+
+static void help_schedule(FILE *f)
+{
+    fprintf(f,
+            "usage: berth kube schedule [options] FILE...\n"
+            "\n"
+            "Schedules every pending pod (no spec.nodeName) onto the Nodes in the input with\n"
+            "kube-scheduler's filters, scores and weights (SPEC 2.5), in queue order (priority,\n"
+            "then creation time, then input order), accounting each pod before the next.\n"
+            "Input: Node, Pod, List (kubectl get nodes,pods -A -o yaml loads as it is),\n"
+            "Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, DaemonSet,\n"
+            "KubeSchedulerConfiguration.\n"
+            "\n"
+            "options:\n"
+            "  --config FILE        a KubeSchedulerConfiguration (profiles by schedulerName)\n"
+            "  --profile NAME       schedule every pod with this profile: a schedulerName from\n"
+            "                       --config, default-scheduler, or usage-aware (SPEC 2.4)\n"
+            "  -o, --output FORMAT  table (default), json (SPEC 6.3, with every feasible node's\n"
+            "                       scores and every filter reason) or yaml\n"
+            "  --tie-break MODE     first (default: lowest node name) or random (seeded)\n"
+            "  --seed N             seed for --tie-break random (default 0)\n"
+            "  --reference          plain per-pod recomputation instead of incremental counters\n"
+            "                       (same decisions, slower; for checking)\n"
+            "  --strict             unknown fields in Kubernetes objects are errors\n"
+            "  -q, --quiet          print nothing (exit code only)\n"
+            "  -h, --help           this text\n"
+            "\n"
+            "exit codes: 0 every pending pod scheduled, 1 some pod is unschedulable (its\n"
+            "reason is in the output), 2 bad input or usage, 3 internal error.\n");
+}
+
+static void help_size(FILE *f)
+{
+    fprintf(f,
+            "usage: berth kube size [options] FILE...\n"
+            "\n"
+            "Prints every pod's QoS class (SPEC 2.1) and its vSphere Pod size (SPEC 2.3): each\n"
+            "container at the larger of its request and limit, 0.5 vCPU / 512Mi for a metric\n"
+            "with neither, summed, vCPU rounded up; the reservation is the sum of requests.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FORMAT  table (default), json or yaml\n"
+            "  --margin-cpu MILLI   lifecycle margin added to every pod, millicores (default 0)\n"
+            "  --margin-memory MIB  lifecycle margin, MiB (default 0)\n"
+            "  --strict, -q, -h     as for schedule\n");
+}
+
+static int load_kube(berth_kcluster *k, const cli_common *c, const char *config)
+{
+    berth_error e;
+    berth_error_clear(&e);
+    if (c->nfiles == 0) {
+        fprintf(stderr, "berth: no input files (give one or more YAML/JSON files, or - for stdin)\n");
+        return 2;
+    }
+    for (int i = 0; i <= c->nfiles; i++) {
+        const char *path = i < c->nfiles ? c->files[i] : config;
+        if (!path)
+            continue;
+        berth_source src;
+        int rc = berth_doc_load_file(&k->arena, path, &src, &e);
+        if (!rc)
+            rc = berth_kube_load(k, &src, c->strict, &e);
+        if (rc) {
+            fprintf(stderr, "berth: %s\n", e.msg);
+            return berth_err_exit_code(rc);
+        }
+    }
+    return 0;
+}
+
+static int cmd_schedule(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    const char *config = NULL, *profile = NULL;
+    int reference = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help_schedule(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--config") || !strcmp(a, "--profile")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "berth kube schedule: %s needs a value\n", a);
+                return 2;
+            }
+            if (!strcmp(a, "--config"))
+                config = argv[++i];
+            else
+                profile = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--reference")) {
+            reference = 1;
+            continue;
+        }
+        int r = cli_common_flag(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0) {
+            fprintf(stderr, "berth kube schedule: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    berth_kcluster k;
+    berth_kube_init(&k);
+    int code = load_kube(&k, &c, config);
+    if (code) {
+        berth_kube_free(&k);
+        return code;
+    }
+    berth_kprofile forced;
+    const berth_kprofile *prof = NULL;
+    if (profile) {
+        prof = berth_kube_find_profile(&k, profile);
+        if (!prof && !strcmp(profile, "default-scheduler")) {
+            berth_kube_default_profile(&k, &forced);
+            prof = &forced;
+        } else if (!prof && !strcmp(profile, "usage-aware")) {
+            berth_kube_usage_aware_profile(&k, &forced);
+            prof = &forced;
+        }
+        if (!prof) {
+            fprintf(stderr, "berth kube schedule: --profile: no profile named '%s' (use "
+                            "default-scheduler, usage-aware or a schedulerName from --config)\n",
+                    profile);
+            berth_kube_free(&k);
+            return 2;
+        }
+    }
+    int detail = c.format != CLI_TABLE;
+    berth_kube_report *rep = berth_kube_report_new(detail);
+    if (!rep) {
+        berth_kube_free(&k);
+        return 3;
+    }
+    berth_kube_options opt = {.profile = prof, .tiebreak = c.tiebreak, .seed = c.seed,
+                              .detail = detail, .reference = reference,
+                              .on_decision = berth_kube_report_decision, .ctx = rep};
+    berth_error e;
+    berth_error_clear(&e);
+    int rc = berth_kube_schedule(&k, &opt, &e);
+    if ((rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep)) {
+        fprintf(stderr, "berth: %s\n", rc ? e.msg : "out of memory");
+        berth_kube_report_free(rep);
+        berth_kube_free(&k);
+        return rc ? berth_err_exit_code(rc) : 3;
+    }
+    int out = 0;
+    if (!c.quiet) {
+        if (c.format == CLI_TABLE)
+            out = berth_kube_report_table(stdout, rep, &k);
+        else
+            out = cli_print_json(berth_kube_report_json(rep), c.format);
+    }
+    berth_kube_report_free(rep);
+    berth_kube_free(&k);
+    if (out) {
+        fprintf(stderr, "berth: cannot write output\n");
+        return 3;
+    }
+    return rc == BERTH_ENOFIT ? 1 : 0;
+}
+
+static int parse_nonneg(const char *flag, const char *v, int64_t *out)
+{
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end || x < 0) {
+        fprintf(stderr, "berth kube size: %s expects a non-negative integer, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int cmd_size(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    berth_vsphere_opts vo;
+    berth_vsphere_default_opts(&vo);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help_size(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--margin-cpu") || !strcmp(a, "--margin-memory")) {
+            int64_t v;
+            if (i + 1 >= argc || parse_nonneg(a, argv[i + 1], &v))
+                return 2;
+            i++;
+            if (!strcmp(a, "--margin-cpu"))
+                vo.margin_cpu_milli = v;
+            else
+                vo.margin_memory = v * 1024 * 1024;
+            continue;
+        }
+        int r = cli_common_flag(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0) {
+            fprintf(stderr, "berth kube size: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    berth_kcluster k;
+    berth_kube_init(&k);
+    int code = load_kube(&k, &c, NULL);
+    if (code) {
+        berth_kube_free(&k);
+        return code;
+    }
+    int out = 0;
+    if (!c.quiet) {
+        if (c.format == CLI_TABLE)
+            out = berth_kube_size_table(stdout, &k, &vo);
+        else {
+            json_t *j = berth_kube_size_json(&k, &vo);
+            out = j ? cli_print_json(j, c.format) : -1;
+        }
+    }
+    berth_kube_free(&k);
+    return out ? 3 : 0;
+}
+
+int cmd_kube(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: berth kube schedule|size [options] FILE...\n"
+                   "  schedule   place pending pods with kube-scheduler's semantics\n"
+                   "  size       QoS classes and vSphere Pod sizes\n"
+                   "Run 'berth kube COMMAND --help' for options.\n");
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "schedule"))
+        return cmd_schedule(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "size"))
+        return cmd_size(argc - 1, argv + 1);
+    fprintf(stderr, "berth kube: unknown command '%s' (schedule or size)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,552 @@
+/* kube/fastpath.c - the pod-class cache behind kube scheduling's fast path.
+ *
+ * Pods stamped from one template (same requests, tolerations, node
+ * selector and affinity, images) form a class. For a class, the static
+ * filters (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
+ * VolumeZone) and static raw scores (TaintToleration, NodeAffinity,
+ * ImageLocality) are computed once over all nodes with the plugins
+ * themselves; the dynamic parts (NodeResourcesFit filter and score,
+ * BalancedAllocation) are kept per node and recomputed only for the nodes
+ * assumed since the class was last used (an assume log). A pick is then an
+ * argmax over one column. It serves pods whose spread/affinity context is
+ * inert (no constraints, no terms, no existing pod's term matching them),
+ * without host ports, in profiles made of these plugins, with every node
+ * scored; anything else takes the full pipeline. Decisions are identical:
+ * tests compare both paths. */
+#include "kube/fastpath.h"
+#include "kube/terms.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAST_MAX_CLASSES 4096
+#define FAST_MAX_BYTES (512u * 1024u * 1024u)
+
+typedef struct fast_class {
+    char *key;
+    uint32_t hash;
+    const berth_profile *prof;
+    uint8_t *ok;          /* static filters pass and fit passes: feasible now */
+    uint8_t *static_ok;
+    int64_t *part;        /* weighted dynamic+ImageLocality part of the total */
+    uint32_t nfeasible;
+    uint32_t pos;         /* assume log position consumed */
+    int64_t constant;     /* weighted TaintToleration + NodeAffinity (constant) */
+} fast_class;
+
+struct kube_fast {
+    fast_class *classes;
+    uint32_t nclasses, capclasses;
+    uint32_t *table;      /* open addressing: class id + 1 */
+    uint32_t tcap;
+    uint32_t *log;        /* nodes assumed, in order */
+    uint32_t nlog, caplog;
+    size_t bytes;
+    /* scratch, sized to nodes */
+    uint32_t *all, *list;
+    uint8_t *verdict;
+    int64_t *col, *col2;
+    char *keybuf;
+    size_t keycap;
+};
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+void kube_fast_free(kube_sched *s)
+{
+    kube_fast *f = s->fast;
+    if (!f)
+        return;
+    for (uint32_t i = 0; i < f->nclasses; i++) {
+        free(f->classes[i].key);
+        free(f->classes[i].ok);
+        free(f->classes[i].static_ok);
+        free(f->classes[i].part);
+    }
+    free(f->classes);
+    free(f->table);
+    free(f->log);
+    free(f->all);
+    free(f->list);
+    free(f->verdict);
+    free(f->col);
+    free(f->col2);
+    free(f->keybuf);
+    free(f);
+    s->fast = NULL;
+}
+
+int kube_fast_init(kube_sched *s)
+{
+    uint32_t N = s->k->nnodes ? s->k->nnodes : 1;
+    kube_fast *f = calloc(1, sizeof *f);
+    if (!f)
+        return BERTH_ENOMEM;
+    s->fast = f;
+    f->all = malloc(N * sizeof *f->all);
+    f->list = malloc(N * sizeof *f->list);
+    f->verdict = malloc(N);
+    f->col = malloc(N * sizeof *f->col);
+    f->col2 = malloc(N * sizeof *f->col2);
+    f->tcap = 1024;
+    f->table = calloc(f->tcap, sizeof *f->table);
+    if (!f->all || !f->list || !f->verdict || !f->col || !f->col2 || !f->table) {
+        kube_fast_free(s);
+        return BERTH_ENOMEM;
+    }
+    for (uint32_t n = 0; n < N; n++)
+        f->all[n] = n;
+    return 0;
+}
+
+int kube_fast_assumed(kube_sched *s, uint32_t node)
+{
+    kube_fast *f = s->fast;
+    if (!f)
+        return 0;
+    if (f->nlog == f->caplog) {
+        uint32_t nc = f->caplog ? f->caplog * 2 : 1024;
+        uint32_t *q = realloc(f->log, nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        f->log = q;
+        f->caplog = nc;
+    }
+    f->log[f->nlog++] = node;
+    return 0;
+}
+
+/* ---- the class key: everything the cached plugins read of a pod ---- */
+
+typedef struct kb {
+    kube_fast *f;
+    size_t len;
+    int oom;
+} kb;
+
+static void put(kb *b, const void *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->f->keycap) {
+        size_t nc = b->f->keycap ? b->f->keycap * 2 : 1024;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        char *q = realloc(b->f->keybuf, nc);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->f->keybuf = q;
+        b->f->keycap = nc;
+    }
+    memcpy(b->f->keybuf + b->len, p, n);
+    b->len += n;
+}
+
+static void put_str(kb *b, const char *s)
+{
+    if (!s)
+        s = "\x01";
+    put(b, s, strlen(s) + 1);
+}
+
+static void put_reqs(kb *b, const berth_requirement *r, uint32_t n)
+{
+    put(b, &n, sizeof n);
+    for (uint32_t i = 0; i < n; i++) {
+        put_str(b, r[i].key);
+        put(b, &r[i].op, sizeof r[i].op);
+        put(b, &r[i].nvalues, sizeof r[i].nvalues);
+        for (uint32_t j = 0; j < r[i].nvalues; j++)
+            put_str(b, r[i].values[j]);
+    }
+}
+
+static void put_term(kb *b, const berth_kterm *t)
+{
+    put_reqs(b, t->exprs, t->nexprs);
+    put_reqs(b, t->fields, t->nfields);
+}
+
+static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod *p, size_t *len)
+{
+    kb b = {s->fast, 0, 0};
+    put(&b, &prof, sizeof prof);
+    put(&b, p->req, sizeof p->req);
+    put(&b, p->req_nz, sizeof p->req_nz);
+    put_str(&b, p->node_name);
+    put(&b, &p->ntols, sizeof p->ntols);
+    for (uint32_t i = 0; i < p->ntols; i++) {
+        put_str(&b, p->tols[i].key);
+        put_str(&b, p->tols[i].value);
+        put(&b, &p->tols[i].op, sizeof p->tols[i].op);
+        put(&b, &p->tols[i].effect, sizeof p->tols[i].effect);
+    }
+    put(&b, &p->node_selector.n, sizeof p->node_selector.n);
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        put_str(&b, p->node_selector.items[i].key);
+        put_str(&b, p->node_selector.items[i].value);
+    }
+    put(&b, &p->has_req_affinity, sizeof p->has_req_affinity);
+    put(&b, &p->nreq_terms, sizeof p->nreq_terms);
+    for (uint32_t i = 0; i < p->nreq_terms; i++)
+        put_term(&b, &p->req_terms[i]);
+    put(&b, &p->npref_terms, sizeof p->npref_terms);
+    for (uint32_t i = 0; i < p->npref_terms; i++) {
+        put(&b, &p->pref_terms[i].weight, sizeof p->pref_terms[i].weight);
+        put_term(&b, &p->pref_terms[i].term);
+    }
+    put(&b, &p->ninit, sizeof p->ninit);
+    for (uint32_t i = 0; i < p->ninit; i++)
+        put_str(&b, p->init[i].image);
+    put(&b, &p->ncontainers, sizeof p->ncontainers);
+    for (uint32_t i = 0; i < p->ncontainers; i++)
+        put_str(&b, p->containers[i].image);
+    *len = b.len;
+    return b.oom ? BERTH_ENOMEM : 0;
+}
+
+/* ---- eligibility ---- */
+
+static int plugin_is(const berth_profile *prof, uint32_t j, berth_kplugin p, int score)
+{
+    return score ? prof->scores[j] == kube_score_plugin(p) : prof->filters[j] == kube_filter_plugin(p);
+}
+
+/* Profile made only of plugins the cache understands. */
+static int profile_ok(const berth_profile *prof)
+{
+    static const berth_kplugin filters[] = {
+        BERTH_KP_NODE_UNSCHEDULABLE, BERTH_KP_NODE_NAME,    BERTH_KP_TAINT_TOLERATION,
+        BERTH_KP_NODE_AFFINITY,      BERTH_KP_NODE_PORTS,   BERTH_KP_NODE_RESOURCES_FIT,
+        BERTH_KP_VOLUME_ZONE,        BERTH_KP_POD_TOPOLOGY_SPREAD, BERTH_KP_INTER_POD_AFFINITY};
+    static const berth_kplugin scores[] = {
+        BERTH_KP_TAINT_TOLERATION,    BERTH_KP_NODE_AFFINITY,        BERTH_KP_NODE_RESOURCES_FIT,
+        BERTH_KP_POD_TOPOLOGY_SPREAD, BERTH_KP_INTER_POD_AFFINITY,   BERTH_KP_BALANCED_ALLOCATION,
+        BERTH_KP_IMAGE_LOCALITY};
+    for (uint32_t j = 0; j < prof->nfilters; j++) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++)
+            ok |= plugin_is(prof, j, filters[i], 0);
+        if (!ok)
+            return 0;
+    }
+    for (uint32_t j = 0; j < prof->nscores; j++) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof scores / sizeof scores[0]; i++)
+            ok |= plugin_is(prof, j, scores[i], 1);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static int inert(const kube_req *r)
+{
+    const kube_terms_req *q = r->terms;
+    return !q || (!q->npf && !q->nps && !q->naff && !q->nanti && !q->nisc);
+}
+
+/* ---- class construction and upkeep ---- */
+
+static int is_static_filter(const berth_profile *prof, uint32_t j)
+{
+    return plugin_is(prof, j, BERTH_KP_NODE_UNSCHEDULABLE, 0) ||
+           plugin_is(prof, j, BERTH_KP_NODE_NAME, 0) ||
+           plugin_is(prof, j, BERTH_KP_TAINT_TOLERATION, 0) ||
+           plugin_is(prof, j, BERTH_KP_NODE_AFFINITY, 0) ||
+           plugin_is(prof, j, BERTH_KP_VOLUME_ZONE, 0);
+}
+
+/* Recomputes the dynamic columns of class c for nodes[0..n). */
+static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_class *c,
+                    const uint32_t *nodes, uint32_t n)
+{
+    kube_fast *f = s->fast;
+    /* fit filter (the only dynamic filter in an eligible profile for an inert
+     * pod without ports) */
+    memset(f->verdict, BERTH_FIT, n);
+    for (uint32_t j = 0; j < prof->nfilters; j++)
+        if (plugin_is(prof, j, BERTH_KP_NODE_RESOURCES_FIT, 0))
+            prof->filters[j]->filter(s, r, nodes, n, f->verdict);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t nd = nodes[i];
+        uint8_t now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT;
+        c->nfeasible += (uint32_t)now - (uint32_t)c->ok[nd];
+        c->ok[nd] = now;
+        c->part[nd] = 0;
+    }
+    for (uint32_t j = 0; j < prof->nscores; j++) {
+        if (!plugin_is(prof, j, BERTH_KP_NODE_RESOURCES_FIT, 1) &&
+            !plugin_is(prof, j, BERTH_KP_BALANCED_ALLOCATION, 1) &&
+            !plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
+            continue;
+        prof->scores[j]->score(s, r, nodes, n, f->col);
+        int64_t w = prof->weights ? prof->weights[j] : 1;
+        for (uint32_t i = 0; i < n; i++)
+            c->part[nodes[i]] += w * f->col[i];
+    }
+}
+
+/* Weighted TaintToleration + NodeAffinity after normalisation when their raw
+ * scores are the same on every statically feasible node (then the value
+ * does not depend on which of them are feasible); -1 in *ok otherwise. */
+static int constant_part(kube_sched *s, const berth_profile *prof, kube_req *r, fast_class *c,
+                         int64_t *out)
+{
+    kube_fast *f = s->fast;
+    uint32_t N = s->k->nnodes, m = 0;
+    for (uint32_t nd = 0; nd < N; nd++)
+        if (c->static_ok[nd])
+            f->list[m++] = nd;
+    *out = 0;
+    for (uint32_t j = 0; j < prof->nscores; j++) {
+        if (!plugin_is(prof, j, BERTH_KP_TAINT_TOLERATION, 1) &&
+            !plugin_is(prof, j, BERTH_KP_NODE_AFFINITY, 1))
+            continue;
+        if (!m)
+            continue;
+        prof->scores[j]->score(s, r, f->list, m, f->col);
+        for (uint32_t i = 1; i < m; i++)
+            if (f->col[i] != f->col[0])
+                return 0;
+        /* normalise a one-node column: any node's value is this value */
+        int64_t v = f->col[0];
+        if (prof->scores[j]->normalize)
+            prof->scores[j]->normalize(s, r, &v, 1);
+        *out += (prof->weights ? prof->weights[j] : 1) * v;
+    }
+    return 1;
+}
+
+static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req *r, int *rc)
+{
+    kube_fast *f = s->fast;
+    size_t len;
+    *rc = build_key(s, prof, r->p, &len);
+    if (*rc)
+        return NULL;
+    uint32_t h = hash_bytes(f->keybuf, len);
+    uint32_t mask = f->tcap - 1;
+    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
+        uint32_t v = f->table[i];
+        if (!v)
+            break;
+        fast_class *c = &f->classes[v - 1];
+        if (c->hash == h && !memcmp(c->key, f->keybuf, len) && c->key[len] == '\0' &&
+            c->prof == prof)
+            return c;
+    }
+    /* new class */
+    uint32_t N = s->k->nnodes;
+    size_t need = (size_t)N * (2 + sizeof(int64_t)) + len + 1;
+    if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
+        return NULL; /* full path for this pod */
+    if (f->nclasses == f->capclasses) {
+        uint32_t nc = f->capclasses ? f->capclasses * 2 : 64;
+        fast_class *q = realloc(f->classes, nc * sizeof *q);
+        if (!q) {
+            *rc = BERTH_ENOMEM;
+            return NULL;
+        }
+        f->classes = q;
+        f->capclasses = nc;
+    }
+    if (2 * (f->nclasses + 1) > f->tcap) {
+        uint32_t ncap = f->tcap * 2;
+        uint32_t *t = calloc(ncap, sizeof *t);
+        if (!t) {
+            *rc = BERTH_ENOMEM;
+            return NULL;
+        }
+        for (uint32_t k = 0; k < f->nclasses; k++) {
+            uint32_t i = f->classes[k].hash & (ncap - 1);
+            while (t[i])
+                i = (i + 1) & (ncap - 1);
+            t[i] = k + 1;
+        }
+        free(f->table);
+        f->table = t;
+        f->tcap = ncap;
+        mask = ncap - 1;
+    }
+    fast_class *c = &f->classes[f->nclasses];
+    memset(c, 0, sizeof *c);
+    c->key = malloc(len + 1);
+    c->ok = calloc(N ? N : 1, 1);
+    c->static_ok = malloc(N ? N : 1);
+    c->part = calloc(N ? N : 1, sizeof *c->part);
+    if (!c->key || !c->ok || !c->static_ok || !c->part) {
+        free(c->key);
+        free(c->ok);
+        free(c->static_ok);
+        free(c->part);
+        *rc = BERTH_ENOMEM;
+        return NULL;
+    }
+    memcpy(c->key, f->keybuf, len);
+    c->key[len] = '\0';
+    c->hash = h;
+    c->prof = prof;
+    /* static filters over every node */
+    memset(f->verdict, BERTH_FIT, N);
+    for (uint32_t j = 0; j < prof->nfilters; j++)
+        if (is_static_filter(prof, j))
+            prof->filters[j]->filter(s, r, f->all, N, f->verdict);
+    for (uint32_t nd = 0; nd < N; nd++)
+        c->static_ok[nd] = f->verdict[nd] == BERTH_FIT;
+    if (!constant_part(s, prof, r, c, &c->constant)) {
+        free(c->key);
+        free(c->ok);
+        free(c->static_ok);
+        free(c->part);
+        return NULL; /* varying static scores: the full path normalises them */
+    }
+    refresh(s, prof, r, c, f->all, N);
+    c->pos = f->nlog;
+    f->bytes += need;
+    uint32_t i = h & mask;
+    while (f->table[i])
+        i = (i + 1) & mask;
+    f->table[i] = f->nclasses + 1;
+    f->nclasses++;
+    return c;
+}
+
+/* A pod with spread or affinity context: the class gives the nodes that
+ * pass every other filter and the rest of the score; PodTopologySpread and
+ * InterPodAffinity run as plugins on those nodes only (the feasible set and
+ * hence their normalisation are the pipeline's). */
+static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r, berth_rng *rng,
+                           fast_class *c, kube_fast_result *out)
+{
+    kube_fast *f = s->fast;
+    uint32_t N = s->k->nnodes, n = 0;
+    for (uint32_t nd = 0; nd < N; nd++)
+        if (c->ok[nd])
+            f->list[n++] = nd;
+    for (uint32_t j = 0; j < prof->nfilters && n; j++) {
+        if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
+            !plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0))
+            continue;
+        memset(f->verdict, BERTH_FIT, n);
+        prof->filters[j]->filter(s, r, f->list, n, f->verdict);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (f->verdict[i] == BERTH_FIT)
+                f->list[k++] = f->list[i];
+        n = k;
+    }
+    if (!n)
+        return 0; /* the full path explains why */
+    for (uint32_t i = 0; i < n; i++)
+        f->col2[i] = c->part[f->list[i]];
+    for (uint32_t j = 0; j < prof->nscores; j++) {
+        if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1) &&
+            !plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 1))
+            continue;
+        prof->scores[j]->score(s, r, f->list, n, f->col);
+        if (prof->scores[j]->normalize)
+            prof->scores[j]->normalize(s, r, f->col, n);
+        int64_t w = prof->weights ? prof->weights[j] : 1;
+        for (uint32_t i = 0; i < n; i++)
+            f->col2[i] += w * f->col[i];
+    }
+    int64_t best = INT64_MIN;
+    uint32_t nties = 0, first = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (f->col2[i] > best) {
+            best = f->col2[i];
+            first = i;
+            nties = 1;
+        } else if (f->col2[i] == best) {
+            nties++;
+        }
+    }
+    uint32_t chosen = first;
+    if (prof->tiebreak == BERTH_TIE_RANDOM && nties > 1) {
+        uint64_t k = berth_rng_below(rng, nties);
+        for (uint32_t i = first; i < n; i++)
+            if (f->col2[i] == best && k-- == 0) {
+                chosen = i;
+                break;
+            }
+    } else if (prof->tiebreak == BERTH_TIE_LAST && nties > 1) {
+        for (uint32_t i = n; i-- > first;)
+            if (f->col2[i] == best) {
+                chosen = i;
+                break;
+            }
+    }
+    out->node = f->list[chosen];
+    out->nfeasible = n;
+    out->total = best + c->constant;
+    return 1;
+}
+
+int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_rng *rng,
+                   kube_fast_result *out)
+{
+    kube_fast *f = s->fast;
+    if (!f || s->reference || !profile_ok(prof) || r->p->nports)
+        return 0;
+    int rc = 0;
+    fast_class *c = find_class(s, prof, r, &rc);
+    if (!c)
+        return rc;
+    uint32_t N = s->k->nnodes;
+    /* bring the dynamic columns up to date */
+    uint32_t pending = f->nlog - c->pos;
+    if (pending >= N)
+        refresh(s, prof, r, c, f->all, N);
+    else if (pending)
+        refresh(s, prof, r, c, f->log + c->pos, pending);
+    c->pos = f->nlog;
+    if (!c->nfeasible)
+        return 0; /* the full path explains why */
+    if (!inert(r))
+        return pick_with_terms(s, prof, r, rng, c, out);
+    /* argmax of part over feasible nodes; ties as the pipeline breaks them */
+    int64_t best = INT64_MIN;
+    uint32_t nties = 0, first = BERTH_KUBE_NONE;
+    const uint8_t *ok = c->ok;
+    const int64_t *part = c->part;
+    for (uint32_t nd = 0; nd < N; nd++) {
+        if (!ok[nd])
+            continue;
+        if (part[nd] > best) {
+            best = part[nd];
+            first = nd;
+            nties = 1;
+        } else if (part[nd] == best) {
+            nties++;
+        }
+    }
+    uint32_t chosen = first;
+    if (prof->tiebreak == BERTH_TIE_RANDOM && nties > 1) {
+        uint64_t k = berth_rng_below(rng, nties);
+        for (uint32_t nd = first; nd < N; nd++)
+            if (ok[nd] && part[nd] == best && k-- == 0) {
+                chosen = nd;
+                break;
+            }
+    } else if (prof->tiebreak == BERTH_TIE_LAST && nties > 1) {
+        for (uint32_t nd = N; nd-- > first;)
+            if (ok[nd] && part[nd] == best) {
+                chosen = nd;
+                break;
+            }
+    }
+    out->node = chosen;
+    out->nfeasible = c->nfeasible;
+    out->total = best + c->constant;
+    return 1;
+}

@@ -1,0 +1,776 @@
+/* kube/plugins_node.c - the node-level kube-scheduler plugins (SPEC 2.5):
+ * NodeUnschedulable, NodeName, TaintToleration (filter and score),
+ * NodeAffinity (filter and score), NodePorts, VolumeZone and ImageLocality.
+ *
+ * Every plugin is a batch over candidate node indices (state: kube_sched *,
+ * req: kube_req *). Filters only write the verdict of a rejected candidate.
+ * Work that cannot matter is skipped before touching nodes: a pod without
+ * tolerations against hard-tainted nodes needs only the has_hard_taint
+ * column, a pod without nodeSelector/required affinity passes NodeAffinity,
+ * a pod without host ports passes NodePorts, no preferred terms scores 0.
+ * Strings are formatted only in reason().
+ *
+ * ImageLocality needs, per image name, the number of nodes that have it;
+ * that table (and a per-node scratch column) is built once per kube_sched,
+ * lazily, in s->arena (else the cluster's arena): see kube_plugins_prepare.
+ * The same cache memoises, per distinct pod spec, the per-node columns of
+ * NodeAffinity (required, preferred) and TaintToleration (filter, score),
+ * so pods stamped from one template skip label and taint string matching.
+ * The reference mode (s->reference) uses none of it and recomputes from
+ * the nodes. */
+#include "kube/state.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define KUBE_UNSCHEDULABLE_TAINT "node.kubernetes.io/unschedulable"
+#define KUBE_IMG_MIN_THRESHOLD (23LL * 1024 * 1024)
+#define KUBE_IMG_MAX_CONTAINER_THRESHOLD (1000LL * 1024 * 1024)
+
+/* Per-node results that depend only on static node data and one part of
+ * the pod spec (required node affinity, preferred terms, tolerations) are
+ * memoised per distinct spec: pods stamped from one template then cost a
+ * column lookup per node instead of label and taint string matching. A
+ * column covers every node and is filled on a miss only when the batch is
+ * at least a quarter of the nodes (else the batch is computed directly). */
+#define KUBE_MEMO_WAYS 8
+enum { KUBE_MEMO_AFF_FILTER, KUBE_MEMO_AFF_SCORE, KUBE_MEMO_TAINT_FILTER, KUBE_MEMO_TAINT_SCORE,
+       KUBE_MEMO_KINDS };
+
+struct kube_memo {
+    uint32_t pod[KUBE_MEMO_WAYS];           /* index + 1 of the pod whose spec keys the way */
+    int64_t *col[KUBE_MEMO_WAYS];           /* per node */
+    uint32_t next;                          /* round-robin victim */
+};
+
+/* The per-kube_sched cache behind ImageLocality, NodeUnschedulable and
+ * the memoised columns. */
+struct kube_plugin_cache {
+    uint32_t nnodes;              /* built for this many nodes */
+    int any_unschedulable;
+    uint32_t nimages;             /* distinct image names over all nodes */
+    uint32_t hcap;                /* power of two */
+    uint32_t *htab;               /* image id + 1, 0 = empty */
+    uint64_t *hash;               /* per image id */
+    const char **name;            /* per image id */
+    int64_t *scaled;              /* per image id: (int64)(size * nodes / total) */
+    uint32_t *first;              /* per image id + 1: CSR offsets into nodes */
+    uint32_t *nodes;              /* nodes having the image, ascending */
+    int64_t *sum;                 /* per node scratch, all 0 between calls */
+    struct kube_memo memo[KUBE_MEMO_KINDS];
+};
+
+/* ---- helpers ---- */
+
+static const char *str_or_empty(const char *s) { return s ? s : ""; }
+
+/* Image name as the pod gives it; upstream normalizedImageName appends
+ * ":latest" when the name has no tag (the last ':' not after the last '/'). */
+static int image_needs_latest(const char *img)
+{
+    const char *colon = strrchr(img, ':'), *slash = strrchr(img, '/');
+    return !colon || (slash && colon < slash);
+}
+
+static uint64_t fnv_step(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t image_hash(const char *img, int latest)
+{
+    uint64_t h = fnv_step(14695981039346656037ULL, img);
+    return latest ? fnv_step(h, ":latest") : h;
+}
+
+/* Whether the node-side name equals the pod-side image (normalised). */
+static int image_name_equal(const char *node_name, const char *img, int latest)
+{
+    if (!latest)
+        return strcmp(node_name, img) == 0;
+    size_t n = strlen(img);
+    return strncmp(node_name, img, n) == 0 && strcmp(node_name + n, ":latest") == 0;
+}
+
+static uint32_t cache_find(const struct kube_plugin_cache *pc, const char *img, int latest,
+                           uint64_t h)
+{
+    uint32_t mask = pc->hcap - 1;
+    for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+        uint32_t v = pc->htab[i];
+        if (!v)
+            return BERTH_KUBE_NONE;
+        if (pc->hash[v - 1] == h && image_name_equal(pc->name[v - 1], img, latest))
+            return v - 1;
+    }
+}
+
+static void *cache_alloc(berth_arena *a, size_t n, size_t size)
+{
+    if (n && size > SIZE_MAX / n)
+        return NULL;
+    return berth_arena_alloc(a, n * size > 0 ? n * size : 1);
+}
+
+/* Builds s's plugin cache once (and again if the node count changed).
+ * Returns 0 or BERTH_ENOMEM; on failure the plugins fall back to the
+ * reference computation. */
+int kube_plugins_prepare(kube_sched *s)
+{
+    const berth_kcluster *k = s->k;
+    if (s->pcache && s->pcache->nnodes == k->nnodes)
+        return 0;
+    berth_arena *a = s->arena ? s->arena : &s->k->arena;
+    struct kube_plugin_cache *pc = cache_alloc(a, 1, sizeof *pc);
+    if (!pc)
+        return BERTH_ENOMEM;
+    pc->nnodes = k->nnodes;
+    size_t nnames = 0;
+    for (uint32_t n = 0; n < k->nnodes; n++) {
+        pc->any_unschedulable |= k->nodes[n].unschedulable != 0;
+        nnames += k->nodes[n].nimages;
+    }
+    if (nnames > UINT32_MAX / 4)
+        return BERTH_ENOMEM;
+    uint32_t hcap = 16;
+    while (hcap < 2 * nnames)
+        hcap *= 2;
+    pc->hcap = hcap;
+    pc->htab = cache_alloc(a, hcap, sizeof *pc->htab);
+    pc->hash = cache_alloc(a, nnames, sizeof *pc->hash);
+    pc->name = cache_alloc(a, nnames, sizeof *pc->name);
+    pc->scaled = cache_alloc(a, nnames, sizeof *pc->scaled);
+    pc->first = cache_alloc(a, nnames + 1, sizeof *pc->first);
+    pc->nodes = cache_alloc(a, nnames, sizeof *pc->nodes);
+    pc->sum = cache_alloc(a, k->nnodes, sizeof *pc->sum);
+    int64_t *size = cache_alloc(a, nnames, sizeof *size);
+    uint32_t *count = cache_alloc(a, nnames, sizeof *count);
+    uint32_t *last = cache_alloc(a, nnames, sizeof *last);
+    if (!pc->htab || !pc->hash || !pc->name || !pc->scaled || !pc->first || !pc->nodes ||
+        !pc->sum || !size || !count || !last)
+        return BERTH_ENOMEM;
+    /* Pass 1: distinct names (size: the first node reporting the name, as
+     * the scheduler cache keeps it) and the number of nodes per name. */
+    uint32_t mask = hcap - 1;
+    for (uint32_t n = 0; n < k->nnodes; n++) {
+        const berth_knode *nd = &k->nodes[n];
+        for (uint32_t j = 0; j < nd->nimages; j++) {
+            const char *nm = str_or_empty(nd->images[j].name);
+            uint64_t h = image_hash(nm, 0);
+            uint32_t i = (uint32_t)h & mask, id;
+            for (;; i = (i + 1) & mask) {
+                uint32_t v = pc->htab[i];
+                if (!v) {
+                    id = pc->nimages++;
+                    pc->htab[i] = id + 1;
+                    pc->hash[id] = h;
+                    pc->name[id] = nm;
+                    size[id] = nd->images[j].size;
+                    last[id] = BERTH_KUBE_NONE;
+                    break;
+                }
+                if (pc->hash[v - 1] == h && strcmp(pc->name[v - 1], nm) == 0) {
+                    id = v - 1;
+                    break;
+                }
+            }
+            if (last[id] != n) {
+                last[id] = n;
+                count[id]++;
+            }
+        }
+    }
+    /* Pass 2: CSR of nodes per name, and each name's scaled score. */
+    for (uint32_t id = 0; id < pc->nimages; id++) {
+        pc->first[id + 1] = pc->first[id] + count[id];
+        double spread = (double)count[id] / (double)k->nnodes;
+        pc->scaled[id] = (int64_t)((double)size[id] * spread);
+        last[id] = BERTH_KUBE_NONE;
+        count[id] = 0;
+    }
+    for (uint32_t n = 0; n < k->nnodes; n++) {
+        const berth_knode *nd = &k->nodes[n];
+        for (uint32_t j = 0; j < nd->nimages; j++) {
+            const char *nm = str_or_empty(nd->images[j].name);
+            uint32_t id = cache_find(pc, nm, 0, image_hash(nm, 0));
+            if (last[id] != n) {
+                last[id] = n;
+                pc->nodes[pc->first[id] + count[id]++] = n;
+            }
+        }
+    }
+    s->pcache = pc;
+    return 0;
+}
+
+static const struct kube_plugin_cache *cache_of(kube_sched *s)
+{
+    if (s->reference)
+        return NULL;
+    if (kube_plugins_prepare(s) != 0)
+        return NULL;
+    return s->pcache;
+}
+
+/* ---- memoised per-spec columns ---- */
+
+static int same_str(const char *a, const char *b) { return strcmp(str_or_empty(a), str_or_empty(b)) == 0; }
+
+static int same_reqs(const berth_requirement *a, const berth_requirement *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i].op != b[i].op || a[i].nvalues != b[i].nvalues || !same_str(a[i].key, b[i].key))
+            return 0;
+        for (uint32_t j = 0; j < a[i].nvalues; j++)
+            if (!same_str(a[i].values[j], b[i].values[j]))
+                return 0;
+    }
+    return 1;
+}
+
+static int same_term(const berth_kterm *a, const berth_kterm *b)
+{
+    return a->nexprs == b->nexprs && a->nfields == b->nfields &&
+           same_reqs(a->exprs, b->exprs, a->nexprs) && same_reqs(a->fields, b->fields, a->nfields);
+}
+
+static int same_required(const berth_kpod *a, const berth_kpod *b)
+{
+    if (a->node_selector.n != b->node_selector.n || a->has_req_affinity != b->has_req_affinity ||
+        a->nreq_terms != b->nreq_terms)
+        return 0;
+    for (uint32_t i = 0; i < a->node_selector.n; i++)
+        if (!same_str(a->node_selector.items[i].key, b->node_selector.items[i].key) ||
+            !same_str(a->node_selector.items[i].value, b->node_selector.items[i].value))
+            return 0;
+    for (uint32_t i = 0; i < a->nreq_terms; i++)
+        if (!same_term(&a->req_terms[i], &b->req_terms[i]))
+            return 0;
+    return 1;
+}
+
+static int same_preferred(const berth_kpod *a, const berth_kpod *b)
+{
+    if (a->npref_terms != b->npref_terms)
+        return 0;
+    for (uint32_t i = 0; i < a->npref_terms; i++)
+        if (a->pref_terms[i].weight != b->pref_terms[i].weight ||
+            !same_term(&a->pref_terms[i].term, &b->pref_terms[i].term))
+            return 0;
+    return 1;
+}
+
+static int same_tolerations(const berth_kpod *a, const berth_kpod *b)
+{
+    if (a->ntols != b->ntols)
+        return 0;
+    for (uint32_t i = 0; i < a->ntols; i++) {
+        const berth_toleration *x = &a->tols[i], *y = &b->tols[i];
+        if (x->op != y->op || x->effect != y->effect || !same_str(x->key, y->key) ||
+            !same_str(x->value, y->value))
+            return 0;
+    }
+    return 1;
+}
+
+static int memo_same(int kind, const berth_kpod *a, const berth_kpod *b)
+{
+    switch (kind) {
+    case KUBE_MEMO_AFF_FILTER: return same_required(a, b);
+    case KUBE_MEMO_AFF_SCORE: return same_preferred(a, b);
+    default: return same_tolerations(a, b);
+    }
+}
+
+/* The memoised column for the spec of the request's pod, or NULL
+ * (reference mode, no memory, or a small batch on a miss). *fresh = 1:
+ * the caller must fill col[0..nnodes) before use. Pod specs, node labels,
+ * taints and images must not change while s lives (set s->pcache = NULL
+ * after changing them). */
+static int64_t *memo_get(kube_sched *s, int kind, const kube_req *r, uint32_t n, int *fresh)
+{
+    *fresh = 0;
+    if (s->reference || r->pod >= s->k->npods || r->p != &s->k->pods[r->pod] ||
+        kube_plugins_prepare(s) != 0)
+        return NULL;
+    struct kube_memo *m = &s->pcache->memo[kind];
+    for (uint32_t w = 0; w < KUBE_MEMO_WAYS; w++)
+        if (m->pod[w] && (m->pod[w] - 1 == r->pod ||
+                          memo_same(kind, r->p, &s->k->pods[m->pod[w] - 1])))
+            return m->col[w];
+    uint32_t nn = s->k->nnodes;
+    if ((uint64_t)n * 4 < nn)
+        return NULL;
+    uint32_t w = m->next;
+    if (!m->col[w]) {
+        berth_arena *a = s->arena ? s->arena : &s->k->arena;
+        m->col[w] = cache_alloc(a, nn, sizeof(int64_t));
+        if (!m->col[w])
+            return NULL;
+    }
+    m->next = (w + 1) % KUBE_MEMO_WAYS;
+    m->pod[w] = r->pod + 1;
+    *fresh = 1;
+    return m->col[w];
+}
+
+/* ---- NodeUnschedulable ---- */
+
+static int tolerates_unschedulable(const berth_kpod *p)
+{
+    static const berth_taint t = {KUBE_UNSCHEDULABLE_TAINT, NULL, BERTH_EFFECT_NOSCHEDULE};
+    return berth_tolerations_tolerate(p->tols, p->ntols, &t);
+}
+
+static void f_unschedulable(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                            uint8_t *v)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    const struct kube_plugin_cache *pc = cache_of(s);
+    if (pc && !pc->any_unschedulable)
+        return;
+    if (tolerates_unschedulable(r->p))
+        return;
+    const berth_knode *nodes = s->k->nodes;
+    for (uint32_t i = 0; i < n; i++)
+        if (nodes[cand[i]].unschedulable)
+            v[i] = BERTH_UNRESOLVABLE;
+}
+
+static void r_unschedulable(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    snprintf(buf, size, "node(s) were unschedulable");
+}
+
+/* ---- NodeName ---- */
+
+static void f_node_name(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                        uint8_t *v)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    if (!r->p->node_name || !r->p->node_name[0])
+        return;
+    uint32_t want = kube_node_by_name(s, r->p->node_name);
+    for (uint32_t i = 0; i < n; i++)
+        if (cand[i] != want)
+            v[i] = BERTH_UNRESOLVABLE;
+}
+
+static void r_node_name(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    snprintf(buf, size, "node(s) didn't match the requested node name");
+}
+
+/* ---- TaintToleration ---- */
+
+static int node_untolerated_hard(const berth_knode *nd, const berth_kpod *p)
+{
+    return berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols, p->ntols,
+                                          BERTH_EFFECT_MASK_HARD) != NULL;
+}
+
+static void f_taints(void *state, const void *req, const uint32_t *cand, uint32_t n, uint8_t *v)
+{
+    kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    const uint8_t *hard = s->has_hard_taint;
+    if (!p->ntols) {
+        /* Nothing tolerated: any hard taint rejects. */
+        for (uint32_t i = 0; i < n; i++)
+            if (hard[cand[i]])
+                v[i] = BERTH_UNRESOLVABLE;
+        return;
+    }
+    const berth_knode *nodes = s->k->nodes;
+    int fresh;
+    int64_t *col = memo_get(s, KUBE_MEMO_TAINT_FILTER, req, n, &fresh);
+    if (col) {
+        if (fresh)
+            for (uint32_t c = 0; c < s->k->nnodes; c++)
+                col[c] = hard[c] && node_untolerated_hard(&nodes[c], p);
+        for (uint32_t i = 0; i < n; i++)
+            if (col[cand[i]])
+                v[i] = BERTH_UNRESOLVABLE;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = cand[i];
+        if (hard[c] && node_untolerated_hard(&nodes[c], p))
+            v[i] = BERTH_UNRESOLVABLE;
+    }
+}
+
+static void r_taints(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    const berth_knode *nd = &s->k->nodes[c];
+    const berth_taint *t = berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols,
+                                                          p->ntols, BERTH_EFFECT_MASK_HARD);
+    if (t)
+        snprintf(buf, size, "node(s) had untolerated taint {%s: %s}", str_or_empty(t->key),
+                 str_or_empty(t->value));
+    else
+        snprintf(buf, size, "node(s) had untolerated taint");
+}
+
+static int64_t node_prefer_count(const berth_knode *nd, const berth_kpod *p)
+{
+    const unsigned taint_mask = BERTH_EFFECT_BIT(BERTH_EFFECT_PREFERNOSCHEDULE);
+    const unsigned tol_mask =
+        BERTH_EFFECT_BIT(BERTH_EFFECT_ALL) | BERTH_EFFECT_BIT(BERTH_EFFECT_PREFERNOSCHEDULE);
+    return (int64_t)berth_taints_count_untolerated(nd->taints, nd->ntaints, p->tols, p->ntols,
+                                                   taint_mask, tol_mask);
+}
+
+static void s_taints(void *state, const void *req, const uint32_t *cand, uint32_t n, int64_t *out)
+{
+    kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    const uint8_t *prefer = s->has_prefer_taint;
+    const berth_knode *nodes = s->k->nodes;
+    int fresh;
+    int64_t *col = memo_get(s, KUBE_MEMO_TAINT_SCORE, req, n, &fresh);
+    if (col) {
+        if (fresh)
+            for (uint32_t c = 0; c < s->k->nnodes; c++)
+                col[c] = prefer[c] ? node_prefer_count(&nodes[c], p) : 0;
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = col[cand[i]];
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = cand[i];
+        out[i] = prefer[c] ? node_prefer_count(&nodes[c], p) : 0;
+    }
+}
+
+/* DefaultNormalizeScore(MaxNodeScore, reverse). */
+void kube_default_normalize(int64_t *scores, uint32_t n, int reverse)
+{
+    int64_t max = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (scores[i] > max)
+            max = scores[i];
+    if (max == 0) {
+        if (reverse)
+            for (uint32_t i = 0; i < n; i++)
+                scores[i] = 100;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t sc = 100 * scores[i] / max;
+        scores[i] = reverse ? 100 - sc : sc;
+    }
+}
+
+static void n_reverse(void *state, const void *req, int64_t *scores, uint32_t n)
+{
+    kube_default_normalize(scores, n, 1);
+}
+
+static void n_forward(void *state, const void *req, int64_t *scores, uint32_t n)
+{
+    kube_default_normalize(scores, n, 0);
+}
+
+/* ---- NodeAffinity ---- */
+
+/* A matchFields requirement (upstream field selector): only
+ * metadata.name has a value (others read as ""); In/NotIn with exactly one
+ * value. Returns 1 match, 0 no match, -1 invalid (the term then matches
+ * nothing, as upstream skips a term that fails to parse). */
+static int field_matches(const berth_requirement *r, const char *node_name)
+{
+    if (r->nvalues != 1 || (r->op != BERTH_SEL_IN && r->op != BERTH_SEL_NOTIN))
+        return -1;
+    const char *have = r->key && strcmp(r->key, "metadata.name") == 0 ? node_name : "";
+    int eq = strcmp(str_or_empty(have), str_or_empty(r->values[0])) == 0;
+    return r->op == BERTH_SEL_IN ? eq : !eq;
+}
+
+/* A NodeSelectorTerm: AND of its expressions and fields; empty = nothing. */
+static int term_matches(const berth_kterm *t, const berth_knode *nd)
+{
+    if (!t->nexprs && !t->nfields)
+        return 0;
+    for (uint32_t i = 0; i < t->nexprs; i++)
+        if (!berth_requirement_matches(&t->exprs[i], &nd->labels))
+            return 0;
+    for (uint32_t i = 0; i < t->nfields; i++)
+        if (field_matches(&t->fields[i], nd->name) != 1)
+            return 0;
+    return 1;
+}
+
+static int node_selector_matches(const berth_kpod *p, const berth_knode *nd)
+{
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        const berth_label *l = &p->node_selector.items[i];
+        const char *have = berth_labels_get(&nd->labels, str_or_empty(l->key));
+        if (!have || strcmp(have, str_or_empty(l->value)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int required_affinity_matches(const berth_kpod *p, const berth_knode *nd)
+{
+    if (!node_selector_matches(p, nd))
+        return 0;
+    if (!p->has_req_affinity)
+        return 1;
+    for (uint32_t t = 0; t < p->nreq_terms; t++)
+        if (term_matches(&p->req_terms[t], nd))
+            return 1;
+    return 0;
+}
+
+static void f_affinity(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                       uint8_t *v)
+{
+    kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    if (!p->node_selector.n && !p->has_req_affinity)
+        return;
+    const berth_knode *nodes = s->k->nodes;
+    int fresh;
+    int64_t *col = memo_get(s, KUBE_MEMO_AFF_FILTER, req, n, &fresh);
+    if (col) {
+        if (fresh)
+            for (uint32_t c = 0; c < s->k->nnodes; c++)
+                col[c] = !required_affinity_matches(p, &nodes[c]);
+        for (uint32_t i = 0; i < n; i++)
+            if (col[cand[i]])
+                v[i] = BERTH_UNRESOLVABLE;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (!required_affinity_matches(p, &nodes[cand[i]]))
+            v[i] = BERTH_UNRESOLVABLE;
+}
+
+static void r_affinity(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    snprintf(buf, size, "node(s) didn't match Pod's node affinity/selector");
+}
+
+static int64_t preferred_sum(const berth_kpod *p, const berth_knode *nd)
+{
+    int64_t sum = 0;
+    for (uint32_t t = 0; t < p->npref_terms; t++) {
+        const berth_kpref_term *pt = &p->pref_terms[t];
+        if (pt->weight != 0 && term_matches(&pt->term, nd))
+            sum += pt->weight;
+    }
+    return sum;
+}
+
+static void s_affinity(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                       int64_t *out)
+{
+    kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    if (!p->npref_terms) {
+        memset(out, 0, (size_t)n * sizeof *out);
+        return;
+    }
+    const berth_knode *nodes = s->k->nodes;
+    int fresh;
+    int64_t *col = memo_get(s, KUBE_MEMO_AFF_SCORE, req, n, &fresh);
+    if (col) {
+        if (fresh)
+            for (uint32_t c = 0; c < s->k->nnodes; c++)
+                col[c] = preferred_sum(p, &nodes[c]);
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = col[cand[i]];
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = preferred_sum(p, &nodes[cand[i]]);
+}
+
+/* ---- NodePorts ---- */
+
+static int ip_is_any(const char *ip) { return !ip || !ip[0] || strcmp(ip, "0.0.0.0") == 0; }
+
+static int ports_conflict(const berth_kport *want, const berth_kport *used)
+{
+    if (want->port <= 0 || want->port != used->port || want->proto != used->proto)
+        return 0;
+    if (ip_is_any(want->ip) || ip_is_any(used->ip))
+        return 1;
+    return strcmp(want->ip, used->ip) == 0;
+}
+
+static int node_ports_conflict(const kube_sched *s, const berth_kpod *p, uint32_t c)
+{
+    const berth_kpod *pods = s->k->pods;
+    const uint32_t *on = s->node_pods[c];
+    for (uint32_t j = 0; j < s->node_npods[c]; j++) {
+        const berth_kpod *q = &pods[on[j]];
+        for (uint32_t a = 0; a < q->nports; a++)
+            for (uint32_t b = 0; b < p->nports; b++)
+                if (ports_conflict(&p->ports[b], &q->ports[a]))
+                    return 1;
+    }
+    return 0;
+}
+
+static void f_ports(void *state, const void *req, const uint32_t *cand, uint32_t n, uint8_t *v)
+{
+    kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    if (!p->nports)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        if (node_ports_conflict(s, p, cand[i]))
+            v[i] = BERTH_UNFIT;
+}
+
+static void r_ports(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    snprintf(buf, size, "node(s) didn't have free ports for the requested pod ports");
+}
+
+/* ---- VolumeZone ---- */
+
+/* berth's pod model carries no PersistentVolumeClaims, so no pod has a
+ * zonal volume and every node passes; kept as a real plugin so profiles
+ * that list it (the default) run it and report it as upstream does. */
+static void f_volume_zone(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                          uint8_t *v)
+{
+}
+
+static void r_volume_zone(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    snprintf(buf, size, "node(s) had no available volume zone");
+}
+
+/* ---- ImageLocality ---- */
+
+static int64_t image_priority(int64_t sum, uint32_t ncontainers)
+{
+    int64_t max = KUBE_IMG_MAX_CONTAINER_THRESHOLD * (int64_t)ncontainers;
+    if (sum < KUBE_IMG_MIN_THRESHOLD)
+        sum = KUBE_IMG_MIN_THRESHOLD;
+    else if (sum > max)
+        sum = max;
+    return 100 * (sum - KUBE_IMG_MIN_THRESHOLD) / (max - KUBE_IMG_MIN_THRESHOLD);
+}
+
+static const berth_kcontainer *container_at(const berth_kpod *p, uint32_t j)
+{
+    return j < p->ninit ? &p->init[j] : &p->containers[j - p->ninit];
+}
+
+/* Reference: scan nodes and names directly. */
+static void s_image_reference(const kube_sched *s, const berth_kpod *p, const uint32_t *cand,
+                              uint32_t n, int64_t *out)
+{
+    const berth_kcluster *k = s->k;
+    uint32_t nc = p->ninit + p->ncontainers;
+    memset(out, 0, (size_t)n * sizeof *out);
+    for (uint32_t j = 0; j < nc; j++) {
+        const char *img = str_or_empty(container_at(p, j)->image);
+        int latest = image_needs_latest(img);
+        int64_t size = 0;
+        uint32_t have = 0;
+        for (uint32_t m = 0; m < k->nnodes; m++) {
+            const berth_knode *nd = &k->nodes[m];
+            for (uint32_t x = 0; x < nd->nimages; x++)
+                if (image_name_equal(str_or_empty(nd->images[x].name), img, latest)) {
+                    if (!have)
+                        size = nd->images[x].size;
+                    have++;
+                    break;
+                }
+        }
+        if (!have)
+            continue;
+        int64_t scaled = (int64_t)((double)size * ((double)have / (double)k->nnodes));
+        for (uint32_t i = 0; i < n; i++) {
+            const berth_knode *nd = &k->nodes[cand[i]];
+            for (uint32_t x = 0; x < nd->nimages; x++)
+                if (image_name_equal(str_or_empty(nd->images[x].name), img, latest)) {
+                    out[i] += scaled;
+                    break;
+                }
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = image_priority(out[i], nc);
+}
+
+static void s_image(void *state, const void *req, const uint32_t *cand, uint32_t n, int64_t *out)
+{
+    kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    const struct kube_plugin_cache *pc = cache_of(s);
+    if (!pc) {
+        s_image_reference(s, p, cand, n, out);
+        return;
+    }
+    uint32_t nc = p->ninit + p->ncontainers;
+    uint32_t ids[16], nids = 0;
+    int overflow = 0;
+    if (pc->nimages) {
+        for (uint32_t j = 0; j < nc; j++) {
+            const char *img = str_or_empty(container_at(p, j)->image);
+            int latest = image_needs_latest(img);
+            uint32_t id = cache_find(pc, img, latest, image_hash(img, latest));
+            if (id == BERTH_KUBE_NONE || !pc->scaled[id])
+                continue;
+            if (nids == 16) {
+                overflow = 1;
+                break;
+            }
+            ids[nids++] = id;
+        }
+    }
+    if (overflow) {
+        s_image_reference(s, p, cand, n, out);
+        return;
+    }
+    if (!nids) {
+        /* No image of the pod on any node: every sum clamps to the minimum. */
+        memset(out, 0, (size_t)n * sizeof *out);
+        return;
+    }
+    int64_t *sum = pc->sum;
+    for (uint32_t j = 0; j < nids; j++)
+        for (uint32_t x = pc->first[ids[j]]; x < pc->first[ids[j] + 1]; x++)
+            sum[pc->nodes[x]] += pc->scaled[ids[j]];
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = image_priority(sum[cand[i]], nc);
+    for (uint32_t j = 0; j < nids; j++)
+        for (uint32_t x = pc->first[ids[j]]; x < pc->first[ids[j] + 1]; x++)
+            sum[pc->nodes[x]] = 0;
+}
+
+/* ---- plugin objects (tabled in kube/plugins.c) ---- */
+
+const berth_filter_plugin kube_unschedulable_filter = {BERTH_PLUGIN_VERSION, "NodeUnschedulable",
+                                                       f_unschedulable, r_unschedulable};
+const berth_filter_plugin kube_node_name_filter = {BERTH_PLUGIN_VERSION, "NodeName", f_node_name,
+                                                   r_node_name};
+const berth_filter_plugin kube_taint_filter = {BERTH_PLUGIN_VERSION, "TaintToleration", f_taints,
+                                               r_taints};
+const berth_score_plugin kube_taint_score = {BERTH_PLUGIN_VERSION, "TaintToleration", s_taints,
+                                             n_reverse};
+const berth_filter_plugin kube_affinity_filter = {BERTH_PLUGIN_VERSION, "NodeAffinity",
+                                                  f_affinity, r_affinity};
+const berth_score_plugin kube_affinity_score = {BERTH_PLUGIN_VERSION, "NodeAffinity", s_affinity,
+                                                n_forward};
+const berth_filter_plugin kube_ports_filter = {BERTH_PLUGIN_VERSION, "NodePorts", f_ports,
+                                               r_ports};
+const berth_filter_plugin kube_volume_zone_filter = {BERTH_PLUGIN_VERSION, "VolumeZone",
+                                                     f_volume_zone, r_volume_zone};
+const berth_score_plugin kube_image_score = {BERTH_PLUGIN_VERSION, "ImageLocality", s_image, NULL};

@@ -1,0 +1,1584 @@
+/* kube/terms.c - PodTopologySpread and InterPodAffinity (SPEC 2.5) over
+ * incremental counters: topology keys interned with per-node value ids,
+ * counted term signatures (MATCH: pods matching a conjunction of selector +
+ * namespace-set clauses; CARRIER: pods carrying an (anti-)affinity term of
+ * a role) with per-node counts updated by kube_terms_assume, an anchor
+ * index so an assumed pod only tests the signatures it may match, and per
+ * pod O(nodes) aggregation per topology value into domain arrays.
+ *
+ * With s->reference set no signature is kept: every count is recomputed
+ * for each pod by walking all pods on all nodes (the plain reference the
+ * randomized test compares against). Both paths share the formulas. */
+#include "kube/terms.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HOSTNAME_KEY "kubernetes.io/hostname"
+#define ZONE_KEY "topology.kubernetes.io/zone"
+#define NS_NAME_LABEL "kubernetes.io/metadata.name"
+#define NAFF_CACHE_MAX 256
+
+/* ---- small helpers ---- */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t nc = *cap ? *cap : 4;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q)
+        return BERTH_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static void smap_free(kube_smap *m)
+{
+    for (uint32_t i = 0; i < m->cap; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* 1 and *out when present */
+static int smap_get(const kube_smap *m, const char *k, uint32_t *out)
+{
+    if (!m->cap)
+        return 0;
+    uint32_t mask = m->cap - 1;
+    for (uint32_t i = (uint32_t)hash_str(k) & mask;; i = (i + 1) & mask) {
+        if (!m->keys[i])
+            return 0;
+        if (!strcmp(m->keys[i], k)) {
+            *out = m->vals[i];
+            return 1;
+        }
+    }
+}
+
+static int smap_put(kube_smap *m, const char *k, uint32_t v)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        kube_smap nm = {0};
+        nm.cap = m->cap ? m->cap * 2 : 16;
+        nm.keys = calloc(nm.cap, sizeof *nm.keys);
+        nm.vals = calloc(nm.cap, sizeof *nm.vals);
+        if (!nm.keys || !nm.vals) {
+            free(nm.keys);
+            free(nm.vals);
+            return BERTH_ENOMEM;
+        }
+        for (uint32_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            uint32_t j = (uint32_t)hash_str(m->keys[i]) & (nm.cap - 1);
+            while (nm.keys[j])
+                j = (j + 1) & (nm.cap - 1);
+            nm.keys[j] = m->keys[i];
+            nm.vals[j] = m->vals[i];
+        }
+        nm.n = m->n;
+        free(m->keys);
+        free(m->vals);
+        *m = nm;
+    }
+    uint32_t i = (uint32_t)hash_str(k) & (m->cap - 1);
+    while (m->keys[i])
+        i = (i + 1) & (m->cap - 1);
+    m->keys[i] = strdup(k);
+    if (!m->keys[i])
+        return BERTH_ENOMEM;
+    m->vals[i] = v;
+    m->n++;
+    return 0;
+}
+
+/* canonical text buffer */
+static int tx_put(kube_terms *t, const char *s)
+{
+    size_t n = strlen(s ? s : "");
+    if (t->tlen + n + 1 > t->tcap) {
+        size_t nc = t->tcap ? t->tcap : 256;
+        while (nc < t->tlen + n + 1)
+            nc *= 2;
+        char *q = realloc(t->text, nc);
+        if (!q)
+            return BERTH_ENOMEM;
+        t->text = q;
+        t->tcap = nc;
+    }
+    memcpy(t->text + t->tlen, s ? s : "", n);
+    t->tlen += n;
+    t->text[t->tlen] = 0;
+    return 0;
+}
+
+static int tx_int(kube_terms *t, long long v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%lld", v);
+    return tx_put(t, b);
+}
+
+static void tx_reset(kube_terms *t)
+{
+    t->tlen = 0;
+    if (t->text)
+        t->text[0] = 0;
+}
+
+
+/* ---- namespaces ---- */
+
+static uint32_t ns_intern(kube_terms *t, const char *name, const berth_labels *labels, int *rc)
+{
+    uint32_t id;
+    if (!name)
+        name = "";
+    if (smap_get(&t->ns_map, name, &id))
+        return id;
+    id = t->nns;
+    if (grow((void **)&t->ns_labels, &t->capns, t->nns + 1, sizeof *t->ns_labels) ||
+        smap_put(&t->ns_map, name, id)) {
+        *rc = BERTH_ENOMEM;
+        return 0;
+    }
+    memset(&t->ns_labels[id], 0, sizeof t->ns_labels[id]);
+    t->nns++;
+    /* labels: the object's, plus kubernetes.io/metadata.name = name as the
+     * API server sets it when absent */
+    uint32_t n = labels ? labels->n : 0;
+    int has_name = labels && berth_labels_get(labels, NS_NAME_LABEL) != NULL;
+    berth_label *items = calloc(n + 1, sizeof *items);
+    if (!items) {
+        *rc = BERTH_ENOMEM;
+        return 0;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        items[i] = labels->items[i];
+    if (!has_name)
+        items[n++] = (berth_label){NS_NAME_LABEL, name};
+    free(t->ns_labels[id].items);
+    t->ns_labels[id].items = items;
+    t->ns_labels[id].n = n;
+    berth_labels_sort(&t->ns_labels[id]);
+    return id;
+}
+
+/* ---- topology keys ---- */
+
+static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
+{
+    kube_terms *t = s->terms;
+    uint32_t id;
+    if (!name)
+        name = "";
+    if (smap_get(&t->key_map, name, &id))
+        return id;
+    if (grow((void **)&t->keys, &t->capkeys, t->nkeys + 1, sizeof *t->keys)) {
+        *rc = BERTH_ENOMEM;
+        return 0;
+    }
+    kube_tkey *k = &t->keys[t->nkeys];
+    memset(k, 0, sizeof *k);
+    k->name = strdup(name);
+    k->val = malloc((t->nnodes ? t->nnodes : 1) * sizeof *k->val);
+    kube_smap vm = {0};
+    if (!k->name || !k->val) {
+        free(k->name);
+        free(k->val);
+        *rc = BERTH_ENOMEM;
+        return 0;
+    }
+    k->hostname = !strcmp(name, HOSTNAME_KEY);
+    k->empty_id = KUBE_NOVAL;
+    uint32_t nv = 0;
+    for (uint32_t n = 0; n < t->nnodes; n++) {
+        const char *v = berth_labels_get(&s->k->nodes[n].labels, name);
+        if (!v) {
+            k->val[n] = KUBE_NOVAL;
+            continue;
+        }
+        uint32_t vid;
+        if (!smap_get(&vm, v, &vid)) {
+            vid = nv++;
+            if (smap_put(&vm, v, vid)) {
+                smap_free(&vm);
+                free(k->name);
+                free(k->val);
+                *rc = BERTH_ENOMEM;
+                return 0;
+            }
+            if (!*v)
+                k->empty_id = vid;
+        }
+        k->val[n] = vid;
+    }
+    smap_free(&vm);
+    if (k->empty_id == KUBE_NOVAL)
+        k->empty_id = nv++;
+    k->nvals = nv;
+    if (smap_put(&t->key_map, name, t->nkeys)) {
+        free(k->name);
+        free(k->val);
+        *rc = BERTH_ENOMEM;
+        return 0;
+    }
+    return t->nkeys++;
+}
+
+/* ---- clauses and signatures ---- */
+
+static int pod_terminating(const berth_kpod *p)
+{
+    return p->terminating;
+}
+
+static int clause_matches(const kube_terms *t, const kube_clause *c, uint32_t pod,
+                          const berth_kpod *p)
+{
+    return c->ns_ok[t->pod_ns[pod]] && berth_selector_matches(&c->sel, &p->labels);
+}
+
+static int sig_matches(const kube_terms *t, const kube_sig *g, uint32_t pod, const berth_kpod *p)
+{
+    if (g->spread) {
+        if (pod_terminating(p))
+            return 0;
+        if (g->cl[0].sel.n == 0 && !g->cl[0].sel.nothing)
+            return 0;
+    }
+    for (uint32_t i = 0; i < g->ncl; i++)
+        if (!clause_matches(t, &g->cl[i], pod, p))
+            return 0;
+    return 1;
+}
+
+/* the namespace set of an affinity term declared by a pod of namespace
+ * decl_ns, as a per-namespace-id flag array (owned by the caller) */
+static uint8_t *term_ns_ok(kube_terms *t, const berth_kaffinity_term *term, uint32_t decl_ns)
+{
+    uint8_t *ok = calloc(t->nns ? t->nns : 1, 1);
+    if (!ok)
+        return NULL;
+    if (!term->nnamespaces && !term->has_ns_selector) {
+        ok[decl_ns] = 1;
+        return ok;
+    }
+    for (uint32_t i = 0; i < term->nnamespaces; i++) {
+        uint32_t id;
+        if (smap_get(&t->ns_map, term->namespaces[i] ? term->namespaces[i] : "", &id))
+            ok[id] = 1;
+    }
+    if (term->has_ns_selector)
+        for (uint32_t id = 0; id < t->nns; id++)
+            if (berth_selector_matches(&term->ns_selector, &t->ns_labels[id]))
+                ok[id] = 1;
+    return ok;
+}
+
+static int tx_selector(kube_terms *t, const berth_selector *sel)
+{
+    int rc = 0;
+    if (sel->nothing)
+        return tx_put(t, "<nothing>");
+    for (uint32_t i = 0; i < sel->n && !rc; i++) {
+        const berth_requirement *r = &sel->reqs[i];
+        rc |= tx_put(t, r->key);
+        rc |= tx_put(t, "\x1f");
+        rc |= tx_int(t, r->op);
+        for (uint32_t j = 0; j < r->nvalues; j++) {
+            rc |= tx_put(t, "\x1f");
+            rc |= tx_put(t, r->values[j]);
+        }
+        rc |= tx_put(t, "\x1e");
+    }
+    return rc;
+}
+
+static int tx_clause(kube_terms *t, const berth_selector *sel, const uint8_t *ns_ok)
+{
+    int rc = tx_selector(t, sel);
+    rc |= tx_put(t, "\x1d");
+    for (uint32_t i = 0; i < t->nns && !rc; i++)
+        rc |= tx_put(t, ns_ok[i] ? "1" : "0");
+    return rc | tx_put(t, "\x1c");
+}
+
+static void sig_free(kube_sig *g)
+{
+    for (uint32_t i = 0; i < g->ncl; i++) {
+        free(g->cl[i].sel.reqs);
+        free(g->cl[i].ns_ok);
+    }
+    free(g->cl);
+    free(g->extra_vals);
+    free(g->cnt);
+}
+
+static int index_add(kube_terms *t, kube_index *x, const kube_sig *g, uint32_t id)
+{
+    x->total++;
+    /* never matches: not indexed */
+    for (uint32_t c = 0; c < g->ncl; c++)
+        if (g->cl[c].sel.nothing)
+            return 0;
+    if (g->spread && g->cl[0].sel.n == 0)
+        return 0;
+    for (uint32_t c = 0; c < g->ncl; c++) {
+        const berth_selector *sel = &g->cl[c].sel;
+        for (uint32_t i = 0; i < sel->n; i++) {
+            const berth_requirement *r = &sel->reqs[i];
+            if (r->op != BERTH_SEL_IN || !r->nvalues)
+                continue;
+            for (uint32_t v = 0; v < r->nvalues; v++) {
+                tx_reset(t);
+                if (tx_put(t, r->key) || tx_put(t, "\x1f") || tx_put(t, r->values[v]))
+                    return BERTH_ENOMEM;
+                uint32_t b;
+                if (!smap_get(&x->map, t->text, &b)) {
+                    b = x->nbuckets;
+                    uint32_t c1 = x->capbuckets, c2 = x->capbuckets, c3 = x->capbuckets;
+                    if (grow((void **)&x->bucket, &c1, b + 1, sizeof *x->bucket) ||
+                        grow((void **)&x->bn, &c2, b + 1, sizeof *x->bn) ||
+                        grow((void **)&x->bcap, &c3, b + 1, sizeof *x->bcap))
+                        return BERTH_ENOMEM;
+                    /* the three grew in step (same start, same need) */
+                    x->capbuckets = c1;
+                    x->bucket[b] = NULL;
+                    x->bn[b] = x->bcap[b] = 0;
+                    if (smap_put(&x->map, t->text, b))
+                        return BERTH_ENOMEM;
+                    x->nbuckets++;
+                }
+                if (grow((void **)&x->bucket[b], &x->bcap[b], x->bn[b] + 1, sizeof **x->bucket))
+                    return BERTH_ENOMEM;
+                x->bucket[b][x->bn[b]++] = id;
+            }
+            return 0;
+        }
+    }
+    if (grow((void **)&x->general, &x->capgeneral, x->ngeneral + 1, sizeof *x->general))
+        return BERTH_ENOMEM;
+    x->general[x->ngeneral++] = id;
+    return 0;
+}
+
+static void index_free(kube_index *x)
+{
+    smap_free(&x->map);
+    for (uint32_t b = 0; b < x->nbuckets; b++)
+        free(x->bucket[b]);
+    free(x->bucket);
+    free(x->bn);
+    free(x->bcap);
+    free(x->general);
+    memset(x, 0, sizeof *x);
+}
+
+/* calls fn for every signature of x pod may match (each at most once) */
+typedef int (*sig_visit)(kube_sched *s, uint32_t sig, void *ctx);
+static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_visit fn,
+                       void *ctx)
+{
+    kube_terms *t = s->terms;
+    int rc;
+    if (!x->total)
+        return 0;
+    for (uint32_t i = 0; i < x->ngeneral; i++)
+        if ((rc = fn(s, x->general[i], ctx)))
+            return rc;
+    if (!x->nbuckets)
+        return 0;
+    for (uint32_t l = 0; l < p->labels.n; l++) {
+        tx_reset(t);
+        if (tx_put(t, p->labels.items[l].key) || tx_put(t, "\x1f") ||
+            tx_put(t, p->labels.items[l].value))
+            return BERTH_ENOMEM;
+        uint32_t b;
+        if (!smap_get(&x->map, t->text, &b))
+            continue;
+        for (uint32_t i = 0; i < x->bn[b]; i++)
+            if ((rc = fn(s, x->bucket[b][i], ctx)))
+                return rc;
+    }
+    return 0;
+}
+
+/* Finds or creates the signature whose canonical text is in t->text. For
+ * a new one, cl (ncl clauses, ownership taken) and the fields are used and
+ * MATCH counts are initialised from the pods on nodes. Returns the id or
+ * KUBE_NOVAL (ENOMEM; cl freed). */
+static uint32_t sig_get(kube_sched *s, kube_clause *cl, uint32_t ncl, int kind, int role,
+                        int spread, uint32_t key, const char **extra_vals)
+{
+    kube_terms *t = s->terms;
+    uint32_t id;
+    kube_sig g = {.kind = kind, .role = role, .spread = spread, .key = key, .cl = cl,
+                  .ncl = ncl, .extra_vals = extra_vals};
+    if (smap_get(&t->sig_map, t->text, &id)) {
+        sig_free(&g);
+        return id;
+    }
+    g.cnt = calloc(t->nnodes ? t->nnodes : 1, sizeof *g.cnt);
+    if (!g.cnt || grow((void **)&t->sigs, &t->capsigs, t->nsigs + 1, sizeof *t->sigs) ||
+        smap_put(&t->sig_map, t->text, t->nsigs)) {
+        sig_free(&g);
+        return KUBE_NOVAL;
+    }
+    id = t->nsigs++;
+    t->sigs[id] = g;
+    if (kind == KUBE_SIG_MATCH)
+        for (uint32_t n = 0; n < t->nnodes; n++)
+            for (uint32_t i = 0; i < s->node_npods[n]; i++) {
+                uint32_t q = s->node_pods[n][i];
+                if (sig_matches(t, &t->sigs[id], q, &s->k->pods[q]))
+                    t->sigs[id].cnt[n]++;
+            }
+    if (index_add(t, &t->idx[kind], &t->sigs[id], id))
+        return KUBE_NOVAL;
+    return id;
+}
+
+static int clause_copy(kube_clause *c, const berth_selector *sel, uint32_t extra,
+                       const uint8_t *ns_ok, uint32_t nns)
+{
+    memset(c, 0, sizeof *c);
+    c->sel.nothing = sel->nothing;
+    c->sel.n = sel->n;
+    c->sel.reqs = calloc(sel->n + extra + 1, sizeof *c->sel.reqs);
+    c->ns_ok = malloc(nns ? nns : 1);
+    if (!c->sel.reqs || !c->ns_ok) {
+        free(c->sel.reqs);
+        free(c->ns_ok);
+        return BERTH_ENOMEM;
+    }
+    if (sel->n)
+        memcpy(c->sel.reqs, sel->reqs, sel->n * sizeof *sel->reqs);
+    memcpy(c->ns_ok, ns_ok, nns ? nns : 1);
+    return 0;
+}
+
+/* ---- init / free ---- */
+
+int kube_terms_init(kube_sched *s)
+{
+    kube_terms *t = calloc(1, sizeof *t);
+    if (!t)
+        return BERTH_ENOMEM;
+    s->terms = t;
+    berth_kcluster *k = s->k;
+    t->nnodes = k->nnodes;
+    t->npods = k->npods;
+    int rc = 0;
+    for (uint32_t i = 0; i < k->nnamespaces && !rc; i++)
+        ns_intern(t, k->namespaces[i].name, &k->namespaces[i].labels, &rc);
+    t->pod_ns = malloc((k->npods ? k->npods : 1) * sizeof *t->pod_ns);
+    if (!t->pod_ns)
+        rc = BERTH_ENOMEM;
+    for (uint32_t p = 0; p < k->npods && !rc; p++)
+        t->pod_ns[p] = ns_intern(t, k->pods[p].ns, NULL, &rc);
+    if (rc) {
+        kube_terms_free(s);
+        return rc;
+    }
+    return 0;
+}
+
+static void req_free_all(kube_terms_req *q)
+{
+    for (uint32_t i = 0; i < q->nowned; i++)
+        free(q->owned[i]);
+    free(q->owned);
+    free(q->pf);
+    free(q->ps);
+    free(q->defreqs);
+    free(q->tol_ok);
+    free(q->aff);
+    free(q->anti);
+    free(q->isc);
+    free(q->carr);
+    free(q->aslot);
+    free(q->xslot);
+    free(q->eslot);
+    free(q->sslot);
+    free(q->pool);
+    memset(q, 0, sizeof *q);
+}
+
+void kube_terms_free(kube_sched *s)
+{
+    kube_terms *t = s->terms;
+    if (!t)
+        return;
+    for (uint32_t i = 0; i < t->nkeys; i++) {
+        free(t->keys[i].name);
+        free(t->keys[i].val);
+    }
+    free(t->keys);
+    smap_free(&t->key_map);
+    smap_free(&t->ns_map);
+    for (uint32_t i = 0; i < t->nns; i++)
+        free(t->ns_labels[i].items);
+    free(t->ns_labels);
+    free(t->pod_ns);
+    for (uint32_t i = 0; i < t->nsigs; i++)
+        sig_free(&t->sigs[i]);
+    free(t->sigs);
+    smap_free(&t->sig_map);
+    index_free(&t->idx[0]);
+    index_free(&t->idx[1]);
+    smap_free(&t->naff.map);
+    for (uint32_t i = 0; i < t->naff.n; i++)
+        free(t->naff.vec[i]);
+    free(t->naff.vec);
+    free(t->tmp_aff);
+    free(t->text);
+    req_free_all(&t->req0);
+    free(t);
+    s->terms = NULL;
+}
+
+/* ---- assume ---- */
+
+static int visit_assume(kube_sched *s, uint32_t sig, void *ctx)
+{
+    const uint32_t *pn = ctx;
+    kube_terms *t = s->terms;
+    if (sig_matches(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]]))
+        t->sigs[sig].cnt[pn[1]]++;
+    return 0;
+}
+
+static const berth_kaffinity_term *role_terms(const berth_kpod *p, int role, uint32_t *n)
+{
+    switch (role) {
+    case KUBE_ROLE_ANTI_REQ: *n = p->nanti_req; return p->anti_req;
+    case KUBE_ROLE_AFF_REQ: *n = p->naff_req; return p->aff_req;
+    case KUBE_ROLE_AFF_PREF: *n = p->naff_pref; return p->aff_pref;
+    default: *n = p->nanti_pref; return p->anti_pref;
+    }
+}
+
+/* the carrier signature of term (role) declared by a pod of namespace ns */
+static uint32_t carrier_sig(kube_sched *s, int role, const berth_kaffinity_term *term,
+                            uint32_t ns)
+{
+    kube_terms *t = s->terms;
+    int rc = 0;
+    uint32_t key = key_intern(s, term->topology_key, &rc);
+    uint8_t *ok = term_ns_ok(t, term, ns);
+    if (rc || !ok) {
+        free(ok);
+        return KUBE_NOVAL;
+    }
+    tx_reset(t);
+    rc |= tx_put(t, "C");
+    rc |= tx_int(t, role);
+    rc |= tx_put(t, "\x1b");
+    rc |= tx_put(t, term->topology_key);
+    rc |= tx_put(t, "\x1b");
+    rc |= tx_clause(t, &term->selector, ok);
+    kube_clause *cl = calloc(1, sizeof *cl);
+    if (rc || !cl || clause_copy(cl, &term->selector, 0, ok, t->nns)) {
+        free(ok);
+        free(cl);
+        return KUBE_NOVAL;
+    }
+    free(ok);
+    return sig_get(s, cl, 1, KUBE_SIG_CARRIER, role, 0, key, NULL);
+}
+
+int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node)
+{
+    kube_terms *t = s->terms;
+    if (!t || s->reference || node >= t->nnodes || pod >= t->npods)
+        return 0;
+    const berth_kpod *p = &s->k->pods[pod];
+    uint32_t pn[2] = {pod, node};
+    int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, visit_assume, pn);
+    if (rc)
+        return rc;
+    for (int role = 0; role < KUBE_NROLES; role++) {
+        uint32_t nt;
+        const berth_kaffinity_term *terms = role_terms(p, role, &nt);
+        for (uint32_t i = 0; i < nt; i++) {
+            uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
+            if (g == KUBE_NOVAL)
+                return BERTH_ENOMEM;
+            t->sigs[g].cnt[node] +=
+                (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF) ? terms[i].weight : 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- node inclusion (PodTopologySpread policies) ---- */
+
+static int node_term_matches(const berth_kterm *term, const berth_knode *nd)
+{
+    if (!term->nexprs && !term->nfields)
+        return 0;
+    for (uint32_t i = 0; i < term->nexprs; i++)
+        if (berth_requirement_validate(&term->exprs[i], NULL) ||
+            !berth_requirement_matches(&term->exprs[i], &nd->labels))
+            return 0;
+    berth_label nl = {"metadata.name", nd->name};
+    berth_labels fl = {&nl, 1};
+    for (uint32_t i = 0; i < term->nfields; i++)
+        if (!berth_requirement_matches(&term->fields[i], &fl))
+            return 0;
+    return 1;
+}
+
+/* nodeSelector and required node affinity (GetRequiredNodeAffinity) */
+static int node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
+{
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        const char *v = berth_labels_get(&nd->labels, p->node_selector.items[i].key);
+        const char *want = p->node_selector.items[i].value ? p->node_selector.items[i].value : "";
+        if (!v || strcmp(v, want))
+            return 0;
+    }
+    if (p->has_req_affinity) {
+        for (uint32_t i = 0; i < p->nreq_terms; i++)
+            if (node_term_matches(&p->req_terms[i], nd))
+                return 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* per-node match of p's required node affinity; NULL when p has none */
+static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int *rc)
+{
+    kube_terms *t = s->terms;
+    if (!p->node_selector.n && !p->has_req_affinity)
+        return NULL;
+    tx_reset(t);
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        *rc |= tx_put(t, p->node_selector.items[i].key);
+        *rc |= tx_put(t, "=");
+        *rc |= tx_put(t, p->node_selector.items[i].value);
+        *rc |= tx_put(t, "\x1e");
+    }
+    *rc |= tx_put(t, p->has_req_affinity ? "A" : "-");
+    for (uint32_t i = 0; i < p->nreq_terms; i++) {
+        berth_selector e = {p->req_terms[i].exprs, p->req_terms[i].nexprs, 0};
+        berth_selector f = {p->req_terms[i].fields, p->req_terms[i].nfields, 0};
+        *rc |= tx_put(t, "\x1b");
+        *rc |= tx_selector(t, &e);
+        *rc |= tx_put(t, "\x1a");
+        *rc |= tx_selector(t, &f);
+    }
+    if (*rc)
+        return NULL;
+    uint32_t id;
+    if (smap_get(&t->naff.map, t->text, &id))
+        return t->naff.vec[id];
+    uint8_t *v;
+    int cache = t->naff.n < NAFF_CACHE_MAX;
+    if (cache) {
+        uint32_t cap = t->naff.n;
+        if (grow((void **)&t->naff.vec, &cap, t->naff.n + 1, sizeof *t->naff.vec)) {
+            *rc = BERTH_ENOMEM;
+            return NULL;
+        }
+        v = malloc(t->nnodes ? t->nnodes : 1);
+        if (!v || smap_put(&t->naff.map, t->text, t->naff.n)) {
+            free(v);
+            *rc = BERTH_ENOMEM;
+            return NULL;
+        }
+        t->naff.vec[t->naff.n++] = v;
+    } else {
+        if (!t->tmp_aff)
+            t->tmp_aff = malloc(t->nnodes ? t->nnodes : 1);
+        if (!t->tmp_aff) {
+            *rc = BERTH_ENOMEM;
+            return NULL;
+        }
+        v = t->tmp_aff;
+    }
+    for (uint32_t n = 0; n < t->nnodes; n++)
+        v[n] = (uint8_t)node_affinity_matches(p, &s->k->nodes[n]);
+    return v;
+}
+
+/* ---- per-pod context ---- */
+
+static int own(kube_terms_req *q, int32_t *a)
+{
+    if (grow((void **)&q->owned, &q->capowned, q->nowned + 1, sizeof *q->owned)) {
+        free(a);
+        return BERTH_ENOMEM;
+    }
+    q->owned[q->nowned++] = a;
+    return 0;
+}
+
+/* reference: per-node count of pods matching all clauses, by walking pods */
+static const int32_t *ref_counts(kube_sched *s, kube_terms_req *q, const kube_sig *g)
+{
+    kube_terms *t = s->terms;
+    int32_t *c = calloc(t->nnodes ? t->nnodes : 1, sizeof *c);
+    if (!c || own(q, c))
+        return NULL;
+    for (uint32_t n = 0; n < t->nnodes; n++)
+        for (uint32_t i = 0; i < s->node_npods[n]; i++) {
+            uint32_t pod = s->node_pods[n][i];
+            if (sig_matches(t, g, pod, &s->k->pods[pod]))
+                c[n]++;
+        }
+    return c;
+}
+
+/* per-node counts of the MATCH signature described by cl (ownership
+ * taken): the interned signature's counters, or (reference) a fresh walk */
+static const int32_t *match_counts(kube_sched *s, kube_terms_req *q, kube_clause *cl,
+                                   uint32_t ncl, int spread, const char **extra)
+{
+    kube_terms *t = s->terms;
+    int rc = 0;
+    if (s->reference) {
+        kube_sig g = {.kind = KUBE_SIG_MATCH, .spread = spread, .cl = cl, .ncl = ncl,
+                      .extra_vals = extra};
+        const int32_t *c = ref_counts(s, q, &g);
+        sig_free(&g);
+        return c;
+    }
+    tx_reset(t);
+    rc |= tx_put(t, spread ? "MS" : "MA");
+    for (uint32_t i = 0; i < ncl; i++)
+        rc |= tx_clause(t, &cl[i].sel, cl[i].ns_ok);
+    if (rc) {
+        kube_sig g = {.cl = cl, .ncl = ncl, .extra_vals = extra};
+        sig_free(&g);
+        return NULL;
+    }
+    uint32_t id = sig_get(s, cl, ncl, KUBE_SIG_MATCH, 0, spread, 0, extra);
+    return id == KUBE_NOVAL ? NULL : t->sigs[id].cnt;
+}
+
+/* adds spread constraint c of pod (selector sel: the constraint's or the
+ * merged workload selector) to the filter or score list */
+static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const berth_kspread *c,
+                      const berth_selector *sel)
+{
+    kube_terms *t = s->terms;
+    const berth_kpod *p = &s->k->pods[pod];
+    int rc = 0;
+    kube_pts_c pc;
+    memset(&pc, 0, sizeof pc);
+    pc.key = key_intern(s, c->topology_key, &rc);
+    if (rc)
+        return rc;
+    pc.max_skew = c->max_skew;
+    pc.min_domains = c->min_domains;
+    pc.honor_aff = c->honor_node_affinity;
+    pc.honor_taint = c->honor_node_taints;
+    /* the selector ANDed with the pod's own values for matchLabelKeys */
+    uint32_t extra = 0;
+    for (uint32_t i = 0; i < c->nmatch_label_keys; i++)
+        if (berth_labels_get(&p->labels, c->match_label_keys[i]))
+            extra++;
+    kube_clause *cl = calloc(1, sizeof *cl);
+    uint8_t *ok = calloc(t->nns ? t->nns : 1, 1);
+    const char **ev = extra ? calloc(extra, sizeof *ev) : NULL;
+    if (!cl || !ok || (extra && !ev) || clause_copy(cl, sel, extra, ok, t->nns)) {
+        free(cl);
+        free(ok);
+        free(ev);
+        return BERTH_ENOMEM;
+    }
+    free(ok);
+    cl->ns_ok[t->pod_ns[pod]] = 1;
+    uint32_t e = 0;
+    for (uint32_t i = 0; i < c->nmatch_label_keys; i++) {
+        const char *v = berth_labels_get(&p->labels, c->match_label_keys[i]);
+        if (!v)
+            continue;
+        ev[e] = v;
+        cl->sel.reqs[cl->sel.n++] =
+            (berth_requirement){c->match_label_keys[i], BERTH_SEL_IN, &ev[e], 1};
+        e++;
+    }
+    pc.self = berth_selector_matches(&cl->sel, &p->labels);
+    pc.cnt = match_counts(s, q, cl, 1, 1, ev);
+    if (!pc.cnt)
+        return BERTH_ENOMEM;
+    if (c->do_not_schedule) {
+        if (grow((void **)&q->pf, &q->cappf, q->npf + 1, sizeof *q->pf))
+            return BERTH_ENOMEM;
+        q->pf[q->npf++] = pc;
+    } else {
+        if (grow((void **)&q->ps, &q->capps, q->nps + 1, sizeof *q->ps))
+            return BERTH_ENOMEM;
+        q->ps[q->nps++] = pc;
+    }
+    return 0;
+}
+
+static int is_default_workload(const char *kind)
+{
+    return kind && (!strcmp(kind, "Service") || !strcmp(kind, "ReplicaSet") ||
+                    !strcmp(kind, "StatefulSet") || !strcmp(kind, "ReplicationController"));
+}
+
+static int prepare_spread(kube_sched *s, kube_terms_req *q, uint32_t pod)
+{
+    const berth_kpod *p = &s->k->pods[pod];
+    int rc = 0;
+    if (p->nspread) {
+        q->require_all = 1;
+        for (uint32_t i = 0; i < p->nspread && !rc; i++)
+            rc = add_spread(s, q, pod, &p->spread[i], &p->spread[i].selector);
+        return rc;
+    }
+    const berth_kprofile *prof = s->prof;
+    if (!prof || (!prof->spread_system_defaults && !prof->ndefault_spread))
+        return 0;
+    /* the default selector: every selecting workload's selector, merged */
+    const berth_kcluster *k = s->k;
+    q->ndefreqs = 0;
+    int any = 0;
+    for (uint32_t w = 0; w < k->nworkloads; w++) {
+        const berth_kworkload *wl = &k->workloads[w];
+        if (!is_default_workload(wl->kind) || strcmp(wl->ns ? wl->ns : "", p->ns ? p->ns : ""))
+            continue;
+        if (!berth_selector_matches(&wl->selector, &p->labels))
+            continue;
+        any = 1;
+        if (grow((void **)&q->defreqs, &q->capdefreqs, q->ndefreqs + wl->selector.n + 1,
+                 sizeof *q->defreqs))
+            return BERTH_ENOMEM;
+        for (uint32_t i = 0; i < wl->selector.n; i++)
+            q->defreqs[q->ndefreqs++] = wl->selector.reqs[i];
+    }
+    if (!any || !q->ndefreqs)
+        return 0;
+    berth_selector sel = {q->defreqs, q->ndefreqs, 0};
+    if (prof->spread_system_defaults) {
+        q->require_all = 0;
+        berth_kspread d[2];
+        memset(d, 0, sizeof d);
+        d[0].max_skew = 3;
+        d[0].topology_key = HOSTNAME_KEY;
+        d[1].max_skew = 5;
+        d[1].topology_key = ZONE_KEY;
+        for (int i = 0; i < 2 && !rc; i++) {
+            d[i].min_domains = 1;
+            d[i].honor_node_affinity = 1;
+            rc = add_spread(s, q, pod, &d[i], &sel);
+        }
+        return rc;
+    }
+    q->require_all = 1;
+    for (uint32_t i = 0; i < prof->ndefault_spread && !rc; i++)
+        rc = add_spread(s, q, pod, &prof->default_spread[i], &sel);
+    return rc;
+}
+
+static int add_term_ref(kube_term_ref **a, uint32_t *n, uint32_t *cap, uint32_t key,
+                        int64_t mult, const int32_t *cnt)
+{
+    if (grow((void **)a, cap, *n + 1, sizeof **a))
+        return BERTH_ENOMEM;
+    (*a)[(*n)++] = (kube_term_ref){key, mult, cnt};
+    return 0;
+}
+
+/* one own affinity term -> a clause (ns resolved for the pod) */
+static int term_clause(kube_terms *t, kube_clause *cl, const berth_kaffinity_term *term,
+                       uint32_t ns)
+{
+    uint8_t *ok = term_ns_ok(t, term, ns);
+    if (!ok)
+        return BERTH_ENOMEM;
+    int rc = clause_copy(cl, &term->selector, 0, ok, t->nns);
+    free(ok);
+    return rc;
+}
+
+static int visit_carrier(kube_sched *s, uint32_t sig, void *ctx)
+{
+    kube_terms_req *q = ctx;
+    kube_terms *t = s->terms;
+    if (!sig_matches(t, &t->sigs[sig], q->pod, &s->k->pods[q->pod]))
+        return 0;
+    if (grow((void **)&q->carr, &q->capcarr, q->ncarr + 1, sizeof *q->carr))
+        return BERTH_ENOMEM;
+    q->carr[q->ncarr++] = sig;
+    return 0;
+}
+
+static int64_t role_mult(const kube_sched *s, int role)
+{
+    switch (role) {
+    case KUBE_ROLE_AFF_REQ: return s->prof ? s->prof->hard_pod_affinity_weight : 1;
+    case KUBE_ROLE_AFF_PREF: return 1;
+    case KUBE_ROLE_ANTI_PREF: return -1;
+    default: return 0;
+    }
+}
+
+/* reference: carriers' contributions by walking every pod's terms; each
+ * (pod, term) matching the incoming pod becomes a one-node count array */
+static int ref_carriers(kube_sched *s, kube_terms_req *q, uint32_t pod)
+{
+    kube_terms *t = s->terms;
+    const berth_kpod *p = &s->k->pods[pod];
+    for (uint32_t n = 0; n < t->nnodes; n++)
+        for (uint32_t i = 0; i < s->node_npods[n]; i++) {
+            uint32_t e = s->node_pods[n][i];
+            const berth_kpod *ep = &s->k->pods[e];
+            for (int role = 0; role < KUBE_NROLES; role++) {
+                uint32_t nt;
+                const berth_kaffinity_term *terms = role_terms(ep, role, &nt);
+                for (uint32_t j = 0; j < nt; j++) {
+                    uint8_t *ok = term_ns_ok(t, &terms[j], t->pod_ns[e]);
+                    if (!ok)
+                        return BERTH_ENOMEM;
+                    int m = ok[t->pod_ns[pod]] &&
+                            berth_selector_matches(&terms[j].selector, &p->labels);
+                    free(ok);
+                    if (!m)
+                        continue;
+                    int rc = 0;
+                    uint32_t key = key_intern(s, terms[j].topology_key, &rc);
+                    if (rc)
+                        return rc;
+                    int32_t *c = calloc(t->nnodes, sizeof *c);
+                    if (!c || own(q, c))
+                        return BERTH_ENOMEM;
+                    c[n] = 1;
+                    if (role == KUBE_ROLE_ANTI_REQ) {
+                        q->has_exist = 1;
+                        if (add_term_ref(&q->anti, &q->nanti, &q->capanti, key, -1, c))
+                            return BERTH_ENOMEM;
+                        continue;
+                    }
+                    int64_t mult = role_mult(s, role);
+                    if (role != KUBE_ROLE_AFF_REQ)
+                        mult *= terms[j].weight;
+                    if (mult && add_term_ref(&q->isc, &q->nisc, &q->capisc, key, mult, c))
+                        return BERTH_ENOMEM;
+                }
+            }
+        }
+    return 0;
+}
+
+static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
+{
+    kube_terms *t = s->terms;
+    const berth_kpod *p = &s->k->pods[pod];
+    uint32_t ns = t->pod_ns[pod];
+    int rc = 0;
+    /* required affinity: one signature for "matches all terms" */
+    if (p->naff_req) {
+        kube_clause *cl = calloc(p->naff_req, sizeof *cl);
+        if (!cl)
+            return BERTH_ENOMEM;
+        uint32_t made = 0;
+        for (; made < p->naff_req && !rc; made++)
+            rc = term_clause(t, &cl[made], &p->aff_req[made], ns);
+        if (rc) {
+            kube_sig g = {.cl = cl, .ncl = made ? made - 1 : 0};
+            sig_free(&g);
+            return rc;
+        }
+        q->aff_self = 1;
+        for (uint32_t i = 0; i < p->naff_req; i++)
+            if (!clause_matches(t, &cl[i], pod, p))
+                q->aff_self = 0;
+        const int32_t *cnt = match_counts(s, q, cl, p->naff_req, 0, NULL);
+        if (!cnt)
+            return BERTH_ENOMEM;
+        for (uint32_t i = 0; i < p->naff_req && !rc; i++) {
+            uint32_t key = key_intern(s, p->aff_req[i].topology_key, &rc);
+            if (!rc)
+                rc = add_term_ref(&q->aff, &q->naff, &q->capaff, key, 1, cnt);
+        }
+        if (rc)
+            return rc;
+    }
+    /* own terms counted one by one */
+    for (int role = 0; role < KUBE_NROLES; role++) {
+        if (role == KUBE_ROLE_AFF_REQ)
+            continue;
+        uint32_t nt;
+        const berth_kaffinity_term *terms = role_terms(p, role, &nt);
+        for (uint32_t i = 0; i < nt; i++) {
+            kube_clause *cl = calloc(1, sizeof *cl);
+            if (!cl || term_clause(t, cl, &terms[i], ns)) {
+                free(cl);
+                return BERTH_ENOMEM;
+            }
+            uint32_t key = key_intern(s, terms[i].topology_key, &rc);
+            const int32_t *cnt = rc ? NULL : match_counts(s, q, cl, 1, 0, NULL);
+            if (!cnt)
+                return BERTH_ENOMEM;
+            if (role == KUBE_ROLE_ANTI_REQ)
+                rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, key, 1, cnt);
+            else
+                rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, key,
+                                  role == KUBE_ROLE_AFF_PREF ? terms[i].weight : -terms[i].weight,
+                                  cnt);
+            if (rc)
+                return rc;
+        }
+    }
+    /* existing pods' terms matching this pod */
+    if (s->reference)
+        return ref_carriers(s, q, pod);
+    if ((rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], p, visit_carrier, q)))
+        return rc;
+    for (uint32_t i = 0; i < q->ncarr; i++) {
+        const kube_sig *g = &t->sigs[q->carr[i]];
+        if (g->role == KUBE_ROLE_ANTI_REQ) {
+            q->has_exist = 1;
+            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, g->key, -1, g->cnt);
+        } else if (role_mult(s, g->role)) {
+            rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, g->key, role_mult(s, g->role),
+                              g->cnt);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int kube_terms_prepare(kube_sched *s, kube_req *r)
+{
+    kube_terms *t = s->terms;
+    r->terms = NULL;
+    if (!t)
+        return 0;
+    kube_terms_req *q = &t->req0;
+    if (q->busy) {
+        q = calloc(1, sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+    }
+    /* reset, keeping the buffers */
+    for (uint32_t i = 0; i < q->nowned; i++)
+        free(q->owned[i]);
+    q->nowned = 0;
+    q->busy = 1;
+    q->pod = r->pod;
+    q->npf = q->nps = q->naff = q->nanti = q->nisc = q->ncarr = 0;
+    q->naslot = q->nxslot = q->neslot = q->nsslot = 0;
+    q->require_all = q->pts_filter_ready = q->ipa_filter_ready = 0;
+    q->aff_self = q->aff_any = q->has_exist = 0;
+    q->aff_ok = NULL;
+    q->need_tol = 0;
+    q->pool_used = 0;
+    r->terms = q;
+    if (r->pod >= t->npods)
+        return 0;
+    int rc = prepare_spread(s, q, r->pod);
+    if (!rc)
+        rc = prepare_ipa(s, q, r->pod);
+    if (!rc && (q->npf || q->nps)) {
+        const berth_kpod *p = &s->k->pods[r->pod];
+        int honor_aff = 0;
+        for (uint32_t i = 0; i < q->npf; i++) {
+            honor_aff |= q->pf[i].honor_aff;
+            q->need_tol |= q->pf[i].honor_taint;
+        }
+        for (uint32_t i = 0; i < q->nps; i++) {
+            honor_aff |= q->ps[i].honor_aff;
+            q->need_tol |= q->ps[i].honor_taint;
+        }
+        if (honor_aff)
+            q->aff_ok = node_affinity_vec(s, p, &rc);
+        if (!rc && q->need_tol) {
+            if (!q->tol_ok)
+                q->tol_ok = malloc(t->nnodes ? t->nnodes : 1);
+            if (!q->tol_ok)
+                rc = BERTH_ENOMEM;
+            for (uint32_t n = 0; n < t->nnodes && !rc; n++) {
+                const berth_knode *nd = &s->k->nodes[n];
+                q->tol_ok[n] = !s->has_hard_taint ||
+                               !s->has_hard_taint[n] ||
+                               !berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols,
+                                                               p->ntols, BERTH_EFFECT_MASK_HARD);
+            }
+        }
+    }
+    if (rc) {
+        kube_terms_release(s, r);
+        return rc;
+    }
+    return 0;
+}
+
+void kube_terms_release(kube_sched *s, kube_req *r)
+{
+    kube_terms *t = s->terms;
+    kube_terms_req *q = r->terms;
+    if (!t || !q)
+        return;
+    if (q == &t->req0) {
+        for (uint32_t i = 0; i < q->nowned; i++)
+            free(q->owned[i]);
+        q->nowned = 0;
+        q->busy = 0;
+    } else {
+        req_free_all(q);
+        free(q);
+    }
+    r->terms = NULL;
+}
+
+/* ---- domain arrays ---- */
+
+static int pool_reserve(kube_terms_req *q, size_t n, int64_t fill, size_t *off)
+{
+    if (q->pool_used + n > q->pool_cap) {
+        size_t nc = q->pool_cap ? q->pool_cap : 1024;
+        while (nc < q->pool_used + n)
+            nc *= 2;
+        int64_t *np = realloc(q->pool, nc * sizeof *np);
+        if (!np)
+            return BERTH_ENOMEM;
+        q->pool = np;
+        q->pool_cap = nc;
+    }
+    *off = q->pool_used;
+    for (size_t i = 0; i < n; i++)
+        q->pool[q->pool_used + i] = fill;
+    q->pool_used += n;
+    return 0;
+}
+
+/* sums mult x cnt over nodes having the key, per topology value, into the
+ * slot of that key in slots[] (added when missing) */
+static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_t *ns,
+                    const kube_term_ref *tr)
+{
+    kube_terms *t = s->terms;
+    const kube_tkey *k = &t->keys[tr->key];
+    uint32_t i = 0;
+    while (i < *ns && (*slots)[i].key != tr->key)
+        i++;
+    if (i == *ns) {
+        uint32_t cap = *ns;
+        size_t off;
+        if (grow((void **)slots, &cap, *ns + 1, sizeof **slots) ||
+            pool_reserve(q, k->nvals, 0, &off))
+            return BERTH_ENOMEM;
+        (*slots)[i] = (kube_slot){tr->key, off};
+        (*ns)++;
+    }
+    int64_t *dom = q->pool + (*slots)[i].off;
+    const uint32_t *val = k->val;
+    const int32_t *cnt = tr->cnt;
+    int64_t m = tr->mult;
+    for (uint32_t n = 0; n < t->nnodes; n++)
+        if (cnt[n] && val[n] != KUBE_NOVAL)
+            dom[val[n]] += m * cnt[n];
+    return 0;
+}
+
+static int64_t slot_at(const kube_terms *t, const kube_terms_req *q, const kube_slot *sl,
+                       uint32_t node, int *has)
+{
+    uint32_t v = t->keys[sl->key].val[node];
+    *has = v != KUBE_NOVAL;
+    return *has ? q->pool[sl->off + v] : 0;
+}
+
+/* ---- PodTopologySpread ---- */
+
+static int node_has_keys(const kube_terms *t, const kube_pts_c *c, uint32_t nc, uint32_t n)
+{
+    for (uint32_t i = 0; i < nc; i++)
+        if (t->keys[c[i].key].val[n] == KUBE_NOVAL)
+            return 0;
+    return 1;
+}
+
+static int policies_ok(const kube_terms_req *q, const kube_pts_c *c, uint32_t n)
+{
+    if (c->honor_aff && q->aff_ok && !q->aff_ok[n])
+        return 0;
+    if (c->honor_taint && q->tol_ok && !q->tol_ok[n])
+        return 0;
+    return 1;
+}
+
+static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
+{
+    kube_terms *t = s->terms;
+    if (q->pts_filter_ready)
+        return 0;
+    for (uint32_t i = 0; i < q->npf; i++) {
+        kube_pts_c *c = &q->pf[i];
+        if (pool_reserve(q, t->keys[c->key].nvals, -1, &c->off))
+            return BERTH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < q->npf; i++) {
+        kube_pts_c *c = &q->pf[i];
+        int64_t *dom = q->pool + c->off;
+        const uint32_t *val = t->keys[c->key].val;
+        for (uint32_t n = 0; n < t->nnodes; n++) {
+            if (val[n] == KUBE_NOVAL || !node_has_keys(t, q->pf, q->npf, n) ||
+                !policies_ok(q, c, n))
+                continue;
+            if (dom[val[n]] < 0)
+                dom[val[n]] = 0;
+            dom[val[n]] += c->cnt[n];
+        }
+        c->ndom = 0;
+        c->min = 0;
+        for (uint32_t v = 0; v < t->keys[c->key].nvals; v++) {
+            if (dom[v] < 0)
+                continue;
+            if (!c->ndom || dom[v] < c->min)
+                c->min = dom[v];
+            c->ndom++;
+        }
+        if (c->ndom < (uint32_t)(c->min_domains > 0 ? c->min_domains : 0) || !c->ndom)
+            c->min = 0;
+    }
+    q->pts_filter_ready = 1;
+    return 0;
+}
+
+/* 0 fits, 1 missing label, 2 skew */
+static int pts_eval(const kube_terms *t, const kube_terms_req *q, uint32_t node)
+{
+    for (uint32_t i = 0; i < q->npf; i++) {
+        const kube_pts_c *c = &q->pf[i];
+        uint32_t v = t->keys[c->key].val[node];
+        if (v == KUBE_NOVAL)
+            return 1;
+        int64_t m = q->pool[c->off + v];
+        if (m < 0)
+            m = 0;
+        if (m + c->self - c->min > c->max_skew)
+            return 2;
+    }
+    return 0;
+}
+
+static void pts_filter(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                       uint8_t *verdict)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    kube_terms_req *q = r->terms;
+    if (!q || !q->npf)
+        return;
+    if (pts_filter_ready(s, q)) {
+        for (uint32_t i = 0; i < n; i++)
+            verdict[i] = BERTH_UNFIT;
+        return;
+    }
+    /* constraint-major, in order: a node keeps its first failure */
+    const kube_terms *t = s->terms;
+    for (uint32_t j = 0; j < q->npf; j++) {
+        const kube_pts_c *c = &q->pf[j];
+        const uint32_t *val = t->keys[c->key].val;
+        const int64_t *dom = q->pool + c->off;
+        int64_t lim = (int64_t)c->max_skew + c->min - c->self;
+        for (uint32_t i = 0; i < n; i++) {
+            if (verdict[i])
+                continue;
+            uint32_t v = val[cand[i]];
+            if (v == KUBE_NOVAL) {
+                verdict[i] = BERTH_UNRESOLVABLE;
+                continue;
+            }
+            int64_t m = dom[v] < 0 ? 0 : dom[v];
+            if (m > lim)
+                verdict[i] = BERTH_UNFIT;
+        }
+    }
+}
+
+static void pts_reason(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    kube_terms_req *q = r->terms;
+    int e = 0;
+    if (q && q->npf && !pts_filter_ready(s, q))
+        e = pts_eval(s->terms, q, c);
+    snprintf(buf, size, "%s",
+             e == 1 ? "node(s) didn't match pod topology spread constraints (missing required label)"
+             : e == 2 ? "node(s) didn't match pod topology spread constraints" : "");
+}
+
+static void pts_score(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                      int64_t *out)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    kube_terms_req *q = r->terms;
+    kube_terms *t = s->terms;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = 0;
+    if (!q || !q->nps || !n)
+        return;
+    size_t mark = q->pool_used;
+    /* ignored candidates: lacking a key when the constraints require all */
+    uint32_t nign = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (q->require_all && !node_has_keys(t, q->ps, q->nps, cand[i])) {
+            out[i] = INT64_MIN;
+            nign++;
+        }
+    for (uint32_t j = 0; j < q->nps; j++) {
+        kube_pts_c *c = &q->ps[j];
+        const kube_tkey *k = &t->keys[c->key];
+        if (k->hostname) {
+            c->w = log((double)(n - nign) + 2.0);
+            continue;
+        }
+        if (pool_reserve(q, k->nvals, -1, &c->off))
+            goto oom;
+        int64_t *dom = q->pool + c->off;
+        uint32_t size = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (out[i] == INT64_MIN)
+                continue;
+            uint32_t v = k->val[cand[i]];
+            if (v == KUBE_NOVAL)
+                v = k->empty_id;
+            if (dom[v] < 0) {
+                dom[v] = 0;
+                size++;
+            }
+        }
+        c->w = log((double)size + 2.0);
+        for (uint32_t nd = 0; nd < t->nnodes; nd++) {
+            if (q->require_all && !node_has_keys(t, q->ps, q->nps, nd))
+                continue;
+            if (!policies_ok(q, c, nd))
+                continue;
+            uint32_t v = k->val[nd];
+            if (v == KUBE_NOVAL)
+                v = k->empty_id;
+            if (dom[v] >= 0)
+                dom[v] += c->cnt[nd];
+        }
+    }
+    int64_t mn = INT64_MAX, mx = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (out[i] == INT64_MIN)
+            continue;
+        double sc = 0;
+        for (uint32_t j = 0; j < q->nps; j++) {
+            const kube_pts_c *c = &q->ps[j];
+            const kube_tkey *k = &t->keys[c->key];
+            uint32_t v = k->val[cand[i]];
+            if (v == KUBE_NOVAL)
+                continue;
+            int64_t cnt = k->hostname ? c->cnt[cand[i]] : q->pool[c->off + v];
+            sc += (double)cnt * c->w + (double)(c->max_skew - 1);
+        }
+        out[i] = (int64_t)round(sc);
+        if (out[i] < mn)
+            mn = out[i];
+        if (out[i] > mx)
+            mx = out[i];
+    }
+    /* NormalizeScore */
+    for (uint32_t i = 0; i < n; i++) {
+        if (out[i] == INT64_MIN)
+            out[i] = 0;
+        else if (mx == 0)
+            out[i] = 100;
+        else
+            out[i] = 100 * (mx + mn - out[i]) / mx;
+    }
+    q->pool_used = mark;
+    return;
+oom:
+    q->pool_used = mark;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = 0;
+}
+
+/* ---- InterPodAffinity ---- */
+
+static int ipa_filter_ready(kube_sched *s, kube_terms_req *q)
+{
+    kube_terms *t = s->terms;
+    if (q->ipa_filter_ready)
+        return 0;
+    q->naslot = q->nxslot = q->neslot = 0;
+    for (uint32_t i = 0; i < q->naff; i++)
+        if (slot_add(s, q, &q->aslot, &q->naslot, &q->aff[i]))
+            return BERTH_ENOMEM;
+    q->aff_any = 0;
+    if (q->naff)
+        for (uint32_t n = 0; n < t->nnodes && !q->aff_any; n++) {
+            if (!q->aff[0].cnt[n])
+                continue;
+            for (uint32_t i = 0; i < q->naff; i++)
+                if (t->keys[q->aff[i].key].val[n] != KUBE_NOVAL)
+                    q->aff_any = 1;
+        }
+    for (uint32_t i = 0; i < q->nanti; i++) {
+        kube_term_ref tr = q->anti[i];
+        if (tr.mult < 0) { /* existing pods' required anti-affinity */
+            tr.mult = 1;
+            if (slot_add(s, q, &q->eslot, &q->neslot, &tr))
+                return BERTH_ENOMEM;
+        } else if (slot_add(s, q, &q->xslot, &q->nxslot, &tr)) {
+            return BERTH_ENOMEM;
+        }
+    }
+    q->ipa_filter_ready = 1;
+    return 0;
+}
+
+/* 1 when the required affinity terms reject node */
+static int ipa_eval_affinity(const kube_terms *t, const kube_terms_req *q, uint32_t node)
+{
+    int exist = 1;
+    for (uint32_t i = 0; i < q->naff; i++) {
+        uint32_t v = t->keys[q->aff[i].key].val[node];
+        if (v == KUBE_NOVAL)
+            return 1;
+        uint32_t j = 0;
+        while (q->aslot[j].key != q->aff[i].key)
+            j++;
+        if (q->pool[q->aslot[j].off + v] <= 0)
+            exist = 0;
+    }
+    return !exist && !(!q->aff_any && q->aff_self);
+}
+
+/* 0 fits, 1 affinity, 2 anti-affinity, 3 existing pods' anti-affinity */
+static int ipa_eval(const kube_terms *t, const kube_terms_req *q, uint32_t node)
+{
+    int has;
+    if (q->naff && ipa_eval_affinity(t, q, node))
+        return 1;
+    for (uint32_t i = 0; i < q->nxslot; i++)
+        if (slot_at(t, q, &q->xslot[i], node, &has) > 0)
+            return 2;
+    for (uint32_t i = 0; i < q->neslot; i++)
+        if (slot_at(t, q, &q->eslot[i], node, &has) > 0)
+            return 3;
+    return 0;
+}
+
+static void ipa_filter(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                       uint8_t *verdict)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    kube_terms_req *q = r->terms;
+    if (!q || (!q->naff && !q->nanti))
+        return;
+    if (ipa_filter_ready(s, q)) {
+        for (uint32_t i = 0; i < n; i++)
+            verdict[i] = BERTH_UNFIT;
+        return;
+    }
+    const kube_terms *t = s->terms;
+    if (q->naff)
+        for (uint32_t i = 0; i < n; i++)
+            if (ipa_eval_affinity(t, q, cand[i]))
+                verdict[i] = BERTH_UNRESOLVABLE;
+    /* then anti-affinity, then existing pods' anti-affinity, slot-major */
+    for (int pass = 0; pass < 2; pass++) {
+        const kube_slot *sl = pass ? q->eslot : q->xslot;
+        uint32_t ns = pass ? q->neslot : q->nxslot;
+        for (uint32_t j = 0; j < ns; j++) {
+            const uint32_t *val = t->keys[sl[j].key].val;
+            const int64_t *dom = q->pool + sl[j].off;
+            for (uint32_t i = 0; i < n; i++) {
+                if (verdict[i])
+                    continue;
+                uint32_t v = val[cand[i]];
+                if (v != KUBE_NOVAL && dom[v] > 0)
+                    verdict[i] = BERTH_UNFIT;
+            }
+        }
+    }
+}
+
+static void ipa_reason(void *state, const void *req, uint32_t c, char *buf, size_t size)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    kube_terms_req *q = r->terms;
+    int e = 0;
+    if (q && (q->naff || q->nanti) && !ipa_filter_ready(s, q))
+        e = ipa_eval(s->terms, q, c);
+    snprintf(buf, size, "%s",
+             e == 1   ? "node(s) didn't match pod affinity rules"
+             : e == 2 ? "node(s) didn't match pod anti-affinity rules"
+             : e == 3 ? "node(s) didn't satisfy existing pods anti-affinity rules"
+                      : "");
+}
+
+static void ipa_score(void *state, const void *req, const uint32_t *cand, uint32_t n,
+                      int64_t *out)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    kube_terms_req *q = r->terms;
+    kube_terms *t = s->terms;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = 0;
+    if (!q || !q->nisc || !n)
+        return;
+    size_t mark = q->pool_used;
+    q->nsslot = 0;
+    for (uint32_t i = 0; i < q->nisc; i++)
+        if (slot_add(s, q, &q->sslot, &q->nsslot, &q->isc[i])) {
+            q->pool_used = mark;
+            return;
+        }
+    int64_t mn = INT64_MAX, mx = INT64_MIN;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t sc = 0;
+        int has;
+        for (uint32_t j = 0; j < q->nsslot; j++)
+            sc += slot_at(t, q, &q->sslot[j], cand[i], &has);
+        out[i] = sc;
+        if (sc < mn)
+            mn = sc;
+        if (sc > mx)
+            mx = sc;
+    }
+    int64_t diff = mx - mn;
+    for (uint32_t i = 0; i < n; i++) {
+        double f = 0;
+        if (diff > 0)
+            f = 100.0 * ((double)(out[i] - mn) / (double)diff);
+        out[i] = (int64_t)f;
+    }
+    q->pool_used = mark;
+}
+
+const berth_filter_plugin kube_pts_filter = {BERTH_PLUGIN_VERSION, "PodTopologySpread",
+                                             pts_filter, pts_reason};
+const berth_score_plugin kube_pts_score = {BERTH_PLUGIN_VERSION, "PodTopologySpread", pts_score,
+                                           NULL};
+const berth_filter_plugin kube_ipa_filter = {BERTH_PLUGIN_VERSION, "InterPodAffinity",
+                                             ipa_filter, ipa_reason};
+const berth_score_plugin kube_ipa_score = {BERTH_PLUGIN_VERSION, "InterPodAffinity", ipa_score,
+                                           NULL};

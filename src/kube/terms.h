@@ -1,0 +1,156 @@
+/* kube/terms.h - internal: topology keys (per-node value ids), counted term
+ * signatures with incremental per-node counters, and the per-pod context
+ * of PodTopologySpread and InterPodAffinity (SPEC 2.5). Owned by
+ * kube/terms.c; only the plugins there look inside.
+ *
+ * A MATCH signature counts, per node, the pods matching a conjunction of
+ * clauses (selector + namespace set); a CARRIER signature counts, per node,
+ * the pods carrying one (anti-)affinity term of one role (required terms
+ * count 1, preferred terms add their weight). Signatures are interned by a
+ * canonical text and updated by kube_terms_assume; a new MATCH signature is
+ * initialised once from the pods already on nodes. Per pod, counts are
+ * aggregated per topology value into domain arrays (int64, indexed by value
+ * id) held in the request's pool. */
+#ifndef BERTH_KUBE_TERMS_H
+#define BERTH_KUBE_TERMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/state.h"
+
+#define KUBE_NOVAL UINT32_MAX
+
+/* string -> uint32 map with owned key copies */
+typedef struct kube_smap {
+    char **keys;
+    uint32_t *vals;
+    uint32_t cap, n;
+} kube_smap;
+
+typedef struct kube_tkey {
+    char *name;
+    uint32_t *val;      /* per node: value id, KUBE_NOVAL when the label is absent */
+    uint32_t nvals;     /* domain array size (includes empty_id) */
+    uint32_t empty_id;  /* id of the value "" (a node lacking the key reads "" upstream) */
+    int hostname;       /* kubernetes.io/hostname */
+} kube_tkey;
+
+typedef struct kube_clause {
+    berth_selector sel;  /* requirements owned (shallow copies) */
+    uint8_t *ns_ok;      /* per namespace id: the pod's namespace is in the term's set */
+} kube_clause;
+
+enum { KUBE_SIG_MATCH = 0, KUBE_SIG_CARRIER = 1 };
+enum { KUBE_ROLE_ANTI_REQ = 0, KUBE_ROLE_AFF_REQ, KUBE_ROLE_AFF_PREF, KUBE_ROLE_ANTI_PREF,
+       KUBE_NROLES };
+
+typedef struct kube_sig {
+    int kind, role;
+    int spread;          /* PodTopologySpread counting: skip terminating pods; an
+                          * empty selector counts nothing (countPodsMatchSelector) */
+    uint32_t key;        /* carriers: topology key id */
+    kube_clause *cl;
+    uint32_t ncl;
+    const char **extra_vals; /* values of matchLabelKeys requirements */
+    int32_t *cnt;        /* per node */
+} kube_sig;
+
+/* anchor index: signatures by one In requirement (key, value), else general */
+typedef struct kube_index {
+    kube_smap map;       /* "key\x1fvalue" -> bucket */
+    uint32_t **bucket;
+    uint32_t *bn, *bcap;
+    uint32_t nbuckets, capbuckets;
+    uint32_t *general;
+    uint32_t ngeneral, capgeneral;
+    uint32_t total;
+} kube_index;
+
+/* one spread constraint of the pod being placed */
+typedef struct kube_pts_c {
+    uint32_t key;
+    int32_t max_skew, min_domains;
+    int honor_aff, honor_taint, self;
+    const int32_t *cnt;  /* per node */
+    size_t off;          /* domain array in the pool */
+    int64_t min;
+    uint32_t ndom;
+    double w;
+} kube_pts_c;
+
+/* per topology key accumulation (InterPodAffinity) */
+typedef struct kube_slot {
+    uint32_t key;
+    size_t off;
+} kube_slot;
+
+typedef struct kube_term_ref {
+    uint32_t key;
+    int64_t mult;        /* weight x sign */
+    const int32_t *cnt;
+} kube_term_ref;
+
+struct kube_terms_req {
+    int busy;
+    uint32_t pod;
+    /* PodTopologySpread */
+    kube_pts_c *pf, *ps;          /* DoNotSchedule (filter), ScheduleAnyway (score) */
+    uint32_t npf, nps, cappf, capps;
+    int require_all;
+    int pts_filter_ready;
+    berth_requirement *defreqs;   /* merged workload selector (system defaults) */
+    uint32_t ndefreqs, capdefreqs;
+    const uint8_t *aff_ok;        /* node affinity match per node, NULL = every node */
+    uint8_t *tol_ok;              /* hard taints tolerated per node (Honor), NULL = all */
+    int need_tol;
+    /* InterPodAffinity */
+    kube_term_ref *aff;           /* required affinity terms: cnt = pods matching all */
+    uint32_t naff, capaff;
+    int aff_self;                 /* the pod matches all its own required terms */
+    int aff_any;                  /* some pod matching all terms sits on a node with a key */
+    kube_term_ref *anti;          /* own required anti-affinity */
+    uint32_t nanti, capanti;
+    kube_term_ref *isc;           /* score terms (own preferred, matching carriers) */
+    uint32_t nisc, capisc;
+    uint32_t *carr;               /* matching carrier signatures */
+    uint32_t ncarr, capcarr;
+    int ipa_filter_ready;
+    kube_slot *aslot, *xslot, *eslot, *sslot; /* affinity, anti, existing anti, score */
+    uint32_t naslot, nxslot, neslot, nsslot, capslots;
+    int has_exist;
+    /* pool of domain arrays */
+    int64_t *pool;
+    size_t pool_used, pool_cap;
+    /* reference mode: count arrays owned for this pod */
+    int32_t **owned;
+    uint32_t nowned, capowned;
+};
+
+typedef struct kube_naff_cache {
+    kube_smap map;
+    uint8_t **vec;
+    uint32_t n;
+} kube_naff_cache;
+
+struct kube_terms {
+    uint32_t nnodes, npods;
+    kube_smap key_map;
+    kube_tkey *keys;
+    uint32_t nkeys, capkeys;
+    kube_smap ns_map;
+    berth_labels *ns_labels;      /* per namespace id (owned items) */
+    uint32_t nns, capns;
+    uint32_t *pod_ns;             /* per pod: namespace id */
+    kube_smap sig_map;
+    kube_sig *sigs;
+    uint32_t nsigs, capsigs;
+    kube_index idx[2];            /* MATCH, CARRIER signatures */
+    kube_naff_cache naff;
+    uint8_t *tmp_aff;             /* per node, when the cache is full */
+    char *text;                   /* canonical text buffer */
+    size_t tlen, tcap;
+    kube_terms_req req0;
+};
+
+#endif

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Scenario: bad kube input (SPEC 6.1, 6.2). Every tests/bad/kube-*.yaml is
+# run through `berth kube schedule FILE`: exit code exactly 2, nothing on
+# stdout, no sanitizer report, and stderr carries every "# expect: FRAGMENT"
+# line of the file plus "FILE:LINE:COLUMN:" (unless the file says
+# "# expect-location: no"). The same files with --strict must fail the same
+# way. Also: `kube size` on each file, and a strict-only typo.
+set -u
+BERTH=${BERTH:-build/berth}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+checked=0
+
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# run2 LABEL LOCATION-FILE-OR-EMPTY FRAGMENTS-FILE -- ARGS...
+run2() {
+  local label=$1 loc=$2 frags=$3
+  shift 4
+  "$BERTH" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local rc=$?
+  checked=$((checked + 1))
+  if [ $rc -ge 128 ]; then
+    bad "$label: crashed (exit $rc)"; sed 's/^/    /' "$tmp/err" | head -20; return
+  fi
+  [ $rc -eq 2 ] || bad "$label: exit $rc, expected 2"
+  [ -s "$tmp/out" ] && bad "$label: wrote to stdout: $(head -c 200 "$tmp/out")"
+  [ -s "$tmp/err" ] || bad "$label: no message on stderr"
+  if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|Segmentation|Aborted' "$tmp/err"; then
+    bad "$label: sanitizer report"; head -20 "$tmp/err" | sed 's/^/    /'
+  fi
+  if [ -n "$frags" ]; then
+    while IFS= read -r frag; do
+      [ -n "$frag" ] || continue
+      grep -qF -- "$frag" "$tmp/err" || bad "$label: stderr lacks '$frag': $(head -c 300 "$tmp/err")"
+    done <"$frags"
+  fi
+  if [ -n "$loc" ]; then
+    local err
+    err=$(cat "$tmp/err")
+    [[ $err =~ "$loc":[0-9]+:[0-9]+: ]] || bad "$label: stderr does not name $loc:LINE:COLUMN: $err"
+  fi
+}
+
+nfiles=0
+for f in tests/bad/kube-*.yaml; do
+  [ -f "$f" ] || continue
+  nfiles=$((nfiles + 1))
+  sed -n 's/^# expect: //p' "$f" >"$tmp/frags"
+  [ -s "$tmp/frags" ] || bad "$f: no '# expect:' line"
+  loc=$f
+  grep -q '^# expect-location: no' "$f" && loc=
+  run2 "$f" "$loc" "$tmp/frags" -- kube schedule "$f"
+  run2 "$f (--strict)" "$loc" "$tmp/frags" -- kube schedule --strict "$f"
+  run2 "$f (-o json)" "$loc" "$tmp/frags" -- kube schedule -o json "$f"
+done
+[ $nfiles -ge 12 ] || bad "only $nfiles tests/bad/kube-*.yaml files (want at least 12)"
+
+# a field outside the real API: accepted, but an error with --strict
+cat >"$tmp/typo.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: []
+  nodeSelectr: {disk: ssd}
+YAML
+"$BERTH" kube schedule "$tmp/typo.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+checked=$((checked + 1))
+[ $rc -ge 2 ] && bad "typo without --strict: exit $rc ($(head -c 200 "$tmp/err"))"
+echo "spec.nodeSelectr" >"$tmp/typofrag"
+echo "did you mean 'nodeSelector'" >>"$tmp/typofrag"
+run2 "typo with --strict" "$tmp/typo.yaml" "$tmp/typofrag" -- kube schedule --strict "$tmp/typo.yaml"
+
+# the realistic kubectl dump loads as is, strict or not
+for s in "" --strict; do
+  "$BERTH" kube schedule $s examples/kube/kubectl-list.yaml >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  checked=$((checked + 1))
+  [ $rc -le 1 ] || bad "kubectl-list.yaml $s: exit $rc: $(head -c 300 "$tmp/err")"
+done
+
+if [ $fails -gt 0 ]; then
+  echo "$fails problem(s) in $checked checks"
+  exit 1
+fi
+echo "kube bad input OK: $nfiles files, $checked checks"
