@@ -294,6 +294,10 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
         for (uint32_t i = 0; i < n; i++)
             c->part[nodes[i]] += w * f->col[i];
     }
+    /* infeasible nodes never win the argmax */
+    for (uint32_t i = 0; i < n; i++)
+        if (!c->ok[nodes[i]])
+            c->part[nodes[i]] = INT64_MIN;
 }
 
 /* Weighted TaintToleration + NodeAffinity after normalisation when their raw
@@ -430,9 +434,11 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
 {
     kube_fast *f = s->fast;
     uint32_t N = s->k->nnodes, n = 0;
-    for (uint32_t nd = 0; nd < N; nd++)
-        if (c->ok[nd])
-            f->list[n++] = nd;
+    const uint8_t *ok = c->ok;
+    for (uint32_t nd = 0; nd < N; nd++) {
+        f->list[n] = nd;
+        n += ok[nd];
+    }
     for (uint32_t j = 0; j < prof->nfilters && n; j++) {
         if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
             !plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0))
@@ -449,9 +455,13 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
         return 0; /* the full path explains why */
     for (uint32_t i = 0; i < n; i++)
         f->col2[i] = c->part[f->list[i]];
+    const kube_terms_req *q = r->terms;
     for (uint32_t j = 0; j < prof->nscores; j++) {
-        if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1) &&
-            !plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 1))
+        /* without ScheduleAnyway constraints or score terms both plugins
+         * score 0 everywhere */
+        if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1) ? !q->nps
+            : plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 1) ? !q->nisc
+                                                                  : 1)
             continue;
         prof->scores[j]->score(s, r, f->list, n, f->col);
         if (prof->scores[j]->normalize)
@@ -514,33 +524,31 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
         return 0; /* the full path explains why */
     if (!inert(r))
         return pick_with_terms(s, prof, r, rng, c, out);
-    /* argmax of part over feasible nodes; ties as the pipeline breaks them */
-    int64_t best = INT64_MIN;
-    uint32_t nties = 0, first = BERTH_KUBE_NONE;
-    const uint8_t *ok = c->ok;
+    /* argmax of part (INT64_MIN where infeasible); ties as the pipeline
+     * breaks them: first by index, last, or the k-th of the ties at random */
     const int64_t *part = c->part;
-    for (uint32_t nd = 0; nd < N; nd++) {
-        if (!ok[nd])
-            continue;
-        if (part[nd] > best) {
-            best = part[nd];
-            first = nd;
-            nties = 1;
-        } else if (part[nd] == best) {
-            nties++;
-        }
-    }
+    int64_t best = INT64_MIN;
+    for (uint32_t nd = 0; nd < N; nd++)
+        best = part[nd] > best ? part[nd] : best;
+    uint32_t first = 0;
+    while (part[first] != best)
+        first++;
     uint32_t chosen = first;
-    if (prof->tiebreak == BERTH_TIE_RANDOM && nties > 1) {
-        uint64_t k = berth_rng_below(rng, nties);
+    if (prof->tiebreak == BERTH_TIE_RANDOM) {
+        uint32_t nties = 0;
         for (uint32_t nd = first; nd < N; nd++)
-            if (ok[nd] && part[nd] == best && k-- == 0) {
-                chosen = nd;
-                break;
-            }
-    } else if (prof->tiebreak == BERTH_TIE_LAST && nties > 1) {
+            nties += part[nd] == best;
+        if (nties > 1) {
+            uint64_t k = berth_rng_below(rng, nties);
+            for (uint32_t nd = first; nd < N; nd++)
+                if (part[nd] == best && k-- == 0) {
+                    chosen = nd;
+                    break;
+                }
+        }
+    } else if (prof->tiebreak == BERTH_TIE_LAST) {
         for (uint32_t nd = N; nd-- > first;)
-            if (ok[nd] && part[nd] == best) {
+            if (part[nd] == best) {
                 chosen = nd;
                 break;
             }

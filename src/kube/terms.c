@@ -229,6 +229,7 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
         k->val[n] = vid;
     }
     smap_free(&vm);
+    k->nreal = nv;
     if (k->empty_id == KUBE_NOVAL)
         k->empty_id = nv++;
     k->nvals = nv;
@@ -327,7 +328,34 @@ static void sig_free(kube_sig *g)
     }
     free(g->cl);
     free(g->extra_vals);
-    free(g->cnt);
+    if (g->cnt)
+        free(g->cnt - 2);
+    free(g->nz);
+}
+
+/* The signature owning a count array (incremental mode only: there every
+ * count array is a signature's). */
+static const kube_sig *sig_of(const kube_terms *t, const int32_t *cnt)
+{
+    return &t->sigs[((const uint32_t *)cnt)[-1]];
+}
+
+/* Adds d to g's count at node n, keeping the list of non-zero nodes. */
+static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
+{
+    if (!g->cnt[n] && d) {
+        if (g->nnz == g->capnz) {
+            uint32_t nc = g->capnz ? g->capnz * 2 : 16;
+            uint32_t *q = realloc(g->nz, nc * sizeof *q);
+            if (!q)
+                return BERTH_ENOMEM;
+            g->nz = q;
+            g->capnz = nc;
+        }
+        g->nz[g->nnz++] = n;
+    }
+    g->cnt[n] += d;
+    return 0;
 }
 
 static int index_add(kube_terms *t, kube_index *x, const kube_sig *g, uint32_t id)
@@ -434,7 +462,11 @@ static uint32_t sig_get(kube_sched *s, kube_clause *cl, uint32_t ncl, int kind, 
         sig_free(&g);
         return id;
     }
-    g.cnt = calloc(t->nnodes ? t->nnodes : 1, sizeof *g.cnt);
+    int32_t *base = calloc((t->nnodes ? t->nnodes : 1) + 2, sizeof *base);
+    if (base) {
+        ((uint32_t *)base)[1] = t->nsigs; /* the id this signature gets */
+        g.cnt = base + 2;
+    }
     if (!g.cnt || grow((void **)&t->sigs, &t->capsigs, t->nsigs + 1, sizeof *t->sigs) ||
         smap_put(&t->sig_map, t->text, t->nsigs)) {
         sig_free(&g);
@@ -446,8 +478,9 @@ static uint32_t sig_get(kube_sched *s, kube_clause *cl, uint32_t ncl, int kind, 
         for (uint32_t n = 0; n < t->nnodes; n++)
             for (uint32_t i = 0; i < s->node_npods[n]; i++) {
                 uint32_t q = s->node_pods[n][i];
-                if (sig_matches(t, &t->sigs[id], q, &s->k->pods[q]))
-                    t->sigs[id].cnt[n]++;
+                if (sig_matches(t, &t->sigs[id], q, &s->k->pods[q]) &&
+                    sig_bump(&t->sigs[id], n, 1))
+                    return KUBE_NOVAL;
             }
     if (index_add(t, &t->idx[kind], &t->sigs[id], id))
         return KUBE_NOVAL;
@@ -560,7 +593,7 @@ static int visit_assume(kube_sched *s, uint32_t sig, void *ctx)
     const uint32_t *pn = ctx;
     kube_terms *t = s->terms;
     if (sig_matches(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]]))
-        t->sigs[sig].cnt[pn[1]]++;
+        return sig_bump(&t->sigs[sig], pn[1], 1);
     return 0;
 }
 
@@ -620,8 +653,11 @@ int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node)
             uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
             if (g == KUBE_NOVAL)
                 return BERTH_ENOMEM;
-            t->sigs[g].cnt[node] +=
-                (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF) ? terms[i].weight : 1;
+            if (sig_bump(&t->sigs[g], node,
+                         (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
+                             ? terms[i].weight
+                             : 1))
+                return BERTH_ENOMEM;
         }
     }
     return 0;
@@ -1190,6 +1226,16 @@ static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_
     const uint32_t *val = k->val;
     const int32_t *cnt = tr->cnt;
     int64_t m = tr->mult;
+    if (!s->reference) {
+        /* only the nodes where the signature counts something */
+        const kube_sig *g = sig_of(t, cnt);
+        for (uint32_t j = 0; j < g->nnz; j++) {
+            uint32_t n = g->nz[j];
+            if (val[n] != KUBE_NOVAL)
+                dom[val[n]] += m * cnt[n];
+        }
+        return 0;
+    }
     for (uint32_t n = 0; n < t->nnodes; n++)
         if (cnt[n] && val[n] != KUBE_NOVAL)
             dom[val[n]] += m * cnt[n];
@@ -1237,13 +1283,32 @@ static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
         kube_pts_c *c = &q->pf[i];
         int64_t *dom = q->pool + c->off;
         const uint32_t *val = t->keys[c->key].val;
-        for (uint32_t n = 0; n < t->nnodes; n++) {
-            if (val[n] == KUBE_NOVAL || !node_has_keys(t, q->pf, q->npf, n) ||
-                !policies_ok(q, c, n))
+        /* every counted node adds its domain (even at 0), then the counts;
+         * the scan stops once every value present is marked */
+        uint32_t marked = 0, present = t->keys[c->key].nreal;
+        for (uint32_t n = 0; n < t->nnodes && marked < present; n++) {
+            if (val[n] == KUBE_NOVAL || dom[val[n]] >= 0 ||
+                !node_has_keys(t, q->pf, q->npf, n) || !policies_ok(q, c, n))
                 continue;
-            if (dom[val[n]] < 0)
-                dom[val[n]] = 0;
-            dom[val[n]] += c->cnt[n];
+            dom[val[n]] = 0;
+            marked++;
+        }
+        if (!s->reference) {
+            const kube_sig *g = sig_of(t, c->cnt);
+            for (uint32_t j = 0; j < g->nnz; j++) {
+                uint32_t n = g->nz[j];
+                if (val[n] == KUBE_NOVAL || !node_has_keys(t, q->pf, q->npf, n) ||
+                    !policies_ok(q, c, n))
+                    continue;
+                dom[val[n]] += c->cnt[n];
+            }
+        } else {
+            for (uint32_t n = 0; n < t->nnodes; n++) {
+                if (val[n] == KUBE_NOVAL || !node_has_keys(t, q->pf, q->npf, n) ||
+                    !policies_ok(q, c, n))
+                    continue;
+                dom[val[n]] += c->cnt[n];
+            }
         }
         c->ndom = 0;
         c->min = 0;

@@ -33,6 +33,7 @@ typedef struct kube_tkey {
     uint32_t *val;      /* per node: value id, KUBE_NOVAL when the label is absent */
     uint32_t nvals;     /* domain array size (includes empty_id) */
     uint32_t empty_id;  /* id of the value "" (a node lacking the key reads "" upstream) */
+    uint32_t nreal;     /* distinct values some node has (ids 0..nreal-1) */
     int hostname;       /* kubernetes.io/hostname */
 } kube_tkey;
 
@@ -53,7 +54,9 @@ typedef struct kube_sig {
     kube_clause *cl;
     uint32_t ncl;
     const char **extra_vals; /* values of matchLabelKeys requirements */
-    int32_t *cnt;        /* per node */
+    int32_t *cnt;        /* per node; cnt[-1] holds the signature id (sig_of) */
+    uint32_t *nz;        /* nodes whose count is non-zero, in order of first count */
+    uint32_t nnz, capnz;
 } kube_sig;
 
 /* anchor index: signatures by one In requirement (key, value), else general */
