@@ -5,13 +5,13 @@ CC      ?= cc
 CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
 OPT     ?= -O2 -g
-PKGLIBS := -lyaml -ljansson -lm
+PKGLIBS := -lyaml -ljansson -lmicrohttpd -lsqlite3 -lpthread -lm
 BUILD   ?= build
 INC     := -Iinclude -Isrc
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/io/*.c src/model/*.c src/pipeline/*.c \
                              src/nexus/*.c src/fleet/*.c src/kube/*.c src/capacity/*.c \
-                             src/report/*.c))
+                             src/serve/*.c src/report/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
