@@ -96,6 +96,12 @@ int berth_dec_quantity(berth_dec *d, const berth_node *m, const char *key, int r
  * its index. Absent and not required: *out unchanged. */
 int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int required,
                    const char *const *choices, int *out);
+/* Decodes a `kind: List` document: calls fn on each of its `items` with the
+ * field path set ("items[3]") and depth + 1; Lists nest at most 4 deep.
+ * Stops at the first error. */
+int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
+                   int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
+                   void *ctx);
 /* The same readers for a node already in hand (field path as pushed). */
 int berth_dec_node_str(berth_dec *d, const berth_node *n, const char **out);
 int berth_dec_node_int(berth_dec *d, const berth_node *n, int64_t min, int64_t max, int64_t *out);

@@ -10,24 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-int fleet_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    uint32_t nc = *cap ? *cap : 8;
-    while (nc < need) {
-        if (nc > UINT32_MAX / 2)
-            return BERTH_ELIMIT;
-        nc *= 2;
-    }
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q)
-        return BERTH_ENOMEM;
-    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
-    *p = q;
-    *cap = nc;
-    return 0;
-}
 
 void berth_fleet_init(berth_fleet *f)
 {

@@ -6,6 +6,7 @@
 #define BERTH_FLEET_STATE_H
 
 #include "berth/fleet.h"
+#include "berth/grow.h"
 
 #define FLEET_TOPK_MAX 16u
 #define FLEET_CACHE_BYTES ((size_t)64 << 20)
@@ -151,6 +152,6 @@ void fleet_domain_stats(berth_fleet_ctx *ctx, uint32_t k);
 int fleet_label_match(const berth_fleet_ctx *ctx, const fleet_csel *s, uint32_t c);
 int64_t fleet_pref_score(const berth_fleet_ctx *ctx, const fleet_cpref *p, uint32_t c, double *ratio);
 /* model.c */
-int fleet_grow(void **p, uint32_t *cap, uint32_t need, size_t elem);
+#define fleet_grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)
 
 #endif

@@ -310,3 +310,22 @@ int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int requi
     berth_dec_pop(d, prev);
     return rc;
 }
+
+int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
+                   int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
+                   void *ctx)
+{
+    berth_node *items = NULL;
+    int rc = berth_dec_seq(d, doc, "items", 1, &items);
+    if (rc)
+        return rc;
+    if (depth > 4)
+        return berth_dec_fail(d, doc, "Lists nested too deeply");
+    for (size_t i = 0; i < items->n && !rc; i++) {
+        size_t p = berth_dec_push(d, "items");
+        berth_dec_push_index(d, i);
+        rc = fn(ctx, d, items->items[i], depth + 1);
+        berth_dec_pop(d, p);
+    }
+    return rc;
+}

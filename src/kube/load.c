@@ -13,6 +13,7 @@
  * container limit without a request defaults the request (API defaulting).
  * docs/kube-input.md lists every field read. */
 #include "berth/fleet.h"
+#include "berth/grow.h"
 #include "berth/kube.h"
 
 #include <inttypes.h>
@@ -41,23 +42,7 @@ static void *alloc(berth_kcluster *k, size_t n, size_t size)
     return berth_arena_alloc(&k->arena, (n ? n : 1) * size);
 }
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit)
-{
-    if (need <= *cap)
-        return 0;
-    if (need > limit)
-        return BERTH_ELIMIT;
-    uint32_t nc = *cap ? *cap : 8;
-    while (nc < need)
-        nc = nc > limit / 2 ? limit : nc * 2;
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q)
-        return BERTH_ENOMEM;
-    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
-    *p = q;
-    *cap = nc;
-    return 0;
-}
+#define grow berth_grow
 
 static int grow_fail(berth_dec *d, const berth_node *doc, int rc, const char *what, uint32_t lim)
 {
@@ -1778,6 +1763,13 @@ static int is_list_kind(const char *kind)
     return 0;
 }
 
+static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int depth);
+
+static int load_item(void *ctx, berth_dec *d, const berth_node *item, int depth)
+{
+    return load_doc(ctx, d, item, depth);
+}
+
 static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int depth)
 {
     if (doc->type != BERTH_NODE_MAP)
@@ -1788,18 +1780,9 @@ static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int 
         return rc;
     if (is_list_kind(kind)) {
         static const char *const lf[] = {"apiVersion", "kind", "metadata", "items", NULL};
-        berth_node *items = NULL;
-        if ((rc = known(d, doc, lf)) || (rc = berth_dec_seq(d, doc, "items", 1, &items)))
+        if ((rc = known(d, doc, lf)))
             return rc;
-        if (depth > 4)
-            return berth_dec_fail(d, doc, "Lists nested too deeply");
-        for (size_t i = 0; i < items->n && !rc; i++) {
-            size_t p = berth_dec_push(d, "items");
-            berth_dec_push_index(d, i);
-            rc = load_doc(k, d, items->items[i], depth + 1);
-            berth_dec_pop(d, p);
-        }
-        return rc;
+        return berth_dec_list(d, doc, depth, load_item, k);
     }
     int kk = -1;
     for (int i = 0; i < K_COUNT; i++)

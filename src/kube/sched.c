@@ -246,7 +246,11 @@ static int cmp_queue(const void *a, const void *b)
     const berth_kpod *x = &sort_k->pods[*(const uint32_t *)a], *y = &sort_k->pods[*(const uint32_t *)b];
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
-    if (x->has_created && y->has_created && x->created != y->created)
+    /* a total order: a pod without creationTimestamp counts as created after
+     * every timestamped pod (as if created when read); ties by input order */
+    if (x->has_created != y->has_created)
+        return x->has_created ? -1 : 1;
+    if (x->has_created && x->created != y->created)
         return x->created < y->created ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
 }

@@ -9,6 +9,7 @@
  * With s->reference set no signature is kept: every count is recomputed
  * for each pod by walking all pods on all nodes (the plain reference the
  * randomized test compares against). Both paths share the formulas. */
+#include "berth/grow.h"
 #include "kube/terms.h"
 
 #include <math.h>
@@ -30,20 +31,7 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    uint32_t nc = *cap ? *cap : 4;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q)
-        return BERTH_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
+#define grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)
 
 static void smap_free(kube_smap *m)
 {

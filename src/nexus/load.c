@@ -660,6 +660,13 @@ out:
 
 /* ---- dispatch ---- */
 
+static int load_doc(berth_nexus *nx, berth_dec *d, const berth_node *doc, int depth);
+
+static int load_item(void *ctx, berth_dec *d, const berth_node *item, int depth)
+{
+    return load_doc(ctx, d, item, depth);
+}
+
 static int load_doc(berth_nexus *nx, berth_dec *d, const berth_node *doc, int depth)
 {
     if (doc->type != BERTH_NODE_MAP)
@@ -691,20 +698,8 @@ static int load_doc(berth_nexus *nx, berth_dec *d, const berth_node *doc, int de
         return load_operation(nx, d, doc);
     if (!strcmp(kind, "KubernetesCluster"))
         return load_cluster(nx, d, doc);
-    if (!strcmp(kind, "List")) {
-        berth_node *items = NULL;
-        if ((rc = berth_dec_seq(d, doc, "items", 1, &items)))
-            return rc;
-        if (depth > 4)
-            return berth_dec_fail(d, doc, "Lists nested too deeply");
-        for (size_t i = 0; i < items->n && !rc; i++) {
-            size_t p = berth_dec_push(d, "items");
-            berth_dec_push_index(d, i);
-            rc = load_doc(nx, d, items->items[i], depth + 1);
-            berth_dec_pop(d, p);
-        }
-        return rc;
-    }
+    if (!strcmp(kind, "List"))
+        return berth_dec_list(d, doc, depth, load_item, nx);
     size_t p = berth_dec_push(d, "kind");
     rc = berth_dec_fail(d, berth_node_get(doc, "kind"),
                         "unknown kind '%s' (nexus input has Site, VmSku, KubernetesCluster, "

@@ -42,24 +42,6 @@ void berth_nexus_free(berth_nexus *nx)
     memset(nx, 0, sizeof *nx);
 }
 
-int nexus_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    uint32_t nc = *cap ? *cap : 8;
-    while (nc < need) {
-        if (nc > UINT32_MAX / 2)
-            return BERTH_ELIMIT;
-        nc *= 2;
-    }
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q)
-        return BERTH_ENOMEM;
-    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
-    *p = q;
-    *cap = nc;
-    return 0;
-}
 
 uint32_t berth_nexus_find_rack(const berth_nexus *nx, const char *name)
 {

@@ -5,6 +5,7 @@
 #ifndef BERTH_NEXUS_STATE_H
 #define BERTH_NEXUS_STATE_H
 
+#include "berth/grow.h"
 #include "berth/nexus.h"
 
 /* One pick's request: which SKU, for which pool/cluster, where allowed. */
@@ -57,7 +58,7 @@ struct berth_nexus_state {
     FILE *explain_out;
 };
 
-int nexus_grow(void **p, uint32_t *cap, uint32_t need, size_t elem);
+#define nexus_grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)
 /* Adds cluster id to the name index (after nclusters counts it). */
 int nexus_index_cluster(berth_nexus *nx, uint32_t id);
 void nexus_state_free(berth_nexus *nx);
