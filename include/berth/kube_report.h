@@ -22,6 +22,11 @@ int berth_kube_report_status(const berth_kube_report *r);
 /* Pods in queue order: NAMESPACE/NAME, NODE, QOS, FEASIBLE, SCORE, and the
  * kube-scheduler message for unschedulable pods. */
 int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_kcluster *k);
+/* --explain (detail reports only): per pod, the chosen node, the best
+ * feasible nodes with each plugin's normalised score and the weighted
+ * total, and the rejected nodes counted by reason. */
+int berth_kube_report_explain(FILE *out, const berth_kube_report *r);
+
 /* {"pods": [...]} per SPEC 6.3 (new reference to the report's JSON). */
 json_t *berth_kube_report_json(berth_kube_report *r);
 

@@ -29,6 +29,8 @@ static void help_schedule(FILE *f)
             "                       scores and every filter reason) or yaml\n"
             "  --tie-break MODE     first (default: lowest node name) or random (seeded)\n"
             "  --seed N             seed for --tie-break random (default 0)\n"
+            "  --explain            for every pod, print (to stderr) the best nodes with each\n"
+            "                       plugin's score and the rejected nodes counted by reason\n"
             "  --reference          plain per-pod recomputation instead of incremental counters\n"
             "                       (same decisions, slower; for checking)\n"
             "  --strict             unknown fields in Kubernetes objects are errors\n"
@@ -84,7 +86,7 @@ static int cmd_schedule(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     const char *config = NULL, *profile = NULL;
-    int reference = 0;
+    int reference = 0, explain = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -104,6 +106,10 @@ static int cmd_schedule(int argc, char **argv)
         }
         if (!strcmp(a, "--reference")) {
             reference = 1;
+            continue;
+        }
+        if (!strcmp(a, "--explain")) {
+            explain = 1;
             continue;
         }
         int r = cli_common_flag(&c, argc, argv, &i);
@@ -140,7 +146,7 @@ static int cmd_schedule(int argc, char **argv)
             return 2;
         }
     }
-    int detail = c.format != CLI_TABLE;
+    int detail = c.format != CLI_TABLE || explain;
     berth_kube_report *rep = berth_kube_report_new(detail);
     if (!rep) {
         berth_kube_free(&k);
@@ -159,7 +165,9 @@ static int cmd_schedule(int argc, char **argv)
         return rc ? berth_err_exit_code(rc) : 3;
     }
     int out = 0;
-    if (!c.quiet) {
+    if (explain)
+        out = berth_kube_report_explain(stderr, rep);
+    if (!c.quiet && !out) {
         if (c.format == CLI_TABLE)
             out = berth_kube_report_table(stdout, rep, &k);
         else

@@ -31,6 +31,7 @@
 
 static const char *const USAGE_CPU_ANN = "berth.io/usage-cpu";
 static const char *const USAGE_MEM_ANN = "berth.io/usage-memory";
+static const char *const VM_OVERHEAD_ANN = "berth.io/vm-overhead-memory";
 
 static int known(berth_dec *d, const berth_node *m, const char *const *allowed)
 {
@@ -611,6 +612,22 @@ static int load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         nd.alloc_pods = 110; /* kubelet's default maxPods when the input omits pods */
     if ((rc = dec_usage(k, d, status, &meta, nd.usage, &nd.has_usage)))
         return rc;
+    /* usage-aware admission (SPEC 2.4): per-VM overhead reserved on the host */
+    const berth_node *ov = meta.annotations ? berth_node_get(meta.annotations, VM_OVERHEAD_ANN)
+                                            : NULL;
+    if (ov) {
+        size_t p = berth_dec_push(d, "metadata.annotations");
+        berth_dec_push(d, VM_OVERHEAD_ANN);
+        berth_quantity q;
+        rc = berth_dec_node_quantity(d, ov, &q);
+        if (!rc && berth_quantity_cmp(q, (berth_quantity){0}) < 0)
+            rc = berth_dec_fail(d, ov, "must not be negative, got '%s'", ov->str);
+        if (!rc)
+            nd.overhead_reserve = berth_quantity_value(q);
+        berth_dec_pop(d, p);
+        if (rc)
+            return rc;
+    }
     for (uint32_t i = 0; i < k->nnodes; i++)
         if (!strcmp(k->nodes[i].name, nd.name)) {
             size_t p = berth_dec_push(d, "metadata.name");

@@ -250,3 +250,80 @@ json_t *berth_kube_size_json(const berth_kcluster *k, const berth_vsphere_opts *
     json_object_set_new(root, "pods", arr);
     return root;
 }
+
+static int cmp_total_desc(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    json_int_t tx = json_integer_value(json_object_get(x, "total"));
+    json_int_t ty = json_integer_value(json_object_get(y, "total"));
+    return tx > ty ? -1 : tx < ty;
+}
+
+int berth_kube_report_explain(FILE *out, const berth_kube_report *r)
+{
+    size_t i;
+    json_t *pod;
+    json_array_foreach(r->pods, i, pod)
+    {
+        const json_t *node = json_object_get(pod, "node");
+        fprintf(out, "explain %s/%s: %s\n", json_string_value(json_object_get(pod, "namespace")),
+                json_string_value(json_object_get(pod, "name")),
+                json_is_string(node) ? json_string_value(node) : "unschedulable");
+        json_t *scores = json_object_get(pod, "scores");
+        size_t n = json_object_size(scores), k = 0;
+        json_t **rows = malloc((n ? n : 1) * sizeof *rows);
+        const char **names = malloc((n ? n : 1) * sizeof *names);
+        if (!rows || !names) {
+            free(rows);
+            free(names);
+            return BERTH_ENOMEM;
+        }
+        const char *key;
+        json_t *val;
+        json_object_foreach(scores, key, val)
+        {
+            json_object_set_new(val, "_node", json_string(key));
+            rows[k++] = val;
+        }
+        qsort(rows, k, sizeof *rows, cmp_total_desc);
+        for (size_t j = 0; j < k && j < 5; j++) {
+            fprintf(out, "  %s %-30s total %5" JSON_INTEGER_FORMAT " =",
+                    j == 0 && json_is_string(node) ? "*" : " ",
+                    json_string_value(json_object_get(rows[j], "_node")),
+                    json_integer_value(json_object_get(rows[j], "total")));
+            const char *pl;
+            json_t *sv;
+            json_object_foreach(json_object_get(rows[j], "plugins"), pl, sv)
+                fprintf(out, " %s %" JSON_INTEGER_FORMAT, pl, json_integer_value(sv));
+            fputc('\n', out);
+        }
+        if (k > 5)
+            fprintf(out, "    ... and %zu more feasible nodes\n", k - 5);
+        for (size_t j = 0; j < k; j++)
+            json_object_del(rows[j], "_node");
+        free(rows);
+        free(names);
+        /* rejections by reason */
+        json_t *filt = json_object_get(pod, "filtered");
+        json_t *counts = json_object();
+        json_object_foreach(filt, key, val)
+        {
+            size_t x;
+            json_t *reason;
+            json_array_foreach(val, x, reason)
+            {
+                const char *rs = json_string_value(reason);
+                json_t *c = json_object_get(counts, rs);
+                json_object_set_new(counts, rs, json_integer(c ? json_integer_value(c) + 1 : 1));
+            }
+        }
+        json_object_foreach(counts, key, val)
+            fprintf(out, "    rejected %" JSON_INTEGER_FORMAT " node(s): %s\n",
+                    json_integer_value(val), key);
+        json_decref(counts);
+        const json_t *msg = json_object_get(pod, "message");
+        if (json_is_string(msg))
+            fprintf(out, "    %s\n", json_string_value(msg));
+    }
+    return ferror(out) ? BERTH_EIO : 0;
+}

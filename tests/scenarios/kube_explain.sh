@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Scenario: `kube schedule --explain` names the chosen node, the ranked
+# feasible nodes with per-plugin scores, and the rejected nodes by reason;
+# the usage-aware admission honours the node's berth.io/vm-overhead-memory.
+set -euo pipefail
+err=$("$BERTH" kube schedule examples/kube/kubectl-list.yaml --explain 2>&1 >/dev/null)
+echo "$err" | grep -q '^explain default/web-6f7c9d8b5-ccccc: aks-pool1-12345678-vmss000001$'
+echo "$err" | grep -q '^  \* aks-pool1-12345678-vmss000001 *total   475 = TaintToleration 100'
+echo "$err" | grep -q 'rejected 1 node(s): node(s) had untolerated taint {sku: gpu}'
+# the explanation goes to stderr only: stdout is the ordinary table
+out=$("$BERTH" kube schedule examples/kube/kubectl-list.yaml --explain 2>/dev/null)
+echo "$out" | grep -q '^POD '
+! echo "$out" | grep -q '^explain'
+
+# usage-aware admission with a per-VM overhead: C (100Gi, 40Gi reserved by one
+# pod) admits the 35Gi pod with 10Gi overhead per VM only while
+# 35 + 10 <= 100 - 40 - 1 x 10; with 20Gi it no longer does.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for ov in 10Gi 20Gi; do
+  sed "s|^      berth.io/usage-memory: 45Gi|      berth.io/usage-memory: 45Gi\n      berth.io/vm-overhead-memory: $ov|" \
+    examples/kube/usage-aware.yaml > "$tmp/ua-$ov.yaml"
+done
+grep -q 'vm-overhead-memory: 10Gi' "$tmp/ua-10Gi.yaml"
+n10=$("$BERTH" kube schedule "$tmp/ua-10Gi.yaml" --profile usage-aware | awk '$1 == "default/newcomer" {print $2}')
+n20=$("$BERTH" kube schedule "$tmp/ua-20Gi.yaml" --profile usage-aware | awk '$1 == "default/newcomer" {print $2}')
+[ "$n10" = "host-c" ] || { echo "10Gi overhead: expected host-c, got '$n10'"; exit 1; }
+[ "$n20" != "host-c" ] || { echo "20Gi overhead: host-c must not admit the pod"; exit 1; }
+echo "kube explain and overhead OK"
