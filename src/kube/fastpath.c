@@ -27,9 +27,9 @@ typedef struct fast_class {
     char *key;
     uint32_t hash;
     const berth_profile *prof;
-    uint8_t *ok;          /* static filters pass and fit passes: feasible now */
     uint8_t *static_ok;
-    int64_t *part;        /* weighted dynamic+ImageLocality part of the total */
+    int32_t *part;        /* weighted dynamic+ImageLocality part of the total;
+                           * INT32_MIN where the node is not feasible now */
     uint32_t nfeasible;
     uint32_t pos;         /* assume log position consumed */
     int64_t constant;     /* weighted TaintToleration + NodeAffinity (constant) */
@@ -66,7 +66,6 @@ void kube_fast_free(kube_sched *s)
         return;
     for (uint32_t i = 0; i < f->nclasses; i++) {
         free(f->classes[i].key);
-        free(f->classes[i].ok);
         free(f->classes[i].static_ok);
         free(f->classes[i].part);
     }
@@ -224,6 +223,12 @@ static int plugin_is(const berth_profile *prof, uint32_t j, berth_kplugin p, int
 /* Profile made only of plugins the cache understands. */
 static int profile_ok(const berth_profile *prof)
 {
+    /* totals must fit the int32 columns: 100 x sum of weights */
+    int64_t wsum = 0;
+    for (uint32_t j = 0; j < prof->nscores; j++)
+        wsum += prof->weights ? prof->weights[j] : 1;
+    if (wsum > INT32_MAX / 200)
+        return 0;
     static const berth_kplugin filters[] = {
         BERTH_KP_NODE_UNSCHEDULABLE, BERTH_KP_NODE_NAME,    BERTH_KP_TAINT_TOLERATION,
         BERTH_KP_NODE_AFFINITY,      BERTH_KP_NODE_PORTS,   BERTH_KP_NODE_RESOURCES_FIT,
@@ -277,13 +282,8 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
     for (uint32_t j = 0; j < prof->nfilters; j++)
         if (plugin_is(prof, j, BERTH_KP_NODE_RESOURCES_FIT, 0))
             prof->filters[j]->filter(s, r, nodes, n, f->verdict);
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t nd = nodes[i];
-        uint8_t now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT;
-        c->nfeasible += (uint32_t)now - (uint32_t)c->ok[nd];
-        c->ok[nd] = now;
-        c->part[nd] = 0;
-    }
+    for (uint32_t i = 0; i < n; i++)
+        f->col2[i] = 0;
     for (uint32_t j = 0; j < prof->nscores; j++) {
         if (!plugin_is(prof, j, BERTH_KP_NODE_RESOURCES_FIT, 1) &&
             !plugin_is(prof, j, BERTH_KP_BALANCED_ALLOCATION, 1) &&
@@ -292,12 +292,15 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
         prof->scores[j]->score(s, r, nodes, n, f->col);
         int64_t w = prof->weights ? prof->weights[j] : 1;
         for (uint32_t i = 0; i < n; i++)
-            c->part[nodes[i]] += w * f->col[i];
+            f->col2[i] += w * f->col[i];
     }
-    /* infeasible nodes never win the argmax */
-    for (uint32_t i = 0; i < n; i++)
-        if (!c->ok[nodes[i]])
-            c->part[nodes[i]] = INT64_MIN;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t nd = nodes[i];
+        int now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT;
+        int was = c->part[nd] != INT32_MIN;
+        c->nfeasible += (uint32_t)now - (uint32_t)was;
+        c->part[nd] = now ? (int32_t)f->col2[i] : INT32_MIN;
+    }
 }
 
 /* Weighted TaintToleration + NodeAffinity after normalisation when their raw
@@ -351,7 +354,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     }
     /* new class */
     uint32_t N = s->k->nnodes;
-    size_t need = (size_t)N * (2 + sizeof(int64_t)) + len + 1;
+    size_t need = (size_t)N * (1 + sizeof(int32_t)) + len + 1;
     if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
         return NULL; /* full path for this pod */
     if (f->nclasses == f->capclasses) {
@@ -385,17 +388,17 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     fast_class *c = &f->classes[f->nclasses];
     memset(c, 0, sizeof *c);
     c->key = malloc(len + 1);
-    c->ok = calloc(N ? N : 1, 1);
     c->static_ok = malloc(N ? N : 1);
-    c->part = calloc(N ? N : 1, sizeof *c->part);
-    if (!c->key || !c->ok || !c->static_ok || !c->part) {
+    c->part = malloc((N ? N : 1) * sizeof *c->part);
+    if (!c->key || !c->static_ok || !c->part) {
         free(c->key);
-        free(c->ok);
         free(c->static_ok);
         free(c->part);
         *rc = BERTH_ENOMEM;
         return NULL;
     }
+    for (uint32_t nd = 0; nd < N; nd++)
+        c->part[nd] = INT32_MIN;
     memcpy(c->key, f->keybuf, len);
     c->key[len] = '\0';
     c->hash = h;
@@ -409,7 +412,6 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
         c->static_ok[nd] = f->verdict[nd] == BERTH_FIT;
     if (!constant_part(s, prof, r, c, &c->constant)) {
         free(c->key);
-        free(c->ok);
         free(c->static_ok);
         free(c->part);
         return NULL; /* varying static scores: the full path normalises them */
@@ -433,11 +435,12 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
                            fast_class *c, kube_fast_result *out)
 {
     kube_fast *f = s->fast;
+    const kube_terms_req *tq = r->terms;
     uint32_t N = s->k->nnodes, n = 0;
-    const uint8_t *ok = c->ok;
+    const int32_t *part = c->part;
     for (uint32_t nd = 0; nd < N; nd++) {
         f->list[n] = nd;
-        n += ok[nd];
+        n += part[nd] != INT32_MIN;
     }
     for (uint32_t j = 0; j < prof->nfilters && n; j++) {
         if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
@@ -454,8 +457,8 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
     if (!n)
         return 0; /* the full path explains why */
     for (uint32_t i = 0; i < n; i++)
-        f->col2[i] = c->part[f->list[i]];
-    const kube_terms_req *q = r->terms;
+        f->col2[i] = part[f->list[i]];
+    const kube_terms_req *q = tq;
     for (uint32_t j = 0; j < prof->nscores; j++) {
         /* without ScheduleAnyway constraints or score terms both plugins
          * score 0 everywhere */
@@ -526,8 +529,8 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
         return pick_with_terms(s, prof, r, rng, c, out);
     /* argmax of part (INT64_MIN where infeasible); ties as the pipeline
      * breaks them: first by index, last, or the k-th of the ties at random */
-    const int64_t *part = c->part;
-    int64_t best = INT64_MIN;
+    const int32_t *part = c->part;
+    int32_t best = INT32_MIN;
     for (uint32_t nd = 0; nd < N; nd++)
         best = part[nd] > best ? part[nd] : best;
     uint32_t first = 0;

@@ -538,7 +538,18 @@ static void req_free_all(kube_terms_req *q)
     free(q->eslot);
     free(q->sslot);
     free(q->pool);
+    free(q->zpool);
+    free(q->ztouch);
     memset(q, 0, sizeof *q);
+}
+
+/* Clears the zero pool's touched entries (between pods). */
+static void zpool_clear(kube_terms_req *q)
+{
+    for (size_t i = 0; i < q->ntouch; i++)
+        q->zpool[q->ztouch[i]] = 0;
+    q->ntouch = 0;
+    q->zused = 0;
 }
 
 void kube_terms_free(kube_sched *s)
@@ -1112,6 +1123,7 @@ int kube_terms_prepare(kube_sched *s, kube_req *r)
     q->aff_ok = NULL;
     q->need_tol = 0;
     q->pool_used = 0;
+    zpool_clear(q);
     r->terms = q;
     if (r->pod >= t->npods)
         return 0;
@@ -1191,6 +1203,39 @@ static int pool_reserve(kube_terms_req *q, size_t n, int64_t fill, size_t *off)
     return 0;
 }
 
+/* n zero entries of the zero pool (no fill: it is kept clear) */
+static int zpool_reserve(kube_terms_req *q, size_t n, size_t *off)
+{
+    if (q->zused + n > q->zcap) {
+        size_t nc = q->zcap ? q->zcap : 1024;
+        while (nc < q->zused + n)
+            nc *= 2;
+        int64_t *np = realloc(q->zpool, nc * sizeof *np);
+        if (!np)
+            return BERTH_ENOMEM;
+        memset(np + q->zcap, 0, (nc - q->zcap) * sizeof *np);
+        q->zpool = np;
+        q->zcap = nc;
+    }
+    *off = q->zused;
+    q->zused += n;
+    return 0;
+}
+
+static int ztouch(kube_terms_req *q, size_t idx)
+{
+    if (q->ntouch == q->captouch) {
+        size_t nc = q->captouch ? q->captouch * 2 : 256;
+        size_t *np = realloc(q->ztouch, nc * sizeof *np);
+        if (!np)
+            return BERTH_ENOMEM;
+        q->ztouch = np;
+        q->captouch = nc;
+    }
+    q->ztouch[q->ntouch++] = idx;
+    return 0;
+}
+
 /* sums mult x cnt over nodes having the key, per topology value, into the
  * slot of that key in slots[] (added when missing) */
 static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_t *ns,
@@ -1205,12 +1250,13 @@ static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_
         uint32_t cap = *ns;
         size_t off;
         if (grow((void **)slots, &cap, *ns + 1, sizeof **slots) ||
-            pool_reserve(q, k->nvals, 0, &off))
+            zpool_reserve(q, k->nvals, &off))
             return BERTH_ENOMEM;
         (*slots)[i] = (kube_slot){tr->key, off};
         (*ns)++;
     }
-    int64_t *dom = q->pool + (*slots)[i].off;
+    size_t base = (*slots)[i].off;
+    int64_t *dom = q->zpool + base;
     const uint32_t *val = k->val;
     const int32_t *cnt = tr->cnt;
     int64_t m = tr->mult;
@@ -1219,14 +1265,20 @@ static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_
         const kube_sig *g = sig_of(t, cnt);
         for (uint32_t j = 0; j < g->nnz; j++) {
             uint32_t n = g->nz[j];
-            if (val[n] != KUBE_NOVAL)
+            if (val[n] != KUBE_NOVAL) {
                 dom[val[n]] += m * cnt[n];
+                if (ztouch(q, base + val[n]))
+                    return BERTH_ENOMEM;
+            }
         }
         return 0;
     }
     for (uint32_t n = 0; n < t->nnodes; n++)
-        if (cnt[n] && val[n] != KUBE_NOVAL)
+        if (cnt[n] && val[n] != KUBE_NOVAL) {
             dom[val[n]] += m * cnt[n];
+            if (ztouch(q, base + val[n]))
+                return BERTH_ENOMEM;
+        }
     return 0;
 }
 
@@ -1235,7 +1287,7 @@ static int64_t slot_at(const kube_terms *t, const kube_terms_req *q, const kube_
 {
     uint32_t v = t->keys[sl->key].val[node];
     *has = v != KUBE_NOVAL;
-    return *has ? q->pool[sl->off + v] : 0;
+    return *has ? q->zpool[sl->off + v] : 0;
 }
 
 /* ---- PodTopologySpread ---- */
@@ -1515,7 +1567,7 @@ static int ipa_eval_affinity(const kube_terms *t, const kube_terms_req *q, uint3
         uint32_t j = 0;
         while (q->aslot[j].key != q->aff[i].key)
             j++;
-        if (q->pool[q->aslot[j].off + v] <= 0)
+        if (q->zpool[q->aslot[j].off + v] <= 0)
             exist = 0;
     }
     return !exist && !(!q->aff_any && q->aff_self);
@@ -1560,7 +1612,7 @@ static void ipa_filter(void *state, const void *req, const uint32_t *cand, uint3
         uint32_t ns = pass ? q->neslot : q->nxslot;
         for (uint32_t j = 0; j < ns; j++) {
             const uint32_t *val = t->keys[sl[j].key].val;
-            const int64_t *dom = q->pool + sl[j].off;
+            const int64_t *dom = q->zpool + sl[j].off;
             for (uint32_t i = 0; i < n; i++) {
                 if (verdict[i])
                     continue;

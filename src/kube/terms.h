@@ -125,6 +125,12 @@ struct kube_terms_req {
     /* pool of domain arrays */
     int64_t *pool;
     size_t pool_used, pool_cap;
+    /* InterPodAffinity per-key domain sums: kept all-zero between pods, so a
+     * slot costs what it touches; ztouch lists the entries to clear */
+    int64_t *zpool;
+    size_t zused, zcap;
+    size_t *ztouch;
+    size_t ntouch, captouch;
     /* reference mode: count arrays owned for this pod */
     int32_t **owned;
     uint32_t nowned, capowned;

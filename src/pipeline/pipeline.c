@@ -107,19 +107,26 @@ static uint32_t run_filters_limited(const berth_profile *p, void *state, const v
         *examined = n;
         return run_filters(p, state, req, c, cand, n);
     }
-    const uint32_t chunk = 256;
+    enum { chunk = 256 };
+    uint32_t saved[chunk];
     uint32_t kept = 0, i = 0;
     while (i < n && kept < c->max_feasible) {
         uint32_t len = n - i < chunk ? n - i : chunk;
         /* move the chunk next to the survivors, filter it there */
         memmove(cand + kept, cand + i, len * sizeof *cand);
+        memcpy(saved, cand + kept, len * sizeof *cand);
         uint32_t got = run_filters(p, state, req, c, cand + kept, len);
+        if (kept + got >= c->max_feasible) {
+            /* stop at exactly max_feasible, as upstream: the examined
+             * prefix ends at the last kept candidate */
+            uint32_t last = cand[c->max_feasible - 1], j = 0;
+            while (saved[j] != last)
+                j++;
+            *examined = i + j + 1;
+            return c->max_feasible;
+        }
         i += len;
         kept += got;
-    }
-    if (kept > c->max_feasible) {
-        /* upstream stops at exactly max_feasible: examined ends at the last kept */
-        kept = c->max_feasible;
     }
     *examined = i;
     return kept;
