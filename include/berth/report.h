@@ -32,6 +32,11 @@ int berth_report_nexus_table(FILE *out, const berth_nexus *nx);
  * memory. The caller owns the reference (json_decref). */
 json_t *berth_report_nexus_json(const berth_nexus *nx);
 
+/* One cluster as it appears in the document's "clusters" array (name,
+ * status, reason, pools with their VMs). NULL when out of memory or when
+ * cluster is out of range. The caller owns the reference. */
+json_t *berth_report_nexus_cluster_json(const berth_nexus *nx, uint32_t cluster);
+
 /* Writes root pretty-printed (2-space indent, keys in insertion order)
  * with a trailing newline. Does not take the reference. */
 int berth_report_json_write(FILE *out, json_t *root);

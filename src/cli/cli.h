@@ -36,5 +36,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_kube(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  fleet place FILE...  member-cluster placement (Kubernetes Fleet)\n"
             "  kube schedule FILE...  pod placement with kube-scheduler's semantics\n"
             "  kube size FILE...    QoS classes and vSphere Pod sizes\n"
+            "  serve              the HTTP placement service (docs/api.md)\n"
             "  help [COMMAND]     this text, or a command's options\n"
             "\n"
             "Run 'berth COMMAND --help' for a command's options.\n"
@@ -295,6 +296,8 @@ int main(int argc, char **argv)
                 return cmd_advise(2, hv);
             if (!strcmp(argv[2], "fleet"))
                 return cmd_fleet(2, hv);
+            if (!strcmp(argv[2], "serve"))
+                return cmd_serve(2, hv);
             if (!strcmp(argv[2], "kube")) {
                 char *kv[] = {argv[2], "--help", NULL};
                 return cmd_kube(2, kv);
@@ -315,6 +318,8 @@ int main(int argc, char **argv)
         return cmd_fleet(argc - 1, argv + 1);
     if (!strcmp(cmd, "kube"))
         return cmd_kube(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cmd_serve(argc - 1, argv + 1);
     fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

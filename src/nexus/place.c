@@ -434,6 +434,7 @@ int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
         return berth_error_set(e, BERTH_EINVAL, "pool %s: count %" PRId64 " out of range", p->name,
                                count);
     int rc = 0;
+    uint32_t old_ordinal = p->next_ordinal;
     p->count = (int32_t)count;
     if ((uint32_t)count <= p->nvms) {
         while (p->nvms > (uint32_t)count)
@@ -445,9 +446,14 @@ int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
     nexus_ctx_set(nx, p->cluster, pool);
     rc = place_many(nx, pool, (uint32_t)count - p->nvms, &placed, &nplaced, &capplaced, &reason);
     if (rc == BERTH_ENOFIT) {
-        if (!(opt && opt->partial))
+        if (!(opt && opt->partial)) {
+            /* all or nothing: no VM kept and no name used up (the pool's
+             * count stays the desired one, as the failed request asked) */
             for (uint32_t i = nplaced; i-- > 0;)
                 release_vm(nx, placed[i]);
+            p = &nx->pools[pool];
+            p->next_ordinal = old_ordinal;
+        }
         berth_error_set(e, BERTH_ENOFIT, "cluster %s: %s", nx->clusters[p->cluster].name, reason);
     }
     nexus_ctx_clear(nx);

@@ -138,41 +138,59 @@ fail:
     return NULL;
 }
 
+/* One cluster: {"name", "status", "reason", "pools"}; per_rack has nracks entries. */
+static json_t *cluster_json(const berth_nexus *nx, const berth_cluster *cl, uint32_t *per_rack)
+{
+    json_t *o = json_object(), *pools = json_array();
+    if (!o || !pools)
+        goto fail;
+    for (uint32_t k = 0; cl->pools && k < cl->npools; k++) {
+        const berth_pool *p = pool_at(nx, cl->pools[k]);
+        if (p && push(pools, pool_json(nx, p, per_rack)))
+            goto fail;
+    }
+    if (set(o, "name", jstr(cl->name)) ||
+        set(o, "status", jstr(berth_report_cluster_status_name(cl->status))) ||
+        set(o, "reason", jstr(cl->reason)))
+        goto fail;
+    json_t *ps = pools;
+    pools = NULL;
+    if (set(o, "pools", ps))
+        goto fail;
+    return o;
+fail:
+    json_decref(pools);
+    json_decref(o);
+    return NULL;
+}
+
 static json_t *clusters_json(const berth_nexus *nx)
 {
     json_t *arr = json_array();
     uint32_t *per_rack = calloc(nx->nracks ? nx->nracks : 1, sizeof *per_rack);
     if (!arr || !per_rack)
         goto fail;
-    for (uint32_t c = 0; c < nx->nclusters; c++) {
-        const berth_cluster *cl = &nx->clusters[c];
-        json_t *o = json_object(), *pools = json_array();
-        if (push(arr, o) || !pools) {
-            json_decref(pools);
+    for (uint32_t c = 0; c < nx->nclusters; c++)
+        if (push(arr, cluster_json(nx, &nx->clusters[c], per_rack)))
             goto fail;
-        }
-        for (uint32_t k = 0; cl->pools && k < cl->npools; k++) {
-            const berth_pool *p = pool_at(nx, cl->pools[k]);
-            if (p && push(pools, pool_json(nx, p, per_rack))) {
-                json_decref(pools);
-                goto fail;
-            }
-        }
-        if (set(o, "name", jstr(cl->name)) ||
-            set(o, "status", jstr(berth_report_cluster_status_name(cl->status))) ||
-            set(o, "reason", jstr(cl->reason))) {
-            json_decref(pools);
-            goto fail;
-        }
-        if (set(o, "pools", pools))
-            goto fail;
-    }
     free(per_rack);
     return arr;
 fail:
     free(per_rack);
     json_decref(arr);
     return NULL;
+}
+
+json_t *berth_report_nexus_cluster_json(const berth_nexus *nx, uint32_t cluster)
+{
+    if (cluster >= nx->nclusters)
+        return NULL;
+    uint32_t *per_rack = calloc(nx->nracks ? nx->nracks : 1, sizeof *per_rack);
+    if (!per_rack)
+        return NULL;
+    json_t *o = cluster_json(nx, &nx->clusters[cluster], per_rack);
+    free(per_rack);
+    return o;
 }
 
 /* ---- steps ---- */

@@ -1,0 +1,219 @@
+/* bench/bench_serve.c - load generator for `berth serve`: an in-process
+ * server on 127.0.0.1 with persistence on (SQLite in a temporary
+ * directory), a 100,000-machine estate (1000 racks x 100 machines), and N
+ * client threads on plain keep-alive HTTP/1.1 sockets creating small
+ * clusters for a bounded time. Prints placements per second and p50/p99
+ * latency of acknowledged (201) creations. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "berth/serve.h"
+
+#define CLIENTS 64
+#define SECONDS 10.0
+
+static unsigned port;
+static volatile int stop_flag;
+
+typedef struct client {
+    int id;
+    double *lat;
+    size_t nlat, cap;
+    uint64_t errors;
+} client;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int connect_lo(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* One request on fd; returns the status or -1. buf is scratch. */
+static int http(int fd, const char *method, const char *path, const char *body, size_t blen,
+                char *buf, size_t size)
+{
+    char head[256];
+    int h = snprintf(head, sizeof head,
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
+                     path, blen);
+    if (write_all(fd, head, (size_t)h) || write_all(fd, body, blen))
+        return -1;
+    size_t got = 0;
+    char *end = NULL;
+    while (!end) {
+        if (got + 1 >= size)
+            return -1;
+        ssize_t k = read(fd, buf + got, size - 1 - got);
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+        buf[got] = 0;
+        end = strstr(buf, "\r\n\r\n");
+    }
+    int status = atoi(buf + 9);
+    const char *cl = strcasestr(buf, "Content-Length:");
+    size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
+    size_t have = got - (size_t)(end + 4 - buf);
+    while (have < want) {
+        size_t chunk = size - 1;
+        ssize_t k = read(fd, buf, want - have < chunk ? want - have : chunk);
+        if (k <= 0)
+            return -1;
+        have += (size_t)k;
+    }
+    return status;
+}
+
+static void *client_main(void *arg)
+{
+    client *c = arg;
+    int fd = connect_lo();
+    char *buf = malloc(1 << 20);
+    char body[512];
+    for (int i = 0; fd >= 0 && buf && !stop_flag; i++) {
+        int n = snprintf(body, sizeof body,
+                         "{\"kind\": \"KubernetesCluster\", \"metadata\": {\"name\": \"c%d-%d\"},"
+                         " \"spec\": {\"controlPlaneNodeConfiguration\": {\"count\": 1, "
+                         "\"vmSkuName\": \"NC_G2_8_v1\"}, \"initialAgentPoolConfigurations\": "
+                         "[{\"name\": \"p\", \"count\": 2, \"vmSkuName\": \"NC_G6_28_v1\"}]}}",
+                         c->id, i);
+        double t0 = now_s();
+        int st = http(fd, "POST", "/v1/clusters", body, (size_t)n, buf, 1 << 20);
+        double dt = now_s() - t0;
+        if (st != 201) {
+            c->errors++;
+            if (st < 0) {
+                close(fd);
+                fd = connect_lo();
+            }
+            continue;
+        }
+        if (c->nlat == c->cap) {
+            c->cap = c->cap ? c->cap * 2 : 4096;
+            c->lat = realloc(c->lat, c->cap * sizeof *c->lat);
+        }
+        c->lat[c->nlat++] = dt;
+    }
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return NULL;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/berth-bench-serve-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char db[256];
+    snprintf(db, sizeof db, "%s/db", dir);
+    berth_serve_options o;
+    berth_serve_default_options(&o);
+    o.db = db;
+    o.listen = "127.0.0.1:0";
+    o.quiet = 1;
+    berth_server *s;
+    berth_error e;
+    berth_error_clear(&e);
+    if (berth_serve_start(&o, &s, &e)) {
+        fprintf(stderr, "bench_serve: %s\n", e.msg);
+        return 1;
+    }
+    port = berth_serve_port(s);
+    const char *site = "{\"apiVersion\": \"berth.io/v1\", \"kind\": \"Site\", \"metadata\": "
+                       "{\"name\": \"bench\"}, \"spec\": {\"racks\": 1000, \"machinesPerRack\": "
+                       "100, \"machine\": {\"numaCells\": 2, \"cell\": {\"cpu\": 48, \"memory\": "
+                       "\"224Gi\"}}}}";
+    int fd = connect_lo();
+    char *buf = malloc(1 << 20);
+    double t0 = now_s();
+    int st = fd >= 0 && buf ? http(fd, "PUT", "/v1/estate", site, strlen(site), buf, 1 << 20) : -1;
+    printf("BENCH serve.estate_load_ms %.1f ms\n", (now_s() - t0) * 1000);
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    if (st != 200) {
+        fprintf(stderr, "bench_serve: PUT /v1/estate: %d\n", st);
+        return 1;
+    }
+    client cl[CLIENTS] = {{0}};
+    pthread_t th[CLIENTS];
+    t0 = now_s();
+    for (int i = 0; i < CLIENTS; i++) {
+        cl[i].id = i;
+        pthread_create(&th[i], NULL, client_main, &cl[i]);
+    }
+    while (now_s() - t0 < SECONDS)
+        usleep(50000);
+    stop_flag = 1;
+    for (int i = 0; i < CLIENTS; i++)
+        pthread_join(th[i], NULL);
+    double el = now_s() - t0;
+    size_t n = 0;
+    uint64_t errors = 0;
+    for (int i = 0; i < CLIENTS; i++) {
+        n += cl[i].nlat;
+        errors += cl[i].errors;
+    }
+    double *all = malloc((n ? n : 1) * sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < CLIENTS; i++) {
+        memcpy(all + k, cl[i].lat, cl[i].nlat * sizeof *all);
+        k += cl[i].nlat;
+        free(cl[i].lat);
+    }
+    qsort(all, n, sizeof *all, cmp_d);
+    double p50 = n ? all[n / 2] : 0, p99 = n ? all[(size_t)((double)n * 0.99)] : 0;
+    printf("BENCH serve.placements_per_sec %.0f placements/s\n", (double)n / el);
+    printf("BENCH serve.p50_ms %.2f ms\n", p50 * 1000);
+    printf("BENCH serve.p99_ms %.2f ms\n", p99 * 1000);
+    printf("BENCH serve.errors %llu requests\n", (unsigned long long)errors);
+    free(all);
+    berth_serve_stop(s);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_serve: cannot remove %s\n", dir);
+    return 0;
+}

@@ -1,0 +1,46 @@
+/* berth/serve.h - the placement service (`berth serve`): a JSON HTTP API
+ * (libmicrohttpd) over the nexus, kube and fleet engines, with a durable
+ * SQLite log of every accepted mutation (docs/api.md).
+ *
+ * Life cycle: fill a berth_serve_options (berth_serve_default_options),
+ * berth_serve_start (replays the log, starts the worker and the HTTP
+ * daemon), then berth_serve_stop. The server is thread-safe; placement runs
+ * in one worker thread that group-commits the mutations that arrive
+ * together. */
+#ifndef BERTH_SERVE_H
+#define BERTH_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "berth/error.h"
+
+#define BERTH_SERVE_MAX_BODY (8u * 1024u * 1024u)
+
+typedef struct berth_serve_options {
+    const char *db;                 /* SQLite file, default "berth.db" */
+    const char *listen;             /* "ADDR:PORT", default "127.0.0.1:8080"; port 0 = any */
+    const char *token_file;         /* read-write bearer tokens, one per line (NULL: no auth) */
+    const char *read_only_token_file; /* read-only tokens (403 on writes) */
+    size_t max_body;                /* bytes, default BERTH_SERVE_MAX_BODY */
+    size_t max_header;              /* per-connection memory for headers, default 64 KiB */
+    unsigned max_connections;       /* default 512 */
+    unsigned timeout_seconds;       /* idle per-connection timeout, default 30 */
+    unsigned max_batch;             /* mutations per group commit, default 1024 */
+    int quiet;                      /* no log lines on stderr */
+} berth_serve_options;
+
+typedef struct berth_server berth_server;
+
+void berth_serve_default_options(berth_serve_options *o);
+
+/* Opens the store, replays it, starts the worker and the HTTP daemon.
+ * BERTH_EINVAL (bad option, unreadable token file, bad listen address),
+ * BERTH_EIO (store or socket) with a message. */
+int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_error *e);
+/* The TCP port actually bound (useful with port 0). */
+unsigned berth_serve_port(const berth_server *s);
+/* Stops accepting, finishes queued mutations, closes the store, frees s. */
+void berth_serve_stop(berth_server *s);
+
+#endif

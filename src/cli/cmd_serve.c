@@ -1,0 +1,124 @@
+/* cli/cmd_serve.c - `berth serve`: parses the options, starts the HTTP
+ * service (berth/serve.h) and runs until SIGINT or SIGTERM. */
+#include "cli/cli.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "berth/serve.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: berth serve [options]\n"
+            "\n"
+            "Runs the placement service: a JSON HTTP API over the same engine as the other\n"
+            "commands (docs/api.md). Every accepted mutation is committed to a SQLite log\n"
+            "before it is acknowledged; a restart replays the log.\n"
+            "\n"
+            "options:\n"
+            "  --db FILE                    the store (default ./berth.db; WAL files beside it)\n"
+            "  --listen ADDR:PORT           where to listen (default 127.0.0.1:8080;\n"
+            "                               [::1]:PORT for IPv6; port 0 picks a free port)\n"
+            "  --token-file FILE            bearer tokens allowed to read and write, one per line\n"
+            "  --read-only-token-file FILE  bearer tokens allowed to read only (403 on writes)\n"
+            "  --max-body BYTES             request body limit (default 8388608)\n"
+            "  --max-connections N          concurrent connections (default 512)\n"
+            "  --timeout SECONDS            idle connection timeout (default 30)\n"
+            "  -q, --quiet                  no log lines\n"
+            "  -h, --help                   this text\n"
+            "\n"
+            "Without a token file the API is open: listen on loopback only.\n"
+            "exit codes: 0 stopped by a signal, 2 bad usage or option, 3 cannot start.\n");
+}
+
+static int parse_uint(const char *flag, const char *v, unsigned long long max,
+                      unsigned long long *out)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || *v == '-' || x == 0 || x > max) {
+        fprintf(stderr, "berth serve: %s expects an integer from 1 to %llu, got '%s'\n", flag, max,
+                v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    berth_serve_options o;
+    berth_serve_default_options(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o.quiet = 1;
+            continue;
+        }
+        static const char *const valued[] = {"--db", "--listen", "--token-file",
+                                             "--read-only-token-file", "--max-body",
+                                             "--max-connections", "--timeout", NULL};
+        int k = -1;
+        for (int j = 0; valued[j]; j++)
+            if (!strcmp(a, valued[j]))
+                k = j;
+        if (k < 0) {
+            fprintf(stderr, "berth serve: unknown option '%s' (see berth serve --help)\n", a);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "berth serve: %s needs a value\n", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        unsigned long long x;
+        switch (k) {
+        case 0: o.db = v; break;
+        case 1: o.listen = v; break;
+        case 2: o.token_file = v; break;
+        case 3: o.read_only_token_file = v; break;
+        case 4:
+            if (parse_uint(a, v, 1ull << 30, &x))
+                return 2;
+            o.max_body = (size_t)x;
+            break;
+        case 5:
+            if (parse_uint(a, v, 65536, &x))
+                return 2;
+            o.max_connections = (unsigned)x;
+            break;
+        default:
+            if (parse_uint(a, v, 86400, &x))
+                return 2;
+            o.timeout_seconds = (unsigned)x;
+        }
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* threads started below inherit the mask */
+    signal(SIGPIPE, SIG_IGN);
+    berth_server *s;
+    berth_error e;
+    berth_error_clear(&e);
+    int rc = berth_serve_start(&o, &s, &e);
+    if (rc) {
+        fprintf(stderr, "berth serve: %s\n", e.msg);
+        return rc == BERTH_EINVAL ? 2 : 3;
+    }
+    if (!o.quiet)
+        fprintf(stderr, "berth serve: listening on port %u, store %s\n", berth_serve_port(s), o.db);
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (!o.quiet)
+        fprintf(stderr, "berth serve: stopping (signal %d)\n", sig);
+    berth_serve_stop(s);
+    return 0;
+}

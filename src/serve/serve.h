@@ -1,0 +1,154 @@
+/* serve/serve.h - internals of `berth serve`: the SQLite mutation log
+ * (store.c), the engine that owns the estate and its placement worker with
+ * group commit (engine.c), bearer tokens (auth.c), Prometheus metrics
+ * (metrics.c) and JSON error bodies. The HTTP layer is http.c. */
+#ifndef BERTH_SERVE_INTERNAL_H
+#define BERTH_SERVE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "berth/error.h"
+
+/* ---- store: append-only log of accepted mutations ---- */
+
+typedef enum serve_rec_kind {
+    SERVE_REC_ESTATE = 1, /* body: Site + VmSku text; supersedes every older record */
+    SERVE_REC_CREATE = 2, /* body: the KubernetesCluster text */
+    SERVE_REC_SCALE = 3,  /* cluster, pool, count */
+    SERVE_REC_DELETE = 4, /* cluster */
+} serve_rec_kind;
+
+typedef struct serve_record {
+    int64_t seq;          /* set by append / replay */
+    int kind;
+    const char *cluster;  /* NULL when unused */
+    const char *pool;
+    int64_t count;
+    const char *body;
+    size_t body_len;
+} serve_record;
+
+typedef struct serve_store serve_store;
+
+/* Opens (creating) the database: WAL journal, synchronous=FULL. */
+int serve_store_open(const char *path, serve_store **out, berth_error *e);
+void serve_store_close(serve_store *s);
+int serve_store_begin(serve_store *s, berth_error *e);
+/* Appends r inside the open transaction and sets r->seq. An ESTATE record
+ * also deletes every older record (compaction: they are superseded). */
+int serve_store_append(serve_store *s, serve_record *r, berth_error *e);
+/* Commits (one fsync of the WAL). */
+int serve_store_commit(serve_store *s, berth_error *e);
+void serve_store_rollback(serve_store *s);
+/* Calls fn on every record from the latest ESTATE on, in sequence order. */
+int serve_store_replay(serve_store *s,
+                       int (*fn)(void *ctx, const serve_record *r, berth_error *e), void *ctx,
+                       berth_error *e);
+/* Transactions committed since open. */
+uint64_t serve_store_commits(const serve_store *s);
+
+/* ---- replies ---- */
+
+typedef enum serve_reason {
+    SERVE_REJ_BAD_INPUT,
+    SERVE_REJ_INVALID,
+    SERVE_REJ_CONFLICT,
+    SERVE_REJ_NOT_FOUND,
+    SERVE_REJ_NO_ESTATE,
+    SERVE_REJ_DOES_NOT_FIT,
+    SERVE_REJ_STORAGE,
+    SERVE_REJ_INTERNAL,
+    SERVE_REJ_COUNT
+} serve_reason;
+
+const char *serve_reason_name(serve_reason r);
+
+typedef struct serve_reply {
+    int status;     /* HTTP status */
+    char *body;     /* malloc'd JSON text */
+} serve_reply;
+
+/* {"error": {"code": code, "message": msg}} into r. */
+void serve_reply_error(serve_reply *r, int status, const char *code, const char *msg);
+/* Compact JSON of j (stolen) into r; 500 when it cannot be rendered. */
+struct json_t;
+void serve_reply_json(serve_reply *r, int status, struct json_t *j);
+
+/* ---- engine: the estate, the worker, group commit ---- */
+
+typedef struct serve_engine serve_engine;
+
+typedef struct serve_engine_stats {
+    uint64_t accepted[5];                 /* by serve_rec_kind */
+    uint64_t rejected[SERVE_REJ_COUNT];
+    uint64_t commits, batches, batched_ops;
+    uint64_t vms;                         /* live VMs */
+    int64_t cpu, used_cpu, memory, used_memory;
+    uint32_t machines, clusters;
+    int have_estate;
+} serve_engine_stats;
+
+/* Opens the store at db, replays it and starts the worker. */
+int serve_engine_open(const char *db, unsigned max_batch, serve_engine **out, berth_error *e);
+void serve_engine_close(serve_engine *g);
+
+/* Mutations: block until committed (or rejected); fill r (overwritten, not
+ * freed: the caller frees r->body after each call). */
+void serve_engine_put_estate(serve_engine *g, const char *body, size_t len, serve_reply *r);
+void serve_engine_create(serve_engine *g, const char *body, size_t len, serve_reply *r);
+void serve_engine_scale(serve_engine *g, const char *cluster, const char *pool, int64_t count,
+                        serve_reply *r);
+void serve_engine_delete(serve_engine *g, const char *cluster, serve_reply *r);
+/* Reads (committed state only). */
+void serve_engine_get_estate(serve_engine *g, serve_reply *r);
+void serve_engine_get_cluster(serve_engine *g, const char *name, serve_reply *r);
+void serve_engine_list_clusters(serve_engine *g, serve_reply *r);
+void serve_engine_stats_get(serve_engine *g, serve_engine_stats *st);
+/* 1 while the engine can take requests (0 after a fatal storage error). */
+int serve_engine_ready(serve_engine *g);
+
+/* Stateless engines (run on the caller's thread). */
+void serve_kube_schedule(const char *body, size_t len, const char *profile, serve_reply *r);
+void serve_fleet_place(const char *body, size_t len, const char *now, serve_reply *r);
+
+/* ---- auth ---- */
+
+typedef struct serve_tokens {
+    char **tok;
+    size_t n;
+} serve_tokens;
+
+int serve_tokens_load(serve_tokens *t, const char *path, berth_error *e);
+void serve_tokens_free(serve_tokens *t);
+/* Constant-time (in the token's content) membership test. */
+int serve_tokens_match(const serve_tokens *t, const char *candidate);
+
+/* ---- metrics ---- */
+
+typedef struct serve_metrics serve_metrics;
+serve_metrics *serve_metrics_new(void);
+void serve_metrics_free(serve_metrics *m);
+/* route: one of serve_route_names; method: HTTP method text. */
+void serve_metrics_observe(serve_metrics *m, int route, const char *method, int status,
+                           double seconds);
+/* Prometheus text exposition into a malloc'd string. */
+char *serve_metrics_render(serve_metrics *m, serve_engine *g);
+
+enum serve_route {
+    SERVE_RT_ESTATE,
+    SERVE_RT_CLUSTERS,
+    SERVE_RT_CLUSTER,
+    SERVE_RT_POOL,
+    SERVE_RT_KUBE,
+    SERVE_RT_FLEET,
+    SERVE_RT_HEALTHZ,
+    SERVE_RT_READYZ,
+    SERVE_RT_METRICS,
+    SERVE_RT_OTHER,
+    SERVE_RT_COUNT
+};
+extern const char *const serve_route_names[SERVE_RT_COUNT];
+
+#endif

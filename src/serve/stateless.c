@@ -1,0 +1,126 @@
+/* serve/stateless.c - the stateless endpoints of `berth serve`: kube pod
+ * scheduling (SPEC 6.3 `kube schedule` JSON) and Fleet placement (SPEC 6.3
+ * `fleet place` JSON), each over a model built from the request body and
+ * freed before the reply; they run on the connection's thread. */
+#include "serve/serve.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "berth/fleet.h"
+#include "berth/kube.h"
+#include "berth/kube_report.h"
+
+void serve_kube_schedule(const char *body, size_t len, const char *profile, serve_reply *r)
+{
+    *r = (serve_reply){0};
+    berth_kcluster k;
+    berth_kube_init(&k);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    int rc = berth_doc_load_buffer(&k.arena, "body", body, len, &src, &e);
+    if (!rc)
+        rc = berth_kube_load(&k, &src, 0, &e);
+    if (rc) {
+        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
+                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        berth_kube_free(&k);
+        return;
+    }
+    berth_kprofile forced;
+    const berth_kprofile *prof = NULL;
+    if (profile) {
+        prof = berth_kube_find_profile(&k, profile);
+        if (!prof && !strcmp(profile, "default-scheduler")) {
+            berth_kube_default_profile(&k, &forced);
+            prof = &forced;
+        } else if (!prof && !strcmp(profile, "usage-aware")) {
+            berth_kube_usage_aware_profile(&k, &forced);
+            prof = &forced;
+        }
+        if (!prof) {
+            char msg[800];
+            snprintf(msg, sizeof msg,
+                     "profile: no profile named '%.200s' (use default-scheduler, usage-aware or "
+                     "a schedulerName from a KubeSchedulerConfiguration in the body)",
+                     profile);
+            serve_reply_error(r, 400, "bad_input", msg);
+            berth_kube_free(&k);
+            return;
+        }
+    }
+    berth_kube_report *rep = berth_kube_report_new(1);
+    if (!rep) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        berth_kube_free(&k);
+        return;
+    }
+    berth_kube_options opt = {.profile = prof, .tiebreak = BERTH_TIE_FIRST, .detail = 1,
+                              .on_decision = berth_kube_report_decision, .ctx = rep};
+    rc = berth_kube_schedule(&k, &opt, &e);
+    if ((rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep))
+        serve_reply_error(r, 500, "internal", rc ? e.msg : "out of memory");
+    else
+        serve_reply_json(r, 200, berth_kube_report_json(rep));
+    berth_kube_report_free(rep);
+    berth_kube_free(&k);
+}
+
+void serve_fleet_place(const char *body, size_t len, const char *now, serve_reply *r)
+{
+    *r = (serve_reply){0};
+    berth_fleet_options opt = {0};
+    if (now) {
+        if (berth_fleet_parse_time(now, &opt.now_ms)) {
+            serve_reply_error(r, 400, "bad_input",
+                              "now: expected an RFC 3339 time such as 2024-05-01T12:00:00Z");
+            return;
+        }
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        opt.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    berth_fleet fl;
+    berth_fleet_init(&fl);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    int rc = berth_doc_load_buffer(&fl.arena, "body", body, len, &src, &e);
+    if (!rc)
+        rc = berth_fleet_load(&fl, &src, 0, &e);
+    if (!rc)
+        rc = berth_fleet_finalize(&fl, &e);
+    berth_fleet_ctx *ctx = NULL;
+    if (!rc)
+        rc = berth_fleet_ctx_new(&fl, &opt, &ctx, &e);
+    if (rc) {
+        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
+                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        berth_fleet_free(&fl);
+        return;
+    }
+    json_t *root = json_object(), *arr = json_array();
+    int bad = !root || !arr || json_object_set(root, "placements", arr);
+    for (uint32_t p = 0; !bad && p < fl.nplacements; p++) {
+        berth_fleet_outcome o;
+        if (berth_fleet_place(ctx, p, &o)) {
+            bad = 1;
+            break;
+        }
+        json_t *j = berth_report_fleet_json(ctx, &o, 0);
+        bad = !j || json_array_append_new(arr, j);
+    }
+    json_decref(arr);
+    if (bad) {
+        json_decref(root);
+        serve_reply_error(r, 500, "internal", "fleet placement failed");
+    } else {
+        serve_reply_json(r, 200, root);
+    }
+    berth_fleet_ctx_free(ctx);
+    berth_fleet_free(&fl);
+}
