@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages berth needs, only those that are missing.
 set -euo pipefail
-need=(gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev)
+need=(gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev curl)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
