@@ -211,6 +211,20 @@ typedef struct berth_kprofile {
     int usage_aware;              /* SPEC 2.4 admission and placement */
 } berth_kprofile;
 
+/* A policy/v1 PodDisruptionBudget (read for disruption planning, SPEC 4.1).
+ * min_available / max_unavailable: an integer, or a percent when *_pct. */
+typedef struct berth_kpdb {
+    const char *ns, *name;
+    berth_selector selector;      /* nil selector: nothing; {}: every pod of ns */
+    int has_min_available, min_pct;
+    int64_t min_available;
+    int has_max_unavailable, max_pct;
+    int64_t max_unavailable;
+    int has_disruptions_allowed;  /* status.disruptionsAllowed present */
+    int64_t disruptions_allowed;
+    int always_allow;             /* unhealthyPodEvictionPolicy: AlwaysAllow */
+} berth_kpdb;
+
 typedef struct berth_kcluster {
     berth_arena arena;
     const char *res_names[BERTH_KUBE_MAX_RES];
@@ -221,6 +235,7 @@ typedef struct berth_kcluster {
     berth_knamespace *namespaces; uint32_t nnamespaces, capnamespaces;
     berth_kprofile *profiles; uint32_t nprofiles, capprofiles;
     int32_t percentage_of_nodes_to_score; /* top-level KubeSchedulerConfiguration value */
+    berth_kpdb *pdbs;         uint32_t npdbs, cappdbs;  /* PodDisruptionBudgets */
 } berth_kcluster;
 
 void berth_kube_init(berth_kcluster *k);
@@ -233,7 +248,7 @@ uint32_t berth_kube_resource(berth_kcluster *k, const char *name, int add);
 
 /* Decodes every document of src (Node, Pod, List, Namespace, Service,
  * ReplicaSet, StatefulSet, ReplicationController, DaemonSet,
- * PodDisruptionBudget (ignored here), KubeSchedulerConfiguration).
+ * PodDisruptionBudget (kept in pdbs), KubeSchedulerConfiguration).
  * strict: unknown fields are errors. BERTH_EINVAL with a located message. */
 int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e);
 

@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  fleet place FILE...  member-cluster placement (Kubernetes Fleet)\n"
             "  kube schedule FILE...  pod placement with kube-scheduler's semantics\n"
             "  kube size FILE...    QoS classes and vSphere Pod sizes\n"
+            "  disrupt plan FILE... --at TIME  Karpenter / NAP disruption decisions\n"
             "  serve              the HTTP placement service (docs/api.md)\n"
             "  help [COMMAND]     this text, or a command's options\n"
             "\n"
@@ -296,6 +297,8 @@ int main(int argc, char **argv)
                 return cmd_advise(2, hv);
             if (!strcmp(argv[2], "fleet"))
                 return cmd_fleet(2, hv);
+            if (!strcmp(argv[2], "disrupt"))
+                return cmd_disrupt(2, hv);
             if (!strcmp(argv[2], "serve"))
                 return cmd_serve(2, hv);
             if (!strcmp(argv[2], "kube")) {
@@ -318,6 +321,8 @@ int main(int argc, char **argv)
         return cmd_fleet(argc - 1, argv + 1);
     if (!strcmp(cmd, "kube"))
         return cmd_kube(argc - 1, argv + 1);
+    if (!strcmp(cmd, "disrupt"))
+        return cmd_disrupt(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cmd_serve(argc - 1, argv + 1);
     fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);

@@ -1,7 +1,7 @@
 /* kube/load.c - decodes the Kubernetes input kinds of SPEC 2 / 6.1 into a
  * berth_kcluster: v1 Node, Pod, Namespace, Service, ReplicationController,
  * apps/v1 ReplicaSet, StatefulSet, DaemonSet, policy/v1
- * PodDisruptionBudget (accepted, not used yet), List (and <Kind>List) and
+ * PodDisruptionBudget (kept for disruption planning), List (and <Kind>List) and
  * kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration.
  *
  * Objects are read as the API server reads them: fields berth does not use
@@ -1297,6 +1297,41 @@ static int load_workload(berth_kcluster *k, berth_dec *d, const berth_node *doc,
     return add_workload(k, d, doc, kind, &meta, sel);
 }
 
+/* An IntOrString that is an integer >= 0 or "N%". */
+static int dec_int_or_pct(berth_dec *d, const berth_node *m, const char *key, int *has,
+                          int64_t *val, int *pct)
+{
+    const berth_node *n = berth_node_get(m, key);
+    if (!n)
+        return 0;
+    size_t p = berth_dec_push(d, key);
+    int rc = 0;
+    const char *s = n->type == BERTH_NODE_SCALAR ? n->str : "";
+    size_t len = strlen(s);
+    char *end = NULL;
+    long long v = -1;
+    if (len && s[len - 1] == '%') {
+        v = strtoll(s, &end, 10);
+        if (end != s + len - 1 || len < 2 || v < 0 || v > 100 || s[0] == '+' || s[0] == '-')
+            v = -1;
+        *pct = 1;
+    } else if (len && !n->quoted) {
+        v = strtoll(s, &end, 10);
+        if (*end || s[0] == '+' || s[0] == '-')
+            v = -1;
+        *pct = 0;
+    }
+    if (v < 0)
+        rc = berth_dec_fail(d, n, "expected a non-negative integer or a percentage such as \"50%%\", got '%s'",
+                            s);
+    else {
+        *val = v;
+        *has = 1;
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
 static int load_pdb(berth_kcluster *k, berth_dec *d, const berth_node *doc)
 {
     kmeta meta;
@@ -1305,13 +1340,52 @@ static int load_pdb(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         return rc;
     static const char *const sf[] = {"minAvailable", "maxUnavailable", "selector",
                                      "unhealthyPodEvictionPolicy", NULL};
-    berth_node *spec = NULL;
-    if ((rc = berth_dec_map(d, doc, "spec", 0, &spec)))
+    static const char *const stf[] = {"observedGeneration", "disruptedPods", "disruptionsAllowed",
+                                      "currentHealthy", "desiredHealthy", "expectedPods",
+                                      "conditions", NULL};
+    static const char *const policies[] = {"IfHealthyBudget", "AlwaysAllow", NULL};
+    berth_kpdb pdb;
+    memset(&pdb, 0, sizeof pdb);
+    pdb.ns = meta.ns;
+    pdb.name = meta.name;
+    pdb.selector.nothing = 1;
+    berth_node *spec = NULL, *status = NULL;
+    if ((rc = berth_dec_map(d, doc, "spec", 0, &spec)) ||
+        (rc = berth_dec_map(d, doc, "status", 0, &status)))
         return rc;
-    size_t p = berth_dec_push(d, "spec");
-    rc = known(d, spec, sf);
-    berth_dec_pop(d, p);
-    return rc;
+    if (spec) {
+        size_t p = berth_dec_push(d, "spec");
+        int pol = 0;
+        if (!(rc = known(d, spec, sf)) &&
+            !(rc = dec_int_or_pct(d, spec, "minAvailable", &pdb.has_min_available,
+                                  &pdb.min_available, &pdb.min_pct)) &&
+            !(rc = dec_int_or_pct(d, spec, "maxUnavailable", &pdb.has_max_unavailable,
+                                  &pdb.max_unavailable, &pdb.max_pct)) &&
+            !(rc = dec_label_selector(k, d, spec, "selector", &pdb.selector)))
+            rc = dec_choice(d, spec, "unhealthyPodEvictionPolicy", 0, policies, &pol);
+        if (!rc && pdb.has_min_available && pdb.has_max_unavailable)
+            rc = berth_dec_fail(d, spec, "minAvailable and maxUnavailable cannot both be set");
+        pdb.always_allow = pol == 1;
+        berth_dec_pop(d, p);
+        if (rc)
+            return rc;
+    }
+    if (status) {
+        size_t p = berth_dec_push(d, "status");
+        if (!(rc = known(d, status, stf)) && berth_node_get(status, "disruptionsAllowed")) {
+            rc = berth_dec_int(d, status, "disruptionsAllowed", 1, 0, INT32_MAX,
+                               &pdb.disruptions_allowed);
+            pdb.has_disruptions_allowed = !rc;
+        }
+        berth_dec_pop(d, p);
+        if (rc)
+            return rc;
+    }
+    if ((rc = grow((void **)&k->pdbs, &k->cappdbs, k->npdbs + 1, sizeof *k->pdbs,
+                   KUBE_MAX_OBJECTS)))
+        return grow_fail(d, doc, rc, "PodDisruptionBudgets", KUBE_MAX_OBJECTS);
+    k->pdbs[k->npdbs++] = pdb;
+    return 0;
 }
 
 /* ---- KubeSchedulerConfiguration ---- */

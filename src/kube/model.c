@@ -24,6 +24,7 @@ void berth_kube_free(berth_kcluster *k)
     free(k->workloads);
     free(k->namespaces);
     free(k->profiles);
+    free(k->pdbs);
     berth_arena_free(&k->arena);
     memset(k, 0, sizeof *k);
 }

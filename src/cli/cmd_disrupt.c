@@ -1,0 +1,287 @@
+/* cli/cmd_disrupt.c - `berth disrupt plan`: load NodePools, NodeClaims,
+ * InstanceTypes and Kubernetes objects, run one disruption pass at --at
+ * (SPEC 4, 4.1) and print a table or the SPEC 6.3 JSON (or YAML). */
+#include "cli/cli.h"
+
+#include <jansson.h>
+#include <string.h>
+#include <time.h>
+
+#include "berth/disrupt.h"
+#include "berth/fleet.h"
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: berth disrupt plan [options] FILE...\n"
+            "\n"
+            "Decides which nodes Karpenter / AKS Node Auto Provisioning would disrupt at one\n"
+            "moment (SPEC section 4): expirations, then the first of emptiness, drift,\n"
+            "multi-node and single-node consolidation that acts, within the NodePools'\n"
+            "disruption budgets; pods are re-placed with the kube scheduling pipeline.\n"
+            "Input: NodePool, NodeClaim (karpenter.sh/v1), InstanceType (berth.io/v1), Node,\n"
+            "Pod, PodDisruptionBudget and workloads.\n"
+            "\n"
+            "options:\n"
+            "  --at TIME            the moment to plan at (RFC 3339, e.g. 2024-05-01T12:00:00Z;\n"
+            "                       default: the current time)\n"
+            "  --feature-gates G    Name=true|false[,...]; SpotToSpotConsolidation (default false)\n"
+            "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
+            "  --strict             unknown fields in Kubernetes and Karpenter kinds are errors\n"
+            "  -q, --quiet          print nothing (exit code only)\n"
+            "  -h, --help           this text\n"
+            "\n"
+            "exit codes: 0 planned (with or without actions), 2 bad input or usage,\n"
+            "3 internal error.\n");
+}
+
+static int parse_gates(const char *v, berth_dplan_options *o)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq)
+            return -1;
+        *eq = 0;
+        int val;
+        if (!strcmp(eq + 1, "true"))
+            val = 1;
+        else if (!strcmp(eq + 1, "false"))
+            val = 0;
+        else
+            return -1;
+        if (!strcmp(t, "SpotToSpotConsolidation"))
+            o->spot_to_spot = val;
+        else if (strcmp(t, "NodeRepair") && strcmp(t, "ReservedCapacity") &&
+                 strcmp(t, "StaticCapacity"))
+            return -1;
+    }
+    return 0;
+}
+
+static void fmt_time(int64_t t, char *buf, size_t size)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static double round6(double v)
+{
+    return (double)(long long)(v * 1e6 + (v >= 0 ? 0.5 : -0.5)) / 1e6;
+}
+
+static json_t *allowed_json(int64_t v)
+{
+    return json_integer(v);
+}
+
+static json_t *plan_json(const berth_disrupt *m, const berth_dplan *p)
+{
+    char at[40];
+    fmt_time(p->at, at, sizeof at);
+    json_t *root = json_object(), *pools = json_array(), *acts = json_array(), *blk = json_array();
+    json_object_set_new(root, "at", json_string(at));
+    json_object_set_new(root, "nodePools", pools);
+    json_object_set_new(root, "actions", acts);
+    json_object_set_new(root, "blocked", blk);
+    for (uint32_t i = 0; i < p->npools; i++) {
+        const berth_dpool_allow *a = &p->pools[i];
+        json_t *o = json_object(), *al = json_object();
+        json_object_set_new(o, "name", json_string(m->pools[a->pool].name));
+        json_object_set_new(al, "Empty", allowed_json(a->allowed[BERTH_DR_EMPTY]));
+        json_object_set_new(al, "Drifted", allowed_json(a->allowed[BERTH_DR_DRIFTED]));
+        json_object_set_new(al, "Underutilized", allowed_json(a->allowed[BERTH_DR_UNDERUTILIZED]));
+        json_object_set_new(o, "allowedDisruptions", al);
+        json_object_set_new(o, "nodes", json_integer(a->nodes));
+        json_object_set_new(o, "disrupting", json_integer(a->disrupting));
+        json_object_set_new(o, "templateHash", json_string(m->pools[a->pool].hash));
+        json_array_append_new(pools, o);
+    }
+    for (uint32_t i = 0; i < p->nactions; i++) {
+        const berth_daction *a = &p->actions[i];
+        json_t *o = json_object(), *nodes = json_array();
+        json_object_set_new(o, "action", json_string(a->replace ? "replace" : "delete"));
+        json_object_set_new(o, "reason", json_string(berth_dreason_name(a->reason)));
+        for (uint32_t j = 0; j < a->nnodes; j++)
+            json_array_append_new(nodes, json_string(m->kube.nodes[a->nodes[j]].name));
+        json_object_set_new(o, "nodes", nodes);
+        json_t *reps = json_array();
+        for (uint32_t j = 0; j < a->nreplacements; j++) {
+            const berth_dreplacement *r = &a->replacements[j];
+            json_t *ro = json_object();
+            json_object_set_new(ro, "instanceType", json_string(r->instance_type));
+            json_object_set_new(ro, "capacityType",
+                                json_string(berth_capacity_type_name(r->capacity_type)));
+            json_object_set_new(ro, "zone", json_string(r->zone));
+            json_object_set_new(ro, "price", json_real(round6(r->price)));
+            json_object_set_new(ro, "nodePool", json_string(r->nodepool));
+            json_array_append_new(reps, ro);
+        }
+        json_object_set_new(o, "replacement",
+                            a->nreplacements ? json_incref(json_array_get(reps, 0)) : json_null());
+        if (a->nreplacements > 1)
+            json_object_set_new(o, "replacements", reps);
+        else
+            json_decref(reps);
+        json_object_set_new(o, "savingsPerHour", json_real(round6(a->savings)));
+        json_array_append_new(acts, o);
+    }
+    for (uint32_t i = 0; i < p->nblocked; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "node", json_string(m->kube.nodes[p->blocked[i].node].name));
+        json_object_set_new(o, "reason", json_string(p->blocked[i].reason));
+        json_array_append_new(blk, o);
+    }
+    return root;
+}
+
+static void allowed_text(int64_t v, char *buf, size_t size)
+{
+    if (v >= BERTH_BUDGET_UNLIMITED - 1000000)
+        snprintf(buf, size, "unlimited");
+    else
+        snprintf(buf, size, "%lld", (long long)v);
+}
+
+static void plan_table(const berth_disrupt *m, const berth_dplan *p)
+{
+    char at[40];
+    fmt_time(p->at, at, sizeof at);
+    printf("disruption plan at %s\n\n", at);
+    printf("%-24s %6s %11s %8s %8s %14s\n", "NODEPOOL", "NODES", "DISRUPTING", "EMPTY", "DRIFTED",
+           "UNDERUTILIZED");
+    for (uint32_t i = 0; i < p->npools; i++) {
+        const berth_dpool_allow *a = &p->pools[i];
+        char e[24], d[24], u[24];
+        allowed_text(a->allowed[0], e, sizeof e);
+        allowed_text(a->allowed[1], d, sizeof d);
+        allowed_text(a->allowed[2], u, sizeof u);
+        printf("%-24s %6lld %11lld %8s %8s %14s\n", m->pools[a->pool].name, (long long)a->nodes,
+               (long long)a->disrupting, e, d, u);
+    }
+    printf("\nACTIONS\n");
+    if (!p->nactions)
+        printf("  (none)\n");
+    for (uint32_t i = 0; i < p->nactions; i++) {
+        const berth_daction *a = &p->actions[i];
+        printf("  %-7s %-13s ", a->replace ? "replace" : "delete", berth_dreason_name(a->reason));
+        for (uint32_t j = 0; j < a->nnodes; j++)
+            printf("%s%s", j ? "," : "", m->kube.nodes[a->nodes[j]].name);
+        for (uint32_t j = 0; j < a->nreplacements; j++) {
+            const berth_dreplacement *r = &a->replacements[j];
+            printf("%s%s %s %s %.4f/h", j ? "; " : " -> ", r->instance_type,
+                   berth_capacity_type_name(r->capacity_type), r->zone, r->price);
+        }
+        printf("  savings %.4f/h\n", a->savings);
+    }
+    printf("\nBLOCKED\n");
+    if (!p->nblocked)
+        printf("  (none)\n");
+    for (uint32_t i = 0; i < p->nblocked; i++)
+        printf("  %-28s %s\n", m->kube.nodes[p->blocked[i].node].name, p->blocked[i].reason);
+}
+
+static int plan(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    berth_dplan_options opt = {0};
+    int have_at = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--at") || !strncmp(a, "--at=", 5)) {
+            const char *v = a[4] == '=' ? a + 5 : (i + 1 < argc ? argv[++i] : NULL);
+            int64_t ms;
+            if (!v) {
+                fprintf(stderr, "berth disrupt plan: --at needs a value\n");
+                return 2;
+            }
+            if (berth_fleet_parse_time(v, &ms)) {
+                fprintf(stderr,
+                        "berth disrupt plan: --at expects an RFC 3339 time such as "
+                        "2024-05-01T12:00:00Z, got '%s'\n", v);
+                return 2;
+            }
+            opt.now = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+            have_at = 1;
+            continue;
+        }
+        if (!strcmp(a, "--feature-gates") || !strncmp(a, "--feature-gates=", 16)) {
+            const char *v = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v || parse_gates(v, &opt)) {
+                fprintf(stderr, "berth disrupt plan: --feature-gates expects Name=true|false "
+                                "(SpotToSpotConsolidation), got '%s'\n", v ? v : "");
+                return 2;
+            }
+            continue;
+        }
+        int r = cli_common_flag(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0) {
+            fprintf(stderr, "berth disrupt plan: unknown option '%s' (see berth disrupt plan --help)\n",
+                    a);
+            return 2;
+        }
+    }
+    if (!have_at)
+        opt.now = (int64_t)time(NULL);
+    if (c.nfiles == 0) {
+        fprintf(stderr, "berth: no input files (give one or more YAML/JSON files, or - for stdin)\n");
+        return 2;
+    }
+    berth_disrupt m;
+    berth_disrupt_init(&m);
+    berth_error e;
+    berth_error_clear(&e);
+    int rc = 0;
+    for (int i = 0; i < c.nfiles && !rc; i++) {
+        berth_source src;
+        rc = berth_doc_load_file(&m.kube.arena, c.files[i], &src, &e);
+        if (!rc)
+            rc = berth_disrupt_load(&m, &src, c.strict, &e);
+    }
+    if (!rc)
+        rc = berth_disrupt_finalize(&m, &e);
+    berth_dplan p;
+    memset(&p, 0, sizeof p);
+    if (!rc)
+        rc = berth_disrupt_plan(&m, &opt, &p, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        berth_disrupt_free(&m);
+        return berth_err_exit_code(rc);
+    }
+    int code = 0;
+    if (!c.quiet) {
+        if (c.format == CLI_TABLE)
+            plan_table(&m, &p);
+        else if (cli_print_json(plan_json(&m, &p), c.format))
+            code = 3;
+    }
+    berth_dplan_free(&p);
+    berth_disrupt_free(&m);
+    return code;
+}
+
+int cmd_disrupt(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: berth disrupt plan [options] FILE...   (berth disrupt plan --help)\n");
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "plan"))
+        return plan(argc - 1, argv + 1);
+    fprintf(stderr, "berth disrupt: unknown subcommand '%s' (disrupt has: plan; simulate is not "
+                    "implemented yet)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,817 @@
+/* disrupt/load.c - decodes the disruption inputs (SPEC 4.1, 6.1):
+ * karpenter.sh/v1 NodePool (template, disruption policy, budgets with the
+ * 4.1 validation rules) and NodeClaim (nodeName, labels, hash annotations,
+ * conditions), berth.io/v1 InstanceType (strict), List; every other kind
+ * goes to berth_kube_load. Afterwards it reads what the planner needs
+ * beyond the kube model from the Node and Pod documents (readiness,
+ * do-not-disrupt, deletion cost, mirror pods, nominations). */
+#include "berth/disrupt.h"
+#include "berth/fleet.h"
+#include "berth/grow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OBJECTS (1u << 22)
+#define DND "karpenter.sh/do-not-disrupt"
+#define HASH_ANN "karpenter.sh/nodepool-hash"
+#define HASH_VER_ANN "karpenter.sh/nodepool-hash-version"
+
+void berth_disrupt_init(berth_disrupt *m)
+{
+    memset(m, 0, sizeof *m);
+    berth_kube_init(&m->kube);
+}
+
+void berth_disrupt_free(berth_disrupt *m)
+{
+    free(m->pools);
+    free(m->claims);
+    free(m->types);
+    free(m->node_info);
+    free(m->pod_info);
+    berth_kube_free(&m->kube);
+    memset(m, 0, sizeof *m);
+}
+
+int berth_capacity_type_parse(const char *s)
+{
+    if (!s)
+        return -1;
+    if (!strcmp(s, "reserved"))
+        return BERTH_CT_RESERVED;
+    if (!strcmp(s, "spot"))
+        return BERTH_CT_SPOT;
+    if (!strcmp(s, "on-demand"))
+        return BERTH_CT_ON_DEMAND;
+    return -1;
+}
+
+const char *berth_capacity_type_name(berth_capacity_type c)
+{
+    switch (c) {
+    case BERTH_CT_RESERVED: return "reserved";
+    case BERTH_CT_SPOT: return "spot";
+    case BERTH_CT_ON_DEMAND: return "on-demand";
+    case BERTH_CT_COUNT: break;
+    }
+    return "?";
+}
+
+/* ---- small decoders ---- */
+
+typedef struct ctx {
+    berth_disrupt *m;
+    berth_dec *d;
+    const berth_node **kdocs;
+    uint32_t nkdocs, capkdocs;
+} ctx;
+
+static void *alloc(berth_disrupt *m, size_t n, size_t size)
+{
+    return berth_arena_alloc(&m->kube.arena, (n ? n : 1) * size);
+}
+
+static int oom(berth_dec *d)
+{
+    return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+}
+
+static int known(berth_dec *d, const berth_node *m, const char *const *allowed)
+{
+    return d->strict && m ? berth_dec_known_fields(d, m, allowed) : 0;
+}
+
+/* A map of strings at key (labels / annotations). */
+static int dec_strmap(berth_disrupt *m, berth_dec *d, const berth_node *parent, const char *key,
+                      berth_labels *out, int validate)
+{
+    berth_node *mp = NULL;
+    memset(out, 0, sizeof *out);
+    int rc = berth_dec_map(d, parent, key, 0, &mp);
+    if (rc || !mp)
+        return rc;
+    size_t p = berth_dec_push(d, key);
+    out->items = alloc(m, mp->n, sizeof *out->items);
+    if (!out->items)
+        rc = oom(d);
+    for (size_t i = 0; !rc && i < mp->n; i++) {
+        const berth_node *k = mp->entries[i].key, *v = mp->entries[i].value;
+        size_t p2 = berth_dec_push(d, k->str);
+        const char *val = "", *why = NULL;
+        if (!berth_node_is_null(v))
+            rc = berth_dec_node_str(d, v, &val);
+        if (!rc && validate && !berth_label_key_valid(k->str, &why))
+            rc = berth_dec_fail(d, k, "invalid label key '%s': %s", k->str, why);
+        if (!rc && validate && !berth_label_value_valid(val, &why))
+            rc = berth_dec_fail(d, v, "invalid label value '%s': %s", val, why);
+        berth_dec_pop(d, p2);
+        if (!rc)
+            out->items[out->n++] = (berth_label){k->str, val};
+    }
+    if (!rc && berth_labels_sort(out))
+        rc = berth_dec_fail(d, mp, "a key appears twice");
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+static int dec_taints(berth_disrupt *m, berth_dec *d, const berth_node *spec, const char *key,
+                      berth_taint **out, uint32_t *n)
+{
+    berth_node *ts = NULL;
+    *out = NULL;
+    *n = 0;
+    int rc = berth_dec_seq(d, spec, key, 0, &ts);
+    if (rc || !ts)
+        return rc;
+    *out = alloc(m, ts->n, sizeof **out);
+    if (!*out)
+        return oom(d);
+    size_t p = berth_dec_push(d, key);
+    static const char *const tf[] = {"key", "value", "effect", "timeAdded", NULL};
+    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+    for (size_t i = 0; !rc && i < ts->n; i++) {
+        const berth_node *t = ts->items[i];
+        size_t p2 = berth_dec_push_index(d, i);
+        berth_taint tn = {NULL, "", BERTH_EFFECT_NOSCHEDULE};
+        int eff = 0;
+        const char *why = NULL;
+        if (t->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, t, "expected a taint mapping with key, value, effect");
+        if (!rc && !(rc = known(d, t, tf)) && !(rc = berth_dec_str(d, t, "key", 1, &tn.key)) &&
+            !(rc = berth_dec_str(d, t, "value", 0, &tn.value)))
+            rc = berth_dec_enum(d, t, "effect", 1, effects, &eff);
+        if (!rc) {
+            tn.effect = (berth_taint_effect)(eff + 1);
+            if (berth_taint_validate(&tn, &why))
+                rc = berth_dec_fail(d, t, "invalid taint: %s", why);
+        }
+        berth_dec_pop(d, p2);
+        if (!rc)
+            (*out)[(*n)++] = tn;
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+static int dec_requirements(berth_disrupt *m, berth_dec *d, const berth_node *spec,
+                            berth_requirement **out, uint32_t *n)
+{
+    berth_node *rs = NULL;
+    *out = NULL;
+    *n = 0;
+    int rc = berth_dec_seq(d, spec, "requirements", 0, &rs);
+    if (rc || !rs)
+        return rc;
+    *out = alloc(m, rs->n, sizeof **out);
+    if (!*out)
+        return oom(d);
+    size_t p = berth_dec_push(d, "requirements");
+    static const char *const rf[] = {"key", "operator", "values", "minValues", NULL};
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", NULL};
+    for (size_t i = 0; !rc && i < rs->n; i++) {
+        const berth_node *r = rs->items[i];
+        size_t p2 = berth_dec_push_index(d, i);
+        berth_requirement q = {0};
+        int op = 0;
+        berth_node *vals = NULL;
+        int64_t minv = 0;
+        const char *why = NULL;
+        if (r->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, r, "expected a requirement mapping with key, operator, values");
+        if (!rc && !(rc = known(d, r, rf)) && !(rc = berth_dec_str(d, r, "key", 1, &q.key)) &&
+            !(rc = berth_dec_enum(d, r, "operator", 1, ops, &op)) &&
+            !(rc = berth_dec_seq(d, r, "values", 0, &vals)))
+            rc = berth_dec_int(d, r, "minValues", 0, 1, 50, &minv);
+        if (!rc && vals) {
+            q.values = alloc(m, vals->n, sizeof *q.values);
+            if (!q.values)
+                rc = oom(d);
+            size_t p3 = berth_dec_push(d, "values");
+            for (size_t j = 0; !rc && j < vals->n; j++) {
+                size_t p4 = berth_dec_push_index(d, j);
+                rc = berth_dec_node_str(d, vals->items[j], &q.values[q.nvalues]);
+                if (!rc)
+                    q.nvalues++;
+                berth_dec_pop(d, p4);
+            }
+            berth_dec_pop(d, p3);
+        }
+        q.op = (berth_sel_op)op;
+        if (!rc && berth_requirement_validate(&q, &why))
+            rc = berth_dec_fail(d, r, "invalid requirement: %s", why);
+        berth_dec_pop(d, p2);
+        if (!rc)
+            (*out)[(*n)++] = q;
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+/* A Go duration (or Never when allow_never) at key; absent: *out kept. */
+static int dec_duration(berth_dec *d, const berth_node *mp, const char *key, int allow_never,
+                        int64_t *out)
+{
+    const char *s = NULL;
+    int rc = berth_dec_str(d, mp, key, 0, &s);
+    if (rc || !s)
+        return rc;
+    int64_t v = berth_duration_parse(s);
+    if (v < 0 || (!allow_never && v == BERTH_DURATION_NEVER)) {
+        size_t p = berth_dec_push(d, key);
+        rc = berth_dec_fail(d, berth_node_get(mp, key),
+                            "expected a duration such as 30s, 720h%s, got '%s'",
+                            allow_never ? " or Never" : "", s);
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+static int dec_time(berth_dec *d, const berth_node *mp, const char *key, int64_t *out, int *has)
+{
+    const char *s = NULL;
+    if (has)
+        *has = 0;
+    int rc = berth_dec_str(d, mp, key, 0, &s);
+    if (rc || !s)
+        return rc;
+    int64_t ms;
+    if (berth_fleet_parse_time(s, &ms)) {
+        size_t p = berth_dec_push(d, key);
+        rc = berth_dec_fail(d, berth_node_get(mp, key),
+                            "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'", s);
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    *out = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    if (has)
+        *has = 1;
+    return 0;
+}
+
+static const char *const meta_fields[] = {
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+    "annotations", "ownerReferences", "finalizers", "managedFields", NULL};
+
+static int dec_meta(berth_disrupt *m, berth_dec *d, const berth_node *doc, berth_node **meta,
+                    const char **name, berth_labels *labels, berth_labels *ann)
+{
+    int rc = berth_dec_map(d, doc, "metadata", 1, meta);
+    if (rc)
+        return rc;
+    size_t p = berth_dec_push(d, "metadata");
+    if (!(rc = known(d, *meta, meta_fields)) && !(rc = berth_dec_str(d, *meta, "name", 1, name)) &&
+        !**name)
+        rc = berth_dec_fail(d, *meta, "name: must not be empty");
+    if (!rc)
+        rc = dec_strmap(m, d, *meta, "labels", labels, 1);
+    if (!rc)
+        rc = dec_strmap(m, d, *meta, "annotations", ann, 0);
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+/* ---- NodePool ---- */
+
+static int dec_budgets(berth_disrupt *m, berth_dec *d, const berth_node *dis, berth_nodepool *np)
+{
+    berth_node *bs = NULL;
+    int rc = berth_dec_seq(d, dis, "budgets", 0, &bs);
+    if (rc)
+        return rc;
+    if (!bs) { /* default: [{nodes: "10%"}] */
+        np->budgets = alloc(m, 1, sizeof *np->budgets);
+        if (!np->budgets)
+            return oom(d);
+        np->budgets[0] = (berth_dbudget){"10%", 0, NULL, 0};
+        np->nbudgets = 1;
+        return 0;
+    }
+    size_t p = berth_dec_push(d, "budgets");
+    if (bs->n > BERTH_DISRUPT_MAX_BUDGETS)
+        rc = berth_dec_fail(d, bs, "at most %d budgets, got %zu", BERTH_DISRUPT_MAX_BUDGETS, bs->n);
+    np->budgets = alloc(m, bs->n, sizeof *np->budgets);
+    if (!rc && !np->budgets)
+        rc = oom(d);
+    static const char *const bf[] = {"nodes", "reasons", "schedule", "duration", NULL};
+    for (size_t i = 0; !rc && i < bs->n; i++) {
+        const berth_node *b = bs->items[i];
+        size_t p2 = berth_dec_push_index(d, i);
+        berth_dbudget bd = {"10%", 0, NULL, 0};
+        const char *dur = NULL;
+        berth_node *reasons = NULL;
+        if (b->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, b, "expected a budget mapping with nodes, reasons, schedule, duration");
+        if (!rc && !(rc = known(d, b, bf)) && !(rc = berth_dec_str(d, b, "nodes", 0, &bd.nodes)) &&
+            !(rc = berth_dec_str(d, b, "schedule", 0, &bd.schedule)) &&
+            !(rc = berth_dec_str(d, b, "duration", 0, &dur)))
+            rc = berth_dec_seq(d, b, "reasons", 0, &reasons);
+        if (!rc && !berth_budget_nodes_valid(bd.nodes)) {
+            size_t p3 = berth_dec_push(d, "nodes");
+            rc = berth_dec_fail(d, berth_node_get(b, "nodes"),
+                                "expected a count such as \"5\" or a percentage such as \"20%%\" "
+                                "(^((100|[0-9]{1,2})%%|[0-9]+)$), got '%s'", bd.nodes);
+            berth_dec_pop(d, p3);
+        }
+        if (!rc && (!bd.schedule) != (!dur))
+            rc = berth_dec_fail(d, b, "schedule and duration must be set together");
+        berth_cron cr;
+        const char *why = NULL;
+        if (!rc && bd.schedule && berth_cron_parse(bd.schedule, &cr, &why)) {
+            size_t p3 = berth_dec_push(d, "schedule");
+            rc = berth_dec_fail(d, berth_node_get(b, "schedule"), "invalid schedule '%s': %s",
+                                bd.schedule, why);
+            berth_dec_pop(d, p3);
+        }
+        if (!rc && dur && (bd.duration = berth_budget_duration_parse(dur)) < 0) {
+            size_t p3 = berth_dec_push(d, "duration");
+            rc = berth_dec_fail(d, berth_node_get(b, "duration"),
+                                "expected a duration in hours and minutes such as 10m or 1h30m, "
+                                "got '%s'", dur);
+            berth_dec_pop(d, p3);
+        }
+        static const char *const rn[] = {"Empty", "Drifted", "Underutilized", NULL};
+        for (size_t j = 0; !rc && reasons && j < reasons->n; j++) {
+            size_t p3 = berth_dec_push(d, "reasons");
+            berth_dec_push_index(d, j);
+            const char *r = NULL;
+            int found = -1;
+            rc = berth_dec_node_str(d, reasons->items[j], &r);
+            for (int k = 0; !rc && rn[k]; k++)
+                if (!strcmp(rn[k], r))
+                    found = k;
+            if (!rc && found < 0)
+                rc = berth_dec_fail(d, reasons->items[j],
+                                    "expected Underutilized, Empty or Drifted, got '%s'", r);
+            if (!rc)
+                bd.reasons |= 1u << found;
+            berth_dec_pop(d, p3);
+        }
+        berth_dec_pop(d, p2);
+        if (!rc)
+            np->budgets[np->nbudgets++] = bd;
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+{
+    berth_nodepool np;
+    memset(&np, 0, sizeof np);
+    np.expire_after = 720 * 3600;
+    np.termination_grace = -1;
+    np.node = doc;
+    berth_node *meta = NULL, *spec = NULL, *tmpl = NULL, *tmeta = NULL, *tspec = NULL, *dis = NULL,
+               *ref = NULL;
+    berth_labels labels, ann;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+    int rc = known(d, doc, top);
+    if (!rc)
+        rc = dec_meta(m, d, doc, &meta, &np.name, &labels, &ann);
+    if (rc)
+        return rc;
+    np.hash_annotation = berth_labels_get(&ann, HASH_ANN);
+    np.hash_version = berth_labels_get(&ann, HASH_VER_ANN);
+    if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)))
+        return rc;
+    size_t p = berth_dec_push(d, "spec");
+    static const char *const sf[] = {"template", "disruption", "limits", "weight", "replicas", NULL};
+    if (!(rc = known(d, spec, sf)) && !(rc = berth_dec_map(d, spec, "template", 1, &tmpl)))
+        rc = berth_dec_map(d, spec, "disruption", 0, &dis);
+    if (!rc) {
+        size_t p2 = berth_dec_push(d, "template");
+        static const char *const tf[] = {"metadata", "spec", NULL};
+        static const char *const tmf[] = {"labels", "annotations", NULL};
+        static const char *const tsf[] = {"nodeClassRef", "taints", "startupTaints",
+                                          "requirements", "expireAfter",
+                                          "terminationGracePeriod", "kubelet", NULL};
+        if (!(rc = known(d, tmpl, tf)) && !(rc = berth_dec_map(d, tmpl, "metadata", 0, &tmeta)) &&
+            !(rc = berth_dec_map(d, tmpl, "spec", 1, &tspec)) && tmeta) {
+            size_t p3 = berth_dec_push(d, "metadata");
+            if (!(rc = known(d, tmeta, tmf)) &&
+                !(rc = dec_strmap(m, d, tmeta, "labels", &np.labels, 1)))
+                rc = dec_strmap(m, d, tmeta, "annotations", &np.annotations, 0);
+            berth_dec_pop(d, p3);
+        }
+        if (!rc) {
+            size_t p3 = berth_dec_push(d, "spec");
+            if (!(rc = known(d, tspec, tsf)) && !(rc = berth_dec_map(d, tspec, "nodeClassRef", 0, &ref)) &&
+                !(rc = dec_taints(m, d, tspec, "taints", &np.taints, &np.ntaints)) &&
+                !(rc = dec_taints(m, d, tspec, "startupTaints", &np.startup_taints,
+                                  &np.nstartup_taints)) &&
+                !(rc = dec_requirements(m, d, tspec, &np.reqs, &np.nreqs)) &&
+                !(rc = dec_duration(d, tspec, "expireAfter", 1, &np.expire_after)))
+                rc = dec_duration(d, tspec, "terminationGracePeriod", 0, &np.termination_grace);
+            if (!rc && ref) {
+                size_t p4 = berth_dec_push(d, "nodeClassRef");
+                static const char *const rf[] = {"group", "kind", "name", NULL};
+                if (!(rc = known(d, ref, rf)) && !(rc = berth_dec_str(d, ref, "group", 0, &np.class_group)) &&
+                    !(rc = berth_dec_str(d, ref, "kind", 0, &np.class_kind)))
+                    rc = berth_dec_str(d, ref, "name", 0, &np.class_name);
+                berth_dec_pop(d, p4);
+            }
+            berth_dec_pop(d, p3);
+        }
+        berth_dec_pop(d, p2);
+    }
+    if (!rc && dis) {
+        size_t p2 = berth_dec_push(d, "disruption");
+        static const char *const df[] = {"consolidationPolicy", "consolidateAfter", "budgets", NULL};
+        static const char *const pol[] = {"WhenEmptyOrUnderutilized", "WhenEmpty", "Balanced", NULL};
+        int pv = 0;
+        if (!(rc = known(d, dis, df)) && !(rc = berth_dec_enum(d, dis, "consolidationPolicy", 0, pol, &pv)) &&
+            !(rc = dec_duration(d, dis, "consolidateAfter", 1, &np.consolidate_after)))
+            rc = dec_budgets(m, d, dis, &np);
+        np.policy = (berth_consolidation_policy)pv;
+        berth_dec_pop(d, p2);
+    } else if (!rc) {
+        rc = dec_budgets(m, d, spec, &np); /* no disruption block: the default budget */
+    }
+    berth_dec_pop(d, p);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < m->npools; i++)
+        if (!strcmp(m->pools[i].name, np.name))
+            return berth_dec_fail(d, meta, "NodePool '%s' appears twice", np.name);
+    if ((rc = berth_grow((void **)&m->pools, &m->cappools, m->npools + 1, sizeof *m->pools,
+                         MAX_OBJECTS)))
+        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many NodePools");
+    m->pools[m->npools++] = np;
+    return 0;
+}
+
+/* ---- NodeClaim ---- */
+
+static int dec_conditions(berth_dec *d, const berth_node *status, berth_nodeclaim *c)
+{
+    berth_node *cs = NULL;
+    int rc = berth_dec_seq(d, status, "conditions", 0, &cs);
+    if (rc || !cs)
+        return rc;
+    size_t p = berth_dec_push(d, "conditions");
+    for (size_t i = 0; !rc && i < cs->n; i++) {
+        const berth_node *cn = cs->items[i];
+        size_t p2 = berth_dec_push_index(d, i);
+        const char *type = NULL, *st = NULL;
+        int64_t at = 0;
+        if (cn->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, cn, "expected a condition mapping with type and status");
+        if (!rc && !(rc = berth_dec_str(d, cn, "type", 1, &type)) &&
+            !(rc = berth_dec_str(d, cn, "status", 1, &st)))
+            rc = dec_time(d, cn, "lastTransitionTime", &at, NULL);
+        if (!rc && !strcmp(st, "True")) {
+            if (!strcmp(type, "Initialized")) {
+                c->initialized = 1;
+                c->initialized_at = at;
+            } else if (!strcmp(type, "Drifted")) {
+                c->drifted = 1;
+                c->drifted_at = at;
+            }
+        }
+        berth_dec_pop(d, p2);
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+{
+    berth_nodeclaim c;
+    memset(&c, 0, sizeof c);
+    berth_node *meta = NULL, *spec = NULL, *status = NULL;
+    berth_labels ann;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+    int rc = known(d, doc, top);
+    if (!rc)
+        rc = dec_meta(m, d, doc, &meta, &c.name, &c.labels, &ann);
+    if (rc)
+        return rc;
+    c.nodepool = berth_labels_get(&c.labels, "karpenter.sh/nodepool");
+    c.hash = berth_labels_get(&ann, HASH_ANN);
+    c.hash_version = berth_labels_get(&ann, HASH_VER_ANN);
+    size_t p = berth_dec_push(d, "metadata");
+    int64_t ignored;
+    if (!(rc = dec_time(d, meta, "creationTimestamp", &c.created, &c.has_created)))
+        rc = dec_time(d, meta, "deletionTimestamp", &ignored, &c.deleting);
+    berth_dec_pop(d, p);
+    if (!rc && !(rc = berth_dec_map(d, doc, "spec", 0, &spec)))
+        rc = berth_dec_map(d, doc, "status", 0, &status);
+    if (!rc && spec) {
+        p = berth_dec_push(d, "spec");
+        int64_t tgp = 0;
+        rc = dec_duration(d, spec, "terminationGracePeriod", 0, &tgp);
+        c.has_termination_grace = berth_node_get(spec, "terminationGracePeriod") != NULL;
+        berth_dec_pop(d, p);
+    }
+    if (!rc && status) {
+        p = berth_dec_push(d, "status");
+        if (!(rc = berth_dec_str(d, status, "nodeName", 0, &c.node_name)) &&
+            !(rc = dec_time(d, status, "lastPodEventTime", &c.last_pod_event, NULL)))
+            rc = dec_conditions(d, status, &c);
+        berth_dec_pop(d, p);
+    }
+    if (rc)
+        return rc;
+    if (!c.node_name || !*c.node_name)
+        c.node_name = c.name;
+    for (uint32_t i = 0; i < m->nclaims; i++)
+        if (!strcmp(m->claims[i].name, c.name))
+            return berth_dec_fail(d, meta, "NodeClaim '%s' appears twice", c.name);
+    if ((rc = berth_grow((void **)&m->claims, &m->capclaims, m->nclaims + 1, sizeof *m->claims,
+                         MAX_OBJECTS)))
+        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many NodeClaims");
+    m->claims[m->nclaims++] = c;
+    return 0;
+}
+
+/* ---- InstanceType (berth.io/v1, strict) ---- */
+
+static int dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out)
+{
+    const berth_node *n = berth_node_get(mp, key);
+    if (!n)
+        return 0;
+    char *end = NULL;
+    double v = n->type == BERTH_NODE_SCALAR && !n->quoted && *n->str ? strtod(n->str, &end) : -1;
+    if (!end || *end || v < 0 || v != v) {
+        size_t p = berth_dec_push(d, key);
+        int rc = berth_dec_fail(d, n, "expected a non-negative number, got '%s'", n->str);
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+static int load_instance_type(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+{
+    berth_instance_type it;
+    memset(&it, 0, sizeof it);
+    berth_node *meta = NULL, *spec = NULL, *cap = NULL, *offs = NULL;
+    berth_labels labels, ann;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+    int rc = berth_dec_known_fields(d, doc, top);
+    if (!rc)
+        rc = dec_meta(m, d, doc, &meta, &it.name, &labels, &ann);
+    if (!rc)
+        rc = berth_dec_map(d, doc, "spec", 1, &spec);
+    if (rc)
+        return rc;
+    size_t p = berth_dec_push(d, "spec");
+    static const char *const sf[] = {"capacity", "offerings", NULL};
+    static const char *const cf[] = {"cpu", "memory", "pods", "nvidia.com/gpu", NULL};
+    static const char *const of[] = {"zone", "capacityType", "price", "available",
+                                     "interruptionRate", NULL};
+    if (!(rc = berth_dec_known_fields(d, spec, sf)) && !(rc = berth_dec_map(d, spec, "capacity", 1, &cap)) &&
+        !(rc = berth_dec_seq(d, spec, "offerings", 1, &offs))) {
+        size_t p2 = berth_dec_push(d, "capacity");
+        berth_quantity q = {0};
+        it.pods = 110;
+        if (!(rc = berth_dec_known_fields(d, cap, cf)) && !(rc = berth_dec_quantity(d, cap, "cpu", 1, &q))) {
+            it.cpu = berth_quantity_milli(q);
+            if (!(rc = berth_dec_quantity(d, cap, "memory", 1, &q)))
+                it.memory = berth_quantity_value(q);
+        }
+        if (!rc)
+            rc = berth_dec_int(d, cap, "pods", 0, 0, 1000000, &it.pods);
+        if (!rc)
+            rc = berth_dec_int(d, cap, "nvidia.com/gpu", 0, 0, 1 << 20, &it.gpus);
+        if (!rc && (it.cpu < 0 || it.memory < 0))
+            rc = berth_dec_fail(d, cap, "capacity must not be negative");
+        berth_dec_pop(d, p2);
+    }
+    if (!rc) {
+        it.offerings = alloc(m, offs->n, sizeof *it.offerings);
+        if (!it.offerings)
+            rc = oom(d);
+    }
+    for (size_t i = 0; !rc && i < offs->n; i++) {
+        const berth_node *o = offs->items[i];
+        size_t p2 = berth_dec_push(d, "offerings");
+        berth_dec_push_index(d, i);
+        berth_offering off = {NULL, BERTH_CT_ON_DEMAND, 0, 1, 0};
+        static const char *const cts[] = {"reserved", "spot", "on-demand", NULL};
+        int ct = 2;
+        if (o->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, o, "expected an offering mapping with zone, capacityType, price");
+        if (!rc && !(rc = berth_dec_known_fields(d, o, of)) &&
+            !(rc = berth_dec_str(d, o, "zone", 1, &off.zone)) &&
+            !(rc = berth_dec_enum(d, o, "capacityType", 1, cts, &ct)) &&
+            !(rc = berth_dec_bool(d, o, "available", 0, &off.available)) &&
+            !(rc = dec_number(d, o, "interruptionRate", &off.interruption_rate))) {
+            if (!berth_node_get(o, "price"))
+                rc = berth_dec_fail(d, o, "price: required field is missing");
+            else
+                rc = dec_number(d, o, "price", &off.price);
+        }
+        off.capacity_type = (berth_capacity_type)ct;
+        berth_dec_pop(d, p2);
+        if (!rc)
+            it.offerings[it.nofferings++] = off;
+    }
+    berth_dec_pop(d, p);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < m->ntypes; i++)
+        if (!strcmp(m->types[i].name, it.name))
+            return berth_dec_fail(d, meta, "InstanceType '%s' appears twice", it.name);
+    if ((rc = berth_grow((void **)&m->types, &m->captypes, m->ntypes + 1, sizeof *m->types,
+                         MAX_OBJECTS)))
+        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many InstanceTypes");
+    m->types[m->ntypes++] = it;
+    return 0;
+}
+
+/* ---- dispatch ---- */
+
+static int check_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want)
+{
+    const char *api = NULL;
+    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
+    if (rc || !strcmp(api, want))
+        return rc;
+    size_t p = berth_dec_push(d, "apiVersion");
+    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"), "kind %s needs apiVersion %s, got '%s'",
+                        kind, want, api);
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+static int walk(ctx *c, const berth_node *doc, int depth);
+
+static int walk_item(void *vc, berth_dec *d, const berth_node *item, int depth)
+{
+    (void)d;
+    return walk(vc, item, depth);
+}
+
+static int walk(ctx *c, const berth_node *doc, int depth)
+{
+    berth_dec *d = c->d;
+    if (doc->type != BERTH_NODE_MAP)
+        return berth_dec_fail(d, doc, "expected an object with apiVersion and kind");
+    const char *kind = NULL;
+    int rc = berth_dec_str(d, doc, "kind", 1, &kind);
+    if (rc)
+        return rc;
+    size_t kl = strlen(kind);
+    if (!strcmp(kind, "List") || (kl > 4 && !strcmp(kind + kl - 4, "List")))
+        return berth_dec_list(d, doc, depth, walk_item, c);
+    if (!strcmp(kind, "NodePool"))
+        return (rc = check_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodepool(c->m, d, doc);
+    if (!strcmp(kind, "NodeClaim"))
+        return (rc = check_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodeclaim(c->m, d, doc);
+    if (!strcmp(kind, "InstanceType"))
+        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_instance_type(c->m, d, doc);
+    /* everything else is the kube loader's */
+    if ((rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
+                         MAX_OBJECTS)))
+        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many objects");
+    c->kdocs[c->nkdocs++] = doc;
+    return 0;
+}
+
+/* Readiness from status.conditions (type Ready). */
+static int ready_of(const berth_node *doc, int dflt)
+{
+    const berth_node *st = berth_node_get(doc, "status");
+    const berth_node *cs = st ? berth_node_get(st, "conditions") : NULL;
+    if (!cs || cs->type != BERTH_NODE_SEQ)
+        return dflt;
+    for (size_t i = 0; i < cs->n; i++) {
+        const berth_node *t = berth_node_get(cs->items[i], "type");
+        const berth_node *s = berth_node_get(cs->items[i], "status");
+        if (t && s && !strcmp(t->str, "Ready"))
+            return !strcmp(s->str, "True");
+    }
+    return dflt;
+}
+
+static const char *ann_of(const berth_node *doc, const char *key)
+{
+    const berth_node *meta = berth_node_get(doc, "metadata");
+    const berth_node *ann = meta ? berth_node_get(meta, "annotations") : NULL;
+    const berth_node *v = ann ? berth_node_get(ann, key) : NULL;
+    return v && v->type == BERTH_NODE_SCALAR ? v->str : NULL;
+}
+
+static int node_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+{
+    berth_dnode dn = {0};
+    dn.ready = ready_of(doc, 1);
+    const char *v = ann_of(doc, DND);
+    dn.do_not_disrupt = v && !strcmp(v, "true");
+    const berth_node *meta = berth_node_get(doc, "metadata");
+    int64_t t;
+    size_t p = berth_dec_push(d, "metadata");
+    int rc = dec_time(d, meta, "deletionTimestamp", &t, &dn.deleting);
+    berth_dec_pop(d, p);
+    if (rc)
+        return rc;
+    const berth_node *labels = berth_node_get(meta, "labels");
+    const berth_node *il = labels ? berth_node_get(labels, "karpenter.sh/initialized") : NULL;
+    dn.initialized_label = il && !strcmp(il->str, "true");
+    if ((rc = berth_grow((void **)&m->node_info, &m->capnode_info, m->nnode_info + 1,
+                         sizeof *m->node_info, 0)))
+        return oom(d);
+    m->node_info[m->nnode_info++] = dn;
+    return 0;
+}
+
+static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+{
+    const berth_node *st = berth_node_get(doc, "status");
+    const berth_node *ph = st ? berth_node_get(st, "phase") : NULL;
+    if (ph && (!strcmp(ph->str, "Succeeded") || !strcmp(ph->str, "Failed")))
+        return 0; /* the kube loader skips finished pods */
+    berth_dpod dp = {0};
+    dp.ready = ready_of(doc, 0);
+    dp.mirror = ann_of(doc, "kubernetes.io/config.mirror") != NULL;
+    const char *v = ann_of(doc, "controller.kubernetes.io/pod-deletion-cost");
+    int rc = 0;
+    if (v) {
+        char *end;
+        long long x = strtoll(v, &end, 10);
+        if (*end || !*v || x < INT32_MIN || x > INT32_MAX)
+            return berth_dec_fail(d, doc, "metadata.annotations.controller.kubernetes.io/"
+                                          "pod-deletion-cost: expected an int32, got '%s'", v);
+        dp.deletion_cost = x;
+    }
+    v = ann_of(doc, DND);
+    if (v && !strcmp(v, "true"))
+        dp.dnd = 1;
+    else if (v) {
+        int64_t s = berth_duration_parse(v);
+        if (s > 0 && s != BERTH_DURATION_NEVER) {
+            dp.dnd = 2;
+            dp.dnd_seconds = s;
+        }
+    }
+    const berth_node *meta = berth_node_get(doc, "metadata");
+    int has = 0;
+    size_t p = berth_dec_push(d, "metadata");
+    rc = dec_time(d, meta, "creationTimestamp", &dp.started, NULL);
+    berth_dec_pop(d, p);
+    if (!rc && st) {
+        p = berth_dec_push(d, "status");
+        int64_t t = 0;
+        rc = dec_time(d, st, "startTime", &t, &has);
+        if (!rc && has)
+            dp.started = t;
+        if (!rc)
+            rc = berth_dec_str(d, st, "nominatedNodeName", 0, &dp.nominated);
+        berth_dec_pop(d, p);
+    }
+    if (rc)
+        return rc;
+    if ((rc = berth_grow((void **)&m->pod_info, &m->cappod_info, m->npod_info + 1,
+                         sizeof *m->pod_info, 0)))
+        return oom(d);
+    m->pod_info[m->npod_info++] = dp;
+    return 0;
+}
+
+int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, berth_error *e)
+{
+    berth_dec d;
+    berth_dec_init(&d, &m->kube.arena, src->path, e);
+    d.strict = strict;
+    ctx c = {m, &d, NULL, 0, 0};
+    int rc = 0;
+    for (size_t i = 0; i < src->ndocs && !rc; i++) {
+        d.plen = 0;
+        d.path[0] = 0;
+        rc = walk(&c, src->docs[i], 0);
+    }
+    if (!rc && c.nkdocs) {
+        berth_source ks = {src->path, c.nkdocs, (berth_node **)c.kdocs};
+        uint32_t first_node = m->kube.nnodes, first_pod = m->kube.npods;
+        rc = berth_kube_load(&m->kube, &ks, strict, e);
+        for (uint32_t i = 0; !rc && i < c.nkdocs; i++) {
+            const berth_node *kn = berth_node_get(c.kdocs[i], "kind");
+            d.plen = 0;
+            d.path[0] = 0;
+            if (kn && !strcmp(kn->str, "Node"))
+                rc = node_extras(m, &d, c.kdocs[i]);
+            else if (kn && !strcmp(kn->str, "Pod"))
+                rc = pod_extras(m, &d, c.kdocs[i]);
+        }
+        if (!rc && (m->nnode_info != m->kube.nnodes || m->npod_info != m->kube.npods ||
+                    first_node > m->nnode_info || first_pod > m->npod_info))
+            rc = berth_error_set(e, BERTH_EINTERNAL, "%s: node/pod tables disagree", src->path);
+    }
+    free(c.kdocs);
+    return rc;
+}
+
+int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)
+{
+    for (uint32_t i = 0; i < m->npools; i++)
+        berth_nodepool_hash(&m->pools[i], m->pools[i].hash);
+    (void)e;
+    return 0;
+}

@@ -1,0 +1,561 @@
+/* disrupt/plan.c - one disruption pass (SPEC 4.1 "Loop"): expirations,
+ * then the first of Emptiness, Drift, multi-node and single-node
+ * consolidation that acts; budgets decremented per node taken; the
+ * replacement price rules (worst launch price strictly below the
+ * candidates' price, reserved -> spot -> on-demand, on-demand -> mixed
+ * restricted to spot, spot-to-spot behind its feature gate with 15 cheaper
+ * options for one node, same-type filter for multi-node); Balanced
+ * approval; blocked nodes with their reasons. */
+#include "disrupt/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MULTI_MAX 100
+#define SPOT_MIN_OPTIONS 15
+
+static int add_action(berth_dplan *p, berth_daction **out)
+{
+    if (p->nactions == p->capactions) {
+        uint32_t nc = p->capactions ? p->capactions * 2 : 4;
+        berth_daction *q = realloc(p->actions, nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        p->actions = q;
+        p->capactions = nc;
+    }
+    *out = &p->actions[p->nactions++];
+    memset(*out, 0, sizeof **out);
+    return 0;
+}
+
+static int add_blocked(berth_dplan *p, uint32_t node, const char *reason)
+{
+    for (uint32_t i = 0; i < p->nblocked; i++)
+        if (p->blocked[i].node == node)
+            return 0;
+    if (p->nblocked == p->capblocked) {
+        uint32_t nc = p->capblocked ? p->capblocked * 2 : 8;
+        berth_dblocked *q = realloc(p->blocked, nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        p->blocked = q;
+        p->capblocked = nc;
+    }
+    p->blocked[p->nblocked].node = node;
+    snprintf(p->blocked[p->nblocked].reason, sizeof p->blocked[p->nblocked].reason, "%s", reason);
+    p->nblocked++;
+    return 0;
+}
+
+static int set_nodes(berth_daction *a, const uint32_t *idx, uint32_t n, const disrupt_state *s)
+{
+    a->nodes = malloc((n ? n : 1) * sizeof *a->nodes);
+    if (!a->nodes)
+        return BERTH_ENOMEM;
+    a->nnodes = n;
+    a->savings = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        a->nodes[i] = s->n[idx[i]].node;
+        a->savings += s->n[idx[i]].price;
+    }
+    return 0;
+}
+
+static int budget_block(disrupt_state *s, berth_dplan *p, uint32_t n, berth_dreason r)
+{
+    char why[200];
+    snprintf(why, sizeof why, "disruption budget of NodePool %s allows no more %s disruptions",
+             s->m->pools[s->n[n].pool].name, berth_dreason_name(r));
+    return add_blocked(p, n, why);
+}
+
+/* ---- the replacement decision ---- */
+
+typedef struct repl {
+    int ok;
+    disrupt_option chosen;
+    char why[200];
+} repl;
+
+/* Worst launch price of type t among the kept options: the most expensive
+ * offering of the first capacity type present (reserved, spot, on-demand). */
+static double worst_price(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
+                          uint32_t n, uint32_t type)
+{
+    for (int ct = 0; ct < BERTH_CT_COUNT; ct++) {
+        double w = -1;
+        for (uint32_t i = 0; i < n; i++) {
+            if (!keep[i] || o[i].type != type)
+                continue;
+            const berth_offering *of = disrupt_option_offering(s, &o[i]);
+            if ((int)of->capacity_type == ct && of->price > w)
+                w = of->price;
+        }
+        if (w >= 0)
+            return w;
+    }
+    return -1;
+}
+
+static void filter_by_price(const disrupt_state *s, const disrupt_option *o, uint8_t *keep,
+                            uint32_t n, double limit)
+{
+    uint8_t *drop = calloc(n + 1, 1);
+    if (!drop)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        if (keep[i] && !(worst_price(s, o, keep, n, o[i].type) < limit))
+            drop[i] = 1;
+    for (uint32_t i = 0; i < n; i++)
+        if (drop[i])
+            keep[i] = 0;
+    free(drop);
+}
+
+static int better(const disrupt_state *s, const disrupt_option *a, const disrupt_option *b)
+{
+    const berth_offering *x = disrupt_option_offering(s, a), *y = disrupt_option_offering(s, b);
+    if (x->capacity_type != y->capacity_type)
+        return x->capacity_type < y->capacity_type;
+    if (x->price != y->price)
+        return x->price < y->price;
+    int c = strcmp(s->m->types[a->type].name, s->m->types[b->type].name);
+    if (c)
+        return c < 0;
+    return strcmp(x->zone, y->zone) < 0;
+}
+
+static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t nc,
+                               const disrupt_sim *sim, int multi, repl *r)
+{
+    memset(r, 0, sizeof *r);
+    uint32_t n = sim->nfeasible;
+    const disrupt_option *o = sim->feasible;
+    uint8_t *keep = malloc(n + 1);
+    if (!keep) {
+        snprintf(r->why, sizeof r->why, "out of memory");
+        return;
+    }
+    memset(keep, 1, n + 1);
+    double price = 0;
+    int all_spot = 1, has_spot = 0, has_od = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+        price += s->n[cands[i]].price;
+        all_spot &= s->n[cands[i]].ct == BERTH_CT_SPOT;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        berth_capacity_type ct = disrupt_option_offering(s, &o[i])->capacity_type;
+        has_spot |= ct == BERTH_CT_SPOT;
+        has_od |= ct == BERTH_CT_ON_DEMAND;
+    }
+    int spot_only = 0;
+    if (all_spot && has_spot) {
+        if (!s->spot_to_spot) {
+            snprintf(r->why, sizeof r->why,
+                     "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node");
+            goto out;
+        }
+        spot_only = 1;
+    } else if (has_spot && has_od) {
+        spot_only = 1; /* on-demand -> [on-demand, spot] is restricted to spot */
+    }
+    if (spot_only)
+        for (uint32_t i = 0; i < n; i++)
+            if (disrupt_option_offering(s, &o[i])->capacity_type != BERTH_CT_SPOT)
+                keep[i] = 0;
+    filter_by_price(s, o, keep, n, price);
+    if (multi) {
+        /* replacing several nodes by one of their own types must beat the
+         * cheapest such candidate (upstream filterOutSameType) */
+        double maxp = 1e300;
+        for (uint32_t i = 0; i < n; i++) {
+            if (!keep[i])
+                continue;
+            for (uint32_t c = 0; c < nc; c++)
+                if ((int)o[i].type == s->n[cands[c]].type && s->n[cands[c]].price < maxp)
+                    maxp = s->n[cands[c]].price;
+        }
+        if (maxp < 1e300)
+            filter_by_price(s, o, keep, n, maxp);
+    }
+    uint32_t types = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!keep[i])
+            continue;
+        int seen = 0;
+        for (uint32_t j = 0; j < i; j++)
+            seen |= keep[j] && o[j].type == o[i].type;
+        types += !seen;
+    }
+    if (!types) {
+        snprintf(r->why, sizeof r->why, "no replacement is cheaper than %.4f per hour", price);
+        goto out;
+    }
+    if (all_spot && spot_only && nc == 1 && types < SPOT_MIN_OPTIONS) {
+        snprintf(r->why, sizeof r->why,
+                 "spot-to-spot consolidation needs %d cheaper spot instance types, found %u",
+                 SPOT_MIN_OPTIONS, types);
+        goto out;
+    }
+    int best = -1;
+    for (uint32_t i = 0; i < n; i++)
+        if (keep[i] && (best < 0 || better(s, &o[i], &o[best])))
+            best = (int)i;
+    r->ok = 1;
+    r->chosen = o[best];
+out:
+    free(keep);
+}
+
+static int fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_option *o, uint32_t n)
+{
+    a->replace = 1;
+    a->replacements = calloc(n ? n : 1, sizeof *a->replacements);
+    if (!a->replacements)
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const berth_offering *of = disrupt_option_offering(s, &o[i]);
+        a->replacements[i] = (berth_dreplacement){s->m->types[o[i].type].name, of->zone,
+                                                  s->m->pools[o[i].pool].name, of->capacity_type,
+                                                  of->price};
+        a->savings -= of->price;
+    }
+    a->nreplacements = n;
+    return 0;
+}
+
+/* Balanced (v1.14): every Balanced pool in the move must approve. */
+static int balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings)
+{
+    for (uint32_t i = 0; i < nc; i++) {
+        int pool = s->n[cands[i]].pool;
+        if (s->m->pools[pool].policy != BERTH_CP_BALANCED)
+            continue;
+        if (savings <= 0)
+            return 0;
+        double pool_cost = 0, pool_rdc = 0, cand_rdc = 0;
+        for (uint32_t n = 0; n < s->nn; n++)
+            if (s->n[n].pool == pool && s->n[n].managed) {
+                pool_cost += s->n[n].price;
+                pool_rdc += s->n[n].rdc;
+            }
+        for (uint32_t j = 0; j < nc; j++)
+            if (s->n[cands[j]].pool == pool)
+                cand_rdc += s->n[cands[j]].rdc;
+        if (pool_cost <= 0 || pool_rdc <= 0 || cand_rdc <= 0)
+            return 0;
+        if ((savings / pool_cost) / (cand_rdc / pool_rdc) < 0.5)
+            return 0;
+    }
+    return 1;
+}
+
+/* computeConsolidation: *decision 0 nothing, 1 delete, 2 replace. */
+static int consolidate(disrupt_state *s, const uint32_t *cands, uint32_t nc, int multi,
+                       repl *r, char *why, size_t size, int *decision)
+{
+    *decision = 0;
+    disrupt_sim sim;
+    int rc = disrupt_simulate(s, cands, nc, 1, &sim);
+    if (rc)
+        return rc;
+    int res = 0;
+    double price = 0;
+    for (uint32_t i = 0; i < nc; i++)
+        price += s->n[cands[i]].price;
+    memset(r, 0, sizeof *r);
+    if (!sim.ok)
+        snprintf(why, size, "%s", sim.why);
+    else if (!sim.nnew)
+        res = balanced_ok(s, cands, nc, price) ? 1 : 0;
+    else {
+        decide_replacement(s, cands, nc, &sim, multi, r);
+        if (!r->ok)
+            snprintf(why, size, "%s", r->why);
+        else if (balanced_ok(s, cands, nc, price - disrupt_option_offering(s, &r->chosen)->price))
+            res = 2;
+    }
+    if (!res && sim.ok && !why[0])
+        snprintf(why, size, "the Balanced policy does not approve the move");
+    disrupt_sim_free(&sim);
+    *decision = res;
+    return 0;
+}
+
+static int consolidation_eligible(const disrupt_state *s, uint32_t n)
+{
+    const disrupt_node *d = &s->n[n];
+    const berth_nodepool *np = &s->m->pools[d->pool];
+    return np->policy != BERTH_CP_WHEN_EMPTY && np->consolidate_after != BERTH_DURATION_NEVER &&
+           d->resolvable && !d->empty && d->consolidatable;
+}
+
+int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, berth_dplan *out,
+                       berth_error *e)
+{
+    memset(out, 0, sizeof *out);
+    out->at = opt->now;
+    disrupt_state s;
+    if (disrupt_state_init(&s, m, opt))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    int rc = 0;
+    uint32_t *list = malloc((s.nn + 1) * sizeof *list);
+    out->pools = calloc(m->npools + 1, sizeof *out->pools);
+    if (!list || !out->pools) {
+        rc = BERTH_ENOMEM;
+        goto done;
+    }
+    out->npools = m->npools;
+    for (uint32_t p = 0; p < m->npools; p++) {
+        out->pools[p].pool = p;
+        out->pools[p].nodes = s.pool_nodes[p];
+        out->pools[p].disrupting = s.pool_disrupting[p];
+        memcpy(out->pools[p].allowed, s.allowed[p], sizeof s.allowed[p]);
+    }
+    /* expiration: deleted directly, one action per node, in name order */
+    for (uint32_t n = 0; n < s.nn; n++) {
+        if (!s.n[n].expired)
+            continue;
+        berth_daction *a;
+        if ((rc = add_action(out, &a)) || (rc = set_nodes(a, &n, 1, &s)))
+            goto done;
+        a->reason = BERTH_DR_EXPIRED;
+    }
+    /* blocked candidates (drift may still take pod-blocked ones with a
+     * terminationGracePeriod) */
+    for (uint32_t n = 0; n < s.nn; n++)
+        if (s.n[n].managed && !s.n[n].candidate && !s.n[n].expired && s.n[n].block[0] &&
+            (rc = add_blocked(out, n, s.n[n].block)))
+            goto done;
+    /* 1. Emptiness */
+    uint32_t nl = 0;
+    for (uint32_t i = 0; i < s.norder; i++) {
+        uint32_t n = s.order[i];
+        const disrupt_node *d = &s.n[n];
+        if (!d->empty || m->pools[d->pool].consolidate_after == BERTH_DURATION_NEVER ||
+            !d->consolidatable)
+            continue;
+        if (s.allowed[d->pool][BERTH_DR_EMPTY] <= 0) {
+            if ((rc = budget_block(&s, out, n, BERTH_DR_EMPTY)))
+                goto done;
+            continue;
+        }
+        s.allowed[d->pool][BERTH_DR_EMPTY]--;
+        list[nl++] = n;
+    }
+    if (nl) {
+        berth_daction *a;
+        if ((rc = add_action(out, &a)) || (rc = set_nodes(a, list, nl, &s)))
+            goto done;
+        a->reason = BERTH_DR_EMPTY;
+        out->method = "Emptiness";
+        goto done;
+    }
+    /* 2. Drift: empty first, then oldest drift, then candidate order */
+    nl = 0;
+    for (uint32_t n = 0; n < s.nn; n++) {
+        const disrupt_node *d = &s.n[n];
+        int tgp = d->claim >= 0 && m->claims[d->claim].has_termination_grace;
+        if (d->drifted && (d->candidate || (d->pod_blocked && tgp)))
+            list[nl++] = n;
+    }
+    for (uint32_t i = 1; i < nl; i++) /* stable insertion sort */
+        for (uint32_t j = i; j > 0; j--) {
+            const disrupt_node *x = &s.n[list[j - 1]], *y = &s.n[list[j]];
+            int swap = 0;
+            if (x->empty != y->empty)
+                swap = y->empty;
+            else if (x->drift_at != y->drift_at)
+                swap = y->drift_at < x->drift_at;
+            else
+                swap = strcmp(m->kube.nodes[x->node].name, m->kube.nodes[y->node].name) > 0;
+            if (!swap)
+                break;
+            uint32_t t = list[j];
+            list[j] = list[j - 1];
+            list[j - 1] = t;
+        }
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t n = list[i];
+        if (s.allowed[s.n[n].pool][BERTH_DR_DRIFTED] <= 0) {
+            if ((rc = budget_block(&s, out, n, BERTH_DR_DRIFTED)))
+                goto done;
+            continue;
+        }
+        disrupt_sim sim;
+        if ((rc = disrupt_simulate(&s, &n, 1, 64, &sim)))
+            goto done;
+        if (sim.ok) {
+            berth_daction *a;
+            if ((rc = add_action(out, &a)) || (rc = set_nodes(a, &n, 1, &s)) ||
+                (sim.nchosen && (rc = fill_replacement(&s, a, sim.chosen, sim.nchosen)))) {
+                disrupt_sim_free(&sim);
+                goto done;
+            }
+            a->reason = BERTH_DR_DRIFTED;
+            s.allowed[s.n[n].pool][BERTH_DR_DRIFTED]--;
+            out->method = "Drift";
+            disrupt_sim_free(&sim);
+            goto done;
+        }
+        char why[240];
+        snprintf(why, sizeof why, "drifted, but %s", sim.why);
+        disrupt_sim_free(&sim);
+        if ((rc = add_blocked(out, n, why)))
+            goto done;
+    }
+    /* 3. multi-node consolidation */
+    nl = 0;
+    for (uint32_t i = 0; i < s.norder; i++) {
+        uint32_t n = s.order[i];
+        if (!consolidation_eligible(&s, n))
+            continue;
+        int64_t *al = &s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED];
+        if (*al <= 0) {
+            if ((rc = budget_block(&s, out, n, BERTH_DR_UNDERUTILIZED)))
+                goto done;
+            continue;
+        }
+        list[nl++] = n;
+    }
+    /* the budget filter for this method (a copy: decremented per node) */
+    {
+        int64_t (*al)[BERTH_DR_BUDGET_COUNT] = malloc((m->npools + 1) * sizeof *al);
+        uint32_t *multi = malloc((nl + 1) * sizeof *multi);
+        if (!al || !multi) {
+            free(al);
+            free(multi);
+            rc = BERTH_ENOMEM;
+            goto done;
+        }
+        memcpy(al, s.allowed, m->npools * sizeof *al);
+        uint32_t nm = 0;
+        for (uint32_t i = 0; i < nl && nm < MULTI_MAX; i++)
+            if (al[s.n[list[i]].pool][BERTH_DR_UNDERUTILIZED] > 0) {
+                al[s.n[list[i]].pool][BERTH_DR_UNDERUTILIZED]--;
+                multi[nm++] = list[i];
+            }
+        free(al);
+        int best_kind = 0;
+        uint32_t best_len = 0;
+        repl best_r;
+        memset(&best_r, 0, sizeof best_r);
+        if (nm >= 2) {
+            uint32_t lo = 1, hi = nm - 1;
+            while (lo <= hi) {
+                uint32_t mid = (lo + hi) / 2;
+                repl r;
+                char why[240] = "";
+                int res = 0;
+                if ((rc = consolidate(&s, multi, mid + 1, 1, &r, why, sizeof why, &res))) {
+                    free(multi);
+                    goto done;
+                }
+                if (res) {
+                    best_kind = res;
+                    best_len = mid + 1;
+                    best_r = r;
+                    lo = mid + 1;
+                } else {
+                    if (!mid)
+                        break;
+                    hi = mid - 1;
+                }
+            }
+        }
+        if (best_kind) {
+            berth_daction *a;
+            if ((rc = add_action(out, &a)) || (rc = set_nodes(a, multi, best_len, &s)) ||
+                (best_kind == 2 && (rc = fill_replacement(&s, a, &best_r.chosen, 1)))) {
+                free(multi);
+                goto done;
+            }
+            a->reason = BERTH_DR_UNDERUTILIZED;
+            for (uint32_t i = 0; i < best_len; i++)
+                s.allowed[s.n[multi[i]].pool][BERTH_DR_UNDERUTILIZED]--;
+            out->method = "MultiNodeConsolidation";
+            free(multi);
+            goto done;
+        }
+        free(multi);
+    }
+    /* 4. single-node consolidation: round-robin by NodePool */
+    {
+        uint32_t *rr = malloc((nl + 1) * sizeof *rr);
+        uint8_t *used = calloc(nl + 1, 1);
+        int *pools = malloc((nl + 1) * sizeof *pools);
+        uint32_t npools = 0, nrr = 0;
+        if (!rr || !used || !pools) {
+            free(rr);
+            free(used);
+            free(pools);
+            rc = BERTH_ENOMEM;
+            goto done;
+        }
+        for (uint32_t i = 0; i < nl; i++) {
+            int seen = 0;
+            for (uint32_t j = 0; j < npools; j++)
+                seen |= pools[j] == s.n[list[i]].pool;
+            if (!seen)
+                pools[npools++] = s.n[list[i]].pool;
+        }
+        while (nrr < nl)
+            for (uint32_t pj = 0; pj < npools; pj++)
+                for (uint32_t i = 0; i < nl; i++)
+                    if (!used[i] && s.n[list[i]].pool == pools[pj]) {
+                        used[i] = 1;
+                        rr[nrr++] = list[i];
+                        break;
+                    }
+        free(used);
+        free(pools);
+        for (uint32_t i = 0; i < nrr; i++) {
+            uint32_t n = rr[i];
+            if (s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED] <= 0) {
+                if ((rc = budget_block(&s, out, n, BERTH_DR_UNDERUTILIZED)))
+                    break;
+                continue;
+            }
+            repl r;
+            char why[240] = "";
+            int res = 0;
+            if ((rc = consolidate(&s, &n, 1, 0, &r, why, sizeof why, &res)))
+                break;
+            if (!res && why[0] && (rc = add_blocked(out, n, why)))
+                break;
+            if (res) {
+                berth_daction *a;
+                if ((rc = add_action(out, &a)) || (rc = set_nodes(a, &n, 1, &s)) ||
+                    (res == 2 && (rc = fill_replacement(&s, a, &r.chosen, 1))))
+                    break;
+                a->reason = BERTH_DR_UNDERUTILIZED;
+                s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED]--;
+                out->method = "SingleNodeConsolidation";
+                break;
+            }
+        }
+        free(rr);
+    }
+done:
+    free(list);
+    disrupt_state_free(&s);
+    if (rc) {
+        berth_dplan_free(out);
+        return berth_error_set(e, rc, "planning failed: %s", berth_strerror(rc));
+    }
+    return 0;
+}
+
+void berth_dplan_free(berth_dplan *p)
+{
+    for (uint32_t i = 0; i < p->nactions; i++) {
+        free(p->actions[i].nodes);
+        free(p->actions[i].replacements);
+    }
+    free(p->actions);
+    free(p->blocked);
+    free(p->pools);
+    memset(p, 0, sizeof *p);
+}
