@@ -7,6 +7,7 @@
 #include "kube/fastpath.h"
 #include "kube/state.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -357,15 +358,18 @@ int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_
         const berth_kpod *p = &k->pods[pod];
         /* the profile: forced, or by schedulerName */
         const prof_built *b = &built[k->nprofiles];
-        if (!opt->profile && k->nprofiles) {
+        const char *sched_name = p->scheduler_name ? p->scheduler_name : "default-scheduler";
+        if (!opt->profile && (k->nprofiles || strcmp(sched_name, "default-scheduler") != 0)) {
             b = NULL;
             for (uint32_t i = 0; i < k->nprofiles; i++)
-                if (!strcmp(k->profiles[i].name, p->scheduler_name ? p->scheduler_name
-                                                                    : "default-scheduler"))
+                if (!strcmp(k->profiles[i].name, sched_name))
                     b = &built[i];
             if (!b) {
-                berth_kdecision d = {.pod = pod, .node = BERTH_KUBE_NONE,
-                                     .summary = "no scheduler profile for this pod's schedulerName"};
+                char why[300];
+                snprintf(why, sizeof why,
+                         "no scheduler profile named '%s': the pod is left for that scheduler",
+                         sched_name);
+                berth_kdecision d = {.pod = pod, .node = BERTH_KUBE_NONE, .summary = why};
                 if (opt->on_decision)
                     opt->on_decision(opt->ctx, k, &d);
                 unplaced = 1;

@@ -27,3 +27,24 @@ n20=$("$BERTH" kube schedule "$tmp/ua-20Gi.yaml" --profile usage-aware | awk '$1
 [ "$n10" = "host-c" ] || { echo "10Gi overhead: expected host-c, got '$n10'"; exit 1; }
 [ "$n20" != "host-c" ] || { echo "20Gi overhead: host-c must not admit the pod"; exit 1; }
 echo "kube explain and overhead OK"
+
+# a pod for another scheduler is left pending with a reason (exit 1)
+cat > "$tmp/other.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: default}
+spec:
+  schedulerName: my-sched
+  containers: [{name: c, image: x}]
+YAML
+set +e
+out=$("$BERTH" kube schedule "$tmp/other.yaml"); rc=$?
+set -e
+[ $rc -eq 1 ] || { echo "other scheduler: exit $rc, expected 1"; exit 1; }
+echo "$out" | grep -q "no scheduler profile named 'my-sched'"
+echo "other scheduler OK"
