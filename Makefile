@@ -77,3 +77,42 @@ PREFIX ?= /usr/local
 
 clean:
 	rm -rf build
+
+# ---- fuzzing (docs/fuzzing.md) ----
+# `make fuzz` builds each fuzz/fuzz_*.c with libFuzzer, ASan and UBSan
+# against the library compiled with the same flags (build/fuzz), then runs
+# each for FUZZ_SECONDS over its seed corpus (fuzz/corpus/NAME/, read
+# only; new inputs go to build/fuzz/corpus/NAME/). Crashes are written to
+# build/fuzz/crash-* and fail the target.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_FLAGS   ?=
+FUZZ_BUILD   := build/fuzz
+FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+                -fno-omit-frame-pointer -g -O1
+FUZZ_SRC     := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN     := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_SRC := $(filter-out src/serve/%,$(LIB_SRC))
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+
+.PHONY: fuzz fuzz-build
+.SECONDARY: $(FUZZ_LIB_OBJ)
+fuzz-build: $(FUZZ_BIN)
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) $(INC) $(FUZZ_SAN) -c $< -o $@
+
+$(FUZZ_BUILD)/%: fuzz/%.c fuzz/fuzz_common.h $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) $(INC) $(FUZZ_SAN) -o $@ $< $(FUZZ_LIB_OBJ) $(PKGLIBS)
+
+fuzz: $(FUZZ_BIN)
+	@set -e; for b in $(FUZZ_BIN); do \
+	  n=$$(basename $$b); c=$${n#fuzz_}; \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$c; \
+	  echo "== $$n: $(FUZZ_SECONDS) s over fuzz/corpus/$$c"; \
+	  $$b -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crash-$$c- $(FUZZ_FLAGS) \
+	    $(FUZZ_BUILD)/corpus/$$c fuzz/corpus/$$c || { echo "FUZZ FAILED: $$n (see $(FUZZ_BUILD)/crash-$$c-*)"; exit 1; }; \
+	done; echo "fuzz: no crash"

@@ -3,7 +3,11 @@
  * directory), a 100,000-machine estate (1000 racks x 100 machines), and N
  * client threads on plain keep-alive HTTP/1.1 sockets creating small
  * clusters for a bounded time. Prints placements per second and p50/p99
- * latency of acknowledged (201) creations. */
+ * latency of acknowledged (201) creations. Then pod scheduling through the
+ * kube-scheduler extender at 5,000 nodes: the nodes loaded once with PUT
+ * /v1/kube/nodes, EXT_CLIENTS clients each sending filter + prioritize
+ * (nodeCacheCapable: nodenames) for one pod per cycle, as kube-scheduler
+ * does; prints extender requests per second and p50/p99 per request. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +23,9 @@
 
 #define CLIENTS 64
 #define SECONDS 10.0
+#define EXT_NODES 5000
+#define EXT_CLIENTS 2 /* kube-scheduler calls its extenders from one scheduling loop */
+#define EXT_SECONDS 5.0
 
 static unsigned port;
 static volatile int stop_flag;
@@ -135,6 +142,92 @@ static void *client_main(void *arg)
     return NULL;
 }
 
+static const char *ext_body; /* ExtenderArgs with every node name; "%d" marks the pod */
+
+static void *ext_client_main(void *arg)
+{
+    client *c = arg;
+    int fd = connect_lo();
+    char *buf = malloc(1 << 20);
+    size_t cap = strlen(ext_body) + 64;
+    char *body = malloc(cap);
+    for (int i = 0; fd >= 0 && buf && body && !stop_flag; i++) {
+        int n = snprintf(body, cap, ext_body, c->id, i);
+        for (int verb = 0; verb < 2; verb++) {
+            double t0 = now_s();
+            int st = http(fd, "POST", verb ? "/v1/extender/prioritize" : "/v1/extender/filter",
+                          body, (size_t)n, buf, 1 << 20);
+            double dt = now_s() - t0;
+            if (st != 200) {
+                c->errors++;
+                if (st < 0) {
+                    close(fd);
+                    fd = connect_lo();
+                }
+                continue;
+            }
+            if (c->nlat == c->cap) {
+                c->cap = c->cap ? c->cap * 2 : 4096;
+                c->lat = realloc(c->lat, c->cap * sizeof *c->lat);
+            }
+            c->lat[c->nlat++] = dt;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    free(body);
+    return NULL;
+}
+
+/* Builds the 5,000-node NodeList and the ExtenderArgs template; loads the
+ * nodes. 0 on success. */
+static int ext_setup(void)
+{
+    size_t cap = (size_t)EXT_NODES * 256 + 1024, len = 0;
+    char *nodes = malloc(cap), *args = malloc(cap);
+    if (!nodes || !args) {
+        free(nodes);
+        free(args);
+        return -1;
+    }
+    len += (size_t)snprintf(nodes + len, cap - len, "{\"apiVersion\": \"v1\", \"kind\": "
+                                                    "\"NodeList\", \"items\": [");
+    size_t alen = (size_t)snprintf(
+        args, cap,
+        "{\"pod\": {\"metadata\": {\"name\": \"p%%d-%%d\", \"namespace\": \"bench\"}, "
+        "\"spec\": {\"containers\": [{\"name\": \"c\", \"resources\": {\"requests\": "
+        "{\"cpu\": \"500m\", \"memory\": \"1Gi\"}}}]}}, \"nodenames\": [");
+    for (int i = 0; i < EXT_NODES; i++) {
+        /* 50 zones, sizes varying so that scores differ */
+        len += (size_t)snprintf(
+            nodes + len, cap - len,
+            "%s{\"metadata\": {\"name\": \"node-%05d\", \"labels\": {\"topology.kubernetes.io/"
+            "zone\": \"z%d\"}}, \"status\": {\"allocatable\": {\"cpu\": \"%d\", \"memory\": "
+            "\"%dGi\", \"pods\": \"110\"}}}",
+            i ? ", " : "", i, i % 50, 16 + 16 * (i % 4), 64 + 64 * (i % 3));
+        alen += (size_t)snprintf(args + alen, cap - alen, "%s\"node-%05d\"", i ? ", " : "", i);
+    }
+    len += (size_t)snprintf(nodes + len, cap - len, "]}");
+    snprintf(args + alen, cap - alen, "]}");
+    int fd = connect_lo();
+    char *buf = malloc(1 << 20);
+    double t0 = now_s();
+    int st = fd >= 0 && buf ? http(fd, "PUT", "/v1/kube/nodes", nodes, len, buf, 1 << 20) : -1;
+    printf("BENCH serve.kube_nodes_load_ms %.1f ms\n", (now_s() - t0) * 1000);
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    free(nodes);
+    if (st != 200) {
+        fprintf(stderr, "bench_serve: PUT /v1/kube/nodes: %d\n", st);
+        free(args);
+        return -1;
+    }
+    ext_body = args;
+    return 0;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -210,6 +303,48 @@ int main(void)
     printf("BENCH serve.p99_ms %.2f ms\n", p99 * 1000);
     printf("BENCH serve.errors %llu requests\n", (unsigned long long)errors);
     free(all);
+
+    /* pod scheduling through the extender at 5,000 nodes */
+    if (ext_setup()) {
+        berth_serve_stop(s);
+        return 1;
+    }
+    client ec[EXT_CLIENTS] = {{0}};
+    pthread_t eth[EXT_CLIENTS];
+    stop_flag = 0;
+    t0 = now_s();
+    for (int i = 0; i < EXT_CLIENTS; i++) {
+        ec[i].id = i;
+        pthread_create(&eth[i], NULL, ext_client_main, &ec[i]);
+    }
+    while (now_s() - t0 < EXT_SECONDS)
+        usleep(50000);
+    stop_flag = 1;
+    for (int i = 0; i < EXT_CLIENTS; i++)
+        pthread_join(eth[i], NULL);
+    el = now_s() - t0;
+    n = 0;
+    errors = 0;
+    for (int i = 0; i < EXT_CLIENTS; i++) {
+        n += ec[i].nlat;
+        errors += ec[i].errors;
+    }
+    all = malloc((n ? n : 1) * sizeof *all);
+    k = 0;
+    for (int i = 0; i < EXT_CLIENTS; i++) {
+        memcpy(all + k, ec[i].lat, ec[i].nlat * sizeof *all);
+        k += ec[i].nlat;
+        free(ec[i].lat);
+    }
+    qsort(all, n, sizeof *all, cmp_d);
+    p50 = n ? all[n / 2] : 0;
+    p99 = n ? all[(size_t)((double)n * 0.99)] : 0;
+    printf("BENCH serve.extender_requests_per_sec %.0f requests/s\n", (double)n / el);
+    printf("BENCH serve.extender_p50_ms %.2f ms\n", p50 * 1000);
+    printf("BENCH serve.extender_p99_ms %.2f ms\n", p99 * 1000);
+    printf("BENCH serve.extender_errors %llu requests\n", (unsigned long long)errors);
+    free(all);
+    free((char *)ext_body);
     berth_serve_stop(s);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

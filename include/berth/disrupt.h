@@ -20,6 +20,7 @@
 
 #include "berth/doc.h"
 #include "berth/error.h"
+#include "berth/instance.h"
 #include "berth/kube.h"
 #include "berth/labels.h"
 #include "berth/taints.h"
@@ -40,15 +41,7 @@ typedef enum berth_dreason {
 #define BERTH_DR_BUDGET_COUNT 3
 const char *berth_dreason_name(berth_dreason r);
 
-typedef enum berth_capacity_type {
-    BERTH_CT_RESERVED,       /* launch order: reserved -> spot -> on-demand */
-    BERTH_CT_SPOT,
-    BERTH_CT_ON_DEMAND,
-    BERTH_CT_COUNT
-} berth_capacity_type;
-/* "reserved", "spot", "on-demand" -> the type; -1 otherwise. */
-int berth_capacity_type_parse(const char *s);
-const char *berth_capacity_type_name(berth_capacity_type c);
+/* berth_capacity_type, berth_offering, berth_instance_type: berth/instance.h */
 
 typedef enum berth_consolidation_policy {
     BERTH_CP_WHEN_EMPTY_OR_UNDERUTILIZED,
@@ -139,22 +132,6 @@ typedef struct berth_nodeclaim {
     int64_t last_pod_event;       /* status.lastPodEventTime (0 unknown) */
     int has_termination_grace;    /* spec.terminationGracePeriod set */
 } berth_nodeclaim;
-
-typedef struct berth_offering {
-    const char *zone;
-    berth_capacity_type capacity_type;
-    double price;                 /* per hour */
-    int available;                /* default true */
-    double interruption_rate;
-} berth_offering;
-
-typedef struct berth_instance_type {
-    const char *name;
-    int64_t cpu, memory, pods;    /* millicores, bytes, count */
-    int64_t gpus;                 /* nvidia.com/gpu */
-    berth_offering *offerings;
-    uint32_t nofferings;
-} berth_instance_type;
 
 /* What the planner needs beyond the kube model, per kube node / pod. */
 typedef struct berth_dnode {

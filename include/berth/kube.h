@@ -236,6 +236,9 @@ typedef struct berth_kcluster {
     berth_kprofile *profiles; uint32_t nprofiles, capprofiles;
     int32_t percentage_of_nodes_to_score; /* top-level KubeSchedulerConfiguration value */
     berth_kpdb *pdbs;         uint32_t npdbs, cappdbs;  /* PodDisruptionBudgets */
+    /* loader: node names -> index + 1 (open addressing), for duplicate
+     * checks in O(1); valid while loading (scheduling re-sorts nodes) */
+    uint32_t *node_index;     uint32_t node_index_cap;
 } berth_kcluster;
 
 void berth_kube_init(berth_kcluster *k);
@@ -330,5 +333,31 @@ int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_
 void berth_kube_decision_reason(const berth_kdecision *d, uint32_t node, berth_kplugin f,
                                 char *buf, size_t size);
 const char *berth_kplugin_name(berth_kplugin p);
+
+/* ---- what-if scheduling on a view (disruption and autoscaling) ---- */
+
+/* A view of a cluster: its nodes minus the excluded ones plus hypothetical
+ * nodes; the pods bound (per pod_node) to included nodes stay bound there;
+ * `pending` pods are queued, unless bind[i] pins pending[i] to a node
+ * name. The cluster itself is not modified. */
+typedef struct berth_kview {
+    const uint8_t *excluded;          /* per node of k (1: not in the view), or NULL */
+    const uint32_t *pod_node;         /* per pod of k: node index or BERTH_KUBE_NONE */
+    const berth_knode *extra;         /* hypothetical nodes (names unique) */
+    uint32_t nextra;
+    const uint32_t *pending;          /* pod indices of k to schedule */
+    uint32_t npending;
+    const char *const *bind;          /* per pending: pin to this node, or NULL; may be NULL */
+    const berth_kprofile *profile;    /* NULL: per pod by schedulerName */
+} berth_kview;
+
+/* Schedules the view's pending pods in queue order (tie-break first) with
+ * berth_kube_schedule on a shallow copy. placed[i] gets the node name
+ * chosen for pending[i] (a name of k's nodes or of v->extra) or NULL; when
+ * why is not NULL and a is, why[i] gets the scheduler's summary for an
+ * unplaced pod (a copy in a) or NULL. Work: one berth_kube_schedule over
+ * (included + extra) nodes and (bound + pending) pods. 0 or an error. */
+int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *v, const char **placed,
+                             const char **why, berth_arena *a, berth_error *e);
 
 #endif

@@ -27,6 +27,8 @@ typedef struct berth_serve_options {
     unsigned max_connections;       /* default 512 */
     unsigned timeout_seconds;       /* idle per-connection timeout, default 30 */
     unsigned max_batch;             /* mutations per group commit, default 1024 */
+    const char *tls_cert;           /* PEM certificate (chain): serve HTTPS (with tls_key) */
+    const char *tls_key;            /* PEM private key */
     int quiet;                      /* no log lines on stderr */
 } berth_serve_options;
 

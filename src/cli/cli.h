@@ -37,6 +37,7 @@ int cmd_advise(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_kube(int argc, char **argv);
 int cmd_disrupt(int argc, char **argv);
+int cmd_autoscale(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
 #endif

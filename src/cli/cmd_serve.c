@@ -26,6 +26,8 @@ static void help(FILE *f)
             "  --max-body BYTES             request body limit (default 8388608)\n"
             "  --max-connections N          concurrent connections (default 512)\n"
             "  --timeout SECONDS            idle connection timeout (default 30)\n"
+            "  --tls-cert FILE              PEM certificate (chain): serve HTTPS (needs --tls-key)\n"
+            "  --tls-key FILE               PEM private key of the certificate\n"
             "  -q, --quiet                  no log lines\n"
             "  -h, --help                   this text\n"
             "\n"
@@ -63,7 +65,8 @@ int cmd_serve(int argc, char **argv)
         }
         static const char *const valued[] = {"--db", "--listen", "--token-file",
                                              "--read-only-token-file", "--max-body",
-                                             "--max-connections", "--timeout", NULL};
+                                             "--max-connections", "--timeout", "--tls-cert",
+                                             "--tls-key", NULL};
         int k = -1;
         for (int j = 0; valued[j]; j++)
             if (!strcmp(a, valued[j]))
@@ -83,6 +86,8 @@ int cmd_serve(int argc, char **argv)
         case 1: o.listen = v; break;
         case 2: o.token_file = v; break;
         case 3: o.read_only_token_file = v; break;
+        case 7: o.tls_cert = v; break;
+        case 8: o.tls_key = v; break;
         case 4:
             if (parse_uint(a, v, 1ull << 30, &x))
                 return 2;
@@ -114,7 +119,8 @@ int cmd_serve(int argc, char **argv)
         return rc == BERTH_EINVAL ? 2 : 3;
     }
     if (!o.quiet)
-        fprintf(stderr, "berth serve: listening on port %u, store %s\n", berth_serve_port(s), o.db);
+        fprintf(stderr, "berth serve: listening on port %u%s, store %s\n", berth_serve_port(s),
+                o.tls_cert ? " (HTTPS)" : "", o.db);
     int sig = 0;
     sigwait(&set, &sig);
     if (!o.quiet)

@@ -26,6 +26,7 @@ static void usage(FILE *f)
             "  kube schedule FILE...  pod placement with kube-scheduler's semantics\n"
             "  kube size FILE...    QoS classes and vSphere Pod sizes\n"
             "  disrupt plan FILE... --at TIME  Karpenter / NAP disruption decisions\n"
+            "  autoscale plan FILE... --at TIME  Spot Ocean scale-up / scale-down decisions\n"
             "  serve              the HTTP placement service (docs/api.md)\n"
             "  help [COMMAND]     this text, or a command's options\n"
             "\n"
@@ -299,6 +300,8 @@ int main(int argc, char **argv)
                 return cmd_fleet(2, hv);
             if (!strcmp(argv[2], "disrupt"))
                 return cmd_disrupt(2, hv);
+            if (!strcmp(argv[2], "autoscale"))
+                return cmd_autoscale(2, hv);
             if (!strcmp(argv[2], "serve"))
                 return cmd_serve(2, hv);
             if (!strcmp(argv[2], "kube")) {
@@ -323,6 +326,8 @@ int main(int argc, char **argv)
         return cmd_kube(argc - 1, argv + 1);
     if (!strcmp(cmd, "disrupt"))
         return cmd_disrupt(argc - 1, argv + 1);
+    if (!strcmp(cmd, "autoscale"))
+        return cmd_autoscale(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cmd_serve(argc - 1, argv + 1);
     fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);

@@ -1,7 +1,8 @@
 /* disrupt/load.c - decodes the disruption inputs (SPEC 4.1, 6.1):
  * karpenter.sh/v1 NodePool (template, disruption policy, budgets with the
  * 4.1 validation rules) and NodeClaim (nodeName, labels, hash annotations,
- * conditions), berth.io/v1 InstanceType (strict), List; every other kind
+ * conditions), berth.io/v1 InstanceType (strict; the shared decoder of
+ * capacity/instance.c), List; every other kind
  * goes to berth_kube_load. Afterwards it reads what the planner needs
  * beyond the kube model from the Node and Pod documents (readiness,
  * do-not-disrupt, deletion cost, mirror pods, nominations). */
@@ -32,30 +33,6 @@ void berth_disrupt_free(berth_disrupt *m)
     free(m->pod_info);
     berth_kube_free(&m->kube);
     memset(m, 0, sizeof *m);
-}
-
-int berth_capacity_type_parse(const char *s)
-{
-    if (!s)
-        return -1;
-    if (!strcmp(s, "reserved"))
-        return BERTH_CT_RESERVED;
-    if (!strcmp(s, "spot"))
-        return BERTH_CT_SPOT;
-    if (!strcmp(s, "on-demand"))
-        return BERTH_CT_ON_DEMAND;
-    return -1;
-}
-
-const char *berth_capacity_type_name(berth_capacity_type c)
-{
-    switch (c) {
-    case BERTH_CT_RESERVED: return "reserved";
-    case BERTH_CT_SPOT: return "spot";
-    case BERTH_CT_ON_DEMAND: return "on-demand";
-    case BERTH_CT_COUNT: break;
-    }
-    return "?";
 }
 
 /* ---- small decoders ---- */
@@ -528,103 +505,7 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     return 0;
 }
 
-/* ---- InstanceType (berth.io/v1, strict) ---- */
-
-static int dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out)
-{
-    const berth_node *n = berth_node_get(mp, key);
-    if (!n)
-        return 0;
-    char *end = NULL;
-    double v = n->type == BERTH_NODE_SCALAR && !n->quoted && *n->str ? strtod(n->str, &end) : -1;
-    if (!end || *end || v < 0 || v != v) {
-        size_t p = berth_dec_push(d, key);
-        int rc = berth_dec_fail(d, n, "expected a non-negative number, got '%s'", n->str);
-        berth_dec_pop(d, p);
-        return rc;
-    }
-    *out = v;
-    return 0;
-}
-
-static int load_instance_type(berth_disrupt *m, berth_dec *d, const berth_node *doc)
-{
-    berth_instance_type it;
-    memset(&it, 0, sizeof it);
-    berth_node *meta = NULL, *spec = NULL, *cap = NULL, *offs = NULL;
-    berth_labels labels, ann;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-    int rc = berth_dec_known_fields(d, doc, top);
-    if (!rc)
-        rc = dec_meta(m, d, doc, &meta, &it.name, &labels, &ann);
-    if (!rc)
-        rc = berth_dec_map(d, doc, "spec", 1, &spec);
-    if (rc)
-        return rc;
-    size_t p = berth_dec_push(d, "spec");
-    static const char *const sf[] = {"capacity", "offerings", NULL};
-    static const char *const cf[] = {"cpu", "memory", "pods", "nvidia.com/gpu", NULL};
-    static const char *const of[] = {"zone", "capacityType", "price", "available",
-                                     "interruptionRate", NULL};
-    if (!(rc = berth_dec_known_fields(d, spec, sf)) && !(rc = berth_dec_map(d, spec, "capacity", 1, &cap)) &&
-        !(rc = berth_dec_seq(d, spec, "offerings", 1, &offs))) {
-        size_t p2 = berth_dec_push(d, "capacity");
-        berth_quantity q = {0};
-        it.pods = 110;
-        if (!(rc = berth_dec_known_fields(d, cap, cf)) && !(rc = berth_dec_quantity(d, cap, "cpu", 1, &q))) {
-            it.cpu = berth_quantity_milli(q);
-            if (!(rc = berth_dec_quantity(d, cap, "memory", 1, &q)))
-                it.memory = berth_quantity_value(q);
-        }
-        if (!rc)
-            rc = berth_dec_int(d, cap, "pods", 0, 0, 1000000, &it.pods);
-        if (!rc)
-            rc = berth_dec_int(d, cap, "nvidia.com/gpu", 0, 0, 1 << 20, &it.gpus);
-        if (!rc && (it.cpu < 0 || it.memory < 0))
-            rc = berth_dec_fail(d, cap, "capacity must not be negative");
-        berth_dec_pop(d, p2);
-    }
-    if (!rc) {
-        it.offerings = alloc(m, offs->n, sizeof *it.offerings);
-        if (!it.offerings)
-            rc = oom(d);
-    }
-    for (size_t i = 0; !rc && i < offs->n; i++) {
-        const berth_node *o = offs->items[i];
-        size_t p2 = berth_dec_push(d, "offerings");
-        berth_dec_push_index(d, i);
-        berth_offering off = {NULL, BERTH_CT_ON_DEMAND, 0, 1, 0};
-        static const char *const cts[] = {"reserved", "spot", "on-demand", NULL};
-        int ct = 2;
-        if (o->type != BERTH_NODE_MAP)
-            rc = berth_dec_fail(d, o, "expected an offering mapping with zone, capacityType, price");
-        if (!rc && !(rc = berth_dec_known_fields(d, o, of)) &&
-            !(rc = berth_dec_str(d, o, "zone", 1, &off.zone)) &&
-            !(rc = berth_dec_enum(d, o, "capacityType", 1, cts, &ct)) &&
-            !(rc = berth_dec_bool(d, o, "available", 0, &off.available)) &&
-            !(rc = dec_number(d, o, "interruptionRate", &off.interruption_rate))) {
-            if (!berth_node_get(o, "price"))
-                rc = berth_dec_fail(d, o, "price: required field is missing");
-            else
-                rc = dec_number(d, o, "price", &off.price);
-        }
-        off.capacity_type = (berth_capacity_type)ct;
-        berth_dec_pop(d, p2);
-        if (!rc)
-            it.offerings[it.nofferings++] = off;
-    }
-    berth_dec_pop(d, p);
-    if (rc)
-        return rc;
-    for (uint32_t i = 0; i < m->ntypes; i++)
-        if (!strcmp(m->types[i].name, it.name))
-            return berth_dec_fail(d, meta, "InstanceType '%s' appears twice", it.name);
-    if ((rc = berth_grow((void **)&m->types, &m->captypes, m->ntypes + 1, sizeof *m->types,
-                         MAX_OBJECTS)))
-        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many InstanceTypes");
-    m->types[m->ntypes++] = it;
-    return 0;
-}
+/* InstanceType (berth.io/v1, strict): the shared decoder in capacity/instance.c */
 
 /* ---- dispatch ---- */
 
@@ -666,7 +547,10 @@ static int walk(ctx *c, const berth_node *doc, int depth)
     if (!strcmp(kind, "NodeClaim"))
         return (rc = check_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodeclaim(c->m, d, doc);
     if (!strcmp(kind, "InstanceType"))
-        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_instance_type(c->m, d, doc);
+        return (rc = check_api(d, doc, kind, "berth.io/v1"))
+                   ? rc
+                   : berth_instance_types_add(d, &c->m->kube.arena, doc, &c->m->types,
+                                              &c->m->ntypes, &c->m->captypes);
     /* everything else is the kube loader's */
     if ((rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
                          MAX_OBJECTS)))

@@ -19,67 +19,16 @@ const berth_offering *disrupt_option_offering(const disrupt_state *s, const disr
 }
 
 /* Schedules `pending` (kube pod indices; bind[i] non-NULL pins pod i to
- * that node name) on the nodes not excluded plus the hypothetical nodes.
- * placed[i] gets the node name or NULL. */
+ * that node name) on the nodes not excluded plus the hypothetical nodes,
+ * through the shared view scheduler (berth_kube_schedule_view). placed[i]
+ * gets the node name or NULL. */
 static int sched_view(disrupt_state *s, const uint8_t *excluded, const berth_knode *hyp,
                       uint32_t nhyp, const uint32_t *pending, uint32_t npending,
                       const char *const *bind, const char **placed)
 {
-    const berth_kcluster *k = &s->m->kube;
-    berth_kcluster v;
-    memset(&v, 0, sizeof v);
-    berth_arena_init(&v.arena, 0);
-    memcpy(v.res_names, k->res_names, sizeof v.res_names);
-    v.nres = k->nres;
-    v.workloads = k->workloads;
-    v.nworkloads = k->nworkloads;
-    v.namespaces = k->namespaces;
-    v.nnamespaces = k->nnamespaces;
-    v.profiles = k->profiles;
-    v.nprofiles = k->nprofiles;
-    v.percentage_of_nodes_to_score = k->percentage_of_nodes_to_score;
-    v.nodes = malloc((k->nnodes + nhyp + 1) * sizeof *v.nodes);
-    v.pods = malloc((k->npods + 1) * sizeof *v.pods);
-    uint32_t *slot = malloc((npending + 1) * sizeof *slot);
-    int rc = 0;
-    if (!v.nodes || !v.pods || !slot) {
-        rc = BERTH_ENOMEM;
-        goto out;
-    }
-    for (uint32_t n = 0; n < k->nnodes; n++)
-        if (!excluded[n])
-            v.nodes[v.nnodes++] = k->nodes[n];
-    for (uint32_t h = 0; h < nhyp; h++)
-        v.nodes[v.nnodes++] = hyp[h];
-    /* bound pods of the remaining nodes */
-    for (uint32_t p = 0; p < k->npods; p++) {
-        uint32_t n = s->pod_node[p];
-        if (n == BERTH_KUBE_NONE || excluded[n] || k->pods[p].terminating)
-            continue;
-        v.pods[v.npods++] = k->pods[p];
-    }
-    for (uint32_t i = 0; i < npending; i++) {
-        slot[i] = v.npods;
-        berth_kpod pc = k->pods[pending[i]];
-        pc.node_name = bind && bind[i] ? bind[i] : NULL;
-        pc.assumed = 0;
-        pc.terminating = 0;
-        v.pods[v.npods++] = pc;
-    }
-    berth_kube_options opt = {0};
-    opt.tiebreak = BERTH_TIE_FIRST;
+    berth_kview v = {excluded, s->pod_node, hyp, nhyp, pending, npending, bind, NULL};
     berth_error e;
-    rc = berth_kube_schedule(&v, &opt, &e);
-    if (rc == BERTH_ENOFIT)
-        rc = 0;
-    for (uint32_t i = 0; !rc && i < npending; i++)
-        placed[i] = v.pods[slot[i]].node_name;
-out:
-    free(slot);
-    free(v.nodes);
-    free(v.pods);
-    berth_arena_free(&v.arena);
-    return rc;
+    return berth_kube_schedule_view(&s->m->kube, &v, placed, NULL, NULL, &e);
 }
 
 /* A hypothetical node for option o, named name; 0, or -1 when the

@@ -538,6 +538,55 @@ static int dec_tolerations(berth_kcluster *k, berth_dec *d, const berth_node *sp
 
 static const char *const top_fields[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
 
+
+/* ---- node name index (duplicate checks while loading) ---- */
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+static uint32_t node_index_find(const berth_kcluster *k, const char *name)
+{
+    if (!k->node_index_cap)
+        return BERTH_KUBE_NONE;
+    uint32_t mask = k->node_index_cap - 1;
+    for (uint32_t i = name_hash(name) & mask; k->node_index[i]; i = (i + 1) & mask)
+        if (!strcmp(k->nodes[k->node_index[i] - 1].name, name))
+            return k->node_index[i] - 1;
+    return BERTH_KUBE_NONE;
+}
+
+static int node_index_add(berth_kcluster *k, uint32_t id)
+{
+    if (2 * k->nnodes > k->node_index_cap) {
+        uint32_t cap = k->node_index_cap ? k->node_index_cap * 2 : 64;
+        while (2 * k->nnodes > cap)
+            cap *= 2;
+        uint32_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return BERTH_ENOMEM;
+        free(k->node_index);
+        k->node_index = t;
+        k->node_index_cap = cap;
+        for (uint32_t n = 0; n < k->nnodes; n++) {
+            uint32_t i = name_hash(k->nodes[n].name) & (cap - 1);
+            while (t[i])
+                i = (i + 1) & (cap - 1);
+            t[i] = n + 1;
+        }
+        return 0;
+    }
+    uint32_t mask = k->node_index_cap - 1, i = name_hash(k->nodes[id].name) & mask;
+    while (k->node_index[i])
+        i = (i + 1) & mask;
+    k->node_index[i] = id + 1;
+    return 0;
+}
+
 static int load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
 {
     berth_knode nd;
@@ -628,18 +677,19 @@ static int load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         if (rc)
             return rc;
     }
-    for (uint32_t i = 0; i < k->nnodes; i++)
-        if (!strcmp(k->nodes[i].name, nd.name)) {
-            size_t p = berth_dec_push(d, "metadata.name");
-            rc = berth_dec_fail(d, berth_node_get(meta.node, "name"), "node '%s' appears twice",
-                                nd.name);
-            berth_dec_pop(d, p);
-            return rc;
-        }
+    if (node_index_find(k, nd.name) != BERTH_KUBE_NONE) {
+        size_t p = berth_dec_push(d, "metadata.name");
+        rc = berth_dec_fail(d, berth_node_get(meta.node, "name"), "node '%s' appears twice",
+                            nd.name);
+        berth_dec_pop(d, p);
+        return rc;
+    }
     if ((rc = grow((void **)&k->nodes, &k->capnodes, k->nnodes + 1, sizeof *k->nodes,
                    KUBE_MAX_NODES)))
         return grow_fail(d, doc, rc, "nodes", KUBE_MAX_NODES);
     k->nodes[k->nnodes++] = nd;
+    if (node_index_add(k, k->nnodes - 1))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     return 0;
 }
 

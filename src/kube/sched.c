@@ -112,8 +112,14 @@ int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof
     s->arena = &k->arena;
     uint32_t N = k->nnodes ? k->nnodes : 1;
     /* candidates in name order: the lowest index is the lowest name */
-    if (k->nnodes > 1)
+    if (k->nnodes > 1) {
         qsort(k->nodes, k->nnodes, sizeof *k->nodes, cmp_node_name);
+        /* the loader's name index points at the old order: drop it (a later
+         * load rebuilds it) */
+        free(k->node_index);
+        k->node_index = NULL;
+        k->node_index_cap = 0;
+    }
     for (uint32_t r = 0; r < k->nres; r++) {
         s->alloc[r] = calloc(N, sizeof **s->alloc);
         s->requested[r] = calloc(N, sizeof **s->requested);

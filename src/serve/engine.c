@@ -635,3 +635,10 @@ int serve_engine_ready(serve_engine *g)
     pthread_mutex_unlock(&g->mu);
     return ok;
 }
+
+void serve_engine_read(serve_engine *g, void (*fn)(const berth_nexus *nx, void *ctx), void *ctx)
+{
+    pthread_rwlock_rdlock(&g->state);
+    fn(g->nx, ctx);
+    pthread_rwlock_unlock(&g->state);
+}

@@ -21,6 +21,8 @@ struct berth_server {
     serve_tokens rw, ro;
     int auth;
     unsigned port;
+    serve_extender *ext; /* kube-scheduler extender (extender.c) */
+    serve_tls tls;
 };
 
 typedef struct req {
@@ -87,6 +89,18 @@ static void match_route(const char *url, route_match *m)
         m->route = SERVE_RT_READYZ;
     else if (!strcmp(url, "/metrics"))
         m->route = SERVE_RT_METRICS;
+    else if (!strcmp(url, "/"))
+        m->route = SERVE_RT_WEB; /* web.c */
+    else if (!strcmp(url, "/v1/estate.svg"))
+        m->route = SERVE_RT_ESTATE_SVG;
+    else if (!strncmp(url, "/v1/extender/", 13) && !strcmp(url + 13, "filter"))
+        m->route = SERVE_RT_EXT_FILTER;
+    else if (!strncmp(url, "/v1/extender/", 13) && !strcmp(url + 13, "prioritize"))
+        m->route = SERVE_RT_EXT_PRIORITIZE;
+    else if (!strncmp(url, "/v1/extender/", 13) && !strcmp(url + 13, "bind"))
+        m->route = SERVE_RT_EXT_BIND;
+    else if (!strcmp(url, "/v1/kube/nodes"))
+        m->route = SERVE_RT_KUBE_NODES;
     else if (!strncmp(url, "/v1/clusters/", 13)) {
         const char *name = url + 13;
         const char *slash = strchr(name, '/');
@@ -111,10 +125,16 @@ static const char *allowed(int route)
     case SERVE_RT_CLUSTER: return "GET, DELETE";
     case SERVE_RT_POOL: return "PATCH";
     case SERVE_RT_KUBE:
-    case SERVE_RT_FLEET: return "POST";
+    case SERVE_RT_FLEET:
+    case SERVE_RT_EXT_FILTER:
+    case SERVE_RT_EXT_PRIORITIZE:
+    case SERVE_RT_EXT_BIND: return "POST";
+    case SERVE_RT_KUBE_NODES: return "PUT";
     case SERVE_RT_HEALTHZ:
     case SERVE_RT_READYZ:
-    case SERVE_RT_METRICS: return "GET";
+    case SERVE_RT_METRICS:
+    case SERVE_RT_WEB:
+    case SERVE_RT_ESTATE_SVG: return "GET";
     default: return "";
     }
 }
@@ -173,7 +193,9 @@ static void set_error(serve_reply *rep, int status, const char *code, const char
 /* Auth for a request: 0 ok, else the reply is set (401 / 403). */
 static int check_auth(berth_server *s, struct MHD_Connection *c, req *r)
 {
-    if (!s->auth || r->route == SERVE_RT_HEALTHZ || r->route == SERVE_RT_READYZ)
+    /* the page holds no data: its script sends the token (docs/api.md) */
+    if (!s->auth || r->route == SERVE_RT_HEALTHZ || r->route == SERVE_RT_READYZ ||
+        r->route == SERVE_RT_WEB)
         return 0;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     const char *tok = NULL;
@@ -275,6 +297,15 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
         *ctype = "text/plain; version=0.0.4; charset=utf-8";
         return;
     }
+    case SERVE_RT_WEB:
+        serve_web_page(rep);
+        *ctype = "text/html; charset=utf-8";
+        return;
+    case SERVE_RT_ESTATE_SVG:
+        serve_web_svg(s->engine, rep);
+        if (rep->status == 200)
+            *ctype = "image/svg+xml";
+        return;
     case SERVE_RT_ESTATE:
         if (get)
             serve_engine_get_estate(s->engine, rep);
@@ -303,6 +334,21 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
     case SERVE_RT_FLEET:
         serve_fleet_place(body, r->len, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "now"),
                           rep);
+        return;
+    case SERVE_RT_EXT_FILTER:
+    case SERVE_RT_EXT_PRIORITIZE: {
+        const char *prof = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile");
+        if (m->route == SERVE_RT_EXT_FILTER)
+            serve_extender_filter(s->ext, body, r->len, prof, rep);
+        else
+            serve_extender_prioritize(s->ext, body, r->len, prof, rep);
+        return;
+    }
+    case SERVE_RT_EXT_BIND:
+        serve_extender_bind(s->ext, body, r->len, rep);
+        return;
+    case SERVE_RT_KUBE_NODES:
+        serve_extender_put_nodes(s->ext, body, r->len, rep);
         return;
     default:
         set_error(rep, 404, "not_found", "no such endpoint (see docs/api.md)");
@@ -458,18 +504,27 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
     if (!rc && !(s->metrics = serve_metrics_new()))
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
     if (!rc)
+        rc = serve_tls_load(o->tls_cert, o->tls_key, &s->tls, e);
+    if (!rc)
         rc = serve_engine_open(o->db, o->max_batch, &s->engine, e);
+    if (!rc)
+        rc = serve_extender_open(o->db, &s->ext, e);
     if (!rc) {
         unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                         (v6 ? MHD_USE_IPv6 : 0);
+                         (v6 ? MHD_USE_IPv6 : 0) | (s->tls.cert ? MHD_USE_TLS : 0);
+        struct MHD_OptionItem tls_ops[] = {
+            {s->tls.cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls.cert},
+            {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls.key},
+            {MHD_OPTION_END, 0, NULL}};
         s->d = MHD_start_daemon(
             flags, (uint16_t)s->port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, &ss,
             MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
             o->timeout_seconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
+            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_ARRAY, tls_ops, MHD_OPTION_END);
         if (!s->d)
-            rc = berth_error_set(e, BERTH_EIO, "cannot listen on %s (in use or not permitted)",
-                                 o->listen);
+            rc = berth_error_set(e, BERTH_EIO, "cannot listen on %s (in use or not permitted%s)",
+                                 o->listen, s->tls.cert ? ", or the TLS certificate and key are "
+                                                          "not valid or do not match" : "");
     }
     if (rc) {
         berth_serve_stop(s);
@@ -493,7 +548,9 @@ void berth_serve_stop(berth_server *s)
         return;
     if (s->d)
         MHD_stop_daemon(s->d);
+    serve_extender_close(s->ext);
     serve_engine_close(s->engine);
+    serve_tls_free(&s->tls);
     serve_metrics_free(s->metrics);
     serve_tokens_free(&s->rw);
     serve_tokens_free(&s->ro);

@@ -13,6 +13,8 @@ const char *const serve_route_names[SERVE_RT_COUNT] = {
     "/v1/estate",          "/v1/clusters",       "/v1/clusters/{name}",
     "/v1/clusters/{name}/pools/{pool}", "/v1/kube/schedule", "/v1/fleet/place",
     "/healthz",            "/readyz",            "/metrics",
+    "/",                   "/v1/estate.svg",
+    "/v1/extender/filter", "/v1/extender/prioritize", "/v1/extender/bind", "/v1/kube/nodes",
     "other"};
 
 static const char *const methods[] = {"GET", "PUT", "POST", "PATCH", "DELETE", "OTHER"};

@@ -108,6 +108,19 @@ void serve_engine_list_clusters(serve_engine *g, serve_reply *r);
 void serve_engine_stats_get(serve_engine *g, serve_engine_stats *st);
 /* 1 while the engine can take requests (0 after a fatal storage error). */
 int serve_engine_ready(serve_engine *g);
+/* Calls fn with the committed state (NULL before an estate is loaded)
+ * under the shared state lock; fn must only read. */
+struct berth_nexus;
+void serve_engine_read(serve_engine *g, void (*fn)(const struct berth_nexus *nx, void *ctx),
+                       void *ctx);
+
+/* ---- the web page (web.c) ---- */
+
+/* GET /: the self-contained HTML page (text/html). */
+void serve_web_page(serve_reply *r);
+/* GET /v1/estate.svg: the layout picture of the committed state
+ * (image/svg+xml); 404 no_estate before an estate is loaded. */
+void serve_web_svg(serve_engine *g, serve_reply *r);
 
 /* Stateless engines (run on the caller's thread). */
 void serve_kube_schedule(const char *body, size_t len, const char *profile, serve_reply *r);
@@ -136,6 +149,51 @@ void serve_metrics_observe(serve_metrics *m, int route, const char *method, int 
 /* Prometheus text exposition into a malloc'd string. */
 char *serve_metrics_render(serve_metrics *m, serve_engine *g);
 
+/* ---- kube-scheduler extender (extender.c, bindings.c) ---- */
+
+struct berth_node;
+/* A bound pod: "namespace/name", its node and its v1 Pod document (with
+ * spec.nodeName); valid until serve_bindings_close. */
+typedef struct serve_bound {
+    const char *key, *node;
+    const struct berth_node *doc;
+} serve_bound;
+
+typedef struct serve_bindings serve_bindings;
+/* Opens the kube_bindings table of the store at path and loads it. */
+int serve_bindings_open(const char *path, serve_bindings **out, berth_error *e);
+void serve_bindings_close(serve_bindings *b);
+/* Remembers the pod of a filter or prioritize call (key "ns/name"). */
+void serve_bindings_seen(serve_bindings *b, const char *key, const char *uid, const char *pod_json);
+/* Records (durably) the pod seen last under ns/name as bound to node.
+ * BERTH_ENOENT when it was not seen, BERTH_EIO when the commit failed. */
+int serve_bindings_bind(serve_bindings *b, const char *ns, const char *name, const char *uid,
+                        const char *node, berth_error *e);
+/* Every bound pod, into a malloc'd array (the caller frees it). */
+int serve_bindings_snapshot(serve_bindings *b, serve_bound **out, size_t *n);
+
+/* ---- TLS (tls.c) ---- */
+
+typedef struct serve_tls {
+    char *cert, *key; /* PEM text, NULL without TLS */
+} serve_tls;
+/* Reads both files (both NULL: no TLS). BERTH_EINVAL when one is missing,
+ * unreadable or not PEM, or libmicrohttpd lacks TLS. */
+int serve_tls_load(const char *cert, const char *key, serve_tls *t, berth_error *e);
+void serve_tls_free(serve_tls *t);
+
+typedef struct serve_extender serve_extender;
+int serve_extender_open(const char *db, serve_extender **out, berth_error *e);
+void serve_extender_close(serve_extender *x);
+/* POST /v1/extender/{filter,prioritize,bind}; profile: ?profile= or NULL. */
+void serve_extender_filter(serve_extender *x, const char *body, size_t len, const char *profile,
+                           serve_reply *r);
+void serve_extender_prioritize(serve_extender *x, const char *body, size_t len,
+                               const char *profile, serve_reply *r);
+void serve_extender_bind(serve_extender *x, const char *body, size_t len, serve_reply *r);
+/* PUT /v1/kube/nodes: the nodes nodeCacheCapable calls name. */
+void serve_extender_put_nodes(serve_extender *x, const char *body, size_t len, serve_reply *r);
+
 enum serve_route {
     SERVE_RT_ESTATE,
     SERVE_RT_CLUSTERS,
@@ -146,6 +204,12 @@ enum serve_route {
     SERVE_RT_HEALTHZ,
     SERVE_RT_READYZ,
     SERVE_RT_METRICS,
+    SERVE_RT_WEB,        /* GET /: the live page (web.c) */
+    SERVE_RT_ESTATE_SVG, /* GET /v1/estate.svg */
+    SERVE_RT_EXT_FILTER,     /* kube-scheduler extender (extender.c) */
+    SERVE_RT_EXT_PRIORITIZE,
+    SERVE_RT_EXT_BIND,
+    SERVE_RT_KUBE_NODES,     /* PUT /v1/kube/nodes: the extender's node cache */
     SERVE_RT_OTHER,
     SERVE_RT_COUNT
 };

@@ -1,0 +1,167 @@
+/* capacity/decode.c - decoding helpers shared by the capacity loaders
+ * (InstanceType, VirtualNodeGroup, Reservation, Headroom): metadata with a
+ * required name, string maps (labels), taints, string lists and plain
+ * non-negative numbers, each reporting file:line:column and field path. */
+#include "capacity/state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int oom(berth_dec *d)
+{
+    return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+}
+
+static void *alloc(berth_arena *a, size_t n, size_t size)
+{
+    return berth_arena_alloc(a, (n ? n : 1) * size);
+}
+
+int capacity_dec_strmap(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                        berth_labels *out, int validate)
+{
+    berth_node *mp = NULL;
+    memset(out, 0, sizeof *out);
+    int rc = berth_dec_map(d, parent, key, 0, &mp);
+    if (rc || !mp)
+        return rc;
+    size_t p = berth_dec_push(d, key);
+    out->items = alloc(a, mp->n, sizeof *out->items);
+    if (!out->items)
+        rc = oom(d);
+    for (size_t i = 0; !rc && i < mp->n; i++) {
+        const berth_node *k = mp->entries[i].key, *v = mp->entries[i].value;
+        size_t p2 = berth_dec_push(d, k->str);
+        const char *val = "", *why = NULL;
+        if (!berth_node_is_null(v))
+            rc = berth_dec_node_str(d, v, &val);
+        if (!rc && validate && !berth_label_key_valid(k->str, &why))
+            rc = berth_dec_fail(d, k, "invalid label key '%s': %s", k->str, why);
+        if (!rc && validate && !berth_label_value_valid(val, &why))
+            rc = berth_dec_fail(d, v, "invalid label value '%s': %s", val, why);
+        berth_dec_pop(d, p2);
+        if (!rc)
+            out->items[out->n++] = (berth_label){k->str, val};
+    }
+    if (!rc && berth_labels_sort(out))
+        rc = berth_dec_fail(d, mp, "a key appears twice");
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+static const char *const meta_fields[] = {
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+    "annotations", "ownerReferences", "finalizers", "managedFields", NULL};
+
+int capacity_dec_meta(berth_dec *d, berth_arena *a, const berth_node *doc, int force_strict,
+                      const char **name, berth_labels *labels, berth_labels *ann)
+{
+    berth_node *meta = NULL;
+    int rc = berth_dec_map(d, doc, "metadata", 1, &meta);
+    if (rc)
+        return rc;
+    size_t p = berth_dec_push(d, "metadata");
+    if ((d->strict || force_strict) && (rc = berth_dec_known_fields(d, meta, meta_fields)))
+        goto out;
+    if ((rc = berth_dec_str(d, meta, "name", 1, name)))
+        goto out;
+    if (!**name) {
+        rc = berth_dec_fail(d, meta, "name: must not be empty");
+        goto out;
+    }
+    berth_labels scratch;
+    if ((rc = capacity_dec_strmap(d, a, meta, "labels", labels ? labels : &scratch, 1)))
+        goto out;
+    rc = capacity_dec_strmap(d, a, meta, "annotations", ann ? ann : &scratch, 0);
+out:
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+int capacity_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                        berth_taint **out, uint32_t *n)
+{
+    berth_node *ts = NULL;
+    *out = NULL;
+    *n = 0;
+    int rc = berth_dec_seq(d, parent, key, 0, &ts);
+    if (rc || !ts)
+        return rc;
+    *out = alloc(a, ts->n, sizeof **out);
+    if (!*out)
+        return oom(d);
+    size_t p = berth_dec_push(d, key);
+    static const char *const tf[] = {"key", "value", "effect", NULL};
+    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+    for (size_t i = 0; !rc && i < ts->n; i++) {
+        const berth_node *t = ts->items[i];
+        size_t p2 = berth_dec_push_index(d, i);
+        berth_taint tn = {NULL, "", BERTH_EFFECT_NOSCHEDULE};
+        int eff = 0;
+        const char *why = NULL;
+        if (t->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, t, "expected a taint mapping with key, value, effect");
+        if (!rc && !(rc = berth_dec_known_fields(d, t, tf)) &&
+            !(rc = berth_dec_str(d, t, "key", 1, &tn.key)) &&
+            !(rc = berth_dec_str(d, t, "value", 0, &tn.value)))
+            rc = berth_dec_enum(d, t, "effect", 1, effects, &eff);
+        if (!rc) {
+            tn.effect = (berth_taint_effect)(eff + 1);
+            if (berth_taint_validate(&tn, &why))
+                rc = berth_dec_fail(d, t, "invalid taint: %s", why);
+        }
+        berth_dec_pop(d, p2);
+        if (!rc)
+            (*out)[(*n)++] = tn;
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+int capacity_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                         const char ***out, uint32_t *n)
+{
+    berth_node *s = NULL;
+    *out = NULL;
+    *n = 0;
+    int rc = berth_dec_seq(d, parent, key, 0, &s);
+    if (rc || !s)
+        return rc;
+    *out = alloc(a, s->n, sizeof **out);
+    if (!*out)
+        return oom(d);
+    size_t p = berth_dec_push(d, key);
+    for (size_t i = 0; !rc && i < s->n; i++) {
+        size_t p2 = berth_dec_push_index(d, i);
+        const char *v = NULL;
+        rc = berth_dec_node_str(d, s->items[i], &v);
+        if (!rc && !*v)
+            rc = berth_dec_fail(d, s->items[i], "must not be empty");
+        for (uint32_t j = 0; !rc && j < *n; j++)
+            if (!strcmp((*out)[j], v))
+                rc = berth_dec_fail(d, s->items[i], "'%s' appears twice", v);
+        berth_dec_pop(d, p2);
+        if (!rc)
+            (*out)[(*n)++] = v;
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+int capacity_dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out)
+{
+    const berth_node *n = berth_node_get(mp, key);
+    if (!n)
+        return 0;
+    char *end = NULL;
+    double v = n->type == BERTH_NODE_SCALAR && !n->quoted && *n->str ? strtod(n->str, &end) : -1;
+    if (!end || *end || v < 0 || v != v || v > 1e15) {
+        size_t p = berth_dec_push(d, key);
+        int rc = berth_dec_fail(d, n, "expected a non-negative number, got '%s'", n->str);
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,383 @@
+/* capacity/load.c - decodes the autoscaling inputs (SPEC 5, 6.1):
+ * berth.io/v1 VirtualNodeGroup, Reservation, Headroom and InstanceType
+ * (all strict), List; every other kind goes to berth_kube_load. Afterwards
+ * it reads what the planner needs beyond the kube model from the Pod
+ * documents (mirror pods, the safe-to-evict annotation). finalize resolves
+ * Headroom objects to their groups and checks type and zone references. */
+#include "capacity/state.h"
+
+#include "berth/grow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OBJECTS (1u << 22)
+
+struct berth_headroom_ref {
+    const char *vng;              /* NULL: every group */
+    berth_headroom h;
+    const char *name;
+};
+
+void berth_autoscale_init(berth_autoscale *m)
+{
+    memset(m, 0, sizeof *m);
+    berth_kube_init(&m->kube);
+}
+
+void berth_autoscale_free(berth_autoscale *m)
+{
+    for (uint32_t i = 0; i < m->nvngs; i++)
+        free(m->vngs[i].headroom);
+    free(m->vngs);
+    free(m->res);
+    free(m->types);
+    free(m->pod_info);
+    free(m->pending_headroom);
+    berth_kube_free(&m->kube);
+    memset(m, 0, sizeof *m);
+}
+
+static int oom(berth_dec *d)
+{
+    return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+}
+
+/* One headroom unit spec: cpuPerUnit, memoryPerUnit, gpuPerUnit, numOfUnits. */
+static int dec_headroom_unit(berth_dec *d, const berth_node *h, const char *const *extra,
+                             berth_headroom *out)
+{
+    static const char *const hf[] = {"cpuPerUnit", "memoryPerUnit", "gpuPerUnit", "numOfUnits",
+                                     "virtualNodeGroup", NULL};
+    memset(out, 0, sizeof *out);
+    if (h->type != BERTH_NODE_MAP)
+        return berth_dec_fail(d, h, "expected a headroom mapping with cpuPerUnit, memoryPerUnit, "
+                                    "gpuPerUnit, numOfUnits");
+    int rc = berth_dec_known_fields(d, h, extra ? extra : hf);
+    if (!rc && !extra && berth_node_get(h, "virtualNodeGroup")) {
+        size_t p = berth_dec_push(d, "virtualNodeGroup");
+        rc = berth_dec_fail(d, berth_node_get(h, "virtualNodeGroup"),
+                            "not allowed inside a VirtualNodeGroup (the group is implied)");
+        berth_dec_pop(d, p);
+    }
+    berth_quantity q = {0};
+    if (!rc && !(rc = berth_dec_quantity(d, h, "cpuPerUnit", 0, &q)))
+        out->cpu = berth_quantity_milli(q);
+    q = (berth_quantity){0};
+    if (!rc && !(rc = berth_dec_quantity(d, h, "memoryPerUnit", 0, &q)))
+        out->memory = berth_quantity_value(q);
+    if (!rc)
+        rc = berth_dec_int(d, h, "gpuPerUnit", 0, 0, 1 << 20, &out->gpu);
+    if (!rc)
+        rc = berth_dec_int(d, h, "numOfUnits", 1, 0, 1 << 20, &out->units);
+    if (!rc && (out->cpu < 0 || out->memory < 0))
+        rc = berth_dec_fail(d, h, "headroom must not be negative");
+    if (!rc && !out->cpu && !out->memory && !out->gpu)
+        rc = berth_dec_fail(d, h, "a headroom unit needs cpuPerUnit, memoryPerUnit or gpuPerUnit");
+    return rc;
+}
+
+static int add_headroom(berth_dec *d, berth_vng *v, const berth_headroom *h)
+{
+    if (berth_grow((void **)&v->headroom, &v->capheadroom, v->nheadroom + 1, sizeof *v->headroom,
+                   1024))
+        return berth_dec_fail(d, NULL, "too many headroom specs for group '%s'", v->name);
+    v->headroom[v->nheadroom++] = *h;
+    return 0;
+}
+
+static int load_vng(berth_autoscale *m, berth_dec *d, const berth_node *doc)
+{
+    berth_arena *a = &m->kube.arena;
+    berth_vng v;
+    memset(&v, 0, sizeof v);
+    v.max_nodes = BERTH_VNG_UNLIMITED;
+    v.spot_percentage = 100;
+    v.fallback_to_od = 1;
+    v.utilize_reserved = 1;
+    berth_node *spec = NULL, *hr = NULL;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+    int rc = berth_dec_known_fields(d, doc, top);
+    if (!rc)
+        rc = capacity_dec_meta(d, a, doc, 1, &v.name, NULL, NULL);
+    if (!rc)
+        rc = berth_dec_map(d, doc, "spec", 1, &spec);
+    if (rc)
+        return rc;
+    size_t p = berth_dec_push(d, "spec");
+    static const char *const sf[] = {"labels", "taints", "instanceTypes", "zones", "minNodes",
+                                     "maxNodes", "spotPercentage", "fallbackToOd",
+                                     "utilizeReservedInstances", "utilizeCommitments",
+                                     "headroom", NULL};
+    int64_t maxn = -1;
+    if (!(rc = berth_dec_known_fields(d, spec, sf)) &&
+        !(rc = capacity_dec_strmap(d, a, spec, "labels", &v.labels, 1)) &&
+        !(rc = capacity_dec_taints(d, a, spec, "taints", &v.taints, &v.ntaints)) &&
+        !(rc = capacity_dec_strlist(d, a, spec, "instanceTypes", &v.types, &v.ntypes)) &&
+        !(rc = capacity_dec_strlist(d, a, spec, "zones", &v.zones, &v.nzones)) &&
+        !(rc = berth_dec_int(d, spec, "minNodes", 0, 0, 1000000, &v.min_nodes)) &&
+        !(rc = berth_dec_int(d, spec, "maxNodes", 0, 0, 1000000, &maxn)) &&
+        !(rc = berth_dec_int(d, spec, "spotPercentage", 0, 0, 100, &v.spot_percentage)) &&
+        !(rc = berth_dec_bool(d, spec, "fallbackToOd", 0, &v.fallback_to_od)) &&
+        !(rc = berth_dec_bool(d, spec, "utilizeReservedInstances", 0, &v.utilize_reserved)) &&
+        !(rc = berth_dec_bool(d, spec, "utilizeCommitments", 0, &v.utilize_commitments)))
+        rc = berth_dec_seq(d, spec, "headroom", 0, &hr);
+    if (!rc && maxn >= 0)
+        v.max_nodes = maxn;
+    if (!rc && v.max_nodes < v.min_nodes)
+        rc = berth_dec_fail(d, berth_node_get(spec, "maxNodes"),
+                            "maxNodes (%lld) is below minNodes (%lld)", (long long)v.max_nodes,
+                            (long long)v.min_nodes);
+    for (size_t i = 0; !rc && hr && i < hr->n; i++) {
+        size_t p2 = berth_dec_push(d, "headroom");
+        berth_dec_push_index(d, i);
+        berth_headroom h;
+        if (!(rc = dec_headroom_unit(d, hr->items[i], NULL, &h)))
+            rc = add_headroom(d, &v, &h);
+        berth_dec_pop(d, p2);
+    }
+    berth_dec_pop(d, p);
+    for (uint32_t i = 0; !rc && i < m->nvngs; i++)
+        if (!strcmp(m->vngs[i].name, v.name))
+            rc = berth_dec_fail(d, berth_node_get(doc, "metadata"),
+                                "VirtualNodeGroup '%s' appears twice", v.name);
+    if (!rc && (rc = berth_grow((void **)&m->vngs, &m->capvngs, m->nvngs + 1, sizeof *m->vngs,
+                                MAX_OBJECTS)))
+        rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many VirtualNodeGroups");
+    if (rc) {
+        free(v.headroom);
+        return rc;
+    }
+    m->vngs[m->nvngs++] = v;
+    return 0;
+}
+
+static int load_reservation(berth_autoscale *m, berth_dec *d, const berth_node *doc)
+{
+    berth_reservation r;
+    memset(&r, 0, sizeof r);
+    berth_node *spec = NULL;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+    int rc = berth_dec_known_fields(d, doc, top);
+    if (!rc)
+        rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &r.name, NULL, NULL);
+    if (!rc)
+        rc = berth_dec_map(d, doc, "spec", 1, &spec);
+    if (rc)
+        return rc;
+    size_t p = berth_dec_push(d, "spec");
+    static const char *const sf[] = {"instanceType", "instanceFamily", "zone", "count",
+                                     "hourlyCommitment", NULL};
+    if (!(rc = berth_dec_known_fields(d, spec, sf)) &&
+        !(rc = berth_dec_str(d, spec, "instanceType", 0, &r.instance_type)) &&
+        !(rc = berth_dec_str(d, spec, "instanceFamily", 0, &r.family)) &&
+        !(rc = berth_dec_str(d, spec, "zone", 0, &r.zone)) &&
+        !(rc = berth_dec_int(d, spec, "count", 0, 1, 1000000, &r.count)))
+        rc = capacity_dec_number(d, spec, "hourlyCommitment", &r.hourly_commitment);
+    if (!rc && (!r.instance_type) == (!r.family))
+        rc = berth_dec_fail(d, spec, "exactly one of instanceType and instanceFamily is required");
+    if (!rc && (!r.count) == (!berth_node_get(spec, "hourlyCommitment")))
+        rc = berth_dec_fail(d, spec, "exactly one of count (reserved instances) and "
+                                     "hourlyCommitment (savings plan) is required");
+    if (!rc && berth_node_get(spec, "hourlyCommitment") && r.hourly_commitment <= 0)
+        rc = berth_dec_fail(d, berth_node_get(spec, "hourlyCommitment"),
+                            "hourlyCommitment must be positive");
+    berth_dec_pop(d, p);
+    for (uint32_t i = 0; !rc && i < m->nres; i++)
+        if (!strcmp(m->res[i].name, r.name))
+            rc = berth_dec_fail(d, berth_node_get(doc, "metadata"), "Reservation '%s' appears twice",
+                                r.name);
+    if (!rc && (rc = berth_grow((void **)&m->res, &m->capres, m->nres + 1, sizeof *m->res,
+                                MAX_OBJECTS)))
+        rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many Reservations");
+    if (!rc)
+        m->res[m->nres++] = r;
+    return rc;
+}
+
+static int load_headroom(berth_autoscale *m, berth_dec *d, const berth_node *doc)
+{
+    struct berth_headroom_ref hr;
+    memset(&hr, 0, sizeof hr);
+    berth_node *spec = NULL;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+    int rc = berth_dec_known_fields(d, doc, top);
+    if (!rc)
+        rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &hr.name, NULL, NULL);
+    if (!rc)
+        rc = berth_dec_map(d, doc, "spec", 1, &spec);
+    if (rc)
+        return rc;
+    size_t p = berth_dec_push(d, "spec");
+    static const char *const hf[] = {"cpuPerUnit", "memoryPerUnit", "gpuPerUnit", "numOfUnits",
+                                     "virtualNodeGroup", NULL};
+    if (!(rc = dec_headroom_unit(d, spec, hf, &hr.h)))
+        rc = berth_dec_str(d, spec, "virtualNodeGroup", 0, &hr.vng);
+    berth_dec_pop(d, p);
+    if (!rc && (rc = berth_grow((void **)&m->pending_headroom, &m->cappending_headroom,
+                                m->npending_headroom + 1, sizeof *m->pending_headroom, MAX_OBJECTS)))
+        rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many Headroom objects");
+    if (!rc)
+        m->pending_headroom[m->npending_headroom++] = hr;
+    return rc;
+}
+
+/* ---- dispatch ---- */
+
+typedef struct ctx {
+    berth_autoscale *m;
+    berth_dec *d;
+    const berth_node **kdocs;
+    uint32_t nkdocs, capkdocs;
+} ctx;
+
+static int check_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want)
+{
+    const char *api = NULL;
+    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
+    if (rc || !strcmp(api, want))
+        return rc;
+    size_t p = berth_dec_push(d, "apiVersion");
+    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"),
+                        "kind %s needs apiVersion %s, got '%s'", kind, want, api);
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+static int walk(ctx *c, const berth_node *doc, int depth);
+
+static int walk_item(void *vc, berth_dec *d, const berth_node *item, int depth)
+{
+    (void)d;
+    return walk(vc, item, depth);
+}
+
+static int walk(ctx *c, const berth_node *doc, int depth)
+{
+    berth_dec *d = c->d;
+    berth_autoscale *m = c->m;
+    if (doc->type != BERTH_NODE_MAP)
+        return berth_dec_fail(d, doc, "expected an object with apiVersion and kind");
+    const char *kind = NULL;
+    int rc = berth_dec_str(d, doc, "kind", 1, &kind);
+    if (rc)
+        return rc;
+    size_t kl = strlen(kind);
+    if (!strcmp(kind, "List") || (kl > 4 && !strcmp(kind + kl - 4, "List")))
+        return berth_dec_list(d, doc, depth, walk_item, c);
+    if (!strcmp(kind, "VirtualNodeGroup"))
+        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_vng(m, d, doc);
+    if (!strcmp(kind, "Reservation"))
+        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_reservation(m, d, doc);
+    if (!strcmp(kind, "Headroom"))
+        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_headroom(m, d, doc);
+    if (!strcmp(kind, "InstanceType"))
+        return (rc = check_api(d, doc, kind, "berth.io/v1"))
+                   ? rc
+                   : berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes,
+                                              &m->captypes);
+    if ((rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
+                         MAX_OBJECTS)))
+        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many objects");
+    c->kdocs[c->nkdocs++] = doc;
+    return 0;
+}
+
+static const char *ann_of(const berth_node *doc, const char *key)
+{
+    const berth_node *meta = berth_node_get(doc, "metadata");
+    const berth_node *ann = meta ? berth_node_get(meta, "annotations") : NULL;
+    const berth_node *v = ann ? berth_node_get(ann, key) : NULL;
+    return v && v->type == BERTH_NODE_SCALAR ? v->str : NULL;
+}
+
+static int pod_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
+{
+    const berth_node *st = berth_node_get(doc, "status");
+    const berth_node *ph = st ? berth_node_get(st, "phase") : NULL;
+    if (ph && (!strcmp(ph->str, "Succeeded") || !strcmp(ph->str, "Failed")))
+        return 0; /* the kube loader skips finished pods */
+    berth_apod ap = {0};
+    ap.mirror = ann_of(doc, "kubernetes.io/config.mirror") != NULL;
+    const char *v = ann_of(doc, BERTH_SAFE_TO_EVICT);
+    ap.safe_to_evict = !v ? -1 : !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
+    if (berth_grow((void **)&m->pod_info, &m->cappod_info, m->npod_info + 1, sizeof *m->pod_info,
+                   0))
+        return oom(d);
+    m->pod_info[m->npod_info++] = ap;
+    return 0;
+}
+
+int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict, berth_error *e)
+{
+    berth_dec d;
+    berth_dec_init(&d, &m->kube.arena, src->path, e);
+    d.strict = strict;
+    ctx c = {m, &d, NULL, 0, 0};
+    int rc = 0;
+    for (size_t i = 0; i < src->ndocs && !rc; i++) {
+        d.plen = 0;
+        d.path[0] = 0;
+        rc = walk(&c, src->docs[i], 0);
+    }
+    if (!rc && c.nkdocs) {
+        berth_source ks = {src->path, c.nkdocs, (berth_node **)c.kdocs};
+        rc = berth_kube_load(&m->kube, &ks, strict, e);
+        for (uint32_t i = 0; !rc && i < c.nkdocs; i++) {
+            const berth_node *kn = berth_node_get(c.kdocs[i], "kind");
+            d.plen = 0;
+            d.path[0] = 0;
+            if (kn && !strcmp(kn->str, "Pod"))
+                rc = pod_extras(m, &d, c.kdocs[i]);
+        }
+        if (!rc && m->npod_info != m->kube.npods)
+            rc = berth_error_set(e, BERTH_EINTERNAL, "%s: pod tables disagree", src->path);
+    }
+    free(c.kdocs);
+    return rc;
+}
+
+static int find_vng(const berth_autoscale *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->nvngs; i++)
+        if (!strcmp(m->vngs[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
+{
+    berth_dec d;
+    berth_dec_init(&d, &m->kube.arena, "input", e);
+    for (uint32_t i = 0; i < m->npending_headroom; i++) {
+        const struct berth_headroom_ref *h = &m->pending_headroom[i];
+        if (h->vng) {
+            int v = find_vng(m, h->vng);
+            if (v < 0)
+                return berth_error_set(e, BERTH_EINVAL,
+                                       "Headroom '%s': spec.virtualNodeGroup: no VirtualNodeGroup "
+                                       "named '%s'", h->name, h->vng);
+            if (add_headroom(&d, &m->vngs[v], &h->h))
+                return BERTH_EINVAL;
+        } else {
+            for (uint32_t v = 0; v < m->nvngs; v++)
+                if (add_headroom(&d, &m->vngs[v], &h->h))
+                    return BERTH_EINVAL;
+        }
+    }
+    m->npending_headroom = 0;
+    for (uint32_t v = 0; v < m->nvngs; v++)
+        for (uint32_t t = 0; t < m->vngs[v].ntypes; t++)
+            if (berth_instance_type_find(m->types, m->ntypes, m->vngs[v].types[t]) < 0)
+                return berth_error_set(e, BERTH_EINVAL,
+                                       "VirtualNodeGroup '%s': spec.instanceTypes[%u]: no "
+                                       "InstanceType named '%s'", m->vngs[v].name, t,
+                                       m->vngs[v].types[t]);
+    for (uint32_t r = 0; r < m->nres; r++)
+        if (m->res[r].instance_type &&
+            berth_instance_type_find(m->types, m->ntypes, m->res[r].instance_type) < 0)
+            return berth_error_set(e, BERTH_EINVAL,
+                                   "Reservation '%s': spec.instanceType: no InstanceType named '%s'",
+                                   m->res[r].name, m->res[r].instance_type);
+    return 0;
+}

@@ -1,0 +1,98 @@
+/* capacity/state.h - internal: decoding helpers shared by the capacity
+ * loaders (metadata, string maps, taints, string lists, numbers), and the
+ * autoscaler's working state for one pass (per-node requests, group
+ * membership, the new nodes) used by scale-up and scale-down. */
+#ifndef BERTH_CAPACITY_STATE_H
+#define BERTH_CAPACITY_STATE_H
+
+#include "berth/autoscale.h"
+
+/* ---- decode.c ---- */
+/* metadata (strict known fields when d->strict or force_strict) with a
+ * required non-empty name; labels / annotations may be NULL to skip. */
+int capacity_dec_meta(berth_dec *d, berth_arena *a, const berth_node *doc, int force_strict,
+                      const char **name, berth_labels *labels, berth_labels *ann);
+/* A map of strings at key (validate: as label keys and values). */
+int capacity_dec_strmap(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                        berth_labels *out, int validate);
+/* A list of taints at key (key, value, effect). */
+int capacity_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                        berth_taint **out, uint32_t *n);
+/* A list of non-empty strings at key. */
+int capacity_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                         const char ***out, uint32_t *n);
+/* A non-negative plain number at key; absent: *out kept. */
+int capacity_dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out);
+
+/* ---- the pass (plan.c, scaleup.c, scaledown.c) ---- */
+
+/* A node of the pass: an existing kube node or a new one. */
+typedef struct capacity_node {
+    const berth_knode *k;         /* existing: &m->kube.nodes[i]; new: &hyp */
+    berth_knode hyp;              /* new nodes only */
+    int vng;                      /* -1 unmanaged */
+    int is_new;
+    int removed;                  /* scale-down took it */
+    int ct;                       /* capacity type, -1 unknown */
+    int type;                     /* instance type index, -1 unknown */
+    const char *zone;
+    int64_t req[3];               /* cpu, memory, gpu requested by its pods */
+    int64_t npods;
+    int64_t alloc[3];
+    int64_t alloc_pods;
+    int64_t headroom_units;       /* new for headroom: units it was opened for */
+} capacity_node;
+
+typedef struct capacity_pass {
+    const berth_autoscale *m;
+    uint32_t gpu;                 /* kube resource index of nvidia.com/gpu or NONE */
+    capacity_node *n;             /* existing nodes first (kube order), then new ones */
+    uint32_t nn, capn, nexisting;
+    uint32_t *pod_node;           /* per kube pod: capacity node index or NONE */
+    double *res_left;             /* per reservation: units (count) or $/h (commitment) left */
+    int *node_res;                /* per node: reservation it consumes, -1 none */
+    double *node_res_cost;        /* per node: what it took from that reservation */
+    int64_t *vng_nodes;           /* per group: nodes (existing, not removed, + new) */
+    berth_aplan *plan;
+    berth_arena *arena;
+    berth_label *lab;             /* scratch labels for template checks */
+    uint32_t caplab;
+    uint64_t new_serial;          /* names of new nodes */
+} capacity_pass;
+
+int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan);
+void capacity_pass_free(capacity_pass *s);
+/* Adds pod to node n's request columns. */
+void capacity_place(capacity_pass *s, uint32_t pod, uint32_t n);
+void capacity_unplace(capacity_pass *s, uint32_t pod);
+/* Schedules pending pods (kube indices) on the view: every existing node
+ * not removed, every new node, each pod with pod_node set bound there;
+ * bind (per pending, optional) pins; placed[i] gets a capacity node index
+ * or BERTH_KUBE_NONE; why[i] (optional) the scheduler's summary (arena). */
+int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npending,
+                      uint32_t new_limit, uint32_t *placed, const char **why);
+/* new_limit: only new nodes with index < nexisting + new_limit are in the
+ * view (pods bound to the others are left out). */
+/* Headroom units group v holds now: per headroom spec, the sum over the
+ * group's nodes of how many units fit in their free capacity; returns the
+ * minimum over specs of (held - wanted) (>= 0: satisfied). */
+int64_t capacity_headroom_gap(const capacity_pass *s, uint32_t v, uint32_t spec, int64_t *held);
+int capacity_pod_is_daemon(const berth_kpod *p);
+/* Whether a node of group g with type t, zone and capacity type ct could
+ * host pod statically: nodeSelector, required node affinity, taints,
+ * resources of an empty node. why (may be NULL) gets a short reason. */
+int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
+                            uint32_t pod, char *why, size_t size);
+/* Whether group g allows instance type t / zone. */
+int capacity_vng_allows_type(const berth_vng *v, const berth_instance_type *t);
+int capacity_vng_allows_zone(const berth_vng *v, const char *zone);
+/* Appends a new node of group g (type t, zone, ct) named after the group;
+ * returns its capacity node index, or BERTH_KUBE_NONE when out of memory. */
+uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct);
+/* Nodes (existing not removed, plus new not removed) in zone. */
+int64_t capacity_zone_nodes(const capacity_pass *s, const char *zone);
+
+int capacity_scale_up(capacity_pass *s, berth_error *e);
+int capacity_scale_down(capacity_pass *s, berth_error *e);
+
+#endif
