@@ -114,7 +114,6 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         uint32_t n = cand[ci];
         capacity_node *c = &s->n[n];
         const berth_vng *v = &m->vngs[c->vng];
-        const char *nn = c->k->name;
         if (s->vng_nodes[c->vng] - 1 < v->min_nodes) {
             char mn[32];
             snprintf(mn, sizeof mn, "%lld", (long long)v->min_nodes);
@@ -216,7 +215,6 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         }
         for (uint32_t i = 0; i < npods; i++)
             d->moves[d->nmoves++] = (berth_amove){pods[i], placed[i]};
-        (void)nn;
     }
 out:
     free(cand);

@@ -249,7 +249,6 @@ static uint32_t open_node(packer *k, const option *o)
         s->node_res[n] = o->res;
         s->node_res_cost[n] = cost;
     }
-    s->n[n].hyp.labels.n += 0;
     return n;
 }
 
