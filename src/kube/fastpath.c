@@ -31,6 +31,9 @@ typedef struct fast_class {
     int32_t *part;        /* weighted dynamic+ImageLocality part of the total;
                            * INT32_MIN where the node is not feasible now */
     uint32_t nfeasible;
+    uint32_t *flist;      /* feasible nodes in node order (rebuilt when stale) */
+    uint32_t nflist;
+    int flist_stale;
     uint32_t pos;         /* assume log position consumed */
     int64_t constant;     /* weighted TaintToleration + NodeAffinity (constant) */
 } fast_class;
@@ -66,6 +69,7 @@ void kube_fast_free(kube_sched *s)
         return;
     for (uint32_t i = 0; i < f->nclasses; i++) {
         free(f->classes[i].key);
+        free(f->classes[i].flist);
         free(f->classes[i].static_ok);
         free(f->classes[i].part);
     }
@@ -299,6 +303,7 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
         int now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT;
         int was = c->part[nd] != INT32_MIN;
         c->nfeasible += (uint32_t)now - (uint32_t)was;
+        c->flist_stale |= now != was;
         c->part[nd] = now ? (int32_t)f->col2[i] : INT32_MIN;
     }
 }
@@ -431,6 +436,75 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
  * pass every other filter and the rest of the score; PodTopologySpread and
  * InterPodAffinity run as plugins on those nodes only (the feasible set and
  * hence their normalisation are the pipeline's). */
+/* Only spread/affinity FILTERS apply (their scores are 0 everywhere): the
+ * total is part + constant. Nodes go through the two filters in chunks that
+ * stay in L1, tracking the best value, its ties (in node order) and the
+ * feasible count on the way: the same feasible set, winner and count as the
+ * pipeline. */
+#define FAST_CHUNK 256
+static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_req *r,
+                                berth_rng *rng, fast_class *c, kube_fast_result *out)
+{
+    kube_fast *f = s->fast;
+    uint32_t N = s->k->nnodes, nfeasible = 0, nties = 0;
+    const int32_t *part = c->part;
+    int32_t best = INT32_MIN;
+    uint32_t list[FAST_CHUNK];
+    uint8_t verdict[FAST_CHUNK];
+    uint32_t *ties = f->list; /* node-order ties of the best value */
+    if (!c->flist || c->flist_stale) {
+        if (!c->flist) {
+            c->flist = malloc((N ? N : 1) * sizeof *c->flist);
+            if (!c->flist)
+                return BERTH_ENOMEM;
+        }
+        uint32_t m = 0;
+        for (uint32_t nd = 0; nd < N; nd++) {
+            c->flist[m] = nd;
+            m += part[nd] != INT32_MIN;
+        }
+        c->nflist = m;
+        c->flist_stale = 0;
+    }
+    for (uint32_t base = 0; base < c->nflist; base += FAST_CHUNK) {
+        uint32_t n = c->nflist - base < FAST_CHUNK ? c->nflist - base : FAST_CHUNK;
+        memcpy(list, c->flist + base, n * sizeof *list);
+        memset(verdict, BERTH_FIT, n);
+        /* both filters see the chunk; a filter only marks rejections */
+        for (uint32_t j = 0; j < prof->nfilters; j++)
+            if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) ||
+                plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0))
+                prof->filters[j]->filter(s, r, list, n, verdict);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            list[k] = list[i];
+            k += verdict[i] == BERTH_FIT;
+        }
+        n = k;
+        nfeasible += n;
+        for (uint32_t i = 0; i < n; i++) {
+            int32_t v = part[list[i]];
+            if (v > best) {
+                best = v;
+                nties = 0;
+            }
+            if (v == best)
+                ties[nties++] = list[i];
+        }
+    }
+    if (!nfeasible)
+        return 0; /* the full path explains why */
+    uint32_t chosen = 0;
+    if (prof->tiebreak == BERTH_TIE_RANDOM && nties > 1)
+        chosen = (uint32_t)berth_rng_below(rng, nties);
+    else if (prof->tiebreak == BERTH_TIE_LAST)
+        chosen = nties - 1;
+    out->node = ties[chosen];
+    out->nfeasible = nfeasible;
+    out->total = (int64_t)best + c->constant;
+    return 1;
+}
+
 static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r, berth_rng *rng,
                            fast_class *c, kube_fast_result *out)
 {
@@ -438,6 +512,8 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
     const kube_terms_req *tq = r->terms;
     uint32_t N = s->k->nnodes, n = 0;
     const int32_t *part = c->part;
+    if (!tq->nps && !tq->nisc)
+        return pick_filtered_chunks(s, prof, r, rng, c, out);
     for (uint32_t nd = 0; nd < N; nd++) {
         f->list[n] = nd;
         n += part[nd] != INT32_MIN;

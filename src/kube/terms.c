@@ -1263,14 +1263,25 @@ static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_
     if (!s->reference) {
         /* only the nodes where the signature counts something */
         const kube_sig *g = sig_of(t, cnt);
+        if (q->ntouch + g->nnz > q->captouch) {
+            size_t nc = q->captouch ? q->captouch : 256;
+            while (nc < q->ntouch + g->nnz)
+                nc *= 2;
+            size_t *np = realloc(q->ztouch, nc * sizeof *np);
+            if (!np)
+                return BERTH_ENOMEM;
+            q->ztouch = np;
+            q->captouch = nc;
+        }
+        size_t *touch = q->ztouch + q->ntouch, nt = 0;
         for (uint32_t j = 0; j < g->nnz; j++) {
             uint32_t n = g->nz[j];
             if (val[n] != KUBE_NOVAL) {
                 dom[val[n]] += m * cnt[n];
-                if (ztouch(q, base + val[n]))
-                    return BERTH_ENOMEM;
+                touch[nt++] = base + val[n];
             }
         }
+        q->ntouch += nt;
         return 0;
     }
     for (uint32_t n = 0; n < t->nnodes; n++)
