@@ -469,18 +469,20 @@ static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_r
     for (uint32_t base = 0; base < c->nflist; base += FAST_CHUNK) {
         uint32_t n = c->nflist - base < FAST_CHUNK ? c->nflist - base : FAST_CHUNK;
         memcpy(list, c->flist + base, n * sizeof *list);
-        memset(verdict, BERTH_FIT, n);
-        /* both filters see the chunk; a filter only marks rejections */
-        for (uint32_t j = 0; j < prof->nfilters; j++)
-            if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) ||
-                plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0))
-                prof->filters[j]->filter(s, r, list, n, verdict);
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            list[k] = list[i];
-            k += verdict[i] == BERTH_FIT;
+        /* each filter sees the survivors of the one before */
+        for (uint32_t j = 0; j < prof->nfilters && n; j++) {
+            if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
+                !plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0))
+                continue;
+            memset(verdict, BERTH_FIT, n);
+            prof->filters[j]->filter(s, r, list, n, verdict);
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                list[k] = list[i];
+                k += verdict[i] == BERTH_FIT;
+            }
+            n = k;
         }
-        n = k;
         nfeasible += n;
         for (uint32_t i = 0; i < n; i++) {
             int32_t v = part[list[i]];
