@@ -12,6 +12,7 @@
 
 #include "berth/arena.h"
 #include "berth/error.h"
+#include "berth/labels.h"
 #include "berth/quantity.h"
 
 typedef enum berth_node_type {
@@ -96,6 +97,12 @@ int berth_dec_quantity(berth_dec *d, const berth_node *m, const char *key, int r
  * its index. Absent and not required: *out unchanged. */
 int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int required,
                    const char *const *choices, int *out);
+/* Reads the string map at key of parent (labels, annotations, selectors'
+ * matchLabels) into out, sorted, in d->arena; validate checks label key and
+ * value syntax. Absent: out is empty. A repeated key is an error. */
+int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, berth_labels *out,
+                     int validate);
+
 /* Decodes a `kind: List` document: calls fn on each of its `items` with the
  * field path set ("items[3]") and depth + 1; Lists nest at most 4 deep.
  * Stops at the first error. */

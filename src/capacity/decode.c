@@ -17,37 +17,6 @@ static void *alloc(berth_arena *a, size_t n, size_t size)
     return berth_arena_alloc(a, (n ? n : 1) * size);
 }
 
-int capacity_dec_strmap(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
-                        berth_labels *out, int validate)
-{
-    berth_node *mp = NULL;
-    memset(out, 0, sizeof *out);
-    int rc = berth_dec_map(d, parent, key, 0, &mp);
-    if (rc || !mp)
-        return rc;
-    size_t p = berth_dec_push(d, key);
-    out->items = alloc(a, mp->n, sizeof *out->items);
-    if (!out->items)
-        rc = oom(d);
-    for (size_t i = 0; !rc && i < mp->n; i++) {
-        const berth_node *k = mp->entries[i].key, *v = mp->entries[i].value;
-        size_t p2 = berth_dec_push(d, k->str);
-        const char *val = "", *why = NULL;
-        if (!berth_node_is_null(v))
-            rc = berth_dec_node_str(d, v, &val);
-        if (!rc && validate && !berth_label_key_valid(k->str, &why))
-            rc = berth_dec_fail(d, k, "invalid label key '%s': %s", k->str, why);
-        if (!rc && validate && !berth_label_value_valid(val, &why))
-            rc = berth_dec_fail(d, v, "invalid label value '%s': %s", val, why);
-        berth_dec_pop(d, p2);
-        if (!rc)
-            out->items[out->n++] = (berth_label){k->str, val};
-    }
-    if (!rc && berth_labels_sort(out))
-        rc = berth_dec_fail(d, mp, "a key appears twice");
-    berth_dec_pop(d, p);
-    return rc;
-}
 
 static const char *const meta_fields[] = {
     "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
@@ -71,9 +40,9 @@ int capacity_dec_meta(berth_dec *d, berth_arena *a, const berth_node *doc, int f
         goto out;
     }
     berth_labels scratch;
-    if ((rc = capacity_dec_strmap(d, a, meta, "labels", labels ? labels : &scratch, 1)))
+    if ((rc = berth_dec_labels(d, meta, "labels", labels ? labels : &scratch, 1)))
         goto out;
-    rc = capacity_dec_strmap(d, a, meta, "annotations", ann ? ann : &scratch, 0);
+    rc = berth_dec_labels(d, meta, "annotations", ann ? ann : &scratch, 0);
 out:
     berth_dec_pop(d, p);
     return rc;

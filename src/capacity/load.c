@@ -111,7 +111,7 @@ static int load_vng(berth_autoscale *m, berth_dec *d, const berth_node *doc)
                                      "headroom", NULL};
     int64_t maxn = -1;
     if (!(rc = berth_dec_known_fields(d, spec, sf)) &&
-        !(rc = capacity_dec_strmap(d, a, spec, "labels", &v.labels, 1)) &&
+        !(rc = berth_dec_labels(d, spec, "labels", &v.labels, 1)) &&
         !(rc = capacity_dec_taints(d, a, spec, "taints", &v.taints, &v.ntaints)) &&
         !(rc = capacity_dec_strlist(d, a, spec, "instanceTypes", &v.types, &v.ntypes)) &&
         !(rc = capacity_dec_strlist(d, a, spec, "zones", &v.zones, &v.nzones)) &&

@@ -12,9 +12,6 @@
  * required non-empty name; labels / annotations may be NULL to skip. */
 int capacity_dec_meta(berth_dec *d, berth_arena *a, const berth_node *doc, int force_strict,
                       const char **name, berth_labels *labels, berth_labels *ann);
-/* A map of strings at key (validate: as label keys and values). */
-int capacity_dec_strmap(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
-                        berth_labels *out, int validate);
 /* A list of taints at key (key, value, effect). */
 int capacity_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
                         berth_taint **out, uint32_t *n);

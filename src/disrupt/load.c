@@ -59,38 +59,6 @@ static int known(berth_dec *d, const berth_node *m, const char *const *allowed)
     return d->strict && m ? berth_dec_known_fields(d, m, allowed) : 0;
 }
 
-/* A map of strings at key (labels / annotations). */
-static int dec_strmap(berth_disrupt *m, berth_dec *d, const berth_node *parent, const char *key,
-                      berth_labels *out, int validate)
-{
-    berth_node *mp = NULL;
-    memset(out, 0, sizeof *out);
-    int rc = berth_dec_map(d, parent, key, 0, &mp);
-    if (rc || !mp)
-        return rc;
-    size_t p = berth_dec_push(d, key);
-    out->items = alloc(m, mp->n, sizeof *out->items);
-    if (!out->items)
-        rc = oom(d);
-    for (size_t i = 0; !rc && i < mp->n; i++) {
-        const berth_node *k = mp->entries[i].key, *v = mp->entries[i].value;
-        size_t p2 = berth_dec_push(d, k->str);
-        const char *val = "", *why = NULL;
-        if (!berth_node_is_null(v))
-            rc = berth_dec_node_str(d, v, &val);
-        if (!rc && validate && !berth_label_key_valid(k->str, &why))
-            rc = berth_dec_fail(d, k, "invalid label key '%s': %s", k->str, why);
-        if (!rc && validate && !berth_label_value_valid(val, &why))
-            rc = berth_dec_fail(d, v, "invalid label value '%s': %s", val, why);
-        berth_dec_pop(d, p2);
-        if (!rc)
-            out->items[out->n++] = (berth_label){k->str, val};
-    }
-    if (!rc && berth_labels_sort(out))
-        rc = berth_dec_fail(d, mp, "a key appears twice");
-    berth_dec_pop(d, p);
-    return rc;
-}
 
 static int dec_taints(berth_disrupt *m, berth_dec *d, const berth_node *spec, const char *key,
                       berth_taint **out, uint32_t *n)
@@ -244,9 +212,9 @@ static int dec_meta(berth_disrupt *m, berth_dec *d, const berth_node *doc, berth
         !**name)
         rc = berth_dec_fail(d, *meta, "name: must not be empty");
     if (!rc)
-        rc = dec_strmap(m, d, *meta, "labels", labels, 1);
+        rc = berth_dec_labels(d, *meta, "labels", labels, 1);
     if (!rc)
-        rc = dec_strmap(m, d, *meta, "annotations", ann, 0);
+        rc = berth_dec_labels(d, *meta, "annotations", ann, 0);
     berth_dec_pop(d, p);
     return rc;
 }
@@ -370,8 +338,8 @@ static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
             !(rc = berth_dec_map(d, tmpl, "spec", 1, &tspec)) && tmeta) {
             size_t p3 = berth_dec_push(d, "metadata");
             if (!(rc = known(d, tmeta, tmf)) &&
-                !(rc = dec_strmap(m, d, tmeta, "labels", &np.labels, 1)))
-                rc = dec_strmap(m, d, tmeta, "annotations", &np.annotations, 0);
+                !(rc = berth_dec_labels(d, tmeta, "labels", &np.labels, 1)))
+                rc = berth_dec_labels(d, tmeta, "annotations", &np.annotations, 0);
             berth_dec_pop(d, p3);
         }
         if (!rc) {

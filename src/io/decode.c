@@ -329,3 +329,35 @@ int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
     }
     return rc;
 }
+
+int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, berth_labels *out,
+                     int validate)
+{
+    berth_node *mp = NULL;
+    memset(out, 0, sizeof *out);
+    int rc = berth_dec_map(d, parent, key, 0, &mp);
+    if (rc || !mp)
+        return rc;
+    size_t p = berth_dec_push(d, key);
+    out->items = berth_arena_alloc(d->arena, (mp->n ? mp->n : 1) * sizeof *out->items);
+    if (!out->items)
+        rc = berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
+    for (size_t i = 0; !rc && i < mp->n; i++) {
+        const berth_node *k = mp->entries[i].key, *v = mp->entries[i].value;
+        size_t p2 = berth_dec_push(d, k->str);
+        const char *val = "", *why = NULL;
+        if (!berth_node_is_null(v))
+            rc = berth_dec_node_str(d, v, &val);
+        if (!rc && validate && !berth_label_key_valid(k->str, &why))
+            rc = berth_dec_fail(d, k, "invalid label key '%s': %s", k->str, why);
+        if (!rc && validate && !berth_label_value_valid(val, &why))
+            rc = berth_dec_fail(d, v, "invalid label value '%s': %s", val, why);
+        berth_dec_pop(d, p2);
+        if (!rc)
+            out->items[out->n++] = (berth_label){k->str, val};
+    }
+    if (!rc && berth_labels_sort(out))
+        rc = berth_dec_fail(d, mp, "a key appears twice");
+    berth_dec_pop(d, p);
+    return rc;
+}
