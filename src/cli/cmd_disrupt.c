@@ -9,6 +9,7 @@
 
 #include "berth/disrupt.h"
 #include "berth/fleet.h"
+#include "berth/plan_report.h"
 
 static void help(FILE *f)
 {
@@ -59,130 +60,6 @@ static int parse_gates(const char *v, berth_dplan_options *o)
             return -1;
     }
     return 0;
-}
-
-static void fmt_time(int64_t t, char *buf, size_t size)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static double round6(double v)
-{
-    return (double)(long long)(v * 1e6 + (v >= 0 ? 0.5 : -0.5)) / 1e6;
-}
-
-static json_t *allowed_json(int64_t v)
-{
-    return json_integer(v);
-}
-
-static json_t *plan_json(const berth_disrupt *m, const berth_dplan *p)
-{
-    char at[40];
-    fmt_time(p->at, at, sizeof at);
-    json_t *root = json_object(), *pools = json_array(), *acts = json_array(), *blk = json_array();
-    json_object_set_new(root, "at", json_string(at));
-    json_object_set_new(root, "nodePools", pools);
-    json_object_set_new(root, "actions", acts);
-    json_object_set_new(root, "blocked", blk);
-    for (uint32_t i = 0; i < p->npools; i++) {
-        const berth_dpool_allow *a = &p->pools[i];
-        json_t *o = json_object(), *al = json_object();
-        json_object_set_new(o, "name", json_string(m->pools[a->pool].name));
-        json_object_set_new(al, "Empty", allowed_json(a->allowed[BERTH_DR_EMPTY]));
-        json_object_set_new(al, "Drifted", allowed_json(a->allowed[BERTH_DR_DRIFTED]));
-        json_object_set_new(al, "Underutilized", allowed_json(a->allowed[BERTH_DR_UNDERUTILIZED]));
-        json_object_set_new(o, "allowedDisruptions", al);
-        json_object_set_new(o, "nodes", json_integer(a->nodes));
-        json_object_set_new(o, "disrupting", json_integer(a->disrupting));
-        json_object_set_new(o, "templateHash", json_string(m->pools[a->pool].hash));
-        json_array_append_new(pools, o);
-    }
-    for (uint32_t i = 0; i < p->nactions; i++) {
-        const berth_daction *a = &p->actions[i];
-        json_t *o = json_object(), *nodes = json_array();
-        json_object_set_new(o, "action", json_string(a->replace ? "replace" : "delete"));
-        json_object_set_new(o, "reason", json_string(berth_dreason_name(a->reason)));
-        for (uint32_t j = 0; j < a->nnodes; j++)
-            json_array_append_new(nodes, json_string(m->kube.nodes[a->nodes[j]].name));
-        json_object_set_new(o, "nodes", nodes);
-        json_t *reps = json_array();
-        for (uint32_t j = 0; j < a->nreplacements; j++) {
-            const berth_dreplacement *r = &a->replacements[j];
-            json_t *ro = json_object();
-            json_object_set_new(ro, "instanceType", json_string(r->instance_type));
-            json_object_set_new(ro, "capacityType",
-                                json_string(berth_capacity_type_name(r->capacity_type)));
-            json_object_set_new(ro, "zone", json_string(r->zone));
-            json_object_set_new(ro, "price", json_real(round6(r->price)));
-            json_object_set_new(ro, "nodePool", json_string(r->nodepool));
-            json_array_append_new(reps, ro);
-        }
-        json_object_set_new(o, "replacement",
-                            a->nreplacements ? json_incref(json_array_get(reps, 0)) : json_null());
-        if (a->nreplacements > 1)
-            json_object_set_new(o, "replacements", reps);
-        else
-            json_decref(reps);
-        json_object_set_new(o, "savingsPerHour", json_real(round6(a->savings)));
-        json_array_append_new(acts, o);
-    }
-    for (uint32_t i = 0; i < p->nblocked; i++) {
-        json_t *o = json_object();
-        json_object_set_new(o, "node", json_string(m->kube.nodes[p->blocked[i].node].name));
-        json_object_set_new(o, "reason", json_string(p->blocked[i].reason));
-        json_array_append_new(blk, o);
-    }
-    return root;
-}
-
-static void allowed_text(int64_t v, char *buf, size_t size)
-{
-    if (v >= BERTH_BUDGET_UNLIMITED - 1000000)
-        snprintf(buf, size, "unlimited");
-    else
-        snprintf(buf, size, "%lld", (long long)v);
-}
-
-static void plan_table(const berth_disrupt *m, const berth_dplan *p)
-{
-    char at[40];
-    fmt_time(p->at, at, sizeof at);
-    printf("disruption plan at %s\n\n", at);
-    printf("%-24s %6s %11s %8s %8s %14s\n", "NODEPOOL", "NODES", "DISRUPTING", "EMPTY", "DRIFTED",
-           "UNDERUTILIZED");
-    for (uint32_t i = 0; i < p->npools; i++) {
-        const berth_dpool_allow *a = &p->pools[i];
-        char e[24], d[24], u[24];
-        allowed_text(a->allowed[0], e, sizeof e);
-        allowed_text(a->allowed[1], d, sizeof d);
-        allowed_text(a->allowed[2], u, sizeof u);
-        printf("%-24s %6lld %11lld %8s %8s %14s\n", m->pools[a->pool].name, (long long)a->nodes,
-               (long long)a->disrupting, e, d, u);
-    }
-    printf("\nACTIONS\n");
-    if (!p->nactions)
-        printf("  (none)\n");
-    for (uint32_t i = 0; i < p->nactions; i++) {
-        const berth_daction *a = &p->actions[i];
-        printf("  %-7s %-13s ", a->replace ? "replace" : "delete", berth_dreason_name(a->reason));
-        for (uint32_t j = 0; j < a->nnodes; j++)
-            printf("%s%s", j ? "," : "", m->kube.nodes[a->nodes[j]].name);
-        for (uint32_t j = 0; j < a->nreplacements; j++) {
-            const berth_dreplacement *r = &a->replacements[j];
-            printf("%s%s %s %s %.4f/h", j ? "; " : " -> ", r->instance_type,
-                   berth_capacity_type_name(r->capacity_type), r->zone, r->price);
-        }
-        printf("  savings %.4f/h\n", a->savings);
-    }
-    printf("\nBLOCKED\n");
-    if (!p->nblocked)
-        printf("  (none)\n");
-    for (uint32_t i = 0; i < p->nblocked; i++)
-        printf("  %-28s %s\n", m->kube.nodes[p->blocked[i].node].name, p->blocked[i].reason);
 }
 
 static int plan(int argc, char **argv)
@@ -263,8 +140,8 @@ static int plan(int argc, char **argv)
     int code = 0;
     if (!c.quiet) {
         if (c.format == CLI_TABLE)
-            plan_table(&m, &p);
-        else if (cli_print_json(plan_json(&m, &p), c.format))
+            berth_report_disrupt_table(stdout, &m, &p);
+        else if (cli_print_json(berth_report_disrupt_json(&m, &p), c.format))
             code = 3;
     }
     berth_dplan_free(&p);

@@ -1,0 +1,18 @@
+/* berth/plan_report.h - reports of the planners: `disrupt plan` and
+ * `autoscale plan` as a table and as SPEC 6.3 JSON (the caller owns the
+ * returned reference). Used by the CLI and by `berth serve`. */
+#ifndef BERTH_PLAN_REPORT_H
+#define BERTH_PLAN_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "berth/autoscale.h"
+#include "berth/disrupt.h"
+
+json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p);
+void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_dplan *p);
+json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan *p);
+void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const berth_aplan *p);
+
+#endif

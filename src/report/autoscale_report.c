@@ -1,0 +1,135 @@
+/* report/autoscale_report.c - the `autoscale plan` table and its SPEC 6.3
+ * JSON, shared by the CLI and the service. */
+#include "berth/plan_report.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "berth/fleet.h"
+
+static void fmt_time(int64_t t, char *buf, size_t size)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static double round6(double v)
+{
+    return (double)(long long)(v * 1e6 + (v >= 0 ? 0.5 : -0.5)) / 1e6;
+}
+
+static json_t *pod_name(const berth_autoscale *m, uint32_t pod)
+{
+    const berth_kpod *p = &m->kube.pods[pod];
+    return json_sprintf("%s/%s", p->ns, p->name);
+}
+
+json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan *p)
+{
+    char at[40];
+    fmt_time(p->at, at, sizeof at);
+    json_t *root = json_object(), *up = json_array(), *down = json_array(), *rep = json_array(),
+           *un = json_array(), *blk = json_array();
+    json_object_set_new(root, "at", json_string(at));
+    json_object_set_new(root, "scaleUp", up);
+    json_object_set_new(root, "scaleDown", down);
+    json_object_set_new(root, "replacements", rep);
+    json_object_set_new(root, "unschedulable", un);
+    json_object_set_new(root, "blocked", blk);
+    for (uint32_t i = 0; i < p->nup; i++) {
+        const berth_ascaleup *u = &p->up[i];
+        json_t *o = json_object(), *pods = json_array(), *nodes = json_array();
+        json_object_set_new(o, "virtualNodeGroup", json_string(m->vngs[u->vng].name));
+        json_object_set_new(o, "instanceType", json_string(m->types[u->type].name));
+        json_object_set_new(o, "capacityType", json_string(berth_capacity_type_name(u->capacity_type)));
+        json_object_set_new(o, "zone", json_string(u->zone));
+        json_object_set_new(o, "count", json_integer(u->count));
+        json_object_set_new(o, "pricePerHour", json_real(round6(u->price)));
+        for (uint32_t j = 0; j < u->npods; j++)
+            json_array_append_new(pods, pod_name(m, u->pods[j]));
+        json_object_set_new(o, "pods", pods);
+        for (uint32_t j = 0; j < u->count; j++)
+            json_array_append_new(nodes, json_string(u->nodes[j]));
+        json_object_set_new(o, "nodes", nodes);
+        json_object_set_new(o, "headroomUnits", json_integer(u->headroom_units));
+        json_object_set_new(o, "reservation", u->reservation ? json_string(u->reservation) : json_null());
+        json_array_append_new(up, o);
+    }
+    for (uint32_t i = 0; i < p->ndown; i++) {
+        const berth_ascaledown *d = &p->down[i];
+        json_t *o = json_object(), *mv = json_object();
+        json_object_set_new(o, "node", json_string(m->kube.nodes[d->node].name));
+        json_object_set_new(o, "virtualNodeGroup", json_string(m->vngs[d->vng].name));
+        json_object_set_new(o, "utilisation", json_real(round6(d->utilisation)));
+        for (uint32_t j = 0; j < d->nmoves; j++) {
+            const berth_kpod *kp = &m->kube.pods[d->moves[j].pod];
+            char key[512];
+            snprintf(key, sizeof key, "%s/%s", kp->ns, kp->name);
+            json_object_set_new(mv, key, json_string(m->kube.nodes[d->moves[j].node].name));
+        }
+        json_object_set_new(o, "moves", mv);
+        json_array_append_new(down, o);
+    }
+    for (uint32_t i = 0; i < p->nunsched; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "pod", pod_name(m, p->unsched[i].pod));
+        json_object_set_new(o, "reason", json_string(p->unsched[i].reason));
+        json_array_append_new(un, o);
+    }
+    for (uint32_t i = 0; i < p->nblocked; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "node", json_string(m->kube.nodes[p->blocked[i].node].name));
+        json_object_set_new(o, "reason", json_string(p->blocked[i].reason));
+        json_array_append_new(blk, o);
+    }
+    return root;
+}
+
+void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const berth_aplan *p)
+{
+    char at[40];
+    fmt_time(p->at, at, sizeof at);
+    fprintf(out, "autoscale plan at %s\n\nSCALE UP\n", at);
+    if (!p->nup)
+        fprintf(out, "  (none)\n");
+    for (uint32_t i = 0; i < p->nup; i++) {
+        const berth_ascaleup *u = &p->up[i];
+        fprintf(out, "  %-16s %-20s %-9s %-12s x%-3u %.4f/h  %u pod(s)", m->vngs[u->vng].name,
+               m->types[u->type].name, berth_capacity_type_name(u->capacity_type), u->zone,
+               u->count, u->price, u->npods);
+        if (u->headroom_units)
+            fprintf(out, "  headroom %lld", (long long)u->headroom_units);
+        if (u->reservation)
+            fprintf(out, "  reservation %s", u->reservation);
+        fprintf(out, "\n");
+        for (uint32_t j = 0; j < u->npods; j++)
+            fprintf(out, "    %s/%s\n", m->kube.pods[u->pods[j]].ns, m->kube.pods[u->pods[j]].name);
+    }
+    fprintf(out, "\nSCALE DOWN\n");
+    if (!p->ndown)
+        fprintf(out, "  (none)\n");
+    for (uint32_t i = 0; i < p->ndown; i++) {
+        const berth_ascaledown *d = &p->down[i];
+        fprintf(out, "  %-28s %-16s utilisation %.2f\n", m->kube.nodes[d->node].name,
+               m->vngs[d->vng].name, d->utilisation);
+        for (uint32_t j = 0; j < d->nmoves; j++)
+            fprintf(out, "    %s/%s -> %s\n", m->kube.pods[d->moves[j].pod].ns,
+                   m->kube.pods[d->moves[j].pod].name, m->kube.nodes[d->moves[j].node].name);
+    }
+    fprintf(out, "\nUNSCHEDULABLE\n");
+    if (!p->nunsched)
+        fprintf(out, "  (none)\n");
+    for (uint32_t i = 0; i < p->nunsched; i++)
+        fprintf(out, "  %s/%s: %s\n", m->kube.pods[p->unsched[i].pod].ns,
+               m->kube.pods[p->unsched[i].pod].name, p->unsched[i].reason);
+    fprintf(out, "\nKEPT\n");
+    if (!p->nblocked)
+        fprintf(out, "  (none)\n");
+    for (uint32_t i = 0; i < p->nblocked; i++)
+        fprintf(out, "  %-28s %s\n", m->kube.nodes[p->blocked[i].node].name, p->blocked[i].reason);
+}
+
