@@ -83,6 +83,10 @@ static void match_route(const char *url, route_match *m)
         m->route = SERVE_RT_KUBE;
     else if (!strcmp(url, "/v1/fleet/place"))
         m->route = SERVE_RT_FLEET;
+    else if (!strcmp(url, "/v1/disrupt/plan"))
+        m->route = SERVE_RT_DISRUPT;
+    else if (!strcmp(url, "/v1/autoscale/plan"))
+        m->route = SERVE_RT_AUTOSCALE;
     else if (!strcmp(url, "/healthz"))
         m->route = SERVE_RT_HEALTHZ;
     else if (!strcmp(url, "/readyz"))
@@ -126,6 +130,8 @@ static const char *allowed(int route)
     case SERVE_RT_POOL: return "PATCH";
     case SERVE_RT_KUBE:
     case SERVE_RT_FLEET:
+    case SERVE_RT_DISRUPT:
+    case SERVE_RT_AUTOSCALE:
     case SERVE_RT_EXT_FILTER:
     case SERVE_RT_EXT_PRIORITIZE:
     case SERVE_RT_EXT_BIND: return "POST";
@@ -334,6 +340,14 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
     case SERVE_RT_FLEET:
         serve_fleet_place(body, r->len, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "now"),
                           rep);
+        return;
+    case SERVE_RT_DISRUPT:
+        serve_disrupt_plan(body, r->len,
+                           MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at"), rep);
+        return;
+    case SERVE_RT_AUTOSCALE:
+        serve_autoscale_plan(body, r->len,
+                             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at"), rep);
         return;
     case SERVE_RT_EXT_FILTER:
     case SERVE_RT_EXT_PRIORITIZE: {

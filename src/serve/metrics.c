@@ -15,6 +15,7 @@ const char *const serve_route_names[SERVE_RT_COUNT] = {
     "/healthz",            "/readyz",            "/metrics",
     "/",                   "/v1/estate.svg",
     "/v1/extender/filter", "/v1/extender/prioritize", "/v1/extender/bind", "/v1/kube/nodes",
+    "/v1/disrupt/plan",    "/v1/autoscale/plan",
     "other"};
 
 static const char *const methods[] = {"GET", "PUT", "POST", "PATCH", "DELETE", "OTHER"};

@@ -125,6 +125,9 @@ void serve_web_svg(serve_engine *g, serve_reply *r);
 /* Stateless engines (run on the caller's thread). */
 void serve_kube_schedule(const char *body, size_t len, const char *profile, serve_reply *r);
 void serve_fleet_place(const char *body, size_t len, const char *now, serve_reply *r);
+/* POST /v1/disrupt/plan?at=T and /v1/autoscale/plan?at=T (stateless). */
+void serve_disrupt_plan(const char *body, size_t len, const char *at, serve_reply *r);
+void serve_autoscale_plan(const char *body, size_t len, const char *at, serve_reply *r);
 
 /* ---- auth ---- */
 
@@ -210,6 +213,8 @@ enum serve_route {
     SERVE_RT_EXT_PRIORITIZE,
     SERVE_RT_EXT_BIND,
     SERVE_RT_KUBE_NODES,     /* PUT /v1/kube/nodes: the extender's node cache */
+    SERVE_RT_DISRUPT,        /* POST /v1/disrupt/plan (stateless) */
+    SERVE_RT_AUTOSCALE,      /* POST /v1/autoscale/plan (stateless) */
     SERVE_RT_OTHER,
     SERVE_RT_COUNT
 };

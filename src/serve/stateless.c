@@ -1,7 +1,8 @@
 /* serve/stateless.c - the stateless endpoints of `berth serve`: kube pod
- * scheduling (SPEC 6.3 `kube schedule` JSON) and Fleet placement (SPEC 6.3
- * `fleet place` JSON), each over a model built from the request body and
- * freed before the reply; they run on the connection's thread. */
+ * scheduling, Fleet placement, disruption and autoscaling plans (each the
+ * SPEC 6.3 JSON of the matching command), each over a model built from the
+ * request body and freed before the reply; they run on the connection's
+ * thread. */
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -12,6 +13,7 @@
 #include "berth/fleet.h"
 #include "berth/kube.h"
 #include "berth/kube_report.h"
+#include "berth/plan_report.h"
 
 void serve_kube_schedule(const char *body, size_t len, const char *profile, serve_reply *r)
 {
@@ -123,4 +125,79 @@ void serve_fleet_place(const char *body, size_t len, const char *now, serve_repl
     }
     berth_fleet_ctx_free(ctx);
     berth_fleet_free(&fl);
+}
+
+/* "at" query argument (RFC 3339) -> seconds; the current time when absent. */
+static int plan_time(const char *at, int64_t *now, serve_reply *r)
+{
+    if (!at) {
+        *now = (int64_t)time(NULL);
+        return 0;
+    }
+    int64_t ms;
+    if (berth_fleet_parse_time(at, &ms)) {
+        serve_reply_error(r, 400, "bad_input",
+                          "at: expected an RFC 3339 time such as 2024-05-01T12:00:00Z");
+        return -1;
+    }
+    *now = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    return 0;
+}
+
+void serve_disrupt_plan(const char *body, size_t len, const char *at, serve_reply *r)
+{
+    *r = (serve_reply){0};
+    berth_dplan_options opt = {0};
+    if (plan_time(at, &opt.now, r))
+        return;
+    berth_disrupt m;
+    berth_disrupt_init(&m);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    int rc = berth_doc_load_buffer(&m.kube.arena, "body", body, len, &src, &e);
+    if (!rc)
+        rc = berth_disrupt_load(&m, &src, 0, &e);
+    if (!rc)
+        rc = berth_disrupt_finalize(&m, &e);
+    berth_dplan p;
+    memset(&p, 0, sizeof p);
+    if (!rc)
+        rc = berth_disrupt_plan(&m, &opt, &p, &e);
+    if (rc)
+        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
+                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+    else
+        serve_reply_json(r, 200, berth_report_disrupt_json(&m, &p));
+    berth_dplan_free(&p);
+    berth_disrupt_free(&m);
+}
+
+void serve_autoscale_plan(const char *body, size_t len, const char *at, serve_reply *r)
+{
+    *r = (serve_reply){0};
+    berth_aplan_options opt = {0};
+    if (plan_time(at, &opt.now, r))
+        return;
+    berth_autoscale m;
+    berth_autoscale_init(&m);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    int rc = berth_doc_load_buffer(&m.kube.arena, "body", body, len, &src, &e);
+    if (!rc)
+        rc = berth_autoscale_load(&m, &src, 0, &e);
+    if (!rc)
+        rc = berth_autoscale_finalize(&m, &e);
+    berth_aplan p;
+    memset(&p, 0, sizeof p);
+    if (!rc)
+        rc = berth_autoscale_plan(&m, &opt, &p, &e);
+    if (rc)
+        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
+                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+    else
+        serve_reply_json(r, 200, berth_report_autoscale_json(&m, &p));
+    berth_aplan_free(&p);
+    berth_autoscale_free(&m);
 }
