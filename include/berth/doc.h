@@ -103,6 +103,10 @@ int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int requi
 int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, berth_labels *out,
                      int validate);
 
+/* Requires doc's apiVersion to be exactly want ("kind K needs apiVersion
+ * W, got 'X'" at the field otherwise). */
+int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want);
+
 /* Decodes a `kind: List` document: calls fn on each of its `items` with the
  * field path set ("items[3]") and depth + 1; Lists nest at most 4 deep.
  * Stops at the first error. */

@@ -231,18 +231,6 @@ typedef struct ctx {
     uint32_t nkdocs, capkdocs;
 } ctx;
 
-static int check_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want)
-{
-    const char *api = NULL;
-    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
-    if (rc || !strcmp(api, want))
-        return rc;
-    size_t p = berth_dec_push(d, "apiVersion");
-    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"),
-                        "kind %s needs apiVersion %s, got '%s'", kind, want, api);
-    berth_dec_pop(d, p);
-    return rc;
-}
 
 static int walk(ctx *c, const berth_node *doc, int depth);
 
@@ -266,13 +254,13 @@ static int walk(ctx *c, const berth_node *doc, int depth)
     if (!strcmp(kind, "List") || (kl > 4 && !strcmp(kind + kl - 4, "List")))
         return berth_dec_list(d, doc, depth, walk_item, c);
     if (!strcmp(kind, "VirtualNodeGroup"))
-        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_vng(m, d, doc);
+        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_vng(m, d, doc);
     if (!strcmp(kind, "Reservation"))
-        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_reservation(m, d, doc);
+        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_reservation(m, d, doc);
     if (!strcmp(kind, "Headroom"))
-        return (rc = check_api(d, doc, kind, "berth.io/v1")) ? rc : load_headroom(m, d, doc);
+        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_headroom(m, d, doc);
     if (!strcmp(kind, "InstanceType"))
-        return (rc = check_api(d, doc, kind, "berth.io/v1"))
+        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1"))
                    ? rc
                    : berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes,
                                               &m->captypes);

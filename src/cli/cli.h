@@ -26,6 +26,14 @@ void cli_common_init(cli_common *c);
 /* Loads every file into nx and validates it; prints the error and returns
  * the exit code (2) on failure, 0 on success. */
 int cli_load_nexus(berth_nexus *nx, const cli_common *c);
+/* Parses `--at TIME` / `--at=TIME` (RFC 3339) at argv[*i] into *now
+ * (seconds). 1 consumed, 0 not --at, -1 usage error (printed, naming cmd). */
+int cli_flag_at(const char *cmd, int argc, char **argv, int *i, int64_t *now);
+/* Reads every input file of c into arena and hands each to load(ctx, ...).
+ * Returns 0, or the failing code with e set; "no input files" is EINVAL. */
+int cli_load_each(const cli_common *c, berth_arena *arena,
+                  int (*load)(void *ctx, const berth_source *src, int strict, berth_error *e),
+                  void *ctx, berth_error *e);
 /* Writes via fn into path atomically (temp file + rename). 0 or -1 (printed). */
 int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void *arg);
 /* Prints json_t (as JSON or YAML) to stdout and frees it. */

@@ -62,6 +62,11 @@ static int parse_gates(const char *v, berth_dplan_options *o)
     return 0;
 }
 
+static int load_one(void *m, const berth_source *src, int strict, berth_error *e)
+{
+    return berth_disrupt_load(m, src, strict, e);
+}
+
 static int plan(int argc, char **argv)
 {
     cli_common c;
@@ -74,20 +79,10 @@ static int plan(int argc, char **argv)
             help(stdout);
             return 0;
         }
-        if (!strcmp(a, "--at") || !strncmp(a, "--at=", 5)) {
-            const char *v = a[4] == '=' ? a + 5 : (i + 1 < argc ? argv[++i] : NULL);
-            int64_t ms;
-            if (!v) {
-                fprintf(stderr, "berth disrupt plan: --at needs a value\n");
-                return 2;
-            }
-            if (berth_fleet_parse_time(v, &ms)) {
-                fprintf(stderr,
-                        "berth disrupt plan: --at expects an RFC 3339 time such as "
-                        "2024-05-01T12:00:00Z, got '%s'\n", v);
-                return 2;
-            }
-            opt.now = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+        int at = cli_flag_at("disrupt plan", argc, argv, &i, &opt.now);
+        if (at < 0)
+            return 2;
+        if (at) {
             have_at = 1;
             continue;
         }
@@ -111,21 +106,11 @@ static int plan(int argc, char **argv)
     }
     if (!have_at)
         opt.now = (int64_t)time(NULL);
-    if (c.nfiles == 0) {
-        fprintf(stderr, "berth: no input files (give one or more YAML/JSON files, or - for stdin)\n");
-        return 2;
-    }
     berth_disrupt m;
     berth_disrupt_init(&m);
     berth_error e;
     berth_error_clear(&e);
-    int rc = 0;
-    for (int i = 0; i < c.nfiles && !rc; i++) {
-        berth_source src;
-        rc = berth_doc_load_file(&m.kube.arena, c.files[i], &src, &e);
-        if (!rc)
-            rc = berth_disrupt_load(&m, &src, c.strict, &e);
-    }
+    int rc = cli_load_each(&c, &m.kube.arena, load_one, &m, &e);
     if (!rc)
         rc = berth_disrupt_finalize(&m, &e);
     berth_dplan p;

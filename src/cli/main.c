@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "berth/fleet.h"
 #include "berth/report.h"
 
 static void usage(FILE *f)
@@ -117,6 +118,45 @@ int cli_common_flag(cli_common *c, int argc, char **argv, int *i)
     return 0;
 #undef FLAG
 #undef NEED_VALUE
+}
+
+int cli_flag_at(const char *cmd, int argc, char **argv, int *i, int64_t *now)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--at") != 0 && strncmp(a, "--at=", 5) != 0)
+        return 0;
+    const char *v = a[4] == '=' ? a + 5 : (*i + 1 < argc ? argv[++*i] : NULL);
+    int64_t ms;
+    if (!v) {
+        fprintf(stderr, "berth %s: --at needs a value\n", cmd);
+        return -1;
+    }
+    if (berth_fleet_parse_time(v, &ms)) {
+        fprintf(stderr,
+                "berth %s: --at expects an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'\n",
+                cmd, v);
+        return -1;
+    }
+    *now = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    return 1;
+}
+
+int cli_load_each(const cli_common *c, berth_arena *arena,
+                  int (*load)(void *ctx, const berth_source *src, int strict, berth_error *e),
+                  void *ctx, berth_error *e)
+{
+    if (c->nfiles == 0)
+        return berth_error_set(e, BERTH_EINVAL,
+                               "no input files (give one or more YAML/JSON files, or - for stdin)");
+    for (int i = 0; i < c->nfiles; i++) {
+        berth_source src;
+        int rc = berth_doc_load_file(arena, c->files[i], &src, e);
+        if (!rc)
+            rc = load(ctx, &src, c->strict, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 int cli_load_nexus(berth_nexus *nx, const cli_common *c)

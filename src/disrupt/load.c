@@ -477,18 +477,6 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
 
 /* ---- dispatch ---- */
 
-static int check_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want)
-{
-    const char *api = NULL;
-    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
-    if (rc || !strcmp(api, want))
-        return rc;
-    size_t p = berth_dec_push(d, "apiVersion");
-    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"), "kind %s needs apiVersion %s, got '%s'",
-                        kind, want, api);
-    berth_dec_pop(d, p);
-    return rc;
-}
 
 static int walk(ctx *c, const berth_node *doc, int depth);
 
@@ -511,11 +499,11 @@ static int walk(ctx *c, const berth_node *doc, int depth)
     if (!strcmp(kind, "List") || (kl > 4 && !strcmp(kind + kl - 4, "List")))
         return berth_dec_list(d, doc, depth, walk_item, c);
     if (!strcmp(kind, "NodePool"))
-        return (rc = check_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodepool(c->m, d, doc);
+        return (rc = berth_dec_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodepool(c->m, d, doc);
     if (!strcmp(kind, "NodeClaim"))
-        return (rc = check_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodeclaim(c->m, d, doc);
+        return (rc = berth_dec_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodeclaim(c->m, d, doc);
     if (!strcmp(kind, "InstanceType"))
-        return (rc = check_api(d, doc, kind, "berth.io/v1"))
+        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1"))
                    ? rc
                    : berth_instance_types_add(d, &c->m->kube.arena, doc, &c->m->types,
                                               &c->m->ntypes, &c->m->captypes);

@@ -361,3 +361,16 @@ int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, be
     berth_dec_pop(d, p);
     return rc;
 }
+
+int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want)
+{
+    const char *api = NULL;
+    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
+    if (rc || !strcmp(api, want))
+        return rc;
+    size_t p = berth_dec_push(d, "apiVersion");
+    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"), "kind %s needs apiVersion %s, got '%s'",
+                        kind, want, api);
+    berth_dec_pop(d, p);
+    return rc;
+}
