@@ -3,7 +3,7 @@
 # Prints one closing line "N passed, N failed" and exits non-zero on failure.
 set -u
 BUILD=${BUILD:-build}
-export BERTH="$PWD/$BUILD/berth"
+case $BUILD in /*) export BERTH="$BUILD/berth" ;; *) export BERTH="$PWD/$BUILD/berth" ;; esac
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 pass=0; fail=0; failed=()
