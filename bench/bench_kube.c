@@ -3,7 +3,10 @@
  * requests, tolerations and required node affinity; "affinity": the same
  * plus a topology spread constraint (zone, DoNotSchedule) and a required
  * pod anti-affinity on hostname within each app. Prints BENCH lines
- * (median of several runs for the 10k size). */
+ * (median of several runs for the 10k size). Then the what-if figure: on
+ * 5,000 nodes holding 100,000 bound basic pods, "remove one node and
+ * re-place its ~20 pods" answered by a what-if session (then rolled back)
+ * and by berth_kube_schedule_view (medians). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,11 +158,121 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* What-if "remove node n, re-place its pods": session (us, rolled back
+ * after each) and view (ms), medians. */
+static void whatif(void)
+{
+    berth_kcluster k;
+    berth_kube_init(&k);
+    build(&k, 5000, 100000, 0, 5);
+    berth_kube_options opt = {.tiebreak = BERTH_TIE_FIRST};
+    berth_error e;
+    int rc = berth_kube_schedule(&k, &opt, &e);
+    if (rc && rc != BERTH_ENOFIT) {
+        fprintf(stderr, "bench_kube: %s\n", e.msg);
+        exit(1);
+    }
+    /* node names are node-%05u, so the (sorted) index is the number */
+    uint32_t N = k.nnodes, P = k.npods;
+    uint32_t *pod_node = malloc(P * sizeof *pod_node);
+    uint32_t *first = calloc(N + 1, sizeof *first), *on = malloc(P * sizeof *on);
+    uint32_t *fill = calloc(N, sizeof *fill);
+    uint32_t *placed = malloc(P * sizeof *placed);
+    const char **names = malloc(P * sizeof *names);
+    uint8_t *excluded = calloc(N, 1);
+    if (!pod_node || !first || !on || !fill || !placed || !names || !excluded)
+        exit(1);
+    for (uint32_t p = 0; p < P; p++) {
+        pod_node[p] = k.pods[p].node_name ? (uint32_t)atoi(k.pods[p].node_name + 5)
+                                          : BERTH_KUBE_NONE;
+        if (pod_node[p] != BERTH_KUBE_NONE)
+            first[pod_node[p] + 1]++;
+    }
+    for (uint32_t n = 0; n < N; n++)
+        first[n + 1] += first[n];
+    for (uint32_t p = 0; p < P; p++)
+        if (pod_node[p] != BERTH_KUBE_NONE)
+            on[first[pod_node[p]] + fill[pod_node[p]]++] = p;
+    berth_ksession *s;
+    double t0 = now_s();
+    if (berth_ksession_open(&s, &k, pod_node, 0, NULL, &e)) {
+        fprintf(stderr, "bench_kube: %s\n", e.msg);
+        exit(1);
+    }
+    double open_ms = (now_s() - t0) * 1e3;
+    berth_rng rng;
+    berth_rng_seed(&rng, 11);
+    enum { NQ = 2000, NV = 5 };
+    static double us[NQ];
+    uint64_t moved = 0, unplaced = 0;
+    for (int q = 0; q < NQ; q++) {
+        uint32_t n = (uint32_t)berth_rng_below(&rng, N);
+        const uint32_t *pods = on + first[n];
+        uint32_t np = first[n + 1] - first[n];
+        t0 = now_s();
+        uint64_t m = berth_ksession_mark(s);
+        for (uint32_t i = 0; i < np; i++)
+            berth_ksession_evict(s, pods[i]);
+        berth_ksession_exclude(s, n, 1);
+        rc = berth_ksession_place(s, pods, np, placed, NULL, NULL, &e);
+        if (rc && rc != BERTH_ENOFIT) {
+            fprintf(stderr, "bench_kube: %s\n", e.msg);
+            exit(1);
+        }
+        for (uint32_t i = 0; i < np; i++)
+            unplaced += placed[i] == BERTH_KUBE_NONE;
+        berth_ksession_rollback(s, m);
+        us[q] = (now_s() - t0) * 1e6;
+        moved += np;
+    }
+    qsort(us, NQ, sizeof us[0], cmp_d);
+    double vms[NV];
+    for (int q = 0; q < NV; q++) {
+        uint32_t n = (uint32_t)berth_rng_below(&rng, N);
+        berth_kview v = {0};
+        excluded[n] = 1;
+        v.excluded = excluded;
+        v.pod_node = pod_node;
+        v.pending = on + first[n];
+        v.npending = first[n + 1] - first[n];
+        t0 = now_s();
+        if (berth_kube_schedule_view(&k, &v, names, NULL, NULL, &e)) {
+            fprintf(stderr, "bench_kube: %s\n", e.msg);
+            exit(1);
+        }
+        vms[q] = (now_s() - t0) * 1e3;
+        excluded[n] = 0;
+    }
+    qsort(vms, NV, sizeof vms[0], cmp_d);
+    fprintf(stderr,
+            "kube what-if on 5k nodes / 100k pods: session open %.0f ms, %d questions "
+            "(%.1f pods each, %llu unplaced): median %.1f us (p90 %.1f us); view median %.1f ms\n",
+            open_ms, NQ, (double)moved / NQ, (unsigned long long)unplaced, us[NQ / 2],
+            us[NQ * 9 / 10], vms[NV / 2]);
+    printf("BENCH kube.session_whatif_us.5k %.1f us\n", us[NQ / 2]);
+    printf("BENCH kube.view_whatif_ms.5k %.1f ms\n", vms[NV / 2]);
+    printf("BENCH kube.session_speedup.5k %.0f x\n", vms[NV / 2] * 1e3 / us[NQ / 2]);
+    berth_ksession_close(s);
+    free(pod_node);
+    free(first);
+    free(on);
+    free(fill);
+    free(placed);
+    free(names);
+    free(excluded);
+    free(k.nodes);
+    free(k.pods);
+    k.nodes = NULL;
+    k.pods = NULL;
+    k.nnodes = k.npods = 0;
+    berth_kube_free(&k);
+}
+
 int main(void)
 {
     const char *names[2] = {"basic", "affinity"};
     double figure[2];
-    const char *only = getenv("BENCH_KUBE_ONLY"); /* "basic" or "affinity": profiling aid */
+    const char *only = getenv("BENCH_KUBE_ONLY"); /* "basic", "affinity" or "whatif" */
     figure[0] = figure[1] = 1;
     for (int aff = 0; aff < 2; aff++) {
         if (only && strcmp(only, names[aff]) != 0)
@@ -181,5 +294,7 @@ int main(void)
     printf("BENCH kube.pods_per_sec.basic.5k %.0f pods/s\n", figure[0]);
     printf("BENCH kube.pods_per_sec.affinity.5k %.0f pods/s\n", figure[1]);
     printf("BENCH kube.affinity_slowdown.5k %.2f x\n", figure[0] / figure[1]);
+    if (!only || !strcmp(only, "whatif"))
+        whatif();
     return 0;
 }

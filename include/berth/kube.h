@@ -122,6 +122,7 @@ typedef struct berth_kpod {
     berth_kport *ports;
     uint32_t nports;
     const char *owner_kind, *owner_name;
+    int local_storage;            /* a hostPath or emptyDir (medium not Memory) volume */
     int64_t usage[BERTH_KUBE_MAX_RES];  /* observed usage (usage-aware profile) */
     int has_usage;
     /* computed by berth_kube_pod_requests() at load */
@@ -148,6 +149,10 @@ typedef struct berth_knode {
     int64_t usage[BERTH_KUBE_MAX_RES]; /* observed active usage (status.usage or annotation) */
     int has_usage;
     int64_t overhead_reserve;          /* usage-aware: VM overhead bytes per pod admitted */
+    int not_ready;                     /* status.conditions Ready: 0 True or absent, 1 False,
+                                        * 2 Unknown (autoscale auto-heal) */
+    int64_t not_ready_since;           /* that condition's lastTransitionTime (seconds since
+                                        * the epoch); 0 when absent */
 } berth_knode;
 
 /* A workload object whose selector feeds the system default spread. */
@@ -334,6 +339,15 @@ void berth_kube_decision_reason(const berth_kdecision *d, uint32_t node, berth_k
                                 char *buf, size_t size);
 const char *berth_kplugin_name(berth_kplugin p);
 
+/* Sorts pod indices of k into kube queue order (priority, creation, input
+ * order: the order berth_kube_schedule and berth_ksession_place use). */
+void berth_kube_queue_sort(const berth_kcluster *k, uint32_t *pods, uint32_t n);
+
+/* NodeAffinity's filter: whether node n satisfies pod p's nodeSelector and
+ * required node affinity (used by planners to pre-filter hypothetical
+ * nodes without a scheduling run). */
+int berth_kube_node_affinity_matches(const berth_kpod *p, const berth_knode *n);
+
 /* ---- what-if scheduling on a view (disruption and autoscaling) ---- */
 
 /* A view of a cluster: its nodes minus the excluded ones plus hypothetical
@@ -359,5 +373,57 @@ typedef struct berth_kview {
  * (included + extra) nodes and (bound + pending) pods. 0 or an error. */
 int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *v, const char **placed,
                              const char **why, berth_arena *a, berth_error *e);
+
+/* ---- what-if session (incremental what-if scheduling; kube/session.c) ---- */
+
+/* A what-if session keeps one kube scheduler state over a cluster and
+ * answers many questions on it: evict pods, exclude nodes, activate spare
+ * (hypothetical) nodes, place pods, then roll back. A question costs the
+ * kube scheduler's per-pod work for the pods it moves, not a rebuild of the
+ * cluster (berth_kube_schedule_view does that per question). Decisions
+ * equal berth_kube_schedule_view's on the same state (excluded nodes and
+ * their pods gone, evicted pods pending, spare nodes as hypothetical
+ * nodes), except possibly which of several equally scored nodes wins when a
+ * spare node ties with a real node (a spare has a higher index than every
+ * real node). Usage accounting (usage-aware profile): pods bound at open
+ * or by berth_ksession_bind are taken as already in their node's observed
+ * usage, as a view's bound pods; placed pods add their demand, as
+ * berth_kube_schedule's decisions do. Node indices (k's, then k->nnodes +
+ * spare slot) and pod indices are k's. Errors: BERTH_EINVAL for a bad
+ * index or state (evict of an unbound pod, bind or place of a bound one),
+ * BERTH_ENOMEM. One session is not thread-safe; opening sessions and
+ * berth_kube_schedule share a sort comparator's static state. */
+typedef struct berth_ksession berth_ksession;
+/* Opens a session over k: k's nodes (node indices exactly as in k: 0..k->nnodes-1) plus `nspare` spare slots
+ * (indices k->nnodes .. k->nnodes+nspare-1, holding nothing and receiving nothing until berth_ksession_spare),
+ * pods bound per pod_node (per pod of k: node index or BERTH_KUBE_NONE; NULL = by spec.nodeName), terminating
+ * pods not counted. profile NULL: per pod by schedulerName as berth_kube_schedule does. k is not modified and
+ * must outlive the session. Work: one kube_sched_init. */
+int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uint32_t *pod_node,
+                        uint32_t nspare, const berth_kprofile *profile, berth_error *e);
+void berth_ksession_close(berth_ksession *s);
+/* excluded = 1: node receives no new pod (its bound pods stay counted); 0: receives again. */
+void berth_ksession_exclude(berth_ksession *s, uint32_t node, int excluded);
+/* Removes pod from the node it is on, from every column and counter (spread, affinity, resources). */
+int berth_ksession_evict(berth_ksession *s, uint32_t pod);
+/* Binds pod to node without scheduling (assume). */
+int berth_ksession_bind(berth_ksession *s, uint32_t pod, uint32_t node);
+/* Activates spare slot i as a copy of n (name unique, labels, taints, allocatable, allocatable pods);
+ * *node gets its node index (k->nnodes + i). A spare slot can be reconfigured only after a rollback
+ * past its activation. The copy is shallow: n's strings and arrays must live until that rollback
+ * (or the session's close). Work: O(pod classes + topology keys). */
+int berth_ksession_spare(berth_ksession *s, uint32_t i, const berth_knode *n, uint32_t *node);
+/* Schedules pods (pod indices of k, not bound in the session) in kube queue order (priority, creation,
+ * input order - the same order berth_kube_schedule uses) with tie-break first, assuming each decision
+ * before the next pod. placed[i] gets the node index for pods[i] or BERTH_KUBE_NONE. When why and a are
+ * not NULL, why[i] gets kube-scheduler's summary for an unplaced pod (copied in a). Returns 0 when all
+ * were placed, BERTH_ENOFIT when some were not, or an error. */
+int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, uint32_t *placed,
+                         const char **why, berth_arena *a, berth_error *e);
+/* The node pod is on in the session, BERTH_KUBE_NONE when none. */
+uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod);
+/* Undo log: every exclude, evict, bind, spare and placement after a mark is undone by rollback to it. */
+uint64_t berth_ksession_mark(const berth_ksession *s);
+int berth_ksession_rollback(berth_ksession *s, uint64_t mark);
 
 #endif

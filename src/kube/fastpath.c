@@ -22,6 +22,7 @@
 
 #define FAST_MAX_CLASSES 4096
 #define FAST_MAX_BYTES (512u * 1024u * 1024u)
+#define FAST_MAX_LOG (1u << 22)
 
 typedef struct fast_class {
     char *key;
@@ -36,6 +37,23 @@ typedef struct fast_class {
     int flist_stale;
     uint32_t pos;         /* assume log position consumed */
     int64_t constant;     /* weighted TaintToleration + NodeAffinity (constant) */
+    /* what-if node changes (kube_fast_node_changed), applied lazily when
+     * the class is next used: the pod that made the class (its spec is the
+     * class's), its nodeName, the raw TaintToleration / NodeAffinity score
+     * per score slot every statically feasible node shares (has_ref), the
+     * number of candidates whose raw scores differ (static_ok ST_BAD; the
+     * class is not used while nbad > 0), a pending full recomputation, the
+     * data-change log position and image-spread generation consumed */
+    uint32_t rep;
+    const char *node_name;
+    int has_ref, full;
+    uint32_t dpos, img_gen;
+    /* what-if sessions (s->off set): the weighted ImageLocality part per
+     * node, so a change of the image spread (a node excluded) updates the
+     * column without recomputing the rest */
+    int32_t *img;
+    uint32_t nbad;
+    int64_t ref[BERTH_KP_COUNT];
 } fast_class;
 
 struct kube_fast {
@@ -45,6 +63,10 @@ struct kube_fast {
     uint32_t tcap;
     uint32_t *log;        /* nodes assumed, in order */
     uint32_t nlog, caplog;
+    uint32_t *seen, gen;  /* per node: generation of the last dedup that listed it */
+    uint32_t *dlog;       /* nodes whose static data changed (spare slots), in order */
+    uint32_t ndlog, capdlog;
+    uint32_t img_gen;     /* bumped when ImageLocality's image spread changes */
     size_t bytes;
     /* scratch, sized to nodes */
     uint32_t *all, *list;
@@ -62,20 +84,37 @@ static uint32_t hash_bytes(const char *s, size_t n)
     return h;
 }
 
+static void class_free(fast_class *c)
+{
+    free(c->key);
+    free(c->flist);
+    free(c->static_ok);
+    free(c->part);
+    free(c->img);
+}
+
+/* Forgets every class (they are built again on use). */
+static void fast_drop_classes(kube_fast *f)
+{
+    for (uint32_t i = 0; i < f->nclasses; i++)
+        class_free(&f->classes[i]);
+    f->nclasses = 0;
+    f->bytes = 0;
+    memset(f->table, 0, f->tcap * sizeof *f->table);
+}
+
 void kube_fast_free(kube_sched *s)
 {
     kube_fast *f = s->fast;
     if (!f)
         return;
-    for (uint32_t i = 0; i < f->nclasses; i++) {
-        free(f->classes[i].key);
-        free(f->classes[i].flist);
-        free(f->classes[i].static_ok);
-        free(f->classes[i].part);
-    }
+    for (uint32_t i = 0; i < f->nclasses; i++)
+        class_free(&f->classes[i]);
     free(f->classes);
     free(f->table);
     free(f->log);
+    free(f->dlog);
+    free(f->seen);
     free(f->all);
     free(f->list);
     free(f->verdict);
@@ -98,9 +137,10 @@ int kube_fast_init(kube_sched *s)
     f->verdict = malloc(N);
     f->col = malloc(N * sizeof *f->col);
     f->col2 = malloc(N * sizeof *f->col2);
+    f->seen = calloc(N, sizeof *f->seen);
     f->tcap = 1024;
     f->table = calloc(f->tcap, sizeof *f->table);
-    if (!f->all || !f->list || !f->verdict || !f->col || !f->col2 || !f->table) {
+    if (!f->all || !f->list || !f->verdict || !f->col || !f->col2 || !f->seen || !f->table) {
         kube_fast_free(s);
         return BERTH_ENOMEM;
     }
@@ -114,6 +154,15 @@ int kube_fast_assumed(kube_sched *s, uint32_t node)
     kube_fast *f = s->fast;
     if (!f)
         return 0;
+    if (f->nlog == f->caplog && f->caplog >= FAST_MAX_LOG) {
+        /* a long what-if session: start the log again; classes behind it
+         * recompute every node once */
+        for (uint32_t i = 0; i < f->nclasses; i++) {
+            f->classes[i].full |= f->classes[i].pos < f->nlog;
+            f->classes[i].pos = 0;
+        }
+        f->nlog = 0;
+    }
     if (f->nlog == f->caplog) {
         uint32_t nc = f->caplog ? f->caplog * 2 : 1024;
         uint32_t *q = realloc(f->log, nc * sizeof *q);
@@ -124,6 +173,113 @@ int kube_fast_assumed(kube_sched *s, uint32_t node)
     }
     f->log[f->nlog++] = node;
     return 0;
+}
+
+static int is_static_filter(const berth_profile *prof, uint32_t j);
+static int plugin_is(const berth_profile *prof, uint32_t j, berth_kplugin p, int score);
+
+/* static_ok per node: 0 a static filter rejects it; 1 passes (and, when
+ * the node is a candidate, its raw TaintToleration / NodeAffinity scores
+ * are the class's shared ones); 2 passes but its raw scores differ (counted
+ * in nbad: the class is not used while such a node is a candidate); 3
+ * passes, raw scores not compared yet (the node is off). */
+enum { ST_NO, ST_OK, ST_BAD, ST_UNCHECKED };
+
+static void class_req(const kube_sched *s, const fast_class *c, berth_kpod *p, kube_req *r)
+{
+    *p = s->k->pods[c->rep];
+    p->node_name = c->node_name;
+    memset(r, 0, sizeof *r);
+    r->pod = c->rep;
+    r->p = p;
+}
+
+/* Compares node n's raw scores (n passes the static filters and is a
+ * candidate) with the class's: ST_OK or ST_BAD. */
+static void class_node_raw(kube_sched *s, fast_class *c, uint32_t n)
+{
+    const berth_profile *prof = c->prof;
+    berth_kpod p;
+    kube_req r;
+    class_req(s, c, &p, &r);
+    int64_t raw[BERTH_KP_COUNT] = {0}, constant = 0;
+    int differ = 0;
+    for (uint32_t j = 0; j < prof->nscores; j++) {
+        if (!plugin_is(prof, j, BERTH_KP_TAINT_TOLERATION, 1) &&
+            !plugin_is(prof, j, BERTH_KP_NODE_AFFINITY, 1))
+            continue;
+        prof->scores[j]->score(s, &r, &n, 1, &raw[j]);
+        differ |= c->has_ref && raw[j] != c->ref[j];
+        int64_t x = raw[j];
+        if (prof->scores[j]->normalize)
+            prof->scores[j]->normalize(s, &r, &x, 1);
+        constant += (prof->weights ? prof->weights[j] : 1) * x;
+    }
+    c->static_ok[n] = ST_OK;
+    if (differ) {
+        c->static_ok[n] = ST_BAD;
+        c->nbad++;
+    } else if (!c->has_ref) {
+        /* the class's first statically feasible candidate sets the constant */
+        memcpy(c->ref, raw, sizeof raw);
+        c->has_ref = 1;
+        c->constant = constant;
+    }
+}
+
+/* Node n's static data changed (a spare slot filled or emptied). */
+static void class_node_static(kube_sched *s, fast_class *c, uint32_t n)
+{
+    const berth_profile *prof = c->prof;
+    berth_kpod p;
+    kube_req r;
+    class_req(s, c, &p, &r);
+    if (c->static_ok[n] == ST_BAD)
+        c->nbad--;
+    uint8_t v = BERTH_FIT;
+    for (uint32_t j = 0; j < prof->nfilters; j++)
+        if (is_static_filter(prof, j))
+            prof->filters[j]->filter(s, &r, &n, 1, &v);
+    c->static_ok[n] = v != BERTH_FIT ? ST_NO : s->off && s->off[n] ? ST_UNCHECKED : ST_OK;
+    if (c->static_ok[n] == ST_OK)
+        class_node_raw(s, c, n);
+}
+
+/* Node n became a candidate or stopped being one (same static data). */
+static void class_node_onoff(kube_sched *s, fast_class *c, uint32_t n)
+{
+    int off = s->off && s->off[n];
+    if (off && c->static_ok[n] == ST_BAD) {
+        c->nbad--;
+        c->static_ok[n] = ST_UNCHECKED;
+    } else if (!off && c->static_ok[n] == ST_UNCHECKED) {
+        class_node_raw(s, c, n);
+    }
+}
+
+int kube_fast_node_changed(kube_sched *s, uint32_t n, int data, int all)
+{
+    kube_fast *f = s->fast;
+    if (!f)
+        return 0;
+    f->img_gen += all != 0;
+    if (data) {
+        if (f->ndlog == f->capdlog && f->capdlog >= FAST_MAX_LOG) {
+            /* a very long session: every class rebuilds when next used */
+            fast_drop_classes(f);
+            f->ndlog = 0;
+        }
+        if (f->ndlog == f->capdlog) {
+            uint32_t nc = f->capdlog ? f->capdlog * 2 : 64;
+            uint32_t *q = realloc(f->dlog, nc * sizeof *q);
+            if (!q)
+                return BERTH_ENOMEM;
+            f->dlog = q;
+            f->capdlog = nc;
+        }
+        f->dlog[f->ndlog++] = n;
+    }
+    return kube_fast_assumed(s, n);
 }
 
 /* ---- the class key: everything the cached plugins read of a pod ---- */
@@ -297,14 +453,42 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
         int64_t w = prof->weights ? prof->weights[j] : 1;
         for (uint32_t i = 0; i < n; i++)
             f->col2[i] += w * f->col[i];
+        if (c->img && plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
+            for (uint32_t i = 0; i < n; i++)
+                c->img[nodes[i]] = (int32_t)(w * f->col[i]);
     }
+    const uint8_t *off = s->off;
+    if (off)
+        for (uint32_t i = 0; i < n; i++)
+            class_node_onoff(s, c, nodes[i]);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t nd = nodes[i];
-        int now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT;
+        int now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT && !(off && off[nd]);
         int was = c->part[nd] != INT32_MIN;
         c->nfeasible += (uint32_t)now - (uint32_t)was;
         c->flist_stale |= now != was;
         c->part[nd] = now ? (int32_t)f->col2[i] : INT32_MIN;
+    }
+}
+
+/* The image spread changed: ImageLocality again on every node, the
+ * difference added to each feasible node's part (O(nodes), no other
+ * plugin runs). */
+static void image_refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_class *c)
+{
+    kube_fast *f = s->fast;
+    uint32_t N = s->k->nnodes;
+    for (uint32_t j = 0; j < prof->nscores; j++) {
+        if (!plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
+            continue;
+        prof->scores[j]->score(s, r, f->all, N, f->col);
+        int64_t w = prof->weights ? prof->weights[j] : 1;
+        for (uint32_t nd = 0; nd < N; nd++) {
+            int32_t v = (int32_t)(w * f->col[nd]);
+            if (c->part[nd] != INT32_MIN)
+                c->part[nd] += v - c->img[nd];
+            c->img[nd] = v;
+        }
     }
 }
 
@@ -317,7 +501,7 @@ static int constant_part(kube_sched *s, const berth_profile *prof, kube_req *r, 
     kube_fast *f = s->fast;
     uint32_t N = s->k->nnodes, m = 0;
     for (uint32_t nd = 0; nd < N; nd++)
-        if (c->static_ok[nd])
+        if (c->static_ok[nd] && !(s->off && s->off[nd]))
             f->list[m++] = nd;
     *out = 0;
     for (uint32_t j = 0; j < prof->nscores; j++) {
@@ -330,6 +514,8 @@ static int constant_part(kube_sched *s, const berth_profile *prof, kube_req *r, 
         for (uint32_t i = 1; i < m; i++)
             if (f->col[i] != f->col[0])
                 return 0;
+        c->ref[j] = f->col[0];
+        c->has_ref = 1;
         /* normalise a one-node column: any node's value is this value */
         int64_t v = f->col[0];
         if (prof->scores[j]->normalize)
@@ -359,7 +545,10 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     }
     /* new class */
     uint32_t N = s->k->nnodes;
-    size_t need = (size_t)N * (1 + sizeof(int32_t)) + len + 1;
+    int with_img = 0;
+    for (uint32_t j = 0; j < prof->nscores && s->off; j++)
+        with_img |= plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1);
+    size_t need = (size_t)N * (1 + (with_img ? 2 : 1) * sizeof(int32_t)) + len + 1;
     if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
         return NULL; /* full path for this pod */
     if (f->nclasses == f->capclasses) {
@@ -395,10 +584,13 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->key = malloc(len + 1);
     c->static_ok = malloc(N ? N : 1);
     c->part = malloc((N ? N : 1) * sizeof *c->part);
-    if (!c->key || !c->static_ok || !c->part) {
+    if (with_img)
+        c->img = malloc((N ? N : 1) * sizeof *c->img);
+    if (!c->key || !c->static_ok || !c->part || (with_img && !c->img)) {
         free(c->key);
         free(c->static_ok);
         free(c->part);
+        free(c->img);
         *rc = BERTH_ENOMEM;
         return NULL;
     }
@@ -408,6 +600,10 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->key[len] = '\0';
     c->hash = h;
     c->prof = prof;
+    c->rep = r->pod;
+    c->node_name = r->p->node_name;
+    c->dpos = f->ndlog;
+    c->img_gen = f->img_gen;
     /* static filters over every node */
     memset(f->verdict, BERTH_FIT, N);
     for (uint32_t j = 0; j < prof->nfilters; j++)
@@ -415,10 +611,15 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
             prof->filters[j]->filter(s, r, f->all, N, f->verdict);
     for (uint32_t nd = 0; nd < N; nd++)
         c->static_ok[nd] = f->verdict[nd] == BERTH_FIT;
+    if (s->off)
+        for (uint32_t nd = 0; nd < N; nd++)
+            if (c->static_ok[nd] && s->off[nd])
+                c->static_ok[nd] = ST_UNCHECKED;
     if (!constant_part(s, prof, r, c, &c->constant)) {
         free(c->key);
         free(c->static_ok);
         free(c->part);
+        free(c->img);
         return NULL; /* varying static scores: the full path normalises them */
     }
     refresh(s, prof, r, c, f->all, N);
@@ -594,13 +795,45 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
     if (!c)
         return rc;
     uint32_t N = s->k->nnodes;
+    /* what-if changes since the class was last used: static data of
+     * changed nodes, the image spread */
+    for (; c->dpos < f->ndlog; c->dpos++)
+        class_node_static(s, c, f->dlog[c->dpos]);
+    int img_stale = 0;
+    if (c->img_gen != f->img_gen) {
+        c->img_gen = f->img_gen;
+        if (kube_plugins_pod_images(s, &s->k->pods[c->rep])) {
+            img_stale = c->img != NULL;
+            c->full |= !c->img;
+        }
+    }
     /* bring the dynamic columns up to date */
     uint32_t pending = f->nlog - c->pos;
-    if (pending >= N)
+    if (img_stale && !c->full && pending < N)
+        image_refresh(s, prof, r, c);
+    if (c->full || pending >= N)
         refresh(s, prof, r, c, f->all, N);
-    else if (pending)
+    else if (pending <= 16)
         refresh(s, prof, r, c, f->log + c->pos, pending);
+    else {
+        /* the log lists a node once per change: refresh each once */
+        if (++f->gen == 0) {
+            memset(f->seen, 0, N * sizeof *f->seen);
+            f->gen = 1;
+        }
+        uint32_t m = 0;
+        for (uint32_t i = c->pos; i < f->nlog; i++) {
+            uint32_t nd = f->log[i];
+            f->list[m] = nd;
+            m += f->seen[nd] != f->gen;
+            f->seen[nd] = f->gen;
+        }
+        refresh(s, prof, r, c, f->list, m);
+    }
     c->pos = f->nlog;
+    c->full = 0;
+    if (c->nbad)
+        return 0; /* a candidate's constant scores differ: the full path */
     if (!c->nfeasible)
         return 0; /* the full path explains why */
     if (!inert(r))

@@ -587,6 +587,36 @@ static int node_index_add(berth_kcluster *k, uint32_t id)
     return 0;
 }
 
+/* status.conditions[type=Ready]: not_ready 1 (False) / 2 (Unknown) and its
+ * lastTransitionTime; other conditions are accepted and ignored. */
+static int dec_ready(berth_dec *d, const berth_node *status, berth_knode *nd)
+{
+    berth_node *cs = NULL;
+    int rc = berth_dec_seq(d, status, "conditions", 0, &cs);
+    for (size_t i = 0; !rc && cs && i < cs->n; i++) {
+        const berth_node *c = cs->items[i];
+        const berth_node *t = c->type == BERTH_NODE_MAP ? berth_node_get(c, "type") : NULL;
+        if (!t || t->type != BERTH_NODE_SCALAR || strcmp(t->str, "Ready"))
+            continue;
+        size_t p = berth_dec_push(d, "conditions");
+        berth_dec_push_index(d, i);
+        const char *st = NULL, *since = NULL;
+        if (!(rc = berth_dec_str(d, c, "status", 1, &st)) &&
+            !(rc = berth_dec_str(d, c, "lastTransitionTime", 0, &since))) {
+            nd->not_ready = !strcmp(st, "True") ? 0 : !strcmp(st, "False") ? 1 : 2;
+            int64_t ms = 0;
+            if (since && berth_fleet_parse_time(since, &ms))
+                rc = fail_at(d, c, "lastTransitionTime",
+                             "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'",
+                             since);
+            else if (since)
+                nd->not_ready_since = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+        }
+        berth_dec_pop(d, p);
+    }
+    return rc;
+}
+
 static int load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
 {
     berth_knode nd;
@@ -623,6 +653,8 @@ static int load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         const char *which = berth_node_get(status, "allocatable") ? "allocatable" : "capacity";
         if (!rc)
             rc = dec_res_list(k, d, status, which, nd.alloc, NULL, &nd.alloc_pods, 1);
+        if (!rc)
+            rc = dec_ready(d, status, &nd);
         berth_node *imgs = NULL;
         if (!rc)
             rc = berth_dec_seq(d, status, "images", 0, &imgs);
@@ -1087,6 +1119,19 @@ static int dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec,
         }
     }
     free(ports.v);
+    berth_node *vols = NULL;
+    if (!rc)
+        rc = berth_dec_seq(d, spec, "volumes", 0, &vols);
+    for (size_t i = 0; !rc && vols && i < vols->n; i++) {
+        /* local storage (cluster-autoscaler's drain rule): hostPath, or an
+         * emptyDir not backed by memory */
+        const berth_node *v = vols->items[i];
+        const berth_node *ed = v->type == BERTH_NODE_MAP ? berth_node_get(v, "emptyDir") : NULL;
+        const berth_node *med = ed && ed->type == BERTH_NODE_MAP ? berth_node_get(ed, "medium") : NULL;
+        if ((v->type == BERTH_NODE_MAP && berth_node_get(v, "hostPath")) ||
+            (ed && !(med && med->type == BERTH_NODE_SCALAR && !strcmp(med->str, "Memory"))))
+            pod->local_storage = 1;
+    }
     if (!rc)
         rc = dec_res_list(k, d, spec, "overhead", pod->overhead, NULL, NULL, 0);
     if (!rc)

@@ -12,7 +12,9 @@
  *
  * ImageLocality needs, per image name, the number of nodes that have it;
  * that table (and a per-node scratch column) is built once per kube_sched,
- * lazily, in s->arena (else the cluster's arena): see kube_plugins_prepare.
+ * lazily (malloc'd, freed by kube_plugins_free): see kube_plugins_prepare.
+ * Nodes that are off (a what-if session's excluded nodes and inactive
+ * spare slots) are not part of the image spread.
  * The same cache memoises, per distinct pod spec, the per-node columns of
  * NodeAffinity (required, preferred) and TaintToleration (filter, score),
  * so pods stamped from one template skip label and taint string matching.
@@ -21,6 +23,7 @@
 #include "kube/state.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KUBE_UNSCHEDULABLE_TAINT "node.kubernetes.io/unschedulable"
@@ -55,8 +58,11 @@ struct kube_plugin_cache {
     const char **name;            /* per image id */
     int64_t *scaled;              /* per image id: (int64)(size * nodes / total) */
     uint32_t *first;              /* per image id + 1: CSR offsets into nodes */
-    uint32_t *nodes;              /* nodes having the image, ascending */
+    uint32_t *nodes;              /* nodes having the image, ascending (off ones too) */
+    uint32_t *count;              /* per image id: nodes not off having it */
+    int64_t *size;                /* per image id: the size on the first such node */
     int64_t *sum;                 /* per node scratch, all 0 between calls */
+    int images_stale;             /* the image part is rebuilt before next use */
     struct kube_memo memo[KUBE_MEMO_KINDS];
 };
 
@@ -109,52 +115,111 @@ static uint32_t cache_find(const struct kube_plugin_cache *pc, const char *img, 
     }
 }
 
-static void *cache_alloc(berth_arena *a, size_t n, size_t size)
+static void *cache_alloc(size_t n, size_t size)
 {
-    if (n && size > SIZE_MAX / n)
-        return NULL;
-    return berth_arena_alloc(a, n * size > 0 ? n * size : 1);
+    return calloc(n ? n : 1, size ? size : 1);
 }
 
-/* Builds s's plugin cache once (and again if the node count changed).
- * Returns 0 or BERTH_ENOMEM; on failure the plugins fall back to the
- * reference computation. */
-int kube_plugins_prepare(kube_sched *s)
+static void images_free(struct kube_plugin_cache *pc)
+{
+    free(pc->htab);
+    free(pc->hash);
+    free(pc->name);
+    free(pc->scaled);
+    free(pc->first);
+    free(pc->nodes);
+    free(pc->count);
+    free(pc->size);
+    pc->htab = NULL;
+    pc->hash = NULL;
+    pc->name = NULL;
+    pc->scaled = NULL;
+    pc->first = NULL;
+    pc->nodes = NULL;
+    pc->count = NULL;
+    pc->size = NULL;
+    pc->nimages = 0;
+}
+
+/* The size node n reports for image name nm (first entry), 0 when none. */
+static int64_t node_image_size(const berth_knode *nd, const char *nm)
+{
+    for (uint32_t j = 0; j < nd->nimages; j++)
+        if (strcmp(str_or_empty(nd->images[j].name), nm) == 0)
+            return nd->images[j].size;
+    return 0;
+}
+
+/* Image id's size: as the scheduler cache keeps it, the first node (not
+ * off) reporting the name. */
+static void image_size_of(const kube_sched *s, struct kube_plugin_cache *pc, uint32_t id)
+{
+    for (uint32_t x = pc->first[id]; x < pc->first[id + 1]; x++) {
+        uint32_t n = pc->nodes[x];
+        if (!s->off || !s->off[n]) {
+            pc->size[id] = node_image_size(&s->k->nodes[n], pc->name[id]);
+            return;
+        }
+    }
+    pc->size[id] = 0;
+}
+
+/* scaled = size x (nodes having the image / nodes), both counting only
+ * nodes that are not off */
+static void images_rescale(const kube_sched *s, struct kube_plugin_cache *pc)
+{
+    uint32_t total = s->off ? s->ncand : s->k->nnodes;
+    for (uint32_t id = 0; id < pc->nimages; id++) {
+        double spread = total ? (double)pc->count[id] / (double)total : 0;
+        pc->scaled[id] = (int64_t)((double)pc->size[id] * spread);
+    }
+}
+
+void kube_plugins_free(kube_sched *s)
+{
+    struct kube_plugin_cache *pc = s->pcache;
+    if (!pc)
+        return;
+    images_free(pc);
+    free(pc->sum);
+    for (int k = 0; k < KUBE_MEMO_KINDS; k++)
+        for (int w = 0; w < KUBE_MEMO_WAYS; w++)
+            free(pc->memo[k].col[w]);
+    free(pc);
+    s->pcache = NULL;
+}
+
+/* The image part of the cache: names and the nodes having them over every
+ * node; counts, sizes and scaled scores over the nodes that are not off (a
+ * what-if session's exclusions update those in place, a spare slot's new
+ * data rebuilds the part). 0 or BERTH_ENOMEM. */
+static int images_build(kube_sched *s, struct kube_plugin_cache *pc)
 {
     const berth_kcluster *k = s->k;
-    if (s->pcache && s->pcache->nnodes == k->nnodes)
-        return 0;
-    berth_arena *a = s->arena ? s->arena : &s->k->arena;
-    struct kube_plugin_cache *pc = cache_alloc(a, 1, sizeof *pc);
-    if (!pc)
-        return BERTH_ENOMEM;
-    pc->nnodes = k->nnodes;
     size_t nnames = 0;
-    for (uint32_t n = 0; n < k->nnodes; n++) {
-        pc->any_unschedulable |= k->nodes[n].unschedulable != 0;
+    for (uint32_t n = 0; n < k->nnodes; n++)
         nnames += k->nodes[n].nimages;
-    }
+    uint32_t *count = NULL, *last = NULL;
     if (nnames > UINT32_MAX / 4)
-        return BERTH_ENOMEM;
+        goto oom;
     uint32_t hcap = 16;
     while (hcap < 2 * nnames)
         hcap *= 2;
     pc->hcap = hcap;
-    pc->htab = cache_alloc(a, hcap, sizeof *pc->htab);
-    pc->hash = cache_alloc(a, nnames, sizeof *pc->hash);
-    pc->name = cache_alloc(a, nnames, sizeof *pc->name);
-    pc->scaled = cache_alloc(a, nnames, sizeof *pc->scaled);
-    pc->first = cache_alloc(a, nnames + 1, sizeof *pc->first);
-    pc->nodes = cache_alloc(a, nnames, sizeof *pc->nodes);
-    pc->sum = cache_alloc(a, k->nnodes, sizeof *pc->sum);
-    int64_t *size = cache_alloc(a, nnames, sizeof *size);
-    uint32_t *count = cache_alloc(a, nnames, sizeof *count);
-    uint32_t *last = cache_alloc(a, nnames, sizeof *last);
+    pc->htab = cache_alloc(hcap, sizeof *pc->htab);
+    pc->hash = cache_alloc(nnames, sizeof *pc->hash);
+    pc->name = cache_alloc(nnames, sizeof *pc->name);
+    pc->scaled = cache_alloc(nnames, sizeof *pc->scaled);
+    pc->first = cache_alloc(nnames + 1, sizeof *pc->first);
+    pc->nodes = cache_alloc(nnames, sizeof *pc->nodes);
+    pc->count = cache_alloc(nnames, sizeof *pc->count);
+    pc->size = cache_alloc(nnames, sizeof *pc->size);
+    count = cache_alloc(nnames, sizeof *count);
+    last = cache_alloc(nnames, sizeof *last);
     if (!pc->htab || !pc->hash || !pc->name || !pc->scaled || !pc->first || !pc->nodes ||
-        !pc->sum || !size || !count || !last)
-        return BERTH_ENOMEM;
-    /* Pass 1: distinct names (size: the first node reporting the name, as
-     * the scheduler cache keeps it) and the number of nodes per name. */
+        !pc->count || !pc->size || !count || !last)
+        goto oom;
+    /* Pass 1: distinct names and the number of nodes per name. */
     uint32_t mask = hcap - 1;
     for (uint32_t n = 0; n < k->nnodes; n++) {
         const berth_knode *nd = &k->nodes[n];
@@ -169,7 +234,6 @@ int kube_plugins_prepare(kube_sched *s)
                     pc->htab[i] = id + 1;
                     pc->hash[id] = h;
                     pc->name[id] = nm;
-                    size[id] = nd->images[j].size;
                     last[id] = BERTH_KUBE_NONE;
                     break;
                 }
@@ -181,14 +245,13 @@ int kube_plugins_prepare(kube_sched *s)
             if (last[id] != n) {
                 last[id] = n;
                 count[id]++;
+                pc->count[id] += !s->off || !s->off[n];
             }
         }
     }
-    /* Pass 2: CSR of nodes per name, and each name's scaled score. */
+    /* Pass 2: CSR of nodes per name. */
     for (uint32_t id = 0; id < pc->nimages; id++) {
         pc->first[id + 1] = pc->first[id] + count[id];
-        double spread = (double)count[id] / (double)k->nnodes;
-        pc->scaled[id] = (int64_t)((double)size[id] * spread);
         last[id] = BERTH_KUBE_NONE;
         count[id] = 0;
     }
@@ -203,7 +266,46 @@ int kube_plugins_prepare(kube_sched *s)
             }
         }
     }
+    for (uint32_t id = 0; id < pc->nimages; id++)
+        image_size_of(s, pc, id);
+    images_rescale(s, pc);
+    free(count);
+    free(last);
+    pc->images_stale = 0;
+    return 0;
+oom:
+    free(count);
+    free(last);
+    images_free(pc);
+    return BERTH_ENOMEM;
+}
+
+/* Builds s's plugin cache once (and again if the node count changed; its
+ * image part again after kube_plugins_node_changed). Returns 0 or
+ * BERTH_ENOMEM; on failure the plugins fall back to the reference
+ * computation. */
+int kube_plugins_prepare(kube_sched *s)
+{
+    const berth_kcluster *k = s->k;
+    struct kube_plugin_cache *pc = s->pcache;
+    if (pc && pc->nnodes == k->nnodes) {
+        if (pc->images_stale && images_build(s, pc))
+            return BERTH_ENOMEM;
+        return 0;
+    }
+    kube_plugins_free(s);
+    pc = cache_alloc(1, sizeof *pc);
+    if (!pc)
+        return BERTH_ENOMEM;
+    pc->nnodes = k->nnodes;
     s->pcache = pc;
+    for (uint32_t n = 0; n < k->nnodes; n++)
+        pc->any_unschedulable |= k->nodes[n].unschedulable != 0;
+    pc->sum = cache_alloc(k->nnodes, sizeof *pc->sum);
+    if (!pc->sum || images_build(s, pc)) {
+        kube_plugins_free(s);
+        return BERTH_ENOMEM;
+    }
     return 0;
 }
 
@@ -307,8 +409,7 @@ static int64_t *memo_get(kube_sched *s, int kind, const kube_req *r, uint32_t n,
         return NULL;
     uint32_t w = m->next;
     if (!m->col[w]) {
-        berth_arena *a = s->arena ? s->arena : &s->k->arena;
-        m->col[w] = cache_alloc(a, nn, sizeof(int64_t));
+        m->col[w] = cache_alloc(nn, sizeof(int64_t));
         if (!m->col[w])
             return NULL;
     }
@@ -316,6 +417,67 @@ static int64_t *memo_get(kube_sched *s, int kind, const kube_req *r, uint32_t n,
     m->pod[w] = r->pod + 1;
     *fresh = 1;
     return m->col[w];
+}
+
+static int64_t memo_value(int kind, const kube_sched *s, const berth_kpod *p, uint32_t c);
+
+int kube_plugins_node_changed(kube_sched *s, uint32_t n, int data, int had_images)
+{
+    struct kube_plugin_cache *pc = s->pcache;
+    if (!pc)
+        return 0; /* built on first use from the current nodes */
+    int all = 0;
+    int new_images = data && (had_images || s->k->nodes[n].nimages);
+    if (!new_images && pc->nimages && !pc->images_stale) {
+        /* n joined or left the candidates (or an image-less spare slot was
+         * filled or emptied): its images' counts and every image's spread
+         * over the candidates change */
+        const berth_knode *nd = &s->k->nodes[n];
+        int on = !s->off || !s->off[n];
+        for (uint32_t j = 0; j < nd->nimages && !data; j++) {
+            const char *nm = str_or_empty(nd->images[j].name);
+            uint32_t id = cache_find(pc, nm, 0, image_hash(nm, 0)), dup = 0;
+            for (uint32_t i = 0; i < j && !dup; i++)
+                dup = strcmp(str_or_empty(nd->images[i].name), nm) == 0;
+            if (id == BERTH_KUBE_NONE || dup)
+                continue;
+            pc->count[id] = on ? pc->count[id] + 1 : pc->count[id] - 1;
+            image_size_of(s, pc, id);
+        }
+        images_rescale(s, pc);
+        all = 1;
+    } else if (pc->images_stale || new_images) {
+        /* a node's image list changed: rebuild the image part lazily */
+        images_free(pc);
+        pc->images_stale = 1;
+        all = 1;
+    }
+    if (!data)
+        return all;
+    pc->any_unschedulable |= s->k->nodes[n].unschedulable != 0;
+    for (int kind = 0; kind < KUBE_MEMO_KINDS; kind++)
+        for (int w = 0; w < KUBE_MEMO_WAYS; w++)
+            if (pc->memo[kind].pod[w] && pc->memo[kind].col[w])
+                pc->memo[kind].col[w][n] =
+                    memo_value(kind, s, &s->k->pods[pc->memo[kind].pod[w] - 1], n);
+    return all;
+}
+
+static const berth_kcontainer *container_at(const berth_kpod *p, uint32_t j);
+
+int kube_plugins_pod_images(kube_sched *s, const berth_kpod *p)
+{
+    const struct kube_plugin_cache *pc = s->pcache;
+    if (!pc || pc->images_stale)
+        return 1;
+    uint32_t nc = p->ninit + p->ncontainers;
+    for (uint32_t j = 0; j < nc && pc->nimages; j++) {
+        const char *img = str_or_empty(container_at(p, j)->image);
+        int latest = image_needs_latest(img);
+        if (cache_find(pc, img, latest, image_hash(img, latest)) != BERTH_KUBE_NONE)
+            return 1;
+    }
+    return 0;
 }
 
 /* ---- NodeUnschedulable ---- */
@@ -532,6 +694,11 @@ static int required_affinity_matches(const berth_kpod *p, const berth_knode *nd)
     return 0;
 }
 
+int berth_kube_node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
+{
+    return required_affinity_matches(p, nd);
+}
+
 static void f_affinity(void *state, const void *req, const uint32_t *cand, uint32_t n,
                        uint8_t *v)
 {
@@ -684,6 +851,8 @@ static void s_image_reference(const kube_sched *s, const berth_kpod *p, const ui
         int64_t size = 0;
         uint32_t have = 0;
         for (uint32_t m = 0; m < k->nnodes; m++) {
+            if (s->off && s->off[m])
+                continue;
             const berth_knode *nd = &k->nodes[m];
             for (uint32_t x = 0; x < nd->nimages; x++)
                 if (image_name_equal(str_or_empty(nd->images[x].name), img, latest)) {
@@ -695,7 +864,8 @@ static void s_image_reference(const kube_sched *s, const berth_kpod *p, const ui
         }
         if (!have)
             continue;
-        int64_t scaled = (int64_t)((double)size * ((double)have / (double)k->nnodes));
+        double total = s->off ? (double)s->ncand : (double)k->nnodes;
+        int64_t scaled = (int64_t)((double)size * ((double)have / total));
         for (uint32_t i = 0; i < n; i++) {
             const berth_knode *nd = &k->nodes[cand[i]];
             for (uint32_t x = 0; x < nd->nimages; x++)
@@ -753,6 +923,19 @@ static void s_image(void *state, const void *req, const uint32_t *cand, uint32_t
     for (uint32_t j = 0; j < nids; j++)
         for (uint32_t x = pc->first[ids[j]]; x < pc->first[ids[j] + 1]; x++)
             sum[pc->nodes[x]] = 0;
+}
+
+/* One entry of a memoised column (the same formulas the plugins use to
+ * fill one). */
+static int64_t memo_value(int kind, const kube_sched *s, const berth_kpod *p, uint32_t c)
+{
+    const berth_knode *nd = &s->k->nodes[c];
+    switch (kind) {
+    case KUBE_MEMO_AFF_FILTER: return !required_affinity_matches(p, nd);
+    case KUBE_MEMO_AFF_SCORE: return preferred_sum(p, nd);
+    case KUBE_MEMO_TAINT_FILTER: return s->has_hard_taint[c] && node_untolerated_hard(nd, p);
+    default: return s->has_prefer_taint[c] ? node_prefer_count(nd, p) : 0;
+    }
 }
 
 /* ---- plugin objects (tabled in kube/plugins.c) ---- */

@@ -76,6 +76,8 @@ void kube_sched_free(kube_sched *s)
     free(s->node_npods);
     free(s->node_cappods);
     free(s->name_index);
+    free(s->off);
+    kube_plugins_free(s);
     memset(s, 0, sizeof *s);
 }
 
@@ -103,7 +105,139 @@ int kube_assume(kube_sched *s, uint32_t pod, uint32_t node)
     return kube_terms_assume(s, pod, node);
 }
 
+int kube_assume_bound(kube_sched *s, uint32_t pod, uint32_t node)
+{
+    if (s->k->nodes[node].has_usage) {
+        /* observed usage already includes bound pods: count them once */
+        int64_t d[2];
+        kube_pod_demand(&s->k->pods[pod], d);
+        s->usage[0][node] -= d[0];
+        s->usage[1][node] -= d[1];
+    }
+    return kube_assume(s, pod, node);
+}
+
+int kube_unassume(kube_sched *s, uint32_t pod, uint32_t node, int bound)
+{
+    const berth_kpod *p = &s->k->pods[pod];
+    uint32_t *on = s->node_pods[node], n = s->node_npods[node], i = 0;
+    while (i < n && on[i] != pod)
+        i++;
+    if (i == n)
+        return BERTH_EINVAL;
+    memmove(on + i, on + i + 1, (size_t)(n - i - 1) * sizeof *on);
+    s->node_npods[node]--;
+    for (uint32_t r = 0; r < s->k->nres; r++)
+        s->requested[r][node] -= p->req[r];
+    s->requested_nz[0][node] -= p->req_nz[BERTH_KRES_CPU];
+    s->requested_nz[1][node] -= p->req_nz[BERTH_KRES_MEMORY];
+    if (!bound || !s->k->nodes[node].has_usage) {
+        int64_t d[2];
+        kube_pod_demand(p, d);
+        s->usage[0][node] -= d[0];
+        s->usage[1][node] -= d[1];
+    }
+    s->npods[node]--;
+    return kube_terms_unassume(s, pod, node);
+}
+
+/* The static columns of node n from k->nodes[n] (no pods on it yet). */
+static void node_columns(kube_sched *s, uint32_t n)
+{
+    const berth_knode *nd = &s->k->nodes[n];
+    for (uint32_t r = 0; r < s->k->nres; r++)
+        s->alloc[r][n] = nd->alloc[r];
+    s->alloc_pods[n] = nd->alloc_pods;
+    s->has_hard_taint[n] = s->has_prefer_taint[n] = 0;
+    for (uint32_t t = 0; t < nd->ntaints; t++) {
+        if (nd->taints[t].effect == BERTH_EFFECT_NOSCHEDULE ||
+            nd->taints[t].effect == BERTH_EFFECT_NOEXECUTE)
+            s->has_hard_taint[n] = 1;
+        if (nd->taints[t].effect == BERTH_EFFECT_PREFERNOSCHEDULE)
+            s->has_prefer_taint[n] = 1;
+    }
+    s->usage[0][n] = nd->has_usage ? nd->usage[BERTH_KRES_CPU] : 0;
+    s->usage[1][n] = nd->has_usage ? nd->usage[BERTH_KRES_MEMORY] : 0;
+}
+
+static void name_insert(kube_sched *s, uint32_t n)
+{
+    uint32_t mask = s->name_cap - 1;
+    uint32_t i = hash_name(s->k->nodes[n].name) & mask;
+    while (s->name_index[i])
+        i = (i + 1) & mask;
+    s->name_index[i] = n + 1;
+}
+
+/* Linear-probing deletion with backward shift (no tombstones). */
+static void name_remove(kube_sched *s, uint32_t n)
+{
+    uint32_t mask = s->name_cap - 1;
+    uint32_t i = hash_name(s->k->nodes[n].name) & mask;
+    while (s->name_index[i] && s->name_index[i] != n + 1)
+        i = (i + 1) & mask;
+    if (!s->name_index[i])
+        return;
+    s->name_index[i] = 0;
+    for (uint32_t j = (i + 1) & mask; s->name_index[j]; j = (j + 1) & mask) {
+        uint32_t h = hash_name(s->k->nodes[s->name_index[j] - 1].name) & mask;
+        /* the entry at j may move to the hole at i when its home h is not
+         * in the cyclic range (i, j] */
+        if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
+            s->name_index[i] = s->name_index[j];
+            s->name_index[j] = 0;
+            i = j;
+        }
+    }
+}
+
+int kube_node_exclude(kube_sched *s, uint32_t n, int excluded)
+{
+    if (!s->off && !(s->off = calloc(s->k->nnodes ? s->k->nnodes : 1, 1)))
+        return BERTH_ENOMEM;
+    excluded = excluded != 0;
+    if (s->off[n] == excluded)
+        return 0;
+    s->off[n] = (uint8_t)excluded;
+    s->ncand = excluded ? s->ncand - 1 : s->ncand + 1;
+    int all = kube_plugins_node_changed(s, n, 0, 0);
+    return kube_fast_node_changed(s, n, 0, all);
+}
+
+int kube_node_activate(kube_sched *s, uint32_t n, const berth_knode *nd)
+{
+    s->k->nodes[n] = *nd;
+    node_columns(s, n);
+    name_insert(s, n);
+    s->off[n] = 0;
+    s->ncand++;
+    int rc = kube_terms_node_changed(s, n);
+    int all = kube_plugins_node_changed(s, n, 1, 0); /* the slot held no images */
+    int rc2 = kube_fast_node_changed(s, n, 1, all);
+    return rc ? rc : rc2;
+}
+
+int kube_node_deactivate(kube_sched *s, uint32_t n, const berth_knode *placeholder)
+{
+    name_remove(s, n);
+    int had_images = s->k->nodes[n].nimages != 0;
+    s->k->nodes[n] = *placeholder;
+    node_columns(s, n);
+    s->off[n] = 1;
+    s->ncand--;
+    int rc = kube_terms_node_changed(s, n);
+    int all = kube_plugins_node_changed(s, n, 1, had_images);
+    int rc2 = kube_fast_node_changed(s, n, 1, all);
+    return rc ? rc : rc2;
+}
+
 int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof, int reference)
+{
+    return kube_sched_init_spare(s, k, prof, reference, 0);
+}
+
+int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof,
+                          int reference, uint32_t nspare)
 {
     memset(s, 0, sizeof *s);
     s->k = k;
@@ -111,9 +245,11 @@ int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof
     s->reference = reference;
     s->arena = &k->arena;
     uint32_t N = k->nnodes ? k->nnodes : 1;
+    uint32_t nreal = k->nnodes - nspare;
+    s->ncand = nreal;
     /* candidates in name order: the lowest index is the lowest name */
-    if (k->nnodes > 1) {
-        qsort(k->nodes, k->nnodes, sizeof *k->nodes, cmp_node_name);
+    if (nreal > 1) {
+        qsort(k->nodes, nreal, sizeof *k->nodes, cmp_node_name);
         /* the loader's name index points at the old order: drop it (a later
          * load rebuilds it) */
         free(k->node_index);
@@ -145,26 +281,15 @@ int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof
         !s->npods || !s->alloc_pods || !s->has_hard_taint || !s->has_prefer_taint ||
         !s->node_pods || !s->node_npods || !s->node_cappods || !s->name_index)
         goto oom;
-    for (uint32_t n = 0; n < k->nnodes; n++) {
-        const berth_knode *nd = &k->nodes[n];
-        for (uint32_t r = 0; r < k->nres; r++)
-            s->alloc[r][n] = nd->alloc[r];
-        s->alloc_pods[n] = nd->alloc_pods;
-        for (uint32_t t = 0; t < nd->ntaints; t++) {
-            if (nd->taints[t].effect == BERTH_EFFECT_NOSCHEDULE ||
-                nd->taints[t].effect == BERTH_EFFECT_NOEXECUTE)
-                s->has_hard_taint[n] = 1;
-            if (nd->taints[t].effect == BERTH_EFFECT_PREFERNOSCHEDULE)
-                s->has_prefer_taint[n] = 1;
-        }
-        if (nd->has_usage) {
-            s->usage[0][n] = nd->usage[BERTH_KRES_CPU];
-            s->usage[1][n] = nd->usage[BERTH_KRES_MEMORY];
-        }
-        uint32_t i = hash_name(nd->name) & (s->name_cap - 1);
-        while (s->name_index[i])
-            i = (i + 1) & (s->name_cap - 1);
-        s->name_index[i] = n + 1;
+    if (nspare) {
+        s->off = calloc(N, 1);
+        if (!s->off)
+            goto oom;
+        memset(s->off + nreal, 1, nspare);
+    }
+    for (uint32_t n = 0; n < nreal; n++) {
+        node_columns(s, n);
+        name_insert(s, n);
     }
     if (kube_terms_init(s))
         goto oom;
@@ -175,16 +300,8 @@ int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof
         uint32_t n = kube_node_by_name(s, pod->node_name);
         if (n == BERTH_KUBE_NONE)
             continue;
-        if (!k->nodes[n].has_usage) {
-            /* no observed usage: the bound pods' demand stands for it */
-        } else {
-            /* observed usage already includes bound pods: count them once */
-            int64_t d[2];
-            kube_pod_demand(pod, d);
-            s->usage[0][n] -= d[0];
-            s->usage[1][n] -= d[1];
-        }
-        if (kube_assume(s, p, n))
+        /* without observed usage the bound pods' demand stands for it */
+        if (kube_assume_bound(s, p, n))
             goto oom;
     }
     return 0;
@@ -208,14 +325,15 @@ void kube_req_free(kube_sched *s, kube_req *r)
 
 /* ---- the loop ---- */
 
-typedef struct prof_built {
+struct kube_prof_built {
     const berth_kprofile *kp;
     berth_profile p;
     const berth_filter_plugin *filters[BERTH_KP_COUNT];
     const berth_score_plugin *scores[BERTH_KP_COUNT];
     int64_t weights[BERTH_KP_COUNT];
     berth_kplugin filter_of[BERTH_KP_COUNT], score_of[BERTH_KP_COUNT];
-} prof_built;
+};
+typedef struct kube_prof_built prof_built;
 
 static void build_profile(prof_built *b, const berth_kprofile *kp, berth_tiebreak tb)
 {
@@ -271,7 +389,8 @@ typedef struct reason_count {
 } reason_count;
 
 static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
-                       const berth_cycle *c, const uint32_t *examined, uint32_t nexamined)
+                       const berth_cycle *c, const uint32_t *examined, uint32_t nexamined,
+                       uint32_t nnodes)
 {
     reason_count *rc = calloc(64, sizeof *rc);
     uint32_t nrc = 0;
@@ -311,7 +430,7 @@ static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
     for (uint32_t j = 0; j < nrc; j++)
         snprintf(items[j], sizeof items[j], "%u %s", rc[j].count, rc[j].text);
     qsort(items, nrc, sizeof *items, (int (*)(const void *, const void *))strcmp);
-    size_t off = (size_t)snprintf(out, cap, "0/%u nodes are available", s->k->nnodes);
+    size_t off = (size_t)snprintf(out, cap, "0/%u nodes are available", nnodes);
     for (uint32_t j = 0; j < nrc; j++)
         off += (size_t)snprintf(out + off, cap - off, "%s%s", j ? ", " : ": ", items[j]);
     snprintf(out + off, cap - off, ".");
@@ -320,170 +439,210 @@ static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
     return out;
 }
 
-int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e)
+void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n)
 {
-    berth_kprofile defprof;
-    berth_kube_default_profile(k, &defprof);
+    sort_k = k;
+    qsort(queue, n, sizeof *queue, cmp_queue);
+}
+
+void kube_loop_free(kube_loop *L)
+{
+    free(L->batch);
+    free(L->built);
+    berth_cycle_free(&L->c);
+    kube_sched_free(&L->s);
+    memset(L, 0, sizeof *L);
+}
+
+int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
+                   uint32_t nspare, berth_error *e)
+{
+    memset(L, 0, sizeof *L);
+    L->opt = opt;
+    berth_kube_default_profile(k, &L->defprof);
     const berth_kprofile *first = opt->profile ? opt->profile
-                                  : k->nprofiles ? &k->profiles[0] : &defprof;
-    kube_sched s;
-    if (kube_sched_init(&s, k, first, opt->reference))
+                                  : k->nprofiles ? &k->profiles[0] : &L->defprof;
+    if (kube_sched_init_spare(&L->s, k, first, opt->reference, nspare))
         return berth_error_set(e, BERTH_ENOMEM, "out of memory preparing %u nodes", k->nnodes);
-    berth_cycle c;
-    if (berth_cycle_init(&c, k->nnodes ? k->nnodes : 1, BERTH_KP_COUNT, opt->seed)) {
-        kube_sched_free(&s);
+    if (berth_cycle_init(&L->c, k->nnodes ? k->nnodes : 1, BERTH_KP_COUNT, opt->seed)) {
+        kube_sched_free(&L->s);
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     }
-    c.explain = 1; /* first_reject feeds the FitError summary */
-    if (!opt->reference && !opt->detail && kube_fast_init(&s)) {
-        berth_cycle_free(&c);
-        kube_sched_free(&s);
+    L->c.explain = 1; /* first_reject feeds the FitError summary */
+    L->c.all_filters = opt->detail;
+    L->batch = malloc((k->nnodes ? k->nnodes : 1) * sizeof *L->batch);
+    L->built = calloc(k->nprofiles + 1, sizeof *L->built);
+    if (!L->batch || !L->built || (!opt->reference && !opt->detail && kube_fast_init(&L->s))) {
+        kube_loop_free(L);
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    }
-    c.all_filters = opt->detail;
-    uint32_t *queue = malloc((k->npods ? k->npods : 1) * sizeof *queue);
-    uint32_t *batch = malloc((k->nnodes ? k->nnodes : 1) * sizeof *batch);
-    prof_built *built = calloc(k->nprofiles + 1, sizeof *built);
-    int rc = 0, unplaced = 0;
-    if (!queue || !batch || !built) {
-        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
-        goto out;
     }
     for (uint32_t i = 0; i < k->nprofiles; i++)
-        build_profile(&built[i], &k->profiles[i], opt->tiebreak);
-    build_profile(&built[k->nprofiles], opt->profile ? opt->profile : &defprof, opt->tiebreak);
+        build_profile(&L->built[i], &k->profiles[i], opt->tiebreak);
+    build_profile(&L->built[k->nprofiles], opt->profile ? opt->profile : &L->defprof,
+                  opt->tiebreak);
+    return 0;
+}
+
+int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
+{
+    kube_sched *sp = &L->s;
+    berth_kcluster *k = sp->k;
+    const berth_kube_options *opt = L->opt;
+    berth_cycle *c = &L->c;
+    uint32_t *batch = L->batch;
+    const berth_kpod *p = &k->pods[pod];
+    int rc = 0;
+    *placed = BERTH_KUBE_NONE;
+    /* the profile: forced, or by schedulerName */
+    const prof_built *b = &L->built[k->nprofiles];
+    const char *sched_name = p->scheduler_name ? p->scheduler_name : "default-scheduler";
+    if (!opt->profile && (k->nprofiles || strcmp(sched_name, "default-scheduler") != 0)) {
+        b = NULL;
+        for (uint32_t i = 0; i < k->nprofiles; i++)
+            if (!strcmp(k->profiles[i].name, sched_name))
+                b = &L->built[i];
+        if (!b) {
+            char why[300];
+            snprintf(why, sizeof why,
+                     "no scheduler profile named '%s': the pod is left for that scheduler",
+                     sched_name);
+            berth_kdecision d = {.pod = pod, .node = BERTH_KUBE_NONE, .summary = why};
+            if (opt->on_decision)
+                opt->on_decision(opt->ctx, k, &d);
+            return 0;
+        }
+    }
+    sp->prof = b->kp;
+    kube_req rq;
+    if ((rc = kube_req_init(sp, &rq, pod)))
+        return berth_error_set(e, rc, "out of memory");
+    /* candidates: every node that is not off, or the percentageOfNodesToScore
+     * round robin over them */
+    uint32_t N = sp->ncand;
+    int32_t pct = b->kp->percentage_of_nodes_to_score ? b->kp->percentage_of_nodes_to_score
+                                                      : k->percentage_of_nodes_to_score;
+    uint32_t start = 0;
+    c->max_feasible = 0;
+    if (pct > 0 && pct < 100 && N >= 100) {
+        uint64_t want = (uint64_t)N * (uint64_t)pct / 100;
+        c->max_feasible = (uint32_t)(want < 100 ? 100 : want);
+        start = sp->next_start % N;
+    }
+    if (!c->max_feasible && sp->fast) {
+        kube_fast_result fr;
+        int fx = kube_fast_pick(sp, &b->p, &rq, &c->rng, &fr);
+        if (fx < 0) {
+            kube_req_free(sp, &rq);
+            return berth_error_set(e, fx, "out of memory");
+        }
+        if (fx == 1) {
+            berth_kdecision d;
+            memset(&d, 0, sizeof d);
+            d.pod = pod;
+            d.node = fr.node;
+            d.nfeasible = fr.nfeasible;
+            d.total = fr.total;
+            d.score_plugins = b->score_of;
+            d.nscore_plugins = b->p.nscores;
+            d.filter_plugins = b->filter_of;
+            d.nfilter_plugins = b->p.nfilters;
+            d.sched = sp;
+            d.req = &rq;
+            if (opt->on_decision)
+                opt->on_decision(opt->ctx, k, &d);
+            k->pods[pod].node_name = k->nodes[fr.node].name;
+            k->pods[pod].assumed = 1;
+            if (kube_assume(sp, pod, fr.node) || kube_fast_assumed(sp, fr.node))
+                rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+            else
+                *placed = fr.node;
+            kube_req_free(sp, &rq);
+            return rc;
+        }
+    }
+    if (!sp->off || N == k->nnodes) {
+        for (uint32_t i = 0; i < N; i++)
+            batch[i] = (start + i) % N;
+    } else {
+        /* the candidates in node order, rotated to start */
+        uint32_t m = 0;
+        for (uint32_t nd = 0; nd < k->nnodes; nd++)
+            if (!sp->off[nd])
+                batch[(m++ + N - start) % N] = nd;
+    }
+    berth_pick pk;
+    rc = berth_pipeline_pick_batch(&b->p, sp, &rq, c, batch, N, &pk);
+    if (rc) {
+        kube_req_free(sp, &rq);
+        return berth_error_set(e, rc, "scheduling failed: %s", berth_strerror(rc));
+    }
+    if (c->max_feasible)
+        sp->next_start = (start + pk.examined) % N;
+    berth_kdecision d;
+    memset(&d, 0, sizeof d);
+    d.pod = pod;
+    d.node = pk.chosen == BERTH_NO_CANDIDATE ? BERTH_KUBE_NONE : pk.chosen;
+    d.nfeasible = pk.nfeasible;
+    d.feasible = c->feasible;
+    d.plugin_scores = c->scores;
+    d.totals = c->total;
+    for (uint32_t i = 0; i < pk.nfeasible; i++)
+        if (c->feasible[i] == pk.chosen)
+            d.total = c->total[i];
+    d.score_plugins = b->score_of;
+    d.nscore_plugins = b->p.nscores;
+    d.cap = c->cap;
+    d.fail_mask = opt->detail ? c->reject_mask : NULL;
+    d.filter_plugins = b->filter_of;
+    d.nfilter_plugins = b->p.nfilters;
+    d.examined = batch;
+    d.nexamined = pk.examined;
+    char *summary = NULL;
+    if (d.node == BERTH_KUBE_NONE) {
+        summary = fit_error(sp, b, &rq, c, batch, pk.examined, N);
+        d.summary = summary ? summary : "0 nodes are available.";
+    }
+    d.sched = sp;
+    d.req = &rq;
+    if (opt->on_decision)
+        opt->on_decision(opt->ctx, k, &d);
+    free(summary);
+    if (d.node != BERTH_KUBE_NONE) {
+        k->pods[pod].node_name = k->nodes[d.node].name;
+        k->pods[pod].assumed = 1;
+        if (kube_assume(sp, pod, d.node) || kube_fast_assumed(sp, d.node))
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        else
+            *placed = d.node;
+    }
+    kube_req_free(sp, &rq);
+    return rc;
+}
+
+int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e)
+{
+    kube_loop L;
+    int rc = kube_loop_init(&L, k, opt, 0, e);
+    if (rc)
+        return rc;
+    int unplaced = 0;
+    uint32_t *queue = malloc((k->npods ? k->npods : 1) * sizeof *queue);
+    if (!queue) {
+        kube_loop_free(&L);
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
     uint32_t nq = 0;
     for (uint32_t p = 0; p < k->npods; p++)
         if (!k->pods[p].node_name)
             queue[nq++] = p;
-    sort_k = k;
-    qsort(queue, nq, sizeof *queue, cmp_queue);
-    uint32_t N = k->nnodes;
+    kube_queue_sort(k, queue, nq);
     for (uint32_t qi = 0; qi < nq && !rc; qi++) {
-        uint32_t pod = queue[qi];
-        const berth_kpod *p = &k->pods[pod];
-        /* the profile: forced, or by schedulerName */
-        const prof_built *b = &built[k->nprofiles];
-        const char *sched_name = p->scheduler_name ? p->scheduler_name : "default-scheduler";
-        if (!opt->profile && (k->nprofiles || strcmp(sched_name, "default-scheduler") != 0)) {
-            b = NULL;
-            for (uint32_t i = 0; i < k->nprofiles; i++)
-                if (!strcmp(k->profiles[i].name, sched_name))
-                    b = &built[i];
-            if (!b) {
-                char why[300];
-                snprintf(why, sizeof why,
-                         "no scheduler profile named '%s': the pod is left for that scheduler",
-                         sched_name);
-                berth_kdecision d = {.pod = pod, .node = BERTH_KUBE_NONE, .summary = why};
-                if (opt->on_decision)
-                    opt->on_decision(opt->ctx, k, &d);
-                unplaced = 1;
-                continue;
-            }
-        }
-        s.prof = b->kp;
-        kube_req rq;
-        if ((rc = kube_req_init(&s, &rq, pod))) {
-            rc = berth_error_set(e, rc, "out of memory");
-            break;
-        }
-        /* candidates: every node, or percentageOfNodesToScore round robin */
-        int32_t pct = b->kp->percentage_of_nodes_to_score ? b->kp->percentage_of_nodes_to_score
-                                                          : k->percentage_of_nodes_to_score;
-        uint32_t start = 0;
-        c.max_feasible = 0;
-        if (pct > 0 && pct < 100 && N >= 100) {
-            uint64_t want = (uint64_t)N * (uint64_t)pct / 100;
-            c.max_feasible = (uint32_t)(want < 100 ? 100 : want);
-            start = s.next_start % N;
-        }
-        if (!c.max_feasible && s.fast) {
-            kube_fast_result fr;
-            int fx = kube_fast_pick(&s, &b->p, &rq, &c.rng, &fr);
-            if (fx < 0) {
-                kube_req_free(&s, &rq);
-                rc = berth_error_set(e, fx, "out of memory");
-                break;
-            }
-            if (fx == 1) {
-                berth_kdecision d;
-                memset(&d, 0, sizeof d);
-                d.pod = pod;
-                d.node = fr.node;
-                d.nfeasible = fr.nfeasible;
-                d.total = fr.total;
-                d.score_plugins = b->score_of;
-                d.nscore_plugins = b->p.nscores;
-                d.filter_plugins = b->filter_of;
-                d.nfilter_plugins = b->p.nfilters;
-                d.sched = &s;
-                d.req = &rq;
-                if (opt->on_decision)
-                    opt->on_decision(opt->ctx, k, &d);
-                k->pods[pod].node_name = k->nodes[fr.node].name;
-                k->pods[pod].assumed = 1;
-                if (kube_assume(&s, pod, fr.node) || kube_fast_assumed(&s, fr.node))
-                    rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
-                kube_req_free(&s, &rq);
-                continue;
-            }
-        }
-        for (uint32_t i = 0; i < N; i++)
-            batch[i] = (start + i) % N;
-        berth_pick pk;
-        rc = berth_pipeline_pick_batch(&b->p, &s, &rq, &c, batch, N, &pk);
-        if (rc) {
-            kube_req_free(&s, &rq);
-            rc = berth_error_set(e, rc, "scheduling failed: %s", berth_strerror(rc));
-            break;
-        }
-        if (c.max_feasible)
-            s.next_start = (start + pk.examined) % N;
-        berth_kdecision d;
-        memset(&d, 0, sizeof d);
-        d.pod = pod;
-        d.node = pk.chosen == BERTH_NO_CANDIDATE ? BERTH_KUBE_NONE : pk.chosen;
-        d.nfeasible = pk.nfeasible;
-        d.feasible = c.feasible;
-        d.plugin_scores = c.scores;
-        d.totals = c.total;
-        for (uint32_t i = 0; i < pk.nfeasible; i++)
-            if (c.feasible[i] == pk.chosen)
-                d.total = c.total[i];
-        d.score_plugins = b->score_of;
-        d.nscore_plugins = b->p.nscores;
-        d.cap = c.cap;
-        d.fail_mask = opt->detail ? c.reject_mask : NULL;
-        d.filter_plugins = b->filter_of;
-        d.nfilter_plugins = b->p.nfilters;
-        d.examined = batch;
-        d.nexamined = pk.examined;
-        char *summary = NULL;
-        if (d.node == BERTH_KUBE_NONE) {
-            summary = fit_error(&s, b, &rq, &c, batch, pk.examined);
-            d.summary = summary ? summary : "0 nodes are available.";
-            unplaced = 1;
-        }
-        d.sched = &s;
-        d.req = &rq;
-        if (opt->on_decision)
-            opt->on_decision(opt->ctx, k, &d);
-        free(summary);
-        if (d.node != BERTH_KUBE_NONE) {
-            k->pods[pod].node_name = k->nodes[d.node].name;
-            k->pods[pod].assumed = 1;
-            if (kube_assume(&s, pod, d.node) || kube_fast_assumed(&s, d.node))
-                rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
-        }
-        kube_req_free(&s, &rq);
+        uint32_t node;
+        rc = kube_loop_pod(&L, queue[qi], &node, e);
+        unplaced |= node == BERTH_KUBE_NONE;
     }
-out:
     free(queue);
-    free(batch);
-    free(built);
-    berth_cycle_free(&c);
-    kube_sched_free(&s);
+    kube_loop_free(&L);
     if (rc)
         return rc;
     return unplaced ? BERTH_ENOFIT : 0;

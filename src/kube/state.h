@@ -46,11 +46,16 @@ typedef struct kube_sched {
     uint32_t name_cap;
     /* plugin cache (kube/plugins_node.c): ImageLocality's per-image node
      * counts and a per-node scratch column, and whether any node is
-     * unschedulable. Built lazily (or by kube_plugins_prepare) in s->arena,
-     * else the cluster's arena; needs no free. Must start NULL. */
+     * unschedulable. Built lazily (or by kube_plugins_prepare), freed by
+     * kube_plugins_free (kube_sched_free calls it). Must start NULL. */
     struct kube_plugin_cache *pcache;
     /* pod-class cache of the fast path (kube/fastpath.c), NULL when off */
     kube_fast *fast;
+    /* per node, NULL when every node is a candidate: 1 = not a candidate
+     * (excluded by a what-if session, or an inactive spare slot); such a
+     * node creates no PodTopologySpread domain. ncand: nodes not off. */
+    uint8_t *off;
+    uint32_t ncand;
 } kube_sched;
 
 /* Per-pod request handed to the plugins. */
@@ -67,6 +72,10 @@ typedef struct kube_req {
  * (spec.nodeName naming an existing node, not terminating). reference: the
  * plain per-pod recomputation mode. (kube/sched.c) */
 int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof, int reference);
+/* The same with the last nspare entries of k->nodes being spare slots:
+ * off, without name, columns or pods until kube_node_activate. */
+int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof,
+                          int reference, uint32_t nspare);
 void kube_sched_free(kube_sched *s);
 /* Prepares r for pending pod `pod` (spread/affinity context included). */
 int kube_req_init(kube_sched *s, kube_req *r, uint32_t pod);
@@ -75,6 +84,41 @@ void kube_req_free(kube_sched *s, kube_req *r);
 /* Adds a pod on a node in every column and counter (bound pods at start,
  * then each decision); calls kube_terms_assume. */
 int kube_assume(kube_sched *s, uint32_t pod, uint32_t node);
+/* kube_assume for a bound pod: on a node with observed usage the pod is
+ * already in it (counted once). */
+int kube_assume_bound(kube_sched *s, uint32_t pod, uint32_t node);
+/* Removes a pod from node in every column and counter (the inverse of
+ * kube_assume, or of kube_assume_bound when bound); calls
+ * kube_terms_unassume. The caller logs node for the fast path. */
+int kube_unassume(kube_sched *s, uint32_t pod, uint32_t node, int bound);
+/* What-if node changes (kube/session.c): excluded = 1 makes n no candidate
+ * (its pods stay counted); activate fills spare slot n (off, empty) with a
+ * copy of nd; deactivate empties it again (no pods may be on it). Each
+ * keeps the columns, name index, topology values, plugin cache and
+ * fast-path classes consistent. */
+int kube_node_exclude(kube_sched *s, uint32_t n, int excluded);
+int kube_node_activate(kube_sched *s, uint32_t n, const berth_knode *nd);
+int kube_node_deactivate(kube_sched *s, uint32_t n, const berth_knode *placeholder);
+
+/* The scheduling loop of berth_kube_schedule, one pod at a time (also
+ * driven by kube/session.c). */
+typedef struct kube_loop {
+    kube_sched s;
+    berth_cycle c;
+    struct kube_prof_built *built;   /* per profile of k, then the forced/default one */
+    berth_kprofile defprof;
+    uint32_t *batch;
+    const berth_kube_options *opt;
+} kube_loop;
+int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
+                   uint32_t nspare, berth_error *e);
+void kube_loop_free(kube_loop *L);
+/* Schedules pod (pending) and assumes the decision: *placed gets the node
+ * or BERTH_KUBE_NONE; the decision goes to opt->on_decision. 0 or an error. */
+int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e);
+/* Sorts pod indices in kube queue order (priority, creation, input order). */
+void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n);
+
 /* Node index by name, BERTH_KUBE_NONE when absent. */
 uint32_t kube_node_by_name(const kube_sched *s, const char *name);
 /* A pod's configured size for usage accounting: per container the larger
@@ -86,6 +130,11 @@ int kube_terms_init(kube_sched *s);                 /* after the columns exist *
 void kube_terms_free(kube_sched *s);
 /* Counts pod (now on node) into every term counter. */
 int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node);
+/* Counts pod (on node) out of every term counter. */
+int kube_terms_unassume(kube_sched *s, uint32_t pod, uint32_t node);
+/* Node n's labels changed (spare slot activated or emptied): its topology
+ * value per key, and the node-affinity cache. */
+int kube_terms_node_changed(kube_sched *s, uint32_t n);
 /* Builds r->terms for r->pod (own constraints or system defaults,
  * affinity terms, existing pods' terms that match it). */
 int kube_terms_prepare(kube_sched *s, kube_req *r);
@@ -100,6 +149,15 @@ const berth_score_plugin *kube_score_plugin(berth_kplugin p);
 /* Builds s->pcache now (the plugins otherwise build it on first use);
  * 0 or BERTH_ENOMEM. (kube/plugins_node.c) */
 int kube_plugins_prepare(kube_sched *s);
+void kube_plugins_free(kube_sched *s);
+/* Node n became (non-)candidate (data = 0) or its data changed (data = 1;
+ * had_images: its previous data listed images): updates the plugin cache;
+ * returns 1 when ImageLocality's scores changed on every node (the image
+ * spread counts only candidates), else 0. */
+int kube_plugins_node_changed(kube_sched *s, uint32_t n, int data, int had_images);
+/* Whether ImageLocality's change (kube_plugins_node_changed returned 1)
+ * can move p's scores: some image of p is on some node (1 when unknown). */
+int kube_plugins_pod_images(kube_sched *s, const berth_kpod *p);
 /* DefaultNormalizeScore(MaxNodeScore = 100, reverse) in place. */
 void kube_default_normalize(int64_t *scores, uint32_t n, int reverse);
 

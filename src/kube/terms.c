@@ -216,12 +216,13 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
         }
         k->val[n] = vid;
     }
-    smap_free(&vm);
+    k->vmap = vm;
     k->nreal = nv;
     if (k->empty_id == KUBE_NOVAL)
         k->empty_id = nv++;
     k->nvals = nv;
     if (smap_put(&t->key_map, name, t->nkeys)) {
+        smap_free(&k->vmap);
         free(k->name);
         free(k->val);
         *rc = BERTH_ENOMEM;
@@ -319,6 +320,7 @@ static void sig_free(kube_sig *g)
     if (g->cnt)
         free(g->cnt - 2);
     free(g->nz);
+    free(g->innz);
 }
 
 /* The signature owning a count array (incremental mode only: there every
@@ -331,7 +333,7 @@ static const kube_sig *sig_of(const kube_terms *t, const int32_t *cnt)
 /* Adds d to g's count at node n, keeping the list of non-zero nodes. */
 static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
 {
-    if (!g->cnt[n] && d) {
+    if (!g->cnt[n] && d && !(g->innz && g->innz[n])) {
         if (g->nnz == g->capnz) {
             uint32_t nc = g->capnz ? g->capnz * 2 : 16;
             uint32_t *q = realloc(g->nz, nc * sizeof *q);
@@ -340,9 +342,27 @@ static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
             g->nz = q;
             g->capnz = nc;
         }
+        if (g->innz)
+            g->innz[n] = 1;
         g->nz[g->nnz++] = n;
     }
     g->cnt[n] += d;
+    return 0;
+}
+
+/* Subtracts d from g's count at node n. A node back at 0 stays in nz (its
+ * entry adds nothing); innz then records which nodes nz lists, so a later
+ * bump does not list a node twice. */
+static int sig_drop(const kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
+{
+    g->cnt[n] -= d;
+    if (g->cnt[n] || g->innz || !d)
+        return 0;
+    g->innz = calloc(t->nnodes ? t->nnodes : 1, 1);
+    if (!g->innz)
+        return BERTH_ENOMEM;
+    for (uint32_t j = 0; j < g->nnz; j++)
+        g->innz[g->nz[j]] = 1;
     return 0;
 }
 
@@ -560,6 +580,7 @@ void kube_terms_free(kube_sched *s)
     for (uint32_t i = 0; i < t->nkeys; i++) {
         free(t->keys[i].name);
         free(t->keys[i].val);
+        smap_free(&t->keys[i].vmap);
     }
     free(t->keys);
     smap_free(&t->key_map);
@@ -659,6 +680,78 @@ int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node)
                 return BERTH_ENOMEM;
         }
     }
+    return 0;
+}
+
+static int visit_unassume(kube_sched *s, uint32_t sig, void *ctx)
+{
+    const uint32_t *pn = ctx;
+    kube_terms *t = s->terms;
+    if (sig_matches(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]]))
+        return sig_drop(t, &t->sigs[sig], pn[1], 1);
+    return 0;
+}
+
+/* The inverse of kube_terms_assume: every signature counting pod now
+ * either existed when it was assumed or was initialised from the pods on
+ * nodes (this one included), so it is counted out of exactly those. */
+int kube_terms_unassume(kube_sched *s, uint32_t pod, uint32_t node)
+{
+    kube_terms *t = s->terms;
+    if (!t || s->reference || node >= t->nnodes || pod >= t->npods)
+        return 0;
+    const berth_kpod *p = &s->k->pods[pod];
+    uint32_t pn[2] = {pod, node};
+    int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, visit_unassume, pn);
+    if (rc)
+        return rc;
+    for (int role = 0; role < KUBE_NROLES; role++) {
+        uint32_t nt;
+        const berth_kaffinity_term *terms = role_terms(p, role, &nt);
+        for (uint32_t i = 0; i < nt; i++) {
+            uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
+            if (g == KUBE_NOVAL)
+                return BERTH_ENOMEM;
+            if (sig_drop(t, &t->sigs[g], node,
+                         (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
+                             ? terms[i].weight
+                             : 1))
+                return BERTH_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* Node n's labels changed: its value id per key (a new value gets a new id
+ * after the existing ones), and the cached node-affinity columns. */
+int kube_terms_node_changed(kube_sched *s, uint32_t n)
+{
+    kube_terms *t = s->terms;
+    if (!t || n >= t->nnodes)
+        return 0;
+    for (uint32_t i = 0; i < t->nkeys; i++) {
+        kube_tkey *k = &t->keys[i];
+        const char *v = berth_labels_get(&s->k->nodes[n].labels, k->name);
+        if (!v) {
+            k->val[n] = KUBE_NOVAL;
+            continue;
+        }
+        uint32_t vid;
+        if (!smap_get(&k->vmap, v, &vid)) {
+            /* "" may already have its (unused) id */
+            vid = !*v ? k->empty_id : k->nvals++;
+            if (smap_put(&k->vmap, v, vid))
+                return BERTH_ENOMEM;
+            k->nreal++;
+        }
+        k->val[n] = vid;
+    }
+    smap_free(&t->naff.map);
+    for (uint32_t i = 0; i < t->naff.n; i++)
+        free(t->naff.vec[i]);
+    free(t->naff.vec);
+    t->naff.vec = NULL;
+    t->naff.n = 0;
     return 0;
 }
 
@@ -1336,9 +1429,12 @@ static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
         const uint32_t *val = t->keys[c->key].val;
         /* every counted node adds its domain (even at 0), then the counts;
          * the scan stops once every value present is marked */
+        /* nodes that are off (a what-if session's excluded nodes, spare
+         * slots) make no domain; pods on them count in domains others make */
+        const uint8_t *off = s->off;
         uint32_t marked = 0, present = t->keys[c->key].nreal;
         for (uint32_t n = 0; n < t->nnodes && marked < present; n++) {
-            if (val[n] == KUBE_NOVAL || dom[val[n]] >= 0 ||
+            if (val[n] == KUBE_NOVAL || dom[val[n]] >= 0 || (off && off[n]) ||
                 !node_has_keys(t, q->pf, q->npf, n) || !policies_ok(q, c, n))
                 continue;
             dom[val[n]] = 0;
@@ -1348,15 +1444,15 @@ static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
             const kube_sig *g = sig_of(t, c->cnt);
             for (uint32_t j = 0; j < g->nnz; j++) {
                 uint32_t n = g->nz[j];
-                if (val[n] == KUBE_NOVAL || !node_has_keys(t, q->pf, q->npf, n) ||
-                    !policies_ok(q, c, n))
+                if (val[n] == KUBE_NOVAL || (off && off[n] && dom[val[n]] < 0) ||
+                    !node_has_keys(t, q->pf, q->npf, n) || !policies_ok(q, c, n))
                     continue;
                 dom[val[n]] += c->cnt[n];
             }
         } else {
             for (uint32_t n = 0; n < t->nnodes; n++) {
-                if (val[n] == KUBE_NOVAL || !node_has_keys(t, q->pf, q->npf, n) ||
-                    !policies_ok(q, c, n))
+                if (val[n] == KUBE_NOVAL || (off && off[n] && dom[val[n]] < 0) ||
+                    !node_has_keys(t, q->pf, q->npf, n) || !policies_ok(q, c, n))
                     continue;
                 dom[val[n]] += c->cnt[n];
             }

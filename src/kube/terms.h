@@ -35,6 +35,7 @@ typedef struct kube_tkey {
     uint32_t empty_id;  /* id of the value "" (a node lacking the key reads "" upstream) */
     uint32_t nreal;     /* distinct values some node has (ids 0..nreal-1) */
     int hostname;       /* kubernetes.io/hostname */
+    kube_smap vmap;     /* value -> id (kept for nodes whose labels change) */
 } kube_tkey;
 
 typedef struct kube_clause {
@@ -55,8 +56,10 @@ typedef struct kube_sig {
     uint32_t ncl;
     const char **extra_vals; /* values of matchLabelKeys requirements */
     int32_t *cnt;        /* per node; cnt[-1] holds the signature id (sig_of) */
-    uint32_t *nz;        /* nodes whose count is non-zero, in order of first count */
+    uint32_t *nz;        /* nodes whose count is non-zero, in order of first count
+                          * (after an unassume it may also list nodes back at 0) */
     uint32_t nnz, capnz;
+    uint8_t *innz;       /* per node: listed in nz; NULL until a count drops to 0 */
 } kube_sig;
 
 /* anchor index: signatures by one In requirement (key, value), else general */

@@ -1,11 +1,22 @@
 /* kube/view.c - what-if scheduling on a view of a cluster (used by the
  * disruption and autoscaling planners): a shallow copy with some nodes
  * excluded, hypothetical nodes added, the pods of included nodes bound and
- * the chosen pods pending, scheduled by berth_kube_schedule. */
+ * the chosen pods pending, scheduled by berth_kube_schedule. Each call
+ * rebuilds the whole scheduler state (O(nodes + pods)); for repeated
+ * questions on one cluster use a what-if session (berth_ksession_*,
+ * kube/session.c), which changes one state in place and rolls back, with
+ * the same decisions. berth_kube_queue_sort gives planners that place pods
+ * one at a time the kube queue order. */
 #include "berth/kube.h"
+#include "kube/state.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+void berth_kube_queue_sort(const berth_kcluster *k, uint32_t *pods, uint32_t n)
+{
+    kube_queue_sort(k, pods, n);
+}
 
 typedef struct view_ctx {
     uint32_t base, npending;

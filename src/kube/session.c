@@ -1,0 +1,380 @@
+/* kube/session.c - the incremental what-if session (berth_ksession): one
+ * kube scheduler state (kube_loop) over a shallow copy of a cluster's node
+ * table (nodes sorted by name, then the spare slots) and an owned copy of
+ * its pod table, changed in place by evict / bind / exclude / spare /
+ * place and restored exactly by an undo log. A question costs the kube
+ * scheduler's per-pod work for the pods it moves (the fast path for plain
+ * pods), never a rebuild of the columns, counters or caches. */
+#include "kube/fastpath.h"
+#include "kube/state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { U_EXCLUDE, U_EVICT, U_BIND, U_PLACE, U_SPARE };
+
+typedef struct undo {
+    uint8_t op, flag;   /* EXCLUDE: previous flag; EVICT: the pod was bound */
+    uint32_t a, b;      /* pod or node (session index), node */
+} undo;
+
+struct berth_ksession {
+    const berth_kcluster *src;
+    berth_kcluster v;           /* nodes: k's sorted by name, then spare slots */
+    uint32_t nreal, nspare;
+    uint32_t *to_v, *to_k;      /* real nodes: k index <-> session index */
+    uint32_t *pod_node;         /* per pod: session node index or BERTH_KUBE_NONE */
+    uint8_t *pod_bound;         /* per pod: bound (open, bind) rather than placed */
+    uint8_t *excluded;          /* per session node */
+    uint8_t *spare_on;          /* per spare slot */
+    uint32_t *slot;             /* place: per pod, position in the caller's array */
+    uint32_t *queue;
+    berth_knode placeholder;    /* an empty spare slot */
+    berth_kube_options opt;
+    kube_loop L;
+    undo *log;
+    uint32_t nlog, caplog;
+    int broken;                 /* an exclude ran out of memory */
+    /* place: decisions of unplaced pods */
+    const char **why;
+    berth_arena *a;
+    int oom;
+};
+
+static uint32_t to_session(const berth_ksession *s, uint32_t node)
+{
+    return node < s->nreal ? s->to_v[node] : node;
+}
+
+static uint32_t to_caller(const berth_ksession *s, uint32_t node)
+{
+    if (node == BERTH_KUBE_NONE)
+        return node;
+    return node < s->nreal ? s->to_k[node] : node;
+}
+
+static const berth_kcluster *sort_src;
+static int cmp_src_node(const void *a, const void *b)
+{
+    const berth_knode *x = &sort_src->nodes[*(const uint32_t *)a];
+    const berth_knode *y = &sort_src->nodes[*(const uint32_t *)b];
+    return strcmp(x->name, y->name);
+}
+
+static int log_push(berth_ksession *s, int op, int flag, uint32_t a, uint32_t b)
+{
+    if (s->nlog == s->caplog) {
+        uint32_t nc = s->caplog ? s->caplog * 2 : 256;
+        undo *q = realloc(s->log, nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        s->log = q;
+        s->caplog = nc;
+    }
+    s->log[s->nlog++] = (undo){(uint8_t)op, (uint8_t)flag, a, b};
+    return 0;
+}
+
+static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
+{
+    berth_ksession *s = ctx;
+    (void)k;
+    if (d->node != BERTH_KUBE_NONE || !s->why || !s->a)
+        return;
+    const char *txt = d->summary ? d->summary : "no node fits";
+    const char *c = berth_arena_strdup(s->a, txt);
+    s->why[s->slot[d->pod]] = c;
+    if (!c)
+        s->oom = 1;
+}
+
+void berth_ksession_close(berth_ksession *s)
+{
+    if (!s)
+        return;
+    if (s->L.built)
+        kube_loop_free(&s->L);
+    free(s->v.nodes);
+    free(s->v.pods);
+    berth_arena_free(&s->v.arena);
+    free(s->to_v);
+    free(s->to_k);
+    free(s->pod_node);
+    free(s->pod_bound);
+    free(s->excluded);
+    free(s->spare_on);
+    free(s->slot);
+    free(s->queue);
+    free(s->log);
+    free(s);
+}
+
+/* pod on session node n as a bound pod (not logged) */
+static int bind_pod(berth_ksession *s, uint32_t pod, uint32_t n, int bound)
+{
+    int rc = bound ? kube_assume_bound(&s->L.s, pod, n) : kube_assume(&s->L.s, pod, n);
+    if (!rc)
+        rc = kube_fast_assumed(&s->L.s, n);
+    s->v.pods[pod].node_name = s->v.nodes[n].name;
+    s->v.pods[pod].assumed = !bound;
+    s->pod_node[pod] = n;
+    s->pod_bound[pod] = (uint8_t)bound;
+    return rc;
+}
+
+static int unbind_pod(berth_ksession *s, uint32_t pod)
+{
+    uint32_t n = s->pod_node[pod];
+    int rc = kube_unassume(&s->L.s, pod, n, s->pod_bound[pod]);
+    if (!rc)
+        rc = kube_fast_assumed(&s->L.s, n);
+    s->v.pods[pod].node_name = NULL;
+    s->v.pods[pod].assumed = 0;
+    s->pod_node[pod] = BERTH_KUBE_NONE;
+    s->pod_bound[pod] = 0;
+    return rc;
+}
+
+int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uint32_t *pod_node,
+                        uint32_t nspare, const berth_kprofile *profile, berth_error *e)
+{
+    *out = NULL;
+    berth_ksession *s = calloc(1, sizeof *s);
+    if (!s)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    s->src = k;
+    s->nreal = k->nnodes;
+    s->nspare = nspare;
+    if ((uint64_t)k->nnodes + nspare >= BERTH_KUBE_NONE) {
+        free(s);
+        return berth_error_set(e, BERTH_EINVAL, "too many nodes: %u and %u spare slots",
+                               k->nnodes, nspare);
+    }
+    berth_kcluster *v = &s->v;
+    berth_arena_init(&v->arena, 0);
+    memcpy(v->res_names, k->res_names, sizeof v->res_names);
+    v->nres = k->nres;
+    v->workloads = k->workloads;
+    v->nworkloads = k->nworkloads;
+    v->namespaces = k->namespaces;
+    v->nnamespaces = k->nnamespaces;
+    v->profiles = k->profiles;
+    v->nprofiles = k->nprofiles;
+    v->percentage_of_nodes_to_score = k->percentage_of_nodes_to_score;
+    uint32_t N = k->nnodes + nspare, P = k->npods;
+    v->nodes = calloc(N ? N : 1, sizeof *v->nodes);
+    v->pods = malloc((P ? P : 1) * sizeof *v->pods);
+    s->to_v = malloc((k->nnodes ? k->nnodes : 1) * sizeof *s->to_v);
+    s->to_k = malloc((k->nnodes ? k->nnodes : 1) * sizeof *s->to_k);
+    s->pod_node = malloc((P ? P : 1) * sizeof *s->pod_node);
+    s->pod_bound = calloc(P ? P : 1, 1);
+    s->excluded = calloc(N ? N : 1, 1);
+    s->spare_on = calloc(nspare ? nspare : 1, 1);
+    s->slot = malloc((P ? P : 1) * sizeof *s->slot);
+    s->queue = malloc((P ? P : 1) * sizeof *s->queue);
+    int rc = 0;
+    if (!v->nodes || !v->pods || !s->to_v || !s->to_k || !s->pod_node || !s->pod_bound ||
+        !s->excluded || !s->spare_on || !s->slot || !s->queue) {
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        goto fail;
+    }
+    /* nodes in name order (kube_sched_init's order, tie-break first) */
+    for (uint32_t n = 0; n < k->nnodes; n++)
+        s->to_k[n] = n;
+    sort_src = k;
+    qsort(s->to_k, k->nnodes, sizeof *s->to_k, cmp_src_node);
+    for (uint32_t i = 0; i < k->nnodes; i++) {
+        s->to_v[s->to_k[i]] = i;
+        v->nodes[i] = k->nodes[s->to_k[i]];
+    }
+    s->placeholder.name = "";
+    for (uint32_t i = 0; i < nspare; i++)
+        v->nodes[k->nnodes + i] = s->placeholder;
+    v->nnodes = N;
+    /* pods: the session owns node_name / assumed; a pod counts (terminating
+     * or not) once bound or placed in the session, as a view's pending pod */
+    for (uint32_t p = 0; p < P; p++) {
+        v->pods[p] = k->pods[p];
+        v->pods[p].node_name = NULL;
+        v->pods[p].assumed = 0;
+        v->pods[p].terminating = 0;
+        s->pod_node[p] = BERTH_KUBE_NONE;
+    }
+    v->npods = P;
+    s->opt.profile = profile;
+    s->opt.tiebreak = BERTH_TIE_FIRST;
+    s->opt.on_decision = on_decision;
+    s->opt.ctx = s;
+    if ((rc = kube_loop_init(&s->L, v, &s->opt, nspare, e)))
+        goto fail;
+    if (!s->L.s.off && !(s->L.s.off = calloc(N ? N : 1, 1))) {
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (uint32_t p = 0; p < P; p++) {
+        const berth_kpod *kp = &k->pods[p];
+        if (kp->terminating)
+            continue;
+        uint32_t n = BERTH_KUBE_NONE;
+        if (pod_node) {
+            if (pod_node[p] != BERTH_KUBE_NONE && pod_node[p] < k->nnodes)
+                n = s->to_v[pod_node[p]];
+        } else if (kp->node_name) {
+            n = kube_node_by_name(&s->L.s, kp->node_name);
+        }
+        if (n != BERTH_KUBE_NONE && bind_pod(s, p, n, 1)) {
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    *out = s;
+    return 0;
+fail:
+    berth_ksession_close(s);
+    return rc;
+}
+
+void berth_ksession_exclude(berth_ksession *s, uint32_t node, int excluded)
+{
+    if (node >= s->nreal + s->nspare)
+        return;
+    uint32_t n = to_session(s, node);
+    excluded = excluded != 0;
+    if (n >= s->nreal && !s->spare_on[n - s->nreal])
+        return; /* an empty spare slot receives nothing anyway */
+    if (s->excluded[n] == excluded)
+        return;
+    if (log_push(s, U_EXCLUDE, s->excluded[n], n, 0)) {
+        s->broken = 1;
+        return;
+    }
+    s->excluded[n] = (uint8_t)excluded;
+    if (kube_node_exclude(&s->L.s, n, excluded))
+        s->broken = 1;
+}
+
+int berth_ksession_evict(berth_ksession *s, uint32_t pod)
+{
+    if (pod >= s->v.npods || s->pod_node[pod] == BERTH_KUBE_NONE)
+        return BERTH_EINVAL;
+    uint32_t n = s->pod_node[pod];
+    if (log_push(s, U_EVICT, s->pod_bound[pod], pod, n))
+        return BERTH_ENOMEM;
+    return unbind_pod(s, pod);
+}
+
+int berth_ksession_bind(berth_ksession *s, uint32_t pod, uint32_t node)
+{
+    if (pod >= s->v.npods || s->pod_node[pod] != BERTH_KUBE_NONE ||
+        node >= s->nreal + s->nspare)
+        return BERTH_EINVAL;
+    uint32_t n = to_session(s, node);
+    if (n >= s->nreal && !s->spare_on[n - s->nreal])
+        return BERTH_EINVAL;
+    if (log_push(s, U_BIND, 1, pod, n))
+        return BERTH_ENOMEM;
+    return bind_pod(s, pod, n, 1);
+}
+
+int berth_ksession_spare(berth_ksession *s, uint32_t i, const berth_knode *n, uint32_t *node)
+{
+    if (i >= s->nspare || s->spare_on[i] || !n || !n->name || !n->name[0] ||
+        kube_node_by_name(&s->L.s, n->name) != BERTH_KUBE_NONE)
+        return BERTH_EINVAL;
+    if (log_push(s, U_SPARE, 0, i, 0))
+        return BERTH_ENOMEM;
+    s->spare_on[i] = 1;
+    *node = s->nreal + i;
+    return kube_node_activate(&s->L.s, s->nreal + i, n);
+}
+
+int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, uint32_t *placed,
+                         const char **why, berth_arena *a, berth_error *e)
+{
+    if (s->broken)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory in an earlier exclude");
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t p = pods[i];
+        if (p >= s->v.npods || s->pod_node[p] != BERTH_KUBE_NONE)
+            return berth_error_set(e, BERTH_EINVAL, "pod %u is not a pod of the session or is bound",
+                                   p);
+        s->slot[p] = BERTH_KUBE_NONE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (s->slot[pods[i]] != BERTH_KUBE_NONE)
+            return berth_error_set(e, BERTH_EINVAL, "pod %u is listed twice", pods[i]);
+        s->slot[pods[i]] = i;
+        placed[i] = BERTH_KUBE_NONE;
+        if (why)
+            why[i] = NULL;
+    }
+    memcpy(s->queue, pods, (size_t)n * sizeof *pods);
+    kube_queue_sort(&s->v, s->queue, n);
+    s->why = why;
+    s->a = a;
+    s->oom = 0;
+    /* as a fresh berth_kube_schedule (a view) starts its round robin */
+    s->L.s.next_start = 0;
+    int rc = 0, unplaced = 0;
+    for (uint32_t qi = 0; qi < n && !rc; qi++) {
+        uint32_t pod = s->queue[qi], node;
+        rc = kube_loop_pod(&s->L, pod, &node, e);
+        if (node == BERTH_KUBE_NONE) {
+            unplaced = 1;
+            continue;
+        }
+        /* kube_loop_pod assumed it: record it as placed */
+        s->pod_node[pod] = node;
+        s->pod_bound[pod] = 0;
+        placed[s->slot[pod]] = to_caller(s, node);
+        if (!rc && log_push(s, U_PLACE, 0, pod, node))
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
+    s->why = NULL;
+    s->a = NULL;
+    if (!rc && s->oom)
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    if (rc)
+        return rc;
+    return unplaced ? BERTH_ENOFIT : 0;
+}
+
+uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod)
+{
+    if (pod >= s->v.npods)
+        return BERTH_KUBE_NONE;
+    return to_caller(s, s->pod_node[pod]);
+}
+
+uint64_t berth_ksession_mark(const berth_ksession *s)
+{
+    return s->nlog;
+}
+
+int berth_ksession_rollback(berth_ksession *s, uint64_t mark)
+{
+    if (mark > s->nlog)
+        return BERTH_EINVAL;
+    int rc = 0;
+    while (s->nlog > mark && !rc) {
+        const undo u = s->log[--s->nlog];
+        switch (u.op) {
+        case U_EXCLUDE:
+            s->excluded[u.a] = u.flag;
+            rc = kube_node_exclude(&s->L.s, u.a, u.flag);
+            break;
+        case U_EVICT:
+            rc = bind_pod(s, u.a, u.b, u.flag);
+            break;
+        case U_BIND:
+        case U_PLACE:
+            rc = unbind_pod(s, u.a);
+            break;
+        default:
+            s->spare_on[u.a] = 0;
+            rc = kube_node_deactivate(&s->L.s, s->nreal + u.a, &s->placeholder);
+            break;
+        }
+    }
+    return rc;
+}
