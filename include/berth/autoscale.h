@@ -34,6 +34,13 @@
 #define BERTH_RESTRICT_SCALE_DOWN "spotinst.io/restrict-scale-down"
 #define BERTH_SAFE_TO_EVICT "cluster-autoscaler.kubernetes.io/safe-to-evict"
 #define BERTH_VNG_UNLIMITED INT64_MAX
+/* cluster-autoscaler compatibility (SPEC 5.1): when a node became unneeded
+ * (RFC 3339 node annotation), and the upstream priority expander ConfigMap */
+#define BERTH_UNNEEDED_SINCE "berth.io/unneeded-since"
+#define BERTH_PRIORITY_EXPANDER_CONFIGMAP "cluster-autoscaler-priority-expander"
+#define BERTH_AUTOHEAL_GRACE_DEFAULT 300     /* seconds not Ready before auto-heal */
+#define BERTH_CA_UNNEEDED_TIME_DEFAULT 600   /* --scale-down-unneeded-time */
+#define BERTH_ROLL_BATCH_DEFAULT 20          /* percent of a group's nodes per batch */
 
 /* Headroom: numOfUnits units of (cpu, memory, gpu) kept free. */
 typedef struct berth_headroom {
@@ -77,6 +84,19 @@ typedef struct berth_apod {
     int safe_to_evict;            /* annotation: -1 unset, 0 "false", 1 "true" */
 } berth_apod;
 
+/* What the planner reads beyond the kube model, per kube node. */
+typedef struct berth_anode {
+    int has_unneeded_since;       /* annotation berth.io/unneeded-since present */
+    int64_t unneeded_since;       /* seconds since the epoch */
+} berth_anode;
+
+/* One entry of the priority expander: node groups whose name matches regex
+ * (POSIX extended, unanchored as upstream) get priority. */
+typedef struct berth_expander_priority {
+    int64_t priority;
+    const char *regex;
+} berth_expander_priority;
+
 typedef struct berth_autoscale {
     berth_kcluster kube;
     berth_vng *vngs;              uint32_t nvngs, capvngs;
@@ -86,6 +106,10 @@ typedef struct berth_autoscale {
     /* Headroom objects waiting for their group (resolved by finalize) */
     struct berth_headroom_ref *pending_headroom;
     uint32_t npending_headroom, cappending_headroom;
+    berth_anode *node_info;       uint32_t nnode_info, capnode_info; /* by kube node */
+    /* the cluster-autoscaler-priority-expander ConfigMap's priorities */
+    berth_expander_priority *prio; uint32_t nprio, capprio;
+    int has_prio;
 } berth_autoscale;
 
 void berth_autoscale_init(berth_autoscale *m);
@@ -100,9 +124,45 @@ int berth_autoscale_finalize(berth_autoscale *m, berth_error *e);
 
 /* ---- the plan ---- */
 
+typedef enum berth_apolicy {
+    BERTH_POLICY_OCEAN,           /* Spot Ocean (default) */
+    BERTH_POLICY_CLUSTER_AUTOSCALER
+} berth_apolicy;
+
+/* cluster-autoscaler's expanders (SPEC 5.1); random is upstream's default. */
+typedef enum berth_expander {
+    BERTH_EXPANDER_RANDOM,
+    BERTH_EXPANDER_LEAST_WASTE,
+    BERTH_EXPANDER_MOST_PODS,
+    BERTH_EXPANDER_LEAST_NODES,
+    BERTH_EXPANDER_PRICE,
+    BERTH_EXPANDER_PRIORITY
+} berth_expander;
+
+/* Zero-initialised options plan with every default. */
 typedef struct berth_aplan_options {
     int64_t now;                  /* seconds since the epoch */
+    int reference;                /* 1: the plain algorithm (no caches, no incremental
+                                   * what-if session): the reference the tests compare
+                                   * the fast path against; same decisions */
+    /* replacements (Ocean policy) */
+    const char *const *interrupt; /* nodes with a spot interruption notice */
+    uint32_t ninterrupt;
+    const char *roll;             /* virtual node group to roll; NULL: none */
+    int64_t roll_percent;         /* batch, percent of its nodes; 0: BERTH_ROLL_BATCH_DEFAULT */
+    int64_t autoheal_grace;       /* seconds not Ready before auto-heal (when set) */
+    int has_autoheal_grace;       /* 0: BERTH_AUTOHEAL_GRACE_DEFAULT */
+    /* cluster-autoscaler compatibility */
+    berth_apolicy policy;
+    berth_expander expander;
+    uint64_t seed;                /* random expander and ties */
+    int64_t unneeded_time;        /* seconds (when set) */
+    int has_unneeded_time;        /* 0: BERTH_CA_UNNEEDED_TIME_DEFAULT */
 } berth_aplan_options;
+
+/* Expander by name ("least-waste", ...); -1 when unknown. */
+int berth_expander_parse(const char *name);
+const char *berth_expander_name(berth_expander x);
 
 /* One group of identical new nodes. */
 typedef struct berth_ascaleup {
@@ -130,7 +190,44 @@ typedef struct berth_ascaledown {
     berth_amove *moves;
     uint32_t nmoves;
     double utilisation;           /* max(cpu, memory) requested / allocatable */
+    uint32_t *evicted;            /* cluster-autoscaler: expendable pods deleted, not moved */
+    uint32_t nevicted;
 } berth_ascaledown;
+
+/* Replacement reasons (SPEC 5 "Replacement"). */
+typedef enum berth_areason {
+    BERTH_REPLACE_SPOT_INTERRUPTION,
+    BERTH_REPLACE_AUTOHEAL,
+    BERTH_REPLACE_ROLL,
+    BERTH_REPLACE_REVERT_TO_RESERVED,
+    BERTH_REPLACE_REVERT_TO_SPOT
+} berth_areason;
+/* "SpotInterruption", "AutoHeal", "Roll", "RevertToReserved", "RevertToSpot". */
+const char *berth_replace_reason_name(berth_areason r);
+
+/* Where a pod of a replaced node goes. */
+typedef struct berth_arepmove {
+    uint32_t pod;                 /* kube pod index */
+    const char *node;             /* an existing node's or the new node's name */
+    int waits;                    /* 1: pending until the new node registers */
+} berth_arepmove;
+
+/* One node replaced by a new one, launched first; the old one drains once
+ * the new one registered, or at once on a spot interruption. */
+typedef struct berth_areplace {
+    uint32_t node;                /* kube node replaced */
+    berth_areason reason;
+    uint32_t vng;
+    uint32_t type;                /* the new node's instance type (index into m->types) */
+    berth_capacity_type capacity_type;
+    const char *zone;
+    double price;                 /* per hour, as scale-up reports it */
+    const char *reservation;      /* NULL: none */
+    const char *new_node;         /* the new node's name */
+    int drain_immediately;        /* spot interruption */
+    berth_arepmove *moves;
+    uint32_t nmoves;
+} berth_areplace;
 
 typedef struct berth_aunsched {
     uint32_t pod;                 /* kube pod index */
@@ -152,6 +249,7 @@ typedef struct berth_aplan {
     uint32_t *on_existing_node;
     uint32_t non_existing;
     berth_arena arena;            /* names of new nodes */
+    berth_areplace *rep;          uint32_t nrep, caprep; /* replacements, by node name */
 } berth_aplan;
 
 /* One autoscaler pass at opt->now. m is not modified. */
@@ -167,5 +265,90 @@ void berth_aplan_free(berth_aplan *p);
 double berth_market_score(const berth_offering *o, int64_t zone_nodes, int64_t min_zone_nodes);
 /* The group of kube node `node`, -1 when none. */
 int berth_autoscale_node_vng(const berth_autoscale *m, uint32_t node);
+
+/* ---- the simulated timeline: berth autoscale simulate (capacity/events.c,
+ * capacity/timeline.c; docs/autoscale.md "Simulate") ----
+ *
+ * Events are berth.io/v1 AutoscaleEvent documents (strict). Pods that
+ * arrive later are loaded into m->kube up front and stay invisible to the
+ * planner until their event; the simulation then mutates m (nodes added,
+ * cordoned and removed, pods bound and unbound, prices changed). */
+
+typedef enum berth_aevent_type {
+    BERTH_AEV_POD_ARRIVE,
+    BERTH_AEV_POD_LEAVE,
+    BERTH_AEV_SPOT_INTERRUPTION,
+    BERTH_AEV_PRICE_CHANGE
+} berth_aevent_type;
+const char *berth_aevent_type_name(berth_aevent_type t);
+
+typedef struct berth_aevent {
+    int64_t at;                   /* seconds since the epoch */
+    berth_aevent_type type;
+    const char *what;             /* one line for reports: the pods, the node, the offering */
+    uint32_t first_pod, npods;    /* PodArrive: kube pods first_pod .. first_pod + npods - 1 */
+    const char *pod_ns, *pod_name;/* PodLeave */
+    const char *node;             /* SpotInterruption */
+    uint32_t itype;               /* PriceChange: instance type index, zone, capacity type */
+    const char *zone;
+    berth_capacity_type ct;
+    double price;
+} berth_aevent;
+
+typedef struct berth_atimeline {
+    berth_aevent *ev;             uint32_t nev, capev;    /* sorted by time (stable) after finish */
+    int64_t *grace;               uint32_t ngrace, capgrace; /* per kube pod: terminationGracePeriodSeconds */
+    uint8_t *later;               uint32_t nlater, caplater; /* per kube pod: arrives by an event */
+} berth_atimeline;
+
+void berth_atimeline_init(berth_atimeline *t);
+void berth_atimeline_free(berth_atimeline *t);
+/* Reads spec.terminationGracePeriodSeconds (default 30) of the Pod documents
+ * of src (also inside Lists); call for every estate source after
+ * berth_autoscale_load of it, in the same order. */
+int berth_atimeline_scan_pods(berth_atimeline *t, const berth_autoscale *m, const berth_source *src,
+                              berth_error *e);
+/* Decodes the AutoscaleEvent documents of src (List accepted; strict: an
+ * unknown field is an error, file:line:col and field path); PodArrive pods
+ * are loaded into m (after berth_autoscale_finalize). */
+int berth_atimeline_load_events(berth_atimeline *t, berth_autoscale *m, const berth_source *src,
+                                berth_error *e);
+/* Sorts the events by time (input order among equal times). */
+void berth_atimeline_finish(berth_atimeline *t);
+
+typedef struct berth_asim_options {
+    int64_t from, to;             /* the first and the last step (seconds) */
+    int64_t step;                 /* > 0; Ocean evaluates every 60 s */
+    int64_t launch_delay;         /* a new node registers this long after its launch (120) */
+    int64_t drain_timeout;        /* >= 300: a draining node is terminated after at most this */
+    int reference;                /* berth_aplan_options.reference for every pass */
+} berth_asim_options;
+
+typedef struct berth_asim_step {
+    int64_t at;
+    uint32_t nodes;               /* registered, launching and draining nodes */
+    double cost_per_hour;         /* what those nodes cost per hour at this step */
+    uint32_t pending;             /* pods without a node after the step */
+    uint32_t launched, terminated;
+    uint32_t ev0, nev;            /* events applied: result.events[ev0 .. ev0 + nev) */
+} berth_asim_step;
+
+typedef struct berth_asim_result {
+    berth_asim_step *steps;       uint32_t nsteps, capsteps;
+    uint32_t *events;             uint32_t nevents, capevents; /* indices into the timeline's ev */
+    const char **notes;           /* per applied event: what happened, or NULL */
+    double total_cost;            /* integral of costPerHour over [from, to], dollars */
+    double pending_seconds;       /* sum over pods of the time they waited for a node */
+    double max_pending_seconds;
+    uint32_t nodes_min, nodes_max, launched, terminated;
+    berth_arena arena;
+} berth_asim_result;
+
+/* Runs the timeline on m (mutated): every step applies the events due,
+ * registers launched nodes, terminates drained ones, runs one autoscaler
+ * pass and applies it. 0, or BERTH_EINVAL for bad options, or an error. */
+int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
+                             const berth_asim_options *o, berth_asim_result *out, berth_error *e);
+void berth_asim_result_free(berth_asim_result *r);
 
 #endif

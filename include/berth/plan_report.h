@@ -15,4 +15,11 @@ void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_d
 json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan *p);
 void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const berth_aplan *p);
 
+/* `autoscale simulate`: the timeline (report/autoscale_timeline.c). o gives
+ * from, to and step; t the events the result's indices refer to. */
+json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const berth_asim_options *o,
+                                             const berth_asim_result *r);
+void berth_report_autoscale_timeline_table(FILE *out, const berth_atimeline *t,
+                                           const berth_asim_options *o, const berth_asim_result *r);
+
 #endif

@@ -1,11 +1,14 @@
 /* capacity/load.c - decodes the autoscaling inputs (SPEC 5, 6.1):
  * berth.io/v1 VirtualNodeGroup, Reservation, Headroom and InstanceType
- * (all strict), List; every other kind goes to berth_kube_load. Afterwards
- * it reads what the planner needs beyond the kube model from the Pod
- * documents (mirror pods, the safe-to-evict annotation). finalize resolves
+ * (all strict), List, v1 ConfigMap (the priority expander's, decoded by
+ * ca.c; others ignored); every other kind goes to berth_kube_load.
+ * Afterwards it reads what the planner needs beyond the kube model from the
+ * Pod documents (mirror pods, the safe-to-evict annotation) and the Node
+ * documents (berth.io/unneeded-since). finalize resolves
  * Headroom objects to their groups and checks type and zone references. */
 #include "capacity/state.h"
 
+#include "berth/fleet.h"
 #include "berth/grow.h"
 
 #include <stdlib.h>
@@ -34,6 +37,8 @@ void berth_autoscale_free(berth_autoscale *m)
     free(m->types);
     free(m->pod_info);
     free(m->pending_headroom);
+    free(m->node_info);
+    free(m->prio);
     berth_kube_free(&m->kube);
     memset(m, 0, sizeof *m);
 }
@@ -259,6 +264,8 @@ static int walk(ctx *c, const berth_node *doc, int depth)
         return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_reservation(m, d, doc);
     if (!strcmp(kind, "Headroom"))
         return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_headroom(m, d, doc);
+    if (!strcmp(kind, "ConfigMap")) /* the priority expander's (ca.c); others ignored */
+        return capacity_load_priority_configmap(m, d, doc);
     if (!strcmp(kind, "InstanceType"))
         return (rc = berth_dec_api(d, doc, kind, "berth.io/v1"))
                    ? rc
@@ -296,6 +303,35 @@ static int pod_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
     return 0;
 }
 
+/* Node annotations the planner reads: berth.io/unneeded-since (RFC 3339,
+ * cluster-autoscaler mode). */
+static int node_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
+{
+    berth_anode an = {0};
+    const char *v = ann_of(doc, BERTH_UNNEEDED_SINCE);
+    int64_t ms = 0;
+    if (v && berth_fleet_parse_time(v, &ms)) {
+        size_t p = berth_dec_push(d, "metadata.annotations");
+        berth_dec_push(d, BERTH_UNNEEDED_SINCE);
+        const berth_node *meta = berth_node_get(doc, "metadata");
+        int rc = berth_dec_fail(d, berth_node_get(berth_node_get(meta, "annotations"),
+                                                  BERTH_UNNEEDED_SINCE),
+                                "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'",
+                                v);
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    if (v) {
+        an.has_unneeded_since = 1;
+        an.unneeded_since = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    }
+    if (berth_grow((void **)&m->node_info, &m->capnode_info, m->nnode_info + 1,
+                   sizeof *m->node_info, 0))
+        return oom(d);
+    m->node_info[m->nnode_info++] = an;
+    return 0;
+}
+
 int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict, berth_error *e)
 {
     berth_dec d;
@@ -317,7 +353,11 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
             d.path[0] = 0;
             if (kn && !strcmp(kn->str, "Pod"))
                 rc = pod_extras(m, &d, c.kdocs[i]);
+            else if (kn && !strcmp(kn->str, "Node"))
+                rc = node_extras(m, &d, c.kdocs[i]);
         }
+        if (!rc && m->nnode_info != m->kube.nnodes)
+            rc = berth_error_set(e, BERTH_EINTERNAL, "%s: node tables disagree", src->path);
         if (!rc && m->npod_info != m->kube.npods)
             rc = berth_error_set(e, BERTH_EINTERNAL, "%s: pod tables disagree", src->path);
     }

@@ -168,6 +168,12 @@ static berth_labels template_labels(const berth_autoscale *m, uint32_t g, uint32
     return l;
 }
 
+berth_labels capacity_template_labels(const berth_autoscale *m, uint32_t g, uint32_t t,
+                                      const char *zone, int ct, const char *name, berth_label *buf)
+{
+    return template_labels(m, g, t, zone, ct, name, buf);
+}
+
 static int pod_affinity_matches(const berth_kpod *p, const berth_labels *l)
 {
     for (uint32_t i = 0; i < p->node_selector.n; i++) {
@@ -190,12 +196,11 @@ static int pod_affinity_matches(const berth_kpod *p, const berth_labels *l)
     return 0;
 }
 
-int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
+int capacity_template_match(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
                             uint32_t pod, char *why, size_t size)
 {
     const berth_autoscale *m = s->m;
     const berth_vng *v = &m->vngs[g];
-    const berth_instance_type *it = &m->types[t];
     const berth_kpod *p = &m->kube.pods[pod];
     const berth_taint *bad = berth_taints_first_untolerated(v->taints, v->ntaints, p->tols,
                                                             p->ntols, BERTH_EFFECT_MASK_HARD);
@@ -210,6 +215,17 @@ int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char
             snprintf(why, size, "nodeSelector or required node affinity does not match its labels");
         return 0;
     }
+    return 1;
+}
+
+int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
+                            uint32_t pod, char *why, size_t size)
+{
+    if (!capacity_template_match(s, g, t, zone, ct, pod, why, size))
+        return 0;
+    const berth_autoscale *m = s->m;
+    const berth_instance_type *it = &m->types[t];
+    const berth_kpod *p = &m->kube.pods[pod];
     int64_t gpu = s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0;
     const char *short_of = p->req[BERTH_KRES_CPU] > it->cpu ? "cpu"
                            : p->req[BERTH_KRES_MEMORY] > it->memory ? "memory"
@@ -466,6 +482,7 @@ int64_t capacity_headroom_gap(const capacity_pass *s, uint32_t g, uint32_t spec,
 
 void berth_aplan_free(berth_aplan *p)
 {
+    capacity_free_plan_extras(p); /* replace.c: replacements, evicted pods */
     for (uint32_t i = 0; i < p->nup; i++) {
         free(p->up[i].pods);
         free(p->up[i].nodes);
@@ -492,10 +509,14 @@ int berth_autoscale_plan(const berth_autoscale *m, const berth_aplan_options *op
     int rc = capacity_pass_init(&s, m, out);
     if (rc)
         rc = berth_error_set(e, rc, "out of memory");
+    s.reference = opt->reference;
+    int ca = opt->policy == BERTH_POLICY_CLUSTER_AUTOSCALER; /* ca.c; else Ocean */
     if (!rc)
-        rc = capacity_scale_up(&s, e);
+        rc = ca ? capacity_ca_scale_up(&s, opt, e) : capacity_scale_up(&s, e);
     if (!rc)
-        rc = capacity_scale_down(&s, e);
+        rc = ca ? capacity_ca_scale_down(&s, opt, e) : capacity_scale_down(&s, e);
+    if (!rc && !ca)
+        rc = capacity_replace(&s, opt, e);
     capacity_pass_free(&s);
     if (rc)
         berth_aplan_free(out);

@@ -7,7 +7,10 @@
  * annotated cluster-autoscaler.kubernetes.io/safe-to-evict: "false", a
  * PodDisruptionBudget allows fewer evictions than the node needs (the
  * allowance is spent across the plan), a pod fits nowhere else, or the
- * removal would break the group's headroom. DaemonSet pods are ignored. */
+ * removal would break the group's headroom. DaemonSet pods are ignored.
+ * The fast path asks the kube scheduler through one what-if session for
+ * all candidates (per-node pod lists, utilisation in one pass); the plain
+ * path (reference) schedules a view per candidate. Same decisions. */
 #include "capacity/state.h"
 
 #include "berth/grow.h"
@@ -61,6 +64,76 @@ static double utilisation(const capacity_pass *s, uint32_t n)
     return u1 > u2 ? u1 : u2;
 }
 
+/* Fast: every node's utilisation in one pass over the pods (the same sums
+ * as utilisation()). */
+static void utilisation_all(const capacity_pass *s, double *util, int64_t *sum)
+{
+    const berth_kcluster *k = &s->m->kube;
+    memset(sum, 0, ((size_t)s->nexisting * 2 + 2) * sizeof *sum);
+    for (uint32_t p = 0; p < k->npods; p++) {
+        uint32_t n = s->pod_node[p];
+        if (n != BERTH_KUBE_NONE && n < s->nexisting && movable(s, p)) {
+            sum[n * 2] += k->pods[p].req[BERTH_KRES_CPU];
+            sum[n * 2 + 1] += k->pods[p].req[BERTH_KRES_MEMORY];
+        }
+    }
+    for (uint32_t n = 0; n < s->nexisting; n++) {
+        const capacity_node *c = &s->n[n];
+        double u1 = c->alloc[0] > 0 ? (double)sum[n * 2] / (double)c->alloc[0] : 0;
+        double u2 = c->alloc[1] > 0 ? (double)sum[n * 2 + 1] / (double)c->alloc[1] : 0;
+        util[n] = u1 > u2 ? u1 : u2;
+    }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Fast: the pods on node n in pod order, from the per-node lists (a pod
+ * joins a list when it moves; a node's pods only leave when it goes). */
+static uint32_t pods_on(const capacity_pass *s, const uint32_t *head, const uint32_t *next,
+                        uint32_t n, uint32_t *out)
+{
+    uint32_t c = 0;
+    for (uint32_t p = head[n]; p != BERTH_KUBE_NONE; p = next[p])
+        if (s->pod_node[p] == n)
+            out[c++] = p;
+    qsort(out, c, sizeof *out, cmp_u32);
+    return c;
+}
+
+/* Fast: whether placing pods one at a time equals placing them in one call
+ * (no percentageOfNodesToScore round robin, which restarts per call). */
+static int per_pod_ok(const berth_kcluster *k)
+{
+    int32_t top = k->percentage_of_nodes_to_score;
+    if (top > 0 && top < 100)
+        return 0;
+    for (uint32_t i = 0; i < k->nprofiles; i++) {
+        int32_t p = k->profiles[i].percentage_of_nodes_to_score;
+        if (p > 0 && p < 100)
+            return 0;
+    }
+    return 1;
+}
+
+/* Fast: whether pods[0..n) are in the kube queue order the session uses
+ * (priority, then creation, then input order): here, when they share
+ * priority and creation and their input order ascends. */
+static int in_queue_order(const berth_kcluster *k, const uint32_t *pods, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        const berth_kpod *a = &k->pods[pods[0]], *b = &k->pods[pods[i]];
+        const berth_kpod *prev = &k->pods[pods[i - 1]];
+        if (a->priority != b->priority || a->has_created != b->has_created ||
+            (a->has_created && a->created != b->created) || prev->order >= b->order)
+            return 0;
+    }
+    return 1;
+}
+
 static const capacity_pass *sort_s;
 static const double *sort_u;
 static int cmp_util(const void *a, const void *b)
@@ -94,17 +167,57 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
     uint32_t *pods = malloc((k->npods + 1) * sizeof *pods);
     uint32_t *placed = malloc((k->npods + 1) * sizeof *placed);
     const char **why = calloc(k->npods + 1, sizeof *why);
-    int rc = 0;
+    /* fast path: per-node pod lists, one what-if session for all candidates */
+    int fast = !s->reference;
+    uint32_t *head = NULL, *next = NULL, *all_on = NULL, *pn = NULL;
+    int64_t *sum = NULL;
+    berth_ksession *ks = NULL;
+    int rc = 0, seq_ok = 0;
     if (!cand || !util || !pdb_left || !pdb_need || !pods || !placed || !why) {
         rc = BERTH_ENOMEM;
         goto out;
+    }
+    if (fast) {
+        head = malloc(((size_t)s->nexisting + 1) * sizeof *head);
+        next = malloc(((size_t)k->npods + 1) * sizeof *next);
+        all_on = malloc(((size_t)k->npods + 1) * sizeof *all_on);
+        pn = malloc(((size_t)k->npods + 1) * sizeof *pn);
+        sum = malloc(((size_t)s->nexisting * 2 + 2) * sizeof *sum);
+        if (!head || !next || !all_on || !pn || !sum) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        for (uint32_t n = 0; n < s->nexisting; n++)
+            head[n] = BERTH_KUBE_NONE;
+        for (uint32_t p = k->npods; p-- > 0;) {
+            uint32_t n = s->pod_node[p];
+            pn[p] = n != BERTH_KUBE_NONE && n < s->nexisting && !s->n[n].removed ? n
+                                                                                : BERTH_KUBE_NONE;
+            if (n != BERTH_KUBE_NONE && n < s->nexisting) {
+                next[p] = head[n];
+                head[n] = p;
+            }
+        }
+        berth_error se;
+        berth_error_clear(&se);
+        if ((rc = berth_ksession_open(&ks, k, pn, 0, NULL, &se))) {
+            rc = berth_error_set(e, rc, "%s", se.msg);
+            fast = -1; /* message set */
+            goto out;
+        }
+        for (uint32_t n = 0; n < s->nexisting; n++)
+            if (s->n[n].removed)
+                berth_ksession_exclude(ks, n, 1);
+        utilisation_all(s, util, sum);
+        seq_ok = per_pod_ok(k);
     }
     for (uint32_t i = 0; i < k->npdbs; i++)
         pdb_left[i] = pdb_allowed(k, &k->pdbs[i]);
     uint32_t nc = 0;
     for (uint32_t n = 0; n < s->nexisting; n++)
         if (s->n[n].vng >= 0) {
-            util[n] = utilisation(s, n);
+            if (!fast)
+                util[n] = utilisation(s, n);
             cand[nc++] = n;
         }
     sort_s = s;
@@ -121,9 +234,10 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 goto out;
             continue;
         }
-        uint32_t npods = 0;
+        uint32_t npods = 0, non = fast ? pods_on(s, head, next, n, all_on) : 0;
         char reason[256] = "";
-        for (uint32_t p = 0; p < k->npods && !*reason; p++) {
+        for (uint32_t i = 0, p; !*reason && (fast ? i < non : i < k->npods); i++) {
+            p = fast ? all_on[i] : i;
             if (s->pod_node[p] != n || !movable(s, p))
                 continue;
             const berth_kpod *kp = &k->pods[p];
@@ -161,7 +275,39 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         for (uint32_t i = 0; i < npods; i++)
             capacity_unplace(s, pods[i]);
         c->removed = 1;
-        if ((rc = capacity_schedule(s, pods, npods, 0, placed, why)))
+        uint64_t mark = 0;
+        if (fast) {
+            /* as a view without the node: all its pods leave, the movable
+             * ones are placed on the others */
+            mark = berth_ksession_mark(ks);
+            for (uint32_t i = 0; i < non && !rc; i++)
+                if (berth_ksession_node_of(ks, all_on[i]) != BERTH_KUBE_NONE)
+                    rc = berth_ksession_evict(ks, all_on[i]);
+            berth_ksession_exclude(ks, n, 1);
+            berth_error se;
+            berth_error_clear(&se);
+            if (!rc && seq_ok && in_queue_order(k, pods, npods)) {
+                /* the node stays when one pod fits nowhere, and the plan reports
+                 * the first such pod: in queue order pod by pod, stop there */
+                for (uint32_t i = 0; i < npods; i++)
+                    placed[i] = BERTH_KUBE_NONE;
+                for (uint32_t i = 0; i < npods && !rc; i++) {
+                    rc = berth_ksession_place(ks, &pods[i], 1, &placed[i], &why[i], s->arena, &se);
+                    if (rc == BERTH_ENOFIT) {
+                        rc = 0;
+                        break;
+                    }
+                }
+            } else if (!rc)
+                rc = berth_ksession_place(ks, pods, npods, placed, why, s->arena, &se);
+            if (rc == BERTH_ENOFIT)
+                rc = 0;
+            if (rc) {
+                rc = berth_error_set(e, rc, "%s", se.msg[0] ? se.msg : "what-if session failed");
+                fast = -1;
+                goto out;
+            }
+        } else if ((rc = capacity_schedule(s, pods, npods, 0, placed, why)))
             goto out;
         int all = 1;
         for (uint32_t i = 0; i < npods && all; i++)
@@ -192,6 +338,11 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             c->removed = 0;
             for (uint32_t i = 0; i < npods; i++)
                 capacity_place(s, pods[i], n);
+            if (fast && (rc = berth_ksession_rollback(ks, mark))) {
+                rc = berth_error_set(e, rc, "what-if session rollback failed");
+                fast = -1;
+                goto out;
+            }
             if ((rc = block(s, n, "%s%s", reason, "")))
                 goto out;
             continue;
@@ -213,10 +364,21 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             rc = BERTH_ENOMEM;
             goto out;
         }
-        for (uint32_t i = 0; i < npods; i++)
+        for (uint32_t i = 0; i < npods; i++) {
             d->moves[d->nmoves++] = (berth_amove){pods[i], placed[i]};
+            if (fast) { /* the pod joins its new node's list */
+                next[pods[i]] = head[placed[i]];
+                head[placed[i]] = pods[i];
+            }
+        }
     }
 out:
+    berth_ksession_close(ks);
+    free(head);
+    free(next);
+    free(all_on);
+    free(pn);
+    free(sum);
     free(cand);
     free(util);
     free(pdb_left);
@@ -224,7 +386,29 @@ out:
     free(pods);
     free(placed);
     free(why);
-    if (rc)
+    if (rc && fast >= 0)
         rc = berth_error_set(e, rc, "out of memory planning scale-down");
     return rc;
+}
+
+/* ---- exported for cluster-autoscaler mode (state.h) ---- */
+
+int capacity_pdb_matches(const berth_kpdb *b, const berth_kpod *p)
+{
+    return pdb_matches(b, p);
+}
+
+int64_t capacity_pdb_allowed(const berth_kcluster *k, const berth_kpdb *b)
+{
+    return pdb_allowed(k, b);
+}
+
+int capacity_pod_movable(const capacity_pass *s, uint32_t pod)
+{
+    return movable(s, pod);
+}
+
+double capacity_utilisation(const capacity_pass *s, uint32_t n)
+{
+    return utilisation(s, n);
 }

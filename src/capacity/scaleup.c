@@ -5,6 +5,10 @@
  * chosen in Ocean's purchase order (unused reservations, then spot by
  * berth's market score, then on-demand as fallback), then the kube
  * scheduler confirms every new node's pods; headroom is topped up last.
+ * Two paths give the same plan: the plain algorithm (reference) and the
+ * fast path (template-class caches, interned zones, live node lists, run
+ * lookaheads with a bound on the option key, confirmation through one
+ * what-if session per round), compared by tests/unit/test_autoscale_fast.c.
  * Algorithm and work bound: docs/autoscale.md. */
 #include "capacity/state.h"
 
@@ -16,6 +20,34 @@
 #include <string.h>
 
 #define MAX_ROUNDS 16
+/* template-match cache bytes at most (classes past it are checked uncached) */
+#define CACHE_BYTES (64u << 20)
+
+/* The fast path's indexes for one scale-up (none in reference mode): zones
+ * interned with per-zone node counts kept as nodes open and drop, allowed
+ * types and zones per group, and the pending pods' template classes (equal
+ * tolerations, nodeSelector and required node affinity) with a lazily
+ * filled cache of capacity_template_match per (class, group, type, zone,
+ * capacity type). They only answer the plain algorithm's questions faster:
+ * decisions are the same. */
+typedef struct upfast {
+    uint32_t nz;
+    const char **zones;           /* distinct zone strings */
+    int64_t *zone_count;          /* per zone: nodes not removed */
+    uint32_t *off_base;           /* per type: its first offering's slot in off_zone */
+    uint32_t *off_zone;           /* per offering slot: zone id */
+    uint8_t *vtype;               /* [g * ntypes + t]: group g allows type t */
+    uint32_t *gtypes, *gtypes_off;/* per group: its allowed types, ascending */
+    uint8_t *vzone;               /* [g * nz + z]: group g allows zone z */
+    uint32_t *pod_cls;            /* per pod: template class or NONE (uncached) */
+    uint8_t *pod_ext;             /* per pod: requests an extended resource no type offers */
+    uint32_t ncls;
+    uint32_t *cls_pod;            /* per class: a pod of it */
+    uint8_t **cache;              /* per class: [((g * ntypes + t) * nz + z) * 3 + ct] 0/1/2 */
+    uint8_t **gok;                /* per class: [g * ntypes + t] 0 unknown, 1 no, 2 an
+                                   * available allowed offering's template matches */
+    size_t cache_bytes;
+} upfast;
 
 typedef struct option {
     int ok;
@@ -34,7 +66,85 @@ typedef struct packer {
     uint8_t *done;                /* per order slot: placed or given up */
     double norm[3];               /* largest allowed capacity per resource */
     const berth_headroom *hr;     /* headroom mode */
+    upfast *f;                    /* NULL: reference mode */
+    int64_t *smin;                /* fast: [i * 3 + r] min request r over order[i..n) */
+    uint32_t *live;               /* fast: this round's nodes of the group that can
+                                   * still take a remaining pod, in opening order */
+    int *live_z;                  /* fast: their zone ids */
+    uint32_t *run_end;            /* fast: per order slot, the end of its run of pods
+                                   * with equal requests and template class */
+    double *wpre;                 /* fast: prefix sums of the pods' weights in order */
+    struct cand { option o; double cost, lb; uint32_t idx; } *cand; /* fast: pick's candidates */
+    uint32_t ncand, capcand;
+    uint32_t nlive;
+    uint32_t *gcls;               /* fast: distinct classes of the group's pods */
+    uint32_t ngcls;               /* > 64 or an uncached pod: no gain memo */
+    struct memo { uint64_t sig; uint32_t t; double gain; } *memo;
+    uint32_t nmemo, capmemo;
+    int oom;                      /* a memo or cache allocation failed */
+    int need_all;                 /* replacements: an option must host order[from..n) */
 } packer;
+
+static int fast_zone(const upfast *f, const char *zone)
+{
+    for (uint32_t z = 0; zone && z < f->nz; z++)
+        if (f->zones[z] == zone || !strcmp(f->zones[z], zone))
+            return (int)z;
+    return -1;
+}
+
+/* Whether pod's requests fit an empty node of type t (the request part of
+ * capacity_template_hosts). */
+static int fast_res_ok(const capacity_pass *s, const upfast *f, uint32_t t, uint32_t pod)
+{
+    const berth_instance_type *it = &s->m->types[t];
+    const berth_kpod *p = &s->m->kube.pods[pod];
+    int64_t gpu = s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0;
+    return p->req[BERTH_KRES_CPU] <= it->cpu && p->req[BERTH_KRES_MEMORY] <= it->memory &&
+           gpu <= it->gpus && it->pods >= 1 && !f->pod_ext[pod];
+}
+
+/* capacity_template_match for class c through the cache (-1: out of memory). */
+static int fast_match(capacity_pass *s, upfast *f, uint32_t c, uint32_t g, uint32_t t, uint32_t z,
+                      int ct)
+{
+    const berth_autoscale *m = s->m;
+    size_t per = (size_t)m->nvngs * m->ntypes * f->nz * 3;
+    if (!f->cache[c]) {
+        if (f->cache_bytes + per > CACHE_BYTES)
+            return capacity_template_match(s, g, t, f->zones[z], ct, f->cls_pod[c], NULL, 0);
+        f->cache[c] = calloc(per, 1);
+        if (!f->cache[c])
+            return -1;
+        f->cache_bytes += per;
+    }
+    uint8_t *x = &f->cache[c][(((size_t)g * m->ntypes + t) * f->nz + z) * 3 + (size_t)ct];
+    if (!*x)
+        *x = (uint8_t)(1 + capacity_template_match(s, g, t, f->zones[z], ct, f->cls_pod[c], NULL, 0));
+    return *x - 1;
+}
+
+/* capacity_template_hosts(s, g, t, zone, ct, pod, NULL, 0), fast when f;
+ * z: zone's id when known, else -1. */
+static int hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t t, const char *zone, int z,
+                 int ct, uint32_t pod)
+{
+    if (!f)
+        return capacity_template_hosts(s, g, t, zone, ct, pod, NULL, 0);
+    if (!fast_res_ok(s, f, t, pod))
+        return 0;
+    if (z < 0)
+        z = fast_zone(f, zone);
+    if (z < 0 || f->pod_cls[pod] == BERTH_KUBE_NONE)
+        return capacity_template_match(s, g, t, zone, ct, pod, NULL, 0);
+    return fast_match(s, f, f->pod_cls[pod], g, t, (uint32_t)z, ct) > 0;
+}
+
+static int64_t zone_nodes(const capacity_pass *s, const upfast *f, const char *zone)
+{
+    int z = f ? fast_zone(f, zone) : -1;
+    return z >= 0 ? f->zone_count[z] : capacity_zone_nodes(s, zone);
+}
 
 static double weight(const packer *k, uint32_t pod)
 {
@@ -66,7 +176,7 @@ static void take(const capacity_pass *s, int64_t freec[4], uint32_t pod)
 /* What one empty node of (t, zone, ct) would take: pods mode, the weight
  * of the remaining pods from slot `from` that first-fit it in order;
  * headroom mode, the units it holds. */
-static double gain_of(packer *k, uint32_t t, const char *zone, int ct, uint32_t from)
+static double gain_of(packer *k, uint32_t t, const char *zone, int z, int ct, uint32_t from)
 {
     capacity_pass *s = k->s;
     const berth_instance_type *it = &s->m->types[t];
@@ -82,16 +192,112 @@ static double gain_of(packer *k, uint32_t t, const char *zone, int ct, uint32_t 
         return u == INT64_MAX ? 0 : (double)u;
     }
     double g = 0;
+    uint32_t took = 0;
+    if (k->f && k->run_end && !k->need_all) {
+        /* fast: the same scan a run at a time. Pods after `from` are not
+         * done yet (packing goes in order); a run's pods have equal
+         * requests and template class, so the scan takes the first ones
+         * that fit and none of the rest; weights add pod by pod as in the
+         * plain loop. */
+        uint32_t i = from;
+        while (i < k->n) {
+            if (freec[3] < 1 || freec[0] < k->smin[i * 3] || freec[1] < k->smin[i * 3 + 1] ||
+                freec[2] < k->smin[i * 3 + 2])
+                break;
+            uint32_t pod = k->order[i], end = i == from ? from + 1 : k->run_end[i];
+            if (k->done[i] || !fits_free(s, freec, pod) ||
+                (i != from && !hosts(s, k->f, k->g, t, zone, z, ct, pod))) {
+                i = end;
+                continue;
+            }
+            const berth_kpod *p = &s->m->kube.pods[pod];
+            const int64_t req[3] = {p->req[BERTH_KRES_CPU], p->req[BERTH_KRES_MEMORY],
+                                    s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0};
+            int64_t cnt = (int64_t)(end - i);
+            for (int r = 0; r < 3; r++)
+                if (req[r] > 0 && freec[r] / req[r] < cnt)
+                    cnt = freec[r] / req[r];
+            cnt = freec[3] < cnt ? freec[3] : cnt;
+            double w = weight(k, pod);
+            for (int64_t c = 0; c < cnt; c++) {
+                take(s, freec, pod);
+                g += w;
+            }
+            took += (uint32_t)cnt;
+            i = end;
+        }
+        return g;
+    }
     for (uint32_t i = from; i < k->n; i++) {
+        /* fast: no pod from i on fits what is left */
+        if (k->f && (freec[3] < 1 || freec[0] < k->smin[i * 3] || freec[1] < k->smin[i * 3 + 1] ||
+                     freec[2] < k->smin[i * 3 + 2]))
+            break;
         uint32_t pod = k->order[i];
         if (k->done[i] || !fits_free(s, freec, pod))
             continue;
-        if (i != from && !capacity_template_hosts(s, k->g, t, zone, ct, pod, NULL, 0))
+        if (i != from && !hosts(s, k->f, k->g, t, zone, z, ct, pod))
             continue;
         take(s, freec, pod);
         g += weight(k, pod);
+        took++;
     }
+    if (k->need_all && took < k->n - from)
+        return 0;
     return g;
+}
+
+/* gain_of with a memo (fast path): offerings of one type whose template
+ * answers agree for every class of the group's pods scan alike. */
+static int memo_gain(packer *k, uint32_t t, const char *zone, int ct, uint32_t from, double *out)
+{
+    upfast *f = k->f;
+    int z = f ? fast_zone(f, zone) : -1;
+    if (z < 0 || k->hr || k->ngcls > 64) {
+        *out = gain_of(k, t, zone, z, ct, from);
+        return 0;
+    }
+    uint64_t sig = 0;
+    for (uint32_t c = 0; c < k->ngcls; c++) {
+        int r = fast_match(k->s, f, k->gcls[c], k->g, t, (uint32_t)z, ct);
+        if (r < 0)
+            return BERTH_ENOMEM;
+        sig |= (uint64_t)r << c;
+    }
+    for (uint32_t i = 0; i < k->nmemo; i++)
+        if (k->memo[i].t == t && k->memo[i].sig == sig) {
+            *out = k->memo[i].gain;
+            return 0;
+        }
+    *out = gain_of(k, t, zone, z, ct, from);
+    if (berth_grow((void **)&k->memo, &k->capmemo, k->nmemo + 1, sizeof *k->memo, 0))
+        return BERTH_ENOMEM;
+    k->memo[k->nmemo++] = (struct memo){sig, t, *out};
+    return 0;
+}
+
+/* Fast: an upper bound of gain_of(k, t, ., ., from) in pods mode: the
+ * pods an empty node of t takes fit its cpu, memory and GPUs, and are at
+ * most its pod count of the remaining pods, whose weights descend; a
+ * margin covers rounding. */
+static double gain_bound(const packer *k, uint32_t t, uint32_t from)
+{
+    const berth_instance_type *it = &k->s->m->types[t];
+    double u = (double)it->cpu / k->norm[0] + (double)it->memory / k->norm[1] +
+               (k->s->gpu != BERTH_KUBE_NONE ? (double)it->gpus / k->norm[2] : 0) +
+               (double)(it->pods > 0 ? it->pods : 0) * 1e-9;
+    uint64_t to = (uint64_t)from + (uint64_t)(it->pods > 0 ? it->pods : 0);
+    double w = k->wpre[to < k->n ? to : k->n] - k->wpre[from];
+    double b = w < u ? w : u;
+    return b * (1 + 1e-9) + 1e-9 * (k->wpre[k->n] + 1.0);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->lb != y->lb)
+        return x->lb < y->lb ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 static int better(const option *a, const option *b, const berth_autoscale *m)
@@ -110,9 +316,23 @@ static int better(const option *a, const option *b, const berth_autoscale *m)
     return strcmp(a->zone, b->zone) < 0;
 }
 
-static int64_t min_zone_nodes(const capacity_pass *s, const berth_vng *v, int64_t fallback)
+static int64_t min_zone_nodes(const capacity_pass *s, const upfast *f, uint32_t g,
+                              int64_t fallback)
 {
+    const berth_vng *v = &s->m->vngs[g];
     int64_t mn = INT64_MAX;
+    if (f) {
+        /* the zones of the group's allowed types' offerings it allows */
+        for (uint32_t i = f->gtypes_off[g]; i < f->gtypes_off[g + 1]; i++) {
+            uint32_t t = f->gtypes[i];
+            for (uint32_t o = 0; o < s->m->types[t].nofferings; o++) {
+                uint32_t z = f->off_zone[f->off_base[t] + o];
+                if (f->vzone[g * f->nz + z] && f->zone_count[z] < mn)
+                    mn = f->zone_count[z];
+            }
+        }
+        return mn == INT64_MAX ? fallback : mn;
+    }
     for (uint32_t t = 0; t < s->m->ntypes; t++) {
         const berth_instance_type *it = &s->m->types[t];
         if (!capacity_vng_allows_type(v, it))
@@ -133,15 +353,26 @@ static option pick(packer *k, int tier, uint32_t from)
     capacity_pass *s = k->s;
     const berth_autoscale *m = s->m;
     const berth_vng *v = &m->vngs[k->g];
+    upfast *f = k->f;
     option best = {0};
-    int64_t zmin = tier == BERTH_CT_SPOT ? min_zone_nodes(s, v, 0) : 0;
-    for (uint32_t t = 0; t < m->ntypes; t++) {
+    if (tier == BERTH_CT_RESERVED && !m->nres)
+        return best;
+    int64_t zmin = tier == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
+    int defer = f && !k->hr && !k->need_all && k->wpre;
+    k->ncand = 0;
+    uint32_t ti = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
+    for (; ti < tend; ti++) {
+        uint32_t t = f ? f->gtypes[ti] : ti;
         const berth_instance_type *it = &m->types[t];
-        if (!capacity_vng_allows_type(v, it))
+        if (!f && !capacity_vng_allows_type(v, it))
             continue;
         for (uint32_t o = 0; o < it->nofferings; o++) {
             const berth_offering *of = &it->offerings[o];
-            if (!of->available || !capacity_vng_allows_zone(v, of->zone))
+            if (!of->available ||
+                (f ? !f->vzone[k->g * f->nz + f->off_zone[f->off_base[t] + o]]
+                   : !capacity_vng_allows_zone(v, of->zone)))
+                continue;
+            if (tier != BERTH_CT_RESERVED && (int)of->capacity_type != tier)
                 continue;
             option c = {1, t, of->zone, tier, -1, of->price, 0, 0};
             if (tier == BERTH_CT_RESERVED) {
@@ -176,22 +407,56 @@ static option pick(packer *k, int tier, uint32_t from)
             } else if ((int)of->capacity_type != tier) {
                 continue;
             }
-            if (!k->hr && !capacity_template_hosts(s, k->g, t, of->zone, tier, k->order[from],
-                                                   NULL, 0))
-                continue;
-            c.gain = gain_of(k, t, of->zone, tier, from);
-            if (c.gain <= 0)
+            if (!k->hr && !hosts(s, f, k->g, t, of->zone,
+                                 f ? (int)f->off_zone[f->off_base[t] + o] : -1, tier,
+                                 k->order[from]))
                 continue;
             double cost = tier == BERTH_CT_SPOT
-                              ? berth_market_score(of, capacity_zone_nodes(s, of->zone), zmin)
+                              ? berth_market_score(of, zone_nodes(s, f, of->zone), zmin)
                               : c.price;
             /* reservations: zone spread breaks ties between free capacity */
             if (tier == BERTH_CT_RESERVED)
-                cost = c.price + 1e-6 * (double)capacity_zone_nodes(s, of->zone);
+                cost = c.price + 1e-6 * (double)zone_nodes(s, f, of->zone);
+            if (defer) {
+                if (berth_grow((void **)&k->cand, &k->capcand, k->ncand + 1, sizeof *k->cand, 0)) {
+                    k->oom = 1;
+                    return best;
+                }
+                k->cand[k->ncand++] = (struct cand){c, cost, cost / gain_bound(k, t, from),
+                                                    k->ncand};
+                continue;
+            }
+            if (memo_gain(k, t, of->zone, tier, from, &c.gain)) {
+                k->oom = 1;
+                return best;
+            }
+            if (c.gain <= 0)
+                continue;
             c.key = cost / c.gain;
             if (better(&c, &best, m))
                 best = c;
         }
+    }
+    if (!defer)
+        return best;
+    /* fast: candidates by lower bound of their key; the first whose bound
+     * exceeds the best key found ends the search (no later one can win:
+     * better() compares keys first) */
+    if (k->ncand)
+        qsort(k->cand, k->ncand, sizeof *k->cand, cmp_cand);
+    for (uint32_t i = 0; i < k->ncand; i++) {
+        if (best.ok && k->cand[i].lb > best.key)
+            break;
+        option c = k->cand[i].o;
+        if (memo_gain(k, c.type, c.zone, tier, from, &c.gain)) {
+            k->oom = 1;
+            return best;
+        }
+        if (c.gain <= 0)
+            continue;
+        c.key = k->cand[i].cost / c.gain;
+        if (better(&c, &best, m))
+            best = c;
     }
     return best;
 }
@@ -201,6 +466,7 @@ static option choose(packer *k, uint32_t from, char *why, size_t size)
 {
     capacity_pass *s = k->s;
     const berth_vng *v = &s->m->vngs[k->g];
+    k->nmemo = 0;
     option o = pick(k, BERTH_CT_RESERVED, from);
     if (o.ok)
         return o;
@@ -240,6 +506,15 @@ static uint32_t open_node(packer *k, const option *o)
     if (n == BERTH_KUBE_NONE)
         return n;
     s->n[n].ct = o->ct;
+    if (k->f) {
+        int z = fast_zone(k->f, o->zone);
+        if (z >= 0)
+            k->f->zone_count[z]++;
+        if (k->live) {
+            k->live_z[k->nlive] = z;
+            k->live[k->nlive++] = n;
+        }
+    }
     if (o->res >= 0) {
         const berth_reservation *rv = &s->m->res[o->res];
         const berth_offering *od =
@@ -287,7 +562,47 @@ static int specificity(const capacity_pass *s, uint32_t g, const berth_kpod *p)
  * available offering) whose template hosts it, the most specific; ties:
  * the most general (fewest labels and taints: Ocean's default group), then
  * by name. -1 with a reason when none. */
-static int group_for(capacity_pass *s, uint32_t pod, char *why, size_t size)
+/* Fast: whether group g hosts pod (the boolean of group_for's search). */
+static int fast_group_hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t pod)
+{
+    const berth_autoscale *m = s->m;
+    uint32_t c = f->pod_cls[pod];
+    uint8_t *gok = NULL;
+    if (c != BERTH_KUBE_NONE) {
+        /* per (class, group, type): whether an available allowed offering's
+         * template matches (the request part is the pod's own) */
+        if (!f->gok[c] && f->cache_bytes + (size_t)m->nvngs * m->ntypes <= CACHE_BYTES) {
+            f->gok[c] = calloc((size_t)m->nvngs * m->ntypes, 1);
+            f->cache_bytes += f->gok[c] ? (size_t)m->nvngs * m->ntypes : 0;
+        }
+        gok = f->gok[c] ? f->gok[c] + (size_t)g * m->ntypes : NULL;
+    }
+    for (uint32_t i = f->gtypes_off[g]; i < f->gtypes_off[g + 1]; i++) {
+        uint32_t t = f->gtypes[i];
+        if (!fast_res_ok(s, f, t, pod))
+            continue;
+        if (gok && gok[t]) {
+            if (gok[t] == 2)
+                return 1;
+            continue;
+        }
+        int any = 0;
+        for (uint32_t o = 0; !any && o < m->types[t].nofferings; o++) {
+            const berth_offering *of = &m->types[t].offerings[o];
+            uint32_t z = f->off_zone[f->off_base[t] + o];
+            if (of->available && f->vzone[g * f->nz + z] &&
+                hosts(s, f, g, t, of->zone, (int)z, (int)of->capacity_type, pod))
+                any = 1;
+        }
+        if (gok)
+            gok[t] = (uint8_t)(1 + any);
+        if (any)
+            return 1;
+    }
+    return 0;
+}
+
+static int group_for(capacity_pass *s, upfast *f, uint32_t pod, char *why, size_t size)
 {
     const berth_autoscale *m = s->m;
     int best = -1, best_spec = -1;
@@ -296,7 +611,9 @@ static int group_for(capacity_pass *s, uint32_t pod, char *why, size_t size)
         const berth_vng *v = &m->vngs[g];
         int hosts = 0;
         char w[160] = "no allowed instance type has an available offering in an allowed zone";
-        for (uint32_t t = 0; !hosts && t < m->ntypes; t++) {
+        if (f && !fast_group_hosts(s, f, g, pod))
+            continue; /* without a hosting group the plain search below gives the reasons */
+        for (uint32_t t = 0; !f && !hosts && t < m->ntypes; t++) {
             if (!capacity_vng_allows_type(v, &m->types[t]))
                 continue;
             for (uint32_t o = 0; !hosts && o < m->types[t].nofferings; o++) {
@@ -307,7 +624,7 @@ static int group_for(capacity_pass *s, uint32_t pod, char *why, size_t size)
                 hosts = capacity_template_hosts(s, g, t, of->zone, ct, pod, w, sizeof w);
             }
         }
-        if (!hosts) {
+        if (!f && !hosts) {
             size_t l = strlen(first);
             snprintf(first + l, sizeof first - l, "%s%s: %s", l ? "; " : "", v->name, w);
             continue;
@@ -322,6 +639,8 @@ static int group_for(capacity_pass *s, uint32_t pod, char *why, size_t size)
             best_spec = sp;
         }
     }
+    if (best < 0 && f)
+        return group_for(s, NULL, pod, why, size);
     if (best < 0)
         snprintf(why, size, "no virtual node group can host it (%s)",
                  m->nvngs ? first : "no VirtualNodeGroup given");
@@ -361,7 +680,34 @@ static int pack_group(packer *k, uint32_t first_new)
     for (uint32_t i = 0; i < k->n; i++) {
         uint32_t pod = k->order[i];
         int placed = 0;
-        for (uint32_t n = first_new; !placed && n < s->nn; n++) {
+        if (k->f) {
+            /* first fit over the live nodes; a node that no pod from i on
+             * fits leaves the list for good (the suffix minima only grow) */
+            uint32_t w = 0;
+            for (uint32_t j = 0; j < k->nlive; j++) {
+                uint32_t n = k->live[j];
+                capacity_node *c = &s->n[n];
+                int64_t freec[4] = {c->alloc[0] - c->req[0], c->alloc[1] - c->req[1],
+                                    c->alloc[2] - c->req[2], c->alloc_pods - c->npods};
+                if (freec[3] < 1 || freec[0] < k->smin[i * 3] || freec[1] < k->smin[i * 3 + 1] ||
+                    freec[2] < k->smin[i * 3 + 2])
+                    continue;
+                int z = k->live_z[j];
+                k->live_z[w] = z;
+                k->live[w++] = n;
+                if (fits_free(s, freec, pod) &&
+                    hosts(s, k->f, k->g, (uint32_t)c->type, c->zone, z, c->ct, pod)) {
+                    capacity_place(s, pod, n);
+                    placed = 1;
+                    while (++j < k->nlive) {
+                        k->live_z[w] = k->live_z[j];
+                        k->live[w++] = k->live[j];
+                    }
+                }
+            }
+            k->nlive = w;
+        }
+        for (uint32_t n = first_new; !k->f && !placed && n < s->nn; n++) {
             capacity_node *c = &s->n[n];
             if (c->removed || c->vng != (int)k->g)
                 continue;
@@ -387,6 +733,8 @@ static int pack_group(packer *k, uint32_t first_new)
             continue;
         }
         option o = choose(k, i, why, sizeof why);
+        if (k->oom)
+            return BERTH_ENOMEM;
         if (!o.ok) {
             k->done[i] = 1;
             if (add_unsched(s, pod, why))
@@ -403,17 +751,20 @@ static int pack_group(packer *k, uint32_t first_new)
 }
 
 /* Drops new node n (no pods, no headroom) and gives back its reservation. */
-static void drop_node(capacity_pass *s, uint32_t n)
+static void drop_node(capacity_pass *s, upfast *f, uint32_t n)
 {
     capacity_node *c = &s->n[n];
     c->removed = 1;
+    int z = f ? fast_zone(f, c->zone) : -1;
+    if (z >= 0)
+        f->zone_count[z]--;
     s->vng_nodes[c->vng]--;
     if (s->node_res[n] >= 0)
         s->res_left[s->node_res[n]] += s->node_res_cost[n];
     s->node_res[n] = -1;
 }
 
-static int top_up_headroom(capacity_pass *s, uint32_t g)
+static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
 {
     const berth_vng *v = &s->m->vngs[g];
     for (uint32_t h = 0; h < v->nheadroom; h++) {
@@ -424,8 +775,10 @@ static int top_up_headroom(capacity_pass *s, uint32_t g)
             if (s->vng_nodes[g] >= v->max_nodes)
                 break;
             packer k = {s, g, NULL, 0, NULL, {1, 1, 1}, &v->headroom[h]};
+            k.f = f;
             char why[200];
             option o = choose(&k, 0, why, sizeof why);
+            free(k.memo);
             if (!o.ok)
                 break;
             uint32_t n = open_node(&k, &o);
@@ -449,7 +802,25 @@ static int report(capacity_pass *s)
 {
     const berth_autoscale *m = s->m;
     berth_aplan *p = s->plan;
-    for (uint32_t n = s->nexisting; n < s->nn; n++) {
+    /* the pods of each new node in pod order: a counting sort */
+    uint32_t nnew = s->nn - s->nexisting;
+    uint32_t *head = calloc((size_t)nnew + 2, sizeof *head);
+    uint32_t *bucket = malloc(((size_t)m->kube.npods + 1) * sizeof *bucket);
+    if (!head || !bucket) {
+        free(head);
+        free(bucket);
+        return BERTH_ENOMEM;
+    }
+    for (uint32_t pod = 0; pod < m->kube.npods; pod++)
+        if (s->pod_node[pod] != BERTH_KUBE_NONE && s->pod_node[pod] >= s->nexisting)
+            head[s->pod_node[pod] - s->nexisting + 2]++;
+    for (uint32_t i = 2; i < nnew + 2; i++)
+        head[i] += head[i - 1];
+    for (uint32_t pod = 0; pod < m->kube.npods; pod++)
+        if (s->pod_node[pod] != BERTH_KUBE_NONE && s->pod_node[pod] >= s->nexisting)
+            bucket[head[s->pod_node[pod] - s->nexisting + 1]++] = pod;
+    int rc = 0;
+    for (uint32_t n = s->nexisting; !rc && n < s->nn; n++) {
         const capacity_node *c = &s->n[n];
         if (c->removed)
             continue;
@@ -458,8 +829,10 @@ static int report(capacity_pass *s)
         while (u < p->nup && !group_key_eq(&p->up[u], c, res))
             u++;
         if (u == p->nup) {
-            if (berth_grow((void **)&p->up, &p->capup, p->nup + 1, sizeof *p->up, 0))
-                return BERTH_ENOMEM;
+            if (berth_grow((void **)&p->up, &p->capup, p->nup + 1, sizeof *p->up, 0)) {
+                rc = BERTH_ENOMEM;
+                break;
+            }
             berth_ascaleup *x = &p->up[p->nup++];
             x->vng = (uint32_t)c->vng;
             x->type = (uint32_t)c->type;
@@ -477,21 +850,313 @@ static int report(capacity_pass *s)
         }
         berth_ascaleup *x = &p->up[u];
         const char **nn = realloc(x->nodes, (x->count + 1) * sizeof *nn);
-        if (!nn)
-            return BERTH_ENOMEM;
+        if (!nn) {
+            rc = BERTH_ENOMEM;
+            break;
+        }
         x->nodes = nn;
         x->nodes[x->count++] = c->hyp.name;
         x->headroom_units += c->headroom_units;
-        for (uint32_t pod = 0; pod < m->kube.npods; pod++)
-            if (s->pod_node[pod] == n) {
-                uint32_t *q = realloc(x->pods, (x->npods + 1) * sizeof *q);
-                if (!q)
-                    return BERTH_ENOMEM;
-                x->pods = q;
-                x->pods[x->npods++] = pod;
+        uint32_t b0 = head[n - s->nexisting], b1 = head[n - s->nexisting + 1];
+        if (b1 > b0) {
+            uint32_t *q = realloc(x->pods, (x->npods + (b1 - b0)) * sizeof *q);
+            if (!q) {
+                rc = BERTH_ENOMEM;
+                break;
             }
+            x->pods = q;
+            for (uint32_t b = b0; b < b1; b++)
+                x->pods[x->npods++] = bucket[b];
+        }
     }
+    free(head);
+    free(bucket);
+    return rc;
+}
+
+static const capacity_pass *sort_pass;
+static int cmp_new_name(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return strcmp(sort_pass->n[x].hyp.name, sort_pass->n[y].hyp.name);
+}
+
+/* Fast confirmation (the same questions as capacity_schedule per new node,
+ * through one incremental what-if session for the round): the session
+ * holds the existing nodes not removed with their pods, earlier rounds'
+ * new nodes with theirs, then this round's nodes one by one, each placing
+ * its packed pods (pods of node n: head[n - first_new] ..). Spare slots
+ * follow the nodes' names, so ties among new nodes break by name as in a
+ * view. */
+static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t *head,
+                           const uint32_t *bucket, uint32_t *order, uint32_t *placed,
+                           berth_error *e)
+{
+    const berth_kcluster *k = &s->m->kube;
+    uint32_t nk = k->nnodes, nnew = s->nn - s->nexisting;
+    uint32_t *pn = malloc(((size_t)k->npods + 1) * sizeof *pn);
+    uint32_t *slot_of = malloc(((size_t)nnew + 1) * sizeof *slot_of);
+    uint32_t *node_of_slot = malloc(((size_t)nnew + 1) * sizeof *node_of_slot);
+    berth_ksession *ks = NULL;
+    int rc = pn && slot_of && node_of_slot ? 0 : BERTH_ENOMEM;
+    uint32_t nsp = 0;
+    for (uint32_t n = s->nexisting; !rc && n < s->nn; n++)
+        if (!s->n[n].removed)
+            node_of_slot[nsp++] = n;
+    if (!rc) {
+        sort_pass = s;
+        qsort(node_of_slot, nsp, sizeof *node_of_slot, cmp_new_name);
+        for (uint32_t i = 0; i < nsp; i++)
+            slot_of[node_of_slot[i] - s->nexisting] = i;
+        for (uint32_t q = 0; q < k->npods; q++) {
+            uint32_t n = s->pod_node[q];
+            pn[q] = n != BERTH_KUBE_NONE && n < s->nexisting && !s->n[n].removed ? n
+                                                                                : BERTH_KUBE_NONE;
+        }
+        rc = berth_ksession_open(&ks, k, pn, nsp, NULL, e);
+    }
+    for (uint32_t n = 0; !rc && n < s->nexisting; n++)
+        if (s->n[n].removed)
+            berth_ksession_exclude(ks, n, 1);
+    uint32_t sn;
+    for (uint32_t n = s->nexisting; !rc && n < first_new; n++)
+        if (!s->n[n].removed)
+            rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], &s->n[n].hyp, &sn);
+    for (uint32_t q = 0; !rc && q < k->npods; q++) {
+        uint32_t n = s->pod_node[q];
+        if (n != BERTH_KUBE_NONE && n >= s->nexisting && n < first_new && !s->n[n].removed)
+            rc = berth_ksession_bind(ks, q, nk + slot_of[n - s->nexisting]);
+    }
+    for (uint32_t n = first_new; !rc && n < s->nn; n++) {
+        if ((rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], &s->n[n].hyp, &sn)))
+            break;
+        uint32_t cnt = 0;
+        for (uint32_t b = head[n - first_new]; b < head[n - first_new + 1]; b++)
+            order[cnt++] = bucket[b];
+        for (uint32_t i = 0; i < cnt; i++)
+            capacity_unplace(s, order[i]);
+        rc = berth_ksession_place(ks, order, cnt, placed, NULL, NULL, e);
+        if (rc == BERTH_ENOFIT)
+            rc = 0;
+        for (uint32_t i = 0; !rc && i < cnt; i++)
+            if (placed[i] != BERTH_KUBE_NONE)
+                capacity_place(s, order[i], placed[i] < nk ? placed[i]
+                                                           : node_of_slot[placed[i] - nk]);
+    }
+    if (rc && rc != BERTH_ENOMEM && !e->msg[0])
+        rc = berth_error_set(e, BERTH_EINTERNAL, "what-if session refused a step (%d)", rc);
+    berth_ksession_close(ks);
+    free(pn);
+    free(slot_of);
+    free(node_of_slot);
+    return rc;
+}
+
+static void upfast_free(upfast *f)
+{
+    for (uint32_t c = 0; c < f->ncls; c++) {
+        free(f->cache[c]);
+        free(f->gok[c]);
+    }
+    free(f->cache);
+    free(f->gok);
+    free(f->cls_pod);
+    free(f->zones);
+    free(f->zone_count);
+    free(f->off_base);
+    free(f->off_zone);
+    free(f->vtype);
+    free(f->gtypes);
+    free(f->gtypes_off);
+    free(f->vzone);
+    free(f->pod_cls);
+    free(f->pod_ext);
+    memset(f, 0, sizeof *f);
+}
+
+static int intern_zone(upfast *f, const char *zone, uint32_t cap)
+{
+    int z = fast_zone(f, zone);
+    if (z >= 0 || !zone)
+        return z;
+    if (f->nz >= cap)
+        return -1;
+    f->zones[f->nz] = zone;
+    return (int)f->nz++;
+}
+
+/* A pod's template signature: tolerations, nodeSelector, required node
+ * affinity (every string length-prefixed). */
+static int sig_put(char **b, size_t *n, size_t *cap, const char *x)
+{
+    size_t l = x ? strlen(x) : 0;
+    if (*n + l + 24 > *cap) {
+        size_t nc = (*cap + l + 24) * 2;
+        char *q = realloc(*b, nc);
+        if (!q)
+            return BERTH_ENOMEM;
+        *b = q;
+        *cap = nc;
+    }
+    *n += (size_t)sprintf(*b + *n, "%c%zu:", x ? 's' : 'n', l);
+    if (l)
+        memcpy(*b + *n, x, l);
+    *n += l;
     return 0;
+}
+
+static int pod_sig(const berth_kpod *p, char **b, size_t *n, size_t *cap)
+{
+    char num[48];
+    int rc = 0;
+    *n = 0;
+    snprintf(num, sizeof num, "%u.%u.%u.%d", p->ntols, p->node_selector.n, p->nreq_terms,
+             p->has_req_affinity);
+    rc |= sig_put(b, n, cap, num);
+    for (uint32_t i = 0; i < p->ntols; i++) {
+        snprintf(num, sizeof num, "%d.%d", (int)p->tols[i].op, (int)p->tols[i].effect);
+        rc |= sig_put(b, n, cap, p->tols[i].key);
+        rc |= sig_put(b, n, cap, p->tols[i].value);
+        rc |= sig_put(b, n, cap, num);
+    }
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        rc |= sig_put(b, n, cap, p->node_selector.items[i].key);
+        rc |= sig_put(b, n, cap, p->node_selector.items[i].value);
+    }
+    for (uint32_t t = 0; t < p->nreq_terms; t++) {
+        const berth_kterm *term = &p->req_terms[t];
+        snprintf(num, sizeof num, "%u.%u", term->nexprs, term->nfields);
+        rc |= sig_put(b, n, cap, num);
+        for (uint32_t e = 0; e < term->nexprs; e++) {
+            snprintf(num, sizeof num, "%d.%u", (int)term->exprs[e].op, term->exprs[e].nvalues);
+            rc |= sig_put(b, n, cap, term->exprs[e].key);
+            rc |= sig_put(b, n, cap, num);
+            for (uint32_t v = 0; v < term->exprs[e].nvalues; v++)
+                rc |= sig_put(b, n, cap, term->exprs[e].values[v]);
+        }
+    }
+    return rc ? BERTH_ENOMEM : 0;
+}
+
+static const char *sort_sigs;
+static const size_t *sort_sig_off;
+static int cmp_sig(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    size_t lx = sort_sig_off[x + 1] - sort_sig_off[x], ly = sort_sig_off[y + 1] - sort_sig_off[y];
+    int c = memcmp(sort_sigs + sort_sig_off[x], sort_sigs + sort_sig_off[y], lx < ly ? lx : ly);
+    if (c)
+        return c;
+    if (lx != ly)
+        return lx < ly ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Builds the fast path's indexes over the pending pods pend[0..np). */
+static int upfast_init(upfast *f, const capacity_pass *s, const uint32_t *pend, uint32_t np)
+{
+    const berth_autoscale *m = s->m;
+    const berth_kcluster *k = &m->kube;
+    memset(f, 0, sizeof *f);
+    uint32_t noff = 0;
+    for (uint32_t t = 0; t < m->ntypes; t++)
+        noff += m->types[t].nofferings;
+    uint32_t zcap = noff + s->nexisting + 1;
+    f->zones = malloc(zcap * sizeof *f->zones);
+    f->off_base = malloc((m->ntypes + 1) * sizeof *f->off_base);
+    f->off_zone = malloc((noff + 1) * sizeof *f->off_zone);
+    f->vtype = calloc((size_t)m->nvngs * m->ntypes + 1, 1);
+    f->gtypes = malloc(((size_t)m->nvngs * m->ntypes + 1) * sizeof *f->gtypes);
+    f->gtypes_off = malloc((m->nvngs + 1) * sizeof *f->gtypes_off);
+    f->pod_cls = malloc((k->npods + 1) * sizeof *f->pod_cls);
+    f->pod_ext = calloc(k->npods + 1, 1);
+    if (!f->zones || !f->off_base || !f->off_zone || !f->vtype || !f->gtypes || !f->gtypes_off ||
+        !f->pod_cls || !f->pod_ext)
+        return BERTH_ENOMEM;
+    noff = 0;
+    for (uint32_t t = 0; t < m->ntypes; t++) {
+        f->off_base[t] = noff;
+        for (uint32_t o = 0; o < m->types[t].nofferings; o++)
+            f->off_zone[noff++] = (uint32_t)intern_zone(f, m->types[t].offerings[o].zone, zcap);
+    }
+    for (uint32_t i = 0; i < s->nexisting; i++)
+        intern_zone(f, s->n[i].zone, zcap);
+    f->zone_count = calloc(f->nz + 1, sizeof *f->zone_count);
+    f->vzone = calloc((size_t)m->nvngs * f->nz + 1, 1);
+    if (!f->zone_count || !f->vzone)
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < s->nn; i++) {
+        int z = s->n[i].removed ? -1 : fast_zone(f, s->n[i].zone);
+        if (z >= 0)
+            f->zone_count[z]++;
+    }
+    uint32_t ng = 0;
+    for (uint32_t g = 0; g < m->nvngs; g++) {
+        f->gtypes_off[g] = ng;
+        for (uint32_t t = 0; t < m->ntypes; t++)
+            if (capacity_vng_allows_type(&m->vngs[g], &m->types[t])) {
+                f->vtype[(size_t)g * m->ntypes + t] = 1;
+                f->gtypes[ng++] = t;
+            }
+        for (uint32_t z = 0; z < f->nz; z++)
+            f->vzone[(size_t)g * f->nz + z] = (uint8_t)capacity_vng_allows_zone(&m->vngs[g],
+                                                                                 f->zones[z]);
+    }
+    f->gtypes_off[m->nvngs] = ng;
+    /* pods: extended resources no type offers, template classes */
+    for (uint32_t i = 0; i < k->npods; i++) {
+        f->pod_cls[i] = BERTH_KUBE_NONE;
+        for (uint32_t r = BERTH_KRES_FIRST_EXT; r < k->nres; r++)
+            if (r != s->gpu && k->pods[i].req[r] > 0)
+                f->pod_ext[i] = 1;
+    }
+    char *sigs = NULL, *one = NULL;
+    size_t nsigs = 0, capsigs = 0, none = 0, capone = 0;
+    size_t *off = malloc(((size_t)np + 1) * sizeof *off);
+    uint32_t *idx = malloc(((size_t)np + 1) * sizeof *idx);
+    int rc = off && idx ? 0 : BERTH_ENOMEM;
+    for (uint32_t i = 0; !rc && i < np; i++) {
+        off[i] = nsigs;
+        idx[i] = i;
+        rc = pod_sig(&k->pods[pend[i]], &one, &none, &capone);
+        if (!rc && nsigs + none + 1 > capsigs) {
+            size_t nc = (capsigs + none + 1) * 2;
+            char *q = realloc(sigs, nc);
+            if (!q)
+                rc = BERTH_ENOMEM;
+            else {
+                sigs = q;
+                capsigs = nc;
+            }
+        }
+        if (!rc) {
+            memcpy(sigs + nsigs, one, none);
+            nsigs += none;
+        }
+    }
+    if (!rc && np) {
+        off[np] = nsigs;
+        sort_sigs = sigs;
+        sort_sig_off = off;
+        qsort(idx, np, sizeof *idx, cmp_sig);
+        f->cls_pod = malloc((size_t)np * sizeof *f->cls_pod);
+        f->cache = calloc(np, sizeof *f->cache);
+        f->gok = calloc(np, sizeof *f->gok);
+        if (!f->cls_pod || !f->cache || !f->gok)
+            rc = BERTH_ENOMEM;
+        for (uint32_t i = 0; !rc && i < np; i++) {
+            uint32_t x = idx[i];
+            if (i == 0 || off[idx[i - 1] + 1] - off[idx[i - 1]] != off[x + 1] - off[x] ||
+                memcmp(sigs + off[idx[i - 1]], sigs + off[x], off[x + 1] - off[x]))
+                f->cls_pod[f->ncls++] = pend[x];
+            f->pod_cls[pend[x]] = f->ncls - 1;
+        }
+    }
+    free(sigs);
+    free(one);
+    free(off);
+    free(idx);
+    return rc;
 }
 
 int capacity_scale_up(capacity_pass *s, berth_error *e)
@@ -508,7 +1173,17 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
     uint8_t *done = calloc(k->npods + 1, 1);
     p->on_existing = malloc((k->npods + 1) * sizeof *p->on_existing);
     p->on_existing_node = malloc((k->npods + 1) * sizeof *p->on_existing_node);
-    int rc = 0;
+    upfast fast, *f = NULL;
+    memset(&fast, 0, sizeof fast);
+    int64_t *smin = NULL;
+    uint32_t *live = NULL, *gcls = NULL, *head = NULL, *bucket = NULL;
+    int *live_z = NULL;
+    uint32_t *run_end = NULL;
+    double *wpre = NULL;
+    uint8_t *seen = NULL;
+    packer pk;
+    memset(&pk, 0, sizeof pk);
+    int rc = 0, keep_msg = 0;
     if (!pend || !placed || !why || !rank || !grp || !order || !done || !p->on_existing ||
         !p->on_existing_node) {
         rc = BERTH_ENOMEM;
@@ -519,8 +1194,62 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
     for (uint32_t i = 0; i < k->npods; i++)
         if (!k->pods[i].node_name && !k->pods[i].terminating)
             pend[np++] = i;
-    if ((rc = capacity_schedule(s, pend, np, 0, placed, why)))
-        goto out;
+    /* (the reasons of this step are not used: the rounds give their own) */
+    if (s->reference) {
+        if ((rc = capacity_schedule(s, pend, np, 0, placed, why)))
+            goto out;
+    } else {
+        /* fast: a pod requesting more cpu or memory than any existing node
+         * has free (or with no pod slot anywhere) fits none, and an
+         * unplaced pod changes nothing for the others: it skips the
+         * scheduler. order / rank serve as scratch here. */
+        int64_t mx[3] = {-1, -1, -1};
+        for (uint32_t n = 0; n < s->nexisting; n++) {
+            const capacity_node *c = &s->n[n];
+            if (c->removed || c->alloc_pods - c->npods < 1)
+                continue;
+            for (int r = 0; r < 2; r++)
+                mx[r] = c->alloc[r] - c->req[r] > mx[r] ? c->alloc[r] - c->req[r] : mx[r];
+        }
+        uint32_t n1 = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            const berth_kpod *kp = &k->pods[pend[i]];
+            placed[i] = BERTH_KUBE_NONE;
+            if (kp->req[BERTH_KRES_CPU] <= mx[0] && kp->req[BERTH_KRES_MEMORY] <= mx[1]) {
+                rank[n1] = i;
+                order[n1++] = pend[i];
+            }
+        }
+        uint32_t *pl1 = malloc(((size_t)n1 + 1) * sizeof *pl1);
+        if (!pl1 || (rc = capacity_schedule(s, order, n1, 0, pl1, NULL))) {
+            free(pl1);
+            rc = rc ? rc : BERTH_ENOMEM;
+            goto out;
+        }
+        for (uint32_t i = 0; i < n1; i++)
+            placed[rank[i]] = pl1[i];
+        free(pl1);
+    }
+    if (!s->reference) {
+        f = &fast;
+        smin = malloc(((size_t)k->npods + 1) * 3 * sizeof *smin);
+        live = malloc(((size_t)k->npods + 1) * sizeof *live);
+        live_z = malloc(((size_t)k->npods + 1) * sizeof *live_z);
+        run_end = malloc(((size_t)k->npods + 1) * sizeof *run_end);
+        wpre = malloc(((size_t)k->npods + 2) * sizeof *wpre);
+        head = malloc(((size_t)k->npods + 2) * sizeof *head);
+        bucket = malloc(((size_t)k->npods + 1) * sizeof *bucket);
+        if (!smin || !live || !live_z || !run_end || !wpre || !head || !bucket || (rc = upfast_init(f, s, pend, np))) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        gcls = malloc(((size_t)f->ncls + 1) * sizeof *gcls);
+        seen = calloc((size_t)f->ncls + 1, 1);
+        if (!gcls || !seen) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+    }
     uint32_t nleft = 0;
     for (uint32_t i = 0; i < np; i++) {
         if (placed[i] != BERTH_KUBE_NONE) {
@@ -537,12 +1266,20 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
         uint32_t first_new = s->nn;
         for (uint32_t i = 0; i < nleft; i++) {
             char w[256];
-            grp[i] = group_for(s, pend[i], w, sizeof w);
+            grp[i] = group_for(s, f, pend[i], w, sizeof w);
             if (grp[i] < 0 && (rc = add_unsched(s, pend[i], w)))
                 goto out;
         }
         for (uint32_t g = 0; g < m->nvngs; g++) {
-            packer pk = {s, g, order, 0, done, {1, 1, 1}, NULL};
+            struct memo *memo = pk.memo;
+            uint32_t capmemo = pk.capmemo, capcand = pk.capcand;
+            struct cand *cand = pk.cand;
+            memset(&pk, 0, sizeof pk);
+            pk = (packer){s, g, order, 0, done, {1, 1, 1}, NULL};
+            pk.memo = memo;
+            pk.capmemo = capmemo;
+            pk.cand = cand;
+            pk.capcand = capcand;
             for (uint32_t i = 0; i < nleft; i++)
                 if (grp[i] == (int)g)
                     order[pk.n++] = pend[i];
@@ -553,13 +1290,77 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             sort_rank = rank;
             qsort(order, pk.n, sizeof *order, cmp_ffd);
             memset(done, 0, pk.n);
+            if (f) {
+                pk.f = f;
+                pk.smin = smin;
+                pk.live = live;
+                pk.live_z = live_z;
+                pk.gcls = gcls;
+                for (uint32_t i = pk.n; i-- > 0;) {
+                    const berth_kpod *kp = &k->pods[order[i]];
+                    int64_t r[3] = {kp->req[BERTH_KRES_CPU], kp->req[BERTH_KRES_MEMORY],
+                                    s->gpu != BERTH_KUBE_NONE ? kp->req[s->gpu] : 0};
+                    for (int x = 0; x < 3; x++)
+                        smin[i * 3 + x] = i + 1 < pk.n && smin[(i + 1) * 3 + x] < r[x]
+                                              ? smin[(i + 1) * 3 + x] : r[x];
+                    uint32_t c = f->pod_cls[order[i]];
+                    if (c == BERTH_KUBE_NONE)
+                        pk.ngcls = 65; /* no memo */
+                    else if (!seen[c] && pk.ngcls <= 64) {
+                        seen[c] = 1;
+                        gcls[pk.ngcls++] = c;
+                    }
+                }
+                pk.run_end = run_end;
+                pk.wpre = wpre;
+                wpre[0] = 0;
+                for (uint32_t i = 0; i < pk.n; i++)
+                    wpre[i + 1] = wpre[i] + weight(&pk, order[i]);
+                for (uint32_t i = pk.n; i-- > 0;) {
+                    const berth_kpod *a = &k->pods[order[i]];
+                    const berth_kpod *b = i + 1 < pk.n ? &k->pods[order[i + 1]] : NULL;
+                    uint32_t ca = f->pod_cls[order[i]];
+                    int same = b && ca != BERTH_KUBE_NONE && ca == f->pod_cls[order[i + 1]] &&
+                               f->pod_ext[order[i]] == f->pod_ext[order[i + 1]] &&
+                               a->req[BERTH_KRES_CPU] == b->req[BERTH_KRES_CPU] &&
+                               a->req[BERTH_KRES_MEMORY] == b->req[BERTH_KRES_MEMORY] &&
+                               (s->gpu == BERTH_KUBE_NONE || a->req[s->gpu] == b->req[s->gpu]);
+                    run_end[i] = same ? run_end[i + 1] : i + 1;
+                }
+                for (uint32_t i = 0; i < pk.ngcls && i <= 64 && pk.ngcls <= 64; i++)
+                    seen[gcls[i]] = 0;
+                if (pk.ngcls > 64)
+                    memset(seen, 0, f->ncls);
+            }
             if ((rc = pack_group(&pk, first_new)))
                 goto out;
         }
         /* confirm node by node: the scheduler places each new node's pods on
-         * the existing nodes and the new nodes opened so far */
+         * the existing nodes and the new nodes opened so far (fast: the
+         * pods packed on each node, bucketed once; a node's pods only move
+         * to nodes before it, so the buckets stay what the plain scan finds) */
         uint32_t nnext = 0;
-        for (uint32_t n = first_new; n < s->nn; n++) {
+        uint32_t nround = s->nn - first_new;
+        if (f) {
+            memset(head, 0, ((size_t)nround + 2) * sizeof *head);
+            for (uint32_t i = 0; i < nleft; i++) {
+                uint32_t n = s->pod_node[pend[i]];
+                if (n != BERTH_KUBE_NONE && n >= first_new)
+                    head[n - first_new + 2]++;
+            }
+            for (uint32_t i = 2; i < nround + 2; i++)
+                head[i] += head[i - 1];
+            for (uint32_t i = 0; i < nleft; i++) {
+                uint32_t n = s->pod_node[pend[i]];
+                if (n != BERTH_KUBE_NONE && n >= first_new)
+                    bucket[head[n - first_new + 1]++] = pend[i];
+            }
+        }
+        if (f && (rc = confirm_session(s, first_new, head, bucket, order, placed, e))) {
+            keep_msg = rc != BERTH_ENOMEM;
+            goto out;
+        }
+        for (uint32_t n = first_new; !f && n < s->nn; n++) {
             uint32_t cnt = 0;
             for (uint32_t i = 0; i < nleft; i++)
                 if (s->pod_node[pend[i]] == n)
@@ -575,7 +1376,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
         }
         for (uint32_t n = first_new; n < s->nn; n++)
             if (!s->n[n].removed && !s->n[n].npods)
-                drop_node(s, n);
+                drop_node(s, f, n);
         for (uint32_t i = 0; i < nleft; i++) {
             uint32_t pod = pend[i];
             int given_up = 0;
@@ -600,10 +1401,23 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             goto out;
     /* 3. headroom */
     for (uint32_t g = 0; g < m->nvngs; g++)
-        if ((rc = top_up_headroom(s, g)))
+        if ((rc = top_up_headroom(s, f, g)))
             goto out;
     rc = report(s);
 out:
+    free(pk.memo);
+    if (f)
+        upfast_free(f);
+    free(smin);
+    free(live);
+    free(live_z);
+    free(run_end);
+    free(wpre);
+    free(pk.cand);
+    free(gcls);
+    free(seen);
+    free(head);
+    free(bucket);
     free(pend);
     free(placed);
     free(why);
@@ -611,7 +1425,53 @@ out:
     free(grp);
     free(order);
     free(done);
-    if (rc)
+    if (rc && !keep_msg)
         rc = berth_error_set(e, rc, "out of memory planning scale-up");
     return rc;
+}
+
+/* ---- exported for replacements and cluster-autoscaler mode (state.h) ---- */
+
+int capacity_open_hosting(capacity_pass *s, uint32_t g, uint32_t *pods, uint32_t npods, int tier,
+                          uint32_t *node, char *why, size_t size)
+{
+    static const berth_headroom per_cpu = {1, 0, 0, 1}; /* empty node: cost per millicore */
+    packer k = {s, g, pods, npods, NULL, {1, 1, 1}, npods ? NULL : &per_cpu};
+    k.need_all = 1;
+    uint8_t *done = calloc(npods + 1, 1);
+    if (!done)
+        return BERTH_ENOMEM;
+    k.done = done;
+    set_norm(&k);
+    for (uint32_t i = 1; i < npods; i++) { /* first-fit decreasing order, stable */
+        uint32_t x = pods[i], j = i;
+        while (j && weight(&k, pods[j - 1]) < weight(&k, x)) {
+            pods[j] = pods[j - 1];
+            j--;
+        }
+        pods[j] = x;
+    }
+    *why = 0;
+    option o = tier < 0 ? choose(&k, 0, why, size) : pick(&k, tier, 0);
+    free(done);
+    free(k.memo);
+    if (!o.ok) {
+        if (tier >= 0 || !*why)
+            snprintf(why, size, "no available %s%soffering of group %s can host its pods together",
+                     tier >= 0 ? berth_capacity_type_name((berth_capacity_type)tier) : "",
+                     tier >= 0 ? " " : "", s->m->vngs[g].name);
+        return BERTH_ENOFIT;
+    }
+    *node = open_node(&k, &o);
+    return *node == BERTH_KUBE_NONE ? BERTH_ENOMEM : 0;
+}
+
+int capacity_add_unsched(capacity_pass *s, uint32_t pod, const char *why)
+{
+    return add_unsched(s, pod, why);
+}
+
+int capacity_report_new_nodes(capacity_pass *s)
+{
+    return report(s);
 }

@@ -55,6 +55,7 @@ typedef struct capacity_pass {
     berth_label *lab;             /* scratch labels for template checks */
     uint32_t caplab;
     uint64_t new_serial;          /* names of new nodes */
+    int reference;                /* berth_aplan_options.reference */
 } capacity_pass;
 
 int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan);
@@ -80,6 +81,15 @@ int capacity_pod_is_daemon(const berth_kpod *p);
  * resources of an empty node. why (may be NULL) gets a short reason. */
 int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
                             uint32_t pod, char *why, size_t size);
+/* The part of capacity_template_hosts that does not depend on the pod's
+ * requests: the group's taints against its tolerations, its nodeSelector
+ * and required node affinity against the template's labels. */
+int capacity_template_match(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
+                            uint32_t pod, char *why, size_t size);
+/* The labels of a node of group g, type t, zone, capacity type ct named
+ * name, sorted, in buf (room for the group's labels + 6). */
+berth_labels capacity_template_labels(const berth_autoscale *m, uint32_t g, uint32_t t,
+                                      const char *zone, int ct, const char *name, berth_label *buf);
 /* Whether group g allows instance type t / zone. */
 int capacity_vng_allows_type(const berth_vng *v, const berth_instance_type *t);
 int capacity_vng_allows_zone(const berth_vng *v, const char *zone);
@@ -91,5 +101,44 @@ int64_t capacity_zone_nodes(const capacity_pass *s, const char *zone);
 
 int capacity_scale_up(capacity_pass *s, berth_error *e);
 int capacity_scale_down(capacity_pass *s, berth_error *e);
+
+/* ---- exported by scaleup.c / scaledown.c for replace.c and ca.c ---- */
+
+/* Opens one new node of group g hosting every pod of pods[0..npods)
+ * together (resources of an empty node and the template of each pod),
+ * chosen by scale-up's option key within capacity type `tier` (BERTH_CT_*)
+ * or, with tier -1, by the whole purchase order (reservations, spot per
+ * spotPercentage, on-demand fallback); takes its reservation. pods is
+ * reordered (first-fit decreasing). No pods: the option of least cost per
+ * millicore. 0 with *node set, BERTH_ENOFIT with why, or BERTH_ENOMEM. */
+int capacity_open_hosting(capacity_pass *s, uint32_t g, uint32_t *pods, uint32_t npods, int tier,
+                          uint32_t *node, char *why, size_t size);
+/* Records pod as unschedulable with why (once per pod). */
+int capacity_add_unsched(capacity_pass *s, uint32_t pod, const char *why);
+/* Appends the scale-up entries (plan->up) for the new nodes not removed. */
+int capacity_report_new_nodes(capacity_pass *s);
+int capacity_pdb_matches(const berth_kpdb *b, const berth_kpod *p);
+/* A PDB's allowed disruptions (status.disruptionsAllowed, else computed). */
+int64_t capacity_pdb_allowed(const berth_kcluster *k, const berth_kpdb *b);
+/* Not a DaemonSet, mirror or terminating pod. */
+int capacity_pod_movable(const capacity_pass *s, uint32_t pod);
+/* max(cpu, memory) requested by movable pods over allocatable. */
+double capacity_utilisation(const capacity_pass *s, uint32_t n);
+
+/* ---- replace.c, ca.c ---- */
+
+/* Records node as kept with reason. */
+int capacity_add_blocked(capacity_pass *s, uint32_t node, const char *reason);
+/* Replacements (SPEC 5, Ocean policy), after scale-up and scale-down. */
+int capacity_replace(capacity_pass *s, const berth_aplan_options *opt, berth_error *e);
+/* cluster-autoscaler mode (SPEC 5.1): scale-up by node group estimate and
+ * expander, scale-down by utilisation, unneeded time and drainability. */
+int capacity_ca_scale_up(capacity_pass *s, const berth_aplan_options *opt, berth_error *e);
+int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, berth_error *e);
+/* Decodes the cluster-autoscaler-priority-expander ConfigMap into
+ * m->prio (load.c hands it over; ca.c owns the format). */
+int capacity_load_priority_configmap(berth_autoscale *m, berth_dec *d, const berth_node *doc);
+/* Frees what berth_aplan_free must for replacements and evictions. */
+void capacity_free_plan_extras(berth_aplan *p);
 
 #endif

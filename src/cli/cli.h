@@ -29,6 +29,11 @@ int cli_load_nexus(berth_nexus *nx, const cli_common *c);
 /* Parses `--at TIME` / `--at=TIME` (RFC 3339) at argv[*i] into *now
  * (seconds). 1 consumed, 0 not --at, -1 usage error (printed, naming cmd). */
 int cli_flag_at(const char *cmd, int argc, char **argv, int *i, int64_t *now);
+/* `--name VALUE` / `--name=VALUE` at argv[*i]: 1 with *v set (advancing *i
+ * past a separate value), 0 not this flag, -1 missing value (printed,
+ * naming cmd). */
+int cli_flag_value(const char *cmd, const char *name, int argc, char **argv, int *i,
+                   const char **v);
 /* Reads every input file of c into arena and hands each to load(ctx, ...).
  * Returns 0, or the failing code with e set; "no input files" is EINVAL. */
 int cli_load_each(const cli_common *c, berth_arena *arena,

@@ -5,10 +5,12 @@
 #include "cli/cli.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "berth/autoscale.h"
+#include "berth/disrupt.h"
 #include "berth/fleet.h"
 #include "berth/plan_report.h"
 
@@ -21,7 +23,9 @@ static void help(FILE *f)
             "pending pods that fit no existing node go to a virtual node group that can host\n"
             "them and are bin-packed onto new nodes (unused reservations first, then spot by\n"
             "market score, on-demand as fallback); headroom is kept; then the least utilised\n"
-            "nodes whose pods all move elsewhere are scaled down. See docs/autoscale.md.\n"
+            "nodes whose pods all move elsewhere are scaled down; last, nodes are replaced\n"
+            "(spot interruption, auto-heal, roll, revert to reserved capacity or to spot), the\n"
+            "new node launched first. See docs/autoscale.md.\n"
             "Input: VirtualNodeGroup, Reservation, Headroom, InstanceType (berth.io/v1), Node,\n"
             "Pod, PodDisruptionBudget and workloads.\n"
             "\n"
@@ -30,6 +34,20 @@ static void help(FILE *f)
             "                       default: the current time)\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
             "  --strict             unknown fields in Kubernetes kinds are errors\n"
+            "  --policy POLICY      ocean (default) or cluster-autoscaler (SPEC 5.1: its\n"
+            "                       scale-up estimate and expanders, its scale-down rules)\n"
+            "  --expander NAME      cluster-autoscaler: least-waste, most-pods, least-nodes,\n"
+            "                       price, priority (the cluster-autoscaler-priority-expander\n"
+            "                       ConfigMap in the input) or random (default; --seed N)\n"
+            "  --scale-down-unneeded-time D  cluster-autoscaler: a node goes once unneeded\n"
+            "                       for more than D (default 10m; node annotation\n"
+            "                       berth.io/unneeded-since says since when)\n"
+            "  --interrupt NODE[,NODE]  ocean: spot interruption notices; each node is\n"
+            "                       replaced and drained at once (repeatable)\n"
+            "  --roll GROUP[:N%%]    ocean: roll a virtual node group; the plan replaces the\n"
+            "                       first batch of N %% of its nodes (default 20 %%)\n"
+            "  --autoheal-grace D   ocean: replace nodes not Ready for more than D (default 5m)\n"
+            "  --seed N             seed of the random expander and of expander ties\n"
             "  -q, --quiet          print nothing (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -37,10 +55,119 @@ static void help(FILE *f)
             "unschedulable (reasons in the output), 2 bad input or usage, 3 internal error.\n");
 }
 
+/* The plan's own flags (replacements, cluster-autoscaler mode): 1 consumed,
+ * 0 not one of them, -1 usage error (printed). Node names of --interrupt
+ * point into names (a copy of the argument, freed by the caller). */
+static int plan_flag(int argc, char **argv, int *i, berth_aplan_options *o, char **names,
+                     const char **list, uint32_t cap, int *ocean_only, int *ca_only)
+{
+    static const char cmd[] = "autoscale plan";
+    const char *v = NULL;
+    int r;
+    if ((r = cli_flag_value(cmd, "--policy", argc, argv, i, &v))) {
+        if (r > 0 && !strcmp(v, "ocean"))
+            o->policy = BERTH_POLICY_OCEAN;
+        else if (r > 0 && !strcmp(v, "cluster-autoscaler"))
+            o->policy = BERTH_POLICY_CLUSTER_AUTOSCALER;
+        else if (r > 0) {
+            fprintf(stderr, "berth %s: --policy expects ocean or cluster-autoscaler, got '%s'\n",
+                    cmd, v);
+            return -1;
+        }
+        return r;
+    }
+    if ((r = cli_flag_value(cmd, "--expander", argc, argv, i, &v))) {
+        int x = r > 0 ? berth_expander_parse(v) : 0;
+        if (r > 0 && x < 0) {
+            fprintf(stderr, "berth %s: --expander expects least-waste, most-pods, least-nodes, "
+                            "price, priority or random, got '%s'\n", cmd, v);
+            return -1;
+        }
+        o->expander = (berth_expander)x;
+        *ca_only = 1;
+        return r;
+    }
+    int64_t *dur = NULL;
+    int *has = NULL;
+    const char *dname = NULL;
+    if ((r = cli_flag_value(cmd, "--autoheal-grace", argc, argv, i, &v))) {
+        dur = &o->autoheal_grace, has = &o->has_autoheal_grace, dname = "--autoheal-grace";
+        *ocean_only = 1;
+    } else if ((r = cli_flag_value(cmd, "--scale-down-unneeded-time", argc, argv, i, &v))) {
+        dur = &o->unneeded_time, has = &o->has_unneeded_time, dname = "--scale-down-unneeded-time";
+        *ca_only = 1;
+    }
+    if (r < 0)
+        return r;
+    if (dur) {
+        int64_t d = berth_duration_parse(v);
+        if (d < 0 || d == BERTH_DURATION_NEVER) {
+            fprintf(stderr, "berth %s: %s expects a duration such as 30s, 5m or 1h30m, got '%s'\n",
+                    cmd, dname, v);
+            return -1;
+        }
+        *dur = d;
+        *has = 1;
+        return 1;
+    }
+    if ((r = cli_flag_value(cmd, "--roll", argc, argv, i, &v))) {
+        if (r < 0)
+            return r;
+        const char *colon = strchr(v, ':');
+        char *end = NULL;
+        long long pct = colon ? strtoll(colon + 1, &end, 10) : 0;
+        if (end && *end == '%')
+            end++;
+        if (colon == v || (colon && (end == colon + 1 || *end || pct < 1 || pct > 100))) {
+            fprintf(stderr, "berth %s: --roll expects GROUP or GROUP:N%% with N in 1..100, got "
+                            "'%s'\n", cmd, v);
+            return -1;
+        }
+        *names = strdup(v);
+        if (!*names) {
+            fprintf(stderr, "berth: out of memory\n");
+            return -1;
+        }
+        if (colon)
+            (*names)[colon - v] = 0;
+        o->roll = *names;
+        o->roll_percent = pct;
+        *ocean_only = 1;
+        return 1;
+    }
+    if ((r = cli_flag_value(cmd, "--interrupt", argc, argv, i, &v))) {
+        if (r < 0)
+            return r;
+        char *copy = strdup(v);
+        if (!copy) {
+            fprintf(stderr, "berth: out of memory\n");
+            return -1;
+        }
+        *names = copy;
+        for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+            if (o->ninterrupt >= cap) {
+                fprintf(stderr, "berth %s: --interrupt: more than %u nodes\n", cmd, cap);
+                return -1;
+            }
+            list[o->ninterrupt++] = tok;
+        }
+        if (!*copy) {
+            fprintf(stderr, "berth %s: --interrupt expects NODE[,NODE...], got '%s'\n", cmd, v);
+            return -1;
+        }
+        o->interrupt = list;
+        *ocean_only = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static int load_one(void *m, const berth_source *src, int strict, berth_error *e)
 {
     return berth_autoscale_load(m, src, strict, e);
 }
+
+static int plan_run(cli_common *cp, berth_aplan_options *op, int have_at);
 
 static int plan(int argc, char **argv)
 {
@@ -48,28 +175,74 @@ static int plan(int argc, char **argv)
     cli_common_init(&c);
     berth_aplan_options opt = {0};
     int have_at = 0;
-    for (int i = 1; i < argc; i++) {
+    /* replacements / cluster-autoscaler flags: argument copies and node names */
+    enum { MAX_NAMES = 4096 };
+    char *copies[256] = {0};
+    int ncopies = 0, ocean_only = 0, ca_only = 0, bad = 0;
+    const char **inames = calloc(MAX_NAMES, sizeof *inames);
+    if (!inames) {
+        fprintf(stderr, "berth: out of memory\n");
+        return 3;
+    }
+    for (int i = 1; i < argc && !bad; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help(stdout);
-            return 0;
+            bad = -1;
+            break;
         }
+        if (ncopies == 256) {
+            fprintf(stderr, "berth autoscale plan: too many --roll / --interrupt flags\n");
+            bad = 2;
+            break;
+        }
+        int pf = plan_flag(argc, argv, &i, &opt, &copies[ncopies], inames, MAX_NAMES,
+                           &ocean_only, &ca_only);
+        ncopies += copies[ncopies] != NULL;
+        if (pf < 0)
+            bad = 2;
+        if (pf)
+            continue;
         int at = cli_flag_at("autoscale plan", argc, argv, &i, &opt.now);
-        if (at < 0)
-            return 2;
+        if (at < 0) {
+            bad = 2;
+            break;
+        }
         if (at) {
             have_at = 1;
             continue;
         }
         int r = cli_common_flag(&c, argc, argv, &i);
         if (r < 0)
-            return 2;
-        if (r == 0) {
+            bad = 2;
+        else if (r == 0) {
             fprintf(stderr,
                     "berth autoscale plan: unknown option '%s' (see berth autoscale plan --help)\n", a);
-            return 2;
+            bad = 2;
         }
     }
+    if (!bad && opt.policy == BERTH_POLICY_OCEAN && ca_only) {
+        fprintf(stderr, "berth autoscale plan: --expander and --scale-down-unneeded-time need "
+                        "--policy cluster-autoscaler\n");
+        bad = 2;
+    }
+    if (!bad && opt.policy == BERTH_POLICY_CLUSTER_AUTOSCALER && ocean_only) {
+        fprintf(stderr, "berth autoscale plan: --interrupt, --roll and --autoheal-grace are "
+                        "Ocean replacements; cluster-autoscaler does not replace nodes\n");
+        bad = 2;
+    }
+    opt.seed = c.seed;
+    int code = bad < 0 ? 0 : bad ? bad : plan_run(&c, &opt, have_at);
+    for (int i = 0; i < ncopies; i++)
+        free(copies[i]);
+    free(inames);
+    return code;
+}
+
+static int plan_run(cli_common *cp, berth_aplan_options *op, int have_at)
+{
+    cli_common c = *cp;
+    berth_aplan_options opt = *op;
     if (!have_at)
         opt.now = (int64_t)time(NULL);
     berth_autoscale m;
@@ -100,15 +273,193 @@ static int plan(int argc, char **argv)
     return code;
 }
 
+/* ---- berth autoscale simulate ---- */
+
+static void sim_help(FILE *f)
+{
+    fprintf(f,
+            "usage: berth autoscale simulate [options] --events FILE FILE...\n"
+            "\n"
+            "Runs the autoscaler over a timeline (SPEC section 5): every --step it applies the\n"
+            "events due (AutoscaleEvent: PodArrive, PodLeave, SpotInterruption, PriceChange),\n"
+            "registers nodes launched --launch-delay ago, terminates drained nodes, runs one\n"
+            "autoscaler pass and applies it. Reports nodes, cost per hour and pending pods per\n"
+            "step, and the total cost and pod-pending time. See docs/autoscale.md \"Simulate\".\n"
+            "\n"
+            "options:\n"
+            "  --events FILE        the AutoscaleEvent documents (required)\n"
+            "  --from TIME          the first step (RFC 3339; default: the first event)\n"
+            "  --to TIME            the last step (default: the last event + 15m)\n"
+            "  --step DURATION      time between passes (default 1m)\n"
+            "  --launch-delay DUR   a new node registers this long after launch (default 2m)\n"
+            "  --drain-timeout DUR  a draining node is terminated after at most this\n"
+            "                       (default 300s, at least 300s)\n"
+            "  --reference          every pass runs the plain (uncached) planner\n"
+            "  -o, --output FORMAT  table (default), json or yaml\n"
+            "  --strict             unknown fields in Kubernetes kinds are errors\n"
+            "  -q, --quiet          print nothing (exit code only)\n"
+            "\n"
+            "exit codes: 0 no pod pending at the end, 1 some pod still pending, 2 bad input or\n"
+            "usage, 3 internal error.\n");
+}
+
+typedef struct sim_load {
+    berth_autoscale *m;
+    berth_atimeline *t;
+} sim_load;
+
+static int sim_load_one(void *vc, const berth_source *src, int strict, berth_error *e)
+{
+    sim_load *c = vc;
+    int rc = berth_autoscale_load(c->m, src, strict, e);
+    return rc ? rc : berth_atimeline_scan_pods(c->t, c->m, src, e);
+}
+
+/* --flag VALUE or --flag=VALUE; 1 matched (*v set), 0 not, -1 missing value. */
+static int sim_flag(const char *name, int argc, char **argv, int *i, const char **v)
+{
+    size_t l = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, l) || (a[l] && a[l] != '='))
+        return 0;
+    *v = a[l] == '=' ? a + l + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+    if (!*v) {
+        fprintf(stderr, "berth autoscale simulate: %s needs a value\n", name);
+        return -1;
+    }
+    return 1;
+}
+
+static int simulate(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    berth_asim_options o = {0};
+    o.step = 60;
+    o.launch_delay = 120;
+    o.drain_timeout = 300;
+    const char *events = NULL;
+    int have_from = 0, have_to = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            sim_help(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--reference")) {
+            o.reference = 1;
+            continue;
+        }
+        static const char *const tflags[] = {"--from", "--to"};
+        static const char *const dflags[] = {"--step", "--launch-delay", "--drain-timeout"};
+        int64_t *tdst[] = {&o.from, &o.to}, *ddst[] = {&o.step, &o.launch_delay, &o.drain_timeout};
+        int done = 0;
+        int r = sim_flag("--events", argc, argv, &i, &events);
+        if (r < 0)
+            return 2;
+        done = r;
+        for (int k = 0; !done && k < 2; k++) {
+            if ((r = sim_flag(tflags[k], argc, argv, &i, &v)) < 0)
+                return 2;
+            if (!r)
+                continue;
+            int64_t ms;
+            if (berth_fleet_parse_time(v, &ms)) {
+                fprintf(stderr, "berth autoscale simulate: %s expects an RFC 3339 time such as "
+                                "2024-05-01T12:00:00Z, got '%s'\n", tflags[k], v);
+                return 2;
+            }
+            *tdst[k] = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+            *(k ? &have_to : &have_from) = 1;
+            done = 1;
+        }
+        for (int k = 0; !done && k < 3; k++) {
+            if ((r = sim_flag(dflags[k], argc, argv, &i, &v)) < 0)
+                return 2;
+            if (!r)
+                continue;
+            int64_t d = berth_duration_parse(v);
+            if (d < 0 || d == BERTH_DURATION_NEVER) {
+                fprintf(stderr, "berth autoscale simulate: %s expects a duration such as 1m or "
+                                "300s, got '%s'\n", dflags[k], v);
+                return 2;
+            }
+            *ddst[k] = d;
+            done = 1;
+        }
+        if (done)
+            continue;
+        r = cli_common_flag(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0) {
+            fprintf(stderr, "berth autoscale simulate: unknown option '%s' (see berth autoscale "
+                            "simulate --help)\n", a);
+            return 2;
+        }
+    }
+    if (!events) {
+        fprintf(stderr, "berth autoscale simulate: --events FILE is required\n");
+        return 2;
+    }
+    berth_autoscale m;
+    berth_autoscale_init(&m);
+    berth_atimeline t;
+    berth_atimeline_init(&t);
+    berth_error e;
+    berth_error_clear(&e);
+    sim_load sl = {&m, &t};
+    int rc = cli_load_each(&c, &m.kube.arena, sim_load_one, &sl, &e);
+    if (!rc)
+        rc = berth_autoscale_finalize(&m, &e);
+    berth_source src;
+    if (!rc)
+        rc = berth_doc_load_file(&m.kube.arena, events, &src, &e);
+    if (!rc)
+        rc = berth_atimeline_load_events(&t, &m, &src, &e);
+    if (!rc) {
+        berth_atimeline_finish(&t);
+        if (!have_from)
+            o.from = t.nev ? t.ev[0].at : (int64_t)time(NULL);
+        if (!have_to)
+            o.to = (t.nev ? t.ev[t.nev - 1].at : o.from) + 15 * 60;
+    }
+    berth_asim_result r;
+    memset(&r, 0, sizeof r);
+    if (!rc)
+        rc = berth_autoscale_simulate(&m, &t, &o, &r, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        berth_atimeline_free(&t);
+        berth_autoscale_free(&m);
+        return berth_err_exit_code(rc);
+    }
+    int code = r.nsteps && r.steps[r.nsteps - 1].pending ? 1 : 0;
+    if (!c.quiet) {
+        if (c.format == CLI_TABLE)
+            berth_report_autoscale_timeline_table(stdout, &t, &o, &r);
+        else if (cli_print_json(berth_report_autoscale_timeline_json(&t, &o, &r), c.format))
+            code = 3;
+    }
+    berth_asim_result_free(&r);
+    berth_atimeline_free(&t);
+    berth_autoscale_free(&m);
+    return code;
+}
+
 int cmd_autoscale(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: berth autoscale plan [options] FILE...   (berth autoscale plan --help)\n");
+        fprintf(f, "usage: berth autoscale plan [options] FILE...   (berth autoscale plan --help)\n"
+                   "       berth autoscale simulate [options] --events FILE FILE...\n"
+                   "                                                (berth autoscale simulate --help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "plan"))
         return plan(argc - 1, argv + 1);
-    fprintf(stderr, "berth autoscale: unknown subcommand '%s' (autoscale has: plan)\n", argv[1]);
+    if (!strcmp(argv[1], "simulate"))
+        return simulate(argc - 1, argv + 1);
+    fprintf(stderr, "berth autoscale: unknown subcommand '%s' (autoscale has: plan, simulate)\n", argv[1]);
     return 2;
 }

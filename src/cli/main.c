@@ -27,7 +27,9 @@ static void usage(FILE *f)
             "  kube schedule FILE...  pod placement with kube-scheduler's semantics\n"
             "  kube size FILE...    QoS classes and vSphere Pod sizes\n"
             "  disrupt plan FILE... --at TIME  Karpenter / NAP disruption decisions\n"
+            "  disrupt simulate FILE... --from T1 --to T2  the disruption timeline\n"
             "  autoscale plan FILE... --at TIME  Spot Ocean scale-up / scale-down decisions\n"
+            "  autoscale simulate FILE... --events FILE  the autoscaler over a timeline\n"
             "  serve              the HTTP placement service (docs/api.md)\n"
             "  help [COMMAND]     this text, or a command's options\n"
             "\n"
@@ -41,6 +43,21 @@ void cli_common_init(cli_common *c)
     memset(c, 0, sizeof *c);
     c->format = isatty(STDOUT_FILENO) ? CLI_TABLE : CLI_TABLE;
     c->tiebreak = BERTH_TIE_FIRST;
+}
+
+int cli_flag_value(const char *cmd, const char *name, int argc, char **argv, int *i,
+                   const char **v)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) || (a[n] && a[n] != '='))
+        return 0;
+    *v = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!*v) {
+        fprintf(stderr, "berth %s: %s needs a value\n", cmd, name);
+        return -1;
+    }
+    return 1;
 }
 
 int cli_common_flag(cli_common *c, int argc, char **argv, int *i)

@@ -72,7 +72,41 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
             json_object_set_new(mv, key, json_string(m->kube.nodes[d->moves[j].node].name));
         }
         json_object_set_new(o, "moves", mv);
+        json_t *ev = json_array(); /* cluster-autoscaler: expendable pods deleted */
+        for (uint32_t j = 0; j < d->nevicted; j++)
+            json_array_append_new(ev, pod_name(m, d->evicted[j]));
+        json_object_set_new(o, "evicted", ev);
         json_array_append_new(down, o);
+    }
+    for (uint32_t i = 0; i < p->nrep; i++) {
+        const berth_areplace *r = &p->rep[i];
+        json_t *o = json_object(), *w = json_object(), *mv = json_object(), *wait = json_array();
+        json_object_set_new(o, "node", json_string(m->kube.nodes[r->node].name));
+        json_object_set_new(o, "reason", json_string(berth_replace_reason_name(r->reason)));
+        json_object_set_new(w, "virtualNodeGroup", json_string(m->vngs[r->vng].name));
+        json_object_set_new(w, "instanceType", json_string(m->types[r->type].name));
+        json_object_set_new(w, "capacityType",
+                            json_string(berth_capacity_type_name(r->capacity_type)));
+        json_object_set_new(w, "zone", json_string(r->zone));
+        json_object_set_new(w, "pricePerHour", json_real(round6(r->price)));
+        if (r->reservation)
+            json_object_set_new(w, "reservation", json_string(r->reservation));
+        json_object_set_new(w, "node", json_string(r->new_node));
+        json_object_set_new(o, "with", w);
+        json_object_set_new(o, "launchFirst", json_true());
+        json_object_set_new(o, "drainAfter",
+                            json_string(r->drain_immediately ? "immediately" : "registered"));
+        for (uint32_t j = 0; j < r->nmoves; j++) {
+            const berth_kpod *kp = &m->kube.pods[r->moves[j].pod];
+            char key[512];
+            snprintf(key, sizeof key, "%s/%s", kp->ns, kp->name);
+            json_object_set_new(mv, key, json_string(r->moves[j].node));
+            if (r->moves[j].waits)
+                json_array_append_new(wait, json_string(key));
+        }
+        json_object_set_new(o, "moves", mv);
+        json_object_set_new(o, "waiting", wait);
+        json_array_append_new(rep, o);
     }
     for (uint32_t i = 0; i < p->nunsched; i++) {
         json_t *o = json_object();
@@ -119,6 +153,25 @@ void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const ber
         for (uint32_t j = 0; j < d->nmoves; j++)
             fprintf(out, "    %s/%s -> %s\n", m->kube.pods[d->moves[j].pod].ns,
                    m->kube.pods[d->moves[j].pod].name, m->kube.nodes[d->moves[j].node].name);
+        for (uint32_t j = 0; j < d->nevicted; j++)
+            fprintf(out, "    %s/%s deleted (expendable)\n", m->kube.pods[d->evicted[j]].ns,
+                    m->kube.pods[d->evicted[j]].name);
+    }
+    fprintf(out, "\nREPLACEMENTS\n");
+    if (!p->nrep)
+        fprintf(out, "  (none)\n");
+    for (uint32_t i = 0; i < p->nrep; i++) {
+        const berth_areplace *r = &p->rep[i];
+        fprintf(out, "  %-28s %-16s -> %s %s %s %s %.4f/h%s%s, drain %s\n",
+                m->kube.nodes[r->node].name, berth_replace_reason_name(r->reason), r->new_node,
+                m->types[r->type].name, berth_capacity_type_name(r->capacity_type), r->zone,
+                r->price, r->reservation ? " reservation " : "",
+                r->reservation ? r->reservation : "",
+                r->drain_immediately ? "immediately" : "once it registered");
+        for (uint32_t j = 0; j < r->nmoves; j++)
+            fprintf(out, "    %s/%s -> %s%s\n", m->kube.pods[r->moves[j].pod].ns,
+                    m->kube.pods[r->moves[j].pod].name, r->moves[j].node,
+                    r->moves[j].waits ? " (pending until it registers)" : "");
     }
     fprintf(out, "\nUNSCHEDULABLE\n");
     if (!p->nunsched)

@@ -1,0 +1,360 @@
+/* bench/bench_autoscale.c - the autoscaler pass (SPEC 5) at the issue's
+ * size: a deterministic estate written as YAML in memory and loaded through
+ * berth_autoscale_load: 400 InstanceTypes (40 families x 10 sizes, spot and
+ * on-demand offerings in 3 zones, 4 GPU families), 20 VirtualNodeGroups
+ * (labels, some taints, type subsets, two GPU groups), a few hundred busy
+ * existing nodes and 50,000 pending pods (mixed requests, nodeSelectors
+ * matching groups, tolerations, a few GPU pods). Times one
+ * berth_autoscale_plan: BENCH autoscale.pods_per_sec.50k. Scale-down: 5,000
+ * existing nodes with bound pods at mixed utilisation, no pending pod:
+ * BENCH autoscale.scaledown_plan_seconds.5k. Medians of 3 runs.
+ * Arguments (optional): pending pods, scale-down nodes, runs (to measure
+ * smaller sizes; the BENCH names keep the issue's sizes only at them). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "berth/autoscale.h"
+#include "berth/random.h"
+
+#define NFAM 40
+#define NSIZE 10
+#define NZONE 3
+#define NVNG 20
+
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (w >= 0 && (size_t)w < b->cap - b->n) {
+            b->n += (size_t)w;
+            return;
+        }
+        b->cap = b->cap ? b->cap * 2 : 1 << 20;
+        b->s = realloc(b->s, b->cap);
+        if (!b->s) {
+            fprintf(stderr, "bench_autoscale: out of memory\n");
+            exit(3);
+        }
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int gpu_family(int f)
+{
+    return f >= NFAM - 4;
+}
+
+/* Type (family f, size s): cpu 2..64, memory 2/4/8 GiB per cpu by family. */
+static int type_cpu(int f, int s)
+{
+    static const int cpus[NSIZE] = {2, 4, 8, 12, 16, 24, 32, 48, 64, 96};
+    return cpus[s];
+}
+
+static int type_gib_per_cpu(int f)
+{
+    return 2 << (f % 3);
+}
+
+static void catalog(sbuf *b, berth_rng *r)
+{
+    for (int f = 0; f < NFAM; f++)
+        for (int s = 0; s < NSIZE; s++) {
+            int cpu = type_cpu(f, s), gpus = gpu_family(f) ? 1 << (s % 4) : 0;
+            double od = cpu * 0.012 * type_gib_per_cpu(f) / 2.0 + gpus * 0.9;
+            put(b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: f%02d.s%d}\n"
+                   "spec:\n  capacity: {cpu: \"%d\", memory: %dGi, pods: %d%s",
+                f, s, cpu, cpu * type_gib_per_cpu(f), cpu >= 16 ? 234 : 58,
+                gpus ? ", nvidia.com/gpu: " : "");
+            if (gpus)
+                put(b, "%d", gpus);
+            put(b, "}\n  offerings:\n");
+            for (int z = 0; z < NZONE; z++) {
+                double sp = od * (0.25 + 0.2 * (double)berth_rng_below(r, 1000) / 1000.0);
+                int avail = berth_rng_below(r, 10) != 0;
+                put(b, "  - {zone: zone-%d, capacityType: on-demand, price: %.4f}\n"
+                       "  - {zone: zone-%d, capacityType: spot, price: %.4f, interruptionRate: "
+                       "%.3f, available: %s}\n",
+                    z, od * (1 + 0.01 * z), z, sp, 0.02 + 0.18 * (double)berth_rng_below(r, 100) / 100,
+                    avail ? "true" : "false");
+            }
+        }
+}
+
+/* Group g: g0 the default group (no labels); g1..g17 team groups with a
+ * label, every fourth tainted; g18, g19 GPU groups. Each allows the types
+ * of a few families. */
+static int vng_tainted(int g)
+{
+    return g >= NVNG - 2 || (g > 0 && g % 4 == 3);
+}
+
+static void groups(sbuf *b)
+{
+    for (int g = 0; g < NVNG; g++) {
+        put(b, "---\napiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: vng-%02d}\n"
+               "spec:\n", g);
+        if (g > 0)
+            put(b, "  labels: {team: t%02d}\n", g);
+        if (g >= NVNG - 2)
+            put(b, "  taints: [{key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}]\n");
+        else if (vng_tainted(g))
+            put(b, "  taints: [{key: dedicated, value: t%02d, effect: NoSchedule}]\n", g);
+        put(b, "  instanceTypes: [");
+        int first = 1;
+        if (g >= NVNG - 2) {
+            for (int f = NFAM - 4 + (g - (NVNG - 2)) * 2; f < NFAM - 2 + (g - (NVNG - 2)) * 2; f++)
+                for (int s = 0; s < NSIZE; s++) {
+                    put(b, "%sf%02d.s%d", first ? "" : ", ", f, s);
+                    first = 0;
+                }
+        } else {
+            /* four families per group (of the 36 non-GPU ones), g0 eight */
+            int nf = g == 0 ? 8 : 4;
+            for (int i = 0; i < nf; i++) {
+                int f = (g * 5 + i * 3) % (NFAM - 4);
+                for (int s = 0; s < NSIZE; s++) {
+                    put(b, "%sf%02d.s%d", first ? "" : ", ", f, s);
+                    first = 0;
+                }
+            }
+        }
+        put(b, "]\n");
+    }
+}
+
+static void node_doc(sbuf *b, const char *name, int g, int f, int s, int z, int spot)
+{
+    put(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  labels: {berth.io/virtual-"
+           "node-group: vng-%02d, node.kubernetes.io/instance-type: f%02d.s%d, topology.kubernetes."
+           "io/zone: zone-%d, karpenter.sh/capacity-type: %s, kubernetes.io/hostname: %s",
+        name, g, f, s, z, spot ? "spot" : "on-demand", name);
+    if (g > 0)
+        put(b, ", team: t%02d", g);
+    put(b, "}\n");
+    if (g >= NVNG - 2)
+        put(b, "spec: {taints: [{key: nvidia.com/gpu, value: \"true\", effect: NoSchedule}]}\n");
+    else if (vng_tainted(g))
+        put(b, "spec: {taints: [{key: dedicated, value: t%02d, effect: NoSchedule}]}\n", g);
+    put(b, "status: {allocatable: {cpu: \"%d\", memory: %dGi, pods: \"%d\"", type_cpu(f, s),
+        type_cpu(f, s) * type_gib_per_cpu(f), type_cpu(f, s) >= 16 ? 234 : 58);
+    if (gpu_family(f))
+        put(b, ", nvidia.com/gpu: \"%d\"", 1 << (s % 4));
+    put(b, "}}\n");
+}
+
+/* A pod of group g (g0: no selector), cpu millicores and memory MiB. */
+static void pod_doc(sbuf *b, const char *name, const char *node, int g, int cpu, int mem, int gpu)
+{
+    put(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: ns-%d, labels: {app: "
+           "a%d}}\nspec:\n", name, g, (int)(strlen(name) % 7));
+    if (node)
+        put(b, "  nodeName: %s\n", node);
+    if (g > 0)
+        put(b, "  nodeSelector: {team: t%02d}\n", g);
+    if (g >= NVNG - 2)
+        put(b, "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n");
+    else if (vng_tainted(g))
+        put(b, "  tolerations: [{key: dedicated, operator: Equal, value: t%02d}]\n", g);
+    put(b, "  containers: [{name: c, resources: {requests: {cpu: %dm, memory: %dMi", cpu, mem);
+    if (gpu)
+        put(b, ", nvidia.com/gpu: %d}, limits: {nvidia.com/gpu: %d", gpu, gpu);
+    put(b, "}}}]\n");
+}
+
+static void random_pod(sbuf *b, berth_rng *r, const char *name, const char *node, int g)
+{
+    static const int cpus[] = {100, 250, 500, 1000, 2000, 4000};
+    static const int mems[] = {128, 256, 512, 1024, 2048, 4096, 8192};
+    int cpu = cpus[berth_rng_below(r, 6)], mem = mems[berth_rng_below(r, 7)];
+    int gpu = g >= NVNG - 2 && berth_rng_below(r, 2) ? 1 : 0;
+    pod_doc(b, name, node, g, cpu, mem, gpu);
+}
+
+/* The pod's group: 60 % the default group, GPU groups 1 %, the rest spread. */
+static int random_group(berth_rng *r)
+{
+    uint64_t x = berth_rng_below(r, 100);
+    if (x < 60)
+        return 0;
+    if (x < 61)
+        return NVNG - 2 + (int)berth_rng_below(r, 2);
+    return 1 + (int)berth_rng_below(r, NVNG - 3);
+}
+
+/* Scale-up estate: 300 existing nodes nearly full, npending pending pods. */
+static void scaleup_estate(sbuf *b, uint32_t npending)
+{
+    berth_rng r;
+    berth_rng_seed(&r, 4);
+    catalog(b, &r);
+    groups(b);
+    char name[64], pn[64];
+    for (int i = 0; i < 300; i++) {
+        int g = i % NVNG;
+        int f = g >= NVNG - 2 ? NFAM - 4 + (g - (NVNG - 2)) * 2 : (g * 5) % (NFAM - 4);
+        int s = 2 + i % 3;
+        snprintf(name, sizeof name, "node-%04d", i);
+        node_doc(b, name, g, f, s, i % NZONE, 1);
+        /* one pod taking most of the node */
+        snprintf(pn, sizeof pn, "busy-%04d", i);
+        pod_doc(b, pn, name, g, type_cpu(f, s) * 1000 - 300,
+                type_cpu(f, s) * type_gib_per_cpu(f) * 1024 - 600, 0);
+    }
+    for (uint32_t i = 0; i < npending; i++) {
+        snprintf(pn, sizeof pn, "p-%06u", i);
+        random_pod(b, &r, pn, NULL, random_group(&r));
+    }
+}
+
+/* Scale-down estate: nnodes nodes, each with pods at a utilisation drawn
+ * from 5 % to 95 %. */
+static void scaledown_estate(sbuf *b, uint32_t nnodes)
+{
+    berth_rng r;
+    berth_rng_seed(&r, 5);
+    catalog(b, &r);
+    groups(b);
+    char name[64], pn[64];
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < nnodes; i++) {
+        int g = berth_rng_below(&r, 10) < 6 ? 0 : 1 + (int)berth_rng_below(&r, NVNG - 3);
+        int f = (g * 5) % (NFAM - 4), s = 2 + (int)berth_rng_below(&r, 3);
+        snprintf(name, sizeof name, "node-%05u", i);
+        node_doc(b, name, g, f, s, (int)(i % NZONE), 1);
+        int64_t cap = type_cpu(f, s) * 1000;
+        int64_t want = cap * (5 + (int64_t)berth_rng_below(&r, 91)) / 100, used = 0;
+        while (used < want) {
+            int cpu = 250 << berth_rng_below(&r, 3);
+            if (used + cpu > cap)
+                break;
+            snprintf(pn, sizeof pn, "q-%07u", np++);
+            pod_doc(b, pn, name, g, cpu, cpu, 0);
+            used += cpu;
+        }
+    }
+}
+
+static int load(berth_autoscale *m, const sbuf *b)
+{
+    berth_autoscale_init(m);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    int rc = berth_doc_load_buffer(&m->kube.arena, "bench.yaml", b->s, b->n, &src, &e);
+    if (!rc)
+        rc = berth_autoscale_load(m, &src, 0, &e);
+    if (!rc)
+        rc = berth_autoscale_finalize(m, &e);
+    if (rc)
+        fprintf(stderr, "bench_autoscale: %s\n", e.msg);
+    return rc;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median wall seconds of `runs` plans (*cpu: their median CPU seconds);
+ * *summary describes the last plan. */
+static double time_plan(const berth_autoscale *m, int runs, char *summary, size_t size,
+                        double *cpu)
+{
+    double t[16], c[16];
+    for (int i = 0; i < runs; i++) {
+        berth_aplan p;
+        berth_error e;
+        berth_error_clear(&e);
+        berth_aplan_options o = {0};
+        o.now = 1714564800;
+        double t0 = now_s(), c0 = cpu_s();
+        int rc = berth_autoscale_plan(m, &o, &p, &e);
+        t[i] = now_s() - t0;
+        c[i] = cpu_s() - c0;
+        if (rc) {
+            fprintf(stderr, "bench_autoscale: %s\n", e.msg);
+            exit(3);
+        }
+        uint32_t nodes = 0;
+        for (uint32_t u = 0; u < p.nup; u++)
+            nodes += p.up[u].count;
+        snprintf(summary, size, "%u new nodes in %u groups, %u on existing, %u unschedulable, "
+                                "%u scaled down, %u blocked",
+                 nodes, p.nup, p.non_existing, p.nunsched, p.ndown, p.nblocked);
+        berth_aplan_free(&p);
+    }
+    qsort(t, (size_t)runs, sizeof *t, cmp_d);
+    qsort(c, (size_t)runs, sizeof *c, cmp_d);
+    *cpu = c[runs / 2];
+    return t[runs / 2];
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t npending = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 50000;
+    uint32_t nnodes = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 5000;
+    int runs = argc > 3 ? atoi(argv[3]) : 3;
+    if (runs < 1 || runs > 15)
+        runs = 3;
+    char summary[256];
+    sbuf b = {0};
+    berth_autoscale m;
+
+    if (npending) {
+        scaleup_estate(&b, npending);
+        if (load(&m, &b))
+            return 3;
+        double cpu, t = time_plan(&m, runs, summary, sizeof summary, &cpu);
+        fprintf(stderr, "# scale-up: %u pending pods, %u nodes, %u types, %u groups: %.3f s "
+                        "(cpu %.3f s; %s)\n",
+                npending, m.kube.nnodes, m.ntypes, m.nvngs, t, cpu, summary);
+        if (npending == 50000)
+            printf("BENCH autoscale.pods_per_sec.50k %.0f pods/s\n", npending / t);
+        else
+            printf("BENCH autoscale.pods_per_sec.%u %.0f pods/s\n", npending, npending / t);
+        berth_autoscale_free(&m);
+    }
+    if (nnodes) {
+        b.n = 0;
+        scaledown_estate(&b, nnodes);
+        if (load(&m, &b))
+            return 3;
+        double cpu, t = time_plan(&m, runs, summary, sizeof summary, &cpu);
+        fprintf(stderr, "# scale-down: %u nodes, %u pods: %.3f s (cpu %.3f s; %s)\n",
+                m.kube.nnodes, m.kube.npods, t, cpu, summary);
+        if (nnodes == 5000)
+            printf("BENCH autoscale.scaledown_plan_seconds.5k %.3f s\n", t);
+        else
+            printf("BENCH autoscale.scaledown_plan_seconds.%u %.3f s\n", nnodes, t);
+        berth_autoscale_free(&m);
+    }
+    free(b.s);
+    return 0;
+}

@@ -1,0 +1,410 @@
+/* capacity/timeline.c - `berth autoscale simulate`: the autoscaler over
+ * time (SPEC 5). Every step (Ocean evaluates every minute) applies the
+ * events due, registers the nodes whose launch delay has passed,
+ * terminates the nodes whose drain ended, runs one autoscaler pass
+ * (berth_autoscale_plan) and applies it: pods the scheduler puts on
+ * existing nodes are bound; new nodes join as launching (cordoned) and
+ * register after the launch delay, their pods waiting for them; scaled-down
+ * nodes are cordoned, their pods move where the pass put them, and the node
+ * is terminated when its pods' grace periods end, at the latest after the
+ * drain timeout. This file owns the model's mutation over time (nodes
+ * added, cordoned and removed, pods bound and unbound, prices) and the
+ * accounting (nodes, cost per hour, pending pods and pending time). */
+#include "capacity/state.h"
+
+#include "berth/grow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STEPS 100000
+#define REGISTERED INT64_MIN
+
+enum { P_LATER, P_PENDING, P_WAITING, P_BOUND, P_GONE };
+
+typedef struct sim {
+    berth_autoscale *m;
+    const berth_atimeline *t;
+    const berth_asim_options *o;
+    berth_asim_result *r;
+    uint8_t *ps;                  /* per pod: P_* */
+    int64_t *since;               /* per pod: pending since */
+    int64_t *wait_until;          /* per pod (P_WAITING): its node registers then */
+    int64_t *ready_at;            /* per node: registers then (REGISTERED: it has) */
+    int64_t *end_at;              /* per node: terminated then (INT64_MAX: not draining) */
+    uint32_t capnodes;
+    uint64_t serial;              /* names of launched nodes */
+    berth_error *e;
+} sim;
+
+static int grow_node_tables(sim *s, uint32_t need)
+{
+    berth_autoscale *m = s->m;
+    uint32_t c1 = s->capnodes, c2 = s->capnodes;
+    if (berth_grow((void **)&s->ready_at, &c1, need, sizeof *s->ready_at, 0) ||
+        berth_grow((void **)&s->end_at, &c2, need, sizeof *s->end_at, 0) ||
+        berth_grow((void **)&m->kube.nodes, &m->kube.capnodes, need, sizeof *m->kube.nodes, 0) ||
+        berth_grow((void **)&m->node_info, &m->capnode_info, need, sizeof *m->node_info, 0))
+        return BERTH_ENOMEM;
+    s->capnodes = c1;
+    return 0;
+}
+
+static uint32_t node_by_name(const berth_autoscale *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->kube.nnodes; i++)
+        if (!strcmp(m->kube.nodes[i].name, name))
+            return i;
+    return BERTH_KUBE_NONE;
+}
+
+/* Node i's price per hour: its offering (type, zone, capacity type), 0
+ * when unknown. */
+static double node_price(const berth_autoscale *m, uint32_t i)
+{
+    const berth_labels *l = &m->kube.nodes[i].labels;
+    int t = berth_instance_type_find(m->types, m->ntypes,
+                                     berth_labels_get(l, "node.kubernetes.io/instance-type"));
+    const char *zone = berth_labels_get(l, "topology.kubernetes.io/zone");
+    const char *ct = berth_labels_get(l, "karpenter.sh/capacity-type");
+    if (t < 0 || !zone)
+        return 0;
+    int c = ct ? berth_capacity_type_parse(ct) : -1;
+    if (c < 0) {
+        const char *lc = berth_labels_get(l, "spotinst.io/node-lifecycle");
+        c = lc && !strcmp(lc, "spot") ? BERTH_CT_SPOT : BERTH_CT_ON_DEMAND;
+    }
+    const berth_offering *of = berth_instance_offering(&m->types[t], zone, (berth_capacity_type)c);
+    return of ? of->price : 0;
+}
+
+static void pending_done(sim *s, uint32_t pod, int64_t now)
+{
+    double w = (double)(now - s->since[pod]);
+    if (w < 0)
+        w = 0;
+    s->r->pending_seconds += w;
+    if (w > s->r->max_pending_seconds)
+        s->r->max_pending_seconds = w;
+}
+
+static void bind(sim *s, uint32_t pod, uint32_t node, int64_t now)
+{
+    if (s->ps[pod] == P_PENDING || s->ps[pod] == P_WAITING)
+        pending_done(s, pod, now);
+    s->ps[pod] = P_BOUND;
+    s->m->kube.pods[pod].node_name = s->m->kube.nodes[node].name;
+    s->m->kube.pods[pod].terminating = 0;
+}
+
+/* Pod leaves its node and waits for another (a DaemonSet pod goes with
+ * its node). */
+static void unbind(sim *s, uint32_t pod, int64_t now)
+{
+    berth_kpod *p = &s->m->kube.pods[pod];
+    p->node_name = NULL;
+    if (capacity_pod_is_daemon(p) || s->m->pod_info[pod].mirror) {
+        s->ps[pod] = P_GONE;
+        p->terminating = 1;
+        return;
+    }
+    s->ps[pod] = P_PENDING;
+    s->since[pod] = now;
+}
+
+/* Removes node i: its pods look for another node; the tables close up. */
+static void remove_node(sim *s, uint32_t i, int64_t now)
+{
+    berth_autoscale *m = s->m;
+    const char *name = m->kube.nodes[i].name;
+    for (uint32_t p = 0; p < m->kube.npods; p++)
+        if (s->ps[p] == P_BOUND && m->kube.pods[p].node_name &&
+            !strcmp(m->kube.pods[p].node_name, name))
+            unbind(s, p, now);
+    uint32_t n = m->kube.nnodes - i - 1;
+    memmove(&m->kube.nodes[i], &m->kube.nodes[i + 1], n * sizeof *m->kube.nodes);
+    memmove(&m->node_info[i], &m->node_info[i + 1], n * sizeof *m->node_info);
+    memmove(&s->ready_at[i], &s->ready_at[i + 1], n * sizeof *s->ready_at);
+    memmove(&s->end_at[i], &s->end_at[i + 1], n * sizeof *s->end_at);
+    m->kube.nnodes--;
+    m->nnode_info--;
+    s->r->terminated++;
+}
+
+static int note(sim *s, const char *fmt, const char *a)
+{
+    char buf[300];
+    snprintf(buf, sizeof buf, fmt, a);
+    const char *x = berth_arena_strdup(&s->r->arena, buf);
+    if (!x)
+        return BERTH_ENOMEM;
+    s->r->notes[s->r->nevents - 1] = x;
+    return 0;
+}
+
+static int apply_event(sim *s, uint32_t ei, int64_t now)
+{
+    berth_autoscale *m = s->m;
+    const berth_aevent *ev = &s->t->ev[ei];
+    berth_asim_result *r = s->r;
+    if (berth_grow((void **)&r->events, &r->capevents, r->nevents + 1, sizeof *r->events, 0))
+        return BERTH_ENOMEM;
+    uint32_t cap = r->capevents;
+    const char **nn = realloc(r->notes, cap * sizeof *nn);
+    if (!nn)
+        return BERTH_ENOMEM;
+    r->notes = nn;
+    r->events[r->nevents] = ei;
+    r->notes[r->nevents++] = NULL;
+    switch (ev->type) {
+    case BERTH_AEV_POD_ARRIVE:
+        for (uint32_t p = ev->first_pod; p < ev->first_pod + ev->npods; p++) {
+            s->ps[p] = P_PENDING;
+            s->since[p] = ev->at;
+            m->kube.pods[p].terminating = 0;
+        }
+        return 0;
+    case BERTH_AEV_POD_LEAVE:
+        for (uint32_t p = 0; p < m->kube.npods; p++) {
+            if (s->ps[p] == P_LATER || s->ps[p] == P_GONE ||
+                strcmp(m->kube.pods[p].name, ev->pod_name) || strcmp(m->kube.pods[p].ns, ev->pod_ns))
+                continue;
+            if (s->ps[p] == P_PENDING || s->ps[p] == P_WAITING)
+                pending_done(s, p, now);
+            s->ps[p] = P_GONE;
+            m->kube.pods[p].node_name = NULL;
+            m->kube.pods[p].terminating = 1;
+            return 0;
+        }
+        return note(s, "no pod %s is running or pending", ev->what);
+    case BERTH_AEV_SPOT_INTERRUPTION: {
+        uint32_t n = node_by_name(m, ev->node);
+        if (n == BERTH_KUBE_NONE)
+            return note(s, "no node %s", ev->node);
+        /* its waiting pods wait again for another node */
+        for (uint32_t p = 0; p < m->kube.npods; p++)
+            if (s->ps[p] == P_WAITING && s->ready_at[n] != REGISTERED &&
+                s->wait_until[p] == s->ready_at[n]) {
+                s->ps[p] = P_PENDING;
+                m->kube.pods[p].terminating = 0;
+            }
+        remove_node(s, n, now);
+        return 0;
+    }
+    case BERTH_AEV_PRICE_CHANGE: {
+        berth_instance_type *it = &m->types[ev->itype];
+        for (uint32_t o = 0; o < it->nofferings; o++)
+            if (it->offerings[o].capacity_type == ev->ct && !strcmp(it->offerings[o].zone, ev->zone))
+                it->offerings[o].price = ev->price;
+        return 0;
+    }
+    }
+    return 0;
+}
+
+/* Adds a launching node of up-entry u (cordoned until it registers). */
+static int launch(sim *s, const berth_ascaleup *u, int64_t now)
+{
+    berth_autoscale *m = s->m;
+    if (grow_node_tables(s, m->kube.nnodes + 1))
+        return BERTH_ENOMEM;
+    const berth_vng *v = &m->vngs[u->vng];
+    const berth_instance_type *it = &m->types[u->type];
+    char name[200];
+    snprintf(name, sizeof name, "%s-n%llu", v->name, (unsigned long long)++s->serial);
+    const char *nm = berth_arena_strdup(&m->kube.arena, name);
+    berth_label *buf = berth_arena_alloc(&m->kube.arena, (v->labels.n + 6) * sizeof *buf);
+    if (!nm || !buf)
+        return BERTH_ENOMEM;
+    uint32_t i = m->kube.nnodes++;
+    m->nnode_info++;
+    berth_knode *n = &m->kube.nodes[i];
+    memset(n, 0, sizeof *n);
+    memset(&m->node_info[i], 0, sizeof m->node_info[i]);
+    n->name = nm;
+    n->labels = capacity_template_labels(m, u->vng, u->type, u->zone, (int)u->capacity_type, nm, buf);
+    n->taints = v->taints;
+    n->ntaints = v->ntaints;
+    n->alloc[BERTH_KRES_CPU] = it->cpu;
+    n->alloc[BERTH_KRES_MEMORY] = it->memory;
+    n->alloc[BERTH_KRES_EPHEMERAL] = INT64_MAX / 4;
+    uint32_t gpu = berth_kube_resource(&m->kube, "nvidia.com/gpu", 0);
+    if (gpu != BERTH_KUBE_NONE)
+        n->alloc[gpu] = it->gpus;
+    n->alloc_pods = it->pods;
+    n->unschedulable = 1;
+    s->ready_at[i] = now + s->o->launch_delay;
+    s->end_at[i] = INT64_MAX;
+    s->r->launched++;
+    return 0;
+}
+
+static int apply_plan(sim *s, const berth_aplan *p, int64_t now)
+{
+    berth_autoscale *m = s->m;
+    for (uint32_t i = 0; i < p->non_existing; i++)
+        bind(s, p->on_existing[i], p->on_existing_node[i], now);
+    /* scale-down first: plan node indices are those of this pass */
+    for (uint32_t d = 0; d < p->ndown; d++) {
+        const berth_ascaledown *x = &p->down[d];
+        if (s->ready_at[x->node] != REGISTERED || s->end_at[x->node] != INT64_MAX)
+            continue; /* launching or already draining */
+        int64_t grace = 0;
+        for (uint32_t k = 0; k < x->nmoves; k++) {
+            uint32_t pod = x->moves[k].pod;
+            grace = s->t->grace[pod] > grace ? s->t->grace[pod] : grace;
+            bind(s, pod, x->moves[k].node, now);
+        }
+        m->kube.nodes[x->node].unschedulable = 1;
+        s->end_at[x->node] = now + (grace < s->o->drain_timeout ? grace : s->o->drain_timeout);
+    }
+    for (uint32_t u = 0; u < p->nup; u++) {
+        const berth_ascaleup *x = &p->up[u];
+        for (uint32_t k = 0; k < x->count; k++)
+            if (launch(s, x, now))
+                return BERTH_ENOMEM;
+        for (uint32_t k = 0; k < x->npods; k++) {
+            s->ps[x->pods[k]] = P_WAITING;
+            s->wait_until[x->pods[k]] = now + s->o->launch_delay;
+            m->kube.pods[x->pods[k]].terminating = 1; /* not pending for the next passes */
+        }
+    }
+    return 0;
+}
+
+static int run(sim *s)
+{
+    berth_autoscale *m = s->m;
+    const berth_asim_options *o = s->o;
+    berth_asim_result *r = s->r;
+    uint32_t next = 0;
+    int rc = 0;
+    for (int64_t now = o->from; now <= o->to && !rc; now += o->step) {
+        if (berth_grow((void **)&r->steps, &r->capsteps, r->nsteps + 1, sizeof *r->steps,
+                       MAX_STEPS))
+            return BERTH_ENOMEM;
+        berth_asim_step *st = &r->steps[r->nsteps];
+        memset(st, 0, sizeof *st);
+        st->at = now;
+        st->ev0 = r->nevents;
+        uint32_t launched0 = r->launched, term0 = r->terminated;
+        while (next < s->t->nev && s->t->ev[next].at <= now && !rc)
+            rc = apply_event(s, next++, now);
+        st->nev = r->nevents - st->ev0;
+        /* registrations, then the waiting pods look again (their node is there) */
+        for (uint32_t i = 0; i < m->kube.nnodes; i++)
+            if (s->ready_at[i] != REGISTERED && s->ready_at[i] <= now) {
+                s->ready_at[i] = REGISTERED;
+                m->kube.nodes[i].unschedulable = 0;
+            }
+        for (uint32_t p = 0; p < m->kube.npods; p++)
+            if (s->ps[p] == P_WAITING && s->wait_until[p] <= now) {
+                s->ps[p] = P_PENDING;
+                m->kube.pods[p].terminating = 0;
+            }
+        for (uint32_t i = 0; i < m->kube.nnodes;)
+            if (s->end_at[i] <= now)
+                remove_node(s, i, now);
+            else
+                i++;
+        if (rc)
+            break;
+        berth_aplan p;
+        berth_aplan_options po = {0};
+        po.now = now;
+        po.reference = o->reference;
+        if ((rc = berth_autoscale_plan(m, &po, &p, s->e)))
+            return rc;
+        rc = apply_plan(s, &p, now);
+        berth_aplan_free(&p);
+        st->nodes = m->kube.nnodes;
+        for (uint32_t i = 0; i < m->kube.nnodes; i++)
+            st->cost_per_hour += node_price(m, i);
+        for (uint32_t q = 0; q < m->kube.npods; q++)
+            st->pending += s->ps[q] == P_PENDING || s->ps[q] == P_WAITING;
+        st->launched = r->launched - launched0;
+        st->terminated = r->terminated - term0;
+        int64_t span = o->to - now < o->step ? o->to - now : o->step;
+        r->total_cost += st->cost_per_hour * (double)span / 3600.0;
+        if (!r->nsteps || st->nodes < r->nodes_min)
+            r->nodes_min = st->nodes;
+        if (st->nodes > r->nodes_max)
+            r->nodes_max = st->nodes;
+        r->nsteps++;
+    }
+    /* pods still waiting at the end count until then */
+    for (uint32_t q = 0; !rc && q < m->kube.npods; q++)
+        if (s->ps[q] == P_PENDING || s->ps[q] == P_WAITING)
+            pending_done(s, q, o->to);
+    return rc;
+}
+
+int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
+                             const berth_asim_options *o, berth_asim_result *out, berth_error *e)
+{
+    memset(out, 0, sizeof *out);
+    berth_arena_init(&out->arena, 0);
+    if (o->step <= 0)
+        return berth_error_set(e, BERTH_EINVAL, "--step must be positive");
+    if (o->to < o->from)
+        return berth_error_set(e, BERTH_EINVAL, "--to is before --from");
+    if ((o->to - o->from) / o->step >= MAX_STEPS)
+        return berth_error_set(e, BERTH_EINVAL, "more than %d steps from --from to --to",
+                               MAX_STEPS);
+    if (o->drain_timeout < 300)
+        return berth_error_set(e, BERTH_EINVAL, "--drain-timeout must be at least 300s");
+    if (o->launch_delay < 0)
+        return berth_error_set(e, BERTH_EINVAL, "--launch-delay must not be negative");
+    if (t->ngrace != m->kube.npods || t->nlater != m->kube.npods)
+        return berth_error_set(e, BERTH_EINTERNAL, "timeline pod tables disagree with the model");
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.m = m;
+    s.t = t;
+    s.o = o;
+    s.r = out;
+    s.e = e;
+    uint32_t np = m->kube.npods;
+    s.ps = malloc(np + 1);
+    s.since = calloc(np + 1, sizeof *s.since);
+    s.wait_until = calloc(np + 1, sizeof *s.wait_until);
+    int rc = s.ps && s.since && s.wait_until ? grow_node_tables(&s, m->kube.nnodes + 1) : BERTH_ENOMEM;
+    if (!rc) {
+        for (uint32_t i = 0; i < m->kube.nnodes; i++) {
+            s.ready_at[i] = REGISTERED;
+            s.end_at[i] = INT64_MAX;
+        }
+        for (uint32_t p = 0; p < np; p++) {
+            const berth_kpod *kp = &m->kube.pods[p];
+            s.ps[p] = t->later[p] ? P_LATER
+                      : kp->terminating ? P_GONE
+                      : kp->node_name && node_by_name(m, kp->node_name) != BERTH_KUBE_NONE ? P_BOUND
+                                                                                            : P_PENDING;
+            if (s.ps[p] == P_PENDING) {
+                m->kube.pods[p].node_name = NULL;
+                s.since[p] = o->from;
+            }
+        }
+        rc = run(&s);
+    }
+    free(s.ps);
+    free(s.since);
+    free(s.wait_until);
+    free(s.ready_at);
+    free(s.end_at);
+    if (rc == BERTH_ENOMEM)
+        berth_error_set(e, rc, "out of memory simulating");
+    if (rc)
+        berth_asim_result_free(out);
+    return rc;
+}
+
+void berth_asim_result_free(berth_asim_result *r)
+{
+    free(r->steps);
+    free(r->events);
+    free(r->notes);
+    berth_arena_free(&r->arena);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,195 @@
+/* tests/unit/test_autoscale_fast.c - the autoscaler's fast path against
+ * the plain algorithm (berth_aplan_options.reference): a few hundred small
+ * random estates (instance types with offerings in up to three zones, some
+ * unavailable; groups with labels, taints, type and zone subsets,
+ * maxNodes, spotPercentage, headroom; reservations; existing nodes with
+ * bound pods; pending pods with selectors, zone affinity, tolerations and
+ * GPU requests) must give the same plan, compared as the SPEC 6.3 JSON. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "autoscale_fixture.h"
+#include "berth/autoscale.h"
+#include "berth/plan_report.h"
+#include "berth/random.h"
+
+static unsigned below(berth_rng *r, unsigned n)
+{
+    return (unsigned)berth_rng_below(r, n);
+}
+
+static void estate(buf *b, berth_rng *r)
+{
+    static const char *const zones[] = {"z1", "z2", "z3"};
+    static const char *const cts[] = {"on-demand", "spot", "reserved"};
+    unsigned ntypes = 2 + below(r, 6), ngroups = 1 + below(r, 4);
+    for (unsigned t = 0; t < ntypes; t++) {
+        unsigned cpu = 1u << (1 + below(r, 4)), gpu = below(r, 5) == 0 ? 1 + below(r, 2) : 0;
+        add(b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: f%u.t%u}\n"
+               "spec:\n  capacity: {cpu: \"%u\", memory: %uGi, pods: %u%s", t % 3, t, cpu,
+            cpu * (2 + 2 * below(r, 3)), 4 + below(r, 30), gpu ? ", nvidia.com/gpu: " : "");
+        if (gpu)
+            add(b, "%u", gpu);
+        add(b, "}\n  offerings:\n");
+        for (unsigned z = 0; z < 3; z++)
+            for (unsigned c = 0; c < 3; c++)
+                if (below(r, 3))
+                    add(b, "  - {zone: %s, capacityType: %s, price: %.3f, available: %s, "
+                           "interruptionRate: %.2f}\n", zones[z], cts[c],
+                        0.01 * cpu * (c == 1 ? 0.3 + 0.1 * below(r, 4) : 1.0) + 0.001 * below(r, 5),
+                        below(r, 6) ? "true" : "false", 0.05 * below(r, 4));
+    }
+    for (unsigned g = 0; g < ngroups; g++) {
+        add(b, "---\napiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: g%u}\n"
+               "spec:\n  minNodes: 0\n", g);
+        if (g)
+            add(b, "  labels: {team: t%u}\n", g);
+        if (g && below(r, 3) == 0)
+            add(b, "  taints: [{key: dedicated, value: t%u, effect: NoSchedule}]\n", g);
+        if (below(r, 2)) {
+            add(b, "  instanceTypes: [f0.t0");
+            for (unsigned t = 1; t < ntypes; t++)
+                if (below(r, 2))
+                    add(b, ", f%u.t%u", t % 3, t);
+            add(b, "]\n");
+        }
+        if (below(r, 3) == 0)
+            add(b, "  zones: [z1%s]\n", below(r, 2) ? ", z2" : "");
+        if (below(r, 4) == 0)
+            add(b, "  maxNodes: %u\n", 1 + below(r, 4));
+        if (below(r, 3) == 0)
+            add(b, "  spotPercentage: %u\n", 25 * below(r, 5));
+        if (below(r, 4) == 0)
+            add(b, "  fallbackToOd: false\n");
+        if (below(r, 5) == 0)
+            add(b, "  headroom: [{cpuPerUnit: 500m, memoryPerUnit: 512Mi, numOfUnits: %u}]\n",
+                1 + below(r, 6));
+    }
+    if (below(r, 3) == 0)
+        add(b, "---\napiVersion: berth.io/v1\nkind: Reservation\nmetadata: {name: ri}\n"
+               "spec: {instanceFamily: f%u, count: %u}\n", below(r, 3), 1 + below(r, 3));
+    unsigned nnodes = below(r, 10), npods = 0;
+    if (below(r, 3) == 0)
+        add(b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb, "
+               "namespace: default}\nspec: {maxUnavailable: %u, selector: {matchLabels: {app: "
+               "a0}}}\n", below(r, 2));
+    for (unsigned n = 0; n < nnodes; n++) {
+        unsigned g = below(r, ngroups), t = below(r, ntypes);
+        add(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%u\n  labels: {"
+               "berth.io/virtual-node-group: g%u, node.kubernetes.io/instance-type: f%u.t%u, "
+               "topology.kubernetes.io/zone: z%u, karpenter.sh/capacity-type: %s, "
+               "kubernetes.io/hostname: node-%u%s",
+            n, g, t % 3, t, 1 + below(r, 3), below(r, 2) ? "spot" : "on-demand", n,
+            g ? ", team: t" : "");
+        if (g)
+            add(b, "%u", g);
+        add(b, "}\nstatus: {allocatable: {cpu: \"%u\", memory: 8Gi, pods: \"20\"}}\n",
+            2 + below(r, 4));
+        for (unsigned k = below(r, 4); k > 0; k--) {
+            /* some with a priority or a creation time (the queue order) */
+            unsigned q = below(r, 6);
+            add(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: b%u, namespace: default, "
+                   "labels: {app: a%u}", npods++, below(r, 3));
+            if (q == 0)
+                add(b, ", creationTimestamp: \"2024-04-0%uT00:00:00Z\"", 1 + below(r, 3));
+            add(b, "}\nspec:\n  nodeName: node-%u\n  tolerations: [{operator: Exists}]\n", n);
+            if (q == 1)
+                add(b, "  priority: %u\n", below(r, 3) * 100);
+            add(b, "  containers: [{name: c, resources: {requests: {cpu: %um, memory: %uMi}}}]\n",
+                100 * (1 + below(r, 10)), 128 * (1 + below(r, 8)));
+        }
+        if (below(r, 3) == 0)
+            add(b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: ds%u\n  namespace: default\n"
+                   "  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: agent, uid: u1, "
+                   "controller: true}]\nspec:\n  nodeName: node-%u\n  tolerations: [{operator: "
+                   "Exists}]\n  containers: [{name: c, resources: {requests: {cpu: 50m}}}]\n",
+                npods++, n);
+    }
+    int shapes = below(r, 2);
+    for (unsigned p = below(r, 60); p > 0; p--) {
+        unsigned g = below(r, ngroups + 1);
+        add(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%u, namespace: default}\n"
+               "spec:\n", npods++);
+        if (g && g < ngroups)
+            add(b, "  nodeSelector: {team: t%u}\n", g);
+        if (below(r, 3) == 0)
+            add(b, "  tolerations: [{key: dedicated, operator: Exists}]\n");
+        unsigned aff = below(r, 8);
+        if (aff < 2)
+            add(b, "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                   "{nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, "
+                   "operator: In, values: [z%u]}]}]}}}\n", 1 + below(r, 3));
+        else if (aff == 2)
+            add(b, "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                   "{nodeSelectorTerms: [{matchExpressions: [{key: karpenter.sh/capacity-type, "
+                   "operator: In, values: [on-demand]}]}]}}}\n");
+        unsigned gpu = below(r, 10) == 0;
+        /* few shapes (runs of equal pods, equal FFD weights) or any */
+        unsigned cpu = shapes ? 250u << below(r, 3) : 250 * (1 + below(r, 12));
+        unsigned mem = shapes ? 256u << below(r, 3) : 256 * (1 + below(r, 16));
+        add(b, "  containers: [{name: c, resources: {requests: {cpu: %um, memory: %uMi%s}%s}}]\n",
+            cpu, mem, gpu ? ", nvidia.com/gpu: 1" : "", gpu ? ", limits: {nvidia.com/gpu: 1}" : "");
+    }
+}
+
+static char *plan_json(buf *b, int reference, int *rc)
+{
+    static run r;
+    berth_aplan_options o = {0};
+    o.reference = reference;
+    plan_opt(&r, b, o);
+    *rc = r.rc;
+    char *out = NULL;
+    if (r.rc)
+        fprintf(stderr, "%s\n", r.e.msg);
+    else {
+        json_t *j = berth_report_autoscale_json(&r.m, &r.p);
+        out = json_dumps(j, JSON_SORT_KEYS);
+        json_decref(j);
+    }
+    done(&r);
+    return out;
+}
+
+static void test_fast_equals_reference(void **st)
+{
+    (void)st;
+    static buf b;
+    unsigned nonempty = 0, downs = 0, blocked = 0;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        berth_rng r;
+        berth_rng_seed(&r, seed);
+        b.n = 0;
+        estate(&b, &r);
+        int rc1 = 0, rc2 = 0;
+        char *ref = plan_json(&b, 1, &rc1), *fast = plan_json(&b, 0, &rc2);
+        assert_int_equal(rc1, 0);
+        assert_int_equal(rc2, 0);
+        if (strcmp(ref, fast))
+            fail_msg("seed %llu: plans differ\nreference: %s\nfast:      %s\n",
+                     (unsigned long long)seed, ref, fast);
+        nonempty += strstr(ref, "\"instanceType\"") != NULL;
+        downs += strstr(ref, "\"moves\"") != NULL;
+        blocked += strstr(ref, "fits no other node") != NULL;
+        free(ref);
+        free(fast);
+    }
+    /* the estates do scale up, scale down, and keep nodes whose pods fit nowhere */
+    if (nonempty < 100 || downs < 30 || blocked < 30)
+        fail_msg("coverage: %u scale-ups, %u scale-downs, %u blocked", nonempty, downs, blocked);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_equals_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

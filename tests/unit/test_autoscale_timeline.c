@@ -1,0 +1,306 @@
+/* tests/unit/test_autoscale_timeline.c - `autoscale simulate` (SPEC 5):
+ * arriving pods trigger a launch and wait exactly the launch delay; leaving
+ * pods lead to scale-down and the node goes after its drain; the drain
+ * timeout (300 s) caps a long grace period; a spot interruption with
+ * headroom (pods move at once) and without (pods wait for the replacement);
+ * a price change flips the spot choice; bad events are located errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "berth/autoscale.h"
+
+#define T0 1714564800 /* 2024-05-01T12:00:00Z */
+
+static const char *estate_types =
+    "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: general}\n"
+    "spec: {instanceTypes: [a.small, b.small]}\n"
+    "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: a.small}\nspec:\n"
+    "  capacity: {cpu: \"2\", memory: 8Gi, pods: 20}\n  offerings:\n"
+    "  - {zone: z1, capacityType: on-demand, price: 0.10}\n"
+    "  - {zone: z1, capacityType: spot, price: 0.03}\n"
+    "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: b.small}\nspec:\n"
+    "  capacity: {cpu: \"2\", memory: 8Gi, pods: 20}\n  offerings:\n"
+    "  - {zone: z1, capacityType: on-demand, price: 0.10}\n"
+    "  - {zone: z1, capacityType: spot, price: 0.04}\n";
+
+static void node_doc(char *b, size_t size, const char *name, const char *type)
+{
+    snprintf(b, size,
+             "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  labels: "
+             "{berth.io/virtual-node-group: general, node.kubernetes.io/instance-type: %s, "
+             "topology.kubernetes.io/zone: z1, karpenter.sh/capacity-type: spot, "
+             "kubernetes.io/hostname: %s}\nstatus: {allocatable: {cpu: \"2\", memory: 8Gi, pods: "
+             "\"20\"}}\n", name, type, name);
+}
+
+static void pod_doc(char *b, size_t size, const char *name, const char *node, const char *cpu,
+                    int grace)
+{
+    snprintf(b, size,
+             "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default}\nspec:\n"
+             "%s%s%s  terminationGracePeriodSeconds: %d\n"
+             "  containers: [{name: c, resources: {requests: {cpu: \"%s\", memory: 1Gi}}}]\n",
+             name, node ? "  nodeName: " : "", node ? node : "", node ? "\n" : "", grace, cpu);
+}
+
+typedef struct run {
+    berth_autoscale m;
+    berth_atimeline t;
+    berth_asim_result r;
+    berth_asim_options o;
+    berth_error e;
+    int rc;
+} run;
+
+static void simulate(run *x, const char *estate, const char *events, int64_t to)
+{
+    memset(x, 0, sizeof *x);
+    berth_autoscale_init(&x->m);
+    berth_atimeline_init(&x->t);
+    berth_source src, ev;
+    x->rc = berth_doc_load_buffer(&x->m.kube.arena, "estate.yaml", estate, strlen(estate), &src,
+                                  &x->e);
+    if (!x->rc)
+        x->rc = berth_autoscale_load(&x->m, &src, 0, &x->e);
+    if (!x->rc)
+        x->rc = berth_atimeline_scan_pods(&x->t, &x->m, &src, &x->e);
+    if (!x->rc)
+        x->rc = berth_autoscale_finalize(&x->m, &x->e);
+    if (!x->rc)
+        x->rc = berth_doc_load_buffer(&x->m.kube.arena, "events.yaml", events, strlen(events),
+                                      &ev, &x->e);
+    if (!x->rc)
+        x->rc = berth_atimeline_load_events(&x->t, &x->m, &ev, &x->e);
+    if (x->rc)
+        return;
+    berth_atimeline_finish(&x->t);
+    x->o = (berth_asim_options){T0, T0 + to, 60, 120, 300, 0};
+    x->rc = berth_autoscale_simulate(&x->m, &x->t, &x->o, &x->r, &x->e);
+    if (x->rc)
+        fprintf(stderr, "error: %s\n", x->e.msg);
+}
+
+static void done(run *x)
+{
+    berth_asim_result_free(&x->r);
+    berth_atimeline_free(&x->t);
+    berth_autoscale_free(&x->m);
+}
+
+static const berth_asim_step *step_at(const run *x, int64_t dt)
+{
+    for (uint32_t i = 0; i < x->r.nsteps; i++)
+        if (x->r.steps[i].at == T0 + dt)
+            return &x->r.steps[i];
+    fail_msg("no step at +%lld", (long long)dt);
+    return NULL;
+}
+
+static const char *arrive =
+    "apiVersion: berth.io/v1\nkind: AutoscaleEvent\nspec:\n  at: 2024-05-01T12:00:00Z\n"
+    "  type: PodArrive\n  count: 2\n  template:\n    apiVersion: v1\n    kind: Pod\n"
+    "    metadata: {name: job, namespace: default}\n"
+    "    spec: {containers: [{name: c, resources: {requests: {cpu: 1500m, memory: 1Gi}}}]}\n";
+
+static void test_arrive_waits_launch_delay(void **st)
+{
+    (void)st;
+    run x;
+    simulate(&x, estate_types, arrive, 600);
+    assert_int_equal(x.rc, 0);
+    assert_int_equal(step_at(&x, 0)->launched, 2); /* 1.5 cpu each: one per 2-cpu node */
+    assert_int_equal(step_at(&x, 0)->pending, 2);
+    assert_int_equal(step_at(&x, 60)->pending, 2);
+    assert_int_equal(step_at(&x, 120)->pending, 0);
+    assert_true(x.r.max_pending_seconds == 120);
+    assert_true(x.r.pending_seconds == 240);
+    /* spot a.small (0.03) is the cheaper choice */
+    assert_true(step_at(&x, 0)->cost_per_hour > 0.0599 && step_at(&x, 0)->cost_per_hour < 0.0601);
+    done(&x);
+}
+
+static void test_leave_scales_down_after_drain(void **st)
+{
+    (void)st;
+    char buf[8192] = "", one[1024];
+    strcat(buf, estate_types);
+    node_doc(one, sizeof one, "n1", "a.small");
+    strcat(buf, one);
+    node_doc(one, sizeof one, "n2", "a.small");
+    strcat(buf, one);
+    pod_doc(one, sizeof one, "keep", "n1", "1200m", 30);
+    strcat(buf, one);
+    pod_doc(one, sizeof one, "short", "n2", "1", 30);
+    strcat(buf, one);
+    pod_doc(one, sizeof one, "mover", "n2", "500m", 90);
+    strcat(buf, one);
+    const char *ev = "apiVersion: berth.io/v1\nkind: AutoscaleEvent\n"
+                     "spec: {at: 2024-05-01T12:03:00Z, type: PodLeave, pod: default/short}\n";
+    run x;
+    simulate(&x, buf, ev, 600);
+    assert_int_equal(x.rc, 0);
+    /* before the leave both nodes are needed (1.5 + 1.2 cpu) */
+    assert_int_equal(step_at(&x, 120)->nodes, 2);
+    /* at 12:03 n2 drains: mover goes to n1; its 90 s grace holds the node
+     * until 12:04:30, so it is gone at the 12:05 step */
+    assert_int_equal(step_at(&x, 180)->nodes, 2);
+    assert_int_equal(step_at(&x, 240)->nodes, 2);
+    assert_int_equal(step_at(&x, 300)->nodes, 1);
+    assert_int_equal(step_at(&x, 300)->terminated, 1);
+    assert_int_equal(step_at(&x, 300)->pending, 0);
+    done(&x);
+}
+
+static void test_drain_timeout_caps_grace(void **st)
+{
+    (void)st;
+    char buf[8192] = "", one[1024];
+    strcat(buf, estate_types);
+    node_doc(one, sizeof one, "n1", "a.small");
+    strcat(buf, one);
+    node_doc(one, sizeof one, "n2", "a.small");
+    strcat(buf, one);
+    pod_doc(one, sizeof one, "keep", "n1", "1200m", 30);
+    strcat(buf, one);
+    pod_doc(one, sizeof one, "short", "n2", "1", 30);
+    strcat(buf, one);
+    pod_doc(one, sizeof one, "slow", "n2", "500m", 3600);
+    strcat(buf, one);
+    const char *ev = "apiVersion: berth.io/v1\nkind: AutoscaleEvent\n"
+                     "spec: {at: 2024-05-01T12:00:00Z, type: PodLeave, pod: default/short}\n";
+    run x;
+    simulate(&x, buf, ev, 900);
+    assert_int_equal(x.rc, 0);
+    assert_int_equal(step_at(&x, 240)->nodes, 2);  /* draining */
+    assert_int_equal(step_at(&x, 300)->nodes, 1);  /* 300 s drain timeout, not 3600 s */
+    assert_int_equal(step_at(&x, 300)->terminated, 1);
+    done(&x);
+
+    /* a drain timeout below 300 s is refused */
+    simulate(&x, buf, ev, 900);
+    berth_asim_result_free(&x.r);
+    x.o.drain_timeout = 120;
+    assert_int_equal(berth_autoscale_simulate(&x.m, &x.t, &x.o, &x.r, &x.e), BERTH_EINVAL);
+    assert_non_null(strstr(x.e.msg, "at least 300s"));
+    done(&x);
+}
+
+static void interruption(int headroom)
+{
+    char buf[8192] = "", one[1024];
+    strcat(buf, estate_types);
+    node_doc(one, sizeof one, "n1", "a.small");
+    strcat(buf, one);
+    node_doc(one, sizeof one, "n2", "a.small");
+    strcat(buf, one);
+    pod_doc(one, sizeof one, "web", "n1", "500m", 30);
+    strcat(buf, one);
+    /* without headroom n2 is full */
+    pod_doc(one, sizeof one, "other", "n2", headroom ? "500m" : "1800m", 30);
+    strcat(buf, one);
+    const char *ev = "apiVersion: berth.io/v1\nkind: AutoscaleEvent\n"
+                     "spec: {at: 2024-05-01T12:01:00Z, type: SpotInterruption, node: n1}\n";
+    run x;
+    simulate(&x, buf, ev, 600);
+    assert_int_equal(x.rc, 0);
+    const berth_asim_step *s = step_at(&x, 60);
+    assert_int_equal(s->terminated, 1);
+    if (headroom) {
+        assert_int_equal(s->pending, 0); /* web moved to n2 at once */
+        assert_int_equal(s->launched, 0);
+        assert_true(x.r.pending_seconds == 0);
+    } else {
+        assert_int_equal(s->launched, 1); /* the replacement, in the same step */
+        assert_int_equal(s->pending, 1);
+        assert_int_equal(step_at(&x, 120)->pending, 1);
+        assert_int_equal(step_at(&x, 180)->pending, 0);
+        assert_true(x.r.max_pending_seconds == 120);
+    }
+    done(&x);
+}
+
+static void test_spot_interruption_headroom(void **st)
+{
+    (void)st;
+    interruption(1);
+}
+
+static void test_spot_interruption_no_headroom(void **st)
+{
+    (void)st;
+    interruption(0);
+}
+
+static void test_price_change_flips_spot(void **st)
+{
+    (void)st;
+    const char *ev =
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: berth.io/v1\n  kind: AutoscaleEvent\n"
+        "  spec: {at: 2024-05-01T12:00:00Z, type: PriceChange, instanceType: a.small, zone: z1, "
+        "capacityType: spot, price: 0.09}\n"
+        "- apiVersion: berth.io/v1\n  kind: AutoscaleEvent\n  spec:\n    at: 2024-05-01T12:00:00Z\n"
+        "    type: PodArrive\n    pods:\n    - apiVersion: v1\n      kind: Pod\n"
+        "      metadata: {name: solo, namespace: default}\n"
+        "      spec: {containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}\n";
+    run x;
+    simulate(&x, estate_types, ev, 300);
+    assert_int_equal(x.rc, 0);
+    /* a.small spot now costs 0.09: b.small spot (0.04) is launched */
+    const berth_asim_step *s = step_at(&x, 0);
+    assert_int_equal(s->launched, 1);
+    assert_true(s->cost_per_hour > 0.0399 && s->cost_per_hour < 0.0401);
+    assert_int_equal(s->nev, 2);
+    done(&x);
+}
+
+static void test_bad_events(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *doc, *want;
+    } cases[] = {
+        {"apiVersion: berth.io/v1\nkind: AutoscaleEvent\nspec: {at: 2024-05-01T12:00:00Z, "
+         "type: PodLeave, pod: default/x, typo: 1}\n", "events.yaml:3:"},
+        {"apiVersion: berth.io/v1\nkind: AutoscaleEvent\nspec: {at: yesterday, type: PodLeave, "
+         "pod: default/x}\n", "RFC 3339"},
+        {"apiVersion: berth.io/v1\nkind: AutoscaleEvent\nspec: {at: 2024-05-01T12:00:00Z, "
+         "type: Explode}\n", "spec.type"},
+        {"apiVersion: berth.io/v1\nkind: AutoscaleEvent\nspec: {at: 2024-05-01T12:00:00Z, "
+         "type: PodLeave, pod: nonamespace}\n", "namespace/name"},
+        {"apiVersion: berth.io/v1\nkind: AutoscaleEvent\nspec: {at: 2024-05-01T12:00:00Z, "
+         "type: PriceChange, instanceType: nope, zone: z1, capacityType: spot, price: 1}\n",
+         "no InstanceType named 'nope'"},
+        {"apiVersion: berth.io/v1\nkind: AutoscaleEvent\nspec: {at: 2024-05-01T12:00:00Z, "
+         "type: SpotInterruption, node: n1, pod: default/x}\n", "not a field of a SpotInterruption"},
+        {"apiVersion: berth.io/v1\nkind: Headroom\nmetadata: {name: h}\nspec: {}\n",
+         "AutoscaleEvent documents"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run x;
+        simulate(&x, estate_types, cases[i].doc, 60);
+        if (x.rc != BERTH_EINVAL || !strstr(x.e.msg, cases[i].want))
+            fail_msg("case %zu: rc %d msg '%s', want '%s'", i, x.rc, x.e.msg, cases[i].want);
+        done(&x);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arrive_waits_launch_delay),
+        cmocka_unit_test(test_leave_scales_down_after_drain),
+        cmocka_unit_test(test_drain_timeout_caps_grace),
+        cmocka_unit_test(test_spot_interruption_headroom),
+        cmocka_unit_test(test_spot_interruption_no_headroom),
+        cmocka_unit_test(test_price_change_flips_spot),
+        cmocka_unit_test(test_bad_events),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
