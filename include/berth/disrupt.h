@@ -6,9 +6,12 @@
  * PodDisruptionBudget, workloads) in an embedded berth_kcluster. A plan at
  * a moment ("now") is one disruption pass: expirations, then the first of
  * Emptiness, Drift, multi-node and single-node consolidation that acts.
- * Re-placing pods is simulated with the kube scheduling pipeline
- * (berth_kube_schedule on a view of the remaining nodes plus at most one
- * hypothetical node).
+ * Re-placing pods is simulated with the kube scheduling pipeline (one
+ * what-if session per plan, berth_ksession; the reference path runs
+ * berth_kube_schedule on a view of the remaining nodes plus at most one
+ * hypothetical node per question). A plan also reports what its actions
+ * leave, a lower bound on what any plan can leave, and with `optimize` a
+ * consolidation beyond Karpenter's greedy one (docs/disrupt.md).
  *
  * Times are seconds since the Unix epoch (UTC); durations are seconds,
  * BERTH_DURATION_NEVER for "Never". Ownership: a berth_disrupt owns all it
@@ -131,6 +134,10 @@ typedef struct berth_nodeclaim {
     int64_t drifted_at;
     int64_t last_pod_event;       /* status.lastPodEventTime (0 unknown) */
     int has_termination_grace;    /* spec.terminationGracePeriod set */
+    /* timeline and AKSNodeClass drift (see the "timeline" section) */
+    int64_t termination_grace;    /* spec.terminationGracePeriod seconds (when set) */
+    const char *class_hash;       /* annotation karpenter.azure.com/aksnodeclass-hash */
+    const char *class_hash_version; /* ... -version */
 } berth_nodeclaim;
 
 /* What the planner needs beyond the kube model, per kube node / pod. */
@@ -159,6 +166,7 @@ typedef struct berth_disrupt {
     berth_instance_type *types;   uint32_t ntypes, captypes;
     berth_dnode *node_info;       uint32_t nnode_info, capnode_info;  /* by kube node */
     berth_dpod *pod_info;         uint32_t npod_info, cappod_info;    /* by kube pod */
+    struct berth_aksnodeclass *classes; uint32_t nclasses, capclasses; /* "timeline" section */
 } berth_disrupt;
 
 void berth_disrupt_init(berth_disrupt *m);
@@ -178,6 +186,10 @@ void berth_nodepool_hash(const berth_nodepool *p, char out[24]);
 typedef struct berth_dplan_options {
     int64_t now;                  /* seconds since the epoch */
     int spot_to_spot;             /* feature gate SpotToSpotConsolidation */
+    int reference;                /* the slow reference path: one scheduling run per
+                                   * replacement option (tests, CLI --reference) */
+    int optimize;                 /* also run the optimiser (CLI --optimize) and show its
+                                   * consolidation when strictly better than Karpenter's */
 } berth_dplan_options;
 
 typedef struct berth_dreplacement {
@@ -214,12 +226,38 @@ typedef struct berth_dplan {
     berth_daction *actions;       uint32_t nactions, capactions;
     berth_dblocked *blocked;      uint32_t nblocked, capblocked;
     const char *method;           /* the method that acted, or NULL */
+    /* the outcome of the actions and a lower bound (disrupt/bound.c) */
+    int64_t nodes_before, nodes_after;   /* nodes; after: minus acted-on, plus replacements */
+    double cost_before, cost_after;      /* per hour, node prices */
+    int64_t bound_nodes;                 /* lower bound on nodes_after of any plan */
+    double bound_cost;                   /* lower bound on cost_after of any plan */
+    const char *bound_method;            /* static text */
+    int64_t bound_nodes_budgets;         /* the same, also counting the budgets */
+    double bound_cost_budgets;
+    /* --optimize: optimized = 1 when the actions are the optimiser's (strictly
+     * better than Karpenter's pass); karpenter_* describe Karpenter's pass */
+    int optimized;
+    int64_t karpenter_nodes_after;
+    double karpenter_savings;
 } berth_dplan;
 
 /* One disruption pass at opt->now (SPEC 4.1). m is not modified. */
 int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, berth_dplan *out,
                        berth_error *e);
 void berth_dplan_free(berth_dplan *p);
+
+/* A lower bound on the nodes and the cost per hour any disruption plan
+ * at opt->now leaves (disrupt/bound.c; the proof is there): from the pods'
+ * requests alone, and also counting that budgets cap the removals. */
+typedef struct berth_dbound {
+    int64_t nodes;
+    double cost;
+    const char *method;           /* static text */
+    int64_t nodes_budgets;        /* >= nodes */
+    double cost_budgets;          /* >= cost */
+} berth_dbound;
+int berth_disrupt_bound(const berth_disrupt *m, const berth_dplan_options *opt, berth_dbound *out,
+                        berth_error *e);
 
 /* ---- helpers shared with tests ---- */
 
@@ -232,5 +270,146 @@ double berth_node_price(const berth_disrupt *m, uint32_t node);
  * gets a short reason. */
 int berth_nodeclaim_drifted(const berth_disrupt *m, const berth_nodeclaim *c, char *why,
                             size_t size);
+
+/* ---- timeline: AKSNodeClass drift, model changes over time and
+ * `berth disrupt simulate` (disrupt/drift.c, apply.c, termination.c,
+ * timeline.c; docs/disrupt.md "Simulate") ---- */
+
+/* An AKSNodeClass (karpenter.azure.com/v1beta1 or v1alpha2): the fields
+ * that drift the NodeClaims of NodePools naming it. Defaults as the API
+ * server applies them: imageFamily Ubuntu2204, osDiskSizeGB 128. */
+typedef struct berth_aksnodeclass {
+    const char *name;
+    const char *image_family;     /* spec.imageFamily */
+    const char *vnet_subnet_id;   /* spec.vnetSubnetID, "" when unset */
+    int64_t os_disk_size_gb;      /* spec.osDiskSizeGB */
+    const char *hash_annotation;  /* metadata.annotations karpenter.azure.com/aksnodeclass-hash */
+    const char *hash_version;     /* ... -version */
+    char hash[24];                /* berth's hash of the three fields (decimal) */
+    const berth_node *node;       /* the document, for messages */
+} berth_aksnodeclass;
+
+/* berth's AKSNodeClass hash: FNV-1a 64 over "berth-v1", imageFamily,
+ * vnetSubnetID and osDiskSizeGB (each length-prefixed), in decimal. */
+void berth_aksnodeclass_hash(const berth_aksnodeclass *c, char out[24]);
+/* The AKSNodeClass a NodePool's nodeClassRef names (kind AKSNodeClass or
+ * unset, group karpenter.azure.com or unset), NULL when none is loaded. */
+const berth_aksnodeclass *berth_nodepool_class(const berth_disrupt *m, const berth_nodepool *p);
+
+/* ---- model changes (disrupt/apply.c); node indices after `node` shift
+ * down by one on removal, pod indices never change ---- */
+
+/* A PDB's disruptionsAllowed: status.disruptionsAllowed, else computed
+ * from the matching pods' readiness (minAvailable / maxUnavailable,
+ * percentages rounded up), at least 0. Work: O(pods). */
+int64_t berth_pdb_disruptions_allowed(const berth_disrupt *m, uint32_t pdb);
+/* Index of the NodeClaim whose node is node_name, -1 when none (linear). */
+int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name);
+/* The Node NodePool `pool` launches on InstanceType `type`'s offering
+ * `offering`, named `name` (not copied), into *out: labels are the
+ * NodePool's template labels, its single-value In requirements,
+ * karpenter.sh/nodepool, node.kubernetes.io/instance-type,
+ * topology.kubernetes.io/zone, karpenter.sh/capacity-type,
+ * kubernetes.io/hostname (and karpenter.sh/initialized=true when
+ * `initialized`), label storage from a; taints the template's (startup
+ * taints are gone once initialised); allocatable the instance type's
+ * capacity. 0; 1 when the offering breaks one of the pool's requirements
+ * on a key the node defines; BERTH_ENOMEM. Shared by the timeline and
+ * meant for the planner's hypothetical nodes. */
+int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,
+                                uint32_t offering, const char *name, int initialized,
+                                berth_arena *a, berth_knode *out);
+/* Adds a Ready, initialised Node and its NodeClaim launched at `created`
+ * and initialised at `now` from NodePool `pool`, InstanceType `type` and
+ * its offering `offering` (the Node of berth_disrupt_template_node with
+ * karpenter.sh/initialized=true); the NodeClaim carries the Node's labels,
+ * the current NodePool and AKSNodeClass hashes and the template's
+ * terminationGracePeriod.
+ * name must be unique (copied into m's arena). *node gets
+ * the new kube node index. 0 or BERTH_ENOMEM. */
+int berth_disrupt_add_node(berth_disrupt *m, uint32_t pool, uint32_t type, uint32_t offering,
+                           const char *name, int64_t created, int64_t now, uint32_t *node);
+/* Removes kube node `node`, its berth_dnode and its NodeClaim. Pods bound
+ * to it are not touched (the caller unbinds them first). */
+void berth_disrupt_remove_node(berth_disrupt *m, uint32_t node);
+/* Adds taint {key, "", effect} to kube node `node` unless present. 0 or
+ * BERTH_ENOMEM. */
+int berth_disrupt_taint(berth_disrupt *m, uint32_t node, const char *key, berth_taint_effect effect);
+
+/* ---- `disrupt simulate`: the plan applied over a window ---- */
+
+#define BERTH_DSIM_MAX_STEPS 100000
+#define BERTH_DSIM_LAUNCH_DELAY 60    /* default seconds from launch to Ready */
+/* Pods at or above this priority (system-cluster-critical 2000000000,
+ * system-node-critical 2000001000) are critical for the drain groups. */
+#define BERTH_DSIM_CRITICAL_PRIORITY 2000000000
+
+typedef struct berth_dsim_options {
+    int64_t from, to;             /* seconds since the epoch; from <= to */
+    int64_t step;                 /* seconds, > 0; at most BERTH_DSIM_MAX_STEPS steps */
+    int64_t launch_delay;         /* seconds from launch to Ready and initialised, >= 0 */
+    int spot_to_spot;             /* feature gate SpotToSpotConsolidation */
+} berth_dsim_options;
+
+typedef enum berth_devent_type {
+    BERTH_DEV_LAUNCH,             /* a replacement NodeClaim launched (node: the new one) */
+    BERTH_DEV_TAINT,              /* karpenter.sh/disrupted:NoSchedule added, drain starts */
+    BERTH_DEV_EVICT,              /* a pod evicted (or deleted after the grace period) */
+    BERTH_DEV_DELETE,             /* a drained node and its NodeClaim removed */
+    BERTH_DEV_BLOCKED,            /* a node became blocked or its reason changed */
+    BERTH_DEV_UNSCHEDULABLE,      /* a pod fits nowhere and stays pending */
+} berth_devent_type;
+const char *berth_devent_name(berth_devent_type t);
+
+/* Strings of events and blocked entries live in the model's or the
+ * timeline's arena (valid while both live). */
+typedef struct berth_devent {
+    berth_devent_type type;
+    const char *node;             /* or NULL */
+    const char *pod_ns, *pod;     /* or NULL */
+    const char *reason;           /* or NULL */
+} berth_devent;
+
+typedef struct berth_dsim_blocked {
+    const char *node, *reason;
+} berth_dsim_blocked;
+
+/* One recorded step: the state after the step's work. */
+typedef struct berth_dstep {
+    int64_t at;
+    uint32_t nodes;               /* Nodes in the cluster (launching ones not yet) */
+    double cost;                  /* per hour: their prices */
+    uint32_t disruptions[BERTH_DR_EXPIRED + 1]; /* nodes whose disruption started, by reason */
+    uint32_t pending;             /* pods without a node */
+    uint32_t event0, nevents;     /* events[event0 .. event0 + nevents) */
+    uint32_t blocked0, nblocked;  /* blocked[...]: nodes blocked after the step */
+} berth_dstep;
+
+typedef struct berth_dtimeline {
+    int64_t from, to, step, launch_delay;
+    uint32_t nsteps_run;          /* steps simulated */
+    berth_dstep *steps;           uint32_t nsteps, capsteps; /* recorded: the first, the
+                                   * last and every step with an event */
+    berth_devent *events;         uint32_t nevents, capevents;
+    berth_dsim_blocked *blocked;  uint32_t nblocked, capblocked;
+    uint32_t nodes_start, nodes_end;
+    double cost_start, cost_end;
+    uint32_t disruptions[BERTH_DR_EXPIRED + 1];
+    uint32_t pending_end;
+    berth_arena arena;
+} berth_dtimeline;
+
+/* Runs the disruption loop from o->from to o->to every o->step (SPEC 4.1
+ * "Termination", docs/disrupt.md "Simulate"): per step, replacements that
+ * are Ready join the cluster and their candidates are tainted; tainted
+ * nodes drain (eviction groups, PDBs, do-not-disrupt, grace period) and
+ * are removed when empty; evicted pods are re-scheduled with the kube
+ * pipeline; then berth_disrupt_plan runs at the step's time and its
+ * actions start. m is advanced to the state at the last step. Returns 0
+ * (out filled; the caller frees it with berth_dtimeline_free), BERTH_EINVAL
+ * for bad options, or an error. Deterministic. */
+int berth_disrupt_simulate(berth_disrupt *m, const berth_dsim_options *o, berth_dtimeline *out,
+                           berth_error *e);
+void berth_dtimeline_free(berth_dtimeline *t);
 
 #endif

@@ -14,6 +14,9 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p);
 void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_dplan *p);
 json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan *p);
 void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const berth_aplan *p);
+/* `disrupt simulate`: the timeline (report/disrupt_timeline.c). */
+json_t *berth_report_disrupt_timeline_json(const berth_dtimeline *t);
+void berth_report_disrupt_timeline_table(FILE *out, const berth_dtimeline *t);
 
 /* `autoscale simulate`: the timeline (report/autoscale_timeline.c). o gives
  * from, to and step; t the events the result's indices refer to. */

@@ -1,6 +1,8 @@
 /* cli/cmd_disrupt.c - `berth disrupt plan`: load NodePools, NodeClaims,
  * InstanceTypes and Kubernetes objects, run one disruption pass at --at
- * (SPEC 4, 4.1) and print a table or the SPEC 6.3 JSON (or YAML). */
+ * (SPEC 4, 4.1) and print a table or the SPEC 6.3 JSON (or YAML);
+ * `berth disrupt simulate`: the same pass applied every --step from
+ * --from to --to with the termination flow, printed as a timeline. */
 #include "cli/cli.h"
 
 #include <jansson.h>
@@ -27,6 +29,11 @@ static void help(FILE *f)
             "  --at TIME            the moment to plan at (RFC 3339, e.g. 2024-05-01T12:00:00Z;\n"
             "                       default: the current time)\n"
             "  --feature-gates G    Name=true|false[,...]; SpotToSpotConsolidation (default false)\n"
+            "  --optimize           also search a consolidation beyond Karpenter's one greedy\n"
+            "                       command (same budgets and rules) and show it when it leaves\n"
+            "                       a strictly lower cost (docs/disrupt.md \"--optimize\")\n"
+            "  --reference          simulate with one scheduling run per question and per\n"
+            "                       replacement option (the slow reference path; same decisions)\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
             "  --strict             unknown fields in Kubernetes and Karpenter kinds are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
@@ -95,6 +102,10 @@ static int plan(int argc, char **argv)
             }
             continue;
         }
+        if (!strcmp(a, "--optimize") || !strcmp(a, "--reference")) {
+            *(a[2] == 'o' ? &opt.optimize : &opt.reference) = 1;
+            continue;
+        }
         int r = cli_common_flag(&c, argc, argv, &i);
         if (r < 0)
             return 2;
@@ -134,16 +145,193 @@ static int plan(int argc, char **argv)
     return code;
 }
 
+/* ---- berth disrupt simulate ---- */
+
+static void simulate_help(FILE *f)
+{
+    fprintf(f,
+            "usage: berth disrupt simulate [options] FILE... --from TIME --to TIME\n"
+            "\n"
+            "Applies the disruption plan of `berth disrupt plan` repeatedly over a time window\n"
+            "and reports a timeline (SPEC 4.1 \"Termination\", docs/disrupt.md \"Simulate\"): at\n"
+            "each step, replacements launched earlier become Ready and their candidates are\n"
+            "tainted karpenter.sh/disrupted:NoSchedule; tainted nodes drain (eviction groups,\n"
+            "PodDisruptionBudgets, do-not-disrupt, terminationGracePeriod) and are removed when\n"
+            "empty; evicted pods are re-scheduled with the kube scheduler; then one disruption\n"
+            "pass runs at the step's time and its actions start.\n"
+            "\n"
+            "options:\n"
+            "  --from TIME          start of the window (RFC 3339, e.g. 2024-05-01T12:00:00Z)\n"
+            "  --to TIME            end of the window (inclusive when on a step)\n"
+            "  --step DURATION      time between steps (Go duration, default 1m)\n"
+            "  --launch-delay D     time from launching a replacement to it being Ready and\n"
+            "                       initialised (default 60s; 0s: Ready in the same step)\n"
+            "  --feature-gates G    Name=true|false[,...]; SpotToSpotConsolidation (default false)\n"
+            "  -o, --output FORMAT  table (default), json or yaml\n"
+            "  --strict             unknown fields in Kubernetes, Karpenter and Azure kinds are errors\n"
+            "  -q, --quiet          print nothing (exit code only)\n"
+            "  -h, --help           this text\n"
+            "\n"
+            "At most %d steps. exit codes: 0 ran, 1 ran but some pod ended the window\n"
+            "without a node, 2 bad input or usage, 3 internal error.\n",
+            BERTH_DSIM_MAX_STEPS);
+}
+
+/* --name VALUE / --name=VALUE at argv[*i]: 1 with *v set, 0 not this flag,
+ * -1 missing value (printed). */
+static int flag_value(const char *name, int argc, char **argv, int *i, const char **v)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) || (a[n] && a[n] != '='))
+        return 0;
+    *v = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!*v) {
+        fprintf(stderr, "berth disrupt simulate: %s needs a value\n", name);
+        return -1;
+    }
+    return 1;
+}
+
+static int sim_time(const char *flag, const char *v, int64_t *out)
+{
+    int64_t ms;
+    if (berth_fleet_parse_time(v, &ms)) {
+        fprintf(stderr, "berth disrupt simulate: %s expects an RFC 3339 time such as "
+                        "2024-05-01T12:00:00Z, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    return 0;
+}
+
+static int sim_duration(const char *flag, const char *v, int positive, int64_t *out)
+{
+    int64_t d = berth_duration_parse(v);
+    if (d < 0 || d == BERTH_DURATION_NEVER || (positive && d == 0)) {
+        fprintf(stderr, "berth disrupt simulate: %s expects a %sduration such as 30s, 1m or 1h30m, "
+                        "got '%s'\n", flag, positive ? "positive " : "", v);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+static int simulate(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    berth_dsim_options o = {0};
+    o.step = 60;
+    o.launch_delay = BERTH_DSIM_LAUNCH_DELAY;
+    int have_from = 0, have_to = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            simulate_help(stdout);
+            return 0;
+        }
+        int r;
+        if ((r = flag_value("--from", argc, argv, &i, &v))) {
+            if (r < 0 || sim_time("--from", v, &o.from))
+                return 2;
+            have_from = 1;
+            continue;
+        }
+        if ((r = flag_value("--to", argc, argv, &i, &v))) {
+            if (r < 0 || sim_time("--to", v, &o.to))
+                return 2;
+            have_to = 1;
+            continue;
+        }
+        if ((r = flag_value("--step", argc, argv, &i, &v))) {
+            if (r < 0 || sim_duration("--step", v, 1, &o.step))
+                return 2;
+            continue;
+        }
+        if ((r = flag_value("--launch-delay", argc, argv, &i, &v))) {
+            if (r < 0 || sim_duration("--launch-delay", v, 0, &o.launch_delay))
+                return 2;
+            continue;
+        }
+        if ((r = flag_value("--feature-gates", argc, argv, &i, &v))) {
+            berth_dplan_options g = {0};
+            if (r < 0 || parse_gates(v, &g)) {
+                if (r > 0)
+                    fprintf(stderr, "berth disrupt simulate: --feature-gates expects "
+                                    "Name=true|false (SpotToSpotConsolidation), got '%s'\n", v);
+                return 2;
+            }
+            o.spot_to_spot = g.spot_to_spot;
+            continue;
+        }
+        r = cli_common_flag(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0) {
+            fprintf(stderr, "berth disrupt simulate: unknown option '%s' (see berth disrupt "
+                            "simulate --help)\n", a);
+            return 2;
+        }
+    }
+    if (!have_from || !have_to) {
+        fprintf(stderr, "berth disrupt simulate: --from and --to are required (see berth disrupt "
+                        "simulate --help)\n");
+        return 2;
+    }
+    if (o.to < o.from) {
+        fprintf(stderr, "berth disrupt simulate: --to is before --from\n");
+        return 2;
+    }
+    uint64_t nsteps = (uint64_t)(o.to - o.from) / (uint64_t)o.step + 1;
+    if (nsteps > BERTH_DSIM_MAX_STEPS) {
+        fprintf(stderr, "berth disrupt simulate: the window holds %llu steps, at most %d are "
+                        "allowed (use a larger --step or a shorter window)\n",
+                (unsigned long long)nsteps, BERTH_DSIM_MAX_STEPS);
+        return 2;
+    }
+    berth_disrupt m;
+    berth_disrupt_init(&m);
+    berth_error e;
+    berth_error_clear(&e);
+    int rc = cli_load_each(&c, &m.kube.arena, load_one, &m, &e);
+    if (!rc)
+        rc = berth_disrupt_finalize(&m, &e);
+    berth_dtimeline t;
+    memset(&t, 0, sizeof t);
+    if (!rc)
+        rc = berth_disrupt_simulate(&m, &o, &t, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        berth_disrupt_free(&m);
+        return berth_err_exit_code(rc);
+    }
+    int code = t.pending_end ? 1 : 0;
+    if (!c.quiet) {
+        if (c.format == CLI_TABLE)
+            berth_report_disrupt_timeline_table(stdout, &t);
+        else if (cli_print_json(berth_report_disrupt_timeline_json(&t), c.format))
+            code = 3;
+    }
+    berth_dtimeline_free(&t);
+    berth_disrupt_free(&m);
+    return code;
+}
+
 int cmd_disrupt(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: berth disrupt plan [options] FILE...   (berth disrupt plan --help)\n");
+        fprintf(f, "usage: berth disrupt plan [options] FILE...   (berth disrupt plan --help)\n"
+                   "       berth disrupt simulate [options] FILE... --from T1 --to T2   "
+                   "(berth disrupt simulate --help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "plan"))
         return plan(argc - 1, argv + 1);
-    fprintf(stderr, "berth disrupt: unknown subcommand '%s' (disrupt has: plan; simulate is not "
-                    "implemented yet)\n", argv[1]);
+    if (!strcmp(argv[1], "simulate"))
+        return simulate(argc - 1, argv + 1);
+    fprintf(stderr, "berth disrupt: unknown subcommand '%s' (disrupt has: plan, simulate)\n",
+            argv[1]);
     return 2;
 }

@@ -3,7 +3,12 @@
  * RescheduleDisruptionCost, emptiness, the candidate rules (initialised,
  * not deleting, not nominated, do-not-disrupt on nodes, NodePool templates
  * and pods, PDB blocking), expiration, drift, consolidatability, the
- * candidate order and the per-pool budget allowances. */
+ * candidate order and the per-pool budget allowances. Lookups go through
+ * indexes built once: nodes by name and NodeClaims by node name (sorted,
+ * binary search), nominations in one pass over the pods, PDBs grouped by
+ * namespace with each pod matched once (which also yields the counts of a
+ * computed disruptionsAllowed). Work: O((nodes + claims) log nodes + pods
+ * x PDBs of the pod's namespace). */
 #include "disrupt/state.h"
 
 #include <math.h>
@@ -72,25 +77,16 @@ static int tolerates_disrupted(const berth_kpod *p)
     return berth_tolerations_tolerate(p->tols, p->ntols, &t);
 }
 
-static int pdb_matches(const berth_kpdb *b, const berth_kpod *p)
-{
-    return !strcmp(b->ns, p->ns) && berth_selector_matches(&b->selector, &p->labels);
-}
-
 int disrupt_pod_pdb_blocked(const disrupt_state *s, uint32_t pod, char *why, size_t size)
 {
     const berth_kcluster *k = &s->m->kube;
     const berth_kpod *p = &k->pods[pod];
+    int first = s->pod_pdb[pod], count = s->pod_npdb[pod];
+    if (!count)
+        return 0;
     /* evictable: active, not tolerating the disrupted taint, not a mirror pod */
     if (p->terminating || tolerates_disrupted(p) || s->m->pod_info[pod].mirror)
         return 0;
-    int first = -1, count = 0;
-    for (uint32_t i = 0; i < k->npdbs; i++)
-        if (pdb_matches(&k->pdbs[i], p)) {
-            if (first < 0)
-                first = (int)i;
-            count++;
-        }
     if (count > 1) {
         snprintf(why, size, "pod %s/%s is matched by more than one PodDisruptionBudget", p->ns,
                  p->name);
@@ -105,19 +101,12 @@ int disrupt_pod_pdb_blocked(const disrupt_state *s, uint32_t pod, char *why, siz
     return 0;
 }
 
-/* status.disruptionsAllowed, else computed from the matching pods. */
-static int64_t pdb_allowed(const berth_disrupt *m, const berth_kpdb *b)
+/* status.disruptionsAllowed, else computed from the matching pods
+ * (expected: active ones, healthy: those Ready). */
+static int64_t pdb_allowed(const berth_kpdb *b, int64_t expected, int64_t healthy)
 {
     if (b->has_disruptions_allowed)
         return b->disruptions_allowed;
-    int64_t expected = 0, healthy = 0;
-    for (uint32_t i = 0; i < m->kube.npods; i++) {
-        const berth_kpod *p = &m->kube.pods[i];
-        if (p->terminating || !pdb_matches(b, p))
-            continue;
-        expected++;
-        healthy += m->pod_info[i].ready;
-    }
     int64_t desired;
     if (b->has_min_available)
         desired = b->min_pct ? (b->min_available * expected + 99) / 100 : b->min_available;
@@ -128,6 +117,117 @@ static int64_t pdb_allowed(const berth_disrupt *m, const berth_kpdb *b)
         desired = 0;
     int64_t a = healthy - desired;
     return a > 0 ? a : 0;
+}
+
+/* ---- indexes: nodes by name, claims by node name, PDBs by namespace ---- */
+
+static const berth_disrupt *sort_m;
+static int cmp_node_name(const void *a, const void *b)
+{
+    return strcmp(sort_m->kube.nodes[*(const uint32_t *)a].name,
+                  sort_m->kube.nodes[*(const uint32_t *)b].name);
+}
+
+static int cmp_claim_node(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(sort_m->claims[x].node_name, sort_m->claims[y].node_name);
+    return c ? c : (x > y) - (x < y);
+}
+
+static int cmp_pdb_ns(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(sort_m->kube.pdbs[x].ns, sort_m->kube.pdbs[y].ns);
+    return c ? c : (x > y) - (x < y);
+}
+
+uint32_t disrupt_node_find(const disrupt_state *s, const char *name)
+{
+    const berth_kcluster *k = &s->m->kube;
+    uint32_t lo = 0, hi = s->nn;
+    while (name && lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(k->nodes[s->node_by_name[mid]].name, name);
+        if (!c)
+            return s->node_by_name[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return BERTH_KUBE_NONE;
+}
+
+/* The last claim (in input order) whose node name is name, -1 when none:
+ * the original linear scan kept the last match. */
+static int claim_find(const berth_disrupt *m, const uint32_t *by_node, const char *name)
+{
+    uint32_t lo = 0, hi = m->nclaims;
+    while (lo < hi) { /* first index with node_name > name */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->claims[by_node[mid]].node_name, name) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo && !strcmp(m->claims[by_node[lo - 1]].node_name, name))
+        return (int)by_node[lo - 1];
+    return -1;
+}
+
+/* Per pod its matching PDBs (first and count), per PDB its allowance:
+ * each pod is tested against the PDBs of its namespace only. */
+static int index_pdbs(disrupt_state *s)
+{
+    const berth_kcluster *k = &s->m->kube;
+    uint32_t *by_ns = malloc((k->npdbs + 1) * sizeof *by_ns);
+    int64_t *expected = calloc(k->npdbs + 1, sizeof *expected);
+    int64_t *healthy = calloc(k->npdbs + 1, sizeof *healthy);
+    if (!by_ns || !expected || !healthy) {
+        free(by_ns);
+        free(expected);
+        free(healthy);
+        return BERTH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < k->npdbs; i++)
+        by_ns[i] = i;
+    sort_m = s->m;
+    qsort(by_ns, k->npdbs, sizeof *by_ns, cmp_pdb_ns);
+    for (uint32_t p = 0; p < k->npods; p++) {
+        const berth_kpod *pod = &k->pods[p];
+        s->pod_pdb[p] = -1;
+        s->pod_npdb[p] = 0;
+        if (!k->npdbs)
+            continue;
+        uint32_t lo = 0, hi = k->npdbs;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (strcmp(k->pdbs[by_ns[mid]].ns, pod->ns) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (uint32_t j = lo; j < k->npdbs && !strcmp(k->pdbs[by_ns[j]].ns, pod->ns); j++) {
+            uint32_t b = by_ns[j];
+            if (!berth_selector_matches(&k->pdbs[b].selector, &pod->labels))
+                continue;
+            if (s->pod_pdb[p] < 0 || (int32_t)b < s->pod_pdb[p])
+                s->pod_pdb[p] = (int32_t)b;
+            if (s->pod_npdb[p] < 255)
+                s->pod_npdb[p]++;
+            if (!pod->terminating) {
+                expected[b]++;
+                healthy[b] += s->m->pod_info[p].ready;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < k->npdbs; i++)
+        s->pdb_allowed[i] = pdb_allowed(&k->pdbs[i], expected[i], healthy[i]);
+    free(by_ns);
+    free(expected);
+    free(healthy);
+    return 0;
 }
 
 static const disrupt_state *sort_s;
@@ -151,6 +251,18 @@ void disrupt_state_free(disrupt_state *s)
     free(s->allowed);
     free(s->pool_nodes);
     free(s->pool_disrupting);
+    free(s->pool_cost);
+    free(s->pool_rdc);
+    free(s->node_by_name);
+    free(s->pod_pdb);
+    free(s->pod_npdb);
+    if (s->ks)
+        berth_ksession_close(s->ks);
+    free(s->opts);
+    free(s->opt_nodes);
+    free(s->sim_moving);
+    free(s->sim_placed);
+    berth_arena_free(&s->opt_arena);
     memset(s, 0, sizeof *s);
 }
 
@@ -164,6 +276,7 @@ static void block(disrupt_node *n, const char *fmt, const char *a, const char *b
 int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dplan_options *o)
 {
     memset(s, 0, sizeof *s);
+    berth_arena_init(&s->opt_arena, 0);
     s->m = m;
     s->now = o->now;
     s->spot_to_spot = o->spot_to_spot;
@@ -176,33 +289,58 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
     s->allowed = calloc(m->npools ? m->npools : 1, sizeof *s->allowed);
     s->pool_nodes = calloc(m->npools ? m->npools : 1, sizeof *s->pool_nodes);
     s->pool_disrupting = calloc(m->npools ? m->npools : 1, sizeof *s->pool_disrupting);
+    s->pool_cost = calloc(m->npools ? m->npools : 1, sizeof *s->pool_cost);
+    s->pool_rdc = calloc(m->npools ? m->npools : 1, sizeof *s->pool_rdc);
+    s->node_by_name = malloc((k->nnodes ? k->nnodes : 1) * sizeof *s->node_by_name);
+    s->pod_pdb = malloc((k->npods ? k->npods : 1) * sizeof *s->pod_pdb);
+    s->pod_npdb = malloc(k->npods ? k->npods : 1);
+    uint32_t *claim_by_node = malloc((m->nclaims ? m->nclaims : 1) * sizeof *claim_by_node);
+    uint32_t *nominated = malloc((k->nnodes ? k->nnodes : 1) * sizeof *nominated);
+    uint32_t *npods = calloc(k->nnodes ? k->nnodes : 1, sizeof *npods);
+    s->reference = o->reference;
     if (!s->n || !s->pod_node || !s->pdb_allowed || !s->order || !s->allowed || !s->pool_nodes ||
-        !s->pool_disrupting)
+        !s->pool_disrupting || !s->pool_cost || !s->pool_rdc || !s->node_by_name || !s->pod_pdb ||
+        !s->pod_npdb || !claim_by_node || !nominated || !npods || index_pdbs(s))
         goto oom;
-    for (uint32_t i = 0; i < k->npdbs; i++)
-        s->pdb_allowed[i] = pdb_allowed(m, &k->pdbs[i]);
-    /* pods per node (a linear name lookup per distinct run of names) */
+    for (uint32_t n = 0; n < k->nnodes; n++) {
+        s->node_by_name[n] = n;
+        nominated[n] = BERTH_KUBE_NONE;
+    }
+    sort_m = m;
+    qsort(s->node_by_name, k->nnodes, sizeof *s->node_by_name, cmp_node_name);
+    for (uint32_t c = 0; c < m->nclaims; c++)
+        claim_by_node[c] = c;
+    qsort(claim_by_node, m->nclaims, sizeof *claim_by_node, cmp_claim_node);
+    /* pods per node (one lookup per distinct run of names), nominations */
     for (uint32_t p = 0; p < k->npods; p++) {
         s->pod_node[p] = BERTH_KUBE_NONE;
         const char *nn = k->pods[p].node_name;
-        if (!nn)
+        if (!nn) {
+            const char *nom = m->pod_info[p].nominated;
+            uint32_t at = nom ? disrupt_node_find(s, nom) : BERTH_KUBE_NONE;
+            if (at != BERTH_KUBE_NONE && nominated[at] == BERTH_KUBE_NONE)
+                nominated[at] = p;
             continue;
-        uint32_t found = BERTH_KUBE_NONE;
+        }
+        uint32_t found;
         if (p && k->pods[p - 1].node_name && !strcmp(k->pods[p - 1].node_name, nn))
             found = s->pod_node[p - 1];
-        for (uint32_t n = 0; found == BERTH_KUBE_NONE && n < k->nnodes; n++)
-            if (!strcmp(k->nodes[n].name, nn))
-                found = n;
+        else
+            found = disrupt_node_find(s, nn);
         s->pod_node[p] = found;
-        if (found == BERTH_KUBE_NONE)
-            continue;
-        disrupt_node *dn = &s->n[found];
-        uint32_t *q = realloc(dn->pods, (dn->npods + 1) * sizeof *q);
-        if (!q)
-            goto oom;
-        dn->pods = q;
-        dn->pods[dn->npods++] = p;
+        if (found != BERTH_KUBE_NONE)
+            npods[found]++;
     }
+    for (uint32_t n = 0; n < k->nnodes; n++) {
+        s->n[n].pods = malloc((npods[n] ? npods[n] : 1) * sizeof *s->n[n].pods);
+        if (!s->n[n].pods)
+            goto oom;
+    }
+    for (uint32_t p = 0; p < k->npods; p++)
+        if (s->pod_node[p] != BERTH_KUBE_NONE) {
+            disrupt_node *dn = &s->n[s->pod_node[p]];
+            dn->pods[dn->npods++] = p;
+        }
     for (uint32_t i = 0; i < k->nnodes; i++) {
         disrupt_node *dn = &s->n[i];
         const berth_knode *nd = &k->nodes[i];
@@ -210,9 +348,7 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
         dn->node = i;
         dn->claim = dn->pool = -1;
         dn->ready = xi->ready;
-        for (uint32_t c = 0; c < m->nclaims; c++)
-            if (!strcmp(m->claims[c].node_name, nd->name))
-                dn->claim = (int)c;
+        dn->claim = claim_find(m, claim_by_node, nd->name);
         const berth_nodeclaim *cl = dn->claim >= 0 ? &m->claims[dn->claim] : NULL;
         const char *pool = cl && cl->nodepool ? cl->nodepool
                                               : berth_labels_get(&nd->labels, "karpenter.sh/nodepool");
@@ -240,6 +376,10 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
         dn->empty = dn->rdc <= 1;
         if (!dn->managed)
             continue;
+        if (dn->pool >= 0) {
+            s->pool_cost[dn->pool] += dn->price;
+            s->pool_rdc[dn->pool] += dn->rdc;
+        }
         const berth_nodepool *np = dn->pool >= 0 ? &m->pools[dn->pool] : NULL;
         /* expiration: creation + expireAfter, no budgets, no opt-outs */
         if (cl && np && np->expire_after != BERTH_DURATION_NEVER && cl->has_created && !dn->deleting &&
@@ -262,15 +402,9 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
             block(dn, "node is already being deleted%s%s", "", "");
         else if (dn->expired)
             block(dn, "node has expired (deleted directly)%s%s", "", "");
-        if (dn->candidate)
-            for (uint32_t p = 0; p < k->npods; p++) {
-                const berth_dpod *x = &m->pod_info[p];
-                if (x->nominated && !k->pods[p].node_name && !strcmp(x->nominated, nd->name)) {
-                    block(dn, "node is nominated for pending pod %s/%s", k->pods[p].ns,
-                          k->pods[p].name);
-                    break;
-                }
-            }
+        if (dn->candidate && nominated[i] != BERTH_KUBE_NONE)
+            block(dn, "node is nominated for pending pod %s/%s", k->pods[nominated[i]].ns,
+                  k->pods[nominated[i]].name);
         if (dn->candidate && xi->do_not_disrupt)
             block(dn, "node has annotation " DND "=true%s%s", "", "");
         if (dn->candidate && !np)
@@ -281,7 +415,7 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
                 block(dn, "NodePool %s template has annotation " DND "=true%s", np->name, "");
         }
         if (dn->candidate && np) {
-            dn->drifted = berth_nodeclaim_drifted(m, cl, NULL, 0);
+            dn->drifted = disrupt_claim_drifted(m, cl, nd, NULL, 0); /* cl is nd's claim */
             dn->drift_at = cl->drifted ? cl->drifted_at : 0;
             int64_t base = cl->last_pod_event ? cl->last_pod_event
                            : cl->initialized_at ? cl->initialized_at
@@ -313,8 +447,14 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
         }
     sort_s = s;
     qsort(s->order, s->norder, sizeof *s->order, cmp_order);
+    free(claim_by_node);
+    free(nominated);
+    free(npods);
     return 0;
 oom:
+    free(claim_by_node);
+    free(nominated);
+    free(npods);
     disrupt_state_free(s);
     return BERTH_ENOMEM;
 }

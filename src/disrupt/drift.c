@@ -4,8 +4,10 @@
  * requirements, disruption, weight or limits), compared with the
  * NodeClaim's karpenter.sh/nodepool-hash annotation; requirement
  * compatibility of the NodeClaim's labels (narrowing In or requiring a key
- * it lacks drifts, widening does not); the Drifted condition as given. */
-#include "berth/disrupt.h"
+ * it lacks drifts, widening does not); the Drifted condition as given;
+ * the AKSNodeClass hash (imageFamily, vnetSubnetID, osDiskSizeGB) against
+ * the NodeClaim's karpenter.azure.com/aksnodeclass-hash annotation. */
+#include "disrupt/state.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -65,6 +67,54 @@ void berth_nodepool_hash(const berth_nodepool *p, char out[24])
     snprintf(out, 24, "%" PRIu64, h);
 }
 
+void berth_aksnodeclass_hash(const berth_aksnodeclass *c, char out[24])
+{
+    uint64_t h = FNV_OFFSET;
+    h = mix(h, BERTH_DISRUPT_HASH_VERSION);
+    h = mix(mix(h, "imageFamily"), c->image_family);
+    h = mix(mix(h, "vnetSubnetID"), c->vnet_subnet_id);
+    h = mix_int(mix(h, "osDiskSizeGB"), c->os_disk_size_gb);
+    snprintf(out, 24, "%" PRIu64, h);
+}
+
+const berth_aksnodeclass *berth_nodepool_class(const berth_disrupt *m, const berth_nodepool *p)
+{
+    if (!p->class_name || (p->class_kind && strcmp(p->class_kind, "AKSNodeClass")) ||
+        (p->class_group && strcmp(p->class_group, "karpenter.azure.com")))
+        return NULL;
+    for (uint32_t i = 0; i < m->nclasses; i++)
+        if (!strcmp(m->classes[i].name, p->class_name))
+            return &m->classes[i];
+    return NULL;
+}
+
+/* The AKSNodeClass hash, compared as the NodePool hash is: berth's own
+ * unless the claim carries another hash version, then the class's own
+ * annotation of that version. */
+static int class_drifted(const berth_disrupt *m, const berth_nodepool *p, const berth_nodeclaim *c,
+                         char *why, size_t size)
+{
+    const berth_aksnodeclass *k = c->class_hash ? berth_nodepool_class(m, p) : NULL;
+    if (!k)
+        return 0;
+    if (!c->class_hash_version || !strcmp(c->class_hash_version, BERTH_DISRUPT_HASH_VERSION)) {
+        if (strcmp(c->class_hash, k->hash)) {
+            snprintf(why, size,
+                     "AKSNodeClass %s hash %s (imageFamily %s, osDiskSizeGB %lld) differs from "
+                     "the NodeClaim's %s", k->name, k->hash, k->image_family,
+                     (long long)k->os_disk_size_gb, c->class_hash);
+            return 1;
+        }
+    } else if (k->hash_annotation && k->hash_version &&
+               !strcmp(k->hash_version, c->class_hash_version) &&
+               strcmp(k->hash_annotation, c->class_hash)) {
+        snprintf(why, size, "AKSNodeClass %s hash %s differs from the NodeClaim's %s", k->name,
+                 k->hash_annotation, c->class_hash);
+        return 1;
+    }
+    return 0;
+}
+
 static const berth_nodepool *pool_of(const berth_disrupt *m, const char *name)
 {
     for (uint32_t i = 0; name && i < m->npools; i++)
@@ -83,6 +133,12 @@ static const berth_knode *node_of(const berth_disrupt *m, const char *name)
 
 int berth_nodeclaim_drifted(const berth_disrupt *m, const berth_nodeclaim *c, char *why,
                             size_t size)
+{
+    return disrupt_claim_drifted(m, c, node_of(m, c->node_name), why, size);
+}
+
+int disrupt_claim_drifted(const berth_disrupt *m, const berth_nodeclaim *c, const berth_knode *nd,
+                          char *why, size_t size)
 {
     char tmp[8];
     if (!why) {
@@ -114,9 +170,10 @@ int berth_nodeclaim_drifted(const berth_disrupt *m, const berth_nodeclaim *c, ch
             return 1;
         }
     }
+    if (class_drifted(m, p, c, why, size))
+        return 1;
     /* requirements: the claim's labels (else its node's) must satisfy each */
     const berth_labels *labels = &c->labels;
-    const berth_knode *nd = node_of(m, c->node_name);
     if (!c->labels.n && nd)
         labels = &nd->labels;
     for (uint32_t i = 0; i < p->nreqs; i++) {

@@ -2,7 +2,8 @@
  * karpenter.sh/v1 NodePool (template, disruption policy, budgets with the
  * 4.1 validation rules) and NodeClaim (nodeName, labels, hash annotations,
  * conditions), berth.io/v1 InstanceType (strict; the shared decoder of
- * capacity/instance.c), List; every other kind
+ * capacity/instance.c), karpenter.azure.com AKSNodeClass (imageFamily,
+ * vnetSubnetID, osDiskSizeGB: the fields that drift), List; every other kind
  * goes to berth_kube_load. Afterwards it reads what the planner needs
  * beyond the kube model from the Node and Pod documents (readiness,
  * do-not-disrupt, deletion cost, mirror pods, nominations). */
@@ -17,6 +18,8 @@
 #define DND "karpenter.sh/do-not-disrupt"
 #define HASH_ANN "karpenter.sh/nodepool-hash"
 #define HASH_VER_ANN "karpenter.sh/nodepool-hash-version"
+#define CLASS_HASH_ANN "karpenter.azure.com/aksnodeclass-hash"
+#define CLASS_HASH_VER_ANN "karpenter.azure.com/aksnodeclass-hash-version"
 
 void berth_disrupt_init(berth_disrupt *m)
 {
@@ -31,6 +34,7 @@ void berth_disrupt_free(berth_disrupt *m)
     free(m->types);
     free(m->node_info);
     free(m->pod_info);
+    free(m->classes);
     berth_kube_free(&m->kube);
     memset(m, 0, sizeof *m);
 }
@@ -438,6 +442,8 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     c.nodepool = berth_labels_get(&c.labels, "karpenter.sh/nodepool");
     c.hash = berth_labels_get(&ann, HASH_ANN);
     c.hash_version = berth_labels_get(&ann, HASH_VER_ANN);
+    c.class_hash = berth_labels_get(&ann, CLASS_HASH_ANN);
+    c.class_hash_version = berth_labels_get(&ann, CLASS_HASH_VER_ANN);
     size_t p = berth_dec_push(d, "metadata");
     int64_t ignored;
     if (!(rc = dec_time(d, meta, "creationTimestamp", &c.created, &c.has_created)))
@@ -450,6 +456,7 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         int64_t tgp = 0;
         rc = dec_duration(d, spec, "terminationGracePeriod", 0, &tgp);
         c.has_termination_grace = berth_node_get(spec, "terminationGracePeriod") != NULL;
+        c.termination_grace = tgp;
         berth_dec_pop(d, p);
     }
     if (!rc && status) {
@@ -474,6 +481,65 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
 }
 
 /* InstanceType (berth.io/v1, strict): the shared decoder in capacity/instance.c */
+
+/* ---- AKSNodeClass ---- */
+
+static int load_aksnodeclass(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+{
+    const char *api = NULL;
+    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
+    if (rc)
+        return rc;
+    if (strcmp(api, "karpenter.azure.com/v1beta1") && strcmp(api, "karpenter.azure.com/v1alpha2")) {
+        size_t p = berth_dec_push(d, "apiVersion");
+        rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"),
+                            "kind AKSNodeClass needs apiVersion karpenter.azure.com/v1beta1 or "
+                            "karpenter.azure.com/v1alpha2, got '%s'", api);
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    berth_aksnodeclass k;
+    memset(&k, 0, sizeof k);
+    k.image_family = "Ubuntu2204";
+    k.vnet_subnet_id = "";
+    k.os_disk_size_gb = 128;
+    k.node = doc;
+    berth_node *meta = NULL, *spec = NULL;
+    berth_labels labels, ann;
+    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+    if (!(rc = known(d, doc, top)))
+        rc = dec_meta(m, d, doc, &meta, &k.name, &labels, &ann);
+    if (!rc)
+        rc = berth_dec_map(d, doc, "spec", 0, &spec);
+    if (rc)
+        return rc;
+    k.hash_annotation = berth_labels_get(&ann, CLASS_HASH_ANN);
+    k.hash_version = berth_labels_get(&ann, CLASS_HASH_VER_ANN);
+    if (spec) {
+        size_t p = berth_dec_push(d, "spec");
+        static const char *const sf[] = {"vnetSubnetID", "osDiskSizeGB", "imageFamily",
+                                         "imageVersion", "fipsMode", "tags", "kubelet", "maxPods",
+                                         "security", "localDNS", "artifactStreaming", NULL};
+        static const char *const fam[] = {"Ubuntu", "Ubuntu2204", "Ubuntu2404", "AzureLinux", NULL};
+        int f = -1;
+        if (!(rc = known(d, spec, sf)) && !(rc = berth_dec_enum(d, spec, "imageFamily", 0, fam, &f)) &&
+            !(rc = berth_dec_str(d, spec, "vnetSubnetID", 0, &k.vnet_subnet_id)))
+            rc = berth_dec_int(d, spec, "osDiskSizeGB", 0, 30, 2048, &k.os_disk_size_gb);
+        if (f >= 0)
+            k.image_family = fam[f];
+        berth_dec_pop(d, p);
+        if (rc)
+            return rc;
+    }
+    for (uint32_t i = 0; i < m->nclasses; i++)
+        if (!strcmp(m->classes[i].name, k.name))
+            return berth_dec_fail(d, meta, "AKSNodeClass '%s' appears twice", k.name);
+    if ((rc = berth_grow((void **)&m->classes, &m->capclasses, m->nclasses + 1, sizeof *m->classes,
+                         MAX_OBJECTS)))
+        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many AKSNodeClasses");
+    m->classes[m->nclasses++] = k;
+    return 0;
+}
 
 /* ---- dispatch ---- */
 
@@ -502,6 +568,8 @@ static int walk(ctx *c, const berth_node *doc, int depth)
         return (rc = berth_dec_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodepool(c->m, d, doc);
     if (!strcmp(kind, "NodeClaim"))
         return (rc = berth_dec_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodeclaim(c->m, d, doc);
+    if (!strcmp(kind, "AKSNodeClass"))
+        return load_aksnodeclass(c->m, d, doc);
     if (!strcmp(kind, "InstanceType"))
         return (rc = berth_dec_api(d, doc, kind, "berth.io/v1"))
                    ? rc
@@ -652,6 +720,8 @@ int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)
 {
     for (uint32_t i = 0; i < m->npools; i++)
         berth_nodepool_hash(&m->pools[i], m->pools[i].hash);
+    for (uint32_t i = 0; i < m->nclasses; i++)
+        berth_aksnodeclass_hash(&m->classes[i], m->classes[i].hash);
     (void)e;
     return 0;
 }

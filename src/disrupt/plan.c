@@ -15,7 +15,7 @@
 #define MULTI_MAX 100
 #define SPOT_MIN_OPTIONS 15
 
-static int add_action(berth_dplan *p, berth_daction **out)
+int disrupt_add_action(berth_dplan *p, berth_daction **out)
 {
     if (p->nactions == p->capactions) {
         uint32_t nc = p->capactions ? p->capactions * 2 : 4;
@@ -49,7 +49,7 @@ static int add_blocked(berth_dplan *p, uint32_t node, const char *reason)
     return 0;
 }
 
-static int set_nodes(berth_daction *a, const uint32_t *idx, uint32_t n, const disrupt_state *s)
+int disrupt_set_nodes(berth_daction *a, const uint32_t *idx, uint32_t n, const disrupt_state *s)
 {
     a->nodes = malloc((n ? n : 1) * sizeof *a->nodes);
     if (!a->nodes)
@@ -72,12 +72,6 @@ static int budget_block(disrupt_state *s, berth_dplan *p, uint32_t n, berth_drea
 }
 
 /* ---- the replacement decision ---- */
-
-typedef struct repl {
-    int ok;
-    disrupt_option chosen;
-    char why[200];
-} repl;
 
 /* Worst launch price of type t among the kept options: the most expensive
  * offering of the first capacity type present (reserved, spot, on-demand). */
@@ -128,7 +122,7 @@ static int better(const disrupt_state *s, const disrupt_option *a, const disrupt
 }
 
 static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t nc,
-                               const disrupt_sim *sim, int multi, repl *r)
+                               const disrupt_sim *sim, int multi, disrupt_repl *r)
 {
     memset(r, 0, sizeof *r);
     uint32_t n = sim->nfeasible;
@@ -209,7 +203,8 @@ out:
     free(keep);
 }
 
-static int fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_option *o, uint32_t n)
+int disrupt_fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_option *o,
+                             uint32_t n)
 {
     a->replace = 1;
     a->replacements = calloc(n ? n : 1, sizeof *a->replacements);
@@ -227,7 +222,7 @@ static int fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_op
 }
 
 /* Balanced (v1.14): every Balanced pool in the move must approve. */
-static int balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings)
+int disrupt_balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings)
 {
     for (uint32_t i = 0; i < nc; i++) {
         int pool = s->n[cands[i]].pool;
@@ -235,12 +230,7 @@ static int balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t n
             continue;
         if (savings <= 0)
             return 0;
-        double pool_cost = 0, pool_rdc = 0, cand_rdc = 0;
-        for (uint32_t n = 0; n < s->nn; n++)
-            if (s->n[n].pool == pool && s->n[n].managed) {
-                pool_cost += s->n[n].price;
-                pool_rdc += s->n[n].rdc;
-            }
+        double pool_cost = s->pool_cost[pool], pool_rdc = s->pool_rdc[pool], cand_rdc = 0;
         for (uint32_t j = 0; j < nc; j++)
             if (s->n[cands[j]].pool == pool)
                 cand_rdc += s->n[cands[j]].rdc;
@@ -253,8 +243,8 @@ static int balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t n
 }
 
 /* computeConsolidation: *decision 0 nothing, 1 delete, 2 replace. */
-static int consolidate(disrupt_state *s, const uint32_t *cands, uint32_t nc, int multi,
-                       repl *r, char *why, size_t size, int *decision)
+int disrupt_consolidate(disrupt_state *s, const uint32_t *cands, uint32_t nc, int multi,
+                        disrupt_repl *r, char *why, size_t size, int *decision)
 {
     *decision = 0;
     disrupt_sim sim;
@@ -269,12 +259,23 @@ static int consolidate(disrupt_state *s, const uint32_t *cands, uint32_t nc, int
     if (!sim.ok)
         snprintf(why, size, "%s", sim.why);
     else if (!sim.nnew)
-        res = balanced_ok(s, cands, nc, price) ? 1 : 0;
+        res = disrupt_balanced_ok(s, cands, nc, price) ? 1 : 0;
     else {
         decide_replacement(s, cands, nc, &sim, multi, r);
-        if (!r->ok)
+        int confirmed = 1;
+        if (r->ok && (rc = disrupt_sim_confirm(&sim, &r->chosen, &confirmed))) {
+            disrupt_sim_free(&sim);
+            return rc;
+        }
+        if (!confirmed) /* decide again on the scheduled set */
+            decide_replacement(s, cands, nc, &sim, multi, r);
+        if (!sim.nfeasible && !r->ok && !confirmed) {
+            snprintf(why, size, "%u pod(s) fit neither the remaining nodes nor one new node",
+                     sim.nleft);
+        } else if (!r->ok)
             snprintf(why, size, "%s", r->why);
-        else if (balanced_ok(s, cands, nc, price - disrupt_option_offering(s, &r->chosen)->price))
+        else if (disrupt_balanced_ok(s, cands, nc,
+                                     price - disrupt_option_offering(s, &r->chosen)->price))
             res = 2;
     }
     if (!res && sim.ok && !why[0])
@@ -284,12 +285,45 @@ static int consolidate(disrupt_state *s, const uint32_t *cands, uint32_t nc, int
     return 0;
 }
 
-static int consolidation_eligible(const disrupt_state *s, uint32_t n)
+int disrupt_consolidation_eligible(const disrupt_state *s, uint32_t n)
 {
     const disrupt_node *d = &s->n[n];
     const berth_nodepool *np = &s->m->pools[d->pool];
     return np->policy != BERTH_CP_WHEN_EMPTY && np->consolidate_after != BERTH_DURATION_NEVER &&
            d->resolvable && !d->empty && d->consolidatable;
+}
+
+/* Runs the optimiser and keeps its actions when they leave a strictly
+ * lower cost per hour, or the same cost with fewer nodes. */
+static int optimize(disrupt_state *s, berth_dplan *out)
+{
+    berth_dplan alt;
+    int rc = disrupt_optimize(s, out, &alt);
+    if (rc)
+        return rc;
+    if ((rc = disrupt_outcome(s, &alt))) {
+        berth_dplan_free(&alt);
+        return rc;
+    }
+    double eps = 1e-9;
+    int better = alt.cost_after < out->cost_after - eps ||
+                 (alt.cost_after <= out->cost_after + eps && alt.nodes_after < out->nodes_after);
+    if (better) {
+        berth_daction *acts = out->actions;
+        uint32_t n = out->nactions, cap = out->capactions;
+        out->actions = alt.actions;
+        out->nactions = alt.nactions;
+        out->capactions = alt.capactions;
+        alt.actions = acts;
+        alt.nactions = n;
+        alt.capactions = cap;
+        out->nodes_after = alt.nodes_after;
+        out->cost_after = alt.cost_after;
+        out->optimized = 1;
+        out->method = "Optimizer";
+    }
+    berth_dplan_free(&alt);
+    return 0;
 }
 
 int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, berth_dplan *out,
@@ -300,11 +334,18 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
     disrupt_state s;
     if (disrupt_state_init(&s, m, opt))
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    int rc = 0;
+    /* the bound, with the allowances as at the start of the pass */
+    berth_dbound b = {0, 0, NULL, 0, 0};
+    int rc = disrupt_bound(&s, &b);
+    out->bound_nodes = b.nodes;
+    out->bound_cost = b.cost;
+    out->bound_method = b.method;
+    out->bound_nodes_budgets = b.nodes_budgets;
+    out->bound_cost_budgets = b.cost_budgets;
     uint32_t *list = malloc((s.nn + 1) * sizeof *list);
     out->pools = calloc(m->npools + 1, sizeof *out->pools);
-    if (!list || !out->pools) {
-        rc = BERTH_ENOMEM;
+    if (rc || !list || !out->pools) {
+        rc = rc ? rc : BERTH_ENOMEM;
         goto done;
     }
     out->npools = m->npools;
@@ -319,7 +360,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
         if (!s.n[n].expired)
             continue;
         berth_daction *a;
-        if ((rc = add_action(out, &a)) || (rc = set_nodes(a, &n, 1, &s)))
+        if ((rc = disrupt_add_action(out, &a)) || (rc = disrupt_set_nodes(a, &n, 1, &s)))
             goto done;
         a->reason = BERTH_DR_EXPIRED;
     }
@@ -347,7 +388,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
     }
     if (nl) {
         berth_daction *a;
-        if ((rc = add_action(out, &a)) || (rc = set_nodes(a, list, nl, &s)))
+        if ((rc = disrupt_add_action(out, &a)) || (rc = disrupt_set_nodes(a, list, nl, &s)))
             goto done;
         a->reason = BERTH_DR_EMPTY;
         out->method = "Emptiness";
@@ -389,8 +430,8 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
             goto done;
         if (sim.ok) {
             berth_daction *a;
-            if ((rc = add_action(out, &a)) || (rc = set_nodes(a, &n, 1, &s)) ||
-                (sim.nchosen && (rc = fill_replacement(&s, a, sim.chosen, sim.nchosen)))) {
+            if ((rc = disrupt_add_action(out, &a)) || (rc = disrupt_set_nodes(a, &n, 1, &s)) ||
+                (sim.nchosen && (rc = disrupt_fill_replacement(&s, a, sim.chosen, sim.nchosen)))) {
                 disrupt_sim_free(&sim);
                 goto done;
             }
@@ -410,7 +451,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
     nl = 0;
     for (uint32_t i = 0; i < s.norder; i++) {
         uint32_t n = s.order[i];
-        if (!consolidation_eligible(&s, n))
+        if (!disrupt_consolidation_eligible(&s, n))
             continue;
         int64_t *al = &s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED];
         if (*al <= 0) {
@@ -440,16 +481,16 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
         free(al);
         int best_kind = 0;
         uint32_t best_len = 0;
-        repl best_r;
+        disrupt_repl best_r;
         memset(&best_r, 0, sizeof best_r);
         if (nm >= 2) {
             uint32_t lo = 1, hi = nm - 1;
             while (lo <= hi) {
                 uint32_t mid = (lo + hi) / 2;
-                repl r;
+                disrupt_repl r;
                 char why[240] = "";
                 int res = 0;
-                if ((rc = consolidate(&s, multi, mid + 1, 1, &r, why, sizeof why, &res))) {
+                if ((rc = disrupt_consolidate(&s, multi, mid + 1, 1, &r, why, sizeof why, &res))) {
                     free(multi);
                     goto done;
                 }
@@ -467,8 +508,8 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
         }
         if (best_kind) {
             berth_daction *a;
-            if ((rc = add_action(out, &a)) || (rc = set_nodes(a, multi, best_len, &s)) ||
-                (best_kind == 2 && (rc = fill_replacement(&s, a, &best_r.chosen, 1)))) {
+            if ((rc = disrupt_add_action(out, &a)) || (rc = disrupt_set_nodes(a, multi, best_len, &s)) ||
+                (best_kind == 2 && (rc = disrupt_fill_replacement(&s, a, &best_r.chosen, 1)))) {
                 free(multi);
                 goto done;
             }
@@ -518,17 +559,17 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
                     break;
                 continue;
             }
-            repl r;
+            disrupt_repl r;
             char why[240] = "";
             int res = 0;
-            if ((rc = consolidate(&s, &n, 1, 0, &r, why, sizeof why, &res)))
+            if ((rc = disrupt_consolidate(&s, &n, 1, 0, &r, why, sizeof why, &res)))
                 break;
             if (!res && why[0] && (rc = add_blocked(out, n, why)))
                 break;
             if (res) {
                 berth_daction *a;
-                if ((rc = add_action(out, &a)) || (rc = set_nodes(a, &n, 1, &s)) ||
-                    (res == 2 && (rc = fill_replacement(&s, a, &r.chosen, 1))))
+                if ((rc = disrupt_add_action(out, &a)) || (rc = disrupt_set_nodes(a, &n, 1, &s)) ||
+                    (res == 2 && (rc = disrupt_fill_replacement(&s, a, &r.chosen, 1))))
                     break;
                 a->reason = BERTH_DR_UNDERUTILIZED;
                 s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED]--;
@@ -540,6 +581,15 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
     }
 done:
     free(list);
+    if (!rc)
+        rc = disrupt_outcome(&s, out);
+    if (!rc) {
+        out->karpenter_nodes_after = out->nodes_after;
+        out->karpenter_savings = out->cost_before - out->cost_after;
+    }
+    /* --optimize: a drift replacement is not a consolidation to compare */
+    if (!rc && opt->optimize && !(out->method && !strcmp(out->method, "Drift")))
+        rc = optimize(&s, out);
     disrupt_state_free(&s);
     if (rc) {
         berth_dplan_free(out);

@@ -1,12 +1,31 @@
 /* disrupt/simulate.c - re-placing the pods of disrupted nodes with the
- * kube scheduling pipeline (SPEC 4.1 "Simulation"). A view of the cluster
- * (the remaining nodes, their bound pods, the moved pods pending) goes
- * through berth_kube_schedule; pods left over then try each hypothetical
- * new node built from a NodePool template and an InstanceType offering
- * (labels: template labels, single-value In requirements, nodepool,
- * instance type, zone, capacity type, hostname; taints: the template's;
- * allocatable: the instance type's capacity). Work: one schedule of the
- * moved pods, then one per offering and new node. */
+ * kube scheduling pipeline (SPEC 4.1 "Simulation"). Pods left over then try
+ * hypothetical new nodes built from a NodePool template and an
+ * InstanceType offering (labels: template labels, single-value In
+ * requirements, nodepool, instance type, zone, capacity type, hostname;
+ * taints: the template's; allocatable: the instance type's capacity).
+ *
+ * Two paths with the same decisions:
+ * - the reference (options.reference): a view of the cluster (remaining
+ *   nodes, their bound pods, the moved pods pending) through
+ *   berth_kube_schedule_view, then one more view per option and new node.
+ *   Work: O(cluster) per question and per option.
+ * - the session (default): one berth_ksession per plan; a question
+ *   excludes the candidates, evicts their pods, places the moved ones and
+ *   rolls back. Work: the scheduler's per-pod cost for the moved pods.
+ *   For one new node (consolidation), when every leftover pod is plain (no
+ *   required pod (anti-)affinity, no DoNotSchedule spread, no host ports,
+ *   the default scheduler profile) and no pod carries a required
+ *   anti-affinity term, the options are filtered as Karpenter does, without
+ *   scheduling: the leftovers' summed requests and count within the
+ *   option's capacity, each leftover's nodeSelector / required node
+ *   affinity on its labels and its taints tolerated. That filter is exact
+ *   for plain pods: they failed on the remaining nodes in queue order and
+ *   those only filled up since (their filters are static or resources), so
+ *   on a re-run they can only land on the new node, where they all fit iff
+ *   the sums do. The chosen option is still confirmed by one scheduling run
+ *   on a spare node (disrupt_sim_confirm); anything else schedules every
+ *   option on a spare node. */
 #include "disrupt/state.h"
 
 #include <stdio.h>
@@ -33,8 +52,8 @@ static int sched_view(disrupt_state *s, const uint8_t *excluded, const berth_kno
 
 /* A hypothetical node for option o, named name; 0, or -1 when the
  * offering does not satisfy the pool's requirements. */
-static int make_node(disrupt_state *s, berth_arena *a, const disrupt_option *o, const char *name,
-                     berth_knode *out)
+int disrupt_option_node(const disrupt_state *s, berth_arena *a, const disrupt_option *o,
+                        const char *name, berth_knode *out)
 {
     const berth_disrupt *m = s->m;
     const berth_nodepool *np = &m->pools[o->pool];
@@ -91,8 +110,11 @@ static int make_node(disrupt_state *s, berth_arena *a, const disrupt_option *o, 
 
 void disrupt_sim_free(disrupt_sim *r)
 {
+    if (r->open && r->s && r->s->ks)
+        berth_ksession_rollback(r->s->ks, r->mark);
     free(r->feasible);
     free(r->chosen);
+    free(r->left);
     memset(r, 0, sizeof *r);
 }
 
@@ -106,11 +128,11 @@ static int push_option(disrupt_option **v, uint32_t *n, disrupt_option o)
     return 0;
 }
 
-int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint32_t max_new,
-                     disrupt_sim *out)
+/* The reference: one berth_kube_schedule_view per question and option. */
+static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint32_t max_new,
+                         disrupt_sim *out)
 {
     const berth_disrupt *m = s->m;
-    memset(out, 0, sizeof *out);
     uint8_t *excluded = calloc(s->nn + 1, 1);
     uint32_t *moving = calloc(m->kube.npods + 1, sizeof *moving);
     const char **placed = calloc(m->kube.npods + 1, sizeof *placed);
@@ -174,7 +196,7 @@ int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint3
                     const berth_offering *of = disrupt_option_offering(s, &op);
                     if (!of->available)
                         continue;
-                    int mk = make_node(s, &a, &op, nm, &hyp[nhyp]);
+                    int mk = disrupt_option_node(s, &a, &op, nm, &hyp[nhyp]);
                     if (mk == BERTH_ENOMEM) {
                         rc = mk;
                         goto out;
@@ -206,7 +228,7 @@ int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint3
             break;
         }
         /* commit the best node and pin its pods */
-        if ((rc = make_node(s, &a, &best_o, nm, &hyp[nhyp])) ||
+        if ((rc = disrupt_option_node(s, &a, &best_o, nm, &hyp[nhyp])) ||
             (rc = sched_view(s, excluded, hyp, nhyp + 1, moving, nmove, bind, placed2)) ||
             (rc = push_option(&out->chosen, &out->nchosen, best_o)))
             goto out;
@@ -233,4 +255,351 @@ out:
     free(hyp);
     berth_arena_free(&a);
     return rc;
+}
+
+/* ---- the session path ---- */
+
+#define SPARE_NAME "berth-replacement-%u"
+
+berth_ksession *disrupt_session(disrupt_state *s)
+{
+    if (s->ks)
+        return s->ks;
+    berth_error e;
+    if (berth_ksession_open(&s->ks, &s->m->kube, s->pod_node, DISRUPT_SPARE_SLOTS, NULL, &e))
+        return NULL;
+    /* as the view: deleting and expired nodes receive nothing and their
+     * pods are gone */
+    for (uint32_t n = 0; n < s->nn; n++) {
+        if (!s->n[n].deleting && !s->n[n].expired)
+            continue;
+        berth_ksession_exclude(s->ks, n, 1);
+        for (uint32_t j = 0; j < s->n[n].npods; j++)
+            if (berth_ksession_node_of(s->ks, s->n[n].pods[j]) != BERTH_KUBE_NONE &&
+                berth_ksession_evict(s->ks, s->n[n].pods[j])) {
+                berth_ksession_close(s->ks);
+                s->ks = NULL;
+                return NULL;
+            }
+    }
+    s->ks_base = berth_ksession_mark(s->ks);
+    return s->ks;
+}
+
+/* The usable options (available offering, hypothetical node satisfying
+ * its pool) with their nodes named as the first new node, built once. */
+static int options_ready(disrupt_state *s)
+{
+    if (s->opts_ready)
+        return 0;
+    const berth_disrupt *m = s->m;
+    uint32_t cap = 0;
+    for (uint32_t t = 0; t < m->ntypes; t++)
+        cap += m->types[t].nofferings;
+    cap *= m->npools;
+    s->opts = malloc((cap + 1) * sizeof *s->opts);
+    s->opt_nodes = malloc((cap + 1) * sizeof *s->opt_nodes);
+    if (!s->opts || !s->opt_nodes)
+        return BERTH_ENOMEM;
+    char name[48];
+    snprintf(name, sizeof name, SPARE_NAME, 1u);
+    const char *nm = berth_arena_strdup(&s->opt_arena, name);
+    if (!nm)
+        return BERTH_ENOMEM;
+    for (uint32_t p = 0; p < m->npools; p++)
+        for (uint32_t t = 0; t < m->ntypes; t++)
+            for (uint32_t o = 0; o < m->types[t].nofferings; o++) {
+                disrupt_option op = {p, t, o};
+                if (!disrupt_option_offering(s, &op)->available)
+                    continue;
+                int mk = disrupt_option_node(s, &s->opt_arena, &op, nm, &s->opt_nodes[s->nopts]);
+                if (mk == BERTH_ENOMEM)
+                    return mk;
+                if (!mk)
+                    s->opts[s->nopts++] = op;
+            }
+    for (uint32_t p = 0; p < m->kube.npods && !s->any_anti; p++)
+        s->any_anti = m->kube.pods[p].nanti_req > 0;
+    s->opts_ready = 1;
+    return 0;
+}
+
+/* Plain pods: their filters on existing nodes are static or resources. */
+static int plain_pod(const disrupt_state *s, uint32_t pod)
+{
+    const berth_kcluster *k = &s->m->kube;
+    const berth_kpod *p = &k->pods[pod];
+    if (p->naff_req || p->nanti_req || p->nports || k->nprofiles ||
+        (p->scheduler_name && strcmp(p->scheduler_name, "default-scheduler")))
+        return 0;
+    for (uint32_t i = 0; i < p->nspread; i++)
+        if (p->spread[i].do_not_schedule)
+            return 0;
+    return 1;
+}
+
+/* Whether every leftover fits on n together (exact for plain pods). */
+static int option_hosts(const disrupt_state *s, const berth_knode *n, const uint32_t *left,
+                        uint32_t nleft)
+{
+    const berth_kcluster *k = &s->m->kube;
+    int64_t sum[BERTH_KUBE_MAX_RES] = {0};
+    if ((int64_t)nleft > n->alloc_pods)
+        return 0;
+    for (uint32_t i = 0; i < nleft; i++) {
+        const berth_kpod *p = &k->pods[left[i]];
+        for (uint32_t r = 0; r < k->nres; r++)
+            sum[r] += p->req[r];
+    }
+    for (uint32_t r = 0; r < k->nres; r++)
+        if (sum[r] > n->alloc[r])
+            return 0;
+    for (uint32_t i = 0; i < nleft; i++) {
+        const berth_kpod *p = &k->pods[left[i]];
+        if (n->unschedulable || !berth_kube_node_affinity_matches(p, n) ||
+            berth_taints_first_untolerated(n->taints, n->ntaints, p->tols, p->ntols,
+                                           BERTH_EFFECT_MASK_HARD))
+            return 0;
+    }
+    return 1;
+}
+
+/* Places the leftovers with spare slot `slot` activated as n; *got: how
+ * many were placed (anywhere). The session is rolled back afterwards
+ * unless keep is set. */
+static int try_spare(disrupt_state *s, uint32_t slot, const berth_knode *n, const uint32_t *left,
+                     uint32_t nleft, uint32_t *placed, int keep, uint32_t *got)
+{
+    uint64_t mk = berth_ksession_mark(s->ks);
+    uint32_t node;
+    berth_error e;
+    int rc = berth_ksession_spare(s->ks, slot, n, &node);
+    if (!rc) {
+        rc = berth_ksession_place(s->ks, left, nleft, placed, NULL, NULL, &e);
+        if (rc == BERTH_ENOFIT)
+            rc = 0;
+    }
+    *got = 0;
+    for (uint32_t i = 0; !rc && i < nleft; i++)
+        *got += placed[i] != BERTH_KUBE_NONE;
+    if (!keep || rc) {
+        int rb = berth_ksession_rollback(s->ks, mk);
+        if (!rc)
+            rc = rb;
+    }
+    return rc;
+}
+
+/* Every usable option that hosts all leftovers, by scheduling each. */
+static int schedule_options(disrupt_sim *out, uint32_t *placed)
+{
+    disrupt_state *s = out->s;
+    out->nfeasible = 0;
+    out->filtered = 0;
+    for (uint32_t i = 0; i < s->nopts; i++) {
+        uint32_t got;
+        int rc = try_spare(s, 0, &s->opt_nodes[i], out->left, out->nleft, placed, 0, &got);
+        if (rc)
+            return rc;
+        if (got == out->nleft && (rc = push_option(&out->feasible, &out->nfeasible, s->opts[i])))
+            return rc;
+    }
+    return 0;
+}
+
+int disrupt_sim_confirm(disrupt_sim *sim, const disrupt_option *o, int *ok)
+{
+    *ok = 1;
+    if (!sim->filtered || !sim->open)
+        return 0;
+    disrupt_state *s = sim->s;
+    uint32_t *placed = malloc((sim->nleft + 1) * sizeof *placed);
+    if (!placed)
+        return BERTH_ENOMEM;
+    int rc = 0;
+    uint32_t i = 0;
+    while (i < s->nopts && memcmp(&s->opts[i], o, sizeof *o))
+        i++;
+    uint32_t got = 0;
+    if (i < s->nopts)
+        rc = try_spare(s, 0, &s->opt_nodes[i], sim->left, sim->nleft, placed, 0, &got);
+    if (!rc && got != sim->nleft) {
+        /* the filter disagreed with the scheduler: decide on the exact set */
+        *ok = 0;
+        rc = schedule_options(sim, placed);
+    }
+    free(placed);
+    return rc;
+}
+
+int disrupt_evict_nodes(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint32_t *moving,
+                        uint32_t *nmoving)
+{
+    berth_ksession *ks = s->ks;
+    uint32_t nmove = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+        const disrupt_node *dn = &s->n[cands[i]];
+        berth_ksession_exclude(ks, cands[i], 1);
+        uint32_t in = s->in_head ? s->in_head[cands[i]] : BERTH_KUBE_NONE;
+        for (uint32_t j = 0; j < dn->npods || in != BERTH_KUBE_NONE;) {
+            uint32_t p;
+            if (j < dn->npods) {
+                p = dn->pods[j++];
+            } else { /* moved here by the optimiser */
+                p = in;
+                in = s->in_next[in];
+                if (berth_ksession_node_of(ks, p) != cands[i])
+                    continue;
+            }
+            char why[8];
+            if (berth_ksession_node_of(ks, p) != BERTH_KUBE_NONE &&
+                (rc = berth_ksession_evict(ks, p)))
+                goto out;
+            if (disrupt_pod_reschedulable(s, p) && !disrupt_pod_dnd_active(s, p) &&
+                !disrupt_pod_pdb_blocked(s, p, why, sizeof why))
+                moving[nmove++] = p;
+        }
+    }
+out:
+    *nmoving = nmove;
+    return rc;
+}
+
+static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc,
+                            uint32_t max_new, disrupt_sim *out)
+{
+    const berth_disrupt *m = s->m;
+    berth_ksession *ks = disrupt_session(s);
+    if (!ks || options_ready(s))
+        return BERTH_ENOMEM;
+    /* scratch for every question of the plan, allocated once */
+    if (!s->sim_moving) {
+        s->sim_moving = malloc((m->kube.npods + 1) * sizeof *s->sim_moving);
+        s->sim_placed = malloc((m->kube.npods + 1) * sizeof *s->sim_placed);
+        if (!s->sim_moving || !s->sim_placed)
+            return BERTH_ENOMEM;
+    }
+    out->s = s;
+    out->mark = berth_ksession_mark(ks);
+    out->open = 1;
+    uint32_t *moving = s->sim_moving, *placed = s->sim_placed;
+    berth_arena a;
+    berth_arena_init(&a, 0);
+    berth_error e;
+    uint32_t nmove = 0;
+    /* the candidates receive nothing and their pods are gone; the
+     * reschedulable, unblocked ones are placed again */
+    int rc = disrupt_evict_nodes(s, cands, nc, moving, &nmove);
+    if (rc)
+        goto out;
+    if (!(out->left = malloc((nmove + 1) * sizeof *out->left))) {
+        rc = BERTH_ENOMEM;
+        goto out;
+    }
+    rc = berth_ksession_place(ks, moving, nmove, placed, NULL, NULL, &e);
+    if (rc == BERTH_ENOFIT)
+        rc = 0;
+    if (rc)
+        goto out;
+    for (uint32_t i = 0; i < nmove; i++)
+        if (placed[i] == BERTH_KUBE_NONE)
+            out->left[out->nleft++] = moving[i];
+    uint32_t left = out->nleft;
+    s->unplaced += left;
+    if (!left) {
+        out->ok = 1;
+        goto out;
+    }
+    if (!max_new) {
+        snprintf(out->why, sizeof out->why, "%u pod(s) do not fit on the remaining nodes", left);
+        goto out;
+    }
+    if (max_new == 1) {
+        int plain = !s->any_anti;
+        for (uint32_t i = 0; plain && i < left; i++)
+            plain = plain_pod(s, out->left[i]);
+        if (plain) {
+            out->filtered = 1;
+            for (uint32_t i = 0; i < s->nopts; i++)
+                if (option_hosts(s, &s->opt_nodes[i], out->left, left) &&
+                    (rc = push_option(&out->feasible, &out->nfeasible, s->opts[i])))
+                    goto out;
+        } else if ((rc = schedule_options(out, placed))) {
+            goto out;
+        }
+        if (out->nfeasible) {
+            out->ok = 1;
+            out->nnew = 1;
+        }
+    } else {
+        /* drift: per round the option placing the most leftovers, then the
+         * cheapest, committed before the next round */
+        uint32_t rounds = max_new < DISRUPT_SPARE_SLOTS ? max_new : DISRUPT_SPARE_SLOTS;
+        for (uint32_t round = 0; round < rounds && out->nleft; round++) {
+            char name[48];
+            snprintf(name, sizeof name, SPARE_NAME, round + 1);
+            const char *nm = berth_arena_strdup(&a, name);
+            if (!nm) {
+                rc = BERTH_ENOMEM;
+                goto out;
+            }
+            int best = -1;
+            uint32_t best_count = 0;
+            double best_price = 0;
+            berth_knode hn;
+            for (uint32_t i = 0; i < s->nopts; i++) {
+                hn = s->opt_nodes[i];
+                if (round && (rc = disrupt_option_node(s, &a, &s->opts[i], nm, &hn)))
+                    goto out;
+                uint32_t got;
+                if ((rc = try_spare(s, round, &hn, out->left, out->nleft, placed, 0, &got)))
+                    goto out;
+                double price = disrupt_option_offering(s, &s->opts[i])->price;
+                if (got > best_count || (got == best_count && got && price < best_price)) {
+                    best = (int)i;
+                    best_count = got;
+                    best_price = price;
+                }
+            }
+            if (best < 0)
+                break;
+            hn = s->opt_nodes[best];
+            uint32_t got;
+            if ((round && (rc = disrupt_option_node(s, &a, &s->opts[best], nm, &hn))) ||
+                (rc = try_spare(s, round, &hn, out->left, out->nleft, placed, 1, &got)) ||
+                (rc = push_option(&out->chosen, &out->nchosen, s->opts[best])))
+                goto out;
+            uint32_t nl = 0;
+            for (uint32_t i = 0; i < out->nleft; i++)
+                if (placed[i] == BERTH_KUBE_NONE)
+                    out->left[nl++] = out->left[i];
+            out->nleft = nl;
+            out->nnew = out->nchosen;
+        }
+        if (!out->nleft)
+            out->ok = 1;
+        left = out->nleft;
+    }
+    if (!out->ok)
+        snprintf(out->why, sizeof out->why,
+                 "%u pod(s) fit neither the remaining nodes nor %s new node%s", left,
+                 max_new == 1 ? "one" : "the", max_new == 1 ? "" : "s");
+out:
+    berth_arena_free(&a);
+    if (rc || !out->filtered) {
+        /* nothing to confirm later: back to the state before the question */
+        berth_ksession_rollback(ks, out->mark);
+        out->open = 0;
+    }
+    return rc;
+}
+
+int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint32_t max_new,
+                     disrupt_sim *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->reference)
+        return simulate_view(s, cands, nc, max_new, out);
+    return simulate_session(s, cands, nc, max_new, out);
 }

@@ -1,10 +1,16 @@
 /* disrupt/state.h - internal: the planner's per-node view at one moment
- * (candidates.c), the pool allowances, and the re-placement simulation
- * over the kube pipeline (simulate.c). */
+ * and its indexes (candidates.c), the pool allowances, the re-placement
+ * simulation over the kube pipeline and its what-if session (simulate.c),
+ * the pass pieces the optimiser shares (plan.c, optimize.c) and the lower
+ * bound (bound.c). */
 #ifndef BERTH_DISRUPT_STATE_H
 #define BERTH_DISRUPT_STATE_H
 
 #include "berth/disrupt.h"
+
+typedef struct disrupt_option {
+    uint32_t pool, type, offering;
+} disrupt_option;
 
 typedef struct disrupt_node {
     uint32_t node;              /* kube node index */
@@ -37,10 +43,40 @@ typedef struct disrupt_state {
     uint32_t norder;
     int64_t (*allowed)[BERTH_DR_BUDGET_COUNT]; /* per pool, decremented by methods */
     int64_t *pool_nodes, *pool_disrupting;
+    double *pool_cost, *pool_rdc;   /* per pool: managed nodes' prices and RDCs (Balanced) */
+    /* indexes built once (candidates.c) */
+    uint32_t *node_by_name;     /* kube node indices sorted by name */
+    int32_t *pod_pdb;           /* per pod: its first matching PDB, -1 when none */
+    uint8_t *pod_npdb;          /* per pod: matching PDBs (saturates at 255) */
+    int reference;              /* berth_dplan_options.reference */
+    /* simulate.c: the what-if session (opened on first use, its base mark
+     * has deleting and expired nodes excluded and their pods evicted), the
+     * usable replacement options with their hypothetical nodes, and whether
+     * some pod carries a required pod anti-affinity term */
+    berth_ksession *ks;
+    uint64_t ks_base;
+    berth_arena opt_arena;
+    disrupt_option *opts;
+    berth_knode *opt_nodes;
+    uint32_t nopts;
+    int opts_ready, any_anti;
+    uint32_t *sim_moving, *sim_placed; /* per pod: scratch of each question */
+    uint64_t unplaced;          /* pods that found no node in session questions (each
+                                 * costs the scheduler's failure analysis, O(nodes)) */
+    /* optimize.c: pods moved onto a node by committed moves (per node the
+     * first, per pod the next; NULL outside the optimiser) */
+    uint32_t *in_head, *in_next;
 } disrupt_state;
+
+/* drift.c: berth_nodeclaim_drifted with the claim's node given (NULL when
+ * none), for callers that already know it. */
+int disrupt_claim_drifted(const berth_disrupt *m, const berth_nodeclaim *c, const berth_knode *nd,
+                          char *why, size_t size);
 
 /* candidates.c */
 int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dplan_options *o);
+/* The kube node named name, BERTH_KUBE_NONE when none (binary search). */
+uint32_t disrupt_node_find(const disrupt_state *s, const char *name);
 void disrupt_state_free(disrupt_state *s);
 /* A pod the simulation moves: reschedulable and not blocking. */
 int disrupt_pod_reschedulable(const disrupt_state *s, uint32_t pod);
@@ -50,10 +86,6 @@ int disrupt_pod_dnd_active(const disrupt_state *s, uint32_t pod);
 int disrupt_pod_pdb_blocked(const disrupt_state *s, uint32_t pod, char *why, size_t size);
 
 /* simulate.c */
-typedef struct disrupt_option {
-    uint32_t pool, type, offering;
-} disrupt_option;
-
 typedef struct disrupt_sim {
     int ok;                     /* every moved pod fits */
     uint32_t nnew;              /* new nodes needed (0 or more) */
@@ -62,13 +94,77 @@ typedef struct disrupt_sim {
     disrupt_option *chosen;     /* max_new > 1: the options taken, in order */
     uint32_t nchosen;
     char why[200];
+    /* the session path keeps the moved pods placed until disrupt_sim_free;
+     * filtered = 1: feasible came from the cheap filter (requests,
+     * selectors, taints) and a choice is confirmed by disrupt_sim_confirm */
+    disrupt_state *s;
+    uint64_t mark;
+    int open, filtered;
+    uint32_t *left;             /* pods that did not fit the remaining nodes */
+    uint32_t nleft;
 } disrupt_sim;
 
 /* Moves the reschedulable pods of the candidate nodes onto the remaining
- * nodes, then onto at most max_new new nodes. */
+ * nodes, then onto at most max_new new nodes. s->reference: one
+ * berth_kube_schedule_view per question and per option (the reference);
+ * otherwise the what-if session, and for max_new == 1 with plain leftover
+ * pods the options are filtered without scheduling (exact for such pods,
+ * see simulate.c). */
 int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint32_t max_new,
                      disrupt_sim *out);
+/* Confirms that option o hosts every leftover pod with one scheduling run
+ * on a spare node (*ok 1), for a sim with filtered = 1. When it does not,
+ * sim->feasible is recomputed by scheduling every option (filtered = 0). */
+int disrupt_sim_confirm(disrupt_sim *sim, const disrupt_option *o, int *ok);
 void disrupt_sim_free(disrupt_sim *r);
+/* The session (opened on first use; its base mark has deleting and expired
+ * nodes excluded and their pods evicted); NULL on error. Spare slot 0 is
+ * the simulation's, drift uses up to DISRUPT_SPARE_SLOTS, the optimiser's
+ * replacements take 1.. */
+#define DISRUPT_SPARE_SLOTS 64
+berth_ksession *disrupt_session(disrupt_state *s);
+/* In the open session: excludes the candidates, evicts every pod on them
+ * (also pods the optimiser moved there) and lists in moving (room for
+ * every pod of the cluster) the reschedulable, unblocked ones to re-place. */
+int disrupt_evict_nodes(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint32_t *moving,
+                        uint32_t *nmoving);
 const berth_offering *disrupt_option_offering(const disrupt_state *s, const disrupt_option *o);
+/* The hypothetical node for option o (SPEC 4.1 rule 7) named name, its
+ * labels in a: 0, -1 when the offering does not satisfy the pool's
+ * requirements, or BERTH_ENOMEM. */
+int disrupt_option_node(const disrupt_state *s, berth_arena *a, const disrupt_option *o,
+                        const char *name, berth_knode *out);
+
+/* plan.c: the pieces of a pass the optimiser shares */
+typedef struct disrupt_repl {
+    int ok;
+    disrupt_option chosen;
+    char why[200];
+} disrupt_repl;
+int disrupt_add_action(berth_dplan *p, berth_daction **out);
+/* nodes = the kube nodes of idx (state indices), savings = their prices */
+int disrupt_set_nodes(berth_daction *a, const uint32_t *idx, uint32_t n, const disrupt_state *s);
+int disrupt_fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_option *o,
+                             uint32_t n);
+/* Balanced (v1.14): every Balanced pool among the candidates approves. */
+int disrupt_balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings);
+/* computeConsolidation on the session's current state: *decision 0
+ * nothing (why says why), 1 delete, 2 replace (r->chosen). */
+int disrupt_consolidate(disrupt_state *s, const uint32_t *cands, uint32_t nc, int multi,
+                        disrupt_repl *r, char *why, size_t size, int *decision);
+/* Consolidation needs: policy, consolidateAfter, resolvable, not empty,
+ * consolidatable. */
+int disrupt_consolidation_eligible(const disrupt_state *s, uint32_t n);
+
+/* optimize.c: an alternative consolidation into alt (actions only) within
+ * the allowances at the start of the pass (karpenter->pools); Karpenter's
+ * expirations are copied first. The session is back at its base after. */
+int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan *alt);
+
+/* bound.c */
+/* The lower bound of berth_disrupt_bound on this state. */
+int disrupt_bound(const disrupt_state *s, berth_dbound *out);
+/* nodes_before/after and cost_before/after of p's actions. */
+int disrupt_outcome(const disrupt_state *s, berth_dplan *p);
 
 #endif

@@ -36,6 +36,24 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
     json_object_set_new(root, "nodePools", pools);
     json_object_set_new(root, "actions", acts);
     json_object_set_new(root, "blocked", blk);
+    /* extra fields (SPEC 6.3 allows additions): the outcome, the lower
+     * bound, and with --optimize which result is shown */
+    json_object_set_new(root, "nodesBefore", json_integer(p->nodes_before));
+    json_object_set_new(root, "nodesAfter", json_integer(p->nodes_after));
+    json_object_set_new(root, "costBefore", json_real(round6(p->cost_before)));
+    json_object_set_new(root, "costAfter", json_real(round6(p->cost_after)));
+    json_t *lb = json_object();
+    json_object_set_new(lb, "nodes", json_integer(p->bound_nodes));
+    json_object_set_new(lb, "costPerHour", json_real(round6(p->bound_cost)));
+    json_object_set_new(lb, "method", json_string(p->bound_method ? p->bound_method : ""));
+    json_object_set_new(lb, "nodesWithinBudgets", json_integer(p->bound_nodes_budgets));
+    json_object_set_new(lb, "costPerHourWithinBudgets", json_real(round6(p->bound_cost_budgets)));
+    json_object_set_new(root, "lowerBound", lb);
+    json_object_set_new(root, "optimized", json_boolean(p->optimized));
+    json_t *kp = json_object();
+    json_object_set_new(kp, "nodesAfter", json_integer(p->karpenter_nodes_after));
+    json_object_set_new(kp, "savingsPerHour", json_real(round6(p->karpenter_savings)));
+    json_object_set_new(root, "karpenter", kp);
     for (uint32_t i = 0; i < p->npools; i++) {
         const berth_dpool_allow *a = &p->pools[i];
         json_t *o = json_object(), *al = json_object();
@@ -126,6 +144,14 @@ void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_d
         }
         fprintf(out, "  savings %.4f/h\n", a->savings);
     }
+    fprintf(out, "\nnodes %lld -> %lld (lower bound %lld, within budgets %lld), cost %.4f/h -> "
+                 "%.4f/h (lower bound %.4f/h, within budgets %.4f/h)\n",
+            (long long)p->nodes_before, (long long)p->nodes_after, (long long)p->bound_nodes,
+            (long long)p->bound_nodes_budgets, p->cost_before, p->cost_after, p->bound_cost,
+            p->bound_cost_budgets);
+    if (p->optimized)
+        fprintf(out, "optimized: Karpenter's pass would leave %lld nodes, saving %.4f/h\n",
+                (long long)p->karpenter_nodes_after, p->karpenter_savings);
     fprintf(out, "\nBLOCKED\n");
     if (!p->nblocked)
         fprintf(out, "  (none)\n");

@@ -1,0 +1,178 @@
+/* disrupt/apply.c - changes to a disruption model over time (the
+ * `disrupt simulate` timeline): a launched NodeClaim and its Node joining
+ * the cluster (labels, taints and allocatable from the NodePool template
+ * and the InstanceType offering), a node and its NodeClaim leaving it, a
+ * taint added, and a PodDisruptionBudget's disruptionsAllowed. */
+#include "berth/disrupt.h"
+#include "berth/grow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int pdb_matches(const berth_kpdb *b, const berth_kpod *p)
+{
+    return !strcmp(b->ns, p->ns) && berth_selector_matches(&b->selector, &p->labels);
+}
+
+int64_t berth_pdb_disruptions_allowed(const berth_disrupt *m, uint32_t pdb)
+{
+    const berth_kpdb *b = &m->kube.pdbs[pdb];
+    if (b->has_disruptions_allowed)
+        return b->disruptions_allowed > 0 ? b->disruptions_allowed : 0;
+    int64_t expected = 0, healthy = 0;
+    for (uint32_t i = 0; i < m->kube.npods; i++) {
+        const berth_kpod *p = &m->kube.pods[i];
+        if (p->terminating || !pdb_matches(b, p))
+            continue;
+        expected++;
+        healthy += m->pod_info[i].ready;
+    }
+    int64_t desired = 0;
+    if (b->has_min_available)
+        desired = b->min_pct ? (b->min_available * expected + 99) / 100 : b->min_available;
+    else if (b->has_max_unavailable)
+        desired = expected - (b->max_pct ? (b->max_unavailable * expected + 99) / 100
+                                         : b->max_unavailable);
+    int64_t a = healthy - desired;
+    return a > 0 ? a : 0;
+}
+
+int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name)
+{
+    for (uint32_t c = 0; c < m->nclaims; c++)
+        if (!strcmp(m->claims[c].node_name, node_name))
+            return (int)c;
+    return -1;
+}
+
+static int has_key(const berth_label *l, uint32_t n, const char *key)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(l[i].key, key))
+            return 1;
+    return 0;
+}
+
+int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,
+                                uint32_t offering, const char *name, int initialized,
+                                berth_arena *a, berth_knode *out)
+{
+    const berth_kcluster *k = &m->kube;
+    const berth_nodepool *np = &m->pools[pool];
+    const berth_instance_type *it = &m->types[type];
+    const berth_offering *of = &it->offerings[offering];
+    memset(out, 0, sizeof *out);
+    uint32_t cap = np->labels.n + np->nreqs + 6;
+    berth_label *l = berth_arena_alloc(a, cap * sizeof *l);
+    if (!l)
+        return BERTH_ENOMEM;
+    const char *keys[6] = {"karpenter.sh/nodepool", "node.kubernetes.io/instance-type",
+                           "topology.kubernetes.io/zone", "karpenter.sh/capacity-type",
+                           "kubernetes.io/hostname", "karpenter.sh/initialized"};
+    const char *vals[6] = {np->name, it->name, of->zone,
+                           berth_capacity_type_name(of->capacity_type), name, "true"};
+    uint32_t n = 0;
+    for (int i = 0; i < (initialized ? 6 : 5); i++)
+        l[n++] = (berth_label){keys[i], vals[i]};
+    for (uint32_t i = 0; i < np->labels.n; i++)
+        if (!has_key(l, n, np->labels.items[i].key))
+            l[n++] = np->labels.items[i];
+    for (uint32_t i = 0; i < np->nreqs; i++) {
+        const berth_requirement *r = &np->reqs[i];
+        if (r->op == BERTH_SEL_IN && r->nvalues == 1 && !has_key(l, n, r->key))
+            l[n++] = (berth_label){r->key, r->values[0]};
+    }
+    out->name = name;
+    out->labels.items = l;
+    out->labels.n = n;
+    berth_labels_sort(&out->labels);
+    out->taints = np->taints; /* startup taints are gone once initialised */
+    out->ntaints = np->ntaints;
+    out->alloc[BERTH_KRES_CPU] = it->cpu;
+    out->alloc[BERTH_KRES_MEMORY] = it->memory;
+    out->alloc[BERTH_KRES_EPHEMERAL] = INT64_MAX / 4;
+    for (uint32_t r = BERTH_KRES_FIRST_EXT; r < k->nres; r++)
+        if (!strcmp(k->res_names[r], "nvidia.com/gpu"))
+            out->alloc[r] = it->gpus;
+    out->alloc_pods = it->pods;
+    /* requirements on keys the node defines must hold */
+    for (uint32_t i = 0; i < np->nreqs; i++)
+        if (berth_labels_get(&out->labels, np->reqs[i].key) &&
+            !berth_requirement_matches(&np->reqs[i], &out->labels))
+            return 1;
+    return 0;
+}
+
+int berth_disrupt_add_node(berth_disrupt *m, uint32_t pool, uint32_t type, uint32_t offering,
+                           const char *name, int64_t created, int64_t now, uint32_t *node)
+{
+    berth_kcluster *k = &m->kube;
+    const berth_nodepool *np = &m->pools[pool];
+    const char *nm = berth_arena_strdup(&k->arena, name);
+    berth_knode nd;
+    if (!nm || berth_disrupt_template_node(m, pool, type, offering, nm, 1, &k->arena, &nd) < 0 ||
+        berth_grow((void **)&k->nodes, &k->capnodes, k->nnodes + 1, sizeof *k->nodes, 0) ||
+        berth_grow((void **)&m->node_info, &m->capnode_info, m->nnode_info + 1,
+                   sizeof *m->node_info, 0) ||
+        berth_grow((void **)&m->claims, &m->capclaims, m->nclaims + 1, sizeof *m->claims, 0))
+        return BERTH_ENOMEM;
+    k->nodes[k->nnodes] = nd;
+    m->node_info[m->nnode_info] = (berth_dnode){1, 0, 0, 1};
+    berth_nodeclaim *c = &m->claims[m->nclaims];
+    memset(c, 0, sizeof *c);
+    c->name = nm;
+    c->nodepool = np->name;
+    c->node_name = nm;
+    c->labels = nd.labels;
+    c->hash = np->hash;
+    c->hash_version = BERTH_DISRUPT_HASH_VERSION;
+    const berth_aksnodeclass *kc = berth_nodepool_class(m, np);
+    if (kc) {
+        c->class_hash = kc->hash;
+        c->class_hash_version = BERTH_DISRUPT_HASH_VERSION;
+    }
+    c->created = created;
+    c->has_created = 1;
+    c->initialized = 1;
+    c->initialized_at = now;
+    c->has_termination_grace = np->termination_grace >= 0;
+    c->termination_grace = np->termination_grace;
+    *node = k->nnodes;
+    k->nnodes++;
+    m->nnode_info++;
+    m->nclaims++;
+    return 0;
+}
+
+void berth_disrupt_remove_node(berth_disrupt *m, uint32_t node)
+{
+    berth_kcluster *k = &m->kube;
+    int c = berth_disrupt_claim_of(m, k->nodes[node].name);
+    if (c >= 0) {
+        memmove(&m->claims[c], &m->claims[c + 1],
+                (m->nclaims - (uint32_t)c - 1) * sizeof *m->claims);
+        m->nclaims--;
+    }
+    memmove(&k->nodes[node], &k->nodes[node + 1], (k->nnodes - node - 1) * sizeof *k->nodes);
+    k->nnodes--;
+    memmove(&m->node_info[node], &m->node_info[node + 1],
+            (m->nnode_info - node - 1) * sizeof *m->node_info);
+    m->nnode_info--;
+}
+
+int berth_disrupt_taint(berth_disrupt *m, uint32_t node, const char *key, berth_taint_effect effect)
+{
+    berth_knode *nd = &m->kube.nodes[node];
+    for (uint32_t i = 0; i < nd->ntaints; i++)
+        if (!strcmp(nd->taints[i].key, key) && nd->taints[i].effect == effect)
+            return 0;
+    berth_taint *t = berth_arena_alloc(&m->kube.arena, (nd->ntaints + 1) * sizeof *t);
+    if (!t)
+        return BERTH_ENOMEM;
+    if (nd->ntaints)
+        memcpy(t, nd->taints, nd->ntaints * sizeof *t);
+    t[nd->ntaints] = (berth_taint){key, "", effect};
+    nd->taints = t;
+    nd->ntaints++;
+    return 0;
+}

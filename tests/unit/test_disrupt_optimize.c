@@ -1,0 +1,444 @@
+/* tests/unit/test_disrupt_optimize.c - `--optimize`, the lower bound and
+ * the fast planner (issue item 5, 7): an estate where Karpenter's greedy
+ * pass is provably not optimal and the optimiser is strictly better (and
+ * meets the bound, which is tight there); budgets and do-not-disrupt hold
+ * for the optimiser; on a few hundred random small estates the session
+ * planner with the option filter decides exactly as the reference path
+ * (one scheduling run per question and option), and the lower bound is
+ * at most every plan's nodes and cost after. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "berth/disrupt.h"
+#include "berth/random.h"
+
+#define NOW 1714564800 /* 2024-05-01T12:00:00Z */
+
+typedef struct buf {
+    char s[1 << 17];
+    size_t n;
+} buf;
+
+static void add(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
+    va_end(ap);
+    assert_true(w > 0 && (size_t)w < sizeof b->s - b->n);
+    b->n += (size_t)w;
+}
+
+static void pool_policy(buf *b, const char *name, const char *reqs, const char *budget,
+                        const char *taint, const char *policy)
+{
+    add(b, "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\nspec:\n"
+           "  template:\n    spec:\n"
+           "      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}\n"
+           "%s%s"
+           "  disruption:\n    consolidationPolicy: %s\n    consolidateAfter: 0s\n"
+           "    budgets: [{nodes: \"%s\"}]\n",
+        name, reqs ? reqs : "", taint ? taint : "", policy, budget);
+}
+
+static void pool(buf *b, const char *name, const char *reqs, const char *budget, const char *taint)
+{
+    pool_policy(b, name, reqs, budget, taint, "WhenEmptyOrUnderutilized");
+}
+
+/* D2 / D4 / D8: 2 / 4 / 8 cpu, on-demand 0.1 per 2 cpu, spot a fifth, in
+ * zones z1 and z2 (z2 a little dearer) */
+static void types(buf *b)
+{
+    for (int i = 0; i < 3; i++) {
+        int cpu = 2 << i;
+        add(b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: D%d}\nspec:\n"
+               "  capacity: {cpu: \"%d\", memory: %dGi, pods: 30}\n  offerings:\n"
+               "  - {zone: z1, capacityType: on-demand, price: %g}\n"
+               "  - {zone: z1, capacityType: spot, price: %g}\n"
+               "  - {zone: z2, capacityType: on-demand, price: %g}\n"
+               "  - {zone: z2, capacityType: spot, price: %g}\n",
+            cpu, cpu, 4 * cpu, 0.05 * cpu, 0.01 * cpu, 0.055 * cpu, 0.012 * cpu);
+    }
+}
+
+static void node_claim(buf *b, const char *name, const char *pool_name, int cpu, const char *ct,
+                       const char *zone, const char *ann, const char *taint, const char *cond)
+{
+    add(b, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: %s\n"
+           "  labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: D%d, "
+           "karpenter.sh/capacity-type: %s, topology.kubernetes.io/zone: %s}\n"
+           "  creationTimestamp: \"2024-04-30T00:00:00Z\"\n"
+           "status:\n  nodeName: %s\n  conditions:\n"
+           "  - {type: Initialized, status: \"True\", lastTransitionTime: \"2024-04-30T00:05:00Z\"}\n%s",
+        name, pool_name, cpu, ct, zone, name, cond ? cond : "");
+    add(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  annotations: {%s}\n"
+           "  labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: D%d, "
+           "karpenter.sh/capacity-type: %s, topology.kubernetes.io/zone: %s, "
+           "kubernetes.io/hostname: %s}\n%s"
+           "status:\n  allocatable: {cpu: \"%d\", memory: %dGi, pods: \"30\"}\n",
+        name, ann ? ann : "", pool_name, cpu, ct, zone, name, taint ? taint : "", cpu, 4 * cpu);
+}
+
+static void node(buf *b, const char *name, const char *pool_name, int cpu, const char *ct,
+                 const char *zone, const char *ann, const char *taint)
+{
+    node_claim(b, name, pool_name, cpu, ct, zone, ann, taint, NULL);
+}
+
+static void pod(buf *b, const char *name, const char *node_name, const char *cpu, const char *meta,
+                const char *spec)
+{
+    add(b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: default\n%s"
+           "spec:\n  nodeName: %s\n%s  containers:\n  - name: c\n"
+           "    resources: {requests: {cpu: \"%s\", memory: 1Gi}}\n"
+           "status:\n  phase: Running\n  startTime: \"2024-05-01T11:00:00Z\"\n"
+           "  conditions: [{type: Ready, status: \"True\"}]\n",
+        name, meta ? meta : "", node_name, spec ? spec : "", cpu);
+}
+
+typedef struct fixture {
+    berth_disrupt m;
+    berth_dplan p;
+} fixture;
+
+static void plan(fixture *f, const buf *b, int optimize, int reference, int spot)
+{
+    berth_error e;
+    berth_disrupt_init(&f->m);
+    memset(&f->p, 0, sizeof f->p);
+    berth_error_clear(&e);
+    berth_source src;
+    int rc = berth_doc_load_buffer(&f->m.kube.arena, "t.yaml", b->s, b->n, &src, &e);
+    if (!rc)
+        rc = berth_disrupt_load(&f->m, &src, 1, &e);
+    if (!rc)
+        rc = berth_disrupt_finalize(&f->m, &e);
+    if (rc)
+        fail_msg("load: %s\n%s", e.msg, b->s);
+    berth_dplan_options o = {NOW, spot, reference, optimize};
+    if (berth_disrupt_plan(&f->m, &o, &f->p, &e))
+        fail_msg("plan: %s", e.msg);
+}
+
+static void done(fixture *f)
+{
+    berth_dplan_free(&f->p);
+    berth_disrupt_free(&f->m);
+}
+
+/* "reason:action:n1,n2->type/ct/zone" for every action, joined by " | " */
+static const char *actions(const fixture *f, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (uint32_t i = 0; i < f->p.nactions && n < size; i++) {
+        const berth_daction *a = &f->p.actions[i];
+        n += (size_t)snprintf(out + n, size - n, "%s%s:%s:", i ? " | " : "",
+                              berth_dreason_name(a->reason), a->replace ? "replace" : "delete");
+        for (uint32_t j = 0; j < a->nnodes && n < size; j++)
+            n += (size_t)snprintf(out + n, size - n, "%s%s", j ? "," : "",
+                                  f->m.kube.nodes[a->nodes[j]].name);
+        for (uint32_t j = 0; j < a->nreplacements && n < size; j++)
+            n += (size_t)snprintf(out + n, size - n, "->%s/%s/%s", a->replacements[j].instance_type,
+                                  berth_capacity_type_name(a->replacements[j].capacity_type),
+                                  a->replacements[j].zone);
+    }
+    return out;
+}
+
+static int in_actions(const fixture *f, const char *node_name)
+{
+    for (uint32_t i = 0; i < f->p.nactions; i++)
+        for (uint32_t j = 0; j < f->p.actions[i].nnodes; j++)
+            if (!strcmp(f->m.kube.nodes[f->p.actions[i].nodes[j]].name, node_name))
+                return 1;
+    return 0;
+}
+
+#define D4_ONLY                                                                                   \
+    "      requirements:\n"                                                                       \
+    "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n"             \
+    "      - {key: node.kubernetes.io/instance-type, operator: In, values: [D4]}\n"
+
+/* Five D4 nodes; b's 3.9-cpu pod fits nowhere else and no cheaper node
+ * exists (the pool launches D4 only). Karpenter orders a, b (one pod
+ * each), c, d, e: the multi-node prefixes {a,b,c} and {a,b} fail on b, so
+ * its pass is one single-node delete of a (5 -> 4 nodes). Deleting a and
+ * then c leaves b, d, e (3 nodes) - optimal: 10.9 cpu need 3 D4s, which
+ * is also the lower bound. */
+static void greedy_estate(buf *b, const char *budget, const char *c_ann)
+{
+    b->n = 0;
+    pool(b, "p", D4_ONLY, budget, NULL);
+    types(b);
+    node(b, "a", "p", 4, "on-demand", "z1", NULL, NULL);
+    node(b, "b", "p", 4, "on-demand", "z1", NULL, NULL);
+    node(b, "c", "p", 4, "on-demand", "z1", c_ann, NULL);
+    node(b, "d", "p", 4, "on-demand", "z1", NULL, NULL);
+    node(b, "e", "p", 4, "on-demand", "z1", NULL, NULL);
+    pod(b, "a1", "a", "1", NULL, NULL);
+    pod(b, "b1", "b", "3900m", NULL, NULL);
+    pod(b, "c1", "c", "1", NULL, NULL);
+    pod(b, "c2", "c", "1", NULL, NULL);
+    pod(b, "d1", "d", "1", NULL, NULL);
+    pod(b, "d2", "d", "1", NULL, NULL);
+    pod(b, "e1", "e", "1", NULL, NULL);
+    pod(b, "e2", "e", "1", NULL, NULL);
+}
+
+static void test_optimizer_beats_greedy(void **st)
+{
+    (void)st;
+    static buf b;
+    char got[1024];
+    greedy_estate(&b, "100%", NULL);
+    fixture f;
+    plan(&f, &b, 0, 0, 0);
+    assert_string_equal(actions(&f, got, sizeof got), "Underutilized:delete:a");
+    assert_string_equal(f.p.method, "SingleNodeConsolidation");
+    assert_int_equal(f.p.nodes_after, 4);
+    assert_int_equal(f.p.bound_nodes, 3);
+    assert_false(f.p.optimized);
+    done(&f);
+    plan(&f, &b, 1, 0, 0);
+    assert_true(f.p.optimized);
+    assert_string_equal(f.p.method, "Optimizer");
+    assert_int_equal(f.p.nodes_after, 3);
+    assert_int_equal(f.p.karpenter_nodes_after, 4);
+    assert_true(f.p.karpenter_savings > 0.199 && f.p.karpenter_savings < 0.201);
+    assert_true(f.p.cost_after > 0.599 && f.p.cost_after < 0.601);
+    /* the bound is tight here, and the same through the public call */
+    assert_int_equal(f.p.bound_nodes, f.p.nodes_after);
+    berth_dplan_options o = {NOW, 0, 0, 0};
+    berth_dbound bd;
+    berth_error e;
+    assert_int_equal(berth_disrupt_bound(&f.m, &o, &bd, &e), 0);
+    assert_int_equal(bd.nodes, 3);
+    assert_true(bd.cost > 0.5 && bd.cost <= f.p.cost_after + 1e-9);
+    done(&f);
+    /* the reference path plans the same, also with the optimiser */
+    plan(&f, &b, 1, 1, 0);
+    assert_true(f.p.optimized);
+    assert_int_equal(f.p.nodes_after, 3);
+    assert_true(in_actions(&f, "a"));
+    assert_false(in_actions(&f, "b"));
+    done(&f);
+}
+
+static void test_optimizer_respects_budgets_and_dnd(void **st)
+{
+    (void)st;
+    static buf b;
+    char got[1024];
+    fixture f;
+    /* one node allowed: the optimiser cannot beat Karpenter's one delete,
+     * and the bound within budgets says so (no empty or drifted node, one
+     * Underutilized removal: 5 - 1 = 4, while the pods alone need 3) */
+    greedy_estate(&b, "1", NULL);
+    plan(&f, &b, 1, 0, 0);
+    assert_false(f.p.optimized);
+    assert_string_equal(actions(&f, got, sizeof got), "Underutilized:delete:a");
+    assert_int_equal(f.p.nodes_after, 4);
+    assert_int_equal(f.p.bound_nodes, 3);
+    assert_int_equal(f.p.bound_nodes_budgets, 4);
+    done(&f);
+    /* two allowed: two deletions at most */
+    greedy_estate(&b, "2", NULL);
+    plan(&f, &b, 1, 0, 0);
+    assert_true(f.p.optimized);
+    uint32_t taken = 0;
+    for (uint32_t i = 0; i < f.p.nactions; i++)
+        taken += f.p.actions[i].nnodes;
+    assert_int_equal(taken, 2);
+    done(&f);
+    /* c opts out: the optimiser takes d instead, never c */
+    greedy_estate(&b, "100%", "karpenter.sh/do-not-disrupt: \"true\"");
+    plan(&f, &b, 1, 0, 0);
+    assert_false(in_actions(&f, "c"));
+    assert_true(f.p.optimized);
+    assert_int_equal(f.p.nodes_after, 3);
+    done(&f);
+    /* a pod-level do-not-disrupt on d and e as well: only a can go */
+    greedy_estate(&b, "100%", "karpenter.sh/do-not-disrupt: \"true\"");
+    char *pos = strstr(b.s, "name: d1\n");
+    assert_non_null(pos);
+    static buf b2;
+    b2.n = 0;
+    add(&b2, "%.*s", (int)(pos - b.s), b.s);
+    add(&b2, "name: d1\n  annotations: {karpenter.sh/do-not-disrupt: \"true\"}\n%s",
+        pos + strlen("name: d1\n"));
+    plan(&f, &b2, 1, 0, 0);
+    assert_false(in_actions(&f, "c"));
+    assert_false(in_actions(&f, "d"));
+    done(&f);
+}
+
+/* ---- random estates ---- */
+
+static void random_estate(buf *b, berth_rng *r, int *spot)
+{
+    static const char *cts[2] = {"on-demand", "spot"}, *zones[2] = {"z1", "z2"};
+    static const char *cpus[6] = {"250m", "500m", "1", "1500m", "2", "3"};
+    b->n = 0;
+    const char *budget[4] = {"100%", "50%", "1", "0"};
+    pool(b, "od", "      requirements:\n      - {key: karpenter.sh/capacity-type, operator: In, "
+                  "values: [on-demand]}\n",
+         budget[berth_rng_below(r, 3)], NULL);
+    pool_policy(b, "any", NULL, budget[berth_rng_below(r, 4)],
+                berth_rng_below(r, 2) ? "      taints: [{key: dedicated, value: any, effect: NoSchedule}]\n"
+                                      : NULL,
+                berth_rng_below(r, 4) ? "WhenEmptyOrUnderutilized" : "Balanced");
+    if (berth_rng_below(r, 3) == 0)
+        add(b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+               "namespace: default}\nspec: {maxUnavailable: %d, selector: {matchLabels: {app: web}}}\n",
+            (int)berth_rng_below(r, 2));
+    types(b);
+    uint32_t nn = 2 + (uint32_t)berth_rng_below(r, 6);
+    char name[16], pname[32];
+    int tainted = strstr(b->s, "dedicated") != NULL;
+    for (uint32_t i = 0; i < nn; i++) {
+        int any = (int)berth_rng_below(r, 2);
+        int cpu = 2 << berth_rng_below(r, 3);
+        const char *ct = any ? cts[berth_rng_below(r, 2)] : "on-demand";
+        snprintf(name, sizeof name, "n%u", i);
+        node_claim(b, name, any ? "any" : "od", cpu, ct, zones[berth_rng_below(r, 2)],
+                   berth_rng_below(r, 12) == 0 ? "karpenter.sh/do-not-disrupt: \"true\"" : NULL,
+                   any && tainted ? "spec:\n  taints: [{key: dedicated, value: any, effect: NoSchedule}]\n"
+                                  : NULL,
+                   berth_rng_below(r, 8) == 0 ? "  - {type: Drifted, status: \"True\", "
+                                                "lastTransitionTime: \"2024-05-01T10:00:00Z\"}\n"
+                                              : NULL);
+        uint32_t np = (uint32_t)berth_rng_below(r, 5);
+        for (uint32_t j = 0; j < np; j++) {
+            snprintf(pname, sizeof pname, "p%u-%u", i, j);
+            uint64_t kind = berth_rng_below(r, 10);
+            const char *spec = "  tolerations: [{key: dedicated, operator: Exists}]\n";
+            const char *meta = NULL;
+            if (kind == 0)
+                meta = "  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: ds, uid: u, "
+                       "controller: true}]\n";
+            else if (kind == 1)
+                spec = "  tolerations: [{key: dedicated, operator: Exists}]\n"
+                       "  nodeSelector: {topology.kubernetes.io/zone: z1}\n";
+            else if (kind == 2) {
+                meta = "  labels: {app: web}\n";
+                spec = "  tolerations: [{key: dedicated, operator: Exists}]\n"
+                       "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                       "      - labelSelector: {matchLabels: {app: web}}\n"
+                       "        topologyKey: kubernetes.io/hostname\n";
+            } else if (kind == 3) {
+                spec = "  priority: 1000\n";
+            } else if (kind == 5) {
+                meta = "  labels: {app: spread}\n";
+                spec = "  tolerations: [{key: dedicated, operator: Exists}]\n"
+                       "  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: "
+                       "topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, "
+                       "labelSelector: {matchLabels: {app: spread}}}\n";
+            }
+            else if (kind == 4)
+                meta = "  annotations: {controller.kubernetes.io/pod-deletion-cost: \"-100000000\"}\n";
+            pod(b, pname, name, cpus[berth_rng_below(r, 6)], meta, spec);
+        }
+    }
+    *spot = (int)berth_rng_below(r, 2);
+}
+
+static void test_random_fast_equals_reference_and_bound(void **st)
+{
+    (void)st;
+    static buf b;
+    static char fast[4096], ref[4096];
+    berth_rng r;
+    berth_rng_seed(&r, 2024);
+    uint32_t acted = 0, replaced = 0, optimized = 0;
+    const char *env = getenv("DISRUPT_RANDOM_ITERS"); /* longer local runs */
+    int iters = env ? atoi(env) : 300;
+    for (int iter = 0; iter < iters; iter++) {
+        int spot;
+        random_estate(&b, &r, &spot);
+        fixture f, g, h;
+        plan(&f, &b, 0, 0, spot);
+        plan(&g, &b, 0, 1, spot);
+        actions(&f, fast, sizeof fast);
+        actions(&g, ref, sizeof ref);
+        if (strcmp(fast, ref) || f.p.nblocked != g.p.nblocked)
+            fail_msg("estate %d: fast '%s' (%u blocked), reference '%s' (%u blocked)\n%s", iter,
+                     fast, f.p.nblocked, ref, g.p.nblocked, b.s);
+        for (uint32_t i = 0; i < f.p.nblocked; i++)
+            if (f.p.blocked[i].node != g.p.blocked[i].node ||
+                strcmp(f.p.blocked[i].reason, g.p.blocked[i].reason))
+                fail_msg("estate %d: blocked %s '%s' vs '%s'", iter,
+                         f.m.kube.nodes[f.p.blocked[i].node].name, f.p.blocked[i].reason,
+                         g.p.blocked[i].reason);
+        plan(&h, &b, 1, 0, spot);
+        const berth_dplan *ps[3] = {&f.p, &g.p, &h.p};
+        for (int k = 0; k < 3; k++)
+            if (ps[k]->bound_nodes > ps[k]->nodes_after ||
+                ps[k]->bound_cost > ps[k]->cost_after + 1e-9 ||
+                ps[k]->bound_nodes_budgets > ps[k]->nodes_after ||
+                ps[k]->bound_cost_budgets > ps[k]->cost_after + 1e-9 ||
+                ps[k]->bound_nodes_budgets < ps[k]->bound_nodes)
+                fail_msg("estate %d plan %d: bound %lld nodes %.4f/h above %lld nodes %.4f/h\n%s",
+                         iter, k, (long long)ps[k]->bound_nodes, ps[k]->bound_cost,
+                         (long long)ps[k]->nodes_after, ps[k]->cost_after, b.s);
+        /* the optimiser's plan stays within every pool's allowance per
+         * reason and never takes a node that do-not-disrupt or a PDB blocks */
+        int64_t used[8][BERTH_DR_BUDGET_COUNT];
+        memset(used, 0, sizeof used);
+        for (uint32_t i = 0; i < h.p.nactions; i++) {
+            const berth_daction *a = &h.p.actions[i];
+            if (a->reason == BERTH_DR_EXPIRED)
+                continue;
+            for (uint32_t j = 0; j < a->nnodes; j++) {
+                const char *pn = berth_labels_get(&h.m.kube.nodes[a->nodes[j]].labels,
+                                                  "karpenter.sh/nodepool");
+                for (uint32_t q = 0; q < h.p.npools && q < 8; q++)
+                    if (!strcmp(h.m.pools[h.p.pools[q].pool].name, pn))
+                        used[q][a->reason]++;
+                for (uint32_t k = 0; k < h.p.nblocked; k++)
+                    if (h.p.blocked[k].node == a->nodes[j] &&
+                        (strstr(h.p.blocked[k].reason, "do-not-disrupt") ||
+                         strstr(h.p.blocked[k].reason, "PodDisruptionBudget")))
+                        fail_msg("estate %d: optimiser took %s, blocked: %s", iter,
+                                 h.m.kube.nodes[a->nodes[j]].name, h.p.blocked[k].reason);
+            }
+        }
+        for (uint32_t q = 0; q < h.p.npools && q < 8; q++)
+            for (int rr = 0; rr < BERTH_DR_BUDGET_COUNT; rr++)
+                if (used[q][rr] > h.p.pools[q].allowed[rr])
+                    fail_msg("estate %d: pool %u reason %d: %lld nodes, %lld allowed", iter, q, rr,
+                             (long long)used[q][rr], (long long)h.p.pools[q].allowed[rr]);
+        /* the optimiser never shows a worse result than Karpenter's */
+        assert_true(h.p.cost_after <= f.p.cost_after + 1e-9);
+        assert_true(h.p.karpenter_nodes_after == f.p.nodes_after);
+        acted += f.p.nactions > 0;
+        for (uint32_t i = 0; i < f.p.nactions; i++)
+            replaced += f.p.actions[i].replace;
+        optimized += h.p.optimized;
+        done(&f);
+        done(&g);
+        done(&h);
+    }
+    /* the estates exercise the interesting paths */
+    assert_true(acted > 100);
+    assert_true(replaced > 10);
+    assert_true(optimized > 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_optimizer_beats_greedy),
+        cmocka_unit_test(test_optimizer_respects_budgets_and_dnd),
+        cmocka_unit_test(test_random_fast_equals_reference_and_bound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
