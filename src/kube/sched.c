@@ -598,7 +598,8 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     d.examined = batch;
     d.nexamined = pk.examined;
     char *summary = NULL;
-    if (d.node == BERTH_KUBE_NONE) {
+    if (d.node == BERTH_KUBE_NONE && opt->on_decision && !L->no_summary) {
+        /* one formatted reason per examined node: only when someone reads it */
         summary = fit_error(sp, b, &rq, c, batch, pk.examined, N);
         d.summary = summary ? summary : "0 nodes are available.";
     }

@@ -313,6 +313,7 @@ int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, ui
     s->why = why;
     s->a = a;
     s->oom = 0;
+    s->L.no_summary = !(why && a);
     /* as a fresh berth_kube_schedule (a view) starts its round robin */
     s->L.s.next_start = 0;
     int rc = 0, unplaced = 0;

@@ -109,6 +109,7 @@ typedef struct kube_loop {
     berth_kprofile defprof;
     uint32_t *batch;
     const berth_kube_options *opt;
+    int no_summary;                  /* nobody reads d.summary: skip kube's FitError text */
 } kube_loop;
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
                    uint32_t nspare, berth_error *e);
