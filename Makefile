@@ -21,6 +21,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 HDRS := $(wildcard include/berth/*.h src/*/*.h)
+TEST_HDRS := $(wildcard tests/unit/*.h)
 
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(INC) $(EXTRA_CFLAGS)
 
@@ -38,7 +39,7 @@ $(BUILD)/libberth.a: $(LIB_OBJ)
 $(BUILD)/berth: $(CLI_OBJ) $(BUILD)/libberth.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libberth.a $(PKGLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libberth.a $(HDRS)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libberth.a $(HDRS) $(TEST_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS) -lcmocka
 

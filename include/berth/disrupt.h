@@ -314,8 +314,8 @@ int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name);
  * `initialized`), label storage from a; taints the template's (startup
  * taints are gone once initialised); allocatable the instance type's
  * capacity. 0; 1 when the offering breaks one of the pool's requirements
- * on a key the node defines; BERTH_ENOMEM. Shared by the timeline and
- * meant for the planner's hypothetical nodes. */
+ * on a key the node defines; BERTH_ENOMEM. The one implementation: the
+ * timeline and the planner's hypothetical nodes (disrupt_option_node). */
 int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,
                                 uint32_t offering, const char *name, int initialized,
                                 berth_arena *a, berth_knode *out);

@@ -103,6 +103,10 @@ int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int requi
 int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, berth_labels *out,
                      int validate);
 
+/* A top-level document's kind: doc must be an object with a string `kind`
+ * ("expected an object with apiVersion and kind" at doc otherwise). 0 with
+ * *kind set, or the located error. Every loader starts with it. */
+int berth_dec_kind(berth_dec *d, const berth_node *doc, const char **kind);
 /* Requires doc's apiVersion to be exactly want ("kind K needs apiVersion
  * W, got 'X'" at the field otherwise). */
 int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want);

@@ -2,8 +2,9 @@
  *
  * The model: v1 Nodes and Pods as `kubectl get -o yaml` writes them, the
  * workload objects whose selectors feed the default topology spread
- * (Service, ReplicaSet, StatefulSet, ReplicationController), and scheduler
- * profiles from a KubeSchedulerConfiguration. berth_kube_schedule places
+ * (Service, ReplicaSet, StatefulSet, ReplicationController), the
+ * PersistentVolumeClaims and PersistentVolumes behind VolumeZone, and
+ * scheduler profiles from a KubeSchedulerConfiguration. berth_kube_schedule places
  * every pending pod (no spec.nodeName) in queue order through the shared
  * pipeline (berth/pipeline.h) with the kube plugins (SPEC 2.5), assuming
  * each decision before the next pod.
@@ -123,6 +124,16 @@ typedef struct berth_kpod {
     uint32_t nports;
     const char *owner_kind, *owner_name;
     int local_storage;            /* a hostPath or emptyDir (medium not Memory) volume */
+    /* PersistentVolumeClaims (spec.volumes[].persistentVolumeClaim.claimName,
+     * in order) and, resolved through the cluster's PVCs and PVs when
+     * loading ends (VolumeZone, SPEC 2.5): the zone constraints of the bound
+     * PVs, or the error that rejects every node (a claim or volume not in
+     * the input). */
+    const char **claims;
+    uint32_t nclaims;
+    const struct berth_kvolume_zone *vol_zones;
+    uint32_t nvol_zones;
+    const char *vol_error;        /* "persistentvolumeclaim \"x\" not found", or NULL */
     int64_t usage[BERTH_KUBE_MAX_RES];  /* observed usage (usage-aware profile) */
     int has_usage;
     /* computed by berth_kube_pod_requests() at load */
@@ -153,7 +164,33 @@ typedef struct berth_knode {
                                         * 2 Unknown (autoscale auto-heal) */
     int64_t not_ready_since;           /* that condition's lastTransitionTime (seconds since
                                         * the epoch); 0 when absent */
+    int any_region;                    /* berth: a hypothetical node in the cluster's region
+                                        * (autoscaler): without a region label it passes
+                                        * VolumeZone's region constraints */
 } berth_knode;
+
+/* One zone constraint of a pod's bound PersistentVolume (VolumeZone): the
+ * PV's label key (topology.kubernetes.io/zone or /region, or the legacy
+ * failure-domain.beta.kubernetes.io/ ones) and its allowed values (the
+ * label value split at "__", sorted, distinct). */
+typedef struct berth_kvolume_zone {
+    const char *pv;               /* the PersistentVolume's name */
+    const char *key;
+    const char **values;
+    uint32_t nvalues;
+} berth_kvolume_zone;
+
+/* v1 PersistentVolumeClaim and PersistentVolume (what VolumeZone reads). */
+typedef struct berth_kpvc {
+    const char *ns, *name;
+    const char *volume_name;      /* spec.volumeName, NULL when unbound */
+    const char *storage_class;    /* spec.storageClassName, NULL when absent */
+} berth_kpvc;
+
+typedef struct berth_kpv {
+    const char *name;
+    berth_labels labels;
+} berth_kpv;
 
 /* A workload object whose selector feeds the system default spread. */
 typedef struct berth_kworkload {
@@ -241,6 +278,9 @@ typedef struct berth_kcluster {
     berth_kprofile *profiles; uint32_t nprofiles, capprofiles;
     int32_t percentage_of_nodes_to_score; /* top-level KubeSchedulerConfiguration value */
     berth_kpdb *pdbs;         uint32_t npdbs, cappdbs;  /* PodDisruptionBudgets */
+    berth_kpvc *pvcs;         uint32_t npvcs, cappvcs;  /* PersistentVolumeClaims */
+    berth_kpv *pvs;           uint32_t npvs, cappvs;    /* PersistentVolumes */
+    int volumes_stale;        /* loader: pods' volume zones need resolving again */
     /* loader: node names -> index + 1 (open addressing), for duplicate
      * checks in O(1); valid while loading (scheduling re-sorts nodes) */
     uint32_t *node_index;     uint32_t node_index_cap;
@@ -249,6 +289,22 @@ typedef struct berth_kcluster {
 void berth_kube_init(berth_kcluster *k);
 void berth_kube_free(berth_kcluster *k);
 
+/* Whether PDB b selects pod p: same namespace and b's selector matches p's
+ * labels (kube/pdb.c). */
+int berth_kpdb_matches(const berth_kpdb *b, const berth_kpod *p);
+/* PDB b's allowed disruptions given `expected` (its matching pods not
+ * terminating) and `healthy` (those of them the caller counts as healthy):
+ * status.disruptionsAllowed as given when present, else healthy - desired
+ * and at least 0, where desired is minAvailable, or expected -
+ * maxUnavailable (percentages of expected rounded up), or 0. O(1). */
+int64_t berth_kpdb_allowed(const berth_kpdb *b, int64_t expected, int64_t healthy);
+/* berth_kpdb_allowed with the counts taken from k's pods: a matching pod
+ * not terminating is expected, and healthy when healthy(ctx, pod index)
+ * is non-zero (every one when healthy is NULL). Work: O(pods) when
+ * status.disruptionsAllowed is absent, else O(1). */
+int64_t berth_kpdb_count_allowed(const berth_kcluster *k, const berth_kpdb *b,
+                                 int (*healthy)(const void *ctx, uint32_t pod), const void *ctx);
+
 /* Index of a resource by API name ("cpu", "memory", "ephemeral-storage",
  * "nvidia.com/gpu"), adding it when add is set; BERTH_KUBE_NONE when absent
  * or when the table is full. "pods" is not a column. */
@@ -256,8 +312,12 @@ uint32_t berth_kube_resource(berth_kcluster *k, const char *name, int add);
 
 /* Decodes every document of src (Node, Pod, List, Namespace, Service,
  * ReplicaSet, StatefulSet, ReplicationController, DaemonSet,
- * PodDisruptionBudget (kept in pdbs), KubeSchedulerConfiguration).
- * strict: unknown fields are errors. BERTH_EINVAL with a located message. */
+ * PodDisruptionBudget (kept in pdbs), PersistentVolumeClaim,
+ * PersistentVolume, KubeSchedulerConfiguration).
+ * strict: unknown fields are errors. BERTH_EINVAL with a located message.
+ * When the file added PVCs, PVs or pods with claims, every pod's claims
+ * are resolved again (pod -> PVC of its namespace -> PV): O(pods with
+ * claims + PVCs + PVs), so the objects may come in any file order. */
 int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e);
 
 /* Fills the default profile ("default-scheduler", SPEC 2.5 defaults). */
@@ -347,6 +407,16 @@ void berth_kube_queue_sort(const berth_kcluster *k, uint32_t *pods, uint32_t n);
  * required node affinity (used by planners to pre-filter hypothetical
  * nodes without a scheduling run). */
 int berth_kube_node_affinity_matches(const berth_kpod *p, const berth_knode *n);
+
+/* VolumeZone's filter (SPEC 2.5, upstream volumezone): 0 when p has a
+ * volume error; 1 when the node's labels carry none of the four zone and
+ * region keys; else 1 when every constraint of p->vol_zones finds the
+ * node's value for its key (a legacy beta key falls back to the GA key)
+ * among its values. any_region: a constraint on a region key the node
+ * lacks passes (berth_knode.any_region). When it returns 0 and why is not
+ * NULL, why gets a short reason naming the volume and its zones. */
+int berth_kube_volume_zone_fits(const berth_kpod *p, const berth_labels *node_labels,
+                                int any_region, char *why, size_t size);
 
 /* ---- what-if scheduling on a view (disruption and autoscaling) ---- */
 

@@ -534,13 +534,8 @@ static int cmp_util(const void *a, const void *b, void *ctx)
  * in integers (exactly 0.5 is a candidate) */
 static int under_threshold(const capacity_pass *s, uint32_t n)
 {
-    const berth_kcluster *k = &s->m->kube;
-    int64_t cpu = 0, mem = 0;
-    for (uint32_t p = 0; p < k->npods; p++)
-        if (s->pod_node[p] == n && capacity_pod_movable(s, p)) {
-            cpu += k->pods[p].req[BERTH_KRES_CPU];
-            mem += k->pods[p].req[BERTH_KRES_MEMORY];
-        }
+    int64_t cpu, mem;
+    capacity_node_requests(s, n, &cpu, &mem);
     const capacity_node *c = &s->n[n];
     return cpu * CA_THRESHOLD_DEN <= c->alloc[0] * CA_THRESHOLD_NUM &&
            mem * CA_THRESHOLD_DEN <= c->alloc[1] * CA_THRESHOLD_NUM;
@@ -549,7 +544,7 @@ static int under_threshold(const capacity_pass *s, uint32_t n)
 static int has_pdb(const berth_kcluster *k, const berth_kpod *p)
 {
     for (uint32_t b = 0; b < k->npdbs; b++)
-        if (capacity_pdb_matches(&k->pdbs[b], p))
+        if (berth_kpdb_matches(&k->pdbs[b], p))
             return 1;
     return 0;
 }
@@ -577,7 +572,6 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
 {
     const berth_autoscale *m = s->m;
     const berth_kcluster *k = &m->kube;
-    berth_aplan *plan = s->plan;
     int64_t unneeded = opt->has_unneeded_time ? opt->unneeded_time : BERTH_CA_UNNEEDED_TIME_DEFAULT;
     if (unneeded < 0)
         return berth_error_set(e, BERTH_EINVAL, "--scale-down-unneeded-time must not be negative");
@@ -642,7 +636,7 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
         memset(pdb_need, 0, (k->npdbs + 1) * sizeof *pdb_need);
         for (uint32_t i = 0; i < npods && !*reason; i++)
             for (uint32_t b = 0; counted[i] && b < k->npdbs && !*reason; b++)
-                if (capacity_pdb_matches(&k->pdbs[b], &k->pods[pods[i]]) &&
+                if (berth_kpdb_matches(&k->pdbs[b], &k->pods[pods[i]]) &&
                     ++pdb_need[b] > pdb_left[b])
                     snprintf(reason, sizeof reason, "pod %s/%s: PodDisruptionBudget %s/%s allows "
                              "%lld more disruption(s), the node needs %lld", k->pods[pods[i]].ns,
@@ -683,28 +677,9 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
         for (uint32_t i = 0; i < ngone; i++)
             capacity_unplace(s, gone[i]);
         s->vng_nodes[c->vng]--;
-        for (uint32_t b = 0; b < k->npdbs; b++)
-            pdb_left[b] -= pdb_need[b];
-        if (berth_grow((void **)&plan->down, &plan->capdown, plan->ndown + 1, sizeof *plan->down,
-                       0)) {
-            rc = BERTH_ENOMEM;
+        if ((rc = capacity_add_scaledown(s, n, util[n], pods, placed, npods, gone, ngone,
+                                         pdb_left, pdb_need)))
             goto out;
-        }
-        berth_ascaledown *d = &plan->down[plan->ndown++];
-        memset(d, 0, sizeof *d);
-        d->node = n;
-        d->vng = (uint32_t)c->vng;
-        d->utilisation = util[n];
-        d->moves = malloc((npods + 1) * sizeof *d->moves);
-        d->evicted = malloc((ngone + 1) * sizeof *d->evicted);
-        if (!d->moves || !d->evicted) {
-            rc = BERTH_ENOMEM;
-            goto out;
-        }
-        for (uint32_t i = 0; i < npods; i++)
-            d->moves[d->nmoves++] = (berth_amove){pods[i], placed[i]};
-        for (uint32_t i = 0; i < ngone; i++)
-            d->evicted[d->nevicted++] = gone[i];
     }
 out:
     free(cand);

@@ -364,10 +364,8 @@ out:
 static int walk_event(void *vc, berth_dec *d, const berth_node *doc, int depth)
 {
     evctx *c = vc;
-    if (doc->type != BERTH_NODE_MAP)
-        return berth_dec_fail(d, doc, "expected an object with apiVersion and kind");
     const char *kind = NULL;
-    int rc = berth_dec_str(d, doc, "kind", 1, &kind);
+    int rc = berth_dec_kind(d, doc, &kind);
     if (rc)
         return rc;
     if (!strcmp(kind, "List"))

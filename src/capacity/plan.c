@@ -215,6 +215,12 @@ int capacity_template_match(capacity_pass *s, uint32_t g, uint32_t t, const char
             snprintf(why, size, "nodeSelector or required node affinity does not match its labels");
         return 0;
     }
+    /* PersistentVolume zones (VolumeZone on the new node's labels: its zone
+     * is the offering's; region constraints count only when the group's
+     * labels set a region) */
+    if ((p->vol_error || p->nvol_zones) &&
+        !berth_kube_volume_zone_fits(p, &l, 1, why, why ? size : 0))
+        return 0;
     return 1;
 }
 
@@ -270,6 +276,7 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
     if (s->gpu != BERTH_KUBE_NONE)
         c->hyp.alloc[s->gpu] = it->gpus;
     c->hyp.alloc_pods = it->pods;
+    c->hyp.any_region = 1; /* VolumeZone: in the cluster's region (docs/autoscale.md) */
     c->is_new = 1;
     c->vng = (int)g;
     c->ct = ct;

@@ -19,49 +19,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int pdb_matches(const berth_kpdb *b, const berth_kpod *p)
-{
-    return !strcmp(b->ns, p->ns) && berth_selector_matches(&b->selector, &p->labels);
-}
-
-/* status.disruptionsAllowed, else from the matching pods (all taken as
- * healthy). */
-static int64_t pdb_allowed(const berth_kcluster *k, const berth_kpdb *b)
-{
-    if (b->has_disruptions_allowed)
-        return b->disruptions_allowed;
-    int64_t expected = 0;
-    for (uint32_t i = 0; i < k->npods; i++)
-        expected += !k->pods[i].terminating && pdb_matches(b, &k->pods[i]);
-    int64_t desired = 0;
-    if (b->has_min_available)
-        desired = b->min_pct ? (b->min_available * expected + 99) / 100 : b->min_available;
-    else if (b->has_max_unavailable)
-        desired = expected - (b->max_pct ? (b->max_unavailable * expected + 99) / 100
-                                         : b->max_unavailable);
-    int64_t a = expected - desired;
-    return a > 0 ? a : 0;
-}
-
 static int movable(const capacity_pass *s, uint32_t pod)
 {
     const berth_kpod *p = &s->m->kube.pods[pod];
     return !capacity_pod_is_daemon(p) && !s->m->pod_info[pod].mirror && !p->terminating;
 }
 
-static double utilisation(const capacity_pass *s, uint32_t n)
+/* max(cpu / allocatable cpu, mem / allocatable memory) of node c */
+static double max_ratio(const capacity_node *c, int64_t cpu, int64_t mem)
 {
-    const berth_kcluster *k = &s->m->kube;
-    int64_t cpu = 0, mem = 0;
-    for (uint32_t p = 0; p < k->npods; p++)
-        if (s->pod_node[p] == n && movable(s, p)) {
-            cpu += k->pods[p].req[BERTH_KRES_CPU];
-            mem += k->pods[p].req[BERTH_KRES_MEMORY];
-        }
-    const capacity_node *c = &s->n[n];
     double u1 = c->alloc[0] > 0 ? (double)cpu / (double)c->alloc[0] : 0;
     double u2 = c->alloc[1] > 0 ? (double)mem / (double)c->alloc[1] : 0;
     return u1 > u2 ? u1 : u2;
+}
+
+static double utilisation(const capacity_pass *s, uint32_t n)
+{
+    int64_t cpu, mem;
+    capacity_node_requests(s, n, &cpu, &mem);
+    return max_ratio(&s->n[n], cpu, mem);
 }
 
 /* Fast: every node's utilisation in one pass over the pods (the same sums
@@ -77,12 +53,8 @@ static void utilisation_all(const capacity_pass *s, double *util, int64_t *sum)
             sum[n * 2 + 1] += k->pods[p].req[BERTH_KRES_MEMORY];
         }
     }
-    for (uint32_t n = 0; n < s->nexisting; n++) {
-        const capacity_node *c = &s->n[n];
-        double u1 = c->alloc[0] > 0 ? (double)sum[n * 2] / (double)c->alloc[0] : 0;
-        double u2 = c->alloc[1] > 0 ? (double)sum[n * 2 + 1] / (double)c->alloc[1] : 0;
-        util[n] = u1 > u2 ? u1 : u2;
-    }
+    for (uint32_t n = 0; n < s->nexisting; n++)
+        util[n] = max_ratio(&s->n[n], sum[n * 2], sum[n * 2 + 1]);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -159,7 +131,6 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
 {
     const berth_autoscale *m = s->m;
     const berth_kcluster *k = &m->kube;
-    berth_aplan *plan = s->plan;
     uint32_t *cand = malloc((s->nexisting + 1) * sizeof *cand);
     double *util = calloc(s->nexisting + 1, sizeof *util);
     int64_t *pdb_left = calloc(k->npdbs + 1, sizeof *pdb_left);
@@ -212,7 +183,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         seq_ok = per_pod_ok(k);
     }
     for (uint32_t i = 0; i < k->npdbs; i++)
-        pdb_left[i] = pdb_allowed(k, &k->pdbs[i]);
+        pdb_left[i] = capacity_pdb_allowed(k, &k->pdbs[i]);
     uint32_t nc = 0;
     for (uint32_t n = 0; n < s->nexisting; n++)
         if (s->n[n].vng >= 0) {
@@ -261,7 +232,8 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         memset(pdb_need, 0, (k->npdbs + 1) * sizeof *pdb_need);
         for (uint32_t i = 0; i < npods && !*reason; i++)
             for (uint32_t b = 0; b < k->npdbs && !*reason; b++)
-                if (pdb_matches(&k->pdbs[b], &k->pods[pods[i]]) && ++pdb_need[b] > pdb_left[b])
+                if (berth_kpdb_matches(&k->pdbs[b], &k->pods[pods[i]]) &&
+                    ++pdb_need[b] > pdb_left[b])
                     snprintf(reason, sizeof reason,
                              "PodDisruptionBudget %s/%s allows %lld more disruption(s), the node "
                              "needs %lld", k->pdbs[b].ns, k->pdbs[b].name,
@@ -347,29 +319,12 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 goto out;
             continue;
         }
-        for (uint32_t b = 0; b < k->npdbs; b++)
-            pdb_left[b] -= pdb_need[b];
-        if (berth_grow((void **)&plan->down, &plan->capdown, plan->ndown + 1, sizeof *plan->down,
-                       0)) {
-            rc = BERTH_ENOMEM;
+        if ((rc = capacity_add_scaledown(s, n, util[n], pods, placed, npods, NULL, 0, pdb_left,
+                                         pdb_need)))
             goto out;
-        }
-        berth_ascaledown *d = &plan->down[plan->ndown++];
-        memset(d, 0, sizeof *d);
-        d->node = n;
-        d->vng = (uint32_t)c->vng;
-        d->utilisation = util[n];
-        d->moves = malloc((npods + 1) * sizeof *d->moves);
-        if (!d->moves) {
-            rc = BERTH_ENOMEM;
-            goto out;
-        }
-        for (uint32_t i = 0; i < npods; i++) {
-            d->moves[d->nmoves++] = (berth_amove){pods[i], placed[i]};
-            if (fast) { /* the pod joins its new node's list */
-                next[pods[i]] = head[placed[i]];
-                head[placed[i]] = pods[i];
-            }
+        for (uint32_t i = 0; fast && i < npods; i++) { /* the pod joins its new node's list */
+            next[pods[i]] = head[placed[i]];
+            head[placed[i]] = pods[i];
         }
     }
 out:
@@ -393,19 +348,51 @@ out:
 
 /* ---- exported for cluster-autoscaler mode (state.h) ---- */
 
-int capacity_pdb_matches(const berth_kpdb *b, const berth_kpod *p)
+int capacity_add_scaledown(capacity_pass *s, uint32_t n, double util, const uint32_t *pods,
+                           const uint32_t *placed, uint32_t npods, const uint32_t *gone,
+                           uint32_t ngone, int64_t *pdb_left, const int64_t *pdb_need)
 {
-    return pdb_matches(b, p);
+    berth_aplan *plan = s->plan;
+    for (uint32_t b = 0; b < s->m->kube.npdbs; b++)
+        pdb_left[b] -= pdb_need[b];
+    if (berth_grow((void **)&plan->down, &plan->capdown, plan->ndown + 1, sizeof *plan->down, 0))
+        return BERTH_ENOMEM;
+    berth_ascaledown *d = &plan->down[plan->ndown++];
+    memset(d, 0, sizeof *d);
+    d->node = n;
+    d->vng = (uint32_t)s->n[n].vng;
+    d->utilisation = util;
+    d->moves = malloc((npods + 1) * sizeof *d->moves);
+    if (gone)
+        d->evicted = malloc((ngone + 1) * sizeof *d->evicted);
+    if (!d->moves || (gone && !d->evicted))
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < npods; i++)
+        d->moves[d->nmoves++] = (berth_amove){pods[i], placed[i]};
+    for (uint32_t i = 0; i < ngone; i++)
+        d->evicted[d->nevicted++] = gone[i];
+    return 0;
 }
 
 int64_t capacity_pdb_allowed(const berth_kcluster *k, const berth_kpdb *b)
 {
-    return pdb_allowed(k, b);
+    return berth_kpdb_count_allowed(k, b, NULL, NULL); /* every pod taken as healthy */
 }
 
 int capacity_pod_movable(const capacity_pass *s, uint32_t pod)
 {
     return movable(s, pod);
+}
+
+void capacity_node_requests(const capacity_pass *s, uint32_t n, int64_t *cpu, int64_t *mem)
+{
+    const berth_kcluster *k = &s->m->kube;
+    *cpu = *mem = 0;
+    for (uint32_t p = 0; p < k->npods; p++)
+        if (s->pod_node[p] == n && movable(s, p)) {
+            *cpu += k->pods[p].req[BERTH_KRES_CPU];
+            *mem += k->pods[p].req[BERTH_KRES_MEMORY];
+        }
 }
 
 double capacity_utilisation(const capacity_pass *s, uint32_t n)

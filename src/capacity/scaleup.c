@@ -986,7 +986,7 @@ static int intern_zone(upfast *f, const char *zone, uint32_t cap)
 }
 
 /* A pod's template signature: tolerations, nodeSelector, required node
- * affinity (every string length-prefixed). */
+ * affinity, PersistentVolume zones (every string length-prefixed). */
 static int sig_put(char **b, size_t *n, size_t *cap, const char *x)
 {
     size_t l = x ? strlen(x) : 0;
@@ -1033,6 +1033,19 @@ static int pod_sig(const berth_kpod *p, char **b, size_t *n, size_t *cap)
             rc |= sig_put(b, n, cap, num);
             for (uint32_t v = 0; v < term->exprs[e].nvalues; v++)
                 rc |= sig_put(b, n, cap, term->exprs[e].values[v]);
+        }
+    }
+    /* PersistentVolume zones (the template check reads them) */
+    if (p->vol_error || p->nvol_zones) {
+        snprintf(num, sizeof num, "v%u", p->nvol_zones);
+        rc |= sig_put(b, n, cap, num);
+        rc |= sig_put(b, n, cap, p->vol_error);
+        for (uint32_t i = 0; i < p->nvol_zones; i++) {
+            snprintf(num, sizeof num, "%u", p->vol_zones[i].nvalues);
+            rc |= sig_put(b, n, cap, p->vol_zones[i].key);
+            rc |= sig_put(b, n, cap, num);
+            for (uint32_t v = 0; v < p->vol_zones[i].nvalues; v++)
+                rc |= sig_put(b, n, cap, p->vol_zones[i].values[v]);
         }
     }
     return rc ? BERTH_ENOMEM : 0;

@@ -83,7 +83,9 @@ int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char
                             uint32_t pod, char *why, size_t size);
 /* The part of capacity_template_hosts that does not depend on the pod's
  * requests: the group's taints against its tolerations, its nodeSelector
- * and required node affinity against the template's labels. */
+ * and required node affinity against the template's labels, and its
+ * PersistentVolume zones (berth_kube_volume_zone_fits with any_region: a
+ * region constraint counts only when the group's labels set a region). */
 int capacity_template_match(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
                             uint32_t pod, char *why, size_t size);
 /* The labels of a node of group g, type t, zone, capacity type ct named
@@ -117,11 +119,21 @@ int capacity_open_hosting(capacity_pass *s, uint32_t g, uint32_t *pods, uint32_t
 int capacity_add_unsched(capacity_pass *s, uint32_t pod, const char *why);
 /* Appends the scale-up entries (plan->up) for the new nodes not removed. */
 int capacity_report_new_nodes(capacity_pass *s);
-int capacity_pdb_matches(const berth_kpdb *b, const berth_kpod *p);
-/* A PDB's allowed disruptions (status.disruptionsAllowed, else computed). */
+/* Records the removal of existing node n (scale-down and
+ * cluster-autoscaler mode) in plan->down: its utilisation, pods[i] moving
+ * to placed[i], and gone[0..ngone), the pods deleted rather than moved
+ * (gone NULL: no evicted list); spends pdb_need[b] from pdb_left[b] for
+ * every PDB b. 0 or BERTH_ENOMEM. */
+int capacity_add_scaledown(capacity_pass *s, uint32_t n, double util, const uint32_t *pods,
+                           const uint32_t *placed, uint32_t npods, const uint32_t *gone,
+                           uint32_t ngone, int64_t *pdb_left, const int64_t *pdb_need);
+/* A PDB's allowed disruptions (berth_kpdb_count_allowed, every matching
+ * pod taken as healthy). */
 int64_t capacity_pdb_allowed(const berth_kcluster *k, const berth_kpdb *b);
 /* Not a DaemonSet, mirror or terminating pod. */
 int capacity_pod_movable(const capacity_pass *s, uint32_t pod);
+/* cpu and memory requested by the movable pods on node n. O(pods). */
+void capacity_node_requests(const capacity_pass *s, uint32_t n, int64_t *cpu, int64_t *mem);
 /* max(cpu, memory) requested by movable pods over allocatable. */
 double capacity_utilisation(const capacity_pass *s, uint32_t n);
 

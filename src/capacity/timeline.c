@@ -233,6 +233,7 @@ static int launch(sim *s, const berth_ascaleup *u, int64_t now)
     if (gpu != BERTH_KUBE_NONE)
         n->alloc[gpu] = it->gpus;
     n->alloc_pods = it->pods;
+    n->any_region = 1; /* VolumeZone: in the cluster's region (docs/autoscale.md) */
     n->unschedulable = 1;
     s->ready_at[i] = now + s->o->launch_delay;
     s->end_at[i] = INT64_MAX;

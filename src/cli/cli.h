@@ -22,6 +22,10 @@ typedef struct cli_common {
 /* Parses a common flag at argv[*i] (advancing *i past its value). Returns
  * 1 when consumed, 0 when not a common flag, -1 on a usage error (printed). */
 int cli_common_flag(cli_common *c, int argc, char **argv, int *i);
+/* The last flag check of a command's loop: a common flag at argv[*i] (1),
+ * else -1 after a usage error ("berth CMD: unknown option 'X' (see berth
+ * CMD --help)" when it is no common flag either). */
+int cli_common_or_unknown(const char *cmd, cli_common *c, int argc, char **argv, int *i);
 void cli_common_init(cli_common *c);
 /* Loads every file into nx and validates it; prints the error and returns
  * the exit code (2) on failure, 0 on success. */
@@ -29,6 +33,15 @@ int cli_load_nexus(berth_nexus *nx, const cli_common *c);
 /* Parses `--at TIME` / `--at=TIME` (RFC 3339) at argv[*i] into *now
  * (seconds). 1 consumed, 0 not --at, -1 usage error (printed, naming cmd). */
 int cli_flag_at(const char *cmd, int argc, char **argv, int *i, int64_t *now);
+/* An RFC 3339 time v (the value of flag) into *out, seconds since the
+ * epoch rounded down. 0, or -1 when v is not one (printed, naming cmd and
+ * flag). */
+int cli_parse_time(const char *cmd, const char *flag, const char *v, int64_t *out);
+/* A Go duration v (the value of flag) into *out, seconds; never, negative
+ * and (when positive) zero durations are refused. 0, or -1 (printed,
+ * naming cmd and flag, with `examples` such as "30s, 1m or 1h30m"). */
+int cli_parse_duration(const char *cmd, const char *flag, const char *v, int positive,
+                       const char *examples, int64_t *out);
 /* `--name VALUE` / `--name=VALUE` at argv[*i]: 1 with *v set (advancing *i
  * past a separate value), 0 not this flag, -1 missing value (printed,
  * naming cmd). */

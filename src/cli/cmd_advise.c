@@ -50,13 +50,8 @@ int cmd_advise(int argc, char **argv)
                 only[nonly++] = argv[++i];
             continue;
         }
-        int r = cli_common_flag(&c, argc, argv, &i);
-        if (r < 0)
+        if (cli_common_or_unknown("advise", &c, argc, argv, &i) < 0)
             return 2;
-        if (r == 0) {
-            fprintf(stderr, "berth advise: unknown option '%s' (see berth advise --help)\n", a);
-            return 2;
-        }
     }
     berth_nexus nx;
     berth_nexus_init(&nx);

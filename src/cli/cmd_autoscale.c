@@ -100,13 +100,8 @@ static int plan_flag(int argc, char **argv, int *i, berth_aplan_options *o, char
     if (r < 0)
         return r;
     if (dur) {
-        int64_t d = berth_duration_parse(v);
-        if (d < 0 || d == BERTH_DURATION_NEVER) {
-            fprintf(stderr, "berth %s: %s expects a duration such as 30s, 5m or 1h30m, got '%s'\n",
-                    cmd, dname, v);
+        if (cli_parse_duration(cmd, dname, v, 0, "30s, 5m or 1h30m", dur))
             return -1;
-        }
-        *dur = d;
         *has = 1;
         return 1;
     }
@@ -212,14 +207,8 @@ static int plan(int argc, char **argv)
             have_at = 1;
             continue;
         }
-        int r = cli_common_flag(&c, argc, argv, &i);
-        if (r < 0)
+        if (cli_common_or_unknown("autoscale plan", &c, argc, argv, &i) < 0)
             bad = 2;
-        else if (r == 0) {
-            fprintf(stderr,
-                    "berth autoscale plan: unknown option '%s' (see berth autoscale plan --help)\n", a);
-            bad = 2;
-        }
     }
     if (!bad && opt.policy == BERTH_POLICY_OCEAN && ca_only) {
         fprintf(stderr, "berth autoscale plan: --expander and --scale-down-unneeded-time need "
@@ -315,23 +304,9 @@ static int sim_load_one(void *vc, const berth_source *src, int strict, berth_err
     return rc ? rc : berth_atimeline_scan_pods(c->t, c->m, src, e);
 }
 
-/* --flag VALUE or --flag=VALUE; 1 matched (*v set), 0 not, -1 missing value. */
-static int sim_flag(const char *name, int argc, char **argv, int *i, const char **v)
-{
-    size_t l = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, l) || (a[l] && a[l] != '='))
-        return 0;
-    *v = a[l] == '=' ? a + l + 1 : *i + 1 < argc ? argv[++*i] : NULL;
-    if (!*v) {
-        fprintf(stderr, "berth autoscale simulate: %s needs a value\n", name);
-        return -1;
-    }
-    return 1;
-}
-
 static int simulate(int argc, char **argv)
 {
+    static const char cmd[] = "autoscale simulate";
     cli_common c;
     cli_common_init(&c);
     berth_asim_options o = {0};
@@ -354,49 +329,33 @@ static int simulate(int argc, char **argv)
         static const char *const dflags[] = {"--step", "--launch-delay", "--drain-timeout"};
         int64_t *tdst[] = {&o.from, &o.to}, *ddst[] = {&o.step, &o.launch_delay, &o.drain_timeout};
         int done = 0;
-        int r = sim_flag("--events", argc, argv, &i, &events);
+        int r = cli_flag_value(cmd, "--events", argc, argv, &i, &events);
         if (r < 0)
             return 2;
         done = r;
         for (int k = 0; !done && k < 2; k++) {
-            if ((r = sim_flag(tflags[k], argc, argv, &i, &v)) < 0)
+            if ((r = cli_flag_value(cmd, tflags[k], argc, argv, &i, &v)) < 0)
                 return 2;
             if (!r)
                 continue;
-            int64_t ms;
-            if (berth_fleet_parse_time(v, &ms)) {
-                fprintf(stderr, "berth autoscale simulate: %s expects an RFC 3339 time such as "
-                                "2024-05-01T12:00:00Z, got '%s'\n", tflags[k], v);
+            if (cli_parse_time(cmd, tflags[k], v, tdst[k]))
                 return 2;
-            }
-            *tdst[k] = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
             *(k ? &have_to : &have_from) = 1;
             done = 1;
         }
         for (int k = 0; !done && k < 3; k++) {
-            if ((r = sim_flag(dflags[k], argc, argv, &i, &v)) < 0)
+            if ((r = cli_flag_value(cmd, dflags[k], argc, argv, &i, &v)) < 0)
                 return 2;
             if (!r)
                 continue;
-            int64_t d = berth_duration_parse(v);
-            if (d < 0 || d == BERTH_DURATION_NEVER) {
-                fprintf(stderr, "berth autoscale simulate: %s expects a duration such as 1m or "
-                                "300s, got '%s'\n", dflags[k], v);
+            if (cli_parse_duration(cmd, dflags[k], v, 0, "1m or 300s", ddst[k]))
                 return 2;
-            }
-            *ddst[k] = d;
             done = 1;
         }
         if (done)
             continue;
-        r = cli_common_flag(&c, argc, argv, &i);
-        if (r < 0)
+        if (cli_common_or_unknown(cmd, &c, argc, argv, &i) < 0)
             return 2;
-        if (r == 0) {
-            fprintf(stderr, "berth autoscale simulate: unknown option '%s' (see berth autoscale "
-                            "simulate --help)\n", a);
-            return 2;
-        }
     }
     if (!events) {
         fprintf(stderr, "berth autoscale simulate: --events FILE is required\n");

@@ -43,7 +43,7 @@ static void help(FILE *f)
             "3 internal error.\n");
 }
 
-static int parse_gates(const char *v, berth_dplan_options *o)
+static int parse_gates(const char *v, int *spot_to_spot)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", v);
@@ -61,7 +61,7 @@ static int parse_gates(const char *v, berth_dplan_options *o)
         else
             return -1;
         if (!strcmp(t, "SpotToSpotConsolidation"))
-            o->spot_to_spot = val;
+            *spot_to_spot = val;
         else if (strcmp(t, "NodeRepair") && strcmp(t, "ReservedCapacity") &&
                  strcmp(t, "StaticCapacity"))
             return -1;
@@ -69,9 +69,38 @@ static int parse_gates(const char *v, berth_dplan_options *o)
     return 0;
 }
 
+/* The value v of --feature-gates (NULL: missing) into *spot_to_spot: 0,
+ * or -1 (printed, naming cmd). */
+static int gates_value(const char *cmd, const char *v, int *spot_to_spot)
+{
+    if (v && !parse_gates(v, spot_to_spot))
+        return 0;
+    fprintf(stderr, "berth %s: --feature-gates expects Name=true|false "
+                    "(SpotToSpotConsolidation), got '%s'\n", cmd, v ? v : "");
+    return -1;
+}
+
 static int load_one(void *m, const berth_source *src, int strict, berth_error *e)
 {
     return berth_disrupt_load(m, src, strict, e);
+}
+
+/* Initialises m, loads every input file of c into it and finalises it:
+ * 0, or the error code with e set. */
+static int load_model(const cli_common *c, berth_disrupt *m, berth_error *e)
+{
+    berth_disrupt_init(m);
+    berth_error_clear(e);
+    int rc = cli_load_each(c, &m->kube.arena, load_one, m, e);
+    return rc ? rc : berth_disrupt_finalize(m, e);
+}
+
+/* Prints e, frees m and returns rc's exit code. */
+static int fail(berth_disrupt *m, const berth_error *e, int rc)
+{
+    fprintf(stderr, "berth: %s\n", e->msg);
+    berth_disrupt_free(m);
+    return berth_err_exit_code(rc);
 }
 
 static int plan(int argc, char **argv)
@@ -95,44 +124,28 @@ static int plan(int argc, char **argv)
         }
         if (!strcmp(a, "--feature-gates") || !strncmp(a, "--feature-gates=", 16)) {
             const char *v = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || parse_gates(v, &opt)) {
-                fprintf(stderr, "berth disrupt plan: --feature-gates expects Name=true|false "
-                                "(SpotToSpotConsolidation), got '%s'\n", v ? v : "");
+            if (gates_value("disrupt plan", v, &opt.spot_to_spot))
                 return 2;
-            }
             continue;
         }
         if (!strcmp(a, "--optimize") || !strcmp(a, "--reference")) {
             *(a[2] == 'o' ? &opt.optimize : &opt.reference) = 1;
             continue;
         }
-        int r = cli_common_flag(&c, argc, argv, &i);
-        if (r < 0)
+        if (cli_common_or_unknown("disrupt plan", &c, argc, argv, &i) < 0)
             return 2;
-        if (r == 0) {
-            fprintf(stderr, "berth disrupt plan: unknown option '%s' (see berth disrupt plan --help)\n",
-                    a);
-            return 2;
-        }
     }
     if (!have_at)
         opt.now = (int64_t)time(NULL);
     berth_disrupt m;
-    berth_disrupt_init(&m);
     berth_error e;
-    berth_error_clear(&e);
-    int rc = cli_load_each(&c, &m.kube.arena, load_one, &m, &e);
-    if (!rc)
-        rc = berth_disrupt_finalize(&m, &e);
+    int rc = load_model(&c, &m, &e);
     berth_dplan p;
     memset(&p, 0, sizeof p);
     if (!rc)
         rc = berth_disrupt_plan(&m, &opt, &p, &e);
-    if (rc) {
-        fprintf(stderr, "berth: %s\n", e.msg);
-        berth_disrupt_free(&m);
-        return berth_err_exit_code(rc);
-    }
+    if (rc)
+        return fail(&m, &e, rc);
     int code = 0;
     if (!c.quiet) {
         if (c.format == CLI_TABLE)
@@ -177,48 +190,9 @@ static void simulate_help(FILE *f)
             BERTH_DSIM_MAX_STEPS);
 }
 
-/* --name VALUE / --name=VALUE at argv[*i]: 1 with *v set, 0 not this flag,
- * -1 missing value (printed). */
-static int flag_value(const char *name, int argc, char **argv, int *i, const char **v)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) || (a[n] && a[n] != '='))
-        return 0;
-    *v = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
-    if (!*v) {
-        fprintf(stderr, "berth disrupt simulate: %s needs a value\n", name);
-        return -1;
-    }
-    return 1;
-}
-
-static int sim_time(const char *flag, const char *v, int64_t *out)
-{
-    int64_t ms;
-    if (berth_fleet_parse_time(v, &ms)) {
-        fprintf(stderr, "berth disrupt simulate: %s expects an RFC 3339 time such as "
-                        "2024-05-01T12:00:00Z, got '%s'\n", flag, v);
-        return -1;
-    }
-    *out = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-    return 0;
-}
-
-static int sim_duration(const char *flag, const char *v, int positive, int64_t *out)
-{
-    int64_t d = berth_duration_parse(v);
-    if (d < 0 || d == BERTH_DURATION_NEVER || (positive && d == 0)) {
-        fprintf(stderr, "berth disrupt simulate: %s expects a %sduration such as 30s, 1m or 1h30m, "
-                        "got '%s'\n", flag, positive ? "positive " : "", v);
-        return -1;
-    }
-    *out = d;
-    return 0;
-}
-
 static int simulate(int argc, char **argv)
 {
+    static const char cmd[] = "disrupt simulate", durations[] = "30s, 1m or 1h30m";
     cli_common c;
     cli_common_init(&c);
     berth_dsim_options o = {0};
@@ -232,47 +206,38 @@ static int simulate(int argc, char **argv)
             return 0;
         }
         int r;
-        if ((r = flag_value("--from", argc, argv, &i, &v))) {
-            if (r < 0 || sim_time("--from", v, &o.from))
+        if ((r = cli_flag_value(cmd, "--from", argc, argv, &i, &v))) {
+            if (r < 0 || cli_parse_time(cmd, "--from", v, &o.from))
                 return 2;
             have_from = 1;
             continue;
         }
-        if ((r = flag_value("--to", argc, argv, &i, &v))) {
-            if (r < 0 || sim_time("--to", v, &o.to))
+        if ((r = cli_flag_value(cmd, "--to", argc, argv, &i, &v))) {
+            if (r < 0 || cli_parse_time(cmd, "--to", v, &o.to))
                 return 2;
             have_to = 1;
             continue;
         }
-        if ((r = flag_value("--step", argc, argv, &i, &v))) {
-            if (r < 0 || sim_duration("--step", v, 1, &o.step))
+        if ((r = cli_flag_value(cmd, "--step", argc, argv, &i, &v))) {
+            if (r < 0 || cli_parse_duration(cmd, "--step", v, 1, durations, &o.step))
                 return 2;
             continue;
         }
-        if ((r = flag_value("--launch-delay", argc, argv, &i, &v))) {
-            if (r < 0 || sim_duration("--launch-delay", v, 0, &o.launch_delay))
+        if ((r = cli_flag_value(cmd, "--launch-delay", argc, argv, &i, &v))) {
+            if (r < 0 || cli_parse_duration(cmd, "--launch-delay", v, 0, durations,
+                                            &o.launch_delay))
                 return 2;
             continue;
         }
-        if ((r = flag_value("--feature-gates", argc, argv, &i, &v))) {
-            berth_dplan_options g = {0};
-            if (r < 0 || parse_gates(v, &g)) {
-                if (r > 0)
-                    fprintf(stderr, "berth disrupt simulate: --feature-gates expects "
-                                    "Name=true|false (SpotToSpotConsolidation), got '%s'\n", v);
+        if ((r = cli_flag_value(cmd, "--feature-gates", argc, argv, &i, &v))) {
+            int spot_to_spot = 0; /* each --feature-gates starts from the defaults */
+            if (r < 0 || gates_value(cmd, v, &spot_to_spot))
                 return 2;
-            }
-            o.spot_to_spot = g.spot_to_spot;
+            o.spot_to_spot = spot_to_spot;
             continue;
         }
-        r = cli_common_flag(&c, argc, argv, &i);
-        if (r < 0)
+        if (cli_common_or_unknown(cmd, &c, argc, argv, &i) < 0)
             return 2;
-        if (r == 0) {
-            fprintf(stderr, "berth disrupt simulate: unknown option '%s' (see berth disrupt "
-                            "simulate --help)\n", a);
-            return 2;
-        }
     }
     if (!have_from || !have_to) {
         fprintf(stderr, "berth disrupt simulate: --from and --to are required (see berth disrupt "
@@ -291,21 +256,14 @@ static int simulate(int argc, char **argv)
         return 2;
     }
     berth_disrupt m;
-    berth_disrupt_init(&m);
     berth_error e;
-    berth_error_clear(&e);
-    int rc = cli_load_each(&c, &m.kube.arena, load_one, &m, &e);
-    if (!rc)
-        rc = berth_disrupt_finalize(&m, &e);
+    int rc = load_model(&c, &m, &e);
     berth_dtimeline t;
     memset(&t, 0, sizeof t);
     if (!rc)
         rc = berth_disrupt_simulate(&m, &o, &t, &e);
-    if (rc) {
-        fprintf(stderr, "berth: %s\n", e.msg);
-        berth_disrupt_free(&m);
-        return berth_err_exit_code(rc);
-    }
+    if (rc)
+        return fail(&m, &e, rc);
     int code = t.pending_end ? 1 : 0;
     if (!c.quiet) {
         if (c.format == CLI_TABLE)

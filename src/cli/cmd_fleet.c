@@ -71,14 +71,8 @@ static int place(int argc, char **argv)
             opt.reference = 1;
             continue;
         }
-        int r = cli_common_flag(&c, argc, argv, &i);
-        if (r < 0)
+        if (cli_common_or_unknown("fleet place", &c, argc, argv, &i) < 0)
             return 2;
-        if (r == 0) {
-            fprintf(stderr, "berth fleet place: unknown option '%s' (see berth fleet place --help)\n",
-                    a);
-            return 2;
-        }
     }
     if (!have_now) {
         struct timespec ts;

@@ -75,13 +75,8 @@ int cmd_simulate(int argc, char **argv)
             reference = 1;
             continue;
         }
-        int r = cli_common_flag(&c, argc, argv, &i);
-        if (r < 0)
+        if (cli_common_or_unknown("simulate", &c, argc, argv, &i) < 0)
             return 2;
-        if (r == 0) {
-            fprintf(stderr, "berth simulate: unknown option '%s' (see berth simulate --help)\n", a);
-            return 2;
-        }
     }
     berth_nexus nx;
     berth_nexus_init(&nx);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "berth/disrupt.h"
 #include "berth/fleet.h"
 #include "berth/report.h"
 
@@ -137,25 +138,50 @@ int cli_common_flag(cli_common *c, int argc, char **argv, int *i)
 #undef NEED_VALUE
 }
 
-int cli_flag_at(const char *cmd, int argc, char **argv, int *i, int64_t *now)
+int cli_common_or_unknown(const char *cmd, cli_common *c, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    if (strcmp(a, "--at") != 0 && strncmp(a, "--at=", 5) != 0)
-        return 0;
-    const char *v = a[4] == '=' ? a + 5 : (*i + 1 < argc ? argv[++*i] : NULL);
-    int64_t ms;
-    if (!v) {
-        fprintf(stderr, "berth %s: --at needs a value\n", cmd);
+    int r = cli_common_flag(c, argc, argv, i);
+    if (r == 0) {
+        fprintf(stderr, "berth %s: unknown option '%s' (see berth %s --help)\n", cmd, a, cmd);
         return -1;
     }
+    return r < 0 ? -1 : 1;
+}
+
+int cli_parse_time(const char *cmd, const char *flag, const char *v, int64_t *out)
+{
+    int64_t ms;
     if (berth_fleet_parse_time(v, &ms)) {
         fprintf(stderr,
-                "berth %s: --at expects an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'\n",
-                cmd, v);
+                "berth %s: %s expects an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'\n",
+                cmd, flag, v);
         return -1;
     }
-    *now = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-    return 1;
+    *out = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    return 0;
+}
+
+int cli_parse_duration(const char *cmd, const char *flag, const char *v, int positive,
+                       const char *examples, int64_t *out)
+{
+    int64_t d = berth_duration_parse(v);
+    if (d < 0 || d == BERTH_DURATION_NEVER || (positive && d == 0)) {
+        fprintf(stderr, "berth %s: %s expects a %sduration such as %s, got '%s'\n", cmd, flag,
+                positive ? "positive " : "", examples, v);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+int cli_flag_at(const char *cmd, int argc, char **argv, int *i, int64_t *now)
+{
+    const char *v = NULL;
+    int r = cli_flag_value(cmd, "--at", argc, argv, i, &v);
+    if (r > 0 && cli_parse_time(cmd, "--at", v, now))
+        return -1;
+    return r;
 }
 
 int cli_load_each(const cli_common *c, berth_arena *arena,

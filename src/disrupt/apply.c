@@ -9,32 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int pdb_matches(const berth_kpdb *b, const berth_kpod *p)
+/* The disruption planner counts a pod healthy when it is Ready. */
+static int pod_ready(const void *ctx, uint32_t pod)
 {
-    return !strcmp(b->ns, p->ns) && berth_selector_matches(&b->selector, &p->labels);
+    return ((const berth_disrupt *)ctx)->pod_info[pod].ready;
 }
 
 int64_t berth_pdb_disruptions_allowed(const berth_disrupt *m, uint32_t pdb)
 {
-    const berth_kpdb *b = &m->kube.pdbs[pdb];
-    if (b->has_disruptions_allowed)
-        return b->disruptions_allowed > 0 ? b->disruptions_allowed : 0;
-    int64_t expected = 0, healthy = 0;
-    for (uint32_t i = 0; i < m->kube.npods; i++) {
-        const berth_kpod *p = &m->kube.pods[i];
-        if (p->terminating || !pdb_matches(b, p))
-            continue;
-        expected++;
-        healthy += m->pod_info[i].ready;
-    }
-    int64_t desired = 0;
-    if (b->has_min_available)
-        desired = b->min_pct ? (b->min_available * expected + 99) / 100 : b->min_available;
-    else if (b->has_max_unavailable)
-        desired = expected - (b->max_pct ? (b->max_unavailable * expected + 99) / 100
-                                         : b->max_unavailable);
-    int64_t a = healthy - desired;
-    return a > 0 ? a : 0;
+    int64_t a = berth_kpdb_count_allowed(&m->kube, &m->kube.pdbs[pdb], pod_ready, m);
+    return a > 0 ? a : 0; /* status.disruptionsAllowed too */
 }
 
 int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name)

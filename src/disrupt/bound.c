@@ -186,9 +186,7 @@ int disrupt_bound(const disrupt_state *s, berth_dbound *out)
         double here[NRES] = {0};
         for (uint32_t j = 0; j < d->npods; j++) {
             uint32_t p = d->pods[j];
-            char why[8];
-            if (!disrupt_pod_reschedulable(s, p) || disrupt_pod_dnd_active(s, p) ||
-                disrupt_pod_pdb_blocked(s, p, why, sizeof why))
+            if (!disrupt_pod_moves(s, p))
                 continue;
             for (int r = 0; r < NRES; r++)
                 here[r] += (double)amount(&k->pods[p], r);
@@ -202,30 +200,22 @@ int disrupt_bound(const disrupt_state *s, berth_dbound *out)
     /* usable options */
     berth_arena a;
     berth_arena_init(&a, 0);
-    for (uint32_t p = 0; p < m->npools; p++)
-        for (uint32_t t = 0; t < m->ntypes; t++)
-            for (uint32_t o = 0; o < m->types[t].nofferings; o++) {
-                disrupt_option op = {p, t, o};
-                const berth_offering *of = disrupt_option_offering(s, &op);
-                if (!of->available)
-                    continue;
-                berth_knode hn;
-                int mk = disrupt_option_node(s, &a, &op, "berth-bound", &hn);
-                if (mk == BERTH_ENOMEM) {
-                    berth_arena_free(&a);
-                    return mk;
-                }
-                if (mk)
-                    continue;
-                for (int r = 0; r < NRES; r++) {
-                    double c = (double)cap_of(&m->types[t], r);
-                    if (c > C[r])
-                        C[r] = c;
-                    if (c > 0 && of->price / c < u[r])
-                        u[r] = of->price / c;
-                }
-            }
+    berth_knode hn;
+    int mk;
+    for (disrupt_option op = {0}; (mk = disrupt_option_next(s, &a, "berth-bound", &op, &hn)) > 0;
+         op.offering++) {
+        double price = disrupt_option_offering(s, &op)->price;
+        for (int r = 0; r < NRES; r++) {
+            double c = (double)cap_of(&m->types[op.type], r);
+            if (c > C[r])
+                C[r] = c;
+            if (c > 0 && price / c < u[r])
+                u[r] = price / c;
+        }
+    }
     berth_arena_free(&a);
+    if (mk)
+        return mk;
     int64_t need = 0;
     double cost = 0;
     for (int r = 0; r < NRES; r++) {

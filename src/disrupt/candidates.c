@@ -71,6 +71,13 @@ int disrupt_pod_dnd_active(const disrupt_state *s, uint32_t pod)
     return x->dnd == 2 && s->now < x->started + x->dnd_seconds;
 }
 
+int disrupt_pod_moves(const disrupt_state *s, uint32_t pod)
+{
+    char why[8];
+    return disrupt_pod_reschedulable(s, pod) && !disrupt_pod_dnd_active(s, pod) &&
+           !disrupt_pod_pdb_blocked(s, pod, why, sizeof why);
+}
+
 static int tolerates_disrupted(const berth_kpod *p)
 {
     berth_taint t = {"karpenter.sh/disrupted", "", BERTH_EFFECT_NOSCHEDULE};
@@ -99,24 +106,6 @@ int disrupt_pod_pdb_blocked(const disrupt_state *s, uint32_t pod, char *why, siz
         return 1;
     }
     return 0;
-}
-
-/* status.disruptionsAllowed, else computed from the matching pods
- * (expected: active ones, healthy: those Ready). */
-static int64_t pdb_allowed(const berth_kpdb *b, int64_t expected, int64_t healthy)
-{
-    if (b->has_disruptions_allowed)
-        return b->disruptions_allowed;
-    int64_t desired;
-    if (b->has_min_available)
-        desired = b->min_pct ? (b->min_available * expected + 99) / 100 : b->min_available;
-    else if (b->has_max_unavailable)
-        desired = expected - (b->max_pct ? (b->max_unavailable * expected + 99) / 100
-                                         : b->max_unavailable);
-    else
-        desired = 0;
-    int64_t a = healthy - desired;
-    return a > 0 ? a : 0;
 }
 
 /* ---- indexes: nodes by name, claims by node name, PDBs by namespace ---- */
@@ -223,7 +212,7 @@ static int index_pdbs(disrupt_state *s)
         }
     }
     for (uint32_t i = 0; i < k->npdbs; i++)
-        s->pdb_allowed[i] = pdb_allowed(&k->pdbs[i], expected[i], healthy[i]);
+        s->pdb_allowed[i] = berth_kpdb_allowed(&k->pdbs[i], expected[i], healthy[i]);
     free(by_ns);
     free(expected);
     free(healthy);

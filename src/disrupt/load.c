@@ -555,10 +555,8 @@ static int walk_item(void *vc, berth_dec *d, const berth_node *item, int depth)
 static int walk(ctx *c, const berth_node *doc, int depth)
 {
     berth_dec *d = c->d;
-    if (doc->type != BERTH_NODE_MAP)
-        return berth_dec_fail(d, doc, "expected an object with apiVersion and kind");
     const char *kind = NULL;
-    int rc = berth_dec_str(d, doc, "kind", 1, &kind);
+    int rc = berth_dec_kind(d, doc, &kind);
     if (rc)
         return rc;
     size_t kl = strlen(kind);

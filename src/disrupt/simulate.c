@@ -50,61 +50,31 @@ static int sched_view(disrupt_state *s, const uint8_t *excluded, const berth_kno
     return berth_kube_schedule_view(&s->m->kube, &v, placed, NULL, NULL, &e);
 }
 
-/* A hypothetical node for option o, named name; 0, or -1 when the
+/* A hypothetical node for option o, named name: the NodePool template's
+ * Node (berth_disrupt_template_node, not initialised); 0, or -1 when the
  * offering does not satisfy the pool's requirements. */
 int disrupt_option_node(const disrupt_state *s, berth_arena *a, const disrupt_option *o,
                         const char *name, berth_knode *out)
 {
+    int rc = berth_disrupt_template_node(s->m, o->pool, o->type, o->offering, name, 0, a, out);
+    return rc > 0 ? -1 : rc;
+}
+
+int disrupt_option_next(const disrupt_state *s, berth_arena *a, const char *name,
+                        disrupt_option *o, berth_knode *node)
+{
     const berth_disrupt *m = s->m;
-    const berth_nodepool *np = &m->pools[o->pool];
-    const berth_instance_type *it = &m->types[o->type];
-    const berth_offering *of = &it->offerings[o->offering];
-    memset(out, 0, sizeof *out);
-    out->name = name;
-    uint32_t cap = np->labels.n + np->nreqs + 5;
-    berth_label *l = berth_arena_alloc(a, cap * sizeof *l);
-    if (!l)
-        return BERTH_ENOMEM;
-    uint32_t n = 0;
-    const char *keys[5] = {"karpenter.sh/nodepool", "node.kubernetes.io/instance-type",
-                           "topology.kubernetes.io/zone", "karpenter.sh/capacity-type",
-                           "kubernetes.io/hostname"};
-    const char *vals[5] = {np->name, it->name, of->zone, berth_capacity_type_name(of->capacity_type),
-                           name};
-    for (int i = 0; i < 5; i++)
-        l[n++] = (berth_label){keys[i], vals[i]};
-    for (uint32_t i = 0; i < np->labels.n; i++) {
-        int dup = 0;
-        for (uint32_t j = 0; j < n; j++)
-            dup |= !strcmp(l[j].key, np->labels.items[i].key);
-        if (!dup)
-            l[n++] = np->labels.items[i];
-    }
-    for (uint32_t i = 0; i < np->nreqs; i++) {
-        const berth_requirement *r = &np->reqs[i];
-        int dup = 0;
-        for (uint32_t j = 0; j < n; j++)
-            dup |= !strcmp(l[j].key, r->key);
-        if (!dup && r->op == BERTH_SEL_IN && r->nvalues == 1)
-            l[n++] = (berth_label){r->key, r->values[0]};
-    }
-    out->labels.items = l;
-    out->labels.n = n;
-    berth_labels_sort(&out->labels);
-    /* requirements on keys the node defines must hold */
-    for (uint32_t i = 0; i < np->nreqs; i++)
-        if (berth_labels_get(&out->labels, np->reqs[i].key) &&
-            !berth_requirement_matches(&np->reqs[i], &out->labels))
-            return -1;
-    out->taints = np->taints;
-    out->ntaints = np->ntaints;
-    out->alloc[BERTH_KRES_CPU] = it->cpu;
-    out->alloc[BERTH_KRES_MEMORY] = it->memory;
-    out->alloc[BERTH_KRES_EPHEMERAL] = INT64_MAX / 4;
-    for (uint32_t r = BERTH_KRES_FIRST_EXT; r < m->kube.nres; r++)
-        if (!strcmp(m->kube.res_names[r], "nvidia.com/gpu"))
-            out->alloc[r] = it->gpus;
-    out->alloc_pods = it->pods;
+    for (; o->pool < m->npools; o->pool++, o->type = 0)
+        for (; o->type < m->ntypes; o->type++, o->offering = 0)
+            for (; o->offering < m->types[o->type].nofferings; o->offering++) {
+                if (!disrupt_option_offering(s, o)->available)
+                    continue;
+                int mk = disrupt_option_node(s, a, o, name, node);
+                if (mk == BERTH_ENOMEM)
+                    return mk;
+                if (!mk)
+                    return 1;
+            }
     return 0;
 }
 
@@ -126,6 +96,18 @@ static int push_option(disrupt_option **v, uint32_t *n, disrupt_option o)
     *v = q;
     q[(*n)++] = o;
     return 0;
+}
+
+/* After the remaining nodes took what they could: whether the question is
+ * answered, ok when nothing is left, else with why when no new node may
+ * be added (max_new 0). */
+static int settled(disrupt_sim *out, uint32_t left, uint32_t max_new)
+{
+    if (!left)
+        out->ok = 1;
+    else if (!max_new)
+        snprintf(out->why, sizeof out->why, "%u pod(s) do not fit on the remaining nodes", left);
+    return !left || !max_new;
 }
 
 /* The reference: one berth_kube_schedule_view per question and option. */
@@ -154,13 +136,9 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
         excluded[cands[i]] = 1;
     for (uint32_t i = 0; i < nc; i++) {
         const disrupt_node *dn = &s->n[cands[i]];
-        for (uint32_t j = 0; j < dn->npods; j++) {
-            uint32_t p = dn->pods[j];
-            char why[8];
-            if (disrupt_pod_reschedulable(s, p) && !disrupt_pod_dnd_active(s, p) &&
-                !disrupt_pod_pdb_blocked(s, p, why, sizeof why))
-                moving[nmove++] = p;
-        }
+        for (uint32_t j = 0; j < dn->npods; j++)
+            if (disrupt_pod_moves(s, dn->pods[j]))
+                moving[nmove++] = dn->pods[j];
     }
     if ((rc = sched_view(s, excluded, NULL, 0, moving, nmove, NULL, placed)))
         goto out;
@@ -169,14 +147,8 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
         bind[i] = placed[i];
         left += placed[i] == NULL;
     }
-    if (!left) {
-        out->ok = 1;
+    if (settled(out, left, max_new))
         goto out;
-    }
-    if (!max_new) {
-        snprintf(out->why, sizeof out->why, "%u pod(s) do not fit on the remaining nodes", left);
-        goto out;
-    }
     for (uint32_t round = 0; round < max_new && left; round++) {
         int best = -1;
         uint32_t best_count = 0;
@@ -189,35 +161,26 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
             rc = BERTH_ENOMEM;
             goto out;
         }
-        for (uint32_t p = 0; p < m->npools; p++)
-            for (uint32_t t = 0; t < m->ntypes; t++)
-                for (uint32_t o = 0; o < m->types[t].nofferings; o++) {
-                    disrupt_option op = {p, t, o};
-                    const berth_offering *of = disrupt_option_offering(s, &op);
-                    if (!of->available)
-                        continue;
-                    int mk = disrupt_option_node(s, &a, &op, nm, &hyp[nhyp]);
-                    if (mk == BERTH_ENOMEM) {
-                        rc = mk;
-                        goto out;
-                    }
-                    if (mk)
-                        continue;
-                    if ((rc = sched_view(s, excluded, hyp, nhyp + 1, moving, nmove, bind, placed2)))
-                        goto out;
-                    uint32_t got = 0;
-                    for (uint32_t i = 0; i < nmove; i++)
-                        got += !bind[i] && placed2[i];
-                    if (got == left && max_new == 1 &&
-                        (rc = push_option(&out->feasible, &out->nfeasible, op)))
-                        goto out;
-                    if (got > best_count || (got == best_count && got && of->price < best_price)) {
-                        best = 1;
-                        best_count = got;
-                        best_price = of->price;
-                        best_o = op;
-                    }
-                }
+        for (disrupt_option op = {0};
+             (rc = disrupt_option_next(s, &a, nm, &op, &hyp[nhyp])) > 0; op.offering++) {
+            const berth_offering *of = disrupt_option_offering(s, &op);
+            if ((rc = sched_view(s, excluded, hyp, nhyp + 1, moving, nmove, bind, placed2)))
+                goto out;
+            uint32_t got = 0;
+            for (uint32_t i = 0; i < nmove; i++)
+                got += !bind[i] && placed2[i];
+            if (got == left && max_new == 1 &&
+                (rc = push_option(&out->feasible, &out->nfeasible, op)))
+                goto out;
+            if (got > best_count || (got == best_count && got && of->price < best_price)) {
+                best = 1;
+                best_count = got;
+                best_price = of->price;
+                best_o = op;
+            }
+        }
+        if (rc)
+            goto out;
         if (best < 0)
             break;
         if (max_new == 1) {
@@ -306,18 +269,13 @@ static int options_ready(disrupt_state *s)
     const char *nm = berth_arena_strdup(&s->opt_arena, name);
     if (!nm)
         return BERTH_ENOMEM;
-    for (uint32_t p = 0; p < m->npools; p++)
-        for (uint32_t t = 0; t < m->ntypes; t++)
-            for (uint32_t o = 0; o < m->types[t].nofferings; o++) {
-                disrupt_option op = {p, t, o};
-                if (!disrupt_option_offering(s, &op)->available)
-                    continue;
-                int mk = disrupt_option_node(s, &s->opt_arena, &op, nm, &s->opt_nodes[s->nopts]);
-                if (mk == BERTH_ENOMEM)
-                    return mk;
-                if (!mk)
-                    s->opts[s->nopts++] = op;
-            }
+    int rc;
+    for (disrupt_option op = {0};
+         (rc = disrupt_option_next(s, &s->opt_arena, nm, &op, &s->opt_nodes[s->nopts])) > 0;
+         op.offering++)
+        s->opts[s->nopts++] = op;
+    if (rc)
+        return rc;
     for (uint32_t p = 0; p < m->kube.npods && !s->any_anti; p++)
         s->any_anti = m->kube.pods[p].nanti_req > 0;
     s->opts_ready = 1;
@@ -452,12 +410,10 @@ int disrupt_evict_nodes(disrupt_state *s, const uint32_t *cands, uint32_t nc, ui
                 if (berth_ksession_node_of(ks, p) != cands[i])
                     continue;
             }
-            char why[8];
             if (berth_ksession_node_of(ks, p) != BERTH_KUBE_NONE &&
                 (rc = berth_ksession_evict(ks, p)))
                 goto out;
-            if (disrupt_pod_reschedulable(s, p) && !disrupt_pod_dnd_active(s, p) &&
-                !disrupt_pod_pdb_blocked(s, p, why, sizeof why))
+            if (disrupt_pod_moves(s, p))
                 moving[nmove++] = p;
         }
     }
@@ -507,14 +463,8 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
             out->left[out->nleft++] = moving[i];
     uint32_t left = out->nleft;
     s->unplaced += left;
-    if (!left) {
-        out->ok = 1;
+    if (settled(out, left, max_new))
         goto out;
-    }
-    if (!max_new) {
-        snprintf(out->why, sizeof out->why, "%u pod(s) do not fit on the remaining nodes", left);
-        goto out;
-    }
     if (max_new == 1) {
         int plain = !s->any_anti;
         for (uint32_t i = 0; plain && i < left; i++)

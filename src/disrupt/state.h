@@ -84,6 +84,9 @@ int disrupt_pod_reschedulable(const disrupt_state *s, uint32_t pod);
 int disrupt_pod_dnd_active(const disrupt_state *s, uint32_t pod);
 /* Whether pod's PDBs block its eviction; names the PDB in why. */
 int disrupt_pod_pdb_blocked(const disrupt_state *s, uint32_t pod, char *why, size_t size);
+/* Whether a pod of a disrupted node is placed again: reschedulable, its
+ * do-not-disrupt not active, its PDBs not blocking. */
+int disrupt_pod_moves(const disrupt_state *s, uint32_t pod);
 
 /* simulate.c */
 typedef struct disrupt_sim {
@@ -134,6 +137,13 @@ const berth_offering *disrupt_option_offering(const disrupt_state *s, const disr
  * requirements, or BERTH_ENOMEM. */
 int disrupt_option_node(const disrupt_state *s, berth_arena *a, const disrupt_option *o,
                         const char *name, berth_knode *out);
+/* The first usable option at or after *o in (pool, type, offering) order:
+ * an available offering whose node (disrupt_option_node, named name, its
+ * labels in a) satisfies the pool. 1 with *o and *node set, 0 when none is
+ * left, or BERTH_ENOMEM. Every option:
+ *   for (disrupt_option o = {0}; (rc = disrupt_option_next(s, a, nm, &o, &n)) > 0; o.offering++) */
+int disrupt_option_next(const disrupt_state *s, berth_arena *a, const char *name,
+                        disrupt_option *o, berth_knode *node);
 
 /* plan.c: the pieces of a pass the optimiser shares */
 typedef struct disrupt_repl {

@@ -728,11 +728,6 @@ static void init_free(disrupt_tl *t)
     free(t->bidx);
 }
 
-static int pdb_matches(const berth_kpdb *b, const berth_kpod *p)
-{
-    return !strcmp(b->ns, p->ns) && berth_selector_matches(&b->selector, &p->labels);
-}
-
 static int init(disrupt_tl *t)
 {
     berth_disrupt *m = t->m;
@@ -753,7 +748,7 @@ static int init(disrupt_tl *t)
         berth_kpod *pd = &k->pods[p];
         t->pod_pdb[p] = -1;
         for (uint32_t i = 0; i < k->npdbs; i++)
-            if (pdb_matches(&k->pdbs[i], pd))
+            if (berth_kpdb_matches(&k->pdbs[i], pd))
                 t->pod_pdb[p] = t->pod_pdb[p] == -1 ? (int32_t)i : -2;
         uint32_t n = disrupt_tl_node_index(t, pd->node_name);
         if (n != BERTH_KUBE_NONE) {

@@ -880,10 +880,8 @@ static int load_item(void *ctx, berth_dec *d, const berth_node *item, int depth)
 
 static int load_doc(berth_fleet *f, berth_dec *d, const berth_node *doc, int depth)
 {
-    if (doc->type != BERTH_NODE_MAP)
-        return berth_dec_fail(d, doc, "expected an object with apiVersion and kind");
     const char *kind = NULL;
-    int rc = berth_dec_str(d, doc, "kind", 1, &kind);
+    int rc = berth_dec_kind(d, doc, &kind);
     if (rc)
         return rc;
     static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};

@@ -362,6 +362,13 @@ int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, be
     return rc;
 }
 
+int berth_dec_kind(berth_dec *d, const berth_node *doc, const char **kind)
+{
+    if (doc->type != BERTH_NODE_MAP)
+        return berth_dec_fail(d, doc, "expected an object with apiVersion and kind");
+    return berth_dec_str(d, doc, "kind", 1, kind);
+}
+
 int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want)
 {
     const char *api = NULL;

@@ -369,6 +369,15 @@ static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod 
     put(&b, &p->ncontainers, sizeof p->ncontainers);
     for (uint32_t i = 0; i < p->ncontainers; i++)
         put_str(&b, p->containers[i].image);
+    /* VolumeZone (a static filter): the resolved volume constraints */
+    put_str(&b, p->vol_error);
+    put(&b, &p->nvol_zones, sizeof p->nvol_zones);
+    for (uint32_t i = 0; i < p->nvol_zones; i++) {
+        put_str(&b, p->vol_zones[i].key);
+        put(&b, &p->vol_zones[i].nvalues, sizeof p->vol_zones[i].nvalues);
+        for (uint32_t j = 0; j < p->vol_zones[i].nvalues; j++)
+            put_str(&b, p->vol_zones[i].values[j]);
+    }
     *len = b.len;
     return b.oom ? BERTH_ENOMEM : 0;
 }

@@ -25,6 +25,8 @@ void berth_kube_free(berth_kcluster *k)
     free(k->namespaces);
     free(k->profiles);
     free(k->pdbs);
+    free(k->pvcs);
+    free(k->pvs);
     free(k->node_index);
     berth_arena_free(&k->arena);
     memset(k, 0, sizeof *k);

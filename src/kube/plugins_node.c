@@ -808,17 +808,78 @@ static void r_ports(void *state, const void *req, uint32_t c, char *buf, size_t 
 
 /* ---- VolumeZone ---- */
 
-/* berth's pod model carries no PersistentVolumeClaims, so no pod has a
- * zonal volume and every node passes; kept as a real plugin so profiles
- * that list it (the default) run it and report it as upstream does. */
+/* Upstream volumezone: the zone constraints of the pod's bound PVs (the
+ * loader resolves pod -> PVC -> PV) against the node's labels; a claim or
+ * volume missing from the input rejects every node with upstream's
+ * PreFilter message. Every rejection is unresolvable. A pod without
+ * claims touches no node. */
+#define BETA_ZONE "failure-domain.beta.kubernetes.io/zone"
+#define BETA_REGION "failure-domain.beta.kubernetes.io/region"
+#define GA_ZONE "topology.kubernetes.io/zone"
+#define GA_REGION "topology.kubernetes.io/region"
+
+static int volume_value_in(const berth_kvolume_zone *z, const char *v)
+{
+    for (uint32_t i = 0; i < z->nvalues; i++)
+        if (!strcmp(z->values[i], v))
+            return 1;
+    return 0;
+}
+
+int berth_kube_volume_zone_fits(const berth_kpod *p, const berth_labels *l, int any_region,
+                                char *why, size_t size)
+{
+    if (p->vol_error) {
+        if (why)
+            snprintf(why, size, "%s", p->vol_error);
+        return 0;
+    }
+    if (!p->nvol_zones)
+        return 1;
+    /* a node without any zone label is fine (single-zone clusters) */
+    if (!berth_labels_get(l, BETA_ZONE) && !berth_labels_get(l, BETA_REGION) &&
+        !berth_labels_get(l, GA_ZONE) && !berth_labels_get(l, GA_REGION))
+        return 1;
+    for (uint32_t i = 0; i < p->nvol_zones; i++) {
+        const berth_kvolume_zone *z = &p->vol_zones[i];
+        const char *v = berth_labels_get(l, z->key);
+        int region = !strcmp(z->key, BETA_REGION) || !strcmp(z->key, GA_REGION);
+        if (!v && !strcmp(z->key, BETA_ZONE)) /* translateToGALabel */
+            v = berth_labels_get(l, GA_ZONE);
+        else if (!v && !strcmp(z->key, BETA_REGION))
+            v = berth_labels_get(l, GA_REGION);
+        if (!v && region && any_region)
+            continue;
+        if (v && volume_value_in(z, v))
+            continue;
+        if (why) {
+            size_t off = (size_t)snprintf(why, size, "PersistentVolume %s is in %s ", z->pv, z->key);
+            for (uint32_t j = 0; j < z->nvalues && off < size; j++)
+                off += (size_t)snprintf(why + off, size - off, "%s%s", j ? " or " : "", z->values[j]);
+        }
+        return 0;
+    }
+    return 1;
+}
+
 static void f_volume_zone(void *state, const void *req, const uint32_t *cand, uint32_t n,
                           uint8_t *v)
 {
+    const kube_sched *s = state;
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    if (!p->vol_error && !p->nvol_zones)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const berth_knode *nd = &s->k->nodes[cand[i]];
+        if (!berth_kube_volume_zone_fits(p, &nd->labels, nd->any_region, NULL, 0))
+            v[i] = BERTH_UNRESOLVABLE;
+    }
 }
 
 static void r_volume_zone(void *state, const void *req, uint32_t c, char *buf, size_t size)
 {
-    snprintf(buf, size, "node(s) had no available volume zone");
+    const berth_kpod *p = ((const kube_req *)req)->p;
+    snprintf(buf, size, "%s", p->vol_error ? p->vol_error : "node(s) had no available volume zone");
 }
 
 /* ---- ImageLocality ---- */

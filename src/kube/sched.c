@@ -392,6 +392,15 @@ static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
                        const berth_cycle *c, const uint32_t *examined, uint32_t nexamined,
                        uint32_t nnodes)
 {
+    if (rq->p->vol_error && (b->kp->filters & (1u << BERTH_KP_VOLUME_ZONE))) {
+        /* VolumeZone's PreFilter rejects the pod before any node is
+         * filtered: upstream's FitError then carries only its message */
+        size_t cap = strlen(rq->p->vol_error) + 64;
+        char *out = malloc(cap);
+        if (out)
+            snprintf(out, cap, "0/%u nodes are available: %s.", nnodes, rq->p->vol_error);
+        return out;
+    }
     reason_count *rc = calloc(64, sizeof *rc);
     uint32_t nrc = 0;
     char buf[512];

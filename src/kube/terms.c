@@ -656,33 +656,6 @@ static uint32_t carrier_sig(kube_sched *s, int role, const berth_kaffinity_term 
     return sig_get(s, cl, 1, KUBE_SIG_CARRIER, role, 0, key, NULL);
 }
 
-int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node)
-{
-    kube_terms *t = s->terms;
-    if (!t || s->reference || node >= t->nnodes || pod >= t->npods)
-        return 0;
-    const berth_kpod *p = &s->k->pods[pod];
-    uint32_t pn[2] = {pod, node};
-    int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, visit_assume, pn);
-    if (rc)
-        return rc;
-    for (int role = 0; role < KUBE_NROLES; role++) {
-        uint32_t nt;
-        const berth_kaffinity_term *terms = role_terms(p, role, &nt);
-        for (uint32_t i = 0; i < nt; i++) {
-            uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
-            if (g == KUBE_NOVAL)
-                return BERTH_ENOMEM;
-            if (sig_bump(&t->sigs[g], node,
-                         (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
-                             ? terms[i].weight
-                             : 1))
-                return BERTH_ENOMEM;
-        }
-    }
-    return 0;
-}
-
 static int visit_unassume(kube_sched *s, uint32_t sig, void *ctx)
 {
     const uint32_t *pn = ctx;
@@ -692,17 +665,16 @@ static int visit_unassume(kube_sched *s, uint32_t sig, void *ctx)
     return 0;
 }
 
-/* The inverse of kube_terms_assume: every signature counting pod now
- * either existed when it was assumed or was initialised from the pods on
- * nodes (this one included), so it is counted out of exactly those. */
-int kube_terms_unassume(kube_sched *s, uint32_t pod, uint32_t node)
+/* Counts pod on node into (add) or out of every signature it matches and
+ * the carrier signatures of its own terms (weight for preferred ones). */
+static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
 {
     kube_terms *t = s->terms;
     if (!t || s->reference || node >= t->nnodes || pod >= t->npods)
         return 0;
     const berth_kpod *p = &s->k->pods[pod];
     uint32_t pn[2] = {pod, node};
-    int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, visit_unassume, pn);
+    int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, add ? visit_assume : visit_unassume, pn);
     if (rc)
         return rc;
     for (int role = 0; role < KUBE_NROLES; role++) {
@@ -712,14 +684,27 @@ int kube_terms_unassume(kube_sched *s, uint32_t pod, uint32_t node)
             uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
             if (g == KUBE_NOVAL)
                 return BERTH_ENOMEM;
-            if (sig_drop(t, &t->sigs[g], node,
-                         (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
-                             ? terms[i].weight
-                             : 1))
+            int32_t d = (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
+                            ? terms[i].weight
+                            : 1;
+            if (add ? sig_bump(&t->sigs[g], node, d) : sig_drop(t, &t->sigs[g], node, d))
                 return BERTH_ENOMEM;
         }
     }
     return 0;
+}
+
+int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node)
+{
+    return count_pod(s, pod, node, 1);
+}
+
+/* The inverse of kube_terms_assume: every signature counting pod now
+ * either existed when it was assumed or was initialised from the pods on
+ * nodes (this one included), so it is counted out of exactly those. */
+int kube_terms_unassume(kube_sched *s, uint32_t pod, uint32_t node)
+{
+    return count_pod(s, pod, node, 0);
 }
 
 /* Node n's labels changed: its value id per key (a new value gets a new id

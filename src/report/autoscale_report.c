@@ -9,18 +9,7 @@
 
 #include "berth/fleet.h"
 
-static void fmt_time(int64_t t, char *buf, size_t size)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static double round6(double v)
-{
-    return (double)(long long)(v * 1e6 + (v >= 0 ? 0.5 : -0.5)) / 1e6;
-}
+#include "report/plan_common.h"
 
 static json_t *pod_name(const berth_autoscale *m, uint32_t pod)
 {
@@ -30,11 +19,9 @@ static json_t *pod_name(const berth_autoscale *m, uint32_t pod)
 
 json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan *p)
 {
-    char at[40];
-    fmt_time(p->at, at, sizeof at);
     json_t *root = json_object(), *up = json_array(), *down = json_array(), *rep = json_array(),
            *un = json_array(), *blk = json_array();
-    json_object_set_new(root, "at", json_string(at));
+    json_object_set_new(root, "at", report_time_json(p->at));
     json_object_set_new(root, "scaleUp", up);
     json_object_set_new(root, "scaleDown", down);
     json_object_set_new(root, "replacements", rep);
@@ -48,7 +35,7 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
         json_object_set_new(o, "capacityType", json_string(berth_capacity_type_name(u->capacity_type)));
         json_object_set_new(o, "zone", json_string(u->zone));
         json_object_set_new(o, "count", json_integer(u->count));
-        json_object_set_new(o, "pricePerHour", json_real(round6(u->price)));
+        json_object_set_new(o, "pricePerHour", json_real(report_round6(u->price)));
         for (uint32_t j = 0; j < u->npods; j++)
             json_array_append_new(pods, pod_name(m, u->pods[j]));
         json_object_set_new(o, "pods", pods);
@@ -56,7 +43,7 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
             json_array_append_new(nodes, json_string(u->nodes[j]));
         json_object_set_new(o, "nodes", nodes);
         json_object_set_new(o, "headroomUnits", json_integer(u->headroom_units));
-        json_object_set_new(o, "reservation", u->reservation ? json_string(u->reservation) : json_null());
+        json_object_set_new(o, "reservation", report_str_or_null(u->reservation));
         json_array_append_new(up, o);
     }
     for (uint32_t i = 0; i < p->ndown; i++) {
@@ -64,7 +51,7 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
         json_t *o = json_object(), *mv = json_object();
         json_object_set_new(o, "node", json_string(m->kube.nodes[d->node].name));
         json_object_set_new(o, "virtualNodeGroup", json_string(m->vngs[d->vng].name));
-        json_object_set_new(o, "utilisation", json_real(round6(d->utilisation)));
+        json_object_set_new(o, "utilisation", json_real(report_round6(d->utilisation)));
         for (uint32_t j = 0; j < d->nmoves; j++) {
             const berth_kpod *kp = &m->kube.pods[d->moves[j].pod];
             char key[512];
@@ -88,7 +75,7 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
         json_object_set_new(w, "capacityType",
                             json_string(berth_capacity_type_name(r->capacity_type)));
         json_object_set_new(w, "zone", json_string(r->zone));
-        json_object_set_new(w, "pricePerHour", json_real(round6(r->price)));
+        json_object_set_new(w, "pricePerHour", json_real(report_round6(r->price)));
         if (r->reservation)
             json_object_set_new(w, "reservation", json_string(r->reservation));
         json_object_set_new(w, "node", json_string(r->new_node));
@@ -126,7 +113,7 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
 void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const berth_aplan *p)
 {
     char at[40];
-    fmt_time(p->at, at, sizeof at);
+    report_fmt_time(p->at, at, sizeof at);
     fprintf(out, "autoscale plan at %s\n\nSCALE UP\n", at);
     if (!p->nup)
         fprintf(out, "  (none)\n");

@@ -9,29 +9,16 @@
 #include <string.h>
 #include <time.h>
 
-static void fmt_time(int64_t t, char *buf, size_t size)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static double round6(double v)
-{
-    return (double)(long long)(v * 1e6 + (v >= 0 ? 0.5 : -0.5)) / 1e6;
-}
+#include "report/plan_common.h"
 
 static json_t *event_json(const berth_atimeline *t, const berth_asim_result *r, uint32_t i)
 {
     const berth_aevent *ev = &t->ev[r->events[i]];
-    char at[40];
-    fmt_time(ev->at, at, sizeof at);
     json_t *o = json_object();
-    json_object_set_new(o, "at", json_string(at));
+    json_object_set_new(o, "at", report_time_json(ev->at));
     json_object_set_new(o, "type", json_string(berth_aevent_type_name(ev->type)));
     json_object_set_new(o, "target", json_string(ev->what ? ev->what : ""));
-    json_object_set_new(o, "note", r->notes[i] ? json_string(r->notes[i]) : json_null());
+    json_object_set_new(o, "note", report_str_or_null(r->notes[i]));
     return o;
 }
 
@@ -40,10 +27,8 @@ json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const ber
 {
     char buf[40];
     json_t *root = json_object(), *steps = json_array(), *sum = json_object();
-    fmt_time(o->from, buf, sizeof buf);
-    json_object_set_new(root, "from", json_string(buf));
-    fmt_time(o->to, buf, sizeof buf);
-    json_object_set_new(root, "to", json_string(buf));
+    json_object_set_new(root, "from", report_time_json(o->from));
+    json_object_set_new(root, "to", report_time_json(o->to));
     long long sec = (long long)o->step;
     if (sec % 3600 == 0)
         snprintf(buf, sizeof buf, "%lldh", sec / 3600);
@@ -58,10 +43,9 @@ json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const ber
     for (uint32_t i = 0; i < r->nsteps; i++) {
         const berth_asim_step *st = &r->steps[i];
         json_t *s = json_object(), *ev = json_array();
-        fmt_time(st->at, buf, sizeof buf);
-        json_object_set_new(s, "at", json_string(buf));
+        json_object_set_new(s, "at", report_time_json(st->at));
         json_object_set_new(s, "nodes", json_integer(st->nodes));
-        json_object_set_new(s, "costPerHour", json_real(round6(st->cost_per_hour)));
+        json_object_set_new(s, "costPerHour", json_real(report_round6(st->cost_per_hour)));
         json_object_set_new(s, "pendingPods", json_integer(st->pending));
         json_object_set_new(s, "launched", json_integer(st->launched));
         json_object_set_new(s, "terminated", json_integer(st->terminated));
@@ -70,9 +54,10 @@ json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const ber
         json_object_set_new(s, "events", ev);
         json_array_append_new(steps, s);
     }
-    json_object_set_new(sum, "totalCost", json_real(round6(r->total_cost)));
-    json_object_set_new(sum, "podPendingSeconds", json_real(round6(r->pending_seconds)));
-    json_object_set_new(sum, "maxPodPendingSeconds", json_real(round6(r->max_pending_seconds)));
+    json_object_set_new(sum, "totalCost", json_real(report_round6(r->total_cost)));
+    json_object_set_new(sum, "podPendingSeconds", json_real(report_round6(r->pending_seconds)));
+    json_object_set_new(sum, "maxPodPendingSeconds",
+                        json_real(report_round6(r->max_pending_seconds)));
     json_object_set_new(sum, "nodesMin", json_integer(r->nodes_min));
     json_object_set_new(sum, "nodesMax", json_integer(r->nodes_max));
     json_object_set_new(sum, "launched", json_integer(r->launched));
@@ -90,7 +75,7 @@ void berth_report_autoscale_timeline_table(FILE *out, const berth_atimeline *t,
     for (uint32_t i = 0; i < r->nsteps; i++) {
         const berth_asim_step *st = &r->steps[i];
         char at[40];
-        fmt_time(st->at, at, sizeof at);
+        report_fmt_time(st->at, at, sizeof at);
         fprintf(out, "%-20s  %5u  %10.4f  %7u  %8u  %10u  ", at, st->nodes, st->cost_per_hour,
                 st->pending, st->launched, st->terminated);
         for (uint32_t k = st->ev0; k < st->ev0 + st->nev; k++) {

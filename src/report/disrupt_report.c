@@ -9,18 +9,7 @@
 
 #include "berth/fleet.h"
 
-static void fmt_time(int64_t t, char *buf, size_t size)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static double round6(double v)
-{
-    return (double)(long long)(v * 1e6 + (v >= 0 ? 0.5 : -0.5)) / 1e6;
-}
+#include "report/plan_common.h"
 
 static json_t *allowed_json(int64_t v)
 {
@@ -29,10 +18,8 @@ static json_t *allowed_json(int64_t v)
 
 json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
 {
-    char at[40];
-    fmt_time(p->at, at, sizeof at);
     json_t *root = json_object(), *pools = json_array(), *acts = json_array(), *blk = json_array();
-    json_object_set_new(root, "at", json_string(at));
+    json_object_set_new(root, "at", report_time_json(p->at));
     json_object_set_new(root, "nodePools", pools);
     json_object_set_new(root, "actions", acts);
     json_object_set_new(root, "blocked", blk);
@@ -40,19 +27,20 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
      * bound, and with --optimize which result is shown */
     json_object_set_new(root, "nodesBefore", json_integer(p->nodes_before));
     json_object_set_new(root, "nodesAfter", json_integer(p->nodes_after));
-    json_object_set_new(root, "costBefore", json_real(round6(p->cost_before)));
-    json_object_set_new(root, "costAfter", json_real(round6(p->cost_after)));
+    json_object_set_new(root, "costBefore", json_real(report_round6(p->cost_before)));
+    json_object_set_new(root, "costAfter", json_real(report_round6(p->cost_after)));
     json_t *lb = json_object();
     json_object_set_new(lb, "nodes", json_integer(p->bound_nodes));
-    json_object_set_new(lb, "costPerHour", json_real(round6(p->bound_cost)));
+    json_object_set_new(lb, "costPerHour", json_real(report_round6(p->bound_cost)));
     json_object_set_new(lb, "method", json_string(p->bound_method ? p->bound_method : ""));
     json_object_set_new(lb, "nodesWithinBudgets", json_integer(p->bound_nodes_budgets));
-    json_object_set_new(lb, "costPerHourWithinBudgets", json_real(round6(p->bound_cost_budgets)));
+    json_object_set_new(lb, "costPerHourWithinBudgets",
+                        json_real(report_round6(p->bound_cost_budgets)));
     json_object_set_new(root, "lowerBound", lb);
     json_object_set_new(root, "optimized", json_boolean(p->optimized));
     json_t *kp = json_object();
     json_object_set_new(kp, "nodesAfter", json_integer(p->karpenter_nodes_after));
-    json_object_set_new(kp, "savingsPerHour", json_real(round6(p->karpenter_savings)));
+    json_object_set_new(kp, "savingsPerHour", json_real(report_round6(p->karpenter_savings)));
     json_object_set_new(root, "karpenter", kp);
     for (uint32_t i = 0; i < p->npools; i++) {
         const berth_dpool_allow *a = &p->pools[i];
@@ -83,7 +71,7 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
             json_object_set_new(ro, "capacityType",
                                 json_string(berth_capacity_type_name(r->capacity_type)));
             json_object_set_new(ro, "zone", json_string(r->zone));
-            json_object_set_new(ro, "price", json_real(round6(r->price)));
+            json_object_set_new(ro, "price", json_real(report_round6(r->price)));
             json_object_set_new(ro, "nodePool", json_string(r->nodepool));
             json_array_append_new(reps, ro);
         }
@@ -93,7 +81,7 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
             json_object_set_new(o, "replacements", reps);
         else
             json_decref(reps);
-        json_object_set_new(o, "savingsPerHour", json_real(round6(a->savings)));
+        json_object_set_new(o, "savingsPerHour", json_real(report_round6(a->savings)));
         json_array_append_new(acts, o);
     }
     for (uint32_t i = 0; i < p->nblocked; i++) {
@@ -116,7 +104,7 @@ static void allowed_text(int64_t v, char *buf, size_t size)
 void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_dplan *p)
 {
     char at[40];
-    fmt_time(p->at, at, sizeof at);
+    report_fmt_time(p->at, at, sizeof at);
     fprintf(out, "disruption plan at %s\n\n", at);
     fprintf(out, "%-24s %6s %11s %8s %8s %14s\n", "NODEPOOL", "NODES", "DISRUPTING", "EMPTY", "DRIFTED",
            "UNDERUTILIZED");

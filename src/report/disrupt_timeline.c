@@ -7,13 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-static void fmt_time(int64_t t, char *buf, size_t size)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
+#include "report/plan_common.h"
 
 /* 90 -> "1m30s", 3600 -> "1h", 0 -> "0s" */
 static void fmt_duration(int64_t s, char *buf, size_t size)
@@ -29,11 +23,6 @@ static void fmt_duration(int64_t s, char *buf, size_t size)
         snprintf(buf + n, size - n, "%llds", se);
 }
 
-static double round6(double v)
-{
-    return (double)(long long)(v * 1e6 + (v >= 0 ? 0.5 : -0.5)) / 1e6;
-}
-
 static const berth_dreason order[4] = {BERTH_DR_EXPIRED, BERTH_DR_DRIFTED, BERTH_DR_EMPTY,
                                        BERTH_DR_UNDERUTILIZED};
 
@@ -45,19 +34,12 @@ static json_t *disruptions_json(const uint32_t *d)
     return o;
 }
 
-static json_t *str_or_null(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
 json_t *berth_report_disrupt_timeline_json(const berth_dtimeline *t)
 {
     char buf[64];
     json_t *root = json_object(), *steps = json_array(), *sum = json_object();
-    fmt_time(t->from, buf, sizeof buf);
-    json_object_set_new(root, "from", json_string(buf));
-    fmt_time(t->to, buf, sizeof buf);
-    json_object_set_new(root, "to", json_string(buf));
+    json_object_set_new(root, "from", report_time_json(t->from));
+    json_object_set_new(root, "to", report_time_json(t->to));
     fmt_duration(t->step, buf, sizeof buf);
     json_object_set_new(root, "step", json_string(buf));
     fmt_duration(t->launch_delay, buf, sizeof buf);
@@ -67,16 +49,15 @@ json_t *berth_report_disrupt_timeline_json(const berth_dtimeline *t)
     for (uint32_t i = 0; i < t->nsteps; i++) {
         const berth_dstep *s = &t->steps[i];
         json_t *o = json_object(), *ev = json_array(), *bl = json_array();
-        fmt_time(s->at, buf, sizeof buf);
-        json_object_set_new(o, "at", json_string(buf));
+        json_object_set_new(o, "at", report_time_json(s->at));
         json_object_set_new(o, "nodes", json_integer(s->nodes));
-        json_object_set_new(o, "costPerHour", json_real(round6(s->cost)));
+        json_object_set_new(o, "costPerHour", json_real(report_round6(s->cost)));
         json_object_set_new(o, "disruptions", disruptions_json(s->disruptions));
         for (uint32_t j = 0; j < s->nevents; j++) {
             const berth_devent *d = &t->events[s->event0 + j];
             json_t *x = json_object();
             json_object_set_new(x, "type", json_string(berth_devent_name(d->type)));
-            json_object_set_new(x, "node", str_or_null(d->node));
+            json_object_set_new(x, "node", report_str_or_null(d->node));
             if (d->pod) {
                 char pod[512];
                 snprintf(pod, sizeof pod, "%s/%s", d->pod_ns, d->pod);
@@ -84,7 +65,7 @@ json_t *berth_report_disrupt_timeline_json(const berth_dtimeline *t)
             } else {
                 json_object_set_new(x, "pod", json_null());
             }
-            json_object_set_new(x, "reason", str_or_null(d->reason));
+            json_object_set_new(x, "reason", report_str_or_null(d->reason));
             json_array_append_new(ev, x);
         }
         for (uint32_t j = 0; j < s->nblocked; j++) {
@@ -101,8 +82,8 @@ json_t *berth_report_disrupt_timeline_json(const berth_dtimeline *t)
     }
     json_object_set_new(sum, "nodesStart", json_integer(t->nodes_start));
     json_object_set_new(sum, "nodesEnd", json_integer(t->nodes_end));
-    json_object_set_new(sum, "costStart", json_real(round6(t->cost_start)));
-    json_object_set_new(sum, "costEnd", json_real(round6(t->cost_end)));
+    json_object_set_new(sum, "costStart", json_real(report_round6(t->cost_start)));
+    json_object_set_new(sum, "costEnd", json_real(report_round6(t->cost_end)));
     json_object_set_new(sum, "disruptions", disruptions_json(t->disruptions));
     json_object_set_new(sum, "pendingPods", json_integer(t->pending_end));
     json_object_set_new(sum, "stepsSimulated", json_integer(t->nsteps_run));
@@ -112,8 +93,8 @@ json_t *berth_report_disrupt_timeline_json(const berth_dtimeline *t)
 void berth_report_disrupt_timeline_table(FILE *out, const berth_dtimeline *t)
 {
     char from[40], to[40], step[40], delay[40];
-    fmt_time(t->from, from, sizeof from);
-    fmt_time(t->to, to, sizeof to);
+    report_fmt_time(t->from, from, sizeof from);
+    report_fmt_time(t->to, to, sizeof to);
     fmt_duration(t->step, step, sizeof step);
     fmt_duration(t->launch_delay, delay, sizeof delay);
     fprintf(out, "disruption timeline %s .. %s every %s (launch delay %s)\n\n", from, to, step,
@@ -123,7 +104,7 @@ void berth_report_disrupt_timeline_table(FILE *out, const berth_dtimeline *t)
     for (uint32_t i = 0; i < t->nsteps; i++) {
         const berth_dstep *s = &t->steps[i];
         char at[40];
-        fmt_time(s->at, at, sizeof at);
+        report_fmt_time(s->at, at, sizeof at);
         fprintf(out, "%-20s %6u %9.4f %8u %8u %6u %14u %8u\n", at, s->nodes, s->cost,
                 s->disruptions[BERTH_DR_EXPIRED], s->disruptions[BERTH_DR_DRIFTED],
                 s->disruptions[BERTH_DR_EMPTY], s->disruptions[BERTH_DR_UNDERUTILIZED], s->pending);

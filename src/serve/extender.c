@@ -470,6 +470,10 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
         return -1;
     }
     q->pod_ix = q->k.npods - 1;
+    /* the extender sees no PersistentVolumeClaims: kube-scheduler's own
+     * VolumeZone has judged the pod's volumes before calling us */
+    q->k.pods[q->pod_ix].vol_error = NULL;
+    q->k.pods[q->pod_ix].nvol_zones = 0;
 
     /* one scheduling cycle over every node, with every filter's verdict */
     berth_kprofile prof;

@@ -323,6 +323,28 @@ message wide "0/13 nodes are available: 1 Insufficient memory, 11 Insufficient c
 filtered wide n11 "Insufficient cpu|Insufficient memory"
 filtered wide n12 "$UNS"
 
+# ---- VolumeZone: pods -> PVCs -> zonal PVs (examples/kube/volume-zone.yaml) --
+VZ="node(s) had no available volume zone"
+sched 1 examples/kube/volume-zone.yaml --strict
+node web za-1                            # no volume: the emptiest node
+node db-0 zb-1                           # PV in eu-1b
+feasible db-0 zb-1
+filtered db-0 za-1 "$VZ"
+node cache zc-1                          # PV zone set "eu-1b__eu-1c": zb-1 or zc-1
+feasible cache zb-1,zc-1
+node legacy zc-1                         # beta failure-domain labels match GA node labels
+feasible legacy zc-1
+node scratch za-1                        # unbound claim: not constrained
+feasible scratch za-1,zb-1,zc-1
+node far "<none>"
+message far "0/3 nodes are available: 3 $VZ."
+# a missing claim or volume is VolumeZone's PreFilter rejection: only its message
+node lost "<none>"
+message lost "0/3 nodes are available: persistentvolumeclaim \"gone\" not found."
+filtered lost zb-1 "persistentvolumeclaim \"gone\" not found"
+node orphan "<none>"
+message orphan "0/3 nodes are available: persistentvolume \"pv-gone\" not found."
+
 [ $skipped -gt 0 ] && echo "note: $skipped JSON checks skipped (no python3)"
 if [ $fails -gt 0 ]; then
   echo "kube plugin scenarios: $fails of $checks checks FAILED"

@@ -1,7 +1,7 @@
 /* tests/unit/autoscale_fixture.h - helpers shared by the autoscaler unit
- * tests of replacements and cluster-autoscaler mode: a YAML buffer built
- * with printf, one plan over it with given options, and lookups in the
- * plan by pod and node name. Include after cmocka.h. */
+ * tests: the YAML buffer (yaml_buf.h), one plan over it with given
+ * options, and lookups in the plan by pod and node name. Include after
+ * cmocka.h. */
 #ifndef BERTH_TEST_AUTOSCALE_FIXTURE_H
 #define BERTH_TEST_AUTOSCALE_FIXTURE_H
 
@@ -10,24 +10,10 @@
 #include <string.h>
 
 #include "berth/autoscale.h"
+#include "yaml_buf.h"
 
 #define AT 1714564800 /* 2024-05-01T12:00:00Z */
 
-typedef struct buf {
-    char s[65536];
-    size_t n;
-} buf;
-
-static void add(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    assert_true(w > 0 && (size_t)w < sizeof b->s - b->n);
-    b->n += (size_t)w;
-}
 
 typedef struct run {
     berth_autoscale m;

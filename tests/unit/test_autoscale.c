@@ -14,23 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "berth/autoscale.h"
-
-typedef struct buf {
-    char s[32768];
-    size_t n;
-} buf;
-
-static void add(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    assert_true(w > 0 && (size_t)w < sizeof b->s - b->n);
-    b->n += (size_t)w;
-}
+#include "autoscale_fixture.h"
 
 /* m.small: 2 cpu 4Gi; m.large: 8 cpu 32Gi; g.gpu: 8 cpu 32Gi 1 GPU. */
 static void types(buf *b, int spot_available)
@@ -81,34 +65,12 @@ static void pod(buf *b, const char *name, const char *nodename, const char *cpu,
         nodename ? "\n" : "", extra ? extra : "", cpu);
 }
 
-typedef struct run {
-    berth_autoscale m;
-    berth_aplan p;
-    berth_error e;
-    int rc;
-} run;
-
+/* One plan at AT with default options; a failure is printed. */
 static void plan(run *r, buf *b)
 {
-    memset(r, 0, sizeof *r);
-    berth_autoscale_init(&r->m);
-    berth_source src;
-    r->rc = berth_doc_load_buffer(&r->m.kube.arena, "t.yaml", b->s, b->n, &src, &r->e);
-    if (!r->rc)
-        r->rc = berth_autoscale_load(&r->m, &src, 0, &r->e);
-    if (!r->rc)
-        r->rc = berth_autoscale_finalize(&r->m, &r->e);
-    berth_aplan_options o = {1714564800};
-    if (!r->rc)
-        r->rc = berth_autoscale_plan(&r->m, &o, &r->p, &r->e);
+    plan_opt(r, b, (berth_aplan_options){0});
     if (r->rc)
         fprintf(stderr, "error: %s\n", r->e.msg);
-}
-
-static void done(run *r)
-{
-    berth_aplan_free(&r->p);
-    berth_autoscale_free(&r->m);
 }
 
 static const berth_ascaleup *up_of(run *r, const char *podname)
@@ -120,28 +82,9 @@ static const berth_ascaleup *up_of(run *r, const char *podname)
     return NULL;
 }
 
-static const char *unsched_of(run *r, const char *podname)
-{
-    for (uint32_t i = 0; i < r->p.nunsched; i++)
-        if (!strcmp(r->m.kube.pods[r->p.unsched[i].pod].name, podname))
-            return r->p.unsched[i].reason;
-    return NULL;
-}
-
-static const char *blocked_of(run *r, const char *nodename)
-{
-    for (uint32_t i = 0; i < r->p.nblocked; i++)
-        if (!strcmp(r->m.kube.nodes[r->p.blocked[i].node].name, nodename))
-            return r->p.blocked[i].reason;
-    return NULL;
-}
-
 static int removed(run *r, const char *nodename)
 {
-    for (uint32_t i = 0; i < r->p.ndown; i++)
-        if (!strcmp(r->m.kube.nodes[r->p.down[i].node].name, nodename))
-            return 1;
-    return 0;
+    return down_of(r, nodename) != NULL;
 }
 
 static void test_spot_by_market_score(void **st)

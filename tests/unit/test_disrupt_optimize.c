@@ -20,21 +20,8 @@
 
 #define NOW 1714564800 /* 2024-05-01T12:00:00Z */
 
-typedef struct buf {
-    char s[1 << 17];
-    size_t n;
-} buf;
-
-static void add(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    assert_true(w > 0 && (size_t)w < sizeof b->s - b->n);
-    b->n += (size_t)w;
-}
+#define YAML_BUF_SIZE (1 << 17)
+#include "disrupt_fixture.h"
 
 static void pool_policy(buf *b, const char *name, const char *reqs, const char *budget,
                         const char *taint, const char *policy)
@@ -112,16 +99,8 @@ typedef struct fixture {
 static void plan(fixture *f, const buf *b, int optimize, int reference, int spot)
 {
     berth_error e;
-    berth_disrupt_init(&f->m);
     memset(&f->p, 0, sizeof f->p);
-    berth_error_clear(&e);
-    berth_source src;
-    int rc = berth_doc_load_buffer(&f->m.kube.arena, "t.yaml", b->s, b->n, &src, &e);
-    if (!rc)
-        rc = berth_disrupt_load(&f->m, &src, 1, &e);
-    if (!rc)
-        rc = berth_disrupt_finalize(&f->m, &e);
-    if (rc)
+    if (load_model(&f->m, b, &e))
         fail_msg("load: %s\n%s", e.msg, b->s);
     berth_dplan_options o = {NOW, spot, reference, optimize};
     if (berth_disrupt_plan(&f->m, &o, &f->p, &e))

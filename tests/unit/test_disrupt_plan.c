@@ -17,21 +17,7 @@
 #include "berth/disrupt.h"
 #include "berth/fleet.h"
 
-typedef struct buf {
-    char s[65536];
-    size_t n;
-} buf;
-
-static void add(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    assert_true(w > 0 && (size_t)w < sizeof b->s - b->n);
-    b->n += (size_t)w;
-}
+#include "disrupt_fixture.h"
 
 /* A NodePool; `extra_tspec` goes into spec.template.spec, `dis` is the
  * disruption block body, `tmeta` the template metadata body. */
@@ -99,16 +85,8 @@ typedef struct fixture {
 
 static int load(fixture *f, const buf *b, berth_error *e)
 {
-    berth_disrupt_init(&f->m);
     memset(&f->p, 0, sizeof f->p);
-    berth_error_clear(e);
-    berth_source src;
-    int rc = berth_doc_load_buffer(&f->m.kube.arena, "t.yaml", b->s, b->n, &src, e);
-    if (!rc)
-        rc = berth_disrupt_load(&f->m, &src, 1, e);
-    if (!rc)
-        rc = berth_disrupt_finalize(&f->m, e);
-    return rc;
+    return load_model(&f->m, b, e);
 }
 
 static void plan_at(fixture *f, const buf *b, const char *at, int spot_to_spot)
