@@ -705,7 +705,7 @@ static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_r
         }
     }
     if (!nfeasible)
-        return 0; /* the full path explains why */
+        return 2; /* no node fits: the full path explains why */
     uint32_t chosen = 0;
     if (prof->tiebreak == BERTH_TIE_RANDOM && nties > 1)
         chosen = (uint32_t)berth_rng_below(rng, nties);
@@ -743,7 +743,7 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
         n = k;
     }
     if (!n)
-        return 0; /* the full path explains why */
+        return 2; /* no node fits: the full path explains why */
     for (uint32_t i = 0; i < n; i++)
         f->col2[i] = part[f->list[i]];
     const kube_terms_req *q = tq;
@@ -844,7 +844,7 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
     if (c->nbad)
         return 0; /* a candidate's constant scores differ: the full path */
     if (!c->nfeasible)
-        return 0; /* the full path explains why */
+        return 2; /* no node fits: the full path explains why */
     if (!inert(r))
         return pick_with_terms(s, prof, r, rng, c, out);
     /* argmax of part (INT64_MIN where infeasible); ties as the pipeline

@@ -20,7 +20,8 @@ int kube_fast_assumed(kube_sched *s, uint32_t node);
  * all: every node of every class is recomputed (ImageLocality changed). */
 int kube_fast_node_changed(kube_sched *s, uint32_t n, int data, int all);
 /* 1: *out holds the decision (same as the full pipeline would make);
- * 0: this pod needs the full pipeline; < 0: error. */
+ * 2: no node fits (as the full pipeline would find; it is needed only to
+ * explain why); 0: this pod needs the full pipeline; < 0: error. */
 int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_rng *rng,
                    kube_fast_result *out);
 

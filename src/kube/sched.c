@@ -544,6 +544,18 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             kube_req_free(sp, &rq);
             return berth_error_set(e, fx, "out of memory");
         }
+        if (fx == 2 && !opt->detail && (!opt->on_decision || L->no_summary)) {
+            /* no node fits and nobody reads why: skip the full pipeline,
+             * which would only explain it */
+            berth_kdecision d;
+            memset(&d, 0, sizeof d);
+            d.pod = pod;
+            d.node = BERTH_KUBE_NONE;
+            if (opt->on_decision)
+                opt->on_decision(opt->ctx, k, &d);
+            kube_req_free(sp, &rq);
+            return 0;
+        }
         if (fx == 1) {
             berth_kdecision d;
             memset(&d, 0, sizeof d);
