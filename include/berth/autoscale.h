@@ -293,6 +293,8 @@ typedef struct berth_aevent {
     const char *zone;
     berth_capacity_type ct;
     double price;
+    int available;                /* PriceChange: 1 / 0 sets the offering's availability,
+                                   * -1 (field absent) leaves it */
 } berth_aevent;
 
 typedef struct berth_atimeline {
@@ -331,12 +333,26 @@ typedef struct berth_asim_step {
     uint32_t pending;             /* pods without a node after the step */
     uint32_t launched, terminated;
     uint32_t ev0, nev;            /* events applied: result.events[ev0 .. ev0 + nev) */
+    uint32_t rep0, nrep;          /* replacements started: result.reps[rep0 .. rep0 + nrep) */
 } berth_asim_step;
+
+/* A replacement the timeline started: the new node launched; the old one
+ * drains once the new one has registered. */
+typedef struct berth_asim_replace {
+    int64_t at;
+    berth_areason reason;
+    const char *node;             /* the node replaced */
+    const char *new_node;         /* the node launched for it */
+    const char *type_name;        /* the new node's instance type */
+    berth_capacity_type capacity_type;
+    const char *zone;
+} berth_asim_replace;
 
 typedef struct berth_asim_result {
     berth_asim_step *steps;       uint32_t nsteps, capsteps;
     uint32_t *events;             uint32_t nevents, capevents; /* indices into the timeline's ev */
     const char **notes;           /* per applied event: what happened, or NULL */
+    berth_asim_replace *reps;     uint32_t nreps, capreps; /* replacements started */
     double total_cost;            /* integral of costPerHour over [from, to], dollars */
     double pending_seconds;       /* sum over pods of the time they waited for a node */
     double max_pending_seconds;
@@ -345,8 +361,9 @@ typedef struct berth_asim_result {
 } berth_asim_result;
 
 /* Runs the timeline on m (mutated): every step applies the events due,
- * registers launched nodes, terminates drained ones, runs one autoscaler
- * pass and applies it. 0, or BERTH_EINVAL for bad options, or an error. */
+ * registers launched nodes (a replacement's old node then drains),
+ * terminates drained ones, runs one autoscaler pass and applies it
+ * (scale-up, scale-down and replacements). 0, or BERTH_EINVAL for bad options, or an error. */
 int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
                              const berth_asim_options *o, berth_asim_result *out, berth_error *e);
 void berth_asim_result_free(berth_asim_result *r);

@@ -216,7 +216,8 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
 {
     static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
     static const char *const specf[] = {"at", "type", "pods", "count", "template", "pod", "node",
-                                        "instanceType", "zone", "capacityType", "price", NULL};
+                                        "instanceType", "zone", "capacityType", "price", "available",
+                                        NULL};
     berth_autoscale *m = c->m;
     berth_aevent ev;
     memset(&ev, 0, sizeof ev);
@@ -249,11 +250,11 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
         goto out;
     ev.type = (berth_aevent_type)type;
     /* the fields each type takes */
-    static const char *const by_type[4][5] = {
+    static const char *const by_type[4][6] = {
         {"pods", "count", "template", NULL},
         {"pod", NULL},
         {"node", NULL},
-        {"instanceType", "zone", "capacityType", "price", NULL},
+        {"instanceType", "zone", "capacityType", "price", "available", NULL},
     };
     for (const char *const *f = specf + 2; *f; f++) {
         int ok = 0;
@@ -329,6 +330,10 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
         ev.price = -1;
         if ((rc = capacity_dec_number(d, spec, "price", &ev.price)))
             goto out;
+        ev.available = -1; /* unchanged */
+        if (berth_node_get(spec, "available") &&
+            (rc = berth_dec_bool(d, spec, "available", 1, &ev.available)))
+            goto out;
         int ti = berth_instance_type_find(m->types, m->ntypes, it);
         if (ti < 0) {
             rc = fail_at(d, spec, "instanceType", "no InstanceType named '%s'", it);
@@ -341,7 +346,8 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
             goto out;
         }
         char what[256];
-        snprintf(what, sizeof what, "%s %s %s %.4f/h", it, ev.zone, cts[ct], ev.price);
+        snprintf(what, sizeof what, "%s %s %s %.4f/h%s", it, ev.zone, cts[ct], ev.price,
+                 ev.available < 0 ? "" : ev.available ? " available" : " unavailable");
         ev.what = berth_arena_strdup(&m->kube.arena, what);
         if (!ev.what) {
             rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");

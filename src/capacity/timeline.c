@@ -7,7 +7,11 @@
  * register after the launch delay, their pods waiting for them; scaled-down
  * nodes are cordoned, their pods move where the pass put them, and the node
  * is terminated when its pods' grace periods end, at the latest after the
- * drain timeout. This file owns the model's mutation over time (nodes
+ * drain timeout. The pass's replacements (but spot interruptions, which
+ * the timeline's own event does) launch their new node like a scale-up
+ * node; once it has registered the old node drains like a scaled-down one
+ * (its PodDisruptionBudgets permitting), its pods pending for this step's
+ * pass. This file owns the model's mutation over time (nodes
  * added, cordoned and removed, pods bound and unbound, prices) and the
  * accounting (nodes, cost per hour, pending pods and pending time). */
 #include "capacity/state.h"
@@ -33,6 +37,10 @@ typedef struct sim {
     int64_t *wait_until;          /* per pod (P_WAITING): its node registers then */
     int64_t *ready_at;            /* per node: registers then (REGISTERED: it has) */
     int64_t *end_at;              /* per node: terminated then (INT64_MAX: not draining) */
+    const char **replaces;        /* per node: the node it was launched to replace, until
+                                   * that one drains; NULL: none */
+    uint8_t *replaced;            /* per node: a replacement for it was launched */
+    int64_t *pdb_spent;           /* per PDB: evictions of replacement drains this step */
     uint32_t capnodes;
     uint64_t serial;              /* names of launched nodes */
     berth_error *e;
@@ -41,9 +49,11 @@ typedef struct sim {
 static int grow_node_tables(sim *s, uint32_t need)
 {
     berth_autoscale *m = s->m;
-    uint32_t c1 = s->capnodes, c2 = s->capnodes;
+    uint32_t c1 = s->capnodes, c2 = s->capnodes, c3 = s->capnodes, c4 = s->capnodes;
     if (berth_grow((void **)&s->ready_at, &c1, need, sizeof *s->ready_at, 0) ||
         berth_grow((void **)&s->end_at, &c2, need, sizeof *s->end_at, 0) ||
+        berth_grow((void **)&s->replaces, &c3, need, sizeof *s->replaces, 0) ||
+        berth_grow((void **)&s->replaced, &c4, need, sizeof *s->replaced, 0) ||
         berth_grow((void **)&m->kube.nodes, &m->kube.capnodes, need, sizeof *m->kube.nodes, 0) ||
         berth_grow((void **)&m->node_info, &m->capnode_info, need, sizeof *m->node_info, 0))
         return BERTH_ENOMEM;
@@ -122,11 +132,19 @@ static void remove_node(sim *s, uint32_t i, int64_t now)
         if (s->ps[p] == P_BOUND && m->kube.pods[p].node_name &&
             !strcmp(m->kube.pods[p].node_name, name))
             unbind(s, p, now);
+    if (s->replaces[i]) {
+        /* a replacement gone before its old node drained: that one may be replaced again */
+        uint32_t old = node_by_name(m, s->replaces[i]);
+        if (old != BERTH_KUBE_NONE)
+            s->replaced[old] = 0;
+    }
     uint32_t n = m->kube.nnodes - i - 1;
     memmove(&m->kube.nodes[i], &m->kube.nodes[i + 1], n * sizeof *m->kube.nodes);
     memmove(&m->node_info[i], &m->node_info[i + 1], n * sizeof *m->node_info);
     memmove(&s->ready_at[i], &s->ready_at[i + 1], n * sizeof *s->ready_at);
     memmove(&s->end_at[i], &s->end_at[i + 1], n * sizeof *s->end_at);
+    memmove(&s->replaces[i], &s->replaces[i + 1], n * sizeof *s->replaces);
+    memmove(&s->replaced[i], &s->replaced[i + 1], n * sizeof *s->replaced);
     m->kube.nnodes--;
     m->nnode_info--;
     s->r->terminated++;
@@ -195,22 +213,28 @@ static int apply_event(sim *s, uint32_t ei, int64_t now)
     case BERTH_AEV_PRICE_CHANGE: {
         berth_instance_type *it = &m->types[ev->itype];
         for (uint32_t o = 0; o < it->nofferings; o++)
-            if (it->offerings[o].capacity_type == ev->ct && !strcmp(it->offerings[o].zone, ev->zone))
+            if (it->offerings[o].capacity_type == ev->ct &&
+                !strcmp(it->offerings[o].zone, ev->zone)) {
                 it->offerings[o].price = ev->price;
+                if (ev->available >= 0)
+                    it->offerings[o].available = ev->available;
+            }
         return 0;
     }
     }
     return 0;
 }
 
-/* Adds a launching node of up-entry u (cordoned until it registers). */
-static int launch(sim *s, const berth_ascaleup *u, int64_t now)
+/* Adds a launching node of group g, type t, zone, capacity type ct
+ * (cordoned until it registers); its index in *out. */
+static int launch(sim *s, uint32_t g, uint32_t t, const char *zone, berth_capacity_type ct,
+                  int64_t now, uint32_t *out)
 {
     berth_autoscale *m = s->m;
     if (grow_node_tables(s, m->kube.nnodes + 1))
         return BERTH_ENOMEM;
-    const berth_vng *v = &m->vngs[u->vng];
-    const berth_instance_type *it = &m->types[u->type];
+    const berth_vng *v = &m->vngs[g];
+    const berth_instance_type *it = &m->types[t];
     char name[200];
     snprintf(name, sizeof name, "%s-n%llu", v->name, (unsigned long long)++s->serial);
     const char *nm = berth_arena_strdup(&m->kube.arena, name);
@@ -223,7 +247,7 @@ static int launch(sim *s, const berth_ascaleup *u, int64_t now)
     memset(n, 0, sizeof *n);
     memset(&m->node_info[i], 0, sizeof m->node_info[i]);
     n->name = nm;
-    n->labels = capacity_template_labels(m, u->vng, u->type, u->zone, (int)u->capacity_type, nm, buf);
+    n->labels = capacity_template_labels(m, g, t, zone, (int)ct, nm, buf);
     n->taints = v->taints;
     n->ntaints = v->ntaints;
     n->alloc[BERTH_KRES_CPU] = it->cpu;
@@ -237,7 +261,106 @@ static int launch(sim *s, const berth_ascaleup *u, int64_t now)
     n->unschedulable = 1;
     s->ready_at[i] = now + s->o->launch_delay;
     s->end_at[i] = INT64_MAX;
+    s->replaces[i] = NULL;
+    s->replaced[i] = 0;
     s->r->launched++;
+    *out = i;
+    return 0;
+}
+
+static int movable(const sim *s, uint32_t pod)
+{
+    const berth_kpod *p = &s->m->kube.pods[pod];
+    return !capacity_pod_is_daemon(p) && !s->m->pod_info[pod].mirror && !p->terminating;
+}
+
+/* Drains node: the pods of moves go where the pass put them, movable pods
+ * still on it are evicted (pending for this step's pass); the node is
+ * cordoned and terminated once the largest grace period of those pods has
+ * run, at the latest after the drain timeout. */
+static void drain(sim *s, uint32_t node, const berth_amove *moves, uint32_t nmoves, int64_t now)
+{
+    berth_autoscale *m = s->m;
+    int64_t grace = 0;
+    for (uint32_t k = 0; k < nmoves; k++) {
+        uint32_t pod = moves[k].pod;
+        grace = s->t->grace[pod] > grace ? s->t->grace[pod] : grace;
+        bind(s, pod, moves[k].node, now);
+    }
+    const char *name = m->kube.nodes[node].name;
+    for (uint32_t p = 0; p < m->kube.npods; p++)
+        if (s->ps[p] == P_BOUND && m->kube.pods[p].node_name &&
+            !strcmp(m->kube.pods[p].node_name, name) && movable(s, p)) {
+            grace = s->t->grace[p] > grace ? s->t->grace[p] : grace;
+            unbind(s, p, now);
+        }
+    m->kube.nodes[node].unschedulable = 1;
+    s->end_at[node] = now + (grace < s->o->drain_timeout ? grace : s->o->drain_timeout);
+}
+
+/* Whether the PodDisruptionBudgets of node's pods allow evicting them all
+ * (as the pass's scale-down: every matching pod taken as healthy), the
+ * evictions of this step's earlier replacement drains spent; spends them. */
+static int pdbs_allow(sim *s, uint32_t node)
+{
+    const berth_kcluster *k = &s->m->kube;
+    const char *name = k->nodes[node].name;
+    for (uint32_t b = 0; b < k->npdbs; b++) {
+        int64_t need = 0;
+        for (uint32_t p = 0; p < k->npods; p++)
+            need += s->ps[p] == P_BOUND && k->pods[p].node_name &&
+                    !strcmp(k->pods[p].node_name, name) && movable(s, p) &&
+                    berth_kpdb_matches(&k->pdbs[b], &k->pods[p]);
+        if (need && need > capacity_pdb_allowed(k, &k->pdbs[b]) - s->pdb_spent[b])
+            return 0;
+    }
+    for (uint32_t b = 0; b < k->npdbs; b++)
+        for (uint32_t p = 0; p < k->npods; p++)
+            s->pdb_spent[b] += s->ps[p] == P_BOUND && k->pods[p].node_name &&
+                               !strcmp(k->pods[p].node_name, name) && movable(s, p) &&
+                               berth_kpdb_matches(&k->pdbs[b], &k->pods[p]);
+    return 1;
+}
+
+/* Replacement nodes that have registered: their old node drains (when its
+ * PDBs allow it; else at a later step). */
+static void drain_replaced(sim *s, int64_t now)
+{
+    berth_autoscale *m = s->m;
+    memset(s->pdb_spent, 0, (m->kube.npdbs + 1) * sizeof *s->pdb_spent);
+    for (uint32_t i = 0; i < m->kube.nnodes; i++) {
+        if (!s->replaces[i] || s->ready_at[i] != REGISTERED)
+            continue;
+        uint32_t old = node_by_name(m, s->replaces[i]);
+        if (old != BERTH_KUBE_NONE && s->end_at[old] == INT64_MAX) {
+            if (!pdbs_allow(s, old))
+                continue; /* try again next step */
+            drain(s, old, NULL, 0, now);
+        }
+        s->replaces[i] = NULL;
+    }
+}
+
+/* Starts replacement x of the pass: launches its new node, unless the old
+ * node is launching, draining or already being replaced. */
+static int start_replace(sim *s, const berth_areplace *x, int64_t now)
+{
+    uint32_t old = x->node;
+    if (x->reason == BERTH_REPLACE_SPOT_INTERRUPTION || s->ready_at[old] != REGISTERED ||
+        s->end_at[old] != INT64_MAX || s->replaced[old])
+        return 0;
+    berth_asim_result *r = s->r;
+    if (berth_grow((void **)&r->reps, &r->capreps, r->nreps + 1, sizeof *r->reps, 0))
+        return BERTH_ENOMEM;
+    uint32_t nn = 0;
+    if (launch(s, x->vng, x->type, x->zone, x->capacity_type, now, &nn))
+        return BERTH_ENOMEM;
+    const berth_knode *kn = s->m->kube.nodes;
+    s->replaced[old] = 1;
+    s->replaces[nn] = kn[old].name;
+    r->reps[r->nreps++] = (berth_asim_replace){now, x->reason, kn[old].name, kn[nn].name,
+                                               s->m->types[x->type].name, x->capacity_type,
+                                               x->zone};
     return 0;
 }
 
@@ -249,21 +372,20 @@ static int apply_plan(sim *s, const berth_aplan *p, int64_t now)
     /* scale-down first: plan node indices are those of this pass */
     for (uint32_t d = 0; d < p->ndown; d++) {
         const berth_ascaledown *x = &p->down[d];
-        if (s->ready_at[x->node] != REGISTERED || s->end_at[x->node] != INT64_MAX)
-            continue; /* launching or already draining */
-        int64_t grace = 0;
-        for (uint32_t k = 0; k < x->nmoves; k++) {
-            uint32_t pod = x->moves[k].pod;
-            grace = s->t->grace[pod] > grace ? s->t->grace[pod] : grace;
-            bind(s, pod, x->moves[k].node, now);
-        }
-        m->kube.nodes[x->node].unschedulable = 1;
-        s->end_at[x->node] = now + (grace < s->o->drain_timeout ? grace : s->o->drain_timeout);
+        if (s->ready_at[x->node] != REGISTERED || s->end_at[x->node] != INT64_MAX ||
+            s->replaces[x->node])
+            continue; /* launching, already draining, or a replacement whose node is to drain */
+        drain(s, x->node, x->moves, x->nmoves, now);
     }
+    /* replacements, by the pass's node indices too (launches only append) */
+    for (uint32_t k = 0; k < p->nrep; k++)
+        if (start_replace(s, &p->rep[k], now))
+            return BERTH_ENOMEM;
     for (uint32_t u = 0; u < p->nup; u++) {
         const berth_ascaleup *x = &p->up[u];
+        uint32_t nn = 0;
         for (uint32_t k = 0; k < x->count; k++)
-            if (launch(s, x, now))
+            if (launch(s, x->vng, x->type, x->zone, x->capacity_type, now, &nn))
                 return BERTH_ENOMEM;
         for (uint32_t k = 0; k < x->npods; k++) {
             s->ps[x->pods[k]] = P_WAITING;
@@ -289,6 +411,7 @@ static int run(sim *s)
         memset(st, 0, sizeof *st);
         st->at = now;
         st->ev0 = r->nevents;
+        st->rep0 = r->nreps;
         uint32_t launched0 = r->launched, term0 = r->terminated;
         while (next < s->t->nev && s->t->ev[next].at <= now && !rc)
             rc = apply_event(s, next++, now);
@@ -299,6 +422,7 @@ static int run(sim *s)
                 s->ready_at[i] = REGISTERED;
                 m->kube.nodes[i].unschedulable = 0;
             }
+        drain_replaced(s, now);
         for (uint32_t p = 0; p < m->kube.npods; p++)
             if (s->ps[p] == P_WAITING && s->wait_until[p] <= now) {
                 s->ps[p] = P_PENDING;
@@ -326,6 +450,7 @@ static int run(sim *s)
             st->pending += s->ps[q] == P_PENDING || s->ps[q] == P_WAITING;
         st->launched = r->launched - launched0;
         st->terminated = r->terminated - term0;
+        st->nrep = r->nreps - st->rep0;
         int64_t span = o->to - now < o->step ? o->to - now : o->step;
         r->total_cost += st->cost_per_hour * (double)span / 3600.0;
         if (!r->nsteps || st->nodes < r->nodes_min)
@@ -370,11 +495,16 @@ int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
     s.ps = malloc(np + 1);
     s.since = calloc(np + 1, sizeof *s.since);
     s.wait_until = calloc(np + 1, sizeof *s.wait_until);
-    int rc = s.ps && s.since && s.wait_until ? grow_node_tables(&s, m->kube.nnodes + 1) : BERTH_ENOMEM;
+    s.pdb_spent = calloc(m->kube.npdbs + 1, sizeof *s.pdb_spent);
+    int rc = s.ps && s.since && s.wait_until && s.pdb_spent
+                 ? grow_node_tables(&s, m->kube.nnodes + 1)
+                 : BERTH_ENOMEM;
     if (!rc) {
         for (uint32_t i = 0; i < m->kube.nnodes; i++) {
             s.ready_at[i] = REGISTERED;
             s.end_at[i] = INT64_MAX;
+            s.replaces[i] = NULL;
+            s.replaced[i] = 0;
         }
         for (uint32_t p = 0; p < np; p++) {
             const berth_kpod *kp = &m->kube.pods[p];
@@ -394,6 +524,9 @@ int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
     free(s.wait_until);
     free(s.ready_at);
     free(s.end_at);
+    free(s.replaces);
+    free(s.replaced);
+    free(s.pdb_spent);
     if (rc == BERTH_ENOMEM)
         berth_error_set(e, rc, "out of memory simulating");
     if (rc)
@@ -406,6 +539,7 @@ void berth_asim_result_free(berth_asim_result *r)
     free(r->steps);
     free(r->events);
     free(r->notes);
+    free(r->reps);
     berth_arena_free(&r->arena);
     memset(r, 0, sizeof *r);
 }

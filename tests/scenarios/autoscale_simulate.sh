@@ -4,7 +4,8 @@
 # table, the JSON shape (from, to, step, steps with nodes, costPerHour,
 # pendingPods, launched, terminated, events; summary), the example's
 # timeline (launch and 120 s wait, price change, scale-down after the pods
-# leave, spot interruption and replacement), and bad event files: a located
+# leave, spot interruption and replacement), a revert to spot carried out
+# (examples/autoscale/simulate/revert-to-spot.yaml), and bad event files: a located
 # error (file:line:col) and exit 2; bad flags exit 2.
 set -u
 BERTH=${BERTH:-build/berth}
@@ -41,6 +42,34 @@ PriceChange 0.082
 1 1 1 0
 360.0 120.0 1 2 2 2 True"
   [ "$got" = "$want" ] || fail "JSON: got
+$got
+expected
+$want"
+fi
+# replacements carried out: spot returns (PriceChange available: true), the
+# on-demand node is replaced by a spot node, launched first, drained once it registered
+R=examples/autoscale/simulate/revert-to-spot.yaml
+RV=examples/autoscale/simulate/spot-returns.yaml
+T=$("$BERTH" autoscale simulate $R --events $RV --from 2024-05-01T12:00:00Z --to 2024-05-01T12:10:00Z); rc=$?
+[ $rc -eq 0 ] || fail "replace table: exit $rc"
+echo "$T" | grep -q "^2024-05-01T12:03:00Z .*Replace od-1 (RevertToSpot: launched general-n1 (m5.large spot us-east-1a))" || fail "replace table: row: $T"
+echo "$T" | grep -q "launched 1, terminated 1, replaced 1" || fail "replace table: summary: $T"
+if command -v python3 >/dev/null 2>&1; then
+  got=$("$BERTH" autoscale simulate $R --events $RV --from 2024-05-01T12:00:00Z --to 2024-05-01T12:10:00Z -o json | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+by = {s['at'][11:16]: s for s in d['steps']}
+print(by['12:02']['replaced'], by['12:03']['replaced'], by['12:03']['launched'], by['12:03']['nodes'])
+e = by['12:03']['events'][-1]
+print(e['type'], e['target'], e['reason'], e['newNode'])
+print(by['12:05']['nodes'], by['12:06']['nodes'], by['12:06']['terminated'], by['12:06']['pendingPods'], round(by['12:06']['costPerHour'], 4))
+print(d['summary']['replaced'], d['summary']['podPendingSeconds'])
+")
+  want="0 1 1 2
+Replace od-1 RevertToSpot general-n1
+2 1 1 0 0.035
+1 0.0"
+  [ "$got" = "$want" ] || fail "replace JSON: got
 $got
 expected
 $want"

@@ -3,7 +3,10 @@
  * pods lead to scale-down and the node goes after its drain; the drain
  * timeout (300 s) caps a long grace period; a spot interruption with
  * headroom (pods move at once) and without (pods wait for the replacement);
- * a price change flips the spot choice; bad events are located errors. */
+ * a price change flips the spot choice; replacements are carried out (a
+ * price change makes spot available: RevertToSpot launches a spot node,
+ * the on-demand node drains once it has registered; AutoHeal likewise;
+ * PDBs hold the drain back); bad events are located errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -260,6 +263,141 @@ static void test_price_change_flips_spot(void **st)
     done(&x);
 }
 
+/* Group "general" wants spot (spotPercentage 100) but a.small's spot
+ * offering is unavailable: node od-1 runs on-demand with two pods. */
+static const char *estate_od =
+    "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: general}\n"
+    "spec: {instanceTypes: [a.small]}\n"
+    "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: a.small}\nspec:\n"
+    "  capacity: {cpu: \"2\", memory: 8Gi, pods: 20}\n  offerings:\n"
+    "  - {zone: z1, capacityType: on-demand, price: 0.10}\n"
+    "  - {zone: z1, capacityType: spot, price: 0.03, available: false}\n"
+    "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: od-1\n  labels: "
+    "{berth.io/virtual-node-group: general, node.kubernetes.io/instance-type: a.small, "
+    "topology.kubernetes.io/zone: z1, karpenter.sh/capacity-type: on-demand, "
+    "kubernetes.io/hostname: od-1}\nstatus: {allocatable: {cpu: \"2\", memory: 8Gi, pods: "
+    "\"20\"}}\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w1, namespace: default, labels: {app: w}}\n"
+    "spec:\n  nodeName: od-1\n  terminationGracePeriodSeconds: 30\n"
+    "  containers: [{name: c, resources: {requests: {cpu: 500m, memory: 1Gi}}}]\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w2, namespace: default, labels: {app: w}}\n"
+    "spec:\n  nodeName: od-1\n  terminationGracePeriodSeconds: 30\n"
+    "  containers: [{name: c, resources: {requests: {cpu: 500m, memory: 1Gi}}}]\n";
+
+static const char *spot_back =
+    "apiVersion: berth.io/v1\nkind: AutoscaleEvent\n"
+    "spec: {at: 2024-05-01T12:03:00Z, type: PriceChange, instanceType: a.small, zone: z1, "
+    "capacityType: spot, price: 0.03, available: true}\n";
+
+static void test_revert_to_spot(void **st)
+{
+    (void)st;
+    run x;
+    simulate(&x, estate_od, spot_back, 900);
+    assert_int_equal(x.rc, 0);
+    /* no spot before the price change: nothing happens */
+    for (int64_t dt = 0; dt < 180; dt += 60) {
+        assert_int_equal(step_at(&x, dt)->nrep, 0);
+        assert_int_equal(step_at(&x, dt)->launched, 0);
+        assert_int_equal(step_at(&x, dt)->nodes, 1);
+    }
+    double od = step_at(&x, 0)->cost_per_hour;
+    assert_true(od > 0.0999 && od < 0.1001);
+    /* 12:03 spot is available: a spot node is launched for od-1 */
+    const berth_asim_step *s = step_at(&x, 180);
+    assert_int_equal(s->nrep, 1);
+    assert_int_equal(s->launched, 1);
+    assert_int_equal(s->nodes, 2);
+    assert_int_equal(x.r.nreps, 1);
+    assert_int_equal(x.r.reps[0].reason, BERTH_REPLACE_REVERT_TO_SPOT);
+    assert_string_equal(x.r.reps[0].node, "od-1");
+    assert_int_equal(x.r.reps[0].capacity_type, BERTH_CT_SPOT);
+    assert_true(s->cost_per_hour > 0.1299 && s->cost_per_hour < 0.1301); /* both run */
+    /* not replaced again while the spot node launches */
+    assert_int_equal(step_at(&x, 240)->nrep, 0);
+    assert_int_equal(step_at(&x, 240)->launched, 0);
+    /* 12:05 it registers: od-1 drains (30 s grace), its pods move at once */
+    s = step_at(&x, 300);
+    assert_int_equal(s->nodes, 2);
+    assert_int_equal(s->pending, 0);
+    assert_int_equal(s->terminated, 0);
+    /* 12:06 od-1 is gone: cheaper, nothing pending */
+    s = step_at(&x, 360);
+    assert_int_equal(s->terminated, 1);
+    assert_int_equal(s->nodes, 1);
+    assert_int_equal(s->pending, 0);
+    assert_true(s->cost_per_hour > 0.0299 && s->cost_per_hour < 0.0301);
+    assert_true(s->cost_per_hour < od);
+    /* and it stays so */
+    s = step_at(&x, 900);
+    assert_int_equal(s->nodes, 1);
+    assert_int_equal(s->pending, 0);
+    assert_int_equal(x.r.nreps, 1);
+    assert_int_equal(x.r.launched, 1);
+    assert_int_equal(x.r.terminated, 1);
+    assert_true(x.r.pending_seconds == 0);
+    done(&x);
+}
+
+static void test_replacement_drain_waits_for_pdb(void **st)
+{
+    (void)st;
+    char buf[8192] = "";
+    strcat(buf, estate_od);
+    /* no disruption allowed until the PDB changes: od-1 keeps running */
+    strcat(buf, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+                "metadata: {name: w, namespace: default}\n"
+                "spec: {minAvailable: 2, selector: {matchLabels: {app: w}}}\n");
+    run x;
+    simulate(&x, buf, spot_back, 900);
+    assert_int_equal(x.rc, 0);
+    assert_int_equal(step_at(&x, 180)->nrep, 1);
+    assert_int_equal(step_at(&x, 180)->launched, 1);
+    /* the spot node registered at 12:05, but od-1 is not drained */
+    assert_int_equal(step_at(&x, 900)->nodes, 2);
+    assert_int_equal(x.r.terminated, 0);
+    assert_int_equal(x.r.nreps, 1); /* not replaced again */
+    done(&x);
+}
+
+static void test_autoheal(void **st)
+{
+    (void)st;
+    const char *estate =
+        "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: general}\n"
+        "spec: {instanceTypes: [a.small]}\n"
+        "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: a.small}\nspec:\n"
+        "  capacity: {cpu: \"2\", memory: 8Gi, pods: 20}\n  offerings:\n"
+        "  - {zone: z1, capacityType: on-demand, price: 0.10}\n"
+        "  - {zone: z1, capacityType: spot, price: 0.03}\n"
+        "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: sick\n  labels: "
+        "{berth.io/virtual-node-group: general, node.kubernetes.io/instance-type: a.small, "
+        "topology.kubernetes.io/zone: z1, karpenter.sh/capacity-type: spot, "
+        "kubernetes.io/hostname: sick}\nstatus:\n  allocatable: {cpu: \"2\", memory: 8Gi, pods: "
+        "\"20\"}\n  conditions: [{type: Ready, status: \"False\", "
+        "lastTransitionTime: \"2024-05-01T11:00:00Z\"}]\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w1, namespace: default}\n"
+        "spec:\n  nodeName: sick\n  terminationGracePeriodSeconds: 30\n"
+        "  containers: [{name: c, resources: {requests: {cpu: 500m, memory: 1Gi}}}]\n";
+    const char *ev = "apiVersion: berth.io/v1\nkind: AutoscaleEvent\n"
+                     "spec: {at: 2024-05-01T12:00:00Z, type: PodLeave, pod: default/nobody}\n";
+    run x;
+    simulate(&x, estate, ev, 600);
+    assert_int_equal(x.rc, 0);
+    assert_int_equal(step_at(&x, 0)->nrep, 1);
+    assert_int_equal(step_at(&x, 0)->launched, 1);
+    assert_int_equal(x.r.reps[0].reason, BERTH_REPLACE_AUTOHEAL);
+    assert_string_equal(x.r.reps[0].node, "sick");
+    assert_int_equal(step_at(&x, 60)->nrep, 0);
+    assert_int_equal(step_at(&x, 120)->nodes, 2);  /* registered: sick drains */
+    assert_int_equal(step_at(&x, 180)->nodes, 1);  /* and is gone */
+    assert_int_equal(step_at(&x, 180)->terminated, 1);
+    assert_int_equal(step_at(&x, 600)->pending, 0);
+    assert_int_equal(step_at(&x, 600)->nodes, 1);
+    assert_int_equal(x.r.nreps, 1);
+    done(&x);
+}
+
 static void test_bad_events(void **st)
 {
     (void)st;
@@ -300,6 +438,9 @@ int main(void)
         cmocka_unit_test(test_spot_interruption_headroom),
         cmocka_unit_test(test_spot_interruption_no_headroom),
         cmocka_unit_test(test_price_change_flips_spot),
+        cmocka_unit_test(test_revert_to_spot),
+        cmocka_unit_test(test_replacement_drain_waits_for_pdb),
+        cmocka_unit_test(test_autoheal),
         cmocka_unit_test(test_bad_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
