@@ -14,6 +14,7 @@
 #include "berth/error.h"
 #include "berth/labels.h"
 #include "berth/quantity.h"
+#include "berth/taints.h"
 
 typedef enum berth_node_type {
     BERTH_NODE_SCALAR,
@@ -107,6 +108,16 @@ int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, be
  * ("expected an object with apiVersion and kind" at doc otherwise). 0 with
  * *kind set, or the located error. Every loader starts with it. */
 int berth_dec_kind(berth_dec *d, const berth_node *doc, const char **kind);
+/* Whether kind is "List" or ends in "List" (PodList, NodeClaimList, ...). */
+int berth_kind_is_list(const char *kind);
+/* metadata.annotations[key] of doc when it is a string, else NULL (no
+ * error: for optional annotations read beside a loader). */
+const char *berth_node_annotation(const berth_node *doc, const char *key);
+/* A list of taints at parent[key] (absent: none): each a mapping with key,
+ * value and effect (NoSchedule, PreferNoSchedule, NoExecute), validated;
+ * with strict, fields outside `fields` are errors. The array lives in a. */
+int berth_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                     const char *const *fields, int strict, berth_taint **out, uint32_t *n);
 /* Requires doc's apiVersion to be exactly want ("kind K needs apiVersion
  * W, got 'X'" at the field otherwise). */
 int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const char *want);

@@ -51,41 +51,8 @@ out:
 int capacity_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
                         berth_taint **out, uint32_t *n)
 {
-    berth_node *ts = NULL;
-    *out = NULL;
-    *n = 0;
-    int rc = berth_dec_seq(d, parent, key, 0, &ts);
-    if (rc || !ts)
-        return rc;
-    *out = alloc(a, ts->n, sizeof **out);
-    if (!*out)
-        return oom(d);
-    size_t p = berth_dec_push(d, key);
     static const char *const tf[] = {"key", "value", "effect", NULL};
-    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
-    for (size_t i = 0; !rc && i < ts->n; i++) {
-        const berth_node *t = ts->items[i];
-        size_t p2 = berth_dec_push_index(d, i);
-        berth_taint tn = {NULL, "", BERTH_EFFECT_NOSCHEDULE};
-        int eff = 0;
-        const char *why = NULL;
-        if (t->type != BERTH_NODE_MAP)
-            rc = berth_dec_fail(d, t, "expected a taint mapping with key, value, effect");
-        if (!rc && !(rc = berth_dec_known_fields(d, t, tf)) &&
-            !(rc = berth_dec_str(d, t, "key", 1, &tn.key)) &&
-            !(rc = berth_dec_str(d, t, "value", 0, &tn.value)))
-            rc = berth_dec_enum(d, t, "effect", 1, effects, &eff);
-        if (!rc) {
-            tn.effect = (berth_taint_effect)(eff + 1);
-            if (berth_taint_validate(&tn, &why))
-                rc = berth_dec_fail(d, t, "invalid taint: %s", why);
-        }
-        berth_dec_pop(d, p2);
-        if (!rc)
-            (*out)[(*n)++] = tn;
-    }
-    berth_dec_pop(d, p);
-    return rc;
+    return berth_dec_taints(d, a, parent, key, tf, 1, out, n);
 }
 
 int capacity_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,

@@ -74,8 +74,7 @@ static int scan_doc(void *vc, berth_dec *d, const berth_node *doc, int depth)
     const berth_node *kind = berth_node_get(doc, "kind");
     if (!kind || kind->type != BERTH_NODE_SCALAR)
         return 0;
-    size_t kl = strlen(kind->str);
-    if (!strcmp(kind->str, "List") || (kl > 4 && !strcmp(kind->str + kl - 4, "List")))
+    if (berth_kind_is_list(kind->str))
         return berth_dec_list(d, doc, depth, scan_doc, c);
     if (strcmp(kind->str, "Pod"))
         return 0;

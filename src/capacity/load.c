@@ -253,8 +253,7 @@ static int walk(ctx *c, const berth_node *doc, int depth)
     int rc = berth_dec_kind(d, doc, &kind);
     if (rc)
         return rc;
-    size_t kl = strlen(kind);
-    if (!strcmp(kind, "List") || (kl > 4 && !strcmp(kind + kl - 4, "List")))
+    if (berth_kind_is_list(kind))
         return berth_dec_list(d, doc, depth, walk_item, c);
     if (!strcmp(kind, "VirtualNodeGroup"))
         return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_vng(m, d, doc);
@@ -276,13 +275,6 @@ static int walk(ctx *c, const berth_node *doc, int depth)
     return 0;
 }
 
-static const char *ann_of(const berth_node *doc, const char *key)
-{
-    const berth_node *meta = berth_node_get(doc, "metadata");
-    const berth_node *ann = meta ? berth_node_get(meta, "annotations") : NULL;
-    const berth_node *v = ann ? berth_node_get(ann, key) : NULL;
-    return v && v->type == BERTH_NODE_SCALAR ? v->str : NULL;
-}
 
 static int pod_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
 {
@@ -291,8 +283,8 @@ static int pod_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
     if (ph && (!strcmp(ph->str, "Succeeded") || !strcmp(ph->str, "Failed")))
         return 0; /* the kube loader skips finished pods */
     berth_apod ap = {0};
-    ap.mirror = ann_of(doc, "kubernetes.io/config.mirror") != NULL;
-    const char *v = ann_of(doc, BERTH_SAFE_TO_EVICT);
+    ap.mirror = berth_node_annotation(doc, "kubernetes.io/config.mirror") != NULL;
+    const char *v = berth_node_annotation(doc, BERTH_SAFE_TO_EVICT);
     ap.safe_to_evict = !v ? -1 : !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
     if (berth_grow((void **)&m->pod_info, &m->cappod_info, m->npod_info + 1, sizeof *m->pod_info,
                    0))
@@ -306,7 +298,7 @@ static int pod_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
 static int node_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
 {
     berth_anode an = {0};
-    const char *v = ann_of(doc, BERTH_UNNEEDED_SINCE);
+    const char *v = berth_node_annotation(doc, BERTH_UNNEEDED_SINCE);
     int64_t ms = 0;
     if (v && berth_fleet_parse_time(v, &ms)) {
         size_t p = berth_dec_push(d, "metadata.annotations");

@@ -67,40 +67,8 @@ static int known(berth_dec *d, const berth_node *m, const char *const *allowed)
 static int dec_taints(berth_disrupt *m, berth_dec *d, const berth_node *spec, const char *key,
                       berth_taint **out, uint32_t *n)
 {
-    berth_node *ts = NULL;
-    *out = NULL;
-    *n = 0;
-    int rc = berth_dec_seq(d, spec, key, 0, &ts);
-    if (rc || !ts)
-        return rc;
-    *out = alloc(m, ts->n, sizeof **out);
-    if (!*out)
-        return oom(d);
-    size_t p = berth_dec_push(d, key);
     static const char *const tf[] = {"key", "value", "effect", "timeAdded", NULL};
-    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
-    for (size_t i = 0; !rc && i < ts->n; i++) {
-        const berth_node *t = ts->items[i];
-        size_t p2 = berth_dec_push_index(d, i);
-        berth_taint tn = {NULL, "", BERTH_EFFECT_NOSCHEDULE};
-        int eff = 0;
-        const char *why = NULL;
-        if (t->type != BERTH_NODE_MAP)
-            rc = berth_dec_fail(d, t, "expected a taint mapping with key, value, effect");
-        if (!rc && !(rc = known(d, t, tf)) && !(rc = berth_dec_str(d, t, "key", 1, &tn.key)) &&
-            !(rc = berth_dec_str(d, t, "value", 0, &tn.value)))
-            rc = berth_dec_enum(d, t, "effect", 1, effects, &eff);
-        if (!rc) {
-            tn.effect = (berth_taint_effect)(eff + 1);
-            if (berth_taint_validate(&tn, &why))
-                rc = berth_dec_fail(d, t, "invalid taint: %s", why);
-        }
-        berth_dec_pop(d, p2);
-        if (!rc)
-            (*out)[(*n)++] = tn;
-    }
-    berth_dec_pop(d, p);
-    return rc;
+    return berth_dec_taints(d, &m->kube.arena, spec, key, tf, d->strict, out, n);
 }
 
 static int dec_requirements(berth_disrupt *m, berth_dec *d, const berth_node *spec,
@@ -559,8 +527,7 @@ static int walk(ctx *c, const berth_node *doc, int depth)
     int rc = berth_dec_kind(d, doc, &kind);
     if (rc)
         return rc;
-    size_t kl = strlen(kind);
-    if (!strcmp(kind, "List") || (kl > 4 && !strcmp(kind + kl - 4, "List")))
+    if (berth_kind_is_list(kind))
         return berth_dec_list(d, doc, depth, walk_item, c);
     if (!strcmp(kind, "NodePool"))
         return (rc = berth_dec_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodepool(c->m, d, doc);
@@ -597,19 +564,12 @@ static int ready_of(const berth_node *doc, int dflt)
     return dflt;
 }
 
-static const char *ann_of(const berth_node *doc, const char *key)
-{
-    const berth_node *meta = berth_node_get(doc, "metadata");
-    const berth_node *ann = meta ? berth_node_get(meta, "annotations") : NULL;
-    const berth_node *v = ann ? berth_node_get(ann, key) : NULL;
-    return v && v->type == BERTH_NODE_SCALAR ? v->str : NULL;
-}
 
 static int node_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
 {
     berth_dnode dn = {0};
     dn.ready = ready_of(doc, 1);
-    const char *v = ann_of(doc, DND);
+    const char *v = berth_node_annotation(doc, DND);
     dn.do_not_disrupt = v && !strcmp(v, "true");
     const berth_node *meta = berth_node_get(doc, "metadata");
     int64_t t;
@@ -636,8 +596,8 @@ static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         return 0; /* the kube loader skips finished pods */
     berth_dpod dp = {0};
     dp.ready = ready_of(doc, 0);
-    dp.mirror = ann_of(doc, "kubernetes.io/config.mirror") != NULL;
-    const char *v = ann_of(doc, "controller.kubernetes.io/pod-deletion-cost");
+    dp.mirror = berth_node_annotation(doc, "kubernetes.io/config.mirror") != NULL;
+    const char *v = berth_node_annotation(doc, "controller.kubernetes.io/pod-deletion-cost");
     int rc = 0;
     if (v) {
         char *end;
@@ -647,7 +607,7 @@ static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
                                           "pod-deletion-cost: expected an int32, got '%s'", v);
         dp.deletion_cost = x;
     }
-    v = ann_of(doc, DND);
+    v = berth_node_annotation(doc, DND);
     if (v && !strcmp(v, "true"))
         dp.dnd = 1;
     else if (v) {

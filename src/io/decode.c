@@ -381,3 +381,56 @@ int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const c
     berth_dec_pop(d, p);
     return rc;
 }
+
+int berth_kind_is_list(const char *kind)
+{
+    size_t n = strlen(kind);
+    return !strcmp(kind, "List") || (n > 4 && !strcmp(kind + n - 4, "List"));
+}
+
+const char *berth_node_annotation(const berth_node *doc, const char *key)
+{
+    const berth_node *meta = berth_node_get(doc, "metadata");
+    const berth_node *ann = meta ? berth_node_get(meta, "annotations") : NULL;
+    const berth_node *v = ann ? berth_node_get(ann, key) : NULL;
+    return v && v->type == BERTH_NODE_SCALAR ? v->str : NULL;
+}
+
+int berth_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                     const char *const *fields, int strict, berth_taint **out, uint32_t *n)
+{
+    berth_node *ts = NULL;
+    *out = NULL;
+    *n = 0;
+    int rc = berth_dec_seq(d, parent, key, 0, &ts);
+    if (rc || !ts)
+        return rc;
+    *out = berth_arena_alloc(a, (ts->n ? ts->n : 1) * sizeof **out);
+    if (!*out)
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    size_t p = berth_dec_push(d, key);
+    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+    for (size_t i = 0; !rc && i < ts->n; i++) {
+        const berth_node *t = ts->items[i];
+        size_t p2 = berth_dec_push_index(d, i);
+        berth_taint tn = {NULL, "", BERTH_EFFECT_NOSCHEDULE};
+        int eff = 0;
+        const char *why = NULL;
+        if (t->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, t, "expected a taint mapping with key, value, effect");
+        if (!rc && !(rc = strict ? berth_dec_known_fields(d, t, fields) : 0) &&
+            !(rc = berth_dec_str(d, t, "key", 1, &tn.key)) &&
+            !(rc = berth_dec_str(d, t, "value", 0, &tn.value)))
+            rc = berth_dec_enum(d, t, "effect", 1, effects, &eff);
+        if (!rc) {
+            tn.effect = (berth_taint_effect)(eff + 1);
+            if (berth_taint_validate(&tn, &why))
+                rc = berth_dec_fail(d, t, "invalid taint: %s", why);
+        }
+        berth_dec_pop(d, p2);
+        if (!rc)
+            (*out)[(*n)++] = tn;
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}

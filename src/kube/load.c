@@ -457,38 +457,9 @@ static int dec_map_selector(berth_kcluster *k, berth_dec *d, const berth_node *m
 
 static int dec_taints(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_knode *nd)
 {
-    berth_node *ts = NULL;
-    int rc = berth_dec_seq(d, spec, "taints", 0, &ts);
-    if (rc || !ts)
-        return rc;
-    nd->taints = alloc(k, ts->n, sizeof *nd->taints);
-    if (!nd->taints)
-        return ENOMEM_(d);
-    for (size_t i = 0; !rc && i < ts->n; i++) {
-        const berth_node *t = ts->items[i];
-        size_t p = berth_dec_push(d, "taints");
-        berth_dec_push_index(d, i);
-        static const char *const tf[] = {"key", "value", "effect", "timeAdded", NULL};
-        static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
-        const char *key = NULL, *val = "";
-        int eff = 0;
-        if (t->type != BERTH_NODE_MAP)
-            rc = berth_dec_fail(d, t, "expected a mapping with key, value, effect");
-        if (!rc && !(rc = known(d, t, tf)) && !(rc = berth_dec_str(d, t, "key", 1, &key)) &&
-            !(rc = berth_dec_str(d, t, "value", 0, &val)))
-            rc = dec_choice(d, t, "effect", 1, effects, &eff);
-        if (!rc) {
-            berth_taint *tn = &nd->taints[nd->ntaints];
-            *tn = (berth_taint){key, val, (berth_taint_effect)(eff + 1)};
-            const char *why = NULL;
-            if (berth_taint_validate(tn, &why))
-                rc = berth_dec_fail(d, t, "invalid taint: %s", why);
-            else
-                nd->ntaints++;
-        }
-        berth_dec_pop(d, p);
-    }
-    return rc;
+    static const char *const tf[] = {"key", "value", "effect", "timeAdded", NULL};
+    return berth_dec_taints(d, &k->arena, spec, "taints", tf, d->strict, &nd->taints,
+                            &nd->ntaints);
 }
 
 static int dec_tolerations(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_kpod *pod)
