@@ -1,0 +1,97 @@
+/* k8s/k8s.h - the shared Kubernetes object layer (internal).
+ *
+ * Every loader that reads Kubernetes kinds (kube, disrupt, autoscale) decodes
+ * ObjectMeta, owner references, label selectors, node selector terms,
+ * tolerations, resource lists and pod specs / pod templates through these
+ * functions, so each API shape is decoded in one place with one set of
+ * located errors ("file:line:col: spec.template.spec.containers[0]...").
+ *
+ * Conventions: each decoder reads key `key` of map m (absent: the output is
+ * left empty unless said otherwise), allocates in the cluster's arena, and
+ * returns 0 or the error set through d (BERTH_EINVAL located, BERTH_ENOMEM).
+ * With d->strict, fields outside the real API's field set are errors.
+ * Thread safety: no shared state; a berth_dec and its cluster belong to one
+ * thread at a time. */
+#ifndef BERTH_K8S_H
+#define BERTH_K8S_H
+
+#include "berth/fleet.h"
+#include "berth/grow.h"
+#include "berth/kube.h"
+
+#define ENOMEM_(d) berth_error_set((d)->err, BERTH_ENOMEM, "out of memory")
+
+/* Caps on input-driven growth. */
+#define KUBE_MAX_NODES (1u << 22)
+#define KUBE_MAX_PODS (1u << 24)
+#define KUBE_MAX_OBJECTS (1u << 22)
+#define KUBE_MAX_PROFILES 64u
+
+#define USAGE_CPU_ANN "berth.io/usage-cpu"
+#define USAGE_MEM_ANN "berth.io/usage-memory"
+#define VM_OVERHEAD_ANN "berth.io/vm-overhead-memory"
+
+#define grow berth_grow
+
+/* ObjectMeta as the loaders need it. */
+typedef struct k8s_meta {
+    const char *name, *ns;        /* ns: "default" when namespaced and absent */
+    berth_labels labels;
+    berth_node *annotations;
+    const berth_node *node;       /* the metadata map itself */
+} k8s_meta;
+
+/* ---- meta.c ---- */
+extern const char *const k8s_meta_fields[];
+/* strict only: every key of m must be in allowed */
+int k8s_known(berth_dec *d, const berth_node *m, const char *const *allowed);
+void *k8s_alloc(berth_kcluster *k, size_t n, size_t size);
+int k8s_grow_fail(berth_dec *d, const berth_node *doc, int rc, const char *what, uint32_t lim);
+/* fails at key `key` of m (path pushed for the message); fmt takes one %s */
+int k8s_fail_at(berth_dec *d, const berth_node *m, const char *key, const char *fmt,
+                const char *arg);
+int k8s_dec_choice(berth_dec *d, const berth_node *m, const char *key, int required,
+                   const char *const *choices, int *out);
+int k8s_dec_string_map(berth_kcluster *k, berth_dec *d, const berth_node *m, berth_labels *out,
+                       int validate);
+int k8s_dec_labels_at(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
+                      berth_labels *out, int validate);
+int k8s_dec_metadata(berth_kcluster *k, berth_dec *d, const berth_node *doc, int namespaced,
+                     k8s_meta *out);
+/* an RFC 3339 time at key, in seconds since the epoch; *present set */
+int k8s_dec_time_at(berth_dec *d, const berth_node *m, const char *key, int64_t *secs,
+                    int *present);
+
+/* ---- resources.c ---- */
+int64_t k8s_res_value(uint32_t r, berth_quantity q);
+int k8s_dec_res_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
+                     int64_t *out, uint32_t *has, int64_t *pods, int skip_zero_ext);
+int k8s_dec_usage(berth_kcluster *k, berth_dec *d, const berth_node *status, k8s_meta *meta,
+                  int64_t *usage, int *has_usage);
+
+/* ---- selector.c ---- */
+int k8s_dec_str_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
+                     const char ***out, uint32_t *n);
+int k8s_dec_requirement(berth_kcluster *k, berth_dec *d, const berth_node *e, int label_selector,
+                        int fields, berth_requirement *r);
+int k8s_merge_label_keys(berth_kcluster *k, berth_dec *d, berth_selector *s,
+                         const berth_labels *pod_labels, const char **keys, uint32_t nkeys,
+                         berth_sel_op op);
+/* metav1.LabelSelector at key (absent: out->nothing, matches nothing) */
+int k8s_dec_label_selector(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
+                           berth_selector *out);
+/* a plain map selector; *present: a non-empty map was given */
+int k8s_dec_map_selector(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
+                         berth_selector *out, int *present);
+int k8s_dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_kterm *out);
+
+/* ---- podspec.c ---- */
+extern const char *const k8s_pod_status_fields[];
+int k8s_dec_tolerations(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_kpod *pod);
+int k8s_dec_node_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na, berth_kpod *pod);
+int k8s_dec_spread(berth_kcluster *k, berth_dec *d, const berth_node *t,
+                   const berth_labels *pod_labels, int defaults, berth_kspread *s);
+/* a PodSpec into pod (pod->labels must be set first: matchLabelKeys) */
+int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_kpod *pod);
+
+#endif

@@ -1,0 +1,82 @@
+/* kube/kube_load_pod.c - v1 Pod: metadata, owners, spec (k8s/podspec.c) and
+ * phase. */
+#include "k8s/k8s.h"
+#include "kube/load.h"
+#include "berth/fleet.h"
+#include "berth/grow.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc)
+{
+    berth_kpod pod;
+    memset(&pod, 0, sizeof pod);
+    k8s_meta meta;
+    int rc = k8s_dec_metadata(k, d, doc, 1, &meta);
+    if (rc)
+        return rc;
+    pod.ns = meta.ns;
+    pod.name = meta.name;
+    pod.labels = meta.labels;
+    pod.scheduler_name = "default-scheduler";
+    size_t p = berth_dec_push(d, "metadata");
+    int64_t ignored_time = 0;
+    berth_node *owners = NULL;
+    if (!(rc = k8s_dec_time_at(d, meta.node, "creationTimestamp", &pod.created, &pod.has_created)) &&
+        !(rc = k8s_dec_time_at(d, meta.node, "deletionTimestamp", &ignored_time, &pod.terminating)))
+        rc = berth_dec_seq(d, meta.node, "ownerReferences", 0, &owners);
+    for (size_t i = 0; !rc && owners && i < owners->n; i++) {
+        const berth_node *o = owners->items[i];
+        size_t p2 = berth_dec_push(d, "ownerReferences");
+        berth_dec_push_index(d, i);
+        static const char *const of[] = {"apiVersion", "kind", "name", "uid", "controller",
+                                         "blockOwnerDeletion", NULL};
+        const char *kind = NULL, *name = NULL;
+        int ctl = 0;
+        if (o->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, o, "expected an owner reference mapping");
+        if (!rc && !(rc = k8s_known(d, o, of)) && !(rc = berth_dec_str(d, o, "kind", 1, &kind)) &&
+            !(rc = berth_dec_str(d, o, "name", 1, &name)))
+            rc = berth_dec_bool(d, o, "controller", 0, &ctl);
+        if (!rc && ctl && !pod.owner_kind) {
+            pod.owner_kind = kind;
+            pod.owner_name = name;
+        }
+        berth_dec_pop(d, p2);
+    }
+    berth_dec_pop(d, p);
+    if (rc)
+        return rc;
+    berth_node *spec = NULL, *status = NULL;
+    if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)) ||
+        (rc = berth_dec_map(d, doc, "status", 0, &status)))
+        return rc;
+    p = berth_dec_push(d, "spec");
+    rc = k8s_dec_pod_spec(k, d, spec, &pod);
+    berth_dec_pop(d, p);
+    if (rc)
+        return rc;
+    const char *phase = NULL;
+    if (status) {
+        p = berth_dec_push(d, "status");
+        if (!(rc = k8s_known(d, status, k8s_pod_status_fields)))
+            rc = berth_dec_str(d, status, "phase", 0, &phase);
+        berth_dec_pop(d, p);
+        if (rc)
+            return rc;
+    }
+    if ((rc = k8s_dec_usage(k, d, NULL, &meta, pod.usage, &pod.has_usage)))
+        return rc;
+    /* finished pods hold no resources: the scheduler never sees them */
+    if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+        return 0;
+    if ((rc = grow((void **)&k->pods, &k->cappods, k->npods + 1, sizeof *k->pods, KUBE_MAX_PODS)))
+        return k8s_grow_fail(d, doc, rc, "pods", KUBE_MAX_PODS);
+    pod.order = k->npods;
+    k->pods[k->npods++] = pod;
+    return 0;
+}
+
