@@ -390,7 +390,7 @@ typedef struct reason_count {
 
 static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
                        const berth_cycle *c, const uint32_t *examined, uint32_t nexamined,
-                       uint32_t nnodes)
+                       uint32_t nnodes, uint32_t absent)
 {
     if (rq->p->vol_error && (b->kp->filters & (1u << BERTH_KP_VOLUME_ZONE))) {
         /* VolumeZone's PreFilter rejects the pod before any node is
@@ -426,6 +426,12 @@ static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
             if (j < nrc)
                 rc[j].count++;
         }
+    }
+    if (absent && nrc < 64) {
+        /* nodes outside NodeAffinity's PreFilter result (upstream
+         * findNodesThatFitPod: SetAbsentNodesStatus) */
+        snprintf(rc[nrc].text, sizeof rc[nrc].text, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
+        rc[nrc++].count = absent;
     }
     char (*items)[200] = calloc(nrc ? nrc : 1, sizeof *items);
     size_t cap = 64 + nrc * 200;
@@ -492,6 +498,61 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
     return 0;
 }
 
+/* NodeAffinity's PreFilter (upstream pkg/scheduler/framework/plugins/
+ * nodeaffinity/node_affinity.go getPreFilterNodeNames): when every required
+ * node-affinity term names nodes through matchFields metadata.name In (the
+ * shape DaemonSet pods get), only those nodes are filtered: the requirements
+ * of one term are intersected, the terms united. Writes the named nodes that
+ * exist and are candidates into batch in index order and returns their
+ * count, or BERTH_KUBE_NONE when the pod is not pinned this way. */
+static uint32_t pinned_nodes(const kube_sched *s, const berth_kpod *p, uint32_t *batch)
+{
+    if (!p->has_req_affinity || !p->nreq_terms)
+        return BERTH_KUBE_NONE;
+    for (uint32_t t = 0; t < p->nreq_terms; t++) {
+        const berth_kterm *tm = &p->req_terms[t];
+        uint32_t f = 0;
+        while (f < tm->nfields && tm->fields[f].op != BERTH_SEL_IN)
+            f++;
+        if (f == tm->nfields)
+            return BERTH_KUBE_NONE; /* this term does not name nodes: every node */
+    }
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < p->nreq_terms; t++) {
+        const berth_kterm *tm = &p->req_terms[t];
+        for (uint32_t f = 0; f < tm->nfields; f++) {
+            const berth_requirement *r = &tm->fields[f];
+            if (r->op != BERTH_SEL_IN)
+                continue;
+            for (uint32_t v = 0; v < r->nvalues; v++) {
+                /* in every other In requirement of the term too */
+                int all = 1;
+                for (uint32_t g = 0; g < tm->nfields && all; g++) {
+                    const berth_requirement *o = &tm->fields[g];
+                    if (g == f || o->op != BERTH_SEL_IN)
+                        continue;
+                    all = 0;
+                    for (uint32_t w = 0; w < o->nvalues && !all; w++)
+                        all = !strcmp(o->values[w], r->values[v]);
+                }
+                uint32_t nd = all ? kube_node_by_name(s, r->values[v]) : BERTH_KUBE_NONE;
+                if (nd == BERTH_KUBE_NONE || (s->off && s->off[nd]))
+                    continue;
+                uint32_t i = n;
+                while (i > 0 && batch[i - 1] > nd)
+                    i--;
+                if (i > 0 && batch[i - 1] == nd)
+                    continue;
+                memmove(batch + i + 1, batch + i, (n - i) * sizeof *batch);
+                batch[i] = nd;
+                n++;
+            }
+            break; /* the other In requirements only intersect */
+        }
+    }
+    return n;
+}
+
 int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
 {
     kube_sched *sp = &L->s;
@@ -530,14 +591,19 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     uint32_t N = sp->ncand;
     int32_t pct = b->kp->percentage_of_nodes_to_score ? b->kp->percentage_of_nodes_to_score
                                                       : k->percentage_of_nodes_to_score;
-    uint32_t start = 0;
+    uint32_t start = 0, absent = 0;
     c->max_feasible = 0;
-    if (pct > 0 && pct < 100 && N >= 100) {
+    uint32_t npin = (b->kp->filters & (1u << BERTH_KP_NODE_AFFINITY)) ? pinned_nodes(sp, p, batch)
+                                                                       : BERTH_KUBE_NONE;
+    if (npin != BERTH_KUBE_NONE) {
+        absent = N - npin;
+        N = npin;
+    } else if (pct > 0 && pct < 100 && N >= 100) {
         uint64_t want = (uint64_t)N * (uint64_t)pct / 100;
         c->max_feasible = (uint32_t)(want < 100 ? 100 : want);
         start = sp->next_start % N;
     }
-    if (!c->max_feasible && sp->fast) {
+    if (npin == BERTH_KUBE_NONE && !c->max_feasible && sp->fast) {
         kube_fast_result fr;
         int fx = kube_fast_pick(sp, &b->p, &rq, &c->rng, &fr);
         if (fx < 0) {
@@ -581,7 +647,9 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             return rc;
         }
     }
-    if (!sp->off || N == k->nnodes) {
+    if (npin != BERTH_KUBE_NONE) {
+        /* batch already holds the named nodes */
+    } else if (!sp->off || N == k->nnodes) {
         for (uint32_t i = 0; i < N; i++)
             batch[i] = (start + i) % N;
     } else {
@@ -621,7 +689,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     char *summary = NULL;
     if (d.node == BERTH_KUBE_NONE && opt->on_decision && !L->no_summary) {
         /* one formatted reason per examined node: only when someone reads it */
-        summary = fit_error(sp, b, &rq, c, batch, pk.examined, N);
+        summary = fit_error(sp, b, &rq, c, batch, pk.examined, N + absent, absent);
         d.summary = summary ? summary : "0 nodes are available.";
     }
     d.sched = sp;

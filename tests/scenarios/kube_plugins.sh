@@ -154,6 +154,17 @@ score pref a4 NodeAffinity 0
 node empty-term "<none>"
 message empty-term "0/4 nodes are available: 4 $NAFF."
 
+# ---- NodeAffinity PreFilter: matchFields metadata.name narrows the nodes ----
+sched 1 $D/prefilter-names.yaml
+node ds-b "<none>"
+message ds-b "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+node ds-c c
+feasible ds-c c
+node two-terms a                        # terms ORed: b (full) or a
+feasible two-terms a
+node nowhere "<none>"
+message nowhere "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+
 # ---- NodePorts --------------------------------------------------------------
 sched 0 $D/nodeports.yaml
 node web p3                             # p1 (0.0.0.0) and p2 (10.0.0.1 vs 0.0.0.0) conflict
