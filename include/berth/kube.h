@@ -58,12 +58,18 @@ typedef struct berth_kcontainer {
 } berth_kcontainer;
 
 /* A NodeSelectorTerm: AND of matchExpressions (on labels) and matchFields
- * (key metadata.name). An empty term matches nothing. */
+ * (key metadata.name). An empty term matches nothing. invalid: a
+ * requirement the API server accepts but labels.NewRequirement rejects (a
+ * value that is not a valid label value, a Gt/Lt value that is not an
+ * integer); such a term matches nothing (upstream nodeaffinity's
+ * LazyErrorNodeSelector), and a pod's preferred one makes NodeAffinity's
+ * PreScore fail (berth_kube_schedule reports the pod unscheduled). */
 typedef struct berth_kterm {
     berth_requirement *exprs;
     uint32_t nexprs;
     berth_requirement *fields;
     uint32_t nfields;
+    int invalid;
 } berth_kterm;
 
 typedef struct berth_kpref_term {
@@ -251,6 +257,16 @@ typedef struct berth_kprofile {
     uint32_t ndefault_spread;
     int32_t percentage_of_nodes_to_score; /* 0 = score every feasible node */
     int usage_aware;              /* SPEC 2.4 admission and placement */
+    /* NodeAffinityArgs addedAffinity (upstream nodeaffinity.New): with
+     * has_added_req, every node must also match one of added_req (ORed;
+     * none listed: no node matches), else NodeAffinity rejects it with
+     * "node(s) didn't match scheduler-enforced node affinity"; added_pref
+     * weights add to every pod's preferred terms in NodeAffinity's score */
+    int has_added_req;
+    berth_kterm *added_req;
+    uint32_t nadded_req;
+    berth_kpref_term *added_pref;
+    uint32_t nadded_pref;
 } berth_kprofile;
 
 /* A policy/v1 PodDisruptionBudget (read for disruption planning, SPEC 4.1).
@@ -405,7 +421,10 @@ void berth_kube_queue_sort(const berth_kcluster *k, uint32_t *pods, uint32_t n);
 
 /* NodeAffinity's filter: whether node n satisfies pod p's nodeSelector and
  * required node affinity (used by planners to pre-filter hypothetical
- * nodes without a scheduling run). */
+ * nodes without a scheduling run). The pod's own constraints only: a
+ * profile's addedAffinity (berth_kprofile.has_added_req) is not applied;
+ * callers with KubeSchedulerConfiguration profiles confirm through the
+ * scheduler, whose NodeAffinity filter applies it. */
 int berth_kube_node_affinity_matches(const berth_kpod *p, const berth_knode *n);
 
 /* VolumeZone's filter (SPEC 2.5, upstream volumezone): 0 when p has a

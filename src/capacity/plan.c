@@ -185,7 +185,8 @@ static int pod_affinity_matches(const berth_kpod *p, const berth_labels *l)
         return 1;
     for (uint32_t t = 0; t < p->nreq_terms; t++) {
         const berth_kterm *term = &p->req_terms[t];
-        if (!term->nexprs || term->nfields) /* empty, or on the name of a node not yet made */
+        /* empty, on the name of a node not yet made, or not parsing (matches nothing) */
+        if (!term->nexprs || term->nfields || term->invalid)
             continue;
         int ok = 1;
         for (uint32_t e = 0; ok && e < term->nexprs; e++)

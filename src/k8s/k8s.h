@@ -83,12 +83,21 @@ int k8s_dec_label_selector(berth_kcluster *k, berth_dec *d, const berth_node *m,
 /* a plain map selector; *present: a non-empty map was given */
 int k8s_dec_map_selector(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
                          berth_selector *out, int *present);
+/* a NodeSelectorTerm whose every requirement must parse (labels.NewRequirement) */
 int k8s_dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_kterm *out);
+/* a pod's NodeSelectorTerm: the API server's checks (key, operator, number
+ * of values); a value labels.NewRequirement rejects sets out->invalid */
+int k8s_dec_pod_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_kterm *out);
 
 /* ---- podspec.c ---- */
 extern const char *const k8s_pod_status_fields[];
 int k8s_dec_tolerations(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_kpod *pod);
 int k8s_dec_node_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na, berth_kpod *pod);
+/* NodeAffinityArgs.addedAffinity (a v1.NodeAffinity) into prof: every
+ * requirement must parse (upstream nodeaffinity.New fails otherwise);
+ * preferred weights 0..2^31-1 (0: the term is skipped) */
+int k8s_dec_added_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na,
+                           berth_kprofile *prof);
 int k8s_dec_spread(berth_kcluster *k, berth_dec *d, const berth_node *t,
                    const berth_labels *pod_labels, int defaults, berth_kspread *s);
 /* a PodSpec into pod (pod->labels must be set first: matchLabelKeys) */

@@ -24,9 +24,8 @@ int k8s_dec_tolerations(berth_kcluster *k, berth_dec *d, const berth_node *spec,
         berth_dec_push_index(d, i);
         static const char *const tf[] = {"key", "operator", "value", "effect", "tolerationSeconds",
                                          NULL};
-        static const char *const ops[] = {"Equal", "Exists", NULL};
         static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
-        const char *key = "", *val = "", *eff_s = NULL;
+        const char *key = "", *val = "", *eff_s = NULL, *op_s = NULL;
         int op = 0, eff = -1;
         int64_t secs = -1;
         if (t->type != BERTH_NODE_MAP)
@@ -34,7 +33,12 @@ int k8s_dec_tolerations(berth_kcluster *k, berth_dec *d, const berth_node *spec,
         if (!rc && !(rc = k8s_known(d, t, tf)) && !(rc = berth_dec_str(d, t, "key", 0, &key)) &&
             !(rc = berth_dec_str(d, t, "value", 0, &val)) &&
             !(rc = berth_dec_str(d, t, "effect", 0, &eff_s)))
-            rc = k8s_dec_choice(d, t, "operator", 0, ops, &op);
+            rc = berth_dec_str(d, t, "operator", 0, &op_s);
+        /* an empty operator is Equal (v1.Toleration.ToleratesTaint and the
+         * API's ValidateTolerations accept "" as Equal) */
+        if (!rc && op_s && (op = berth_toleration_op_parse(op_s)) < 0)
+            rc = k8s_fail_at(d, t, "operator", "expected Equal, Exists or \"\" (Equal), got '%s'",
+                             op_s);
         if (!rc && eff_s && *eff_s)
             rc = k8s_dec_choice(d, t, "effect", 0, effects, &eff);
         if (!rc)
@@ -181,10 +185,21 @@ static int dec_containers(berth_kcluster *k, berth_dec *d, const berth_node *spe
         *n = (uint32_t)cs->n;
     return rc;
 }
-int k8s_dec_node_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na, berth_kpod *pod)
+/* A v1.NodeAffinity. added = 0: a pod's (API validation: nodeSelectorTerms
+ * required, preferred weights 1..100; values labels.NewRequirement rejects
+ * mark their term invalid); added = 1: a KubeSchedulerConfiguration's
+ * NodeAffinityArgs.addedAffinity (nodeaffinity.NewNodeSelector and
+ * NewPreferredSchedulingTerms must parse every requirement; no terms is
+ * allowed and then matches no node; weights 0..2^31-1, 0 counting
+ * nothing). */
+static int dec_node_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na, int added,
+                             int *has_req, berth_kterm **req_terms, uint32_t *nreq,
+                             berth_kpref_term **pref_terms, uint32_t *npref)
 {
     static const char *const nf[] = {"requiredDuringSchedulingIgnoredDuringExecution",
                                      "preferredDuringSchedulingIgnoredDuringExecution", NULL};
+    int (*dec_term)(berth_kcluster *, berth_dec *, const berth_node *, berth_kterm *) =
+        added ? k8s_dec_nsterm : k8s_dec_pod_nsterm;
     berth_node *req = NULL, *pref = NULL;
     int rc;
     if ((rc = k8s_known(d, na, nf)) ||
@@ -194,53 +209,72 @@ int k8s_dec_node_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na,
         size_t p = berth_dec_push(d, nf[0]);
         static const char *const rf[] = {"nodeSelectorTerms", NULL};
         berth_node *terms = NULL;
-        pod->has_req_affinity = 1;
+        *has_req = 1;
         if (!(rc = k8s_known(d, req, rf)) &&
-            !(rc = berth_dec_seq(d, req, "nodeSelectorTerms", 1, &terms))) {
-            pod->req_terms = k8s_alloc(k, terms->n, sizeof *pod->req_terms);
-            if (!pod->req_terms)
+            !(rc = berth_dec_seq(d, req, "nodeSelectorTerms", !added, &terms)) && terms) {
+            *req_terms = k8s_alloc(k, terms->n, sizeof **req_terms);
+            if (!*req_terms)
                 rc = ENOMEM_(d);
             for (size_t i = 0; !rc && i < terms->n; i++) {
                 size_t p2 = berth_dec_push(d, "nodeSelectorTerms");
                 berth_dec_push_index(d, i);
-                rc = k8s_dec_nsterm(k, d, terms->items[i], &pod->req_terms[i]);
+                rc = dec_term(k, d, terms->items[i], &(*req_terms)[i]);
                 berth_dec_pop(d, p2);
             }
             if (!rc)
-                pod->nreq_terms = (uint32_t)terms->n;
+                *nreq = (uint32_t)terms->n;
         }
         berth_dec_pop(d, p);
         if (rc)
             return rc;
     }
     if (pref) {
-        pod->pref_terms = k8s_alloc(k, pref->n, sizeof *pod->pref_terms);
-        if (!pod->pref_terms)
+        *pref_terms = k8s_alloc(k, pref->n, sizeof **pref_terms);
+        if (!*pref_terms)
             return ENOMEM_(d);
         for (size_t i = 0; !rc && i < pref->n; i++) {
             const berth_node *t = pref->items[i];
             size_t p = berth_dec_push(d, nf[1]);
             berth_dec_push_index(d, i);
             static const char *const pf[] = {"weight", "preference", NULL};
-            berth_kpref_term *pt = &pod->pref_terms[i];
+            berth_kpref_term *pt = &(*pref_terms)[i];
             int64_t w = 0;
             berth_node *prefn = NULL;
             if (t->type != BERTH_NODE_MAP)
                 rc = berth_dec_fail(d, t, "expected a mapping with weight, preference");
             if (!rc && !(rc = k8s_known(d, t, pf)) &&
-                !(rc = berth_dec_int(d, t, "weight", 1, 1, 100, &w)) &&
-                !(rc = berth_dec_map(d, t, "preference", 1, &prefn))) {
+                !(rc = berth_dec_int(d, t, "weight", !added, added ? 0 : 1,
+                                     added ? INT32_MAX : 100, &w)) &&
+                !(rc = berth_dec_map(d, t, "preference", !added, &prefn)) && prefn) {
                 size_t p2 = berth_dec_push(d, "preference");
-                rc = k8s_dec_nsterm(k, d, prefn, &pt->term);
+                rc = dec_term(k, d, prefn, &pt->term);
                 berth_dec_pop(d, p2);
             }
             pt->weight = (int32_t)w;
             berth_dec_pop(d, p);
         }
         if (!rc)
-            pod->npref_terms = (uint32_t)pref->n;
+            *npref = (uint32_t)pref->n;
     }
     return rc;
+}
+
+int k8s_dec_node_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na, berth_kpod *pod)
+{
+    return dec_node_affinity(k, d, na, 0, &pod->has_req_affinity, &pod->req_terms,
+                             &pod->nreq_terms, &pod->pref_terms, &pod->npref_terms);
+}
+
+int k8s_dec_added_affinity(berth_kcluster *k, berth_dec *d, const berth_node *na,
+                           berth_kprofile *prof)
+{
+    prof->has_added_req = 0;
+    prof->added_req = NULL;
+    prof->nadded_req = 0;
+    prof->added_pref = NULL;
+    prof->nadded_pref = 0;
+    return dec_node_affinity(k, d, na, 1, &prof->has_added_req, &prof->added_req,
+                             &prof->nadded_req, &prof->added_pref, &prof->nadded_pref);
 }
 
 /* PodAffinityTerm; pod labels feed matchLabelKeys / mismatchLabelKeys. */

@@ -34,9 +34,13 @@ int k8s_dec_str_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const
 
 /* One requirement {key, operator, values}. label_selector: the
  * metav1.LabelSelector operators only (In, NotIn, Exists, DoesNotExist);
- * fields: a node selector matchFields entry (metadata.name, In/NotIn). */
-int k8s_dec_requirement(berth_kcluster *k, berth_dec *d, const berth_node *e, int label_selector,
-                           int fields, berth_requirement *r)
+ * fields: a node selector matchFields entry (metadata.name, In/NotIn).
+ * invalid (matchExpressions of a pod's node affinity only, else NULL): the
+ * API server's ValidateNodeSelectorRequirement checks just the key and the
+ * number of values, so a value labels.NewRequirement rejects (not a label
+ * value, a Gt/Lt value that is not an integer) loads and sets *invalid. */
+static int dec_requirement(berth_kcluster *k, berth_dec *d, const berth_node *e, int label_selector,
+                           int fields, int *invalid, berth_requirement *r)
 {
     static const char *const ef[] = {"key", "operator", "values", NULL};
     const char *key = NULL, *op = NULL;
@@ -67,9 +71,31 @@ int k8s_dec_requirement(berth_kcluster *k, berth_dec *d, const berth_node *e, in
         return 0;
     }
     const char *why = NULL;
+    if (invalid) {
+        int nv = (int)r->nvalues;
+        if (!berth_label_key_valid(key, &why))
+            return berth_dec_fail(d, e, "invalid requirement: %s", why);
+        if ((r->op == BERTH_SEL_IN || r->op == BERTH_SEL_NOTIN) && nv == 0)
+            why = "In and NotIn need at least one value";
+        else if ((r->op == BERTH_SEL_EXISTS || r->op == BERTH_SEL_DOESNOTEXIST) && nv != 0)
+            why = "Exists and DoesNotExist take no values";
+        else if ((r->op == BERTH_SEL_GT || r->op == BERTH_SEL_LT) && nv != 1)
+            why = "Gt and Lt need exactly one value";
+        if (why)
+            return berth_dec_fail(d, e, "invalid requirement: %s", why);
+        if (berth_requirement_validate(r, NULL))
+            *invalid = 1;
+        return 0;
+    }
     if (berth_requirement_validate(r, &why))
         return berth_dec_fail(d, e, "invalid requirement: %s", why);
     return 0;
+}
+
+int k8s_dec_requirement(berth_kcluster *k, berth_dec *d, const berth_node *e, int label_selector,
+                        int fields, berth_requirement *r)
+{
+    return dec_requirement(k, d, e, label_selector, fields, NULL, r);
 }
 
 /* Appends `key op value` requirements for the pod label keys listed
@@ -178,8 +204,10 @@ int k8s_dec_map_selector(berth_kcluster *k, berth_dec *d, const berth_node *m, c
 }
 
 
-/* NodeSelectorTerm */
-int k8s_dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_kterm *out)
+/* NodeSelectorTerm; lazy: a pod's (see dec_requirement), else every
+ * requirement must parse (a KubeSchedulerConfiguration's addedAffinity) */
+static int dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, int lazy,
+                      berth_kterm *out)
 {
     memset(out, 0, sizeof *out);
     if (t->type != BERTH_NODE_MAP)
@@ -201,7 +229,8 @@ int k8s_dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_k
         for (size_t i = 0; !rc && i < s->n; i++) {
             size_t p = berth_dec_push(d, which ? "matchFields" : "matchExpressions");
             berth_dec_push_index(d, i);
-            rc = k8s_dec_requirement(k, d, s->items[i], 0, which, &rs[i]);
+            rc = dec_requirement(k, d, s->items[i], 0, which, lazy && !which ? &out->invalid : NULL,
+                                 &rs[i]);
             berth_dec_pop(d, p);
         }
         if (which) {
@@ -215,3 +244,12 @@ int k8s_dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_k
     return rc;
 }
 
+int k8s_dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_kterm *out)
+{
+    return dec_nsterm(k, d, t, 0, out);
+}
+
+int k8s_dec_pod_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, berth_kterm *out)
+{
+    return dec_nsterm(k, d, t, 1, out);
+}

@@ -314,9 +314,15 @@ static int dec_plugin_config(berth_kcluster *k, berth_dec *d, const berth_node *
                     }
                 }
             } else if (pi == BERTH_KP_NODE_AFFINITY) {
+                /* NodeAffinityArgs (upstream nodeaffinity.New) */
                 static const char *const af[] = {"apiVersion", "kind", "addedAffinity", NULL};
-                if (!(rc = k8s_known(d, args, af)) && berth_node_get(args, "addedAffinity"))
-                    rc = k8s_fail_at(d, args, "addedAffinity", "not supported by berth%s", "");
+                berth_node *added = NULL;
+                if (!(rc = k8s_known(d, args, af)) &&
+                    !(rc = berth_dec_map(d, args, "addedAffinity", 0, &added)) && added) {
+                    size_t p3 = berth_dec_push(d, "addedAffinity");
+                    rc = k8s_dec_added_affinity(k, d, added, prof);
+                    berth_dec_pop(d, p3);
+                }
             }
             /* other plugins' args are accepted and not used */
             berth_dec_pop(d, p2);

@@ -42,6 +42,8 @@ enum { KUBE_MEMO_AFF_FILTER, KUBE_MEMO_AFF_SCORE, KUBE_MEMO_TAINT_FILTER, KUBE_M
 
 struct kube_memo {
     uint32_t pod[KUBE_MEMO_WAYS];           /* index + 1 of the pod whose spec keys the way */
+    const berth_kprofile *prof[KUBE_MEMO_WAYS]; /* the profile whose addedAffinity the
+                                             * column includes (memo_prof), or NULL */
     int64_t *col[KUBE_MEMO_WAYS];           /* per node */
     uint32_t next;                          /* round-robin victim */
 };
@@ -379,6 +381,22 @@ static int same_tolerations(const berth_kpod *a, const berth_kpod *b)
     return 1;
 }
 
+/* The part of the current profile a memoised column of `kind` depends on:
+ * the profile itself when its addedAffinity applies to that kind (the
+ * NodeAffinity filter: added required terms; its score: added preferred
+ * terms), else NULL (columns are then shared by every profile). */
+static const berth_kprofile *memo_prof(const kube_sched *s, int kind)
+{
+    const berth_kprofile *p = s->prof;
+    if (!p)
+        return NULL;
+    if (kind == KUBE_MEMO_AFF_FILTER)
+        return p->has_added_req ? p : NULL;
+    if (kind == KUBE_MEMO_AFF_SCORE)
+        return p->nadded_pref ? p : NULL;
+    return NULL;
+}
+
 static int memo_same(int kind, const berth_kpod *a, const berth_kpod *b)
 {
     switch (kind) {
@@ -400,9 +418,10 @@ static int64_t *memo_get(kube_sched *s, int kind, const kube_req *r, uint32_t n,
         kube_plugins_prepare(s) != 0)
         return NULL;
     struct kube_memo *m = &s->pcache->memo[kind];
+    const berth_kprofile *prof = memo_prof(s, kind);
     for (uint32_t w = 0; w < KUBE_MEMO_WAYS; w++)
-        if (m->pod[w] && (m->pod[w] - 1 == r->pod ||
-                          memo_same(kind, r->p, &s->k->pods[m->pod[w] - 1])))
+        if (m->pod[w] && m->prof[w] == prof &&
+            (m->pod[w] - 1 == r->pod || memo_same(kind, r->p, &s->k->pods[m->pod[w] - 1])))
             return m->col[w];
     uint32_t nn = s->k->nnodes;
     if ((uint64_t)n * 4 < nn)
@@ -415,11 +434,13 @@ static int64_t *memo_get(kube_sched *s, int kind, const kube_req *r, uint32_t n,
     }
     m->next = (w + 1) % KUBE_MEMO_WAYS;
     m->pod[w] = r->pod + 1;
+    m->prof[w] = prof;
     *fresh = 1;
     return m->col[w];
 }
 
-static int64_t memo_value(int kind, const kube_sched *s, const berth_kpod *p, uint32_t c);
+static int64_t memo_value(int kind, const kube_sched *s, const berth_kprofile *prof,
+                          const berth_kpod *p, uint32_t c);
 
 int kube_plugins_node_changed(kube_sched *s, uint32_t n, int data, int had_images)
 {
@@ -459,7 +480,8 @@ int kube_plugins_node_changed(kube_sched *s, uint32_t n, int data, int had_image
         for (int w = 0; w < KUBE_MEMO_WAYS; w++)
             if (pc->memo[kind].pod[w] && pc->memo[kind].col[w])
                 pc->memo[kind].col[w][n] =
-                    memo_value(kind, s, &s->k->pods[pc->memo[kind].pod[w] - 1], n);
+                    memo_value(kind, s, pc->memo[kind].prof[w],
+                               &s->k->pods[pc->memo[kind].pod[w] - 1], n);
     return all;
 }
 
@@ -657,10 +679,12 @@ static int field_matches(const berth_requirement *r, const char *node_name)
     return r->op == BERTH_SEL_IN ? eq : !eq;
 }
 
-/* A NodeSelectorTerm: AND of its expressions and fields; empty = nothing. */
+/* A NodeSelectorTerm: AND of its expressions and fields; empty = nothing,
+ * and so is a term holding a requirement that does not parse (upstream
+ * nodeSelectorTerm.match returns its parse errors and no match). */
 static int term_matches(const berth_kterm *t, const berth_knode *nd)
 {
-    if (!t->nexprs && !t->nfields)
+    if ((!t->nexprs && !t->nfields) || t->invalid)
         return 0;
     for (uint32_t i = 0; i < t->nexprs; i++)
         if (!berth_requirement_matches(&t->exprs[i], &nd->labels))
@@ -694,9 +718,28 @@ static int required_affinity_matches(const berth_kpod *p, const berth_knode *nd)
     return 0;
 }
 
+/* The profile's addedAffinity required NodeSelector (upstream
+ * addedNodeSelector: terms ORed, none matches nothing); 1 without one. */
+static int added_affinity_matches(const berth_kprofile *prof, const berth_knode *nd)
+{
+    if (!prof || !prof->has_added_req)
+        return 1;
+    for (uint32_t t = 0; t < prof->nadded_req; t++)
+        if (term_matches(&prof->added_req[t], nd))
+            return 1;
+    return 0;
+}
+
 int berth_kube_node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
 {
     return required_affinity_matches(p, nd);
+}
+
+/* NodeAffinity's Filter: the profile's added affinity, then the pod's
+ * nodeSelector and required affinity. */
+static int affinity_fits(const berth_kprofile *prof, const berth_kpod *p, const berth_knode *nd)
+{
+    return added_affinity_matches(prof, nd) && required_affinity_matches(p, nd);
 }
 
 static void f_affinity(void *state, const void *req, const uint32_t *cand, uint32_t n,
@@ -704,38 +747,51 @@ static void f_affinity(void *state, const void *req, const uint32_t *cand, uint3
 {
     kube_sched *s = state;
     const berth_kpod *p = ((const kube_req *)req)->p;
-    if (!p->node_selector.n && !p->has_req_affinity)
-        return;
+    const berth_kprofile *prof = s->prof;
+    if (!p->node_selector.n && !p->has_req_affinity && !(prof && prof->has_added_req))
+        return; /* upstream PreFilter: Skip */
     const berth_knode *nodes = s->k->nodes;
     int fresh;
     int64_t *col = memo_get(s, KUBE_MEMO_AFF_FILTER, req, n, &fresh);
     if (col) {
         if (fresh)
             for (uint32_t c = 0; c < s->k->nnodes; c++)
-                col[c] = !required_affinity_matches(p, &nodes[c]);
+                col[c] = !affinity_fits(prof, p, &nodes[c]);
         for (uint32_t i = 0; i < n; i++)
             if (col[cand[i]])
                 v[i] = BERTH_UNRESOLVABLE;
         return;
     }
     for (uint32_t i = 0; i < n; i++)
-        if (!required_affinity_matches(p, &nodes[cand[i]]))
+        if (!affinity_fits(prof, p, &nodes[cand[i]]))
             v[i] = BERTH_UNRESOLVABLE;
 }
 
 static void r_affinity(void *state, const void *req, uint32_t c, char *buf, size_t size)
 {
-    snprintf(buf, size, "node(s) didn't match Pod's node affinity/selector");
+    const kube_sched *s = state;
+    (void)req;
+    if (!added_affinity_matches(s->prof, &s->k->nodes[c]))
+        snprintf(buf, size, "node(s) didn't match scheduler-enforced node affinity");
+    else
+        snprintf(buf, size, "node(s) didn't match Pod's node affinity/selector");
 }
 
-static int64_t preferred_sum(const berth_kpod *p, const berth_knode *nd)
+static int64_t pref_terms_sum(const berth_kpref_term *terms, uint32_t n, const berth_knode *nd)
 {
     int64_t sum = 0;
-    for (uint32_t t = 0; t < p->npref_terms; t++) {
-        const berth_kpref_term *pt = &p->pref_terms[t];
-        if (pt->weight != 0 && term_matches(&pt->term, nd))
-            sum += pt->weight;
-    }
+    for (uint32_t t = 0; t < n; t++)
+        if (terms[t].weight != 0 && term_matches(&terms[t].term, nd))
+            sum += terms[t].weight;
+    return sum;
+}
+
+/* NodeAffinity's Score: the profile's added preferred terms plus the pod's */
+static int64_t preferred_sum(const berth_kprofile *prof, const berth_kpod *p, const berth_knode *nd)
+{
+    int64_t sum = pref_terms_sum(p->pref_terms, p->npref_terms, nd);
+    if (prof && prof->nadded_pref)
+        sum += pref_terms_sum(prof->added_pref, prof->nadded_pref, nd);
     return sum;
 }
 
@@ -744,7 +800,8 @@ static void s_affinity(void *state, const void *req, const uint32_t *cand, uint3
 {
     kube_sched *s = state;
     const berth_kpod *p = ((const kube_req *)req)->p;
-    if (!p->npref_terms) {
+    const berth_kprofile *prof = s->prof;
+    if (!p->npref_terms && !(prof && prof->nadded_pref)) {
         memset(out, 0, (size_t)n * sizeof *out);
         return;
     }
@@ -754,13 +811,201 @@ static void s_affinity(void *state, const void *req, const uint32_t *cand, uint3
     if (col) {
         if (fresh)
             for (uint32_t c = 0; c < s->k->nnodes; c++)
-                col[c] = preferred_sum(p, &nodes[c]);
+                col[c] = preferred_sum(prof, p, &nodes[c]);
         for (uint32_t i = 0; i < n; i++)
             out[i] = col[cand[i]];
         return;
     }
     for (uint32_t i = 0; i < n; i++)
-        out[i] = preferred_sum(p, &nodes[cand[i]]);
+        out[i] = preferred_sum(prof, p, &nodes[cand[i]]);
+}
+
+/* ---- NodeAffinity's PreScore error ---- */
+
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 256;
+        while (nc < b->n + n + 1)
+            nc *= 2;
+        char *q = realloc(b->s, nc);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->s = q;
+        b->cap = nc;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_fmt(sbuf *b, const char *fmt, uint32_t x)
+{
+    char tmp[32];
+    int w = snprintf(tmp, sizeof tmp, fmt, x);
+    if (w > 0)
+        sb_put(b, tmp, (size_t)w < sizeof tmp ? (size_t)w : sizeof tmp - 1);
+}
+
+/* Go's %q of a string (valid UTF-8 assumed: bytes >= 0x80 are copied). */
+static void sb_quote(sbuf *b, const char *s)
+{
+    static const char esc[] = "\a\b\f\n\r\t\v";
+    static const char let[] = "abfnrtv";
+    sb_str(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        const char *e = c ? strchr(esc, c) : NULL;
+        char tmp[8];
+        if (c == '"' || c == '\\') {
+            tmp[0] = '\\';
+            tmp[1] = (char)c;
+            sb_put(b, tmp, 2);
+        } else if (e) {
+            tmp[0] = '\\';
+            tmp[1] = let[e - esc];
+            sb_put(b, tmp, 2);
+        } else if (c < 0x20 || c == 0x7f) {
+            snprintf(tmp, sizeof tmp, "\\x%02x", c);
+            sb_put(b, tmp, 4);
+        } else {
+            sb_put(b, (const char *)&c, 1);
+        }
+    }
+    sb_str(b, "\"");
+}
+
+/* strconv.ParseInt(s, 10, 64) succeeds: an optional sign, decimal digits,
+ * within int64 */
+static int go_int64(const char *s)
+{
+    int neg = *s == '-';
+    if (*s == '+' || *s == '-')
+        s++;
+    if (!*s)
+        return 0;
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return 0;
+        uint64_t dgt = (uint64_t)(*s - '0');
+        if (v > (lim - dgt) / 10)
+            return 0;
+        v = v * 10 + dgt;
+    }
+    return 1;
+}
+
+static int is_alnum_c(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* One invalid requirement's messages, as labels.NewRequirement words them
+ * (the key, operator and number of values passed API validation). path:
+ * "[i].matchExpressions[j]". Returns the number of messages written. */
+static uint32_t requirement_errors(sbuf *b, uint32_t nmsg, const char *path,
+                                   const berth_requirement *r)
+{
+    uint32_t start = nmsg;
+    for (uint32_t v = 0; v < r->nvalues && (r->op == BERTH_SEL_GT || r->op == BERTH_SEL_LT); v++) {
+        const char *val = str_or_empty(r->values[v]);
+        if (go_int64(val))
+            continue;
+        sb_str(b, nmsg++ ? ", " : "");
+        sb_str(b, path);
+        sb_fmt(b, ".values[%u]: Invalid value: ", v);
+        sb_quote(b, val);
+        sb_str(b, ": for 'Gt', 'Lt' operators, the value must be an integer");
+    }
+    for (uint32_t v = 0; v < r->nvalues; v++) {
+        const char *val = str_or_empty(r->values[v]);
+        size_t n = strlen(val);
+        int too_long = n > 63, bad = 0;
+        if (n && (!is_alnum_c(val[0]) || !is_alnum_c(val[n - 1])))
+            bad = 1;
+        for (size_t i = 1; i + 1 < n && !bad; i++)
+            bad = !is_alnum_c(val[i]) && val[i] != '-' && val[i] != '_' && val[i] != '.';
+        if (!too_long && !bad)
+            continue;
+        sb_str(b, nmsg++ ? ", " : "");
+        sb_str(b, path);
+        sb_fmt(b, ".values[%u]", v);
+        sb_str(b, "[");
+        sb_str(b, str_or_empty(r->key));
+        sb_str(b, "]: Invalid value: ");
+        sb_quote(b, val);
+        sb_str(b, ": ");
+        if (too_long)
+            sb_str(b, "must be no more than 63 characters");
+        if (too_long && bad)
+            sb_str(b, "; ");
+        if (bad)
+            sb_str(b, "a valid label must be an empty string or consist of alphanumeric "
+                      "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                      "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+                      "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+    }
+    return nmsg - start;
+}
+
+int kube_affinity_prescore_failed(const kube_sched *s, const berth_kpod *p)
+{
+    if (!s->prof || !(s->prof->scores & (1u << BERTH_KP_NODE_AFFINITY)))
+        return 0;
+    for (uint32_t t = 0; t < p->npref_terms; t++)
+        if (p->pref_terms[t].weight != 0 && p->pref_terms[t].term.invalid)
+            return 1;
+    return 0;
+}
+
+char *kube_affinity_prescore_error(const kube_sched *s, const berth_kpod *p)
+{
+    if (!kube_affinity_prescore_failed(s, p))
+        return NULL;
+    sbuf b = {0};
+    sbuf list = {0};
+    uint32_t nmsg = 0;
+    for (uint32_t t = 0; t < p->npref_terms; t++) {
+        const berth_kpref_term *pt = &p->pref_terms[t];
+        if (pt->weight == 0 || !pt->term.invalid)
+            continue;
+        for (uint32_t j = 0; j < pt->term.nexprs; j++) {
+            const berth_requirement *r = &pt->term.exprs[j];
+            if (!berth_requirement_validate(r, NULL))
+                continue;
+            char path[64];
+            snprintf(path, sizeof path, "[%u].matchExpressions[%u]", t, j);
+            nmsg += requirement_errors(&list, nmsg, path, r);
+        }
+    }
+    /* upstream: errors.Flatten(errors.NewAggregate(...)).Error(): one
+     * message as it is, several in brackets (every message names its own
+     * path, so none repeats) */
+    sb_str(&b, "running PreScore plugin \"NodeAffinity\": ");
+    if (nmsg > 1)
+        sb_str(&b, "[");
+    sb_str(&b, list.s ? list.s : "");
+    if (nmsg > 1)
+        sb_str(&b, "]");
+    free(list.s);
+    if (b.oom || list.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
 }
 
 /* ---- NodePorts ---- */
@@ -988,12 +1233,13 @@ static void s_image(void *state, const void *req, const uint32_t *cand, uint32_t
 
 /* One entry of a memoised column (the same formulas the plugins use to
  * fill one). */
-static int64_t memo_value(int kind, const kube_sched *s, const berth_kpod *p, uint32_t c)
+static int64_t memo_value(int kind, const kube_sched *s, const berth_kprofile *prof,
+                          const berth_kpod *p, uint32_t c)
 {
     const berth_knode *nd = &s->k->nodes[c];
     switch (kind) {
-    case KUBE_MEMO_AFF_FILTER: return !required_affinity_matches(p, nd);
-    case KUBE_MEMO_AFF_SCORE: return preferred_sum(p, nd);
+    case KUBE_MEMO_AFF_FILTER: return !affinity_fits(prof, p, nd);
+    case KUBE_MEMO_AFF_SCORE: return preferred_sum(prof, p, nd);
     case KUBE_MEMO_TAINT_FILTER: return s->has_hard_taint[c] && node_untolerated_hard(nd, p);
     default: return s->has_prefer_taint[c] ? node_prefer_count(nd, p) : 0;
     }

@@ -454,6 +454,15 @@ static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
     return out;
 }
 
+/* The text of NodeAffinity's PreScore error for p (malloc'd). */
+static char *prescore_error(const kube_sched *s, const berth_kpod *p)
+{
+    char *why = kube_affinity_prescore_error(s, p);
+    if (!why)
+        why = strdup("running PreScore plugin \"NodeAffinity\": a preferred term does not parse");
+    return why;
+}
+
 void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n)
 {
     sort_k = k;
@@ -622,6 +631,26 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             kube_req_free(sp, &rq);
             return 0;
         }
+        if (fx == 1 && fr.nfeasible > 1 && kube_affinity_prescore_failed(sp, p)) {
+            /* NodeAffinity's PreScore fails: a scheduling error for the pod */
+            berth_kdecision d;
+            memset(&d, 0, sizeof d);
+            d.pod = pod;
+            d.node = BERTH_KUBE_NONE;
+            d.nfeasible = fr.nfeasible;
+            d.score_plugins = b->score_of;
+            d.filter_plugins = b->filter_of;
+            d.nfilter_plugins = b->p.nfilters;
+            d.sched = sp;
+            d.req = &rq;
+            char *why = opt->on_decision && !L->no_summary ? prescore_error(sp, p) : NULL;
+            d.summary = why;
+            if (opt->on_decision)
+                opt->on_decision(opt->ctx, k, &d);
+            free(why);
+            kube_req_free(sp, &rq);
+            return 0;
+        }
         if (fx == 1) {
             berth_kdecision d;
             memset(&d, 0, sizeof d);
@@ -687,7 +716,16 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     d.examined = batch;
     d.nexamined = pk.examined;
     char *summary = NULL;
-    if (d.node == BERTH_KUBE_NONE && opt->on_decision && !L->no_summary) {
+    if (d.node != BERTH_KUBE_NONE && pk.nfeasible > 1 && kube_affinity_prescore_failed(sp, p)) {
+        /* NodeAffinity's PreScore fails (upstream runs PreScore only with
+         * more than one feasible node): a scheduling error, no scores */
+        d.node = BERTH_KUBE_NONE;
+        d.total = 0;
+        d.plugin_scores = NULL;
+        d.totals = NULL;
+        if (opt->on_decision && !L->no_summary)
+            d.summary = summary = prescore_error(sp, p);
+    } else if (d.node == BERTH_KUBE_NONE && opt->on_decision && !L->no_summary) {
         /* one formatted reason per examined node: only when someone reads it */
         summary = fit_error(sp, b, &rq, c, batch, pk.examined, N + absent, absent);
         d.summary = summary ? summary : "0 nodes are available.";

@@ -159,6 +159,15 @@ int kube_plugins_node_changed(kube_sched *s, uint32_t n, int data, int had_image
 /* Whether ImageLocality's change (kube_plugins_node_changed returned 1)
  * can move p's scores: some image of p is on some node (1 when unknown). */
 int kube_plugins_pod_images(kube_sched *s, const berth_kpod *p);
+/* NodeAffinity's PreScore (upstream getPodPreferredNodeAffinity): whether
+ * it fails for p under s->prof (NodeAffinity scores, and a preferred term
+ * of p with weight != 0 does not parse: berth_kterm.invalid); upstream
+ * runs PreScore only when more than one node is feasible, and the pod then
+ * fails its cycle with an error. kube_affinity_prescore_error: that
+ * error's text ("running PreScore plugin \"NodeAffinity\": ..."),
+ * malloc'd; NULL when it does not fail or out of memory. */
+int kube_affinity_prescore_failed(const kube_sched *s, const berth_kpod *p);
+char *kube_affinity_prescore_error(const kube_sched *s, const berth_kpod *p);
 /* DefaultNormalizeScore(MaxNodeScore = 100, reverse) in place. */
 void kube_default_normalize(int64_t *scores, uint32_t n, int reverse);
 

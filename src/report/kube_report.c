@@ -77,6 +77,8 @@ static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, 
         for (uint32_t i = 0; i < d->nfeasible; i++) {
             const char *nn = k->nodes[ids[i]].name;
             json_array_append_new(feas, json_string(nn));
+            if (!d->plugin_scores || !d->totals)
+                continue; /* not scored (NodeAffinity's PreScore failed) */
             json_t *pl = json_object(), *e = json_object();
             for (uint32_t j = 0; j < d->nscore_plugins; j++)
                 json_object_set_new(pl, berth_kplugin_name(d->score_plugins[j]),

@@ -272,8 +272,8 @@ static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecisio
     q->nreason = k->nnodes;
     for (uint32_t i = 0; d->feasible && i < d->nfeasible; i++) {
         q->verdict[d->feasible[i]] = V_FEASIBLE;
-        q->total[d->feasible[i]] = d->totals[i];
-        if (d->totals[i] > q->max_total)
+        q->total[d->feasible[i]] = d->totals ? d->totals[i] : 0;
+        if (d->totals && d->totals[i] > q->max_total)
             q->max_total = d->totals[i];
     }
     for (uint32_t node = 0; d->fail_mask && node < k->nnodes; node++) {

@@ -131,7 +131,20 @@ static berth_requirement gen_expr(berth_arena *a)
             r.key = "rank";
         vals[0] = fmt(a, "%u", rnd(10));
     }
+    /* a value the API server accepts but labels.NewRequirement rejects:
+     * the term then matches nothing (and a preferred one fails PreScore) */
+    if (r.nvalues && chance(4)) {
+        static const char *bad[] = {"not valid", "-1", "x1", "trailing-"};
+        vals[rnd(r.nvalues)] = bad[rnd(4)];
+    }
     return r;
+}
+
+/* the loader's berth_kterm.invalid, for clusters built without it */
+static void mark_invalid(berth_kterm *t)
+{
+    for (uint32_t i = 0; i < t->nexprs; i++)
+        t->invalid |= berth_requirement_validate(&t->exprs[i], NULL) != 0;
 }
 
 static berth_kterm gen_term(berth_arena *a, berth_kcluster *k, int no_fields)
@@ -152,6 +165,7 @@ static berth_kterm gen_term(berth_arena *a, berth_kcluster *k, int no_fields)
     t.exprs = aalloc(a, t.nexprs * sizeof *t.exprs);
     for (uint32_t i = 0; i < t.nexprs; i++)
         t.exprs[i] = gen_expr(a);
+    mark_invalid(&t);
     return t;
 }
 
@@ -444,6 +458,7 @@ typedef struct rprof {
     int sysdef;
     int32_t pct;                    /* percentageOfNodesToScore, 0 = unset */
     const char *ksc;                /* KubeSchedulerConfiguration YAML for berth, or NULL */
+    int added;                      /* NodeAffinity addedAffinity: r_added_* below */
 } rprof;
 
 #define DEF_FILTERS                                                                        \
@@ -512,6 +527,31 @@ static const rprof PROFILES[] = {
       [BERTH_KP_NODE_RESOURCES_FIT] = 1, [BERTH_KP_INTER_POD_AFFINITY] = 2,
       [BERTH_KP_BALANCED_ALLOCATION] = 1, [BERTH_KP_IMAGE_LOCALITY] = 1},
      BERTH_FIT_LEAST_ALLOCATED, {0, 1}, {1, 1}, 2, {0}, {0}, 0, {0, 1}, 2, 1, 1, 0, NULL},
+    /* 7: NodeAffinityArgs addedAffinity (YAML): required (disk In [ssd]) or
+     * (zone In [z-b, z-c]); preferred 7 rank Gt 4, 3 rack In [r1, r2], and
+     * a weight-0 term that counts nothing; NodeAffinity weight 3 */
+    {"added", DEF_FILTERS,
+     {[BERTH_KP_TAINT_TOLERATION] = 3, [BERTH_KP_NODE_AFFINITY] = 3,
+      [BERTH_KP_NODE_RESOURCES_FIT] = 1, [BERTH_KP_POD_TOPOLOGY_SPREAD] = 2,
+      [BERTH_KP_INTER_POD_AFFINITY] = 2, [BERTH_KP_BALANCED_ALLOCATION] = 1,
+      [BERTH_KP_IMAGE_LOCALITY] = 1},
+     BERTH_FIT_LEAST_ALLOCATED, {0, 1}, {1, 1}, 2, {0}, {0}, 0, {0, 1}, 2, 1, 1, 0,
+     KSC_HEAD "profiles:\n- schedulerName: default-scheduler\n  plugins:\n"
+              "    score:\n      enabled: [{name: NodeAffinity, weight: 3}]\n"
+              "  pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n"
+              "        requiredDuringSchedulingIgnoredDuringExecution:\n"
+              "          nodeSelectorTerms:\n"
+              "          - matchExpressions: [{key: disk, operator: In, values: [ssd]}]\n"
+              "          - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, "
+              "values: [z-b, z-c]}]\n"
+              "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+              "        - weight: 7\n          preference:\n"
+              "            matchExpressions: [{key: rank, operator: Gt, values: [\"4\"]}]\n"
+              "        - weight: 3\n          preference:\n"
+              "            matchExpressions: [{key: rack, operator: In, values: [r1, r2]}]\n"
+              "        - weight: 0\n          preference:\n"
+              "            matchExpressions: [{key: disk, operator: Exists}]\n",
+     1},
 };
 #define NPROFILES (sizeof PROFILES / sizeof *PROFILES)
 
@@ -525,6 +565,7 @@ typedef struct dec {
     uint32_t nfeas;
     uint8_t feas[MAXN];
     int scored;                     /* >= 2 feasible: scores below valid */
+    int prescore_error;             /* >= 2 feasible, NodeAffinity's PreScore failed */
     int64_t sc[NKP][MAXN];
     int64_t tot[MAXN];
 } dec;
@@ -607,10 +648,33 @@ static int r_sel(const berth_selector *s, const berth_labels *l)
     return 1;
 }
 
+/* labels.NewRequirement accepts the values: label values (<= 63 of
+ * [A-Za-z0-9_.-], alphanumeric at both ends, or empty), Gt/Lt integers */
+static int r_parses(const berth_requirement *q)
+{
+    for (uint32_t i = 0; i < q->nvalues; i++) {
+        const char *v = q->values[i];
+        size_t n = strlen(v);
+        int64_t x;
+        if (n > 63 || ((q->op == BERTH_SEL_GT || q->op == BERTH_SEL_LT) && !parse_int(v, &x)))
+            return 0;
+        for (size_t j = 0; j < n; j++) {
+            int an = (v[j] >= 'a' && v[j] <= 'z') || (v[j] >= 'A' && v[j] <= 'Z') ||
+                     (v[j] >= '0' && v[j] <= '9');
+            if (!an && ((j == 0 || j == n - 1) || !strchr("-_.", v[j])))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 static int r_term(const berth_kterm *t, const berth_knode *n)
 {
     if (!t->nexprs && !t->nfields)
         return 0;
+    for (uint32_t i = 0; i < t->nexprs; i++)
+        if (!r_parses(&t->exprs[i]))
+            return 0; /* a term that does not parse matches nothing */
     for (uint32_t i = 0; i < t->nexprs; i++)
         if (!r_req(&t->exprs[i], &n->labels))
             return 0;
@@ -640,6 +704,38 @@ static int r_node_required(const berth_kpod *p, const berth_knode *n)
         return 0;
     }
     return 1;
+}
+
+/* profile 7's addedAffinity */
+static int r_added_req(const berth_knode *n)
+{
+    const char *disk = lab(&n->labels, "disk"), *zone = lab(&n->labels, ZONE);
+    return (disk && !strcmp(disk, "ssd")) ||
+           (zone && (!strcmp(zone, "z-b") || !strcmp(zone, "z-c")));
+}
+
+static int64_t r_added_pref(const berth_knode *n)
+{
+    const char *rank = lab(&n->labels, "rank"), *rack = lab(&n->labels, "rack");
+    int64_t x, w = 0;
+    if (rank && parse_int(rank, &x) && x > 4)
+        w += 7;
+    if (rack && (!strcmp(rack, "r1") || !strcmp(rack, "r2")))
+        w += 3;
+    return w;
+}
+
+/* NodeAffinity's PreScore fails: a preferred term (weight > 0, not empty)
+ * that does not parse */
+static int r_prescore_fails(const berth_kpod *p)
+{
+    for (uint32_t t = 0; t < p->npref_terms; t++) {
+        const berth_kterm *tm = &p->pref_terms[t].term;
+        for (uint32_t i = 0; p->pref_terms[t].weight && i < tm->nexprs; i++)
+            if (!r_parses(&tm->exprs[i]))
+                return 1;
+    }
+    return 0;
 }
 
 static int r_tolerates(const berth_toleration *t, const berth_taint *x)
@@ -931,7 +1027,8 @@ static int r_feasible(const ref *r, pctx *x, uint32_t n)
         return 0;
     if ((f & BIT(BERTH_KP_TAINT_TOLERATION)) && !r_hard_taints_ok(p, nd))
         return 0;
-    if ((f & BIT(BERTH_KP_NODE_AFFINITY)) && !r_node_required(p, nd))
+    if ((f & BIT(BERTH_KP_NODE_AFFINITY)) &&
+        ((r->pf->added && !r_added_req(nd)) || !r_node_required(p, nd)))
         return 0;
     if (f & BIT(BERTH_KP_NODE_PORTS)) {
         for (uint32_t w = 0; w < p->nports; w++)
@@ -1314,6 +1411,9 @@ static void ref_run(ref *r, const berth_kcluster *k, const rprof *pf, dec *out)
             d->feas[F[i]] = 1;
         if (nf == 1) {
             d->node = (int)F[0];
+        } else if (nf > 1 && pf->w[BERTH_KP_NODE_AFFINITY] > 0 && r_prescore_fails(x.p)) {
+            d->node = -1; /* a scheduling error: no scores, not placed */
+            d->prescore_error = 1;
         } else if (nf > 1) {
             d->scored = 1;
             int64_t tmp[MAXN];
@@ -1341,10 +1441,13 @@ static void ref_run(ref *r, const berth_kcluster *k, const rprof *pf, dec *out)
                     default_normalize(tmp, nf, 1);
                     break;
                 case BERTH_KP_NODE_AFFINITY:
-                    for (uint32_t i = 0; i < nf; i++)
+                    for (uint32_t i = 0; i < nf; i++) {
                         for (uint32_t t = 0; t < x.p->npref_terms; t++)
                             if (r_term(&x.p->pref_terms[t].term, ND(r, F[i])))
                                 tmp[i] += x.p->pref_terms[t].weight;
+                        if (pf->added)
+                            tmp[i] += r_added_pref(ND(r, F[i]));
+                    }
                     default_normalize(tmp, nf, 0);
                     break;
                 case BERTH_KP_NODE_RESOURCES_FIT:
@@ -1415,11 +1518,15 @@ static void on_dec(void *vctx, const berth_kcluster *k, const berth_kdecision *d
         int n = ref_node_by_name(c->r, k->nodes[d->feasible[i]].name);
         assert_true(n >= 0);
         o->feas[n] = 1;
+        if (!d->totals)
+            continue; /* not scored: NodeAffinity's PreScore failed */
         o->tot[n] = d->totals[i];
         for (uint32_t s = 0; s < d->nscore_plugins; s++)
             o->sc[d->score_plugins[s]][n] = d->plugin_scores[(size_t)s * d->cap + i];
     }
-    o->scored = d->nfeasible > 1;
+    o->scored = d->nfeasible > 1 && d->totals;
+    if (d->nfeasible > 1 && !d->totals)
+        assert_non_null(strstr(d->summary ? d->summary : "", "running PreScore plugin"));
 }
 
 static int g_fail;
@@ -1879,7 +1986,7 @@ static char *to_yaml(const berth_kcluster *k)
  * ==================================================================== */
 
 typedef struct stats {
-    uint32_t clusters, pods, placed, unplaced, scored;
+    uint32_t clusters, pods, placed, unplaced, scored, prescore_errors;
 } stats;
 static stats S;
 
@@ -1917,6 +2024,7 @@ static void scenario(uint64_t seed, const gen_params *gp, const rprof *pf, int y
             S.placed += want[p].node >= 0;
             S.unplaced += want[p].node < 0;
             S.scored += want[p].scored;
+            S.prescore_errors += want[p].prescore_error;
         }
     for (int mode = 0; mode < (yaml ? 4 : 3); mode++) {
         berth_kcluster kb;
@@ -1959,9 +2067,11 @@ static void test_random_default(void **st)
         gp.ext = s % 3 == 0;
         scenario(1000 + s, &gp, &PROFILES[0], s % 4 == 0);
     }
-    fprintf(stderr, "default: %u clusters, %u pending pods (%u placed, %u unplaced, %u scored)\n",
-            S.clusters, S.pods, S.placed, S.unplaced, S.scored);
+    fprintf(stderr, "default: %u clusters, %u pending pods (%u placed, %u unplaced, %u scored, "
+                    "%u NodeAffinity PreScore errors)\n",
+            S.clusters, S.pods, S.placed, S.unplaced, S.scored, S.prescore_errors);
     assert_int_equal(g_fail, 0);
+    assert_true(S.prescore_errors > 0); /* invalid preferred terms were exercised */
 }
 
 static void test_random_profiles(void **st)
