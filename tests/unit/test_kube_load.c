@@ -397,12 +397,144 @@ static void test_errors(void **st)
              0, "defaultConstraints", "defaultingType System");
 }
 
+/* NodeAffinityArgs.addedAffinity, node-affinity values the API server
+ * accepts but labels.NewRequirement rejects, and the empty toleration
+ * operator (issue 11 item 6) */
+static void test_node_affinity_args(void **st)
+{
+    (void)st;
+    berth_kcluster k;
+    load_ok(&k, KSC "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: NodeAffinity\n"
+                    "    args:\n      addedAffinity:\n"
+                    "        requiredDuringSchedulingIgnoredDuringExecution:\n"
+                    "          nodeSelectorTerms:\n"
+                    "          - matchExpressions: [{key: pool, operator: In, values: [apps]}]\n"
+                    "          - matchFields: [{key: metadata.name, operator: NotIn, values: [n1]}]\n"
+                    "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                    "        - {weight: 0, preference: {matchExpressions: [{key: x, operator: "
+                    "Exists}]}}\n"
+                    "        - {weight: 150, preference: {matchExpressions: [{key: gen, operator: "
+                    "Gt, values: [\"3\"]}]}}\n"
+                    "- schedulerName: nothing\n  pluginConfig:\n  - name: NodeAffinity\n"
+                    "    args:\n      addedAffinity:\n"
+                    "        requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}\n"
+                    "- schedulerName: plain\n");
+    const berth_kprofile *a = berth_kube_find_profile(&k, "a");
+    assert_non_null(a);
+    assert_true(a->has_added_req);
+    assert_int_equal(a->nadded_req, 2);
+    assert_int_equal(a->added_req[0].nexprs, 1);
+    assert_string_equal(a->added_req[0].exprs[0].key, "pool");
+    assert_int_equal(a->added_req[1].nfields, 1);
+    assert_int_equal(a->added_req[1].fields[0].op, BERTH_SEL_NOTIN);
+    assert_int_equal(a->nadded_pref, 2);
+    assert_int_equal(a->added_pref[0].weight, 0);
+    assert_int_equal(a->added_pref[1].weight, 150);
+    assert_int_equal(a->added_pref[1].term.exprs[0].op, BERTH_SEL_GT);
+    const berth_kprofile *n = berth_kube_find_profile(&k, "nothing");
+    assert_true(n->has_added_req);
+    assert_int_equal(n->nadded_req, 0);
+    assert_int_equal(n->nadded_pref, 0);
+    const berth_kprofile *pl = berth_kube_find_profile(&k, "plain");
+    assert_false(pl->has_added_req);
+    assert_int_equal(pl->nadded_pref, 0);
+    berth_kube_free(&k);
+
+    /* addedAffinity must parse (upstream nodeaffinity.New fails otherwise) */
+    load_bad(KSC "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                 "      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n"
+                 "          nodeSelectorTerms:\n"
+                 "          - matchExpressions: [{key: pool, operator: In, values: [\"a b\"]}]\n",
+             0,
+             "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuring"
+             "Execution.nodeSelectorTerms[0].matchExpressions[0]",
+             "invalid requirement");
+    load_bad(KSC "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                 "      addedAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                 "        - {weight: 1, preference: {matchExpressions: [{key: g, operator: Lt, "
+                 "values: [ten]}]}}\n",
+             0, "preference.matchExpressions[0]", "Gt and Lt need an integer value");
+    load_bad(KSC "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                 "      addedAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                 "        - {weight: -1, preference: {matchExpressions: [{key: g, operator: "
+                 "Exists}]}}\n",
+             0, "preferredDuringSchedulingIgnoredDuringExecution[0].weight", NULL);
+    load_bad(KSC "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                 "      addedAffinity: {requiredDuringSchedulingRequiredDuringExecution: {}}\n",
+             1, "addedAffinity.requiredDuringSchedulingRequiredDuringExecution", "unknown field");
+
+    /* a pod's node-affinity values: what the API server accepts loads; a
+     * term holding a value labels.NewRequirement rejects is marked invalid */
+    load_ok(&k, POD "  containers: []\n  affinity:\n    nodeAffinity:\n"
+                    "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                    "        nodeSelectorTerms:\n"
+                    "        - matchExpressions: [{key: zone, operator: NotIn, values: [\"z 1\"]}]\n"
+                    "        - matchExpressions: [{key: zone, operator: In, values: [z1]}]\n"
+                    "        - matchExpressions: [{key: gen, operator: Gt, values: [\"-1\"]}]\n"
+                    "      preferredDuringSchedulingIgnoredDuringExecution:\n"
+                    "      - {weight: 3, preference: {matchExpressions: [{key: gen, operator: Lt, "
+                    "values: [x]}]}}\n"
+                    "      - {weight: 4, preference: {matchExpressions: [{key: zone, operator: In, "
+                    "values: [z1, \"" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" "\"]}]}}\n"
+                    "      - {weight: 5, preference: {matchExpressions: [{key: zone, operator: "
+                    "Exists}]}}\n");
+    const berth_kpod *p = &k.pods[0];
+    assert_int_equal(p->nreq_terms, 3);
+    assert_true(p->req_terms[0].invalid);
+    assert_false(p->req_terms[1].invalid);
+    assert_true(p->req_terms[2].invalid); /* "-1": an integer, not a label value */
+    assert_int_equal(p->npref_terms, 3);
+    assert_true(p->pref_terms[0].term.invalid);
+    assert_true(p->pref_terms[1].term.invalid); /* 64 characters */
+    assert_false(p->pref_terms[2].term.invalid);
+    /* the invalid term matches no node, not even one whose labels it names */
+    berth_label zl[] = {{"gen", "5"}, {"zone", "z2"}};
+    berth_knode nd = {.name = "n", .labels = {zl, 2}};
+    assert_false(berth_kube_node_affinity_matches(p, &nd));
+    zl[1].value = "z1";
+    assert_true(berth_kube_node_affinity_matches(p, &nd));
+    berth_kube_free(&k);
+    /* what the API server itself rejects stays an error */
+    load_bad(POD "  containers: []\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDur"
+                 "ingExecution: {nodeSelectorTerms: [{matchExpressions: [{key: a, operator: "
+                 "In, values: []}]}]}}}\n",
+             0, "matchExpressions[0]", "need at least one value");
+    load_bad(POD "  containers: []\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDur"
+                 "ingExecution: {nodeSelectorTerms: [{matchExpressions: [{key: \"a b\", operator: "
+                 "Exists}]}]}}}\n",
+             0, "matchExpressions[0]", "invalid requirement");
+    load_bad(POD "  containers: []\n  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDur"
+                 "ingExecution: [{weight: 1, preference: {matchExpressions: [{key: a, operator: "
+                 "Gt, values: [\"1\", \"2\"]}]}}]}}\n",
+             0, "matchExpressions[0]", "exactly one value");
+    /* label selectors (pod affinity, spread, PDBs) keep full validation */
+    load_bad(POD "  containers: []\n  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDur"
+                 "ingExecution: [{topologyKey: zone, labelSelector: {matchExpressions: [{key: app, "
+                 "operator: In, values: [\"a b\"]}]}}]}}\n",
+             0, "labelSelector.matchExpressions[0]", "invalid requirement");
+
+    /* tolerations: an empty operator is Equal */
+    load_ok(&k, POD "  containers: []\n  tolerations:\n  - {key: a, operator: \"\", value: b, "
+                    "effect: NoSchedule}\n");
+    assert_int_equal(k.pods[0].ntols, 1);
+    assert_int_equal(k.pods[0].tols[0].op, BERTH_TOL_EQUAL);
+    berth_taint ab = {"a", "b", BERTH_EFFECT_NOSCHEDULE}, ac = {"a", "c", BERTH_EFFECT_NOSCHEDULE};
+    assert_true(berth_toleration_tolerates(&k.pods[0].tols[0], &ab));
+    assert_false(berth_toleration_tolerates(&k.pods[0].tols[0], &ac));
+    berth_kube_free(&k);
+    load_bad(POD "  containers: []\n  tolerations: [{operator: \"\", value: b}]\n", 0,
+             "spec.tolerations[0]", "operator must be Exists when key is empty");
+    load_bad(POD "  containers: []\n  tolerations: [{key: a, operator: Equals}]\n", 0,
+             "spec.tolerations[0].operator", "got 'Equals'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kubectl_list), cmocka_unit_test(test_node),
         cmocka_unit_test(test_pod_fields),   cmocka_unit_test(test_workloads),
         cmocka_unit_test(test_ksc),          cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_node_affinity_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  * requests, nodeSelectors, tolerations, topology spread constraints, pod
  * (anti-)affinity, DaemonSet-like pods pinned by matchFields, system
  * default spreading through a ReplicaSet, host ports; nodes with observed
- * usage, a quarter of the worlds with the usage-aware profile) are first
+ * usage, a quarter of the worlds with the usage-aware profile, a quarter
+ * with a profile's NodeAffinity addedAffinity) are first
  * scheduled once; then
  * what-if questions (remove some nodes: evict their pods, exclude them,
  * place the pods again; optionally with spare nodes) are answered by the
@@ -248,6 +249,27 @@ static void gen_world(world *w, uint64_t seed, uint32_t min_nodes, uint32_t max_
     w->profile = NULL;
     if (seed % 4 == 0) {
         berth_kube_usage_aware_profile(k, &w->prof);
+        w->profile = &w->prof;
+    } else if (seed % 4 == 2) {
+        /* another quarter: the default profile with NodeAffinityArgs
+         * addedAffinity (nodes need disk NotIn [hdd], or zone z-new as
+         * some spare nodes have; zone z-b preferred, weight 5) */
+        berth_kube_default_profile(k, &w->prof);
+        static const char *hdd[] = {"hdd"}, *znew[] = {"z-new"}, *zb[] = {"z-b"};
+        berth_requirement *rq = aalloc(a, 3 * sizeof *rq);
+        rq[0] = (berth_requirement){"disk", BERTH_SEL_NOTIN, hdd, 1};
+        rq[1] = (berth_requirement){ZONE, BERTH_SEL_IN, znew, 1};
+        rq[2] = (berth_requirement){ZONE, BERTH_SEL_IN, zb, 1};
+        berth_kterm *req = aalloc(a, 2 * sizeof *req);
+        req[0] = (berth_kterm){&rq[0], 1, NULL, 0, 0};
+        req[1] = (berth_kterm){&rq[1], 1, NULL, 0, 0};
+        berth_kpref_term *pref = aalloc(a, sizeof *pref);
+        pref[0] = (berth_kpref_term){5, {&rq[2], 1, NULL, 0, 0}};
+        w->prof.has_added_req = 1;
+        w->prof.added_req = req;
+        w->prof.nadded_req = 2;
+        w->prof.added_pref = pref;
+        w->prof.nadded_pref = 1;
         w->profile = &w->prof;
     }
     k->nodes = calloc(N, sizeof *k->nodes);
