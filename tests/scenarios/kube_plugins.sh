@@ -135,6 +135,13 @@ jcheck "b: t-gpu and t-prefer tie" "tot('b', 't-gpu') == tot('b', 't-prefer')" T
 node d t-exec
 filtered d t-gpu "$TAINT {sku: gpu}"
 feasible d t-clean,t-exec,t-prefer,t-prefer2
+# e: operator "" is Equal: sku=gpu:NoSchedule tolerated (the sku=cpu one
+# tolerates nothing), spot=true for every effect; t-prefer2 keeps flaky
+feasible e t-clean,t-gpu,t-prefer,t-prefer2
+filtered e t-exec "$TAINT {dedicated: infra}"
+score e t-prefer TaintToleration 100
+score e t-prefer2 TaintToleration 0
+node e t-prefer                          # the emptiest of the nodes without untolerated taints
 
 # ---- NodeAffinity -----------------------------------------------------------
 sched 1 $D/nodeaffinity.yaml
@@ -164,6 +171,53 @@ node two-terms a                        # terms ORed: b (full) or a
 feasible two-terms a
 node nowhere "<none>"
 message nowhere "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+
+# ---- NodeAffinity: a profile's addedAffinity; values that do not parse ----
+# added-affinity-config.yaml: default-scheduler enforces pool In [apps] and
+# prefers zone z2 (10); spot-scheduler prefers lifecycle=spot (50).
+ENF="node(s) didn't match scheduler-enforced node affinity"
+sched 1 $D/added-affinity.yaml --config $D/added-affinity-config.yaml --strict
+node web app-b                          # app-b and app-c tie on the added z2 preference
+feasible web app-a,app-b,app-c
+filtered web sys-1 "$ENF"
+score web app-a NodeAffinity 0          # raw a 0, b 10, c 10: max 10
+score web app-b NodeAffinity 100
+score web app-c NodeAffinity 100
+node web-spot app-c                     # the same spec, spot-scheduler: sys-1 allowed
+feasible web-spot app-a,app-b,app-c,sys-1
+score web-spot app-c NodeAffinity 100   # raw c 50, the others 0
+score web-spot app-b NodeAffinity 0
+node zone-z1 app-a
+filtered zone-z1 sys-1 "$ENF"           # the added selector is checked first
+filtered zone-z1 app-b "$NAFF"
+node zone-z1-spot sys-1                 # same nodeSelector, spot-scheduler: sys-1 is emptier
+feasible zone-z1-spot app-a,sys-1
+node pinned "<none>"
+message pinned "0/4 nodes are available: 1 $ENF, 3 $NAFF."
+# a required term whose NotIn value is no label value matches nothing (were
+# it parsed it would match every node): only the gen > 4 term counts
+node bad-req app-b
+feasible bad-req app-b,app-c
+filtered bad-req app-a "$NAFF"
+# a preferred term whose Lt value is no integer: PreScore fails (3 feasible)
+PRE='running PreScore plugin "NodeAffinity": [0].matchExpressions[0].values[0]: Invalid value: "x": for '"'Gt', 'Lt'"' operators, the value must be an integer'
+node bad-pref "<none>"
+feasible bad-pref app-a,app-b,app-c
+jcheck "bad-pref message" "pod('bad-pref')['message']" "$PRE"
+jcheck "bad-pref: no scores" "pod('bad-pref')['scores']" "{}"
+checks=$((checks + 1))
+[ "$(echo "$T" | awk '$1 == "default/bad-pref"' | sed 's/.*  running/running/')" = "$PRE" ] ||
+  fail "bad-pref: table message: $(echo "$T" | grep bad-pref)"
+node bad-pref-one app-a                 # one feasible node: chosen without PreScore
+# the table (pod-class fast path) equals the reference
+checks=$((checks + 1))
+TR=$("$BERTH" kube schedule $D/added-affinity.yaml --config $D/added-affinity-config.yaml --reference 2>&1)
+[ "$T" = "$TR" ] || fail "--reference table differs: $(diff <(echo "$T") <(echo "$TR") | head -6)"
+# the example: web-1 prefers eu-1b (added, 20), report-1 spot (batch-scheduler)
+sched 1 examples/kube/added-affinity.yaml --strict
+jcheck "example web-1" "pod('web-1')['node']" apps-2
+jcheck "example report-1" "pod('report-1')['node']" spot-1
+jcheck "example node-agent" "pod('node-agent')['message']" "0/4 nodes are available: 1 $ENF, 3 $NAFF."
 
 # ---- NodePorts --------------------------------------------------------------
 sched 0 $D/nodeports.yaml
