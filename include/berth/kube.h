@@ -375,7 +375,9 @@ typedef struct berth_kdecision {
     int64_t total;                    /* weighted total of the chosen node */
     const uint32_t *feasible;         /* node indices (detail, or NULL) */
     const int64_t *plugin_scores;     /* [plugin slot][i] normalised, per feasible node */
-    const int64_t *totals;            /* per feasible node */
+    const int64_t *totals;            /* per feasible node; plugin_scores and totals are
+                                       * NULL when the pod was not scored (NodeAffinity's
+                                       * PreScore failed: node NONE, summary says why) */
     const berth_kplugin *score_plugins;  /* plugin of each score slot */
     uint32_t nscore_plugins;
     uint32_t cap;                     /* stride of plugin_scores */

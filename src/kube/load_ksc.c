@@ -1,5 +1,6 @@
 /* kube/kube_load_ksc.c - KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):
- * profiles, plugin sets, weights and pluginConfig args. */
+ * profiles, plugin sets, weights and pluginConfig args (NodeAffinityArgs
+ * addedAffinity through the object layer's node-affinity decoder). */
 #include "k8s/k8s.h"
 #include "kube/load.h"
 #include "berth/fleet.h"

@@ -6,8 +6,11 @@
  * req: kube_req *). Filters only write the verdict of a rejected candidate.
  * Work that cannot matter is skipped before touching nodes: a pod without
  * tolerations against hard-tainted nodes needs only the has_hard_taint
- * column, a pod without nodeSelector/required affinity passes NodeAffinity,
- * a pod without host ports passes NodePorts, no preferred terms scores 0.
+ * column, a pod without nodeSelector/required affinity passes NodeAffinity
+ * (unless its profile has addedAffinity), a pod without host ports passes
+ * NodePorts, no preferred terms (the pod's or the profile's) scores 0.
+ * NodeAffinity also owns its PreScore error (a preferred term that does
+ * not parse) and the profile's addedAffinity (NodeAffinityArgs).
  * Strings are formatted only in reason().
  *
  * ImageLocality needs, per image name, the number of nodes that have it;
@@ -17,7 +20,9 @@
  * spare slots) are not part of the image spread.
  * The same cache memoises, per distinct pod spec, the per-node columns of
  * NodeAffinity (required, preferred) and TaintToleration (filter, score),
- * so pods stamped from one template skip label and taint string matching.
+ * so pods stamped from one template skip label and taint string matching
+ * (NodeAffinity's columns also keyed by the profile when its addedAffinity
+ * takes part).
  * The reference mode (s->reference) uses none of it and recomputes from
  * the nodes. */
 #include "kube/state.h"
