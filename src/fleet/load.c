@@ -6,6 +6,7 @@
  * a located error. Property selector operators and values are kept as
  * written and checked when the placement runs (SPEC 3.1: a policy error). */
 #include "fleet/state.h"
+#include "k8s/k8s.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,25 +42,8 @@ static const char *const meta_fields[] = {
 
 static int dec_labels_map(berth_fleet *f, berth_dec *d, const berth_node *m, berth_labels *out)
 {
-    out->n = 0;
-    out->items = alloc(f, m->n, sizeof *out->items);
-    if (!out->items)
-        return ENOMEM_(d);
-    for (size_t i = 0; i < m->n; i++) {
-        const berth_node *k = m->entries[i].key, *v = m->entries[i].value;
-        size_t p = berth_dec_push(d, k->str);
-        const char *val = "";
-        int rc = 0;
-        if (!berth_node_is_null(v))
-            rc = berth_dec_node_str(d, v, &val);
-        berth_dec_pop(d, p);
-        if (rc)
-            return rc;
-        out->items[out->n++] = (berth_label){k->str, val};
-    }
-    if (berth_labels_sort(out))
-        return berth_dec_fail(d, m, "a label key appears twice");
-    return 0;
+    (void)f;
+    return k8s_dec_string_map(NULL, d, m, out, 1);
 }
 
 static int dec_metadata(berth_fleet *f, berth_dec *d, const berth_node *doc, const char **name,
@@ -111,105 +95,16 @@ static int dec_time(berth_dec *d, const berth_node *m, const char *key, int64_t 
     return rc;
 }
 
-/* A metav1.LabelSelector: matchLabels and matchExpressions (In, NotIn,
- * Exists, DoesNotExist). */
+/* A metav1.LabelSelector, through the shared object layer (k8s/selector.c);
+ * absent: out unchanged (a cluster selector term without labelSelector
+ * selects every cluster). */
 static int dec_selector(berth_fleet *f, berth_dec *d, const berth_node *m, const char *key,
                         berth_selector *out)
 {
-    berth_node *s = NULL;
-    int rc = berth_dec_map(d, m, key, 0, &s);
-    if (rc || !s)
-        return rc;
-    size_t prev = berth_dec_push(d, key);
-    static const char *const sf[] = {"matchLabels", "matchExpressions", NULL};
-    berth_node *ml = NULL, *me = NULL;
-    if ((rc = known(d, s, sf)) || (rc = berth_dec_map(d, s, "matchLabels", 0, &ml)) ||
-        (rc = berth_dec_seq(d, s, "matchExpressions", 0, &me)))
-        goto out;
-    size_t total = (ml ? ml->n : 0) + (me ? me->n : 0);
-    out->reqs = alloc(f, total, sizeof *out->reqs);
-    out->n = 0;
-    if (!out->reqs) {
-        rc = ENOMEM_(d);
-        goto out;
-    }
-    for (size_t i = 0; ml && i < ml->n; i++) {
-        size_t p = berth_dec_push(d, "matchLabels");
-        berth_dec_push(d, ml->entries[i].key->str);
-        const char *v = "";
-        if (!berth_node_is_null(ml->entries[i].value))
-            rc = berth_dec_node_str(d, ml->entries[i].value, &v);
-        berth_requirement *r = &out->reqs[out->n];
-        const char **vals = alloc(f, 1, sizeof *vals);
-        if (!rc && !vals)
-            rc = ENOMEM_(d);
-        if (!rc) {
-            vals[0] = v;
-            *r = (berth_requirement){ml->entries[i].key->str, BERTH_SEL_IN, vals, 1};
-            const char *why = NULL;
-            if (berth_requirement_validate(r, &why))
-                rc = berth_dec_fail(d, ml->entries[i].key, "invalid label selector: %s", why);
-            out->n++;
-        }
-        berth_dec_pop(d, p);
-        if (rc)
-            goto out;
-    }
-    for (size_t i = 0; me && i < me->n; i++) {
-        size_t p = berth_dec_push(d, "matchExpressions");
-        berth_dec_push_index(d, i);
-        const berth_node *e = me->items[i];
-        static const char *const ef[] = {"key", "operator", "values", NULL};
-        const char *k = NULL, *op = NULL;
-        berth_node *vals = NULL;
-        if (e->type != BERTH_NODE_MAP)
-            rc = berth_dec_fail(d, e, "expected a mapping with key, operator, values");
-        if (!rc)
-            rc = known(d, e, ef);
-        if (!rc)
-            rc = berth_dec_str(d, e, "key", 1, &k);
-        if (!rc)
-            rc = berth_dec_str(d, e, "operator", 1, &op);
-        if (!rc)
-            rc = berth_dec_seq(d, e, "values", 0, &vals);
-        int o = -1;
-        if (!rc) {
-            o = berth_sel_op_parse(op);
-            if (o != BERTH_SEL_IN && o != BERTH_SEL_NOTIN && o != BERTH_SEL_EXISTS &&
-                o != BERTH_SEL_DOESNOTEXIST) {
-                size_t p2 = berth_dec_push(d, "operator");
-                rc = berth_dec_fail(d, berth_node_get(e, "operator"),
-                                    "unknown operator '%s' (In, NotIn, Exists, DoesNotExist)", op);
-                berth_dec_pop(d, p2);
-            }
-        }
-        berth_requirement *r = &out->reqs[out->n];
-        if (!rc) {
-            uint32_t nv = vals ? (uint32_t)vals->n : 0;
-            const char **vs = alloc(f, nv, sizeof *vs);
-            if (!vs)
-                rc = ENOMEM_(d);
-            for (uint32_t j = 0; !rc && j < nv; j++) {
-                size_t p2 = berth_dec_push(d, "values");
-                berth_dec_push_index(d, j);
-                rc = berth_dec_node_str(d, vals->items[j], &vs[j]);
-                berth_dec_pop(d, p2);
-            }
-            if (!rc) {
-                *r = (berth_requirement){k, (berth_sel_op)o, vs, nv};
-                const char *why = NULL;
-                if (berth_requirement_validate(r, &why))
-                    rc = berth_dec_fail(d, e, "invalid label selector requirement: %s", why);
-                out->n++;
-            }
-        }
-        berth_dec_pop(d, p);
-        if (rc)
-            goto out;
-    }
-out:
-    berth_dec_pop(d, prev);
-    return rc;
+    (void)f;
+    if (!berth_node_get(m, key))
+        return 0;
+    return k8s_dec_label_selector(NULL, d, m, key, out);
 }
 
 /* ---- MemberCluster ---- */

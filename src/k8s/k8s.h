@@ -46,12 +46,15 @@ extern const char *const k8s_meta_fields[];
 /* strict only: every key of m must be in allowed */
 int k8s_known(berth_dec *d, const berth_node *m, const char *const *allowed);
 void *k8s_alloc(berth_kcluster *k, size_t n, size_t size);
+/* in the decoder's arena (every loader decodes into its model's arena) */
+void *k8s_dalloc(berth_dec *d, size_t n, size_t size);
 int k8s_grow_fail(berth_dec *d, const berth_node *doc, int rc, const char *what, uint32_t lim);
 /* fails at key `key` of m (path pushed for the message); fmt takes one %s */
 int k8s_fail_at(berth_dec *d, const berth_node *m, const char *key, const char *fmt,
                 const char *arg);
 int k8s_dec_choice(berth_dec *d, const berth_node *m, const char *key, int required,
                    const char *const *choices, int *out);
+/* string maps and labels_at allocate in d->arena (k may be NULL) */
 int k8s_dec_string_map(berth_kcluster *k, berth_dec *d, const berth_node *m, berth_labels *out,
                        int validate);
 int k8s_dec_labels_at(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
@@ -69,7 +72,9 @@ int k8s_dec_res_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const
 int k8s_dec_usage(berth_kcluster *k, berth_dec *d, const berth_node *status, k8s_meta *meta,
                   int64_t *usage, int *has_usage);
 
-/* ---- selector.c ---- */
+/* ---- selector.c ----
+ * These allocate in d->arena and do not use k (NULL is fine): domains
+ * without a kube cluster (fleet) decode their selectors here too. */
 int k8s_dec_str_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
                      const char ***out, uint32_t *n);
 int k8s_dec_requirement(berth_kcluster *k, berth_dec *d, const berth_node *e, int label_selector,

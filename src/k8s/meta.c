@@ -19,6 +19,11 @@ void *k8s_alloc(berth_kcluster *k, size_t n, size_t size)
     return berth_arena_alloc(&k->arena, (n ? n : 1) * size);
 }
 
+void *k8s_dalloc(berth_dec *d, size_t n, size_t size)
+{
+    return berth_arena_alloc(d->arena, (n ? n : 1) * size);
+}
+
 int k8s_grow_fail(berth_dec *d, const berth_node *doc, int rc, const char *what, uint32_t lim)
 {
     if (rc == BERTH_ENOMEM)
@@ -54,7 +59,7 @@ int k8s_dec_string_map(berth_kcluster *k, berth_dec *d, const berth_node *m,
                           berth_labels *out, int validate)
 {
     out->n = 0;
-    out->items = k8s_alloc(k, m->n, sizeof *out->items);
+    out->items = k8s_dalloc(d, m->n, sizeof *out->items);
     if (!out->items)
         return ENOMEM_(d);
     for (size_t i = 0; i < m->n; i++) {

@@ -18,7 +18,7 @@ int k8s_dec_str_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const
     int rc = berth_dec_seq(d, m, key, 0, &s);
     if (rc || !s)
         return rc;
-    *out = k8s_alloc(k, s->n, sizeof **out);
+    *out = k8s_dalloc(d, s->n, sizeof **out);
     if (!*out)
         return ENOMEM_(d);
     for (size_t i = 0; i < s->n && !rc; i++) {
@@ -107,7 +107,7 @@ int k8s_merge_label_keys(berth_kcluster *k, berth_dec *d, berth_selector *s,
 {
     if (!nkeys || s->nothing || !pod_labels)
         return 0;
-    berth_requirement *nr = k8s_alloc(k, s->n + nkeys, sizeof *nr);
+    berth_requirement *nr = k8s_dalloc(d, s->n + nkeys, sizeof *nr);
     if (!nr)
         return ENOMEM_(d);
     if (s->n)
@@ -117,7 +117,7 @@ int k8s_merge_label_keys(berth_kcluster *k, berth_dec *d, berth_selector *s,
         const char *v = berth_labels_get(pod_labels, keys[i]);
         if (!v)
             continue;
-        const char **vals = k8s_alloc(k, 1, sizeof *vals);
+        const char **vals = k8s_dalloc(d, 1, sizeof *vals);
         if (!vals)
             return ENOMEM_(d);
         vals[0] = v;
@@ -145,7 +145,7 @@ int k8s_dec_label_selector(berth_kcluster *k, berth_dec *d, const berth_node *m,
     if ((rc = k8s_known(d, s, sf)) || (rc = berth_dec_map(d, s, "matchLabels", 0, &ml)) ||
         (rc = berth_dec_seq(d, s, "matchExpressions", 0, &me)))
         goto out;
-    out->reqs = k8s_alloc(k, (ml ? ml->n : 0) + (me ? me->n : 0), sizeof *out->reqs);
+    out->reqs = k8s_dalloc(d, (ml ? ml->n : 0) + (me ? me->n : 0), sizeof *out->reqs);
     if (!out->reqs) {
         rc = ENOMEM_(d);
         goto out;
@@ -156,7 +156,7 @@ int k8s_dec_label_selector(berth_kcluster *k, berth_dec *d, const berth_node *m,
         rc = k8s_dec_string_map(k, d, ml, &l, 1);
         berth_dec_pop(d, p);
         for (uint32_t i = 0; !rc && i < l.n; i++) {
-            const char **vals = k8s_alloc(k, 1, sizeof *vals);
+            const char **vals = k8s_dalloc(d, 1, sizeof *vals);
             if (!vals) {
                 rc = ENOMEM_(d);
                 break;
@@ -189,11 +189,11 @@ int k8s_dec_map_selector(berth_kcluster *k, berth_dec *d, const berth_node *m, c
     int rc = k8s_dec_labels_at(k, d, m, key, &l, 1);
     if (rc || !l.n)
         return rc;
-    out->reqs = k8s_alloc(k, l.n, sizeof *out->reqs);
+    out->reqs = k8s_dalloc(d, l.n, sizeof *out->reqs);
     if (!out->reqs)
         return ENOMEM_(d);
     for (uint32_t i = 0; i < l.n; i++) {
-        const char **vals = k8s_alloc(k, 1, sizeof *vals);
+        const char **vals = k8s_dalloc(d, 1, sizeof *vals);
         if (!vals)
             return ENOMEM_(d);
         vals[0] = l.items[i].value;
@@ -223,7 +223,7 @@ static int dec_nsterm(berth_kcluster *k, berth_dec *d, const berth_node *t, int 
         berth_node *s = which ? mf : me;
         if (!s)
             continue;
-        berth_requirement *rs = k8s_alloc(k, s->n, sizeof *rs);
+        berth_requirement *rs = k8s_dalloc(d, s->n, sizeof *rs);
         if (!rs)
             return ENOMEM_(d);
         for (size_t i = 0; !rc && i < s->n; i++) {
