@@ -326,7 +326,7 @@ static const char log_end[] = "==== END logs for container ";
  * cluster-info dump, clusterinfo_dump.go): skips through the matching END
  * marker's line. The log text may lack a final newline, so the END marker
  * can follow it on the same line. 1 skipped, 0 not a log section, -1 a
- * START without its END. */
+ * START without its END. O(length of the section). */
 static int js_log(jscan *s)
 {
     size_t ls = sizeof log_start - 1;
@@ -340,15 +340,20 @@ static int js_log(jscan *s)
         tail--;
     if (tail < 5 || memcmp(rest + tail - 5, " ====", 5))
         return 0;
-    size_t le = sizeof log_end - 1;
-    char *marker = malloc(le + tail);
-    if (!marker)
-        return -2;
-    memcpy(marker, log_end, le);
-    memcpy(marker + le, rest, tail);
-    size_t from = eol;
-    const char *hit = memmem(s->buf + from, s->len - from, marker, le + tail);
-    free(marker);
+    /* the END marker: log_end then the same "C of pod NS/NAME ====" */
+    size_t le = sizeof log_end - 1, from = eol;
+    const char *hit = NULL;
+    while (from < s->len) {
+        const char *h = memmem(s->buf + from, s->len - from, log_end, le);
+        if (!h)
+            break;
+        size_t at = (size_t)(h - s->buf) + le;
+        if (s->len - at >= tail && !memcmp(s->buf + at, rest, tail)) {
+            hit = h;
+            break;
+        }
+        from = at;
+    }
     if (!hit)
         return -1;
     const char *nl2 = memchr(hit, '\n', (size_t)(s->buf + s->len - hit));
@@ -429,8 +434,6 @@ static int js_split(const char *buf, size_t len, jspan **out, size_t *nout, size
             *bad_at = at;
             return -2;
         }
-        if (lg == -2)
-            return -1;
         /* anything else: not a JSON stream (YAML flow text, `---`, ...) */
         free(*out);
         *out = NULL;
