@@ -3,7 +3,10 @@
  * Every input file (YAML, or JSON, which libyaml reads as YAML flow style)
  * becomes a list of documents; each node remembers its line and column, so
  * a decoder can say "file:line:column: spec.pools[1].count: expected ...".
- * The tree lives in the caller's arena. */
+ * A file whose first non-blank character is `{` is a JSON stream: several
+ * JSON values back to back (`kubectl cluster-info dump`), with the dump's
+ * container log sections between them skipped. The tree lives in the
+ * caller's arena. */
 #ifndef BERTH_DOC_H
 #define BERTH_DOC_H
 
@@ -46,10 +49,46 @@ typedef struct berth_source {
 #define BERTH_DOC_MAX_BYTES (256u * 1024u * 1024u)
 
 /* Parses a file (path "-" reads stdin) or a memory buffer into src.
- * Syntax errors: BERTH_EINVAL with "path:line:col: message". */
+ * Syntax errors: BERTH_EINVAL with "path:line:col: message". A JSON stream
+ * (first character other than blanks and `#` comment lines is `{`) is split
+ * into its top-level values, each a document with the lines and columns of
+ * the file; text between values other than blanks, `#` comment lines and
+ * `==== START logs for container C of pod NS/NAME ====` ... `==== END logs
+ * for container C of pod NS/NAME ====` sections makes the whole buffer go
+ * to the YAML parser instead (and its error). */
 int berth_doc_load_file(berth_arena *a, const char *path, berth_source *src, berth_error *e);
 int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
                           berth_source *src, berth_error *e);
+
+/* ---- kinds a loader does not use (SPEC 6.1) ---- */
+
+/* One skipped kind: how many documents of it, and an optional note
+ * printed after the count ("not expanded: ..."). */
+typedef struct berth_skip {
+    char *kind;               /* owned */
+    const char *note;         /* static text or NULL */
+    uint32_t count;
+} berth_skip;
+
+/* The skip counts of one model, over every file loaded into it, in order
+ * of first appearance. Zero-initialised is empty. Each model that reads
+ * Kubernetes objects owns one (berth_kcluster.skipped, berth_fleet.skipped)
+ * and its loaders count into it through berth_dec_skip; the report code
+ * (berth_report_warnings_*) prints it. */
+typedef struct berth_skips {
+    berth_skip *items;
+    uint32_t n, cap;
+} berth_skips;
+
+/* Counts one document of kind (note: static text kept with the kind's
+ * first entry). 0 or BERTH_ENOMEM. O(kinds skipped). */
+int berth_skips_add(berth_skips *s, const char *kind, const char *note);
+/* Total documents skipped. */
+uint32_t berth_skips_total(const berth_skips *s);
+/* "skipped 12 ConfigMap" or "skipped 2 CronJob (not expanded: ...)" into
+ * buf (truncated to len). */
+void berth_skip_text(const berth_skip *s, char *buf, size_t len);
+void berth_skips_free(berth_skips *s);
 
 /* ---- typed access with a field path for errors ---- */
 
@@ -62,6 +101,7 @@ typedef struct berth_dec {
     int strict;               /* unknown fields are errors for every kind */
     berth_error *err;
     berth_arena *arena;
+    berth_skips *skips;       /* kinds skipped (berth_dec_skip); NULL: none are */
 } berth_dec;
 
 void berth_dec_init(berth_dec *d, berth_arena *a, const char *file, berth_error *e);
@@ -110,6 +150,12 @@ int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, be
 int berth_dec_kind(berth_dec *d, const berth_node *doc, const char **kind);
 /* Whether kind is "List" or ends in "List" (PodList, NodeClaimList, ...). */
 int berth_kind_is_list(const char *kind);
+/* A document of a kind this loader does not use: counted in d->skips under
+ * kind (with note, static text or NULL) and 0. With d->strict, or without
+ * a table, the located error at doc's kind instead: "unknown kind 'K'
+ * (NOTE; KNOWN)", where known lists the kinds the loader reads. */
+int berth_dec_skip(berth_dec *d, const berth_node *doc, const char *kind, const char *note,
+                   const char *known);
 /* metadata.annotations[key] of doc when it is a string, else NULL (no
  * error: for optional annotations read beside a loader). */
 const char *berth_node_annotation(const berth_node *doc, const char *key);
@@ -124,7 +170,12 @@ int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const c
 
 /* Decodes a `kind: List` document: calls fn on each of its `items` with the
  * field path set ("items[3]") and depth + 1; Lists nest at most 4 deep.
- * Stops at the first error. */
+ * Stops at the first error. A typed list (`kind: <X>List`, as the API
+ * server returns it: NodeList, PodList, ...) gives an item mapping without
+ * `kind` the kind X, and without `apiVersion` the list's apiVersion: fn
+ * then sees a shallow copy of the item (in d->arena) with those entries
+ * added, located at the item. Items of `kind: List` keep their own (an
+ * item without kind stays an error of fn's). */
 int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
                    int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
                    void *ctx);

@@ -126,6 +126,7 @@ typedef struct berth_fleet_index berth_fleet_index;
 
 typedef struct berth_fleet {
     berth_arena arena;
+    berth_skips skipped;              /* kinds the loader skipped (SPEC 6.1) */
     berth_member_cluster *clusters;   /* name order after finalize */
     uint32_t nclusters, capclusters;
     berth_fleet_placement *placements; /* input order */

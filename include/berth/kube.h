@@ -285,6 +285,7 @@ typedef struct berth_kpdb {
 
 typedef struct berth_kcluster {
     berth_arena arena;
+    berth_skips skipped;      /* kinds the loader skipped, over every file (SPEC 6.1) */
     const char *res_names[BERTH_KUBE_MAX_RES];
     uint32_t nres;
     berth_knode *nodes;       uint32_t nnodes, capnodes;
@@ -329,8 +330,10 @@ uint32_t berth_kube_resource(berth_kcluster *k, const char *name, int add);
 /* Decodes every document of src (Node, Pod, List, Namespace, Service,
  * ReplicaSet, StatefulSet, ReplicationController, DaemonSet,
  * PodDisruptionBudget (kept in pdbs), PersistentVolumeClaim,
- * PersistentVolume, KubeSchedulerConfiguration).
- * strict: unknown fields are errors. BERTH_EINVAL with a located message.
+ * PersistentVolume, KubeSchedulerConfiguration). Any `<X>List` is a list
+ * (typed lists' items take kind X). Other kinds are counted in k->skipped.
+ * strict: unknown fields and other kinds are errors. BERTH_EINVAL with a
+ * located message.
  * When the file added PVCs, PVs or pods with claims, every pod's claims
  * are resolved again (pod -> PVC of its namespace -> PV): O(pods with
  * claims + PVCs + PVs), so the objects may come in any file order. */

@@ -74,4 +74,16 @@ const char *berth_report_cluster_status_name(berth_cluster_status status);
  * snprintf. */
 int berth_report_per_rack_text(const uint32_t *per_rack, uint32_t n, char *buf, size_t size);
 
+/* ---- skipped kinds (SPEC 6.1, 6.3 `warnings`; report/warnings.c) ---- */
+
+/* ["skipped 12 ConfigMap", "skipped 2 CronJob (not expanded: ...)"], in
+ * the order the kinds first appeared; NULL when out of memory. */
+json_t *berth_report_warnings_json(const berth_skips *s);
+/* Sets root["warnings"] (an empty array when nothing was skipped). 0 or
+ * BERTH_ENOMEM. */
+int berth_report_set_warnings(json_t *root, const berth_skips *s);
+/* One "berth: skipped 12 ConfigMap" line per kind (the CLI prints them on
+ * stderr once every input file is loaded, unless -q). */
+int berth_report_warnings_text(FILE *out, const berth_skips *s);
+
 #endif

@@ -74,8 +74,12 @@ int capacity_load_priority_configmap(berth_autoscale *m, berth_dec *d, const ber
     } else if (!rc) {
         rc = berth_dec_fail(d, doc, "metadata: required");
     }
-    if (rc || strcmp(name, BERTH_PRIORITY_EXPANDER_CONFIGMAP))
-        return rc; /* other ConfigMaps are accepted and ignored */
+    if (rc)
+        return rc;
+    if (strcmp(name, BERTH_PRIORITY_EXPANDER_CONFIGMAP)) /* other ConfigMaps: skipped */
+        return berth_dec_skip(d, doc, "ConfigMap", NULL,
+                              "autoscale input reads only the ConfigMap "
+                              BERTH_PRIORITY_EXPANDER_CONFIGMAP);
     if (m->has_prio)
         return berth_dec_fail(d, meta, "ConfigMap '%s' appears twice", name);
     berth_node *data = NULL;

@@ -327,6 +327,7 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
     berth_dec d;
     berth_dec_init(&d, &m->kube.arena, src->path, e);
     d.strict = strict;
+    d.skips = &m->kube.skipped;
     ctx c = {m, &d, NULL, 0, 0};
     int rc = 0;
     for (size_t i = 0; i < src->ndocs && !rc; i++) {

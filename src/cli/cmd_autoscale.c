@@ -13,6 +13,7 @@
 #include "berth/disrupt.h"
 #include "berth/fleet.h"
 #include "berth/plan_report.h"
+#include "berth/report.h"
 
 static void help(FILE *f)
 {
@@ -33,7 +34,8 @@ static void help(FILE *f)
             "  --at TIME            the moment to plan at (RFC 3339, e.g. 2024-05-01T12:00:00Z;\n"
             "                       default: the current time)\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
-            "  --strict             unknown fields in Kubernetes kinds are errors\n"
+            "  --strict             unknown fields in Kubernetes kinds, and kinds the command\n"
+            "                       does not read, are errors\n"
             "  --policy POLICY      ocean (default) or cluster-autoscaler (SPEC 5.1: its\n"
             "                       scale-up estimate and expanders, its scale-down rules)\n"
             "  --expander NAME      cluster-autoscaler: least-waste, most-pods, least-nodes,\n"
@@ -239,6 +241,8 @@ static int plan_run(cli_common *cp, berth_aplan_options *op, int have_at)
     berth_error e;
     berth_error_clear(&e);
     int rc = cli_load_each(&c, &m.kube.arena, load_one, &m, &e);
+    if (!rc && !c.quiet) /* kinds skipped over every file, once (SPEC 6.1) */
+        berth_report_warnings_text(stderr, &m.kube.skipped);
     if (!rc)
         rc = berth_autoscale_finalize(&m, &e);
     berth_aplan p;
@@ -287,7 +291,8 @@ static void sim_help(FILE *f)
             "                       (default 300s, at least 300s)\n"
             "  --reference          every pass runs the plain (uncached) planner\n"
             "  -o, --output FORMAT  table (default), json or yaml\n"
-            "  --strict             unknown fields in Kubernetes kinds are errors\n"
+            "  --strict             unknown fields in Kubernetes kinds, and kinds the command\n"
+            "                       does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
             "\n"
             "exit codes: 0 no pod pending at the end, 1 some pod still pending, 2 bad input or\n"
@@ -371,6 +376,8 @@ static int simulate(int argc, char **argv)
     berth_error_clear(&e);
     sim_load sl = {&m, &t};
     int rc = cli_load_each(&c, &m.kube.arena, sim_load_one, &sl, &e);
+    if (!rc && !c.quiet)
+        berth_report_warnings_text(stderr, &m.kube.skipped);
     if (!rc)
         rc = berth_autoscale_finalize(&m, &e);
     berth_source src;

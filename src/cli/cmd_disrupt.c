@@ -12,6 +12,7 @@
 #include "berth/disrupt.h"
 #include "berth/fleet.h"
 #include "berth/plan_report.h"
+#include "berth/report.h"
 
 static void help(FILE *f)
 {
@@ -35,7 +36,8 @@ static void help(FILE *f)
             "  --reference          simulate with one scheduling run per question and per\n"
             "                       replacement option (the slow reference path; same decisions)\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
-            "  --strict             unknown fields in Kubernetes and Karpenter kinds are errors\n"
+            "  --strict             unknown fields in Kubernetes and Karpenter kinds, and kinds\n"
+            "                       the command does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -92,6 +94,8 @@ static int load_model(const cli_common *c, berth_disrupt *m, berth_error *e)
     berth_disrupt_init(m);
     berth_error_clear(e);
     int rc = cli_load_each(c, &m->kube.arena, load_one, m, e);
+    if (!rc && !c->quiet) /* kinds skipped over every file, once (SPEC 6.1) */
+        berth_report_warnings_text(stderr, &m->kube.skipped);
     return rc ? rc : berth_disrupt_finalize(m, e);
 }
 
@@ -181,7 +185,8 @@ static void simulate_help(FILE *f)
             "                       initialised (default 60s; 0s: Ready in the same step)\n"
             "  --feature-gates G    Name=true|false[,...]; SpotToSpotConsolidation (default false)\n"
             "  -o, --output FORMAT  table (default), json or yaml\n"
-            "  --strict             unknown fields in Kubernetes, Karpenter and Azure kinds are errors\n"
+            "  --strict             unknown fields in Kubernetes, Karpenter and Azure kinds, and\n"
+            "                       kinds the command does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "berth/fleet.h"
+#include "berth/report.h"
 
 static void help(FILE *f)
 {
@@ -24,7 +25,8 @@ static void help(FILE *f)
             "                       e.g. 2024-05-01T12:00:00Z; default: the current time)\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
             "  --explain            show each preferred term's contribution per cluster\n"
-            "  --strict             unknown fields in Fleet kinds are errors too\n"
+            "  --strict             unknown fields in Fleet kinds, and kinds the command does\n"
+            "                       not read, are errors too\n"
             "  --reference          decide by plain scans and generic matching (same\n"
             "                       decisions, slower; for checking)\n"
             "  -q, --quiet          print nothing (exit code only)\n"
@@ -94,6 +96,8 @@ static int place(int argc, char **argv)
         if (!rc)
             rc = berth_fleet_load(&fl, &src, c.strict, &e);
     }
+    if (!rc && !c.quiet) /* kinds skipped over every file, once (SPEC 6.1) */
+        berth_report_warnings_text(stderr, &fl.skipped);
     if (!rc)
         rc = berth_fleet_finalize(&fl, &e);
     berth_fleet_ctx *ctx = NULL;
@@ -109,7 +113,8 @@ static int place(int argc, char **argv)
     if (c.format != CLI_TABLE) {
         root = json_object();
         arr = json_array();
-        if (!root || !arr || json_object_set_new(root, "placements", arr)) {
+        if (!root || !arr || json_object_set_new(root, "placements", arr) ||
+            berth_report_set_warnings(root, &fl.skipped)) {
             code = 3;
             goto out;
         }

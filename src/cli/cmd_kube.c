@@ -17,9 +17,12 @@ static void help_schedule(FILE *f)
             "Schedules every pending pod (no spec.nodeName) onto the Nodes in the input with\n"
             "kube-scheduler's filters, scores and weights (SPEC 2.5), in queue order (priority,\n"
             "then creation time, then input order), accounting each pod before the next.\n"
-            "Input: Node, Pod, List (kubectl get nodes,pods -A -o yaml loads as it is),\n"
-            "Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, DaemonSet,\n"
-            "KubeSchedulerConfiguration.\n"
+            "Input: Node, Pod, List and typed lists (NodeList, ...), Namespace, Service,\n"
+            "ReplicaSet, StatefulSet, ReplicationController, DaemonSet, PodDisruptionBudget,\n"
+            "PersistentVolumeClaim, PersistentVolume, KubeSchedulerConfiguration, as YAML,\n"
+            "JSON or JSON streams: kubectl get ... -o yaml|json and kubectl cluster-info dump\n"
+            "load as they are. Other kinds are skipped, one 'skipped N KIND' line per kind\n"
+            "on stderr and in the JSON's warnings.\n"
             "\n"
             "options:\n"
             "  --config FILE        a KubeSchedulerConfiguration (profiles by schedulerName)\n"
@@ -33,7 +36,8 @@ static void help_schedule(FILE *f)
             "                       plugin's score and the rejected nodes counted by reason\n"
             "  --reference          plain per-pod recomputation instead of incremental counters\n"
             "                       (same decisions, slower; for checking)\n"
-            "  --strict             unknown fields in Kubernetes objects are errors\n"
+            "  --strict             unknown fields in Kubernetes objects, and kinds the\n"
+            "                       command does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -78,6 +82,9 @@ static int load_kube(berth_kcluster *k, const cli_common *c, const char *config)
             return berth_err_exit_code(rc);
         }
     }
+    /* kinds skipped over every file, once (SPEC 6.1) */
+    if (!c->quiet)
+        berth_report_warnings_text(stderr, &k->skipped);
     return 0;
 }
 
@@ -170,8 +177,15 @@ static int cmd_schedule(int argc, char **argv)
     if (!c.quiet && !out) {
         if (c.format == CLI_TABLE)
             out = berth_kube_report_table(stdout, rep, &k);
-        else
-            out = cli_print_json(berth_kube_report_json(rep), c.format);
+        else {
+            json_t *j = berth_kube_report_json(rep);
+            if (j && !berth_report_set_warnings(j, &k.skipped))
+                out = cli_print_json(j, c.format);
+            else {
+                json_decref(j);
+                out = -1;
+            }
+        }
     }
     berth_kube_report_free(rep);
     berth_kube_free(&k);

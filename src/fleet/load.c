@@ -1,6 +1,7 @@
 /* fleet/load.c - decodes the Fleet kinds (SPEC 3, 6.1): MemberCluster
  * (cluster.kubernetes-fleet.io), ClusterResourcePlacement and
- * ClusterResourceBinding (placement.kubernetes-fleet.io), and List. They
+ * ClusterResourceBinding (placement.kubernetes-fleet.io), and List (any
+ * <Kind>List); other kinds are counted in f->skipped (errors when strict). They
  * are read as the API server reads them: fields berth does not use are
  * ignored unless strict; a used field with a wrong type or value is always
  * a located error. Property selector operators and values are kept as
@@ -796,15 +797,11 @@ static int load_doc(berth_fleet *f, berth_dec *d, const berth_node *doc, int dep
         return load_placement(f, d, doc);
     if (!strcmp(kind, "ClusterResourceBinding"))
         return load_binding(f, d, doc);
-    if (!strcmp(kind, "List"))
+    if (berth_kind_is_list(kind))
         return berth_dec_list(d, doc, depth, load_item, f);
-    size_t p = berth_dec_push(d, "kind");
-    rc = berth_dec_fail(d, berth_node_get(doc, "kind"),
-                        "unknown kind '%s' (fleet input has MemberCluster, "
-                        "ClusterResourcePlacement, ClusterResourceBinding, List)",
-                        kind);
-    berth_dec_pop(d, p);
-    return rc;
+    return berth_dec_skip(d, doc, kind, NULL,
+                          "fleet input has MemberCluster, ClusterResourcePlacement, "
+                          "ClusterResourceBinding, List");
 }
 
 int berth_fleet_load(berth_fleet *f, const berth_source *src, int strict, berth_error *e)
@@ -814,6 +811,7 @@ int berth_fleet_load(berth_fleet *f, const berth_source *src, int strict, berth_
     berth_dec d;
     berth_dec_init(&d, &f->arena, src->path, e);
     d.strict = strict;
+    d.skips = &f->skipped;
     for (size_t i = 0; i < src->ndocs; i++) {
         d.plen = 0;
         d.path[0] = 0;

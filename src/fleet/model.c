@@ -23,6 +23,7 @@ void berth_fleet_free(berth_fleet *f)
     free(f->placements);
     free(f->bindings);
     free(f->placement_order);
+    berth_skips_free(&f->skipped);
     berth_arena_free(&f->arena);
     memset(f, 0, sizeof *f);
 }

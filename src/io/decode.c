@@ -1,7 +1,9 @@
 /* io/decode.c - typed, located field access over berth_node trees: the
  * path stack ("spec.pools[1].count"), type checks, and the error text that
- * names file:line:column, the field and what was expected. */
+ * names file:line:column, the field and what was expected; Lists (typed
+ * lists' items take the list's kind) and the skipped-kind counts. */
 #include "berth/doc.h"
+#include "berth/grow.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -311,6 +313,72 @@ int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int requi
     return rc;
 }
 
+/* A scalar node located at `at` holding s (arena text, not copied). */
+static berth_node *synth_scalar(berth_arena *a, const berth_node *at, const char *s)
+{
+    berth_node *n = berth_arena_alloc(a, sizeof *n);
+    if (!n)
+        return NULL;
+    memset(n, 0, sizeof *n);
+    n->type = BERTH_NODE_SCALAR;
+    n->line = at->line;
+    n->col = at->col;
+    n->str = s;
+    n->quoted = 1;
+    return n;
+}
+
+/* The item of a typed list as the loaders see it: item itself when it has
+ * kind and apiVersion (or is no mapping), else a shallow copy with the
+ * missing entries first (kind: item_kind, apiVersion: the list's). */
+static int typed_item(berth_dec *d, const berth_node *item, const char *item_kind,
+                      const berth_node *api, const berth_node **out)
+{
+    *out = item;
+    if (item->type != BERTH_NODE_MAP)
+        return 0;
+    int need_kind = !berth_node_get(item, "kind");
+    int need_api = api && !berth_node_get(item, "apiVersion");
+    if (!need_kind && !need_api)
+        return 0;
+    /* an explicit null entry is replaced, not duplicated */
+    size_t keep = 0;
+    for (size_t i = 0; i < item->n; i++) {
+        const char *k = item->entries[i].key->str;
+        keep += !((need_kind && !strcmp(k, "kind")) || (need_api && !strcmp(k, "apiVersion")));
+    }
+    size_t n = keep + (size_t)need_kind + (size_t)need_api;
+    berth_node *copy = berth_arena_alloc(d->arena, sizeof *copy);
+    berth_map_entry *ents = berth_arena_alloc(d->arena, n * sizeof *ents);
+    if (!copy || !ents)
+        return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
+    *copy = *item;
+    size_t j = 0;
+    if (need_api) {
+        ents[j].key = synth_scalar(d->arena, item, "apiVersion");
+        ents[j].value = synth_scalar(d->arena, item, api->str);
+        if (!ents[j].key || !ents[j].value)
+            return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
+        j++;
+    }
+    if (need_kind) {
+        ents[j].key = synth_scalar(d->arena, item, "kind");
+        ents[j].value = synth_scalar(d->arena, item, item_kind);
+        if (!ents[j].key || !ents[j].value)
+            return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
+        j++;
+    }
+    for (size_t i = 0; i < item->n; i++) {
+        const char *k = item->entries[i].key->str;
+        if (!((need_kind && !strcmp(k, "kind")) || (need_api && !strcmp(k, "apiVersion"))))
+            ents[j++] = item->entries[i];
+    }
+    copy->entries = ents;
+    copy->n = j;
+    *out = copy;
+    return 0;
+}
+
 int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
                    int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
                    void *ctx)
@@ -321,10 +389,25 @@ int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
         return rc;
     if (depth > 4)
         return berth_dec_fail(d, doc, "Lists nested too deeply");
+    /* a typed list (NodeList, PodList, ...): its items' kind and apiVersion */
+    const berth_node *kn = berth_node_get(doc, "kind"), *api = berth_node_get(doc, "apiVersion");
+    const char *item_kind = NULL;
+    if (kn && kn->type == BERTH_NODE_SCALAR && strcmp(kn->str, "List") &&
+        berth_kind_is_list(kn->str)) {
+        item_kind = berth_arena_strndup(d->arena, kn->str, strlen(kn->str) - 4);
+        if (!item_kind)
+            return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
+    }
+    if (api && api->type != BERTH_NODE_SCALAR)
+        api = NULL;
     for (size_t i = 0; i < items->n && !rc; i++) {
         size_t p = berth_dec_push(d, "items");
         berth_dec_push_index(d, i);
-        rc = fn(ctx, d, items->items[i], depth + 1);
+        const berth_node *item = items->items[i];
+        if (item_kind)
+            rc = typed_item(d, item, item_kind, api, &item);
+        if (!rc)
+            rc = fn(ctx, d, item, depth + 1);
         berth_dec_pop(d, p);
     }
     return rc;
@@ -386,6 +469,58 @@ int berth_kind_is_list(const char *kind)
 {
     size_t n = strlen(kind);
     return !strcmp(kind, "List") || (n > 4 && !strcmp(kind + n - 4, "List"));
+}
+
+int berth_dec_skip(berth_dec *d, const berth_node *doc, const char *kind, const char *note,
+                   const char *known)
+{
+    if (!d->strict && d->skips)
+        return berth_skips_add(d->skips, kind, note)
+                   ? berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file)
+                   : 0;
+    size_t p = berth_dec_push(d, "kind");
+    int rc = berth_dec_fail(d, berth_node_get(doc, "kind"), "unknown kind '%s' (%s%s%s)", kind,
+                            note ? note : "", note ? "; " : "", known);
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+int berth_skips_add(berth_skips *s, const char *kind, const char *note)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        if (!strcmp(s->items[i].kind, kind)) {
+            s->items[i].count++;
+            return 0;
+        }
+    if (berth_grow((void **)&s->items, &s->cap, s->n + 1, sizeof *s->items, 0))
+        return BERTH_ENOMEM;
+    char *k = strdup(kind);
+    if (!k)
+        return BERTH_ENOMEM;
+    s->items[s->n++] = (berth_skip){k, note, 1};
+    return 0;
+}
+
+uint32_t berth_skips_total(const berth_skips *s)
+{
+    uint32_t t = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        t += s->items[i].count;
+    return t;
+}
+
+void berth_skip_text(const berth_skip *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "skipped %" PRIu32 " %s%s%s%s", s->count, s->kind, s->note ? " (" : "",
+             s->note ? s->note : "", s->note ? ")" : "");
+}
+
+void berth_skips_free(berth_skips *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        free(s->items[i].kind);
+    free(s->items);
+    memset(s, 0, sizeof *s);
 }
 
 const char *berth_node_annotation(const berth_node *doc, const char *key)

@@ -1,6 +1,8 @@
 /* io/yaml.c - reads YAML (and JSON, as YAML flow style) into located
  * berth_node trees with libyaml's event parser. Owns: the tree builder,
- * anchors/aliases, depth and size limits, syntax error messages. */
+ * anchors/aliases, depth and size limits, syntax error messages, and JSON
+ * streams (values back to back, `kubectl cluster-info dump` log sections
+ * skipped), each value parsed at its own line and column of the file. */
 #include "berth/doc.h"
 
 #include <errno.h>
@@ -30,7 +32,20 @@ typedef struct builder {
     size_t nanchors, capanchors;
     berth_node **docs;
     size_t ndocs, capdocs;
+    /* where the text given to libyaml starts in the file (JSON streams):
+     * added to its marks (the column only on the text's first line) */
+    size_t line_off, col_off;
 } builder;
+
+static size_t mark_line(const builder *b, const yaml_mark_t *m)
+{
+    return m->line + b->line_off + 1;
+}
+
+static size_t mark_col(const builder *b, const yaml_mark_t *m)
+{
+    return m->column + (m->line == 0 ? b->col_off : 0) + 1;
+}
 
 static int push_kid(builder *b, frame *f, berth_node *k)
 {
@@ -98,8 +113,8 @@ static berth_node *new_node(builder *b, berth_node_type t, const yaml_mark_t *m)
     if (!n)
         return NULL;
     n->type = t;
-    n->line = (int)m->line + 1;
-    n->col = (int)m->column + 1;
+    n->line = (int)mark_line(b, m);
+    n->col = (int)mark_col(b, m);
     n->str = "";
     return n;
 }
@@ -154,9 +169,9 @@ static int run_parser(builder *b, yaml_parser_t *p)
             yaml_mark_t m = p->problem_mark;
             if (p->context)
                 return berth_error_set(b->e, BERTH_EINVAL, "%s:%zu:%zu: %s %s", b->name,
-                                       m.line + 1, m.column + 1, prob, p->context);
+                                       mark_line(b, &m), mark_col(b, &m), prob, p->context);
             return berth_error_set(b->e, BERTH_EINVAL, "%s:%zu:%zu: %s", b->name,
-                                   m.line + 1, m.column + 1, prob);
+                                   mark_line(b, &m), mark_col(b, &m), prob);
         }
         switch (ev.type) {
         case YAML_STREAM_END_EVENT:
@@ -184,8 +199,8 @@ static int run_parser(builder *b, yaml_parser_t *p)
         case YAML_MAPPING_START_EVENT: {
             if (b->depth >= BERTH_DOC_MAX_DEPTH) {
                 rc = berth_error_set(b->e, BERTH_ELIMIT, "%s:%zu:%zu: nesting deeper than %d levels",
-                                     b->name, ev.start_mark.line + 1, ev.start_mark.column + 1,
-                                     BERTH_DOC_MAX_DEPTH);
+                                     b->name, mark_line(b, &ev.start_mark),
+                                     mark_col(b, &ev.start_mark), BERTH_DOC_MAX_DEPTH);
                 break;
             }
             berth_node *n = new_node(b, ev.type == YAML_MAPPING_START_EVENT ? BERTH_NODE_MAP
@@ -213,7 +228,8 @@ static int run_parser(builder *b, yaml_parser_t *p)
             berth_node *n = find_anchor(b, (const char *)ev.data.alias.anchor);
             if (!n)
                 rc = berth_error_set(b->e, BERTH_EINVAL, "%s:%zu:%zu: unknown alias '*%s'",
-                                     b->name, ev.start_mark.line + 1, ev.start_mark.column + 1,
+                                     b->name, mark_line(b, &ev.start_mark),
+                                     mark_col(b, &ev.start_mark),
                                      (const char *)ev.data.alias.anchor);
             else
                 rc = attach(b, n);
@@ -258,6 +274,188 @@ static int finish(builder *b, berth_source *src, int rc)
     return rc;
 }
 
+/* Parses buf[0, len) with libyaml into b's documents; its text starts at
+ * line_off (0-based) and, on that line, column col_off of the file. */
+static int parse_text(builder *b, const char *buf, size_t len, size_t line_off, size_t col_off)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
+    b->line_off = line_off;
+    b->col_off = col_off;
+    yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+    int rc = run_parser(b, &p);
+    yaml_parser_delete(&p);
+    /* anchors are per document stream */
+    for (size_t i = 0; i < b->nanchors; i++)
+        free(b->anchors[i].name);
+    b->nanchors = 0;
+    return rc;
+}
+
+/* ---- JSON streams ---- */
+
+typedef struct jspan {
+    size_t start, end;       /* a top-level value: buf[start, end) */
+} jspan;
+
+typedef struct jscan {
+    const char *buf;
+    size_t len, pos;
+} jscan;
+
+/* Skips blanks and `#` comment lines between values. */
+static void js_blank(jscan *s)
+{
+    while (s->pos < s->len) {
+        char c = s->buf[s->pos];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            s->pos++;
+        else if (c == '#' && (s->pos == 0 || s->buf[s->pos - 1] == '\n')) {
+            const char *nl = memchr(s->buf + s->pos, '\n', s->len - s->pos);
+            s->pos = nl ? (size_t)(nl - s->buf) + 1 : s->len;
+        } else
+            break;
+    }
+}
+
+static const char log_start[] = "==== START logs for container ";
+static const char log_end[] = "==== END logs for container ";
+
+/* At a `==== START logs for container C of pod NS/NAME ====` line (kubectl
+ * cluster-info dump, clusterinfo_dump.go): skips through the matching END
+ * marker's line. The log text may lack a final newline, so the END marker
+ * can follow it on the same line. 1 skipped, 0 not a log section, -1 a
+ * START without its END. O(length of the section). */
+static int js_log(jscan *s)
+{
+    size_t ls = sizeof log_start - 1;
+    if (s->len - s->pos < ls || memcmp(s->buf + s->pos, log_start, ls))
+        return 0;
+    const char *nl = memchr(s->buf + s->pos, '\n', s->len - s->pos);
+    size_t eol = nl ? (size_t)(nl - s->buf) : s->len;
+    size_t tail = eol - (s->pos + ls); /* "C of pod NS/NAME ====" (maybe with \r) */
+    const char *rest = s->buf + s->pos + ls;
+    if (tail && rest[tail - 1] == '\r')
+        tail--;
+    if (tail < 5 || memcmp(rest + tail - 5, " ====", 5))
+        return 0;
+    /* the END marker: log_end then the same "C of pod NS/NAME ====" */
+    size_t le = sizeof log_end - 1, from = eol;
+    const char *hit = NULL;
+    while (from < s->len) {
+        const char *h = memmem(s->buf + from, s->len - from, log_end, le);
+        if (!h)
+            break;
+        size_t at = (size_t)(h - s->buf) + le;
+        if (s->len - at >= tail && !memcmp(s->buf + at, rest, tail)) {
+            hit = h;
+            break;
+        }
+        from = at;
+    }
+    if (!hit)
+        return -1;
+    const char *nl2 = memchr(hit, '\n', (size_t)(s->buf + s->len - hit));
+    s->pos = nl2 ? (size_t)(nl2 - s->buf) + 1 : s->len;
+    return 1;
+}
+
+/* One top-level JSON value at s->pos (`{...}` or `[...]`, strings and
+ * escapes respected): 1 with *sp set, 0 when it is not closed before the
+ * end of the buffer (sp runs to the end). */
+static int js_value(jscan *s, jspan *sp)
+{
+    sp->start = s->pos;
+    int depth = 0;
+    while (s->pos < s->len) {
+        char c = s->buf[s->pos++];
+        if (c == '"' || c == '\'') {
+            /* JSON strings; single-quoted ones are YAML flow text */
+            while (s->pos < s->len) {
+                char d = s->buf[s->pos++];
+                if (c == '"' && d == '\\' && s->pos < s->len)
+                    s->pos++;
+                else if (d == c)
+                    break;
+            }
+        } else if (c == '{' || c == '[')
+            depth++;
+        else if (c == '}' || c == ']') {
+            if (--depth == 0) {
+                sp->end = s->pos;
+                return 1;
+            }
+        }
+    }
+    sp->end = s->len;
+    return 0;
+}
+
+/* Splits buf into values: 1 with spans (malloc'd) when buf is a JSON
+ * stream, 0 when it is not (parse it as YAML), -1 out of memory, -2 a log
+ * section without END (*bad_at = its offset). */
+static int js_split(const char *buf, size_t len, jspan **out, size_t *nout, size_t *bad_at)
+{
+    jscan s = {buf, len, 0};
+    *out = NULL;
+    *nout = 0;
+    if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+        s.pos = 3;
+    js_blank(&s);
+    if (s.pos >= len || buf[s.pos] != '{')
+        return 0;
+    size_t cap = 0;
+    while (1) {
+        js_blank(&s);
+        if (s.pos >= len)
+            return 1;
+        char c = buf[s.pos];
+        if (c == '{' || c == '[') {
+            if (*nout == cap) {
+                size_t nc = cap ? cap * 2 : 8;
+                jspan *p = realloc(*out, nc * sizeof *p);
+                if (!p)
+                    return -1;
+                *out = p;
+                cap = nc;
+            }
+            int closed = js_value(&s, &(*out)[*nout]);
+            ++*nout;
+            if (!closed)
+                return 1; /* libyaml reports the unterminated value */
+            continue;
+        }
+        size_t at = s.pos;
+        int lg = js_log(&s);
+        if (lg == 1)
+            continue;
+        if (lg == -1) {
+            *bad_at = at;
+            return -2;
+        }
+        /* anything else: not a JSON stream (YAML flow text, `---`, ...) */
+        free(*out);
+        *out = NULL;
+        *nout = 0;
+        return 0;
+    }
+}
+
+/* Line (0-based) and column (0-based, in characters) of buf[off], counting
+ * from (*line, *col) at buf[*from]; advances *from to off. O(off - from). */
+static void js_advance(const char *buf, size_t *from, size_t off, size_t *line, size_t *col)
+{
+    for (size_t i = *from; i < off; i++) {
+        if (buf[i] == '\n') {
+            ++*line;
+            *col = 0;
+        } else if (((unsigned char)buf[i] & 0xC0) != 0x80)
+            ++*col;
+    }
+    *from = off;
+}
+
 int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
                           berth_source *src, berth_error *e)
 {
@@ -274,12 +472,29 @@ int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, siz
     if (len > BERTH_DOC_MAX_BYTES)
         return berth_error_set(e, BERTH_ELIMIT, "%s: larger than %u bytes", name,
                                BERTH_DOC_MAX_BYTES);
-    yaml_parser_t p;
-    if (!yaml_parser_initialize(&p))
-        return berth_error_set(e, BERTH_ENOMEM, "%s: out of memory", name);
-    yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-    int rc = run_parser(&b, &p);
-    yaml_parser_delete(&p);
+    jspan *spans = NULL;
+    size_t nspans = 0, bad_at = 0;
+    int js = js_split(buf, len, &spans, &nspans, &bad_at);
+    int rc = 0;
+    if (js == -1) {
+        rc = berth_error_set(e, BERTH_ENOMEM, "%s: out of memory", name);
+    } else if (js == -2) {
+        size_t from = 0, line = 0, col = 0;
+        js_advance(buf, &from, bad_at, &line, &col);
+        rc = berth_error_set(e, BERTH_EINVAL,
+                             "%s:%zu:%zu: container log section without its '==== END logs for "
+                             "container ...' line",
+                             b.name, line + 1, col + 1);
+    } else if (js == 1) {
+        size_t from = 0, line = 0, col = 0;
+        for (size_t i = 0; i < nspans && !rc; i++) {
+            js_advance(buf, &from, spans[i].start, &line, &col);
+            rc = parse_text(&b, buf + spans[i].start, spans[i].end - spans[i].start, line, col);
+        }
+    } else {
+        rc = parse_text(&b, buf, len, 0, 0);
+    }
+    free(spans);
     return finish(&b, src, rc);
 }
 

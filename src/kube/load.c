@@ -3,8 +3,10 @@
  * apps/v1 ReplicaSet, StatefulSet, DaemonSet, policy/v1
  * PodDisruptionBudget (kept for disruption planning), v1
  * PersistentVolumeClaim and PersistentVolume (VolumeZone: pods' claims are
- * resolved to their PVs' zone labels when a load ends), List (and
- * <Kind>List) and kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration.
+ * resolved to their PVs' zone labels when a load ends), List (and any
+ * <Kind>List: typed lists' items take kind Kind) and
+ * kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration. Other kinds
+ * are counted in k->skipped (berth_dec_skip), errors with --strict.
  *
  * Objects are read as the API server reads them: fields berth does not use
  * are ignored, unless strict, where a field outside the real API's field
@@ -71,17 +73,12 @@ static int check_api(berth_dec *d, const berth_node *doc, kkind kk)
     return rc;
 }
 
-static int is_list_kind(const char *kind)
+/* Kinds skipped with their own warning text (not "unknown"). */
+static const char *skip_note(const char *kind)
 {
-    if (!strcmp(kind, "List"))
-        return 1;
-    size_t n = strlen(kind);
-    if (n <= 4 || strcmp(kind + n - 4, "List"))
-        return 0;
-    for (int i = 0; i < K_COUNT; i++)
-        if (strlen(kinds[i].kind) == n - 4 && !strncmp(kinds[i].kind, kind, n - 4))
-            return 1;
-    return 0;
+    if (!strcmp(kind, "CronJob"))
+        return "not expanded: berth places what runs now";
+    return NULL;
 }
 
 static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int depth);
@@ -97,7 +94,7 @@ static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int 
     int rc = berth_dec_kind(d, doc, &kind);
     if (rc)
         return rc;
-    if (is_list_kind(kind)) {
+    if (berth_kind_is_list(kind)) {
         static const char *const lf[] = {"apiVersion", "kind", "metadata", "items", NULL};
         if ((rc = k8s_known(d, doc, lf)))
             return rc;
@@ -107,17 +104,12 @@ static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int 
     for (int i = 0; i < K_COUNT; i++)
         if (!strcmp(kinds[i].kind, kind))
             kk = i;
-    if (kk < 0) {
-        size_t p = berth_dec_push(d, "kind");
-        rc = berth_dec_fail(d, berth_node_get(doc, "kind"),
-                            "unknown kind '%s' (kube input has Node, Pod, Namespace, Service, "
-                            "ReplicaSet, StatefulSet, ReplicationController, DaemonSet, "
-                            "PodDisruptionBudget, PersistentVolumeClaim, PersistentVolume, "
-                            "KubeSchedulerConfiguration, List)",
-                            kind);
-        berth_dec_pop(d, p);
-        return rc;
-    }
+    if (kk < 0)
+        return berth_dec_skip(d, doc, kind, skip_note(kind),
+                              "kube input has Node, Pod, Namespace, Service, "
+                              "ReplicaSet, StatefulSet, ReplicationController, DaemonSet, "
+                              "PodDisruptionBudget, PersistentVolumeClaim, PersistentVolume, "
+                              "KubeSchedulerConfiguration, List");
     if ((rc = check_api(d, doc, (kkind)kk)))
         return rc;
     if (kk != K_KSC && (rc = k8s_known(d, doc, kube_top_fields)))
@@ -145,6 +137,7 @@ int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, bert
     berth_dec d;
     berth_dec_init(&d, &k->arena, src->path, e);
     d.strict = strict;
+    d.skips = &k->skipped;
     uint32_t first_pod = k->npods;
     for (size_t i = 0; i < src->ndocs; i++) {
         d.plen = 0;

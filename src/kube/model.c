@@ -28,6 +28,7 @@ void berth_kube_free(berth_kcluster *k)
     free(k->pvcs);
     free(k->pvs);
     free(k->node_index);
+    berth_skips_free(&k->skipped);
     berth_arena_free(&k->arena);
     memset(k, 0, sizeof *k);
 }

@@ -1,6 +1,7 @@
 /* report/autoscale_report.c - the `autoscale plan` table and its SPEC 6.3
  * JSON, shared by the CLI and the service. */
 #include "berth/plan_report.h"
+#include "berth/report.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -107,6 +108,7 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
         json_object_set_new(o, "reason", json_string(p->blocked[i].reason));
         json_array_append_new(blk, o);
     }
+    berth_report_set_warnings(root, &m->kube.skipped); /* skipped kinds (SPEC 6.1) */
     return root;
 }
 

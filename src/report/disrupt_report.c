@@ -1,6 +1,7 @@
 /* report/disrupt_report.c - the `disrupt plan` table and its SPEC 6.3 JSON,
  * shared by the CLI and the service. */
 #include "berth/plan_report.h"
+#include "berth/report.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -90,6 +91,7 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
         json_object_set_new(o, "reason", json_string(p->blocked[i].reason));
         json_array_append_new(blk, o);
     }
+    berth_report_set_warnings(root, &m->kube.skipped); /* skipped kinds (SPEC 6.1) */
     return root;
 }
 

@@ -1,8 +1,8 @@
 /* serve/stateless.c - the stateless endpoints of `berth serve`: kube pod
  * scheduling, Fleet placement, disruption and autoscaling plans (each the
- * SPEC 6.3 JSON of the matching command), each over a model built from the
- * request body and freed before the reply; they run on the connection's
- * thread. */
+ * SPEC 6.3 JSON of the matching command, with the kinds the body's load
+ * skipped in `warnings`), each over a model built from the request body
+ * and freed before the reply; they run on the connection's thread. */
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -14,6 +14,7 @@
 #include "berth/kube.h"
 #include "berth/kube_report.h"
 #include "berth/plan_report.h"
+#include "berth/report.h"
 
 void serve_kube_schedule(const char *body, size_t len, const char *profile, serve_reply *r)
 {
@@ -65,8 +66,15 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, serv
     rc = berth_kube_schedule(&k, &opt, &e);
     if ((rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep))
         serve_reply_error(r, 500, "internal", rc ? e.msg : "out of memory");
-    else
-        serve_reply_json(r, 200, berth_kube_report_json(rep));
+    else {
+        json_t *j = berth_kube_report_json(rep);
+        if (j && !berth_report_set_warnings(j, &k.skipped))
+            serve_reply_json(r, 200, j);
+        else {
+            json_decref(j);
+            serve_reply_error(r, 500, "internal", "out of memory");
+        }
+    }
     berth_kube_report_free(rep);
     berth_kube_free(&k);
 }
@@ -106,7 +114,8 @@ void serve_fleet_place(const char *body, size_t len, const char *now, serve_repl
         return;
     }
     json_t *root = json_object(), *arr = json_array();
-    int bad = !root || !arr || json_object_set(root, "placements", arr);
+    int bad = !root || !arr || json_object_set(root, "placements", arr) ||
+              berth_report_set_warnings(root, &fl.skipped);
     for (uint32_t p = 0; !bad && p < fl.nplacements; p++) {
         berth_fleet_outcome o;
         if (berth_fleet_place(ctx, p, &o)) {

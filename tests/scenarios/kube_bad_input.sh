@@ -4,7 +4,10 @@
 # stdout, no sanitizer report, and stderr carries every "# expect: FRAGMENT"
 # line of the file plus "FILE:LINE:COLUMN:" (unless the file says
 # "# expect-location: no"). The same files with --strict must fail the same
-# way. Also: `kube size` on each file, and a strict-only typo.
+# way. A file with "# strict-only: WARNING" (a kind berth does not read)
+# fails only with --strict; without it the run succeeds (exit 0 or 1) with
+# "berth: WARNING" on stderr and WARNING in the JSON's warnings. Also:
+# `kube size` on each file, and a strict-only typo.
 set -u
 BERTH=${BERTH:-build/berth}
 tmp=$(mktemp -d)
@@ -51,9 +54,24 @@ for f in tests/bad/kube-*.yaml; do
   [ -s "$tmp/frags" ] || bad "$f: no '# expect:' line"
   loc=$f
   grep -q '^# expect-location: no' "$f" && loc=
-  run2 "$f" "$loc" "$tmp/frags" -- kube schedule "$f"
+  warn=$(sed -n 's/^# strict-only: //p' "$f")
+  if [ -n "$warn" ]; then
+    for fmt in table json; do
+      "$BERTH" kube schedule -o $fmt "$f" >"$tmp/out" 2>"$tmp/err" </dev/null
+      rc=$?
+      checked=$((checked + 1))
+      [ $rc -le 1 ] || bad "$f (-o $fmt, not strict): exit $rc: $(head -c 300 "$tmp/err")"
+      grep -qxF "berth: $warn" "$tmp/err" || bad "$f (-o $fmt): stderr lacks 'berth: $warn': $(head -c 300 "$tmp/err")"
+      [ $fmt = table ] || grep -qF "\"$warn\"" "$tmp/out" || bad "$f: JSON warnings lack '$warn'"
+    done
+    "$BERTH" kube schedule -q "$f" >"$tmp/out" 2>"$tmp/err" </dev/null
+    checked=$((checked + 1))
+    [ -s "$tmp/err" ] && bad "$f -q: printed $(head -c 200 "$tmp/err")"
+  else
+    run2 "$f" "$loc" "$tmp/frags" -- kube schedule "$f"
+    run2 "$f (-o json)" "$loc" "$tmp/frags" -- kube schedule -o json "$f"
+  fi
   run2 "$f (--strict)" "$loc" "$tmp/frags" -- kube schedule --strict "$f"
-  run2 "$f (-o json)" "$loc" "$tmp/frags" -- kube schedule -o json "$f"
 done
 [ $nfiles -ge 12 ] || bad "only $nfiles tests/bad/kube-*.yaml files (want at least 12)"
 

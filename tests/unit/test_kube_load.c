@@ -365,7 +365,8 @@ static void test_errors(void **st)
              0, "status.allocatable.memory", "must not be negative");
     load_bad("apiVersion: apps/v2\nkind: ReplicaSet\nmetadata: {name: r}\nspec: {}\n", 0,
              "apiVersion", "apps/v1");
-    load_bad("apiVersion: v1\nkind: Deployment\nmetadata: {name: r}\n", 0, "unknown kind", NULL);
+    /* kinds berth does not read are skipped (test_kube_input.c), errors when strict */
+    load_bad("apiVersion: v1\nkind: Gadget\nmetadata: {name: r}\n", 1, "unknown kind 'Gadget'", NULL);
     load_bad(KSC "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeResourceFit}]\n", 0,
              "profiles[0].plugins.score.enabled[0].name", "unknown plugin 'NodeResourceFit'");
     load_bad(KSC "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeName}]\n", 0,
