@@ -18,8 +18,10 @@ static void help_schedule(FILE *f)
             "kube-scheduler's filters, scores and weights (SPEC 2.5), in queue order (priority,\n"
             "then creation time, then input order), accounting each pod before the next.\n"
             "Input: Node, Pod, List (kubectl get nodes,pods -A -o yaml loads as it is),\n"
-            "Namespace, Service, ReplicaSet, StatefulSet, ReplicationController, DaemonSet,\n"
-            "KubeSchedulerConfiguration.\n"
+            "Namespace, Service, PriorityClass, PersistentVolumeClaim, PersistentVolume,\n"
+            "KubeSchedulerConfiguration, and the workloads Deployment, ReplicaSet,\n"
+            "StatefulSet, ReplicationController, DaemonSet, Job: each becomes the pods its\n"
+            "controller would create (existing owned pods count), grouped by workload.\n"
             "\n"
             "options:\n"
             "  --config FILE        a KubeSchedulerConfiguration (profiles by schedulerName)\n"
@@ -77,6 +79,12 @@ static int load_kube(berth_kcluster *k, const cli_common *c, const char *config)
             fprintf(stderr, "berth: %s\n", e.msg);
             return berth_err_exit_code(rc);
         }
+    }
+    /* every file is in: workloads become pods, priority classes resolve */
+    int rc = berth_kube_expand(k, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        return berth_err_exit_code(rc);
     }
     return 0;
 }
