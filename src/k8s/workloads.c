@@ -474,6 +474,14 @@ static int plan_counts(expand *x, uint64_t *total)
     berth_kcluster *k = x->k;
     uint32_t nc = k->ncontrollers;
     *total = 0;
+    /* a Deployment's live pods: its own (ReplicaSets missing from the
+     * input) plus those of its ReplicaSets; want[] holds them for now */
+    for (uint32_t c = 0; c < nc; c++)
+        if (k->controllers[c].type == BERTH_KCTL_DEPLOYMENT)
+            x->want[c] += x->live[c];
+    for (uint32_t r = 0; r < nc; r++)
+        if (x->deploy[r] != BERTH_KUBE_NONE)
+            x->want[x->deploy[r]] += x->live[r];
     for (uint32_t c = 0; c < nc; c++) {
         const berth_kcontroller *ct = &k->controllers[c];
         int64_t w = 0;
@@ -481,13 +489,9 @@ static int plan_counts(expand *x, uint64_t *total)
             w = 0;
         else if (ct->type == BERTH_KCTL_REPLICASET || ct->type == BERTH_KCTL_RC)
             w = x->deploy[c] != BERTH_KUBE_NONE ? 0 : ct->replicas - x->live[c];
-        else if (ct->type == BERTH_KCTL_DEPLOYMENT) {
-            int64_t live = x->live[c];
-            for (uint32_t r = 0; r < nc; r++)
-                if (x->deploy[r] == c)
-                    live += x->live[r];
-            w = ct->replicas - live;
-        } else if (ct->type == BERTH_KCTL_STATEFULSET) {
+        else if (ct->type == BERTH_KCTL_DEPLOYMENT)
+            w = ct->replicas - x->want[c];
+        else if (ct->type == BERTH_KCTL_STATEFULSET) {
             /* <set>-<ordinal> for every ordinal whose name is free: a
              * terminating pod keeps its name until it is gone */
             char name[400];
