@@ -47,7 +47,8 @@ static void fuzz_kube(const berth_source *src, int strict)
     berth_error_clear(&e);
     berth_kcluster k;
     berth_kube_init(&k);
-    (void)berth_kube_load(&k, src, strict, &e);
+    if (!berth_kube_load(&k, src, strict, &e))
+        (void)berth_kube_expand(&k, &e); /* workloads -> pods, priority classes */
     berth_kube_free(&k);
 }
 

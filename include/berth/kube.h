@@ -100,10 +100,22 @@ typedef struct berth_kspread {
     uint32_t nmatch_label_keys;
 } berth_kspread;
 
+/* Where a field was read, for errors found once every file is in
+ * (berth_kube_expand): "file:line:col: path: message". */
+typedef struct berth_kloc {
+    const char *file, *path;
+    int line, col;
+} berth_kloc;
+
 typedef struct berth_kpod {
     const char *ns, *name;
     berth_labels labels;
-    int64_t priority;             /* spec.priority, 0 when missing */
+    int64_t priority;             /* spec.priority, 0 when missing; else resolved from
+                                   * the class by berth_kube_expand */
+    int has_priority;             /* spec.priority was given (kept as the API server stored it) */
+    const char *priority_class;   /* spec.priorityClassName (NULL: none); berth_kube_expand sets
+                                   * the globalDefault class's name for pods without one */
+    berth_kloc priority_class_at; /* where spec.priorityClassName was read */
     int64_t created;              /* creationTimestamp, seconds since the epoch */
     int has_created;
     uint32_t order;               /* input order */
@@ -129,6 +141,12 @@ typedef struct berth_kpod {
     berth_kport *ports;
     uint32_t nports;
     const char *owner_kind, *owner_name;
+    const char *owner_uid;        /* the controller ownerReference's uid, NULL when none */
+    /* "<Kind>/<namespace>/<name>" of the workload the pod belongs to (a pod
+     * of a Deployment's ReplicaSet: the Deployment), NULL for a bare pod;
+     * set by berth_kube_expand (SPEC 6.3 "workload") */
+    const char *workload;
+    int generated;                /* created by berth_kube_expand from a workload's template */
     int local_storage;            /* a hostPath or emptyDir (medium not Memory) volume */
     /* PersistentVolumeClaims (spec.volumes[].persistentVolumeClaim.claimName,
      * in order) and, resolved through the cluster's PVCs and PVs when
@@ -203,6 +221,47 @@ typedef struct berth_kworkload {
     const char *kind, *ns, *name;
     berth_selector selector;
 } berth_kworkload;
+
+/* scheduling.k8s.io/v1 PriorityClass (and the two built-in system classes). */
+typedef struct berth_kpriority_class {
+    const char *name;
+    int64_t value;
+    int global_default;
+    const char *preemption_policy; /* "PreemptLowerPriority" (default) or "Never" */
+} berth_kpriority_class;
+
+/* A workload controller whose pods berth_kube_expand creates. */
+typedef enum berth_kctl_type {
+    BERTH_KCTL_DEPLOYMENT,
+    BERTH_KCTL_REPLICASET,
+    BERTH_KCTL_RC,                /* v1 ReplicationController */
+    BERTH_KCTL_STATEFULSET,
+    BERTH_KCTL_DAEMONSET,
+    BERTH_KCTL_JOB,
+} berth_kctl_type;
+
+typedef struct berth_kcontroller {
+    berth_kctl_type type;
+    const char *kind, *ns, *name, *uid;
+    berth_selector selector;      /* spec.selector (a Job without one: its job-name label) */
+    int64_t replicas;             /* spec.replicas (default 1); Job: spec.parallelism */
+    berth_kloc replicas_at;       /* where replicas (or the object) was read: cap errors */
+    berth_kpod tmpl;              /* spec.template as a pod: labels (with the controller's
+                                   * hash label), spec, requests; name/ns unset */
+    int host_network;             /* spec.template.spec.hostNetwork (DaemonSet tolerations) */
+    const char *owner_kind, *owner_name, *owner_uid; /* controller ownerReference */
+    int64_t revision;             /* deployment.kubernetes.io/revision (ReplicaSet), 0 absent */
+    const char *hash;             /* pod-template-hash / controller-revision-hash value */
+    const char **claim_templates; /* StatefulSet volumeClaimTemplates[].metadata.name */
+    uint32_t nclaim_templates;
+    int64_t ordinal_start;        /* StatefulSet spec.ordinals.start */
+    int64_t completions;          /* Job spec.completions; -1 unset */
+    int64_t succeeded;            /* Job status.succeeded */
+    int finished;                 /* Job: condition Complete or Failed True */
+    int suspended;                /* Job spec.suspend */
+    int indexed;                  /* Job completionMode Indexed */
+    int terminating;              /* metadata.deletionTimestamp: creates nothing */
+} berth_kcontroller;
 
 typedef struct berth_knamespace {
     const char *name;
@@ -297,6 +356,9 @@ typedef struct berth_kcluster {
     berth_kpdb *pdbs;         uint32_t npdbs, cappdbs;  /* PodDisruptionBudgets */
     berth_kpvc *pvcs;         uint32_t npvcs, cappvcs;  /* PersistentVolumeClaims */
     berth_kpv *pvs;           uint32_t npvs, cappvs;    /* PersistentVolumes */
+    berth_kcontroller *controllers; uint32_t ncontrollers, capcontrollers; /* workloads to expand */
+    berth_kpriority_class *pclasses; uint32_t npclasses, cappclasses;    /* PriorityClasses */
+    int expanded;             /* berth_kube_expand ran */
     int volumes_stale;        /* loader: pods' volume zones need resolving again */
     /* loader: node names -> index + 1 (open addressing), for duplicate
      * checks in O(1); valid while loading (scheduling re-sorts nodes) */
@@ -328,8 +390,9 @@ int64_t berth_kpdb_count_allowed(const berth_kcluster *k, const berth_kpdb *b,
 uint32_t berth_kube_resource(berth_kcluster *k, const char *name, int add);
 
 /* Decodes every document of src (Node, Pod, List, Namespace, Service,
- * ReplicaSet, StatefulSet, ReplicationController, DaemonSet,
- * PodDisruptionBudget (kept in pdbs), PersistentVolumeClaim,
+ * Deployment, ReplicaSet, StatefulSet, ReplicationController, DaemonSet,
+ * Job (kept in controllers; berth_kube_expand makes their pods),
+ * PriorityClass, PodDisruptionBudget (kept in pdbs), PersistentVolumeClaim,
  * PersistentVolume, KubeSchedulerConfiguration). Any `<X>List` is a list
  * (typed lists' items take kind X). Other kinds are counted in k->skipped.
  * strict: unknown fields and other kinds are errors. BERTH_EINVAL with a
@@ -338,6 +401,24 @@ uint32_t berth_kube_resource(berth_kcluster *k, const char *name, int add);
  * are resolved again (pod -> PVC of its namespace -> PV): O(pods with
  * claims + PVCs + PVs), so the objects may come in any file order. */
 int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e);
+
+/* Once every input file is in: creates the pods the workload controllers
+ * (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet,
+ * Job) would create, as their upstream controllers do (existing owned pods
+ * count; docs/kube-input.md "Workloads"), sets every pod's workload, and
+ * resolves priorityClassName through the PriorityClasses (and the two
+ * system classes) for pods without spec.priority. Generated pods are
+ * appended to k->pods (pending, in controller input order) with requests
+ * computed; StatefulSet claims missing from the input are added as unbound
+ * PersistentVolumeClaims. Every command reading Kubernetes objects calls it
+ * once after loading; a second call does nothing. Errors (BERTH_EINVAL,
+ * located): an unknown priority class, more generated pods than
+ * BERTH_KUBE_MAX_GENERATED. Work: O(pods + controllers + DaemonSets x nodes). */
+#define BERTH_KUBE_MAX_GENERATED (1u << 20)
+int berth_kube_expand(berth_kcluster *k, berth_error *e);
+/* The PriorityClass named name: one of k->pclasses, else the built-in
+ * system-cluster-critical / system-node-critical; NULL when unknown. */
+const berth_kpriority_class *berth_kube_priority_class(const berth_kcluster *k, const char *name);
 
 /* Fills the default profile ("default-scheduler", SPEC 2.5 defaults). */
 void berth_kube_default_profile(berth_kcluster *k, berth_kprofile *p);
@@ -392,6 +473,9 @@ typedef struct berth_kdecision {
     const uint32_t *examined;         /* node ids filtered, in examination order */
     uint32_t nexamined;
     const char *summary;              /* "0/5 nodes are available: ..." when unschedulable */
+    int terminating;                  /* not scheduled: the pending pod is being deleted
+                                       * (metadata.deletionTimestamp), as kube-scheduler
+                                       * skips it; node is BERTH_KUBE_NONE */
     void *sched;                      /* for berth_kube_decision_reason */
     const void *req;
 } berth_kdecision;

@@ -366,6 +366,16 @@ static int find_vng(const berth_autoscale *m, const char *name)
 
 int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
 {
+    /* workloads become pods (pending), priority classes resolve; pod_info
+     * stays parallel to the kube pods */
+    int erc = berth_kube_expand(&m->kube, e);
+    if (erc)
+        return erc;
+    if (m->npod_info < m->kube.npods &&
+        berth_grow((void **)&m->pod_info, &m->cappod_info, m->kube.npods, sizeof *m->pod_info, 0))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    while (m->npod_info < m->kube.npods)
+        m->pod_info[m->npod_info++] = (berth_apod){0, -1};
     berth_dec d;
     berth_dec_init(&d, &m->kube.arena, "input", e);
     for (uint32_t i = 0; i < m->npending_headroom; i++) {

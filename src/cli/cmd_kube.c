@@ -18,11 +18,13 @@ static void help_schedule(FILE *f)
             "kube-scheduler's filters, scores and weights (SPEC 2.5), in queue order (priority,\n"
             "then creation time, then input order), accounting each pod before the next.\n"
             "Input: Node, Pod, List and typed lists (NodeList, ...), Namespace, Service,\n"
-            "ReplicaSet, StatefulSet, ReplicationController, DaemonSet, PodDisruptionBudget,\n"
-            "PersistentVolumeClaim, PersistentVolume, KubeSchedulerConfiguration, as YAML,\n"
-            "JSON or JSON streams: kubectl get ... -o yaml|json and kubectl cluster-info dump\n"
-            "load as they are. Other kinds are skipped, one 'skipped N KIND' line per kind\n"
-            "on stderr and in the JSON's warnings.\n"
+            "PriorityClass, PodDisruptionBudget, PersistentVolumeClaim, PersistentVolume,\n"
+            "KubeSchedulerConfiguration, and the workloads Deployment, ReplicaSet,\n"
+            "StatefulSet, ReplicationController, DaemonSet, Job: each becomes the pods its\n"
+            "controller would create (existing owned pods count), grouped by workload.\n"
+            "YAML, JSON or JSON streams: kubectl get ... -o yaml|json and kubectl\n"
+            "cluster-info dump load as they are. Other kinds are skipped, one\n"
+            "'skipped N KIND' line per kind on stderr and in the JSON's warnings.\n"
             "\n"
             "options:\n"
             "  --config FILE        a KubeSchedulerConfiguration (profiles by schedulerName)\n"
@@ -82,8 +84,13 @@ static int load_kube(berth_kcluster *k, const cli_common *c, const char *config)
             return berth_err_exit_code(rc);
         }
     }
-    /* kinds skipped over every file, once (SPEC 6.1) */
-    if (!c->quiet)
+    /* every file is in: workloads become pods, priority classes resolve */
+    int rc = berth_kube_expand(k, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        return berth_err_exit_code(rc);
+    }
+    if (!c->quiet) /* kinds skipped over every file, once (SPEC 6.1) */
         berth_report_warnings_text(stderr, &k->skipped);
     return 0;
 }

@@ -677,10 +677,19 @@ int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, be
 
 int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)
 {
+    /* workloads become pods (pending, not ready), priority classes resolve;
+     * pod_info stays parallel to the kube pods */
+    int rc = berth_kube_expand(&m->kube, e);
+    if (rc)
+        return rc;
+    if (m->npod_info < m->kube.npods &&
+        berth_grow((void **)&m->pod_info, &m->cappod_info, m->kube.npods, sizeof *m->pod_info, 0))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    while (m->npod_info < m->kube.npods)
+        m->pod_info[m->npod_info++] = (berth_dpod){0};
     for (uint32_t i = 0; i < m->npools; i++)
         berth_nodepool_hash(&m->pools[i], m->pools[i].hash);
     for (uint32_t i = 0; i < m->nclasses; i++)
         berth_aksnodeclass_hash(&m->classes[i], m->classes[i].hash);
-    (void)e;
     return 0;
 }

@@ -61,6 +61,10 @@ int k8s_dec_labels_at(berth_kcluster *k, berth_dec *d, const berth_node *m, cons
                       berth_labels *out, int validate);
 int k8s_dec_metadata(berth_kcluster *k, berth_dec *d, const berth_node *doc, int namespaced,
                      k8s_meta *out);
+/* metadata.ownerReferences (meta: the metadata map): the controller
+ * reference's kind, name and uid (NULL when none / empty) */
+int k8s_dec_controller_ref(berth_dec *d, const berth_node *meta, const char **kind,
+                           const char **name, const char **uid);
 /* an RFC 3339 time at key, in seconds since the epoch; *present set */
 int k8s_dec_time_at(berth_dec *d, const berth_node *m, const char *key, int64_t *secs,
                     int *present);
@@ -107,5 +111,12 @@ int k8s_dec_spread(berth_kcluster *k, berth_dec *d, const berth_node *t,
                    const berth_labels *pod_labels, int defaults, berth_kspread *s);
 /* a PodSpec into pod (pod->labels must be set first: matchLabelKeys) */
 int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_kpod *pod);
+
+/* ---- workloads.c ---- */
+/* A pod template's hash as the controllers' label values look
+ * (pod-template-hash: FNV-32a of the template, its decimal digits mapped
+ * to "bcdfghjklmnpqrstvwxz2456789" as upstream's rand.SafeEncodeString);
+ * the input is the template's document tree (map keys in any order). */
+const char *k8s_template_hash(berth_kcluster *k, const berth_node *tmpl);
 
 #endif

@@ -156,3 +156,35 @@ int k8s_dec_time_at(berth_dec *d, const berth_node *m, const char *key, int64_t 
     *present = 1;
     return 0;
 }
+
+/* metadata.ownerReferences (meta is the metadata map, path pushed): each
+ * entry validated; the first with controller: true gives kind, name and
+ * uid (NULL when empty). No controller reference: all three NULL. */
+int k8s_dec_controller_ref(berth_dec *d, const berth_node *meta, const char **kind,
+                           const char **name, const char **uid)
+{
+    *kind = *name = *uid = NULL;
+    berth_node *owners = NULL;
+    int rc = berth_dec_seq(d, meta, "ownerReferences", 0, &owners);
+    for (size_t i = 0; !rc && owners && i < owners->n; i++) {
+        const berth_node *o = owners->items[i];
+        size_t p = berth_dec_push(d, "ownerReferences");
+        berth_dec_push_index(d, i);
+        static const char *const of[] = {"apiVersion", "kind", "name", "uid", "controller",
+                                         "blockOwnerDeletion", NULL};
+        const char *k = NULL, *n = NULL, *u = NULL;
+        int ctl = 0;
+        if (o->type != BERTH_NODE_MAP)
+            rc = berth_dec_fail(d, o, "expected an owner reference mapping");
+        if (!rc && !(rc = k8s_known(d, o, of)) && !(rc = berth_dec_str(d, o, "kind", 1, &k)) &&
+            !(rc = berth_dec_str(d, o, "name", 1, &n)) && !(rc = berth_dec_str(d, o, "uid", 0, &u)))
+            rc = berth_dec_bool(d, o, "controller", 0, &ctl);
+        if (!rc && ctl && !*kind) {
+            *kind = k;
+            *name = n;
+            *uid = u && *u ? u : NULL;
+        }
+        berth_dec_pop(d, p);
+    }
+    return rc;
+}

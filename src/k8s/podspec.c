@@ -468,6 +468,29 @@ static int dec_claims(berth_kcluster *k, berth_dec *d, const berth_node *vols, b
     return rc;
 }
 
+/* spec.priorityClassName: resolved by berth_kube_expand once every
+ * PriorityClass is in, so its location is kept (only when spec.priority is
+ * absent: a stored pod keeps its priority and needs no lookup). */
+static int dec_priority_class(berth_kcluster *k, berth_dec *d, const berth_node *spec,
+                              berth_kpod *pod)
+{
+    const char *name = NULL;
+    int rc = berth_dec_str(d, spec, "priorityClassName", 0, &name);
+    if (rc || !name || !*name)
+        return rc;
+    pod->priority_class = name;
+    if (pod->has_priority)
+        return 0;
+    const berth_node *n = berth_node_get(spec, "priorityClassName");
+    size_t p = berth_dec_push(d, "priorityClassName");
+    pod->priority_class_at = (berth_kloc){berth_arena_strdup(&k->arena, d->file),
+                                          berth_arena_strdup(&k->arena, d->path), n->line, n->col};
+    berth_dec_pop(d, p);
+    if (!pod->priority_class_at.file || !pod->priority_class_at.path)
+        return ENOMEM_(d);
+    return 0;
+}
+
 int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_kpod *pod)
 {
     portvec ports = {NULL, 0, 0};
@@ -504,8 +527,12 @@ int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, be
         rc = dec_claims(k, d, vols, pod);
     if (!rc)
         rc = k8s_dec_res_list(k, d, spec, "overhead", pod->overhead, NULL, NULL, 0);
-    if (!rc)
+    if (!rc) {
+        pod->has_priority = berth_node_get(spec, "priority") != NULL;
         rc = berth_dec_int(d, spec, "priority", 0, INT32_MIN, INT32_MAX, &pod->priority);
+    }
+    if (!rc)
+        rc = dec_priority_class(k, d, spec, pod);
     if (!rc)
         rc = berth_dec_str(d, spec, "schedulerName", 0, &pod->scheduler_name);
     if (!rc && !*pod->scheduler_name)

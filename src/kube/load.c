@@ -1,6 +1,7 @@
 /* kube/load.c - decodes the Kubernetes input kinds of SPEC 2 / 6.1 into a
  * berth_kcluster: v1 Node, Pod, Namespace, Service, ReplicationController,
- * apps/v1 ReplicaSet, StatefulSet, DaemonSet, policy/v1
+ * apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet, batch/v1 Job
+ * (load_workloads.c), scheduling.k8s.io/v1 PriorityClass, policy/v1
  * PodDisruptionBudget (kept for disruption planning), v1
  * PersistentVolumeClaim and PersistentVolume (VolumeZone: pods' claims are
  * resolved to their PVs' zone labels when a load ends), List (and any
@@ -33,6 +34,7 @@
 
 typedef enum kkind {
     K_NODE, K_POD, K_NAMESPACE, K_SERVICE, K_RC, K_RS, K_SS, K_DS, K_PDB, K_PVC, K_PV, K_KSC,
+    K_DEPLOY, K_JOB, K_PC,
     K_COUNT
 } kkind;
 
@@ -52,6 +54,9 @@ static const struct {
     [K_PVC] = {"PersistentVolumeClaim", {"v1"}},
     [K_PV] = {"PersistentVolume", {"v1"}},
     [K_KSC] = {"KubeSchedulerConfiguration", {"kubescheduler.config.k8s.io/v1"}},
+    [K_DEPLOY] = {"Deployment", {"apps/v1"}},
+    [K_JOB] = {"Job", {"batch/v1"}},
+    [K_PC] = {"PriorityClass", {"scheduling.k8s.io/v1"}},
 };
 
 static int check_api(berth_dec *d, const berth_node *doc, kkind kk)
@@ -107,12 +112,13 @@ static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int 
     if (kk < 0)
         return berth_dec_skip(d, doc, kind, skip_note(kind),
                               "kube input has Node, Pod, Namespace, Service, "
-                              "ReplicaSet, StatefulSet, ReplicationController, DaemonSet, "
-                              "PodDisruptionBudget, PersistentVolumeClaim, PersistentVolume, "
+                              "Deployment, ReplicaSet, StatefulSet, ReplicationController, "
+                              "DaemonSet, Job, PriorityClass, PodDisruptionBudget, "
+                              "PersistentVolumeClaim, PersistentVolume, "
                               "KubeSchedulerConfiguration, List");
     if ((rc = check_api(d, doc, (kkind)kk)))
         return rc;
-    if (kk != K_KSC && (rc = k8s_known(d, doc, kube_top_fields)))
+    if (kk != K_KSC && kk != K_PC && (rc = k8s_known(d, doc, kube_top_fields)))
         return rc;
     switch ((kkind)kk) {
     case K_NODE: return kube_load_node(k, d, doc);
@@ -122,7 +128,10 @@ static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int 
     case K_RC:
     case K_RS:
     case K_SS:
-    case K_DS: return kube_load_workload(k, d, doc, kinds[kk].kind);
+    case K_DS:
+    case K_DEPLOY:
+    case K_JOB: return kube_load_workload(k, d, doc, kinds[kk].kind);
+    case K_PC: return kube_load_priority_class(k, d, doc);
     case K_PDB: return kube_load_pdb(k, d, doc);
     case K_PVC: return kube_load_pvc(k, d, doc);
     case K_PV: return kube_load_pv(k, d, doc);

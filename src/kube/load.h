@@ -14,7 +14,10 @@ int kube_load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc);
 int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc);
 int kube_load_namespace(berth_kcluster *k, berth_dec *d, const berth_node *doc);
 int kube_load_service(berth_kcluster *k, berth_dec *d, const berth_node *doc);
+/* Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet,
+ * Job: a selector entry in workloads and a controller (load_workloads.c) */
 int kube_load_workload(berth_kcluster *k, berth_dec *d, const berth_node *doc, const char *kind);
+int kube_load_priority_class(berth_kcluster *k, berth_dec *d, const berth_node *doc);
 int kube_load_pdb(berth_kcluster *k, berth_dec *d, const berth_node *doc);
 int kube_load_pvc(berth_kcluster *k, berth_dec *d, const berth_node *doc);
 int kube_load_pv(berth_kcluster *k, berth_dec *d, const berth_node *doc);

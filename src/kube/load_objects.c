@@ -1,5 +1,5 @@
-/* kube/load_objects.c - Namespace, Service, the workload controllers and
- * PodDisruptionBudget. */
+/* kube/load_objects.c - Namespace, Service and PodDisruptionBudget (the
+ * workload controllers: load_workloads.c). */
 #include "k8s/k8s.h"
 #include "kube/load.h"
 #include "berth/fleet.h"
@@ -81,43 +81,6 @@ int kube_load_service(berth_kcluster *k, berth_dec *d, const berth_node *doc)
     if (rc || !present) /* a Service without a selector selects no pods */
         return rc;
     return add_workload(k, d, doc, "Service", &meta, sel);
-}
-
-int kube_load_workload(berth_kcluster *k, berth_dec *d, const berth_node *doc, const char *kind)
-{
-    k8s_meta meta;
-    int rc = k8s_dec_metadata(k, d, doc, 1, &meta);
-    if (rc)
-        return rc;
-    static const char *const rs_f[] = {"replicas", "minReadySeconds", "selector", "template", NULL};
-    static const char *const ss_f[] = {
-        "replicas", "selector", "template", "volumeClaimTemplates", "serviceName",
-        "podManagementPolicy", "updateStrategy", "revisionHistoryLimit", "minReadySeconds",
-        "persistentVolumeClaimRetentionPolicy", "ordinals", NULL};
-    static const char *const ds_f[] = {"selector", "template", "updateStrategy", "minReadySeconds",
-                                       "revisionHistoryLimit", NULL};
-    int rc_kind = !strcmp(kind, "ReplicationController");
-    const char *const *sf = !strcmp(kind, "StatefulSet") ? ss_f
-                            : !strcmp(kind, "DaemonSet") ? ds_f
-                                                         : rs_f;
-    berth_node *spec = NULL;
-    berth_selector sel;
-    int present = 1;
-    if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)))
-        return rc;
-    size_t p = berth_dec_push(d, "spec");
-    if (!(rc = k8s_known(d, spec, sf))) {
-        if (rc_kind)
-            rc = k8s_dec_map_selector(k, d, spec, "selector", &sel, &present);
-        else if (!berth_node_get(spec, "selector"))
-            rc = berth_dec_fail(d, spec, "selector: required field is missing");
-        else
-            rc = k8s_dec_label_selector(k, d, spec, "selector", &sel);
-    }
-    berth_dec_pop(d, p);
-    if (rc || !present)
-        return rc;
-    return add_workload(k, d, doc, kind, &meta, sel);
 }
 
 /* An IntOrString that is an integer >= 0 or "N%". */

@@ -24,29 +24,9 @@ int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc)
     pod.scheduler_name = "default-scheduler";
     size_t p = berth_dec_push(d, "metadata");
     int64_t ignored_time = 0;
-    berth_node *owners = NULL;
     if (!(rc = k8s_dec_time_at(d, meta.node, "creationTimestamp", &pod.created, &pod.has_created)) &&
         !(rc = k8s_dec_time_at(d, meta.node, "deletionTimestamp", &ignored_time, &pod.terminating)))
-        rc = berth_dec_seq(d, meta.node, "ownerReferences", 0, &owners);
-    for (size_t i = 0; !rc && owners && i < owners->n; i++) {
-        const berth_node *o = owners->items[i];
-        size_t p2 = berth_dec_push(d, "ownerReferences");
-        berth_dec_push_index(d, i);
-        static const char *const of[] = {"apiVersion", "kind", "name", "uid", "controller",
-                                         "blockOwnerDeletion", NULL};
-        const char *kind = NULL, *name = NULL;
-        int ctl = 0;
-        if (o->type != BERTH_NODE_MAP)
-            rc = berth_dec_fail(d, o, "expected an owner reference mapping");
-        if (!rc && !(rc = k8s_known(d, o, of)) && !(rc = berth_dec_str(d, o, "kind", 1, &kind)) &&
-            !(rc = berth_dec_str(d, o, "name", 1, &name)))
-            rc = berth_dec_bool(d, o, "controller", 0, &ctl);
-        if (!rc && ctl && !pod.owner_kind) {
-            pod.owner_kind = kind;
-            pod.owner_name = name;
-        }
-        berth_dec_pop(d, p2);
-    }
+        rc = k8s_dec_controller_ref(d, meta.node, &pod.owner_kind, &pod.owner_name, &pod.owner_uid);
     berth_dec_pop(d, p);
     if (rc)
         return rc;

@@ -27,6 +27,8 @@ void berth_kube_free(berth_kcluster *k)
     free(k->pdbs);
     free(k->pvcs);
     free(k->pvs);
+    free(k->controllers);
+    free(k->pclasses);
     free(k->node_index);
     berth_skips_free(&k->skipped);
     berth_arena_free(&k->arena);

@@ -766,6 +766,21 @@ int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_
     kube_queue_sort(k, queue, nq);
     for (uint32_t qi = 0; qi < nq && !rc; qi++) {
         uint32_t node;
+        if (k->pods[queue[qi]].terminating) {
+            /* kube-scheduler skips a pod being deleted (skipPodSchedule):
+             * reported, not placed, not unschedulable */
+            if (opt->on_decision) {
+                berth_kdecision d;
+                memset(&d, 0, sizeof d);
+                d.pod = queue[qi];
+                d.node = BERTH_KUBE_NONE;
+                d.terminating = 1;
+                d.summary = "not scheduled: the pod is terminating (metadata.deletionTimestamp "
+                            "is set)";
+                opt->on_decision(opt->ctx, k, &d);
+            }
+            continue;
+        }
         rc = kube_loop_pod(&L, queue[qi], &node, e);
         unplaced |= node == BERTH_KUBE_NONE;
     }

@@ -1,5 +1,6 @@
-/* report/kube_report.c - the `kube schedule` collector, table and JSON
- * (SPEC 6.3), and the `kube size` table and JSON. */
+/* report/kube_report.c - the `kube schedule` collector, table (pods in
+ * queue order, then one line per workload) and JSON (SPEC 6.3), and the
+ * `kube size` table and JSON. */
 #include "berth/kube_report.h"
 
 #include <inttypes.h>
@@ -12,6 +13,7 @@ typedef struct row {
     uint32_t nfeasible;
     int64_t total;
     char *message;
+    int terminating;        /* skipped: the pod is being deleted */
 } row;
 
 struct berth_kube_report {
@@ -63,6 +65,9 @@ static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, 
     json_object_set_new(o, "name", json_string(p->name));
     json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
     json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
+    json_object_set_new(o, "workload", p->workload ? json_string(p->workload) : json_null());
+    if (rw->terminating)
+        json_object_set_new(o, "terminating", json_true());
     /* feasible nodes in name order (= index order) */
     uint32_t *ids = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *ids);
     uint32_t *slot = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *slot);
@@ -138,6 +143,7 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
     rw->node = d->node == BERTH_KUBE_NONE ? NULL : k->nodes[d->node].name;
     rw->nfeasible = d->nfeasible;
     rw->total = d->total;
+    rw->terminating = d->terminating;
     if (d->summary) {
         rw->message = strdup(d->summary);
         if (!rw->message)
@@ -158,10 +164,94 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
         json_object_set_new(o, "name", json_string(p->name));
         json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
         json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
+        json_object_set_new(o, "workload", p->workload ? json_string(p->workload) : json_null());
+        if (rw->terminating)
+            json_object_set_new(o, "terminating", json_true());
         if (rw->message)
             json_object_set_new(o, "message", json_string(rw->message));
         json_array_append_new(r->pods, o);
     }
+}
+
+/* ---- the table's per-workload lines ---- */
+
+/* a pending pod of the report (row index) or a pod bound in the input */
+typedef struct wl_entry {
+    const char *workload;
+    uint32_t row;             /* row index; UINT32_MAX for a bound pod */
+} wl_entry;
+
+static int cmp_wl_entry(const void *a, const void *b)
+{
+    const wl_entry *x = a, *y = b;
+    int c = strcmp(x->workload, y->workload);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+static int cmp_wl_group(const void *a, const void *b, void *ctx)
+{
+    const wl_entry *e = ctx;
+    uint32_t x = e[*(const uint32_t *)a].row, y = e[*(const uint32_t *)b].row;
+    return (x > y) - (x < y);
+}
+
+/* "Kind/ns/name: P of N placed[, pod: why[ (and M more unplaced)]]" per
+ * workload with pending pods, in queue order of its first pending pod; N
+ * counts its pods bound in the input too (terminating pods aside) */
+static int workload_lines(FILE *out, const berth_kube_report *r, const berth_kcluster *k)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        n += !r->rows[i].terminating && k->pods[r->rows[i].pod].workload != NULL;
+    if (!n)
+        return 0;
+    for (uint32_t p = 0; p < k->npods; p++)
+        n += k->pods[p].node_name && !k->pods[p].assumed && !k->pods[p].terminating &&
+             k->pods[p].workload;
+    wl_entry *e = malloc(n * sizeof *e);
+    uint32_t *groups = malloc(n * sizeof *groups);
+    if (!e || !groups) {
+        free(e);
+        free(groups);
+        return BERTH_ENOMEM;
+    }
+    uint32_t m = 0, ng = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (!r->rows[i].terminating && k->pods[r->rows[i].pod].workload)
+            e[m++] = (wl_entry){k->pods[r->rows[i].pod].workload, i};
+    for (uint32_t p = 0; p < k->npods; p++)
+        if (k->pods[p].node_name && !k->pods[p].assumed && !k->pods[p].terminating &&
+            k->pods[p].workload)
+            e[m++] = (wl_entry){k->pods[p].workload, UINT32_MAX};
+    qsort(e, m, sizeof *e, cmp_wl_entry);
+    for (uint32_t i = 0; i < m; i++)
+        if ((i == 0 || strcmp(e[i - 1].workload, e[i].workload)) && e[i].row != UINT32_MAX)
+            groups[ng++] = i; /* a workload with pending pods: its first row */
+    qsort_r(groups, ng, sizeof *groups, cmp_wl_group, e);
+    fputc('\n', out);
+    for (uint32_t g = 0; g < ng; g++) {
+        uint32_t i = groups[g], total = 0, placed = 0, unplaced = 0;
+        const row *first_bad = NULL;
+        for (uint32_t j = i; j < m && !strcmp(e[j].workload, e[i].workload); j++) {
+            total++;
+            const row *rw = e[j].row == UINT32_MAX ? NULL : &r->rows[e[j].row];
+            if (!rw || rw->node)
+                placed++;
+            else if (!unplaced++)
+                first_bad = rw;
+        }
+        fprintf(out, "%s: %u of %u placed", e[i].workload, placed, total);
+        if (first_bad) {
+            fprintf(out, ", %s: %s", k->pods[first_bad->pod].name,
+                    first_bad->message ? first_bad->message : "unschedulable");
+            if (unplaced > 1)
+                fprintf(out, " (and %u more unplaced)", unplaced - 1);
+        }
+        fputc('\n', out);
+    }
+    free(e);
+    free(groups);
+    return 0;
 }
 
 int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_kcluster *k)
@@ -193,10 +283,17 @@ int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_k
             fprintf(out, "  %s", rw->message);
         fputc('\n', out);
     }
-    uint32_t placed = 0;
-    for (uint32_t i = 0; i < r->n; i++)
+    uint32_t placed = 0, terminating = 0;
+    for (uint32_t i = 0; i < r->n; i++) {
         placed += r->rows[i].node != NULL;
-    fprintf(out, "\n%u of %u pending pods scheduled\n", placed, r->n);
+        terminating += r->rows[i].terminating;
+    }
+    if (workload_lines(out, r, k))
+        return BERTH_ENOMEM;
+    fprintf(out, "\n%u of %u pending pods scheduled", placed, r->n - terminating);
+    if (terminating)
+        fprintf(out, " (%u terminating, not scheduled)", terminating);
+    fputc('\n', out);
     return ferror(out) ? BERTH_EIO : 0;
 }
 
@@ -270,7 +367,9 @@ int berth_kube_report_explain(FILE *out, const berth_kube_report *r)
         const json_t *node = json_object_get(pod, "node");
         fprintf(out, "explain %s/%s: %s\n", json_string_value(json_object_get(pod, "namespace")),
                 json_string_value(json_object_get(pod, "name")),
-                json_is_string(node) ? json_string_value(node) : "unschedulable");
+                json_is_string(node)                         ? json_string_value(node)
+                : json_is_true(json_object_get(pod, "terminating")) ? "terminating, not scheduled"
+                                                                    : "unschedulable");
         json_t *scores = json_object_get(pod, "scores");
         size_t n = json_object_size(scores), k = 0;
         json_t **rows = malloc((n ? n : 1) * sizeof *rows);

@@ -27,6 +27,8 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, serv
     int rc = berth_doc_load_buffer(&k.arena, "body", body, len, &src, &e);
     if (!rc)
         rc = berth_kube_load(&k, &src, 0, &e);
+    if (!rc)
+        rc = berth_kube_expand(&k, &e);
     if (rc) {
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);

@@ -217,11 +217,11 @@ static void test_workloads(void **st)
                 "  template: {metadata: {labels: {app: web}}, spec: {containers: []}}\n---\n"
                 "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n"
                 "spec: {serviceName: db, selector: {matchExpressions: [{key: app, operator: In, "
-                "values: [db]}]}, template: {}}\n---\n"
+                "values: [db]}]}, template: {spec: {containers: []}}}\n---\n"
                 "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\n"
                 "spec: {selector: {app: old}}\n---\n"
                 "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ds}\n"
-                "spec: {selector: {matchLabels: {app: ds}}}\n---\n"
+                "spec: {selector: {matchLabels: {app: ds}}, template: {spec: {containers: []}}}\n---\n"
                 "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb}\n"
                 "spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n");
     assert_int_equal(k.nnamespaces, 1);
@@ -367,6 +367,8 @@ static void test_errors(void **st)
              "apiVersion", "apps/v1");
     /* kinds berth does not read are skipped (test_kube_input.c), errors when strict */
     load_bad("apiVersion: v1\nkind: Gadget\nmetadata: {name: r}\n", 1, "unknown kind 'Gadget'", NULL);
+    load_bad("apiVersion: v1\nkind: Deployment\nmetadata: {name: r}\n", 0, "needs apiVersion apps/v1",
+             NULL);
     load_bad(KSC "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeResourceFit}]\n", 0,
              "profiles[0].plugins.score.enabled[0].name", "unknown plugin 'NodeResourceFit'");
     load_bad(KSC "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeName}]\n", 0,

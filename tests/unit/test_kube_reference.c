@@ -1830,6 +1830,9 @@ static char *to_yaml(const berth_kcluster *k)
                 sb(&b, "      %s: \"%s\"\n", w->selector.reqs[j].key, w->selector.reqs[j].values[0]);
         } else {
             y_selector(&b, "      ", &w->selector);
+            /* a template is required; replicas 0: the ReplicaSet is read
+             * for its selector (this test does not expand workloads) */
+            sb(&b, "    replicas: 0\n    template:\n      spec:\n        containers: []\n");
         }
     }
     static const char *eff[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
