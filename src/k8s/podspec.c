@@ -472,6 +472,11 @@ int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, be
         rc = k8s_dec_res_list(k, d, spec, "overhead", pod->overhead, NULL, NULL, 0);
     if (!rc)
         rc = berth_dec_int(d, spec, "priority", 0, INT32_MIN, INT32_MAX, &pod->priority);
+    if (!rc) {
+        /* DefaultPreemption: Never keeps the pod from preempting others */
+        static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
+        rc = k8s_dec_choice(d, spec, "preemptionPolicy", 0, policies, &pod->preemption_policy);
+    }
     if (!rc)
         rc = berth_dec_str(d, spec, "schedulerName", 0, &pod->scheduler_name);
     if (!rc && !*pod->scheduler_name)
