@@ -31,7 +31,13 @@ struct kube_preempt {
     uint32_t cap;          /* size of pv, viol, cur, best */
     int pdb_ready;
     int64_t *allowed;      /* per PDB: disruptions allowed for the rest of the run */
-    int64_t *left;         /* per PDB: the per-node copy filterPodsWithPDBViolation decrements */
+    int64_t *left;         /* per PDB: uses by the node being evaluated (filterPodsWithPDBViolation's
+                            * per-call decrement), zero between nodes */
+    /* per pod, the PDBs selecting it (pdb_selects), found on first need:
+     * pool[first[pod] .. first[pod] + count[pod]), first UINT32_MAX until then */
+    uint32_t *first, *count;
+    uint32_t *pool;
+    uint32_t npool, cappool;
 };
 
 /* One candidate's figures, compared by pickOneNodeForPreemption's order. */
@@ -58,6 +64,9 @@ void kube_preempt_free(kube_loop *L)
     free(P->best);
     free(P->allowed);
     free(P->left);
+    free(P->first);
+    free(P->count);
+    free(P->pool);
     free(P);
     L->pre = NULL;
 }
@@ -82,11 +91,19 @@ static int ensure(kube_loop *L)
          * computed from the matching pods (every pod healthy) */
         uint32_t nb = k->npdbs ? k->npdbs : 1;
         P->allowed = malloc(nb * sizeof *P->allowed);
-        P->left = malloc(nb * sizeof *P->left);
+        P->left = calloc(nb, sizeof *P->left);
         if (!P->allowed || !P->left)
             return BERTH_ENOMEM;
         for (uint32_t b = 0; b < k->npdbs; b++)
             P->allowed[b] = berth_kpdb_count_allowed(k, &k->pdbs[b], NULL, NULL);
+        if (k->npdbs) {
+            uint32_t np = k->npods ? k->npods : 1;
+            P->first = malloc(np * sizeof *P->first);
+            P->count = calloc(np, sizeof *P->count);
+            if (!P->first || !P->count)
+                return BERTH_ENOMEM;
+            memset(P->first, 0xff, np * sizeof *P->first);
+        }
         P->pdb_ready = 1;
     }
     return 0;
@@ -146,6 +163,38 @@ static int cmp_importance(const void *a, const void *b, void *ctx)
 static int pdb_selects(const berth_kpdb *b, const berth_kpod *p)
 {
     return p->labels.n && !b->selector.nothing && b->selector.n && berth_kpdb_matches(b, p);
+}
+
+/* The PDBs selecting pod (*out, *n), cached per pod. */
+static int pdbs_of(kube_preempt *P, const berth_kcluster *k, uint32_t pod, const uint32_t **out,
+                   uint32_t *n)
+{
+    *n = 0;
+    *out = NULL;
+    if (!k->npdbs)
+        return 0;
+    if (P->first[pod] == UINT32_MAX) {
+        const berth_kpod *p = &k->pods[pod];
+        uint32_t start = P->npool;
+        for (uint32_t b = 0; b < k->npdbs; b++) {
+            if (!pdb_selects(&k->pdbs[b], p))
+                continue;
+            if (P->npool == P->cappool) {
+                uint32_t nc = P->cappool ? P->cappool * 2 : 256;
+                uint32_t *q = realloc(P->pool, nc * sizeof *q);
+                if (!q)
+                    return BERTH_ENOMEM;
+                P->pool = q;
+                P->cappool = nc;
+            }
+            P->pool[P->npool++] = b;
+        }
+        P->first[pod] = start;
+        P->count[pod] = P->npool - start;
+    }
+    *out = P->pool + P->first[pod];
+    *n = P->count[pod];
+    return 0;
 }
 
 /* ---- trial removal on one node ---- */
@@ -246,13 +295,23 @@ static int select_victims(trial *t, uint32_t *nvictims, int64_t *violations)
     if (fits) {
         /* by importance, then PDB-violating ones reprieved first */
         qsort_r(P->pv, npv, sizeof *P->pv, cmp_importance, (void *)k);
-        memcpy(P->left, P->allowed, k->npdbs * sizeof *P->left);
-        for (uint32_t i = 0; i < npv; i++) {
-            const berth_kpod *q = &k->pods[P->pv[i]];
+        /* P->left: this node's uses of each budget (all zero between
+         * nodes: the entries touched are cleared again below) */
+        for (uint32_t i = 0; i < npv && !rc; i++) {
+            const uint32_t *bs;
+            uint32_t nb;
+            rc = pdbs_of(P, k, P->pv[i], &bs, &nb);
             P->viol[i] = 0;
-            for (uint32_t b = 0; b < k->npdbs; b++)
-                if (pdb_selects(&k->pdbs[b], q) && --P->left[b] < 0)
+            for (uint32_t j = 0; j < nb; j++)
+                if (P->allowed[bs[j]] - ++P->left[bs[j]] < 0)
                     P->viol[i] = 1;
+        }
+        for (uint32_t i = 0; i < npv && !rc && k->npdbs; i++) {
+            const uint32_t *bs;
+            uint32_t nb;
+            rc = pdbs_of(P, k, P->pv[i], &bs, &nb);
+            for (uint32_t j = 0; j < nb; j++)
+                P->left[bs[j]] = 0;
         }
         for (int pass = 1; pass >= 0 && !rc; pass--)
             for (uint32_t i = 0; i < npv && !rc; i++) {
@@ -426,9 +485,13 @@ int kube_preempt_commit(kube_loop *L, uint32_t pod, const kube_preempt_result *r
          * it is terminating, never before: the counters skip such pods) */
         rc = kube_evict(s, v, r->node, !vp->assumed);
         vp->terminating = 1;
-        for (uint32_t b = 0; b < k->npdbs; b++)
-            if (pdb_selects(&k->pdbs[b], vp) && P->allowed[b] > 0)
-                P->allowed[b]--;
+        const uint32_t *bs;
+        uint32_t nb;
+        if (!rc)
+            rc = pdbs_of(P, k, v, &bs, &nb);
+        for (uint32_t j = 0; !rc && j < nb; j++)
+            if (P->allowed[bs[j]] > 0)
+                P->allowed[bs[j]]--;
     }
     if (rc)
         return rc;
