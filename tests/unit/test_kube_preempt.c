@@ -11,7 +11,8 @@
  * cannot resolve never being candidates, and the victims leaving the
  * spread counters for the pods after. Every case runs on the fast path
  * and with --reference (plain recomputation) and both must agree; random
- * clusters compare the two as well. */
+ * clusters (a quarter with the usage-aware profile, whose memory admission
+ * counts the node's pods) compare the two as well. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,13 +133,20 @@ static void load(berth_kcluster *k, const buf *b)
         fail_msg("load: %s\n%s", e.msg, b->s);
 }
 
+/* random worlds: some run with the usage-aware profile (its memory admission
+ * reads the node's pods too) */
+static int usage_aware;
+
 static int run(const buf *b, int preempt, int reference, int detail, outcome *o,
                berth_kcluster *keep)
 {
     berth_kcluster k;
     load(&k, b);
     memset(o, 0, sizeof *o);
+    berth_kprofile ua;
+    berth_kube_usage_aware_profile(&k, &ua);
     berth_kube_options opt = {.tiebreak = BERTH_TIE_FIRST, .preempt = preempt,
+                              .profile = usage_aware ? &ua : NULL,
                               .reference = reference, .detail = detail,
                               .on_decision = collect, .ctx = o};
     berth_error e;
@@ -507,9 +515,12 @@ static void test_random_fast_equals_reference(void **st)
         begin(&b);
         uint32_t nn = 2 + (uint32_t)berth_rng_below(&g, 12);
         char nm[32], lb[128];
+        usage_aware = world % 4 == 3;
         for (uint32_t n = 0; n < nn; n++) {
             snprintf(nm, sizeof nm, "n-%02u", n);
-            snprintf(lb, sizeof lb, "      topology.kubernetes.io/zone: z%u\n", n % 3);
+            snprintf(lb, sizeof lb,
+                     "      topology.kubernetes.io/zone: z%u\n%s", n % 3,
+                     n % 2 ? "    annotations:\n      berth.io/vm-overhead-memory: 3Gi\n" : "");
             node(&b, nm, berth_rng_below(&g, 2) ? "4" : "8", lb,
                  berth_rng_below(&g, 6) ? NULL
                                         : "    taints:\n    - {key: t, value: v, effect: NoSchedule}\n");
@@ -548,6 +559,7 @@ static void test_random_fast_equals_reference(void **st)
         const char *got = sched(&b); /* asserts fast path == reference == detail */
         preempted += strstr(got, "preempting") != NULL;
     }
+    usage_aware = 0;
     /* the worlds do preempt */
     assert_true(preempted >= 20);
 }
