@@ -22,6 +22,7 @@
 
 struct kube_preempt {
     uint32_t nnodes;
+    int64_t min_priority;  /* lowest priority of any pod: no one below can be a victim */
     uint32_t *cand;        /* node status pass: batch */
     uint8_t *verdict;      /* per batch slot */
     uint8_t *status;       /* per node: first failing filter's verdict */
@@ -80,6 +81,10 @@ static int ensure(kube_loop *L)
     if (!P->cand) {
         uint32_t N = k->nnodes ? k->nnodes : 1;
         P->nnodes = k->nnodes;
+        P->min_priority = INT64_MAX;
+        for (uint32_t i = 0; i < k->npods; i++)
+            if (k->pods[i].priority < P->min_priority)
+                P->min_priority = k->pods[i].priority;
         P->cand = malloc(N * sizeof *P->cand);
         P->verdict = malloc(N);
         P->status = malloc(N);
@@ -393,6 +398,8 @@ int kube_preempt_find(kube_loop *L, const berth_profile *prof, const berth_kplug
     if (rc)
         return rc;
     kube_preempt *P = L->pre;
+    if (p->priority <= P->min_priority)
+        return 0; /* no pod anywhere has a lower priority */
     /* each node's status is its first failing filter's: only Unschedulable
      * (BERTH_UNFIT) nodes can be helped by removing pods */
     uint32_t n = 0;
