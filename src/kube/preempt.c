@@ -365,6 +365,21 @@ static void score_of(const berth_kcluster *k, uint32_t node, const uint32_t *v, 
     }
 }
 
+/* NodeResourcesFit's UnschedulableAndUnresolvable (upstream since
+ * kubernetes/kubernetes#131345): a resource the filter checks is requested
+ * beyond the node's whole allocatable, so even an empty node would not do. */
+static int beyond_allocatable(const kube_sched *s, const berth_kpod *p, uint32_t n)
+{
+    uint32_t ignored = s->prof ? s->prof->ignored_res : 0;
+    for (uint32_t r = 0; r < s->k->nres; r++) {
+        if (p->req[r] <= 0 || (r >= BERTH_KRES_FIRST_EXT && (ignored >> r & 1u)))
+            continue;
+        if (p->req[r] > s->alloc[r][n])
+            return 1;
+    }
+    return 0;
+}
+
 /* pickOneNodeForPreemption: > 0 when a is the better candidate. Fewest PDB
  * violations, lowest highest priority, smallest priority sum, fewest
  * victims, latest earliest start; equal: neither (the caller keeps the
@@ -412,11 +427,15 @@ int kube_preempt_find(kube_loop *L, const berth_profile *prof, const berth_kplug
         memset(P->verdict, BERTH_FIT, n);
         prof->filters[f]->filter(s, rq, P->cand, n, P->verdict);
         uint32_t m = 0;
+        int fit = filter_of[f] == BERTH_KP_NODE_RESOURCES_FIT;
         for (uint32_t i = 0; i < n; i++) {
+            uint32_t nd = P->cand[i];
             if (P->verdict[i] == BERTH_FIT)
-                P->cand[m++] = P->cand[i];
+                P->cand[m++] = nd;
+            else if (fit && P->verdict[i] == BERTH_UNFIT && beyond_allocatable(s, p, nd))
+                P->status[nd] = BERTH_UNRESOLVABLE;
             else
-                P->status[P->cand[i]] = P->verdict[i];
+                P->status[nd] = P->verdict[i];
         }
         n = m;
     }

@@ -8,7 +8,8 @@
  * (PDB violations, highest victim priority, the priority sum with
  * upstream's MaxInt32+1 offset, victim count, latest start, then the
  * lowest name), preemptionPolicy Never, nodes whose failure removing pods
- * cannot resolve never being candidates, and the victims leaving the
+ * cannot resolve never being candidates (nor counted: a node too small
+ * for the pod even when empty), and the victims leaving the
  * spread counters for the pods after. Every case runs on the fast path
  * and with --reference (plain recomputation) and both must agree; random
  * clusters (a quarter with the usage-aware profile, whose memory admission
@@ -460,6 +461,32 @@ static void test_unresolvable_never_candidates(void **st)
     }
 }
 
+static void test_beyond_allocatable_not_potential(void **st)
+{
+    (void)st;
+    static buf b;
+    begin(&b);
+    /* 1,000 nodes too small for the pod even when empty (upstream's
+     * NodeResourcesFit then says UnschedulableAndUnresolvable): not
+     * potential nodes, and not counted. 1,100 others each hold one victim;
+     * the best (lowest victim priority) is b-0150. Upstream's search wants
+     * max(10%, 100) of the potential nodes: 110 of 1,100, so it stops at
+     * b-0109 and b-0000 wins the tie. Were the small nodes counted (210 of
+     * 2,100) it would reach b-0150. */
+    for (int i = 0; i < 1000; i++)
+        add(&b, "- {apiVersion: v1, kind: Node, metadata: {name: a-%04d}, status: {allocatable:"
+                " {cpu: \"1\", memory: 16Gi, pods: \"110\"}}}\n", i);
+    for (int i = 0; i < 1100; i++)
+        add(&b, "- {apiVersion: v1, kind: Node, metadata: {name: b-%04d}, status: {allocatable:"
+                " {cpu: \"4\", memory: 16Gi, pods: \"110\"}}}\n"
+                "- {apiVersion: v1, kind: Pod, metadata: {name: low-%04d, namespace: default},"
+                " spec: {nodeName: b-%04d, priority: %d, containers: [{name: c, resources:"
+                " {requests: {cpu: \"4\"}}}]}, status: {phase: Running}}\n",
+            i, i, i, i == 150 ? 5 : 10);
+    pod(&b, "crit", 100, "2", NULL, "c", NULL, NULL);
+    expect(&b, "crit -> b-0000 preempting low-0000\n");
+}
+
 /* ---- the queue after a preemption ---- */
 
 static void test_victims_leave_spread_counts(void **st)
@@ -580,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_pick_lowest_name),
         cmocka_unit_test(test_preemption_policy_never),
         cmocka_unit_test(test_unresolvable_never_candidates),
+        cmocka_unit_test(test_beyond_allocatable_not_potential),
         cmocka_unit_test(test_victims_leave_spread_counts),
         cmocka_unit_test(test_random_fast_equals_reference),
     };
