@@ -116,8 +116,11 @@ typedef struct berth_kpod {
     const char *priority_class;   /* spec.priorityClassName (NULL: none); berth_kube_expand sets
                                    * the globalDefault class's name for pods without one */
     berth_kloc priority_class_at; /* where spec.priorityClassName was read */
+    int preemption_policy;             /* 0 PreemptLowerPriority (default), 1 Never (spec.preemptionPolicy) */
     int64_t created;              /* creationTimestamp, seconds since the epoch */
     int has_created;
+    int64_t started;              /* status.startTime, seconds since the epoch */
+    int has_started;
     uint32_t order;               /* input order */
     const char *scheduler_name;   /* spec.schedulerName, default "default-scheduler" */
     const char *node_name;        /* spec.nodeName: bound when set and the node exists */
@@ -478,6 +481,14 @@ typedef struct berth_kdecision {
                                        * skips it; node is BERTH_KUBE_NONE */
     void *sched;                      /* for berth_kube_decision_reason */
     const void *req;
+    /* preemption (berth_kube_options.preempt): when nvictims > 0 the pod
+     * fitted nowhere and DefaultPreemption nominated node `nominated` (then
+     * node == nominated) by deleting victims[0..nvictims) (pod indices, all
+     * on that node, most important first). nvictims == 0: no preemption
+     * (nominated is then not meaningful) */
+    uint32_t nominated;
+    const uint32_t *victims;
+    uint32_t nvictims;
 } berth_kdecision;
 
 typedef struct berth_kube_options {
@@ -488,12 +499,19 @@ typedef struct berth_kube_options {
     int reference;                    /* plain per-pod recomputation, no incremental state */
     void (*on_decision)(void *ctx, const berth_kcluster *k, const berth_kdecision *d);
     void *ctx;
+    int preempt;                      /* DefaultPreemption for a pod that fits nowhere
+                                       * (kube/preempt.c; the CLI's default, off for
+                                       * views and what-if sessions) */
 } berth_kube_options;
 
 /* Schedules every pending pod in queue order. Sorts k->nodes by name first
  * (the lowest index is the lowest name, for tie-break first); each placed
- * pod gets node_name set and assumed = 1. Returns 0 when every pod was
- * placed, BERTH_ENOFIT when some were not, or an error. */
+ * pod gets node_name set and assumed = 1. With opt->preempt, a pod that
+ * fits nowhere may preempt (docs/kube.md "Preemption"): it is placed on its
+ * nominated node (node_name, assumed) and its victims are deleted (removed
+ * from every column and counter, terminating = 1, node_name kept). Returns
+ * 0 when every pod was placed, BERTH_ENOFIT when some were not, or an
+ * error. */
 int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e);
 
 /* Writes filter plugin f's reason for the decision's pod on node into buf

@@ -20,7 +20,8 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
 int berth_kube_report_status(const berth_kube_report *r);
 
 /* Pods in queue order: NAMESPACE/NAME, NODE, QOS, FEASIBLE, SCORE, and the
- * kube-scheduler message for unschedulable pods. */
+ * kube-scheduler message for unschedulable pods, or "preempted N pods:
+ * ns/a, ..." for a pod placed by preemption (SCORE "-"). */
 int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_kcluster *k);
 /* --explain (detail reports only): per pod, the chosen node, the best
  * feasible nodes with each plugin's normalised score and the weighted

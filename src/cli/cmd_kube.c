@@ -38,6 +38,8 @@ static void help_schedule(FILE *f)
             "                       plugin's score and the rejected nodes counted by reason\n"
             "  --reference          plain per-pod recomputation instead of incremental counters\n"
             "                       (same decisions, slower; for checking)\n"
+            "  --no-preempt         a pod that fits nowhere stays unschedulable (default: it\n"
+            "                       preempts lower-priority pods as DefaultPreemption does)\n"
             "  --strict             unknown fields in Kubernetes objects, and kinds the\n"
             "                       command does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
@@ -100,7 +102,7 @@ static int cmd_schedule(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     const char *config = NULL, *profile = NULL;
-    int reference = 0, explain = 0;
+    int reference = 0, explain = 0, preempt = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -124,6 +126,10 @@ static int cmd_schedule(int argc, char **argv)
         }
         if (!strcmp(a, "--explain")) {
             explain = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-preempt")) {
+            preempt = 0;
             continue;
         }
         int r = cli_common_flag(&c, argc, argv, &i);
@@ -168,7 +174,8 @@ static int cmd_schedule(int argc, char **argv)
     }
     berth_kube_options opt = {.profile = prof, .tiebreak = c.tiebreak, .seed = c.seed,
                               .detail = detail, .reference = reference,
-                              .on_decision = berth_kube_report_decision, .ctx = rep};
+                              .on_decision = berth_kube_report_decision, .ctx = rep,
+                              .preempt = preempt};
     berth_error e;
     berth_error_clear(&e);
     int rc = berth_kube_schedule(&k, &opt, &e);

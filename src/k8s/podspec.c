@@ -531,6 +531,11 @@ int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, be
         pod->has_priority = berth_node_get(spec, "priority") != NULL;
         rc = berth_dec_int(d, spec, "priority", 0, INT32_MIN, INT32_MAX, &pod->priority);
     }
+    if (!rc) {
+        /* DefaultPreemption: Never keeps the pod from preempting others */
+        static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
+        rc = k8s_dec_choice(d, spec, "preemptionPolicy", 0, policies, &pod->preemption_policy);
+    }
     if (!rc)
         rc = dec_priority_class(k, d, spec, pod);
     if (!rc)

@@ -821,6 +821,14 @@ static int synth_workloads(expand *x)
     return 0;
 }
 
+/* the class's preemptionPolicy (admission plugin Priority sets the pod's
+ * when it has none; a pod naming a class cannot disagree with it) */
+static void class_policy(berth_kpod *pod, const berth_kpriority_class *pc)
+{
+    if (pc->preemption_policy && !strcmp(pc->preemption_policy, "Never"))
+        pod->preemption_policy = 1;
+}
+
 /* priorityClassName -> priority (admission plugin Priority, admitPod): a
  * pod with spec.priority keeps it; a named class must exist; no class:
  * the globalDefault class with the lowest value, else 0 */
@@ -843,12 +851,14 @@ static int resolve_priorities(expand *x)
             if (def) {
                 pod->priority = def->value;
                 pod->priority_class = def->name;
+                class_policy(pod, def);
             }
             continue;
         }
         const berth_kpriority_class *pc = berth_kube_priority_class(k, pod->priority_class);
         if (pc) {
             pod->priority = pc->value;
+            class_policy(pod, pc);
             continue;
         }
         const berth_kloc *l = &pod->priority_class_at;

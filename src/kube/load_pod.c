@@ -42,8 +42,9 @@ int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc)
     const char *phase = NULL;
     if (status) {
         p = berth_dec_push(d, "status");
-        if (!(rc = k8s_known(d, status, k8s_pod_status_fields)))
-            rc = berth_dec_str(d, status, "phase", 0, &phase);
+        if (!(rc = k8s_known(d, status, k8s_pod_status_fields)) &&
+            !(rc = berth_dec_str(d, status, "phase", 0, &phase)))
+            rc = k8s_dec_time_at(d, status, "startTime", &pod.started, &pod.has_started);
         berth_dec_pop(d, p);
         if (rc)
             return rc;

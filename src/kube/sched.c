@@ -141,6 +141,18 @@ int kube_unassume(kube_sched *s, uint32_t pod, uint32_t node, int bound)
     return kube_terms_unassume(s, pod, node);
 }
 
+int kube_evict(kube_sched *s, uint32_t pod, uint32_t node, int bound)
+{
+    int rc = kube_unassume(s, pod, node, bound);
+    return rc ? rc : kube_fast_assumed(s, node);
+}
+
+int kube_place(kube_sched *s, uint32_t pod, uint32_t node, int bound)
+{
+    int rc = bound ? kube_assume_bound(s, pod, node) : kube_assume(s, pod, node);
+    return rc ? rc : kube_fast_assumed(s, node);
+}
+
 /* The static columns of node n from k->nodes[n] (no pods on it yet). */
 static void node_columns(kube_sched *s, uint32_t n)
 {
@@ -471,6 +483,7 @@ void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n)
 
 void kube_loop_free(kube_loop *L)
 {
+    kube_preempt_free(L);
     free(L->batch);
     free(L->built);
     berth_cycle_free(&L->c);
@@ -585,7 +598,8 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             snprintf(why, sizeof why,
                      "no scheduler profile named '%s': the pod is left for that scheduler",
                      sched_name);
-            berth_kdecision d = {.pod = pod, .node = BERTH_KUBE_NONE, .summary = why};
+            berth_kdecision d = {.pod = pod, .node = BERTH_KUBE_NONE, .summary = why,
+                                 .nominated = BERTH_KUBE_NONE};
             if (opt->on_decision)
                 opt->on_decision(opt->ctx, k, &d);
             return 0;
@@ -625,11 +639,27 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             berth_kdecision d;
             memset(&d, 0, sizeof d);
             d.pod = pod;
-            d.node = BERTH_KUBE_NONE;
+            d.node = d.nominated = BERTH_KUBE_NONE;
+            kube_preempt_result pr = {.node = BERTH_KUBE_NONE};
+            if (opt->preempt && (rc = kube_preempt_find(L, &b->p, b->filter_of, &rq, &pr))) {
+                kube_req_free(sp, &rq);
+                return berth_error_set(e, rc, "out of memory");
+            }
+            if (pr.nvictims) {
+                d.node = d.nominated = pr.node;
+                d.victims = pr.victims;
+                d.nvictims = pr.nvictims;
+            }
             if (opt->on_decision)
                 opt->on_decision(opt->ctx, k, &d);
+            if (pr.nvictims) {
+                if (kube_preempt_commit(L, pod, &pr))
+                    rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+                else
+                    *placed = pr.node;
+            }
             kube_req_free(sp, &rq);
-            return 0;
+            return rc;
         }
         if (fx == 1 && fr.nfeasible > 1 && kube_affinity_prescore_failed(sp, p)) {
             /* NodeAffinity's PreScore fails: a scheduling error for the pod */
@@ -655,6 +685,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             berth_kdecision d;
             memset(&d, 0, sizeof d);
             d.pod = pod;
+            d.nominated = BERTH_KUBE_NONE;
             d.node = fr.node;
             d.nfeasible = fr.nfeasible;
             d.total = fr.total;
@@ -715,6 +746,19 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     d.nfilter_plugins = b->p.nfilters;
     d.examined = batch;
     d.nexamined = pk.examined;
+    d.nominated = BERTH_KUBE_NONE;
+    kube_preempt_result pr = {.node = BERTH_KUBE_NONE};
+    if (d.node == BERTH_KUBE_NONE && opt->preempt &&
+        (rc = kube_preempt_find(L, &b->p, b->filter_of, &rq, &pr))) {
+        kube_req_free(sp, &rq);
+        return berth_error_set(e, rc, "out of memory");
+    }
+    if (pr.nvictims) {
+        /* nominated: placed there once the victims are gone */
+        d.node = d.nominated = pr.node;
+        d.victims = pr.victims;
+        d.nvictims = pr.nvictims;
+    }
     char *summary = NULL;
     if (d.node != BERTH_KUBE_NONE && pk.nfeasible > 1 && kube_affinity_prescore_failed(sp, p)) {
         /* NodeAffinity's PreScore fails (upstream runs PreScore only with
@@ -735,7 +779,12 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     if (opt->on_decision)
         opt->on_decision(opt->ctx, k, &d);
     free(summary);
-    if (d.node != BERTH_KUBE_NONE) {
+    if (pr.nvictims) {
+        if (kube_preempt_commit(L, pod, &pr))
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        else
+            *placed = pr.node;
+    } else if (d.node != BERTH_KUBE_NONE) {
         k->pods[pod].node_name = k->nodes[d.node].name;
         k->pods[pod].assumed = 1;
         if (kube_assume(sp, pod, d.node) || kube_fast_assumed(sp, d.node))

@@ -112,9 +112,7 @@ void berth_ksession_close(berth_ksession *s)
 /* pod on session node n as a bound pod (not logged) */
 static int bind_pod(berth_ksession *s, uint32_t pod, uint32_t n, int bound)
 {
-    int rc = bound ? kube_assume_bound(&s->L.s, pod, n) : kube_assume(&s->L.s, pod, n);
-    if (!rc)
-        rc = kube_fast_assumed(&s->L.s, n);
+    int rc = kube_place(&s->L.s, pod, n, bound);
     s->v.pods[pod].node_name = s->v.nodes[n].name;
     s->v.pods[pod].assumed = !bound;
     s->pod_node[pod] = n;
@@ -125,9 +123,7 @@ static int bind_pod(berth_ksession *s, uint32_t pod, uint32_t n, int bound)
 static int unbind_pod(berth_ksession *s, uint32_t pod)
 {
     uint32_t n = s->pod_node[pod];
-    int rc = kube_unassume(&s->L.s, pod, n, s->pod_bound[pod]);
-    if (!rc)
-        rc = kube_fast_assumed(&s->L.s, n);
+    int rc = kube_evict(&s->L.s, pod, n, s->pod_bound[pod]);
     s->v.pods[pod].node_name = NULL;
     s->v.pods[pod].assumed = 0;
     s->pod_node[pod] = BERTH_KUBE_NONE;

@@ -91,6 +91,11 @@ int kube_assume_bound(kube_sched *s, uint32_t pod, uint32_t node);
  * kube_assume, or of kube_assume_bound when bound); calls
  * kube_terms_unassume. The caller logs node for the fast path. */
 int kube_unassume(kube_sched *s, uint32_t pod, uint32_t node, int bound);
+/* kube_unassume / kube_assume(_bound) (bound: the pod was bound rather than
+ * placed) and the fast path's change log for node: how a what-if session
+ * and preemption move pods. */
+int kube_evict(kube_sched *s, uint32_t pod, uint32_t node, int bound);
+int kube_place(kube_sched *s, uint32_t pod, uint32_t node, int bound);
 /* What-if node changes (kube/session.c): excluded = 1 makes n no candidate
  * (its pods stay counted); activate fills spare slot n (off, empty) with a
  * copy of nd; deactivate empties it again (no pods may be on it). Each
@@ -110,6 +115,7 @@ typedef struct kube_loop {
     uint32_t *batch;
     const berth_kube_options *opt;
     int no_summary;                  /* nobody reads d.summary: skip kube's FitError text */
+    struct kube_preempt *pre;        /* preemption scratch (kube/preempt.c), lazily */
 } kube_loop;
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
                    uint32_t nspare, berth_error *e);
@@ -117,6 +123,24 @@ void kube_loop_free(kube_loop *L);
 /* Schedules pod (pending) and assumes the decision: *placed gets the node
  * or BERTH_KUBE_NONE; the decision goes to opt->on_decision. 0 or an error. */
 int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e);
+/* ---- kube/preempt.c: DefaultPreemption (berth_kube_options.preempt) ---- */
+typedef struct kube_preempt kube_preempt;
+typedef struct kube_preempt_result {
+    uint32_t node;                   /* nominated node, BERTH_KUBE_NONE when none */
+    const uint32_t *victims;         /* most important first; valid until the next find */
+    uint32_t nvictims;
+} kube_preempt_result;
+/* For rq's pod, which passed no node's filters in prof (filter_of: the
+ * plugin of each filter slot): the nominated node and its victims, or
+ * none. The scheduler state is left as it was (rq prepared again when the
+ * search moved pods). 0 or BERTH_ENOMEM. */
+int kube_preempt_find(kube_loop *L, const berth_profile *prof, const berth_kplugin *filter_of,
+                      kube_req *rq, kube_preempt_result *out);
+/* Deletes r's victims (kube_evict, terminating = 1, PDB budgets used up)
+ * and assumes pod on r->node. */
+int kube_preempt_commit(kube_loop *L, uint32_t pod, const kube_preempt_result *r);
+void kube_preempt_free(kube_loop *L);
+
 /* Sorts pod indices in kube queue order (priority, creation, input order). */
 void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n);
 

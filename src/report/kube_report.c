@@ -14,6 +14,7 @@ typedef struct row {
     int64_t total;
     char *message;
     int terminating;        /* skipped: the pod is being deleted */
+    char *preempted;        /* "preempted 2 pods: ns/a, ns/b" when it preempts */
 } row;
 
 struct berth_kube_report {
@@ -41,14 +42,53 @@ void berth_kube_report_free(berth_kube_report *r)
 {
     if (!r)
         return;
-    for (uint32_t i = 0; i < r->n; i++)
+    for (uint32_t i = 0; i < r->n; i++) {
         free(r->rows[i].message);
+        free(r->rows[i].preempted);
+    }
     free(r->rows);
     json_decref(r->pods);
     free(r);
 }
 
 int berth_kube_report_status(const berth_kube_report *r) { return r->status; }
+
+/* "nominatedNode" (null unless the pod preempts) and "victims" (SPEC 6.3). */
+static void preemption_json(json_t *o, const berth_kcluster *k, const berth_kdecision *d)
+{
+    json_t *v = json_array();
+    for (uint32_t i = 0; v && i < d->nvictims; i++) {
+        const berth_kpod *q = &k->pods[d->victims[i]];
+        json_t *e = json_object();
+        json_object_set_new(e, "namespace", json_string(q->ns));
+        json_object_set_new(e, "name", json_string(q->name));
+        json_object_set_new(e, "node", json_string(k->nodes[d->nominated].name));
+        json_array_append_new(v, e);
+    }
+    json_object_set_new(o, "nominatedNode",
+                        d->nvictims ? json_string(k->nodes[d->nominated].name) : json_null());
+    json_object_set_new(o, "victims", v);
+}
+
+/* The table's note for a preempting pod. */
+static char *preempted_text(const berth_kcluster *k, const berth_kdecision *d)
+{
+    size_t cap = 64;
+    for (uint32_t i = 0; i < d->nvictims; i++) {
+        const berth_kpod *q = &k->pods[d->victims[i]];
+        cap += strlen(q->ns) + strlen(q->name) + 3;
+    }
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    size_t off = (size_t)snprintf(t, cap, "preempted %u pod%s:", d->nvictims,
+                                  d->nvictims == 1 ? "" : "s");
+    for (uint32_t i = 0; i < d->nvictims; i++) {
+        const berth_kpod *q = &k->pods[d->victims[i]];
+        off += (size_t)snprintf(t + off, cap - off, "%s %s/%s", i ? "," : "", q->ns, q->name);
+    }
+    return t;
+}
 
 static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, const row *rw)
 {
@@ -121,6 +161,7 @@ static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, 
     json_object_set_new(o, "scores", sc);
     if (rw->message)
         json_object_set_new(o, "message", json_string(rw->message));
+    preemption_json(o, k, d);
     return o;
 }
 
@@ -149,6 +190,8 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
         if (!rw->message)
             r->status = BERTH_ENOMEM;
     }
+    if (d->nvictims && !(rw->preempted = preempted_text(k, d)))
+        r->status = BERTH_ENOMEM;
     if (r->detail) {
         json_t *o = decision_json(k, d, rw);
         if (!o || json_array_append_new(r->pods, o))
@@ -169,6 +212,7 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
             json_object_set_new(o, "terminating", json_true());
         if (rw->message)
             json_object_set_new(o, "message", json_string(rw->message));
+        preemption_json(o, k, d);
         json_array_append_new(r->pods, o);
     }
 }
@@ -275,22 +319,27 @@ int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_k
         char name[600];
         snprintf(name, sizeof name, "%s/%s", p->ns, p->name);
         char score[32] = "-";
-        if (rw->node)
+        if (rw->node && !rw->preempted)
             snprintf(score, sizeof score, "%" PRId64, rw->total);
         fprintf(out, "%-*s  %-*s  %-10s  %8u  %6s", (int)wp, name, (int)wn,
                 rw->node ? rw->node : "<none>", berth_qos_name(p->qos), rw->nfeasible, score);
         if (rw->message)
             fprintf(out, "  %s", rw->message);
+        if (rw->preempted)
+            fprintf(out, "  %s", rw->preempted);
         fputc('\n', out);
     }
-    uint32_t placed = 0, terminating = 0;
+    uint32_t placed = 0, terminating = 0, preemptors = 0;
     for (uint32_t i = 0; i < r->n; i++) {
         placed += r->rows[i].node != NULL;
         terminating += r->rows[i].terminating;
+        preemptors += r->rows[i].preempted != NULL;
     }
     if (workload_lines(out, r, k))
         return BERTH_ENOMEM;
     fprintf(out, "\n%u of %u pending pods scheduled", placed, r->n - terminating);
+    if (preemptors)
+        fprintf(out, " (%u by preemption)", preemptors);
     if (terminating)
         fprintf(out, " (%u terminating, not scheduled)", terminating);
     fputc('\n', out);

@@ -335,7 +335,8 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
         return;
     case SERVE_RT_KUBE:
         serve_kube_schedule(body, r->len,
-                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile"), rep);
+                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile"),
+                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "preempt"), rep);
         return;
     case SERVE_RT_FLEET:
         serve_fleet_place(body, r->len, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "now"),

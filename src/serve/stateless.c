@@ -16,9 +16,14 @@
 #include "berth/plan_report.h"
 #include "berth/report.h"
 
-void serve_kube_schedule(const char *body, size_t len, const char *profile, serve_reply *r)
+void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
+                         serve_reply *r)
 {
     *r = (serve_reply){0};
+    if (preempt && strcmp(preempt, "true") && strcmp(preempt, "false")) {
+        serve_reply_error(r, 400, "bad_input", "preempt: expected true or false");
+        return;
+    }
     berth_kcluster k;
     berth_kube_init(&k);
     berth_error e;
@@ -64,7 +69,8 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, serv
         return;
     }
     berth_kube_options opt = {.profile = prof, .tiebreak = BERTH_TIE_FIRST, .detail = 1,
-                              .on_decision = berth_kube_report_decision, .ctx = rep};
+                              .on_decision = berth_kube_report_decision, .ctx = rep,
+                              .preempt = !preempt || !strcmp(preempt, "true")};
     rc = berth_kube_schedule(&k, &opt, &e);
     if ((rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep))
         serve_reply_error(r, 500, "internal", rc ? e.msg : "out of memory");

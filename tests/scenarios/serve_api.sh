@@ -102,6 +102,13 @@ errbody payload_too_large
 req 200 POST /v1/kube/schedule "${W[@]}" --data-binary @examples/kube/usage-aware.yaml
 has '"pods":\['
 req 400 POST /v1/kube/schedule "${W[@]}" --data-binary 'kind: Pod'; errbody bad_input
+# preemption (default) and ?preempt=false
+req 200 POST /v1/kube/schedule "${W[@]}" --data-binary @examples/kube/preemption.yaml
+has '"nominatedNode":"node-1"'; has '"victims":\[{"namespace":"default","name":"batch-a","node":"node-1"}'
+req 200 POST '/v1/kube/schedule?preempt=false' "${W[@]}" --data-binary @examples/kube/preemption.yaml
+has '"nominatedNode":null'; grep -q '"nominatedNode":"' "$tmp/out" && fail "preempt=false preempted"
+req 400 POST '/v1/kube/schedule?preempt=maybe' "${W[@]}" --data-binary @examples/kube/preemption.yaml
+errbody bad_input
 req 200 POST '/v1/fleet/place?now=2024-05-01T12:00:00Z' "${W[@]}" --data-binary @examples/fleet/seed-sorters.yaml
 has '"placements":\['
 req 400 POST '/v1/fleet/place?now=yesterday' "${W[@]}" --data-binary @examples/fleet/seed-sorters.yaml
