@@ -419,6 +419,11 @@ int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, bert
  * BERTH_KUBE_MAX_GENERATED. Work: O(pods + controllers + DaemonSets x nodes). */
 #define BERTH_KUBE_MAX_GENERATED (1u << 20)
 int berth_kube_expand(berth_kcluster *k, berth_error *e);
+/* After berth_kube_expand: n more pods of controller c (not a DaemonSet),
+ * named and built as its controller would scale it up (a StatefulSet's next
+ * ordinals, generated names otherwise), appended pending to k->pods; the
+ * controller's replicas grow by n. For `kube fit`. Work: O(pods + n). */
+int berth_kube_expand_more(berth_kcluster *k, uint32_t c, uint32_t n, berth_error *e);
 /* The PriorityClass named name: one of k->pclasses, else the built-in
  * system-cluster-critical / system-node-critical; NULL when unknown. */
 const berth_kpriority_class *berth_kube_priority_class(const berth_kcluster *k, const char *name);
@@ -543,6 +548,34 @@ int berth_kube_node_affinity_matches(const berth_kpod *p, const berth_knode *n);
  * NULL, why gets a short reason naming the volume and its zones. */
 int berth_kube_volume_zone_fits(const berth_kpod *p, const berth_labels *node_labels,
                                 int any_region, char *why, size_t size);
+
+/* ---- kube fit (kube/fit.c) ---- */
+
+/* How many more replicas of one workload fit now (kubernetes-sigs/
+ * cluster-capacity's question). */
+typedef struct berth_kfit {
+    const char *workload;         /* "Kind/namespace/name" (a bare pod: "Pod/...") */
+    uint32_t existing;            /* its pods in the input (not terminating) */
+    uint32_t existing_placed;     /* of those, bound or scheduled in this run */
+    uint32_t fits;                /* more replicas placed */
+    uint32_t *per_node;           /* per node of k (name order): new replicas there */
+    const char *reason;           /* why the next replica does not fit; NULL when at_max */
+    uint32_t max;                 /* the limit asked for (0: none) */
+    int at_max;                   /* stopped by max (or berth's limit), not by a failure */
+} berth_kfit;
+/* k holds the cluster's files and then the workload file (controllers from
+ * first_ctl, pods from first_pod on came from it) and is not expanded yet.
+ * The subject is the workload file's first Deployment, ReplicaSet,
+ * ReplicationController, StatefulSet or Job (it replaces an object of the
+ * same kind, namespace and name in the cluster; its running pods count as
+ * existing), else its first Pod (a template). Expands k, schedules the
+ * cluster's pending pods (no preemption), then adds replicas as the
+ * controller names them, in batches of 1, 2, 4, ..., until one does not
+ * fit or max (0: BERTH_KUBE_MAX_GENERATED) are placed. Arrays and strings
+ * of out live in k's arena. Work: O(log fits) scheduling runs over the
+ * cluster plus the replicas' own cycles. 0 or an error. */
+int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, uint32_t max,
+                   const berth_kprofile *profile, berth_kfit *out, berth_error *e);
 
 /* ---- what-if scheduling on a view (disruption and autoscaling) ---- */
 

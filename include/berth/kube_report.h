@@ -35,4 +35,11 @@ json_t *berth_kube_report_json(berth_kube_report *r);
 int berth_kube_size_table(FILE *out, const berth_kcluster *k, const berth_vsphere_opts *o);
 json_t *berth_kube_size_json(const berth_kcluster *k, const berth_vsphere_opts *o);
 
+/* `kube fit`: "Deployment/ns/web: 12 more replicas fit beyond the 3 it has
+ * (3 placed)", the new replicas per node, and the next replica's FitError. */
+int berth_kube_fit_table(FILE *out, const berth_kfit *f, const berth_kcluster *k);
+/* {"workload", "existing", "existingPlaced", "fits", "nodes": {"<node>": n},
+ * "reason": text|null, "atMax", "max": n|null} (docs/kube.md). */
+json_t *berth_kube_fit_json(const berth_kfit *f, const berth_kcluster *k);
+
 #endif

@@ -273,13 +273,160 @@ static int cmd_size(int argc, char **argv)
     return out ? 3 : 0;
 }
 
+static void help_fit(FILE *f)
+{
+    fprintf(f,
+            "usage: berth kube fit [options] WORKLOAD-FILE CLUSTER-FILE...\n"
+            "\n"
+            "How many more replicas of a workload fit now beyond those it runs, where they\n"
+            "would land (per node) and why the next one does not, in kube-scheduler's words\n"
+            "(kubernetes-sigs/cluster-capacity's question, answered with the full scheduler).\n"
+            "WORKLOAD-FILE holds a Deployment, ReplicaSet, ReplicationController, StatefulSet\n"
+            "or Job (the first one is the subject; it replaces an object of the same kind,\n"
+            "namespace and name in the cluster, whose running pods then count), or a Pod (a\n"
+            "template). CLUSTER-FILEs are read as by 'kube schedule'; their pending pods are\n"
+            "scheduled first (without preemption), then replicas are added as the controller\n"
+            "names them until one does not fit.\n"
+            "\n"
+            "options:\n"
+            "  --max N              stop after N more replicas (default: until one does not fit)\n"
+            "  --config KSC.yaml    KubeSchedulerConfiguration (profiles)\n"
+            "  --profile NAME       schedule every pod with this profile\n"
+            "  -o, --output FORMAT  table (default), json or yaml\n"
+            "  --strict, -q, -h     as for schedule\n"
+            "\n"
+            "exit codes: 0 at least one more replica fits, 1 none fits, 2 bad input or usage,\n"
+            "3 internal error.\n");
+}
+
+static int cmd_fit(int argc, char **argv)
+{
+    cli_common c;
+    cli_common_init(&c);
+    const char *config = NULL, *profile = NULL;
+    uint32_t max = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help_fit(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--config") || !strcmp(a, "--profile") || !strcmp(a, "--max")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "berth kube fit: %s needs a value\n", a);
+                return 2;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--config"))
+                config = v;
+            else if (!strcmp(a, "--profile"))
+                profile = v;
+            else {
+                char *end;
+                long long x = strtoll(v, &end, 10);
+                if (!*v || *end || x < 1 || x > BERTH_KUBE_MAX_GENERATED) {
+                    fprintf(stderr, "berth kube fit: --max expects an integer from 1 to %u, got '%s'\n",
+                            BERTH_KUBE_MAX_GENERATED, v);
+                    return 2;
+                }
+                max = (uint32_t)x;
+            }
+            continue;
+        }
+        int r = cli_common_flag(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0) {
+            fprintf(stderr, "berth kube fit: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    if (c.nfiles < 2) {
+        fprintf(stderr, "berth kube fit: give a WORKLOAD-FILE and at least one CLUSTER-FILE (see --help)\n");
+        return 2;
+    }
+    berth_kcluster k;
+    berth_kube_init(&k);
+    berth_error e;
+    berth_error_clear(&e);
+    int rc = 0;
+    uint32_t first_ctl = 0, first_pod = 0;
+    /* the cluster's files (and the configuration), then the workload's */
+    for (int i = 1; i <= c.nfiles && !rc; i++) {
+        const char *path = i < c.nfiles ? c.files[i] : config;
+        if (i == c.nfiles) {
+            if (path) {
+                berth_source src;
+                rc = berth_doc_load_file(&k.arena, path, &src, &e);
+                if (!rc)
+                    rc = berth_kube_load(&k, &src, c.strict, &e);
+            }
+            first_ctl = k.ncontrollers;
+            first_pod = k.npods;
+            path = c.files[0];
+            if (rc)
+                break;
+        }
+        berth_source src;
+        rc = berth_doc_load_file(&k.arena, path, &src, &e);
+        if (!rc)
+            rc = berth_kube_load(&k, &src, c.strict, &e);
+    }
+    berth_kprofile forced;
+    const berth_kprofile *prof = NULL;
+    if (!rc && profile) {
+        prof = berth_kube_find_profile(&k, profile);
+        if (!prof && !strcmp(profile, "default-scheduler")) {
+            berth_kube_default_profile(&k, &forced);
+            prof = &forced;
+        } else if (!prof && !strcmp(profile, "usage-aware")) {
+            berth_kube_usage_aware_profile(&k, &forced);
+            prof = &forced;
+        }
+        if (!prof)
+            rc = berth_error_set(&e, BERTH_EINVAL, "--profile: no profile named '%s'", profile);
+    }
+    berth_kfit f;
+    if (!rc)
+        rc = berth_kube_fit(&k, first_ctl, first_pod, max, prof, &f, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        berth_kube_free(&k);
+        return berth_err_exit_code(rc);
+    }
+    if (!c.quiet)
+        berth_report_warnings_text(stderr, &k.skipped);
+    int out = 0;
+    if (!c.quiet) {
+        if (c.format == CLI_TABLE)
+            out = berth_kube_fit_table(stdout, &f, &k);
+        else {
+            json_t *j = berth_kube_fit_json(&f, &k);
+            if (j && !berth_report_set_warnings(j, &k.skipped))
+                out = cli_print_json(j, c.format);
+            else {
+                json_decref(j);
+                out = -1;
+            }
+        }
+    }
+    int fits = f.fits > 0;
+    berth_kube_free(&k);
+    if (out) {
+        fprintf(stderr, "berth: cannot write output\n");
+        return 3;
+    }
+    return fits ? 0 : 1;
+}
+
 int cmd_kube(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: berth kube schedule|size [options] FILE...\n"
+        fprintf(f, "usage: berth kube schedule|size|fit [options] FILE...\n"
                    "  schedule   place pending pods with kube-scheduler's semantics\n"
                    "  size       QoS classes and vSphere Pod sizes\n"
+                   "  fit        how many more replicas of a workload fit now\n"
                    "Run 'berth kube COMMAND --help' for options.\n");
         return argc < 2 ? 2 : 0;
     }
@@ -287,6 +434,8 @@ int cmd_kube(int argc, char **argv)
         return cmd_schedule(argc - 1, argv + 1);
     if (!strcmp(argv[1], "size"))
         return cmd_size(argc - 1, argv + 1);
-    fprintf(stderr, "berth kube: unknown command '%s' (schedule or size)\n", argv[1]);
+    if (!strcmp(argv[1], "fit"))
+        return cmd_fit(argc - 1, argv + 1);
+    fprintf(stderr, "berth kube: unknown command '%s' (schedule, size or fit)\n", argv[1]);
     return 2;
 }

@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "  fleet place FILE...  member-cluster placement (Kubernetes Fleet)\n"
             "  kube schedule FILE...  pod placement with kube-scheduler's semantics\n"
             "  kube size FILE...    QoS classes and vSphere Pod sizes\n"
+            "  kube fit WORKLOAD-FILE CLUSTER-FILE...   how many more replicas fit now\n"
             "  disrupt plan FILE... --at TIME  Karpenter / NAP disruption decisions\n"
             "  disrupt simulate FILE... --from T1 --to T2  the disruption timeline\n"
             "  autoscale plan FILE... --at TIME  Spot Ocean scale-up / scale-down decisions\n"

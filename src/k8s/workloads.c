@@ -876,67 +876,121 @@ static int resolve_priorities(expand *x)
     return 0;
 }
 
+/* the expansion state over k's pods, controllers and nodes as they are */
+static int expand_init(expand *x, berth_kcluster *k, berth_error *e, uint64_t extra_names)
+{
+    memset(x, 0, sizeof *x);
+    x->k = k;
+    x->e = e;
+    x->nloaded = k->npods;
+    uint32_t nc = k->ncontrollers, N = nc ? nc : 1, P = k->npods ? k->npods : 1;
+    if (table_init(&x->ctl, nc) || table_init(&x->nodes, k->nnodes) ||
+        table_init(&x->names, (uint32_t)(k->npods + 1024 + extra_names)) ||
+        !(x->owner = malloc(P * sizeof *x->owner)) ||
+        !(x->deploy = malloc(N * sizeof *x->deploy)) ||
+        !(x->current = malloc(N * sizeof *x->current)) || !(x->live = calloc(N, sizeof *x->live)) ||
+        !(x->first = calloc(N + 1, sizeof *x->first)) || !(x->list = malloc(P * sizeof *x->list)) ||
+        !(x->want = calloc(N, sizeof *x->want)) || !(x->wl = calloc(N, sizeof *x->wl)) ||
+        !(x->mark = calloc(k->nnodes ? k->nnodes : 1, 1))) {
+        expand_free(x);
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
+    for (uint32_t n = 0; n < k->nnodes; n++)
+        table_put(&x->nodes, k->nodes[n].name, NULL, NULL, n);
+    for (uint32_t p = 0; p < k->npods; p++)
+        table_put(&x->names, k->pods[p].ns, k->pods[p].name, NULL, p);
+    int rc = link_controllers(x);
+    if (!rc)
+        rc = assign_pods(x);
+    if (rc)
+        expand_free(x);
+    return rc;
+}
+
+/* creates x->want[c] pods per controller (total of them) */
+static int expand_generate(expand *x, uint64_t total)
+{
+    berth_kcluster *k = x->k;
+    int rc = 0;
+    if ((uint64_t)x->names.n + total > x->names.cap / 2) {
+        table bigger;
+        if (table_init(&bigger, (uint32_t)(x->names.n + total)))
+            return oom(x);
+        for (uint32_t p = 0; p < k->npods; p++)
+            table_put(&bigger, k->pods[p].ns, k->pods[p].name, NULL, p);
+        free(x->names.s);
+        x->names = bigger;
+    }
+    if (berth_grow((void **)&k->pods, &k->cappods, k->npods + (uint32_t)total, sizeof *k->pods,
+                   KUBE_MAX_PODS))
+        return oom(x);
+    int claims = 0;
+    rc = generate(x, &claims);
+    if (!rc && claims && kube_resolve_volumes(k))
+        rc = oom(x);
+    return rc;
+}
+
 int berth_kube_expand(berth_kcluster *k, berth_error *e)
 {
     if (k->expanded)
         return 0;
     k->expanded = 1;
-    expand x;
-    memset(&x, 0, sizeof x);
-    x.k = k;
-    x.e = e;
-    x.nloaded = k->npods;
-    uint32_t nc = k->ncontrollers, N = nc ? nc : 1, P = k->npods ? k->npods : 1;
-    if (table_init(&x.ctl, nc) || table_init(&x.nodes, k->nnodes) ||
-        table_init(&x.names, k->npods + 1024) || !(x.owner = malloc(P * sizeof *x.owner)) ||
-        !(x.deploy = malloc(N * sizeof *x.deploy)) || !(x.current = malloc(N * sizeof *x.current)) ||
-        !(x.live = calloc(N, sizeof *x.live)) || !(x.first = calloc(N + 1, sizeof *x.first)) ||
-        !(x.list = malloc(P * sizeof *x.list)) || !(x.want = calloc(N, sizeof *x.want)) ||
-        !(x.wl = calloc(N, sizeof *x.wl)) || !(x.mark = calloc(k->nnodes ? k->nnodes : 1, 1))) {
-        expand_free(&x);
-        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    }
     int rc = 0;
-    for (uint32_t n = 0; n < k->nnodes; n++)
-        table_put(&x.nodes, k->nodes[n].name, NULL, NULL, n);
-    for (uint32_t p = 0; p < k->npods; p++)
-        table_put(&x.names, k->pods[p].ns, k->pods[p].name, NULL, p);
     /* every DaemonSet template gets the daemon tolerations once (NewPod) */
-    for (uint32_t c = 0; c < nc && !rc; c++)
+    for (uint32_t c = 0; c < k->ncontrollers && !rc; c++)
         if (k->controllers[c].type == BERTH_KCTL_DAEMONSET &&
             daemon_tolerations(k, &k->controllers[c], &k->controllers[c].tmpl.tols,
                                &k->controllers[c].tmpl.ntols))
-            rc = oom(&x);
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    expand x;
+    if (rc || (rc = expand_init(&x, k, e, 0)))
+        return rc;
     uint64_t total = 0;
-    if (!rc)
-        rc = link_controllers(&x);
-    if (!rc)
-        rc = assign_pods(&x);
-    if (!rc)
-        rc = plan_counts(&x, &total);
-    if (!rc && total) {
-        if ((uint64_t)x.names.n + total > x.names.cap / 2) {
-            table bigger;
-            if (table_init(&bigger, (uint32_t)(x.names.n + total)))
-                rc = oom(&x);
-            else {
-                for (uint32_t p = 0; p < k->npods; p++)
-                    table_put(&bigger, k->pods[p].ns, k->pods[p].name, NULL, p);
-                free(x.names.s);
-                x.names = bigger;
-            }
-        }
-        if (!rc && berth_grow((void **)&k->pods, &k->cappods, k->npods + (uint32_t)total,
-                              sizeof *k->pods, KUBE_MAX_PODS))
-            rc = oom(&x);
-        int claims = 0;
-        if (!rc)
-            rc = generate(&x, &claims);
-        if (!rc && claims && kube_resolve_volumes(k))
-            rc = oom(&x);
-    }
+    rc = plan_counts(&x, &total);
+    if (!rc && total)
+        rc = expand_generate(&x, total);
     if (!rc)
         rc = synth_workloads(&x);
+    if (!rc)
+        rc = resolve_priorities(&x);
+    expand_free(&x);
+    return rc;
+}
+
+int berth_kube_expand_more(berth_kcluster *k, uint32_t c, uint32_t n, berth_error *e)
+{
+    if (!k->expanded)
+        return berth_error_set(e, BERTH_EINVAL, "berth_kube_expand_more before berth_kube_expand");
+    if (c >= k->ncontrollers || k->controllers[c].type == BERTH_KCTL_DAEMONSET)
+        return berth_error_set(e, BERTH_EINVAL, "no such scalable controller");
+    berth_kcontroller *ct = &k->controllers[c];
+    if ((uint64_t)k->npods + n > KUBE_MAX_PODS)
+        return berth_error_set(e, BERTH_EINVAL, "more than %u pods", KUBE_MAX_PODS);
+    if (!n)
+        return 0;
+    expand x;
+    int rc = expand_init(&x, k, e, n);
+    if (rc)
+        return rc;
+    /* a StatefulSet names its new pods by the ordinals past its replicas;
+     * the others take fresh generated names */
+    if (ct->type == BERTH_KCTL_STATEFULSET) {
+        /* replicas up to the n-th free ordinal */
+        int64_t nfree = 0, r = 0;
+        char name[400];
+        while (nfree < n) {
+            snprintf(name, sizeof name, "%s-%" PRId64, ct->name, ct->ordinal_start + r);
+            nfree += table_get(&x.names, ct->ns, name, NULL) == BERTH_KUBE_NONE;
+            r++;
+        }
+        ct->replicas = r;
+    } else
+        ct->replicas += n;
+    x.want[c] = n;
+    rc = expand_generate(&x, n);
+    /* priorities as berth_kube_expand resolved them (idempotent for the
+     * pods it already resolved) */
     if (!rc)
         rc = resolve_priorities(&x);
     expand_free(&x);
