@@ -130,6 +130,8 @@ typedef struct berth_kpod {
     uint32_t nports;
     const char *owner_kind, *owner_name;
     int local_storage;            /* a hostPath or emptyDir (medium not Memory) volume */
+    const char **local_volumes;   /* the names of those volumes, in spec order */
+    uint32_t nlocal_volumes;
     /* PersistentVolumeClaims (spec.volumes[].persistentVolumeClaim.claimName,
      * in order) and, resolved through the cluster's PVCs and PVs when
      * loading ends (VolumeZone, SPEC 2.5): the zone constraints of the bound
