@@ -268,11 +268,122 @@ static void whatif(void)
     berth_kube_free(&k);
 }
 
+/* ---- workloads: kubectl-shaped YAML, expanded and scheduled ---- */
+
+/* The basic cluster's 5,000 nodes as YAML, 2,000 Deployments of 50
+ * replicas (the basic pods' requests, node affinity and tolerations; 100,000
+ * pods) and 20 DaemonSets (10 tolerate everything, 10 select pool=general:
+ * 95,000 pods, each pinned to its node). */
+static char *workload_yaml(size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (!f)
+        exit(1);
+    for (unsigned n = 0; n < 5000; n++) {
+        int big = n % 3 == 0;
+        fprintf(f, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%05u\n  labels:\n"
+                   "    kubernetes.io/hostname: node-%05u\n"
+                   "    node.kubernetes.io/instance-type: %s\n    pool: %s\n"
+                   "    topology.kubernetes.io/zone: zone-%u\n",
+                n, n, big ? "D16s_v5" : "D8s_v5", n % 10 == 0 ? "gpu" : "general", n % 3);
+        if (n % 10 == 0)
+            fprintf(f, "spec:\n  taints: [{key: gpu, value: \"true\", effect: NoSchedule}]\n");
+        fprintf(f, "status:\n  allocatable: {cpu: %s, memory: %s, ephemeral-storage: 100Gi, "
+                   "pods: \"110\"}\n",
+                big ? "15800m" : "7800m", big ? "60Gi" : "28Gi");
+    }
+    for (unsigned d = 0; d < 2000; d++) {
+        fprintf(f, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app-%u, "
+                   "namespace: default}\nspec:\n  replicas: 50\n  selector: {matchLabels: "
+                   "{app: app-%u}}\n  template:\n    metadata: {labels: {app: app-%u}}\n"
+                   "    spec:\n      containers:\n      - name: main\n        image: app:1\n"
+                   "        resources: {requests: {cpu: %um, memory: %uMi}}\n"
+                   "      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                   "{nodeSelectorTerms: [{matchExpressions: [{key: node.kubernetes.io/instance-type, "
+                   "operator: In, values: [D8s_v5, D16s_v5]}]}]}}}\n"
+                   "      tolerations:\n      - {key: node.kubernetes.io/not-ready, operator: "
+                   "Exists, effect: NoExecute, tolerationSeconds: 300}\n",
+                d, d, d, 100 + 50 * (d % 8), 128 + 64 * (d % 8));
+        if (d % 10 == 0)
+            fprintf(f, "      - {key: gpu, operator: Equal, value: \"true\", effect: NoSchedule}\n");
+    }
+    for (unsigned d = 0; d < 20; d++) {
+        fprintf(f, "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent-%u, "
+                   "namespace: kube-system}\nspec:\n  selector: {matchLabels: {ds: agent-%u}}\n"
+                   "  template:\n    metadata: {labels: {ds: agent-%u}}\n    spec:\n"
+                   "      containers:\n      - name: agent\n        image: agent:1\n"
+                   "        resources: {requests: {cpu: 20m, memory: 32Mi}}\n",
+                d, d, d);
+        if (d < 10)
+            fprintf(f, "      tolerations: [{operator: Exists}]\n");
+        else
+            fprintf(f, "      nodeSelector: {pool: general}\n");
+    }
+    if (fclose(f))
+        exit(1);
+    return buf;
+}
+
+/* one run: parse + load (returned in *load_s), then expand + schedule
+ * timed; pods/s over every pod the workloads created */
+static double workload_run(const char *yaml, size_t len, double *load_s, uint32_t *pods,
+                           uint32_t *placed)
+{
+    berth_kcluster k;
+    berth_kube_init(&k);
+    berth_error e;
+    berth_source src;
+    double t0 = now_s();
+    if (berth_doc_load_buffer(&k.arena, "bench.yaml", yaml, len, &src, &e) ||
+        berth_kube_load(&k, &src, 0, &e)) {
+        fprintf(stderr, "bench_kube: %s\n", e.msg);
+        exit(1);
+    }
+    double t1 = now_s();
+    uint32_t before = k.npods;
+    berth_kube_options opt = {.tiebreak = BERTH_TIE_FIRST};
+    int rc = berth_kube_expand(&k, &e);
+    if (!rc)
+        rc = berth_kube_schedule(&k, &opt, &e);
+    double t2 = now_s();
+    if (rc && rc != BERTH_ENOFIT) {
+        fprintf(stderr, "bench_kube: %s\n", e.msg);
+        exit(1);
+    }
+    *pods = k.npods - before;
+    *placed = 0;
+    for (uint32_t i = 0; i < k.npods; i++)
+        *placed += k.pods[i].assumed;
+    *load_s = t1 - t0;
+    berth_kube_free(&k);
+    return *pods / (t2 - t1);
+}
+
+static double workloads(void)
+{
+    size_t len = 0;
+    char *yaml = workload_yaml(&len);
+    double r[3], load[3];
+    uint32_t pods = 0, placed = 0;
+    for (int i = 0; i < 3; i++)
+        r[i] = workload_run(yaml, len, &load[i], &pods, &placed);
+    free(yaml);
+    qsort(r, 3, sizeof r[0], cmp_d);
+    qsort(load, 3, sizeof load[0], cmp_d);
+    fprintf(stderr, "kube workloads: 5k nodes, 2,000 Deployments x 50 + 20 DaemonSets = %u pods "
+                    "(%u placed): median %.0f pods/s expanded and scheduled; parse + load %.2f s\n",
+            pods, placed, r[1], load[1]);
+    printf("BENCH kube.workload_pods_per_sec.5k %.0f pods/s\n", r[1]);
+    printf("BENCH kube.workload_load_seconds.5k %.2f s\n", load[1]);
+    return r[1];
+}
+
 int main(void)
 {
     const char *names[2] = {"basic", "affinity"};
     double figure[2];
-    const char *only = getenv("BENCH_KUBE_ONLY"); /* "basic", "affinity" or "whatif" */
+    const char *only = getenv("BENCH_KUBE_ONLY"); /* "basic", "affinity", "workloads" or "whatif" */
     figure[0] = figure[1] = 1;
     for (int aff = 0; aff < 2; aff++) {
         if (only && strcmp(only, names[aff]) != 0)
@@ -294,6 +405,11 @@ int main(void)
     printf("BENCH kube.pods_per_sec.basic.5k %.0f pods/s\n", figure[0]);
     printf("BENCH kube.pods_per_sec.affinity.5k %.0f pods/s\n", figure[1]);
     printf("BENCH kube.affinity_slowdown.5k %.2f x\n", figure[0] / figure[1]);
+    if (!only || !strcmp(only, "workloads")) {
+        double w = workloads();
+        if (!only)
+            printf("BENCH kube.workload_vs_basic.5k %.2f x\n", w / figure[0]);
+    }
     if (!only || !strcmp(only, "whatif"))
         whatif();
     return 0;

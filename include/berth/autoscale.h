@@ -33,6 +33,8 @@
 #define BERTH_VNG_LABEL "berth.io/virtual-node-group"
 #define BERTH_RESTRICT_SCALE_DOWN "spotinst.io/restrict-scale-down"
 #define BERTH_SAFE_TO_EVICT "cluster-autoscaler.kubernetes.io/safe-to-evict"
+/* comma-separated names of a pod's local volumes that do not block a drain */
+#define BERTH_SAFE_TO_EVICT_LOCAL_VOLUMES "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 #define BERTH_VNG_UNLIMITED INT64_MAX
 /* cluster-autoscaler compatibility (SPEC 5.1): when a node became unneeded
  * (RFC 3339 node annotation), and the upstream priority expander ConfigMap */
@@ -40,6 +42,7 @@
 #define BERTH_PRIORITY_EXPANDER_CONFIGMAP "cluster-autoscaler-priority-expander"
 #define BERTH_AUTOHEAL_GRACE_DEFAULT 300     /* seconds not Ready before auto-heal */
 #define BERTH_CA_UNNEEDED_TIME_DEFAULT 600   /* --scale-down-unneeded-time */
+#define BERTH_CA_SYSTEM_POD_TIMEOUT_DEFAULT 3600 /* --blocking-system-pod-distruption-timeout */
 #define BERTH_ROLL_BATCH_DEFAULT 20          /* percent of a group's nodes per batch */
 
 /* Headroom: numOfUnits units of (cpu, memory, gpu) kept free. */
@@ -82,6 +85,7 @@ typedef struct berth_reservation {
 typedef struct berth_apod {
     int mirror;                   /* kubernetes.io/config.mirror */
     int safe_to_evict;            /* annotation: -1 unset, 0 "false", 1 "true" */
+    const char *safe_local_volumes; /* safe-to-evict-local-volumes as written, or NULL */
 } berth_apod;
 
 /* What the planner reads beyond the kube model, per kube node. */
@@ -158,6 +162,11 @@ typedef struct berth_aplan_options {
     uint64_t seed;                /* random expander and ties */
     int64_t unneeded_time;        /* seconds (when set) */
     int has_unneeded_time;        /* 0: BERTH_CA_UNNEEDED_TIME_DEFAULT */
+    int custom_controller_pods_ok; /* --skip-nodes-with-custom-controller-pods=false: a pod
+                                   * owned by any controller is replicated (default: only
+                                   * ReplicationController, ReplicaSet, Job, StatefulSet) */
+    int64_t system_pod_timeout;   /* --blocking-system-pod-distruption-timeout, seconds */
+    int has_system_pod_timeout;   /* 0: BERTH_CA_SYSTEM_POD_TIMEOUT_DEFAULT */
 } berth_aplan_options;
 
 /* Expander by name ("least-waste", ...); -1 when unknown. */

@@ -91,7 +91,17 @@ typedef struct berth_fleet_spread {
 } berth_fleet_spread;
 
 typedef struct berth_fleet_placement {
-    const char *name, *where;
+    const char *name, *where;       /* name: metadata.name; "namespace/name" for a
+                                     * ResourcePlacement (namespace-scoped) */
+    const char *ns;                 /* ResourcePlacement: its namespace; NULL for a
+                                     * ClusterResourcePlacement */
+    /* The current scheduling policy snapshot: the one labelled
+     * kubernetes-fleet.io/is-latest-snapshot: "true" among the input's
+     * (Cluster)SchedulingPolicySnapshots, else the placement's annotation
+     * berth.io/policy-snapshot; NULL when neither is given (then every
+     * Scheduled / Bound binding is current). Resolved by finalize. */
+    const char *snapshot;
+    const char *snapshot_annotation; /* berth.io/policy-snapshot as written, or NULL */
     berth_fleet_type type;
     int64_t n;                      /* numberOfClusters (PickN) */
     const char **fixed;             /* clusterNames (PickFixed) */
@@ -115,12 +125,27 @@ typedef enum berth_fleet_bstate {
 
 typedef struct berth_fleet_binding {
     const char *name, *where;
-    const char *placement_name, *cluster_name;
+    const char *placement_name, *cluster_name; /* placement_name: the placement's key
+                                     * (berth_fleet_placement.name) */
     berth_fleet_bstate state;
+    const char *snapshot;           /* spec.schedulingPolicySnapshotName, NULL when absent */
     int has_score;                  /* spec.clusterDecision.clusterScore given */
     int64_t affinity_score, spread_score;
-    uint32_t placement, cluster;    /* resolved by finalize */
+    /* resolved by finalize: placement and cluster (BERTH_FLEET_NONE for an
+     * Unscheduled binding whose cluster is gone: such bindings are ignored);
+     * obsolete: Scheduled / Bound under a policy snapshot other than the
+     * placement's current one (KubeFleet's classifyBindings) */
+    uint32_t placement, cluster;
+    int obsolete;
 } berth_fleet_binding;
+
+/* A ClusterSchedulingPolicySnapshot (or namespaced SchedulingPolicySnapshot):
+ * only its name, its placement and whether it is the latest are read. */
+typedef struct berth_fleet_psnap {
+    const char *name, *where;
+    const char *placement_name;     /* the placement's key, as for bindings */
+    int latest;                     /* label kubernetes-fleet.io/is-latest-snapshot */
+} berth_fleet_psnap;
 
 typedef struct berth_fleet_index berth_fleet_index;
 
@@ -133,6 +158,8 @@ typedef struct berth_fleet {
     uint32_t nplacements, capplacements;
     berth_fleet_binding *bindings;
     uint32_t nbindings, capbindings;
+    berth_fleet_psnap *snapshots;
+    uint32_t nsnapshots, capsnapshots;
     int finalized;
     uint32_t *placement_order;        /* placement indices in name order (finalize) */
 } berth_fleet;
@@ -140,11 +167,14 @@ typedef struct berth_fleet {
 void berth_fleet_init(berth_fleet *f);
 void berth_fleet_free(berth_fleet *f);
 /* Decodes every document of src (MemberCluster, ClusterResourcePlacement,
- * ClusterResourceBinding, List). strict: unknown fields are errors.
+ * ResourcePlacement, ClusterResourceBinding, ResourceBinding,
+ * ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshot, List). strict:
+ * unknown fields are errors.
  * Errors: BERTH_EINVAL "file:line:col: field.path: what", BERTH_ENOMEM. */
 int berth_fleet_load(berth_fleet *f, const berth_source *src, int strict, berth_error *e);
 /* Sorts clusters by name (byte order), rejects duplicate names, resolves
- * bindings to their placement and cluster. Call once after loading. */
+ * bindings to their placement and cluster, each placement's current policy
+ * snapshot, and which bindings are obsolete. Call once after loading. */
 int berth_fleet_finalize(berth_fleet *f, berth_error *e);
 /* Index of the cluster / placement named name, or BERTH_FLEET_NONE. */
 uint32_t berth_fleet_find_cluster(const berth_fleet *f, const char *name);
@@ -194,7 +224,8 @@ typedef struct berth_fleet_outcome {
     const uint8_t *cstatus;        /* berth_fleet_cstatus per cluster */
     const int64_t *affinity;       /* per cluster */
     const int64_t *spread;         /* per cluster */
-    const uint8_t *held;           /* 1 Scheduled / Bound binding, 2 Unscheduled */
+    const uint8_t *held;           /* 1 Scheduled / Bound binding (current policy
+                                    * snapshot), 2 obsolete binding (+1 in ranking) */
     const char *const *notfound;   /* PickFixed names with no member cluster */
     uint32_t nnotfound;
 } berth_fleet_outcome;

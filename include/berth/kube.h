@@ -151,6 +151,8 @@ typedef struct berth_kpod {
     const char *workload;
     int generated;                /* created by berth_kube_expand from a workload's template */
     int local_storage;            /* a hostPath or emptyDir (medium not Memory) volume */
+    const char **local_volumes;   /* the names of those volumes, in spec order */
+    uint32_t nlocal_volumes;
     /* PersistentVolumeClaims (spec.volumes[].persistentVolumeClaim.claimName,
      * in order) and, resolved through the cluster's PVCs and PVs when
      * loading ends (VolumeZone, SPEC 2.5): the zone constraints of the bound

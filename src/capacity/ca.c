@@ -5,9 +5,13 @@
  * expander (least-waste, most-pods, least-nodes, price, priority, random)
  * picks one node group per round, the kube scheduler confirms its new
  * nodes. Scale-down: nodes with utilisation max(cpu, memory) <= 0.5
- * (DaemonSet and mirror pods excluded), whose pods are all drainable and
- * move elsewhere, unneeded for more than --scale-down-unneeded-time, in
- * groups above minNodes. Also the priority expander's ConfigMap decoder.
+ * (DaemonSet and mirror pods excluded), whose pods are all drainable
+ * (upstream's drainability rules: replicated by a known controller kind,
+ * kube-system pods younger than --blocking-system-pod-distruption-timeout,
+ * safe-to-evict, local volumes not named in safe-to-evict-local-volumes,
+ * PDBs) and move elsewhere, unneeded for more than
+ * --scale-down-unneeded-time, in groups above minNodes. Also the priority
+ * expander's ConfigMap decoder.
  * Algorithms and work bounds: docs/autoscale.md. */
 #include "capacity/state.h"
 
@@ -553,23 +557,80 @@ static int has_pdb(const berth_kcluster *k, const berth_kpod *p)
     return 0;
 }
 
-/* The drainability blocker of pod (SPEC 5.1) in words, or "" */
-static void drain_blocker(const capacity_pass *s, uint32_t pod, char *why, size_t size)
+/* Whether a pod with controller kind `kind` counts as replicated
+ * (simulator/drainability/rules/replicated, Drainable and replicatedKind):
+ * with --skip-nodes-with-custom-controller-pods (the default) only these
+ * four kinds; without it, any controller. */
+static int replicated_kind(const char *kind, int any_controller)
+{
+    static const char *const kinds[] = {"ReplicationController", "ReplicaSet", "Job",
+                                        "StatefulSet", NULL};
+    if (!kind)
+        return 0;
+    for (int i = 0; kinds[i] && !any_controller; i++)
+        if (!strcmp(kinds[i], kind))
+            return 1;
+    return any_controller;
+}
+
+/* The first local volume of pod p that the annotation
+ * safe-to-evict-local-volumes does not name, or NULL (utils/drain/drain.go
+ * HasBlockingLocalStorage, getNonBlockingVolumes: the value split at commas,
+ * each piece an exact volume name, no trimming). */
+static const char *blocking_local_volume(const berth_kpod *p, const char *safe)
+{
+    for (uint32_t i = 0; i < p->nlocal_volumes; i++) {
+        const char *v = p->local_volumes[i], *s = safe && *safe ? safe : NULL;
+        size_t n = strlen(v);
+        int named = 0;
+        while (s && !named) {
+            const char *comma = strchr(s, ',');
+            size_t len = comma ? (size_t)(comma - s) : strlen(s);
+            named = len == n && !memcmp(s, v, n);
+            s = comma ? comma + 1 : NULL;
+        }
+        if (!named)
+            return v;
+    }
+    return NULL;
+}
+
+/* The drainability blocker of pod (SPEC 5.1) in words, or "". The rules
+ * in upstream's order (simulator/drainability/rules/rules.go Default):
+ * replicated, system, notsafetoevict, localstorage (the pdb rule is the
+ * caller's). */
+static void drain_blocker(const capacity_pass *s, const berth_aplan_options *opt, uint32_t pod,
+                          char *why, size_t size)
 {
     const berth_kcluster *k = &s->m->kube;
     const berth_kpod *p = &k->pods[pod];
+    const berth_apod *ap = &s->m->pod_info[pod];
+    int64_t timeout = opt->has_system_pod_timeout ? opt->system_pod_timeout
+                                                  : BERTH_CA_SYSTEM_POD_TIMEOUT_DEFAULT;
+    /* a pod without creationTimestamp counts as created now */
+    int64_t age = p->has_created ? opt->now - p->created : 0;
+    const char *vol = NULL;
     *why = 0;
     if (!p->owner_kind)
         snprintf(why, size, "pod %s/%s is not replicated (no controller owner)", p->ns, p->name);
-    else if (!strcmp(p->ns, "kube-system") && !has_pdb(k, p))
-        snprintf(why, size, "pod %s/%s is a kube-system pod without a PodDisruptionBudget", p->ns,
-                 p->name);
-    else if (s->m->pod_info[pod].safe_to_evict == 0)
+    else if (!replicated_kind(p->owner_kind, opt->custom_controller_pods_ok))
+        snprintf(why, size, "pod %s/%s is owned by %s %s, a custom controller "
+                 "(--skip-nodes-with-custom-controller-pods)", p->ns, p->name, p->owner_kind,
+                 p->owner_name ? p->owner_name : "");
+    else if (!strcmp(p->ns, "kube-system") && !has_pdb(k, p) && age < timeout) {
+        char a[32], t[32];
+        fmt_dur(age > 0 ? age : 0, a, sizeof a);
+        fmt_dur(timeout, t, sizeof t);
+        snprintf(why, size, "pod %s/%s is a kube-system pod without a PodDisruptionBudget, "
+                 "created %s ago (blocks until --blocking-system-pod-distruption-timeout %s)",
+                 p->ns, p->name, a, t);
+    } else if (ap->safe_to_evict == 0)
         snprintf(why, size, "pod %s/%s is annotated " BERTH_SAFE_TO_EVICT ": \"false\"", p->ns,
                  p->name);
-    else if (p->local_storage)
-        snprintf(why, size, "pod %s/%s uses local storage (an emptyDir or hostPath volume)",
-                 p->ns, p->name);
+    else if ((vol = blocking_local_volume(p, ap->safe_local_volumes)))
+        snprintf(why, size, "pod %s/%s uses local storage (volume %s: an emptyDir or hostPath "
+                 "volume not named in " BERTH_SAFE_TO_EVICT_LOCAL_VOLUMES ")", p->ns, p->name,
+                 vol);
 }
 
 int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, berth_error *e)
@@ -579,6 +640,9 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
     int64_t unneeded = opt->has_unneeded_time ? opt->unneeded_time : BERTH_CA_UNNEEDED_TIME_DEFAULT;
     if (unneeded < 0)
         return berth_error_set(e, BERTH_EINVAL, "--scale-down-unneeded-time must not be negative");
+    if (opt->has_system_pod_timeout && opt->system_pod_timeout < 0)
+        return berth_error_set(e, BERTH_EINVAL, "--blocking-system-pod-distruption-timeout must "
+                                                "not be negative");
     int scaled_up = 0;
     for (uint32_t n = s->nexisting; n < s->nn; n++)
         scaled_up |= !s->n[n].removed;
@@ -631,7 +695,7 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
                 continue;
             }
             if (m->pod_info[p].safe_to_evict != 1) {
-                drain_blocker(s, p, reason, sizeof reason);
+                drain_blocker(s, opt, p, reason, sizeof reason);
                 counted[npods] = 1;
             }
             pods[npods++] = p;

@@ -286,6 +286,7 @@ static int pod_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
     ap.mirror = berth_node_annotation(doc, "kubernetes.io/config.mirror") != NULL;
     const char *v = berth_node_annotation(doc, BERTH_SAFE_TO_EVICT);
     ap.safe_to_evict = !v ? -1 : !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
+    ap.safe_local_volumes = berth_node_annotation(doc, BERTH_SAFE_TO_EVICT_LOCAL_VOLUMES);
     if (berth_grow((void **)&m->pod_info, &m->cappod_info, m->npod_info + 1, sizeof *m->pod_info,
                    0))
         return oom(d);

@@ -44,6 +44,14 @@ static void help(FILE *f)
             "  --scale-down-unneeded-time D  cluster-autoscaler: a node goes once unneeded\n"
             "                       for more than D (default 10m; node annotation\n"
             "                       berth.io/unneeded-since says since when)\n"
+            "  --blocking-system-pod-distruption-timeout D  cluster-autoscaler (upstream's\n"
+            "                       spelling): a kube-system pod without a\n"
+            "                       PodDisruptionBudget stops blocking its node's removal\n"
+            "                       once created at least D before --at (default 1h)\n"
+            "  --skip-nodes-with-custom-controller-pods[=false]  cluster-autoscaler: by\n"
+            "                       default a pod whose controller is not a\n"
+            "                       ReplicationController, ReplicaSet, Job or StatefulSet\n"
+            "                       blocks its node's removal; =false: any controller will do\n"
             "  --interrupt NODE[,NODE]  ocean: spot interruption notices; each node is\n"
             "                       replaced and drained at once (repeatable)\n"
             "  --roll GROUP[:N%%]    ocean: roll a virtual node group; the plan replaces the\n"
@@ -98,6 +106,11 @@ static int plan_flag(int argc, char **argv, int *i, berth_aplan_options *o, char
     } else if ((r = cli_flag_value(cmd, "--scale-down-unneeded-time", argc, argv, i, &v))) {
         dur = &o->unneeded_time, has = &o->has_unneeded_time, dname = "--scale-down-unneeded-time";
         *ca_only = 1;
+    } else if ((r = cli_flag_value(cmd, "--blocking-system-pod-distruption-timeout", argc, argv, i,
+                                   &v))) {
+        dur = &o->system_pod_timeout, has = &o->has_system_pod_timeout;
+        dname = "--blocking-system-pod-distruption-timeout";
+        *ca_only = 1;
     }
     if (r < 0)
         return r;
@@ -106,6 +119,22 @@ static int plan_flag(int argc, char **argv, int *i, berth_aplan_options *o, char
             return -1;
         *has = 1;
         return 1;
+    }
+    {
+        /* a Go boolean flag: bare (true) or =true / =false */
+        static const char bf[] = "--skip-nodes-with-custom-controller-pods";
+        const char *a = argv[*i];
+        size_t n = sizeof bf - 1;
+        if (!strncmp(a, bf, n) && (!a[n] || a[n] == '=')) {
+            const char *b = a[n] ? a + n + 1 : "true";
+            if (strcmp(b, "true") && strcmp(b, "false")) {
+                fprintf(stderr, "berth %s: %s expects =true or =false, got '%s'\n", cmd, bf, b);
+                return -1;
+            }
+            o->custom_controller_pods_ok = !strcmp(b, "false");
+            *ca_only = 1;
+            return 1;
+        }
     }
     if ((r = cli_flag_value(cmd, "--roll", argc, argv, i, &v))) {
         if (r < 0)
@@ -213,8 +242,10 @@ static int plan(int argc, char **argv)
             bad = 2;
     }
     if (!bad && opt.policy == BERTH_POLICY_OCEAN && ca_only) {
-        fprintf(stderr, "berth autoscale plan: --expander and --scale-down-unneeded-time need "
-                        "--policy cluster-autoscaler\n");
+        fprintf(stderr, "berth autoscale plan: --expander, --scale-down-unneeded-time, "
+                        "--blocking-system-pod-distruption-timeout and "
+                        "--skip-nodes-with-custom-controller-pods need --policy "
+                        "cluster-autoscaler\n");
         bad = 2;
     }
     if (!bad && opt.policy == BERTH_POLICY_CLUSTER_AUTOSCALER && ocean_only) {

@@ -1,6 +1,6 @@
 /* cli/cmd_fleet.c - `berth fleet place`: load MemberClusters,
- * ClusterResourcePlacements and ClusterResourceBindings, decide every
- * placement (SPEC 3), print a table or the SPEC 6.3 JSON (or YAML). */
+ * (Cluster)ResourcePlacements, their bindings and policy snapshots, decide
+ * every placement (SPEC 3), print a table or the SPEC 6.3 JSON (or YAML). */
 #include "cli/cli.h"
 
 #include <jansson.h>
@@ -15,10 +15,12 @@ static void help(FILE *f)
     fprintf(f,
             "usage: berth fleet place [options] FILE...\n"
             "\n"
-            "Decides, for every ClusterResourcePlacement, which member clusters Kubernetes\n"
-            "Fleet's scheduler selects (SPEC section 3): eligibility, required and preferred\n"
-            "cluster affinity, taints and tolerations, topology spread, PickAll / PickN /\n"
-            "PickFixed, and existing ClusterResourceBindings.\n"
+            "Decides, for every ClusterResourcePlacement and ResourcePlacement, which member\n"
+            "clusters Kubernetes Fleet's scheduler selects (SPEC section 3): eligibility,\n"
+            "required and preferred cluster affinity, taints and tolerations, topology\n"
+            "spread, PickAll / PickN / PickFixed, and existing bindings as the scheduler\n"
+            "reads them (obsolete under an older policy snapshot: re-scored with +1;\n"
+            "Unscheduled: ignored). See docs/fleet.md.\n"
             "\n"
             "options:\n"
             "  --now TIME           the clock for heartbeat and condition ages (RFC 3339,\n"

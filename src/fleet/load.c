@@ -1,7 +1,10 @@
 /* fleet/load.c - decodes the Fleet kinds (SPEC 3, 6.1): MemberCluster
- * (cluster.kubernetes-fleet.io), ClusterResourcePlacement and
- * ClusterResourceBinding (placement.kubernetes-fleet.io), and List (any
- * <Kind>List); other kinds are counted in f->skipped (errors when strict). They
+ * (cluster.kubernetes-fleet.io), ClusterResourcePlacement and the
+ * namespaced ResourcePlacement, their bindings (ClusterResourceBinding,
+ * ResourceBinding) and scheduling policy snapshots
+ * (ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshot: which one is
+ * the latest), all placement.kubernetes-fleet.io, and List (any <Kind>List);
+ * other kinds are counted in f->skipped (errors when strict). They
  * are read as the API server reads them: fields berth does not use are
  * ignored unless strict; a used field with a wrong type or value is always
  * a located error. Property selector operators and values are kept as
@@ -94,6 +97,55 @@ static int dec_time(berth_dec *d, const berth_node *m, const char *key, int64_t 
         berth_dec_pop(d, p);
     }
     return rc;
+}
+
+/* metadata.namespace of a namespaced object ("default" when absent, as the
+ * API server defaults it) and the key "namespace/name" berth names it by. */
+static int dec_namespace(berth_fleet *f, berth_dec *d, const berth_node *doc, const char *name,
+                         const char **ns, const char **key)
+{
+    const berth_node *meta = berth_node_get(doc, "metadata");
+    size_t prev = berth_dec_push(d, "metadata");
+    int rc = berth_dec_str(d, meta, "namespace", 0, ns);
+    berth_dec_pop(d, prev);
+    if (rc)
+        return rc;
+    if (!*ns || !**ns)
+        *ns = "default";
+    size_t n = strlen(*ns) + strlen(name) + 2;
+    char *k = berth_arena_alloc(&f->arena, n);
+    if (!k)
+        return ENOMEM_(d);
+    snprintf(k, n, "%s/%s", *ns, name);
+    *key = k;
+    return 0;
+}
+
+/* The placement a binding or policy snapshot belongs to: label
+ * kubernetes-fleet.io/parent-CRP (KubeFleet's PlacementTrackingLabel, used
+ * for both placement kinds), in the object's namespace when namespaced. */
+static int dec_parent(berth_fleet *f, berth_dec *d, const berth_node *doc,
+                      const berth_labels *labels, const char *ns, const char **key)
+{
+    const char *parent = berth_labels_get(labels, "kubernetes-fleet.io/parent-CRP");
+    if (!parent) {
+        size_t p = berth_dec_push(d, "metadata.labels");
+        int rc = berth_dec_fail(d, berth_node_get(doc, "metadata"),
+                                "label kubernetes-fleet.io/parent-CRP (the placement) is missing");
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    if (!ns) {
+        *key = parent;
+        return 0;
+    }
+    size_t n = strlen(ns) + strlen(parent) + 2;
+    char *k = berth_arena_alloc(&f->arena, n);
+    if (!k)
+        return ENOMEM_(d);
+    snprintf(k, n, "%s/%s", ns, parent);
+    *key = k;
+    return 0;
 }
 
 /* A metav1.LabelSelector, through the shared object layer (k8s/selector.c);
@@ -638,14 +690,17 @@ static int dec_policy(berth_fleet *f, berth_dec *d, const berth_node *pol, berth
     return 0;
 }
 
-static int load_placement(berth_fleet *f, berth_dec *d, const berth_node *doc)
+static int load_placement(berth_fleet *f, berth_dec *d, const berth_node *doc, int namespaced)
 {
     berth_fleet_placement pl;
     memset(&pl, 0, sizeof pl);
     pl.where = where(f, d, doc, 0);
     int rc = dec_metadata(f, d, doc, &pl.name, NULL, NULL);
+    if (!rc && namespaced)
+        rc = dec_namespace(f, d, doc, pl.name, &pl.ns, &pl.name);
     if (rc)
         return rc;
+    pl.snapshot_annotation = berth_node_annotation(doc, "berth.io/policy-snapshot");
     berth_node *spec = NULL, *pol = NULL;
     if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)))
         return rc;
@@ -671,23 +726,20 @@ static int load_placement(berth_fleet *f, berth_dec *d, const berth_node *doc)
 
 /* ---- ClusterResourceBinding ---- */
 
-static int load_binding(berth_fleet *f, berth_dec *d, const berth_node *doc)
+static int load_binding(berth_fleet *f, berth_dec *d, const berth_node *doc, int namespaced)
 {
     berth_fleet_binding b;
     memset(&b, 0, sizeof b);
     b.where = where(f, d, doc, 0);
     berth_labels labels;
+    const char *ns = NULL, *key = NULL;
     int rc = dec_metadata(f, d, doc, &b.name, &labels, NULL);
+    if (!rc && namespaced)
+        rc = dec_namespace(f, d, doc, b.name, &ns, &key);
+    if (!rc)
+        rc = dec_parent(f, d, doc, &labels, ns, &b.placement_name);
     if (rc)
         return rc;
-    b.placement_name = berth_labels_get(&labels, "kubernetes-fleet.io/parent-CRP");
-    if (!b.placement_name) {
-        size_t p = berth_dec_push(d, "metadata.labels");
-        rc = berth_dec_fail(d, berth_node_get(doc, "metadata"),
-                            "label kubernetes-fleet.io/parent-CRP (the placement) is missing");
-        berth_dec_pop(d, p);
-        return rc;
-    }
     berth_node *spec = NULL;
     if ((rc = berth_dec_map(d, doc, "spec", 1, &spec)))
         return rc;
@@ -700,7 +752,8 @@ static int load_binding(berth_fleet *f, berth_dec *d, const berth_node *doc)
     berth_node *cd = NULL;
     if (!(rc = known(d, spec, sf)) && !(rc = berth_dec_str(d, spec, "targetCluster", 1,
                                                            &b.cluster_name)) &&
-        !(rc = berth_dec_str(d, spec, "state", 1, &state)))
+        !(rc = berth_dec_str(d, spec, "state", 1, &state)) &&
+        !(rc = berth_dec_str(d, spec, "schedulingPolicySnapshotName", 0, &b.snapshot)))
         rc = berth_dec_map(d, spec, "clusterDecision", 0, &cd);
     if (!rc) {
         if (!strcmp(state, "Scheduled"))
@@ -748,6 +801,89 @@ static int load_binding(berth_fleet *f, berth_dec *d, const berth_node *doc)
     return 0;
 }
 
+/* ---- ClusterSchedulingPolicySnapshot / SchedulingPolicySnapshot ---- */
+
+/* Only the name, the placement and the label is-latest-snapshot are read
+ * (the scheduler works on the latest snapshot: KubeFleet's
+ * pkg/utils/controller/policy_snapshot_resolver.go); the snapshot's policy
+ * is the placement's own. */
+static int load_snapshot(berth_fleet *f, berth_dec *d, const berth_node *doc, int namespaced)
+{
+    berth_fleet_psnap ps;
+    memset(&ps, 0, sizeof ps);
+    ps.where = where(f, d, doc, 0);
+    berth_labels labels;
+    const char *ns = NULL, *key = NULL;
+    int rc = dec_metadata(f, d, doc, &ps.name, &labels, NULL);
+    if (!rc && namespaced)
+        rc = dec_namespace(f, d, doc, ps.name, &ns, &key);
+    if (!rc)
+        rc = dec_parent(f, d, doc, &labels, ns, &ps.placement_name);
+    if (rc)
+        return rc;
+    /* strconv.ParseBool's spellings, as the resolver parses the label */
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True", NULL};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False", NULL};
+    const char *latest = berth_labels_get(&labels, "kubernetes-fleet.io/is-latest-snapshot");
+    int known_value = !latest;
+    for (int i = 0; latest && yes[i]; i++)
+        if (!strcmp(latest, yes[i]))
+            ps.latest = known_value = 1;
+    for (int i = 0; latest && no[i]; i++)
+        known_value |= !strcmp(latest, no[i]);
+    if (!known_value) {
+        size_t p = berth_dec_push(d, "metadata.labels");
+        berth_dec_push(d, "kubernetes-fleet.io/is-latest-snapshot");
+        const berth_node *lm = berth_node_get(berth_node_get(doc, "metadata"), "labels");
+        rc = berth_dec_fail(d, berth_node_get(lm, "kubernetes-fleet.io/is-latest-snapshot"),
+                            "expected \"true\" or \"false\", got '%s'", latest);
+        berth_dec_pop(d, p);
+        return rc;
+    }
+    berth_node *spec = NULL;
+    if ((rc = berth_dec_map(d, doc, "spec", 0, &spec)))
+        return rc;
+    if (spec) {
+        static const char *const sf[] = {"policy", "policyHash", NULL};
+        size_t prev = berth_dec_push(d, "spec");
+        rc = known(d, spec, sf);
+        berth_dec_pop(d, prev);
+        if (rc)
+            return rc;
+    }
+    if ((rc = fleet_grow((void **)&f->snapshots, &f->capsnapshots, f->nsnapshots + 1,
+                         sizeof *f->snapshots)))
+        return rc == BERTH_ENOMEM ? ENOMEM_(d) : berth_dec_fail(d, doc, "too many snapshots");
+    f->snapshots[f->nsnapshots++] = ps;
+    return 0;
+}
+
+/* The placement.kubernetes-fleet.io kinds berth reads: 0..5, or -1. Even
+ * codes are cluster-scoped, odd ones their namespaced twins. */
+enum { PK_PLACEMENT, PK_RPLACEMENT, PK_BINDING, PK_RBINDING, PK_SNAPSHOT, PK_RSNAPSHOT };
+
+static int placement_kind(const char *kind)
+{
+    static const char *const kinds[] = {"ClusterResourcePlacement", "ResourcePlacement",
+                                        "ClusterResourceBinding", "ResourceBinding",
+                                        "ClusterSchedulingPolicySnapshot",
+                                        "SchedulingPolicySnapshot", NULL};
+    for (int i = 0; kinds[i]; i++)
+        if (!strcmp(kinds[i], kind))
+            return i;
+    return -1;
+}
+
+static int load_placement_kind(berth_fleet *f, berth_dec *d, const berth_node *doc, int pk)
+{
+    int namespaced = pk & 1;
+    if (pk <= PK_RPLACEMENT)
+        return load_placement(f, d, doc, namespaced);
+    if (pk <= PK_RBINDING)
+        return load_binding(f, d, doc, namespaced);
+    return load_snapshot(f, d, doc, namespaced);
+}
+
 /* ---- dispatch ---- */
 
 static int check_api(berth_dec *d, const berth_node *doc, const char *kind, const char *group)
@@ -781,8 +917,8 @@ static int load_doc(berth_fleet *f, berth_dec *d, const berth_node *doc, int dep
     if (rc)
         return rc;
     static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-    int fleet_kind = !strcmp(kind, "MemberCluster") || !strcmp(kind, "ClusterResourcePlacement") ||
-                     !strcmp(kind, "ClusterResourceBinding");
+    int pk = placement_kind(kind);
+    int fleet_kind = !strcmp(kind, "MemberCluster") || pk >= 0;
     if (fleet_kind) {
         if ((rc = check_api(d, doc, kind,
                             !strcmp(kind, "MemberCluster") ? "cluster.kubernetes-fleet.io"
@@ -793,15 +929,14 @@ static int load_doc(berth_fleet *f, berth_dec *d, const berth_node *doc, int dep
     }
     if (!strcmp(kind, "MemberCluster"))
         return load_member(f, d, doc);
-    if (!strcmp(kind, "ClusterResourcePlacement"))
-        return load_placement(f, d, doc);
-    if (!strcmp(kind, "ClusterResourceBinding"))
-        return load_binding(f, d, doc);
+    if (pk >= 0)
+        return load_placement_kind(f, d, doc, pk);
     if (berth_kind_is_list(kind))
         return berth_dec_list(d, doc, depth, load_item, f);
     return berth_dec_skip(d, doc, kind, NULL,
                           "fleet input has MemberCluster, ClusterResourcePlacement, "
-                          "ClusterResourceBinding, List");
+                          "ResourcePlacement, ClusterResourceBinding, ResourceBinding, "
+                          "ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshot, List");
 }
 
 int berth_fleet_load(berth_fleet *f, const berth_source *src, int strict, berth_error *e)

@@ -1,6 +1,7 @@
-/* fleet/model.c - the fleet model: member clusters, placements and bindings
- * as flat vectors; finalize (name order, duplicate names, binding
- * resolution); property lookup; RFC 3339 times; member-cluster eligibility
+/* fleet/model.c - the fleet model: member clusters, placements, bindings
+ * and policy snapshots as flat vectors; finalize (name order, duplicate
+ * names, binding resolution, current policy snapshots, obsolete bindings);
+ * property lookup; RFC 3339 times; member-cluster eligibility
  * (SPEC 3.1). */
 #include "fleet/state.h"
 
@@ -22,6 +23,7 @@ void berth_fleet_free(berth_fleet *f)
     free(f->clusters);
     free(f->placements);
     free(f->bindings);
+    free(f->snapshots);
     free(f->placement_order);
     berth_skips_free(&f->skipped);
     berth_arena_free(&f->arena);
@@ -99,6 +101,45 @@ static int cmp_binding(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static const char *placement_kind_of(const char *key)
+{
+    return strchr(key, '/') ? "ResourcePlacement" : "ClusterResourcePlacement";
+}
+
+/* Snapshot i: its placement must exist; a latest one becomes the
+ * placement's current snapshot (first_latest[p]: the first latest seen, to
+ * reject a second; it must agree with berth.io/policy-snapshot). */
+static int resolve_snapshot(berth_fleet *f, uint32_t i, uint32_t *first_latest, berth_error *e)
+{
+    const berth_fleet_psnap *ps = &f->snapshots[i];
+    uint32_t p = berth_fleet_find_placement(f, ps->placement_name);
+    if (p == BERTH_FLEET_NONE)
+        return berth_error_set(e, BERTH_EINVAL,
+                               "%s: metadata.labels.kubernetes-fleet.io/parent-CRP: no %s named "
+                               "'%s'",
+                               ps->where, placement_kind_of(ps->placement_name),
+                               ps->placement_name);
+    berth_fleet_placement *pl = &f->placements[p];
+    if (!ps->latest)
+        return 0;
+    if (first_latest[p] != UINT32_MAX) {
+        const berth_fleet_psnap *q = &f->snapshots[first_latest[p]];
+        return berth_error_set(e, BERTH_EINVAL,
+                               "%s: metadata.labels.kubernetes-fleet.io/is-latest-snapshot: "
+                               "placement '%s' already has a latest policy snapshot, '%s' (%s)",
+                               ps->where, pl->name, q->name, q->where);
+    }
+    if (pl->snapshot_annotation && strcmp(pl->snapshot_annotation, ps->name))
+        return berth_error_set(e, BERTH_EINVAL,
+                               "%s: metadata.name: the latest policy snapshot of placement '%s' "
+                               "is '%s', but its annotation berth.io/policy-snapshot says '%s' "
+                               "(%s)",
+                               ps->where, pl->name, ps->name, pl->snapshot_annotation, pl->where);
+    first_latest[p] = i;
+    pl->snapshot = ps->name;
+    return 0;
+}
+
 int berth_fleet_finalize(berth_fleet *f, berth_error *e)
 {
     if (f->finalized)
@@ -138,26 +179,49 @@ int berth_fleet_finalize(berth_fleet *f, berth_error *e)
     if (dup_i != UINT32_MAX) {
         free(ord);
         return berth_error_set(e, BERTH_EINVAL,
-                               "%s: metadata.name: a second ClusterResourcePlacement named "
-                               "'%s' (first at %s)",
-                               f->placements[dup_i].where, f->placements[dup_i].name,
+                               "%s: metadata.name: a second %s named '%s' (first at %s)",
+                               f->placements[dup_i].where,
+                               placement_kind_of(f->placements[dup_i].name),
+                               f->placements[dup_i].name,
                                f->placements[dup_j].where);
     }
     free(f->placement_order);
     f->placement_order = ord;
     f->finalized = 1;
+    /* the current policy snapshot of each placement: its latest snapshot
+     * object, else its annotation berth.io/policy-snapshot */
+    uint32_t *first_latest = malloc((f->nplacements ? f->nplacements : 1) * sizeof *first_latest);
+    if (!first_latest)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < f->nplacements; i++) {
+        f->placements[i].snapshot = f->placements[i].snapshot_annotation;
+        first_latest[i] = UINT32_MAX;
+    }
+    int src = 0;
+    for (uint32_t i = 0; i < f->nsnapshots && !src; i++)
+        src = resolve_snapshot(f, i, first_latest, e);
+    free(first_latest);
+    if (src)
+        return src;
     /* resolve every binding; the first failure in input order wins, and a
-     * duplicate (placement, cluster) pair counts at its second binding */
+     * duplicate (placement, cluster) pair of Scheduled / Bound bindings
+     * counts at its second binding. Unscheduled bindings are ignored by
+     * the scheduler (KubeFleet's classifyBindings): their cluster may be
+     * gone. */
     uint32_t res_i = UINT32_MAX;
     for (uint32_t i = 0; i < f->nbindings; i++) {
         berth_fleet_binding *b = &f->bindings[i];
         b->placement = berth_fleet_find_placement(f, b->placement_name);
         b->cluster = b->placement == BERTH_FLEET_NONE ? BERTH_FLEET_NONE
                                                        : berth_fleet_find_cluster(f, b->cluster_name);
-        if (b->cluster == BERTH_FLEET_NONE) {
+        if (b->placement == BERTH_FLEET_NONE ||
+            (b->cluster == BERTH_FLEET_NONE && b->state != BERTH_BINDING_UNSCHEDULED)) {
             res_i = i;
             break;
         }
+        const char *cur = f->placements[b->placement].snapshot;
+        b->obsolete = b->state != BERTH_BINDING_UNSCHEDULED && cur &&
+                      strcmp(b->snapshot ? b->snapshot : "", cur) != 0;
     }
     uint32_t nb = res_i == UINT32_MAX ? f->nbindings : res_i;
     dup_i = UINT32_MAX;
@@ -165,8 +229,11 @@ int berth_fleet_finalize(berth_fleet *f, berth_error *e)
         uint32_t *bo = malloc(nb * sizeof *bo);
         if (!bo)
             return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        uint32_t nbo = 0;
         for (uint32_t i = 0; i < nb; i++)
-            bo[i] = i;
+            if (f->bindings[i].state != BERTH_BINDING_UNSCHEDULED)
+                bo[nbo++] = i;
+        nb = nbo;
         qsort(bo, nb, sizeof *bo, cmp_binding);
         for (uint32_t k = 1; k < nb; k++) {
             const berth_fleet_binding *p = &f->bindings[bo[k]], *q = &f->bindings[bo[k - 1]];
@@ -194,9 +261,10 @@ int berth_fleet_finalize(berth_fleet *f, berth_error *e)
         const berth_fleet_binding *b = &f->bindings[res_i];
         if (b->placement == BERTH_FLEET_NONE)
             return berth_error_set(e, BERTH_EINVAL,
-                                   "%s: metadata.labels.kubernetes-fleet.io/parent-CRP: no "
-                                   "ClusterResourcePlacement named '%s'",
-                                   b->where, b->placement_name);
+                                   "%s: metadata.labels.kubernetes-fleet.io/parent-CRP: no %s "
+                                   "named '%s'",
+                                   b->where, placement_kind_of(b->placement_name),
+                                   b->placement_name);
         return berth_error_set(e, BERTH_EINVAL,
                                "%s: spec.targetCluster: no MemberCluster named '%s'", b->where,
                                b->cluster_name);

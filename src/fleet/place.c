@@ -659,8 +659,10 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
         rc = BERTH_ENOMEM;
         goto fail;
     }
+    /* Unscheduled bindings are ignored (their cluster may be gone) */
     for (uint32_t i = 0; i < f->nbindings; i++)
-        ctx->bind_start[f->bindings[i].placement + 1]++;
+        if (f->bindings[i].state != BERTH_BINDING_UNSCHEDULED)
+            ctx->bind_start[f->bindings[i].placement + 1]++;
     for (uint32_t p = 0; p < f->nplacements; p++)
         ctx->bind_start[p + 1] += ctx->bind_start[p];
     {
@@ -671,7 +673,8 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
         }
         for (uint32_t i = 0; i < f->nbindings; i++) {
             uint32_t p = f->bindings[i].placement;
-            ctx->bind_idx[ctx->bind_start[p] + pos[p]++] = i;
+            if (f->bindings[i].state != BERTH_BINDING_UNSCHEDULED)
+                ctx->bind_idx[ctx->bind_start[p] + pos[p]++] = i;
         }
         free(pos);
     }
@@ -1139,12 +1142,16 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
         return 0;
     }
 
-    /* held clusters, from bindings (input order) */
+    /* held clusters, from Scheduled / Bound bindings (input order; the
+     * group has no Unscheduled ones). An obsolete binding (an older policy
+     * snapshot) holds nothing: its cluster is filtered and scored again,
+     * does not count toward spread domains, and gets the +1 (KubeFleet's
+     * classifyBindings and sameplacementaffinity Score) */
     uint32_t nheld = 0;
     const uint32_t b0 = ctx->bind_start[p], b1 = ctx->bind_start[p + 1];
     for (uint32_t i = b0; i < b1; i++) {
         const berth_fleet_binding *b = &f->bindings[ctx->bind_idx[i]];
-        if (b->state == BERTH_BINDING_UNSCHEDULED) {
+        if (b->obsolete) {
             ctx->held[b->cluster] = 2;
             continue;
         }
@@ -1177,7 +1184,7 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
     }
     for (uint32_t i = b0; i < b1; i++) {
         const berth_fleet_binding *b = &f->bindings[ctx->bind_idx[i]];
-        if (b->state != BERTH_BINDING_UNSCHEDULED && b->has_score) {
+        if (!b->obsolete && b->has_score) {
             ctx->out_aff[b->cluster] = b->affinity_score;
             ctx->out_spread[b->cluster] = b->spread_score;
         }
@@ -1323,7 +1330,9 @@ void berth_fleet_reason(const berth_fleet_ctx *ctx, uint32_t c, char *buf, size_
         else if (pl->type == BERTH_FLEET_PICK_ALL)
             snprintf(buf, size, "passes every filter (PickAll)");
         else
-            snprintf(buf, size, "picked by score%s", ctx->held[c] == 2 ? " (held before: +1)" : "");
+            snprintf(buf, size, "picked by score%s",
+                     ctx->held[c] == 2 ? " (obsolete binding from an older policy snapshot: +1)"
+                                       : "");
         return;
     case BERTH_FLEET_NOT_SELECTED:
         if (pl->type == BERTH_FLEET_PICK_FIXED)
@@ -1333,6 +1342,9 @@ void berth_fleet_reason(const berth_fleet_ctx *ctx, uint32_t c, char *buf, size_
                      "released: numberOfClusters shrank to %" PRId64
                      " (Scheduled before Bound, lowest score, then smaller name first)",
                      pl->n);
+        else if (pl->type == BERTH_FLEET_PICK_N && ctx->held[c] == 2)
+            snprintf(buf, size, "feasible, but ranked below the %" PRId64 " picked clusters "
+                     "(obsolete binding from an older policy snapshot: not kept)", pl->n);
         else
             snprintf(buf, size, "feasible, but ranked below the %" PRId64 " picked clusters",
                      pl->n);

@@ -2,7 +2,8 @@
  * filters ClusterAffinity (required terms), ClusterEligibility,
  * TaintToleration, TopologySpreadConstraints, in that order (the first
  * failure is the reported reason); lexicographic scores TopologySpread,
- * Affinity, Held (+1 for a cluster that held the placement before) with
+ * Affinity, Held (+1 for a cluster with an obsolete binding: it held the
+ * placement under an older policy snapshot) with
  * BERTH_TIE_LAST over name-sorted clusters: the larger name wins a full
  * tie. narrow() proposes the clusters not yet selected (and, outside
  * reference mode, only those passing the per-placement static filters, or

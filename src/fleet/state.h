@@ -121,7 +121,7 @@ struct berth_fleet_ctx {
     uint8_t *snap_viol;
     uint8_t *reject;                /* final first reject per cluster */
     uint8_t *picked;                /* selected (held or picked) */
-    uint8_t *held;                  /* 1 Scheduled/Bound, 2 Unscheduled */
+    uint8_t *held;                  /* 1 Scheduled/Bound (current), 2 obsolete binding */
     uint8_t *heldstate;             /* berth_fleet_bstate + 1 of the binding */
     uint8_t *cstatus;
     int64_t *aff;                   /* prepared affinity score */

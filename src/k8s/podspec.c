@@ -491,6 +491,51 @@ static int dec_priority_class(berth_kcluster *k, berth_dec *d, const berth_node 
     return 0;
 }
 
+/* Local storage (cluster-autoscaler's drain rule, utils/drain/drain.go
+ * isLocalVolume): hostPath, or an emptyDir not backed by memory. Their
+ * names (spec.volumes[].name, required by the API) are kept, in order, for
+ * the safe-to-evict-local-volumes annotation. */
+static int is_local_volume(const berth_node *v)
+{
+    if (v->type != BERTH_NODE_MAP)
+        return 0;
+    const berth_node *ed = berth_node_get(v, "emptyDir"), *hp = berth_node_get(v, "hostPath");
+    const berth_node *med = ed && ed->type == BERTH_NODE_MAP ? berth_node_get(ed, "medium") : NULL;
+    if (ed && berth_node_is_null(ed))
+        ed = NULL; /* a null source is no source (nil in the Go type) */
+    return (hp && !berth_node_is_null(hp)) ||
+           (ed && !(med && med->type == BERTH_NODE_SCALAR && !strcmp(med->str, "Memory")));
+}
+
+static int dec_local_volumes(berth_kcluster *k, berth_dec *d, const berth_node *vols,
+                             berth_kpod *pod)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < vols->n; i++)
+        n += (uint32_t)is_local_volume(vols->items[i]);
+    if (!n)
+        return 0;
+    pod->local_storage = 1;
+    pod->local_volumes = k8s_alloc(k, n, sizeof *pod->local_volumes);
+    if (!pod->local_volumes)
+        return ENOMEM_(d);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < vols->n; i++) {
+        const berth_node *v = vols->items[i];
+        if (!is_local_volume(v))
+            continue;
+        size_t p = berth_dec_push(d, "volumes");
+        berth_dec_push_index(d, i);
+        const char *name = NULL;
+        if (!(rc = berth_dec_str(d, v, "name", 1, &name)) && !*name)
+            rc = k8s_fail_at(d, v, "name", "must not be empty%s", "");
+        berth_dec_pop(d, p);
+        if (!rc)
+            pod->local_volumes[pod->nlocal_volumes++] = name;
+    }
+    return rc;
+}
+
 int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, berth_kpod *pod)
 {
     portvec ports = {NULL, 0, 0};
@@ -513,16 +558,8 @@ int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, be
     berth_node *vols = NULL;
     if (!rc)
         rc = berth_dec_seq(d, spec, "volumes", 0, &vols);
-    for (size_t i = 0; !rc && vols && i < vols->n; i++) {
-        /* local storage (cluster-autoscaler's drain rule): hostPath, or an
-         * emptyDir not backed by memory */
-        const berth_node *v = vols->items[i];
-        const berth_node *ed = v->type == BERTH_NODE_MAP ? berth_node_get(v, "emptyDir") : NULL;
-        const berth_node *med = ed && ed->type == BERTH_NODE_MAP ? berth_node_get(ed, "medium") : NULL;
-        if ((v->type == BERTH_NODE_MAP && berth_node_get(v, "hostPath")) ||
-            (ed && !(med && med->type == BERTH_NODE_SCALAR && !strcmp(med->str, "Memory"))))
-            pod->local_storage = 1;
-    }
+    if (!rc && vols)
+        rc = dec_local_volumes(k, d, vols, pod);
     if (!rc && vols)
         rc = dec_claims(k, d, vols, pod);
     if (!rc)

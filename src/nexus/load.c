@@ -738,10 +738,62 @@ static int check_pool_refs(const berth_nexus *nx, const char *sku_where, const c
     return 0;
 }
 
+/* create-cluster and delete-cluster steps by (cluster name, step index) */
+static int cmp_cluster_step(const void *a, const void *b, void *ctx)
+{
+    const berth_step *s = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(s[x].cluster, s[y].cluster);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Two live clusters with one name: a KubernetesCluster whose name was
+ * created by an earlier step and not deleted in between is bad input,
+ * located at the second document. O(S log S) over the S steps. */
+static int check_cluster_names(const berth_nexus *nx, berth_error *e)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nx->nsteps; i++)
+        n += nx->steps[i].kind == BERTH_STEP_CREATE_CLUSTER ||
+             nx->steps[i].kind == BERTH_STEP_DELETE_CLUSTER;
+    if (n < 2)
+        return 0;
+    uint32_t *ord = malloc(n * sizeof *ord);
+    if (!ord)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    n = 0;
+    for (uint32_t i = 0; i < nx->nsteps; i++)
+        if (nx->steps[i].kind == BERTH_STEP_CREATE_CLUSTER ||
+            nx->steps[i].kind == BERTH_STEP_DELETE_CLUSTER)
+            ord[n++] = i;
+    qsort_r(ord, n, sizeof *ord, cmp_cluster_step, nx->steps);
+    int rc = 0;
+    uint32_t live = BERTH_NEXUS_NONE; /* the create step that made the name live */
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        const berth_step *s = &nx->steps[ord[k]];
+        if (k && strcmp(s->cluster, nx->steps[ord[k - 1]].cluster))
+            live = BERTH_NEXUS_NONE;
+        if (s->kind == BERTH_STEP_DELETE_CLUSTER)
+            live = BERTH_NEXUS_NONE;
+        else if (live == BERTH_NEXUS_NONE)
+            live = ord[k];
+        else
+            rc = berth_error_set(e, BERTH_EINVAL,
+                                 "%s: metadata.name: cluster '%s' already exists (created at %s "
+                                 "and not deleted before this KubernetesCluster)",
+                                 s->source, s->cluster, nx->steps[live].source);
+    }
+    free(ord);
+    return rc;
+}
+
 int berth_nexus_validate(const berth_nexus *nx, berth_error *e)
 {
     if (!nx->have_site)
         return berth_error_set(e, BERTH_EINVAL, "no Site document: the input needs one Site");
+    int crc = check_cluster_names(nx, e);
+    if (crc)
+        return crc;
     for (uint32_t i = 0; i < nx->nspecs; i++)
         for (uint32_t p = 0; p < nx->specs[i].npools; p++) {
             const berth_pool_spec *ps = &nx->specs[i].pools[p];

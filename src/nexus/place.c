@@ -343,7 +343,9 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
     if (rc)
         return rc;
     if (berth_nexus_find_cluster(nx, spec->name) != BERTH_NEXUS_NONE)
-        return berth_error_set(e, BERTH_EINVAL, "cluster '%s' already exists", spec->name);
+        return berth_error_set(e, BERTH_EINVAL, "%s%scluster '%s' already exists",
+                               spec->where ? spec->where : "", spec->where ? ": metadata.name: " : "",
+                               spec->name);
     /* validate every SKU and zone before touching the estate */
     for (uint32_t i = 0; i < spec->npools; i++) {
         if (berth_nexus_find_sku(nx, spec->pools[i].sku) == BERTH_NEXUS_NONE)

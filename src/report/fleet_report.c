@@ -1,8 +1,8 @@
 /* report/fleet_report.c - `fleet place` output: the per-placement table and
  * the SPEC 6.3 JSON entry ({"name", "selected", "clusters": [{"name",
  * "status", "affinityScore", "topologySpreadScore", "reason"}]}, plus
- * "placementType", "status", "reason" and, with explain, per-cluster
- * "terms"). Clusters are listed in name order, then PickFixed names that
+ * "kind", "namespace" for a ResourcePlacement, "placementType", "status",
+ * "reason" and, with explain, per-cluster "terms"). Clusters are listed in name order, then PickFixed names that
  * matched no member cluster. */
 #include <inttypes.h>
 #include <jansson.h>
@@ -54,6 +54,9 @@ json_t *berth_report_fleet_json(const berth_fleet_ctx *ctx, const berth_fleet_ou
     if (!root || !sel || !cl)
         goto fail;
     int rc = add(root, "name", json_string(pl->name));
+    rc |= add(root, "kind", json_string(pl->ns ? "ResourcePlacement" : "ClusterResourcePlacement"));
+    if (pl->ns)
+        rc |= add(root, "namespace", json_string(pl->ns));
     rc |= json_object_set_new(root, "selected", sel);
     rc |= json_object_set_new(root, "clusters", cl);
     sel = cl = NULL;
@@ -121,7 +124,8 @@ int berth_report_fleet_table(FILE *out, const berth_fleet_ctx *ctx, const berth_
 {
     const berth_fleet *f = berth_fleet_ctx_fleet(ctx);
     const berth_fleet_placement *pl = &f->placements[o->placement];
-    fprintf(out, "Placement %s (%s", pl->name, berth_fleet_type_name(pl->type));
+    fprintf(out, "%s %s (%s", pl->ns ? "ResourcePlacement" : "Placement", pl->name,
+            berth_fleet_type_name(pl->type));
     if (pl->type == BERTH_FLEET_PICK_N)
         fprintf(out, ", numberOfClusters %" PRId64, pl->n);
     fprintf(out, "): %s", pstatus_name(o->status));

@@ -2,7 +2,8 @@
 # Scenario: `berth autoscale plan --policy cluster-autoscaler` (SPEC 5.1) on
 # examples/autoscale/cluster-autoscaler.yaml (+ -pending.yaml): each
 # expander's first node group, the seeded random expander, scale-down by
-# utilisation, unneeded time and drainability (JSON checked with python3),
+# utilisation, unneeded time and drainability (JSON checked with python3:
+# custom controllers, the kube-system pod timeout, safe local volumes),
 # the cooldown after a scale-up, and exit 2 for bad flag values.
 set -u
 BERTH=${BERTH:-build/berth}
@@ -27,8 +28,11 @@ for x in d['scaleDown']:
 for x in sorted(d['blocked'], key=lambda b: b['node']):
     print('kept', x['node'], ' '.join(x['reason'].split()[:4]))
 ")
-  want="down idle-1 ['batch/web'] ['batch/warmup']
+  want="down system-2 ['kube-system/coredns-5d78c9869d-x7x2p'] []
+down local-2 ['batch/cache-0'] []
+down idle-1 ['batch/web'] ['batch/warmup']
 kept busy-1 utilisation 0.625 is above
+kept custom-1 pod batch/canary-7f9c6b5d4-q2w3e is owned
 kept fresh-1 unneeded for 5m0s; cluster-autoscaler
 kept local-1 pod batch/scratch uses local
 kept system-1 pod kube-system/metrics-agent is a"
@@ -36,6 +40,28 @@ kept system-1 pod kube-system/metrics-agent is a"
 $got
 expected
 $want"
+  # the drain flags: which of custom-1, system-1, system-2 go
+  fate() {
+    "$BERTH" autoscale plan $E $CA "$@" -o json | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+down = {x['node'] for x in d['scaleDown']}
+kept = {b['node']: b['reason'] for b in d['blocked']}
+for n in ('custom-1', 'system-1', 'system-2'):
+    print(n, 'down' if n in down else 'kept: ' + kept.get(n, '?'))
+"
+  }
+  got=$(fate --skip-nodes-with-custom-controller-pods=false | head -1)
+  [ "$got" = "custom-1 down" ] || fail "custom controllers allowed: $got"
+  got=$(fate --skip-nodes-with-custom-controller-pods | head -1)
+  case $got in "custom-1 kept: pod batch/canary-7f9c6b5d4-q2w3e is owned by Rollout canary"*) ;;
+    *) fail "bare --skip-nodes-with-custom-controller-pods: $got" ;; esac
+  got=$(fate --blocking-system-pod-distruption-timeout 30m | sed -n 2p)
+  [ "$got" = "system-1 down" ] || fail "timeout 30m (pod created 30m ago): $got"
+  got=$(fate --blocking-system-pod-distruption-timeout 30m1s | sed -n 2p)
+  case $got in "system-1 kept: "*"created 30m0s ago"*) ;; *) fail "timeout 30m1s: $got" ;; esac
+  got=$(fate --blocking-system-pod-distruption-timeout 30h | sed -n 3p)
+  case $got in "system-2 kept: "*"created 28h0m0s ago"*"30h0m0s"*) ;; *) fail "timeout 30h: $got" ;; esac
   for pair in least-waste:small/s2 most-pods:ssd/m2 least-nodes:big/b8 price:cheap/c4 priority:ssd/m2; do
     x=${pair%%:*}; want=${pair#*:}
     got=$("$BERTH" autoscale plan $E $P $CA --expander $x -o json | python3 -c "
@@ -58,7 +84,11 @@ else
   echo "note: python3 not found: JSON checks skipped"
 fi
 for bad in "--policy karpenter" "--expander biggest" "--expander" "--scale-down-unneeded-time soon" \
-           "--expander least-waste --policy ocean" "--interrupt idle-1"; do
+           "--expander least-waste --policy ocean" "--interrupt idle-1" \
+           "--blocking-system-pod-distruption-timeout soon" \
+           "--blocking-system-pod-distruption-timeout 1h --policy ocean" \
+           "--skip-nodes-with-custom-controller-pods=maybe" \
+           "--skip-nodes-with-custom-controller-pods=false --policy ocean"; do
   case $bad in *"--policy ocean"*) flags="--at $AT $bad" ;; *) flags="$CA $bad" ;; esac
   err=$("$BERTH" autoscale plan $E $flags 2>&1 >/dev/null); rc=$?
   [ $rc -eq 2 ] || fail "'$bad': exit $rc, expected 2"

@@ -4,8 +4,9 @@
  * the priority expander's ConfigMap; scale-down at the utilisation
  * threshold (exactly 0.5: candidate; above: not), the unneeded time
  * (exactly 10m: not yet; 10m1s: yes), each drainability blocker, the
- * safe-to-evict "true" override, expendable pods, the cooldown after a
- * scale-up, and bad input. */
+ * safe-to-evict "true" override, custom controllers, the kube-system pod
+ * timeout, safe-to-evict-local-volumes, expendable pods, the cooldown
+ * after a scale-up, and bad input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -310,6 +311,147 @@ static void test_drain_blockers(void **st)
     }
 }
 
+/* Upstream's drainability rules in detail (simulator/drainability/rules):
+ * replicated with --skip-nodes-with-custom-controller-pods, the kube-system
+ * pod timeout measured from creationTimestamp to the plan's moment, and the
+ * safe-to-evict-local-volumes annotation. */
+static void test_drain_rules_upstream(void **st)
+{
+    (void)st;
+    static buf b;
+    static char meta[600];
+    static const char *const kinds[] = {"ReplicationController", "ReplicaSet", "Job",
+                                        "StatefulSet", "Rollout", "SparkApplication"};
+    for (int any = 0; any <= 1; any++)
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            snprintf(meta, sizeof meta,
+                     "  uid: 3f6a2b1c-0000-4000-8000-00000000000%zu\n"
+                     "  creationTimestamp: \"2024-05-01T08:00:00Z\"\n"
+                     "  ownerReferences:\n  - {apiVersion: x/v1, kind: %s, name: o, uid: u%zu, "
+                     "controller: true, blockOwnerDeletion: true}\n",
+                     i, kinds[i], i);
+            down_case(&b, "1", LONG_AGO, 0, NULL, meta, NULL, NULL);
+            berth_aplan_options o = ca(0);
+            o.custom_controller_pods_ok = any;
+            run r;
+            plan_opt(&r, &b, o);
+            assert_int_equal(r.rc, 0);
+            int custom = i >= 4, gone = down_of(&r, "cand") != NULL;
+            if (gone != (any || !custom))
+                fail_msg("%s (any controller %d): removed %d (%s)", kinds[i], any, gone,
+                         blocked_of(&r, "cand") ? blocked_of(&r, "cand") : "-");
+            if (!gone)
+                assert_non_null(strstr(blocked_of(&r, "cand"), "a custom controller"));
+            done(&r);
+        }
+    /* an owner reference that is not the controller does not replicate */
+    down_case(&b, "1", LONG_AGO, 0, NULL,
+              "  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: o, uid: u}]\n",
+              NULL, NULL);
+    run r;
+    plan_opt(&r, &b, ca(0));
+    assert_non_null(strstr(blocked_of(&r, "cand"), "is not replicated"));
+    done(&r);
+
+    /* kube-system without a PDB: blocks while younger than the timeout
+     * (default 1h) at the plan's moment (AT = 12:00:00) */
+    static const struct {
+        const char *created;    /* NULL: no creationTimestamp */
+        int64_t timeout;        /* 0: default */
+        int gone;
+        const char *why;
+    } sys[] = {
+        {"2024-05-01T11:00:01Z", 0, 0, "created 59m59s ago (blocks until "
+                                       "--blocking-system-pod-distruption-timeout 1h0m0s)"},
+        {"2024-05-01T11:00:00Z", 0, 1, NULL},   /* exactly 1h */
+        {"2024-04-01T00:00:00Z", 0, 1, NULL},
+        {NULL, 0, 0, "created 0s ago"},          /* counted as created now */
+        {"2024-05-01T11:50:00Z", 600, 1, NULL},  /* 10m, timeout 10m */
+        {"2024-05-01T11:50:01Z", 600, 0, "--blocking-system-pod-distruption-timeout 10m0s"},
+        {"2024-05-01T13:00:00Z", 0, 0, "created 0s ago"}, /* in the future */
+    };
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++) {
+        if (sys[i].created)
+            snprintf(meta, sizeof meta, "  creationTimestamp: \"%s\"\n", sys[i].created);
+        else
+            meta[0] = 0;
+        down_case(&b, "1", LONG_AGO, 1, "kube-system", meta, NULL, NULL);
+        berth_aplan_options o = ca(0);
+        if (sys[i].timeout) {
+            o.system_pod_timeout = sys[i].timeout;
+            o.has_system_pod_timeout = 1;
+        }
+        plan_opt(&r, &b, o);
+        assert_int_equal(r.rc, 0);
+        const char *why = blocked_of(&r, "cand");
+        int gone = down_of(&r, "cand") != NULL;
+        if (gone != sys[i].gone || (sys[i].why && (!why || !strstr(why, sys[i].why))))
+            fail_msg("kube-system case %zu: removed %d, kept because '%s'", i, gone,
+                     why ? why : "-");
+        done(&r);
+    }
+    /* the timeout does not lift the other rules: an old kube-system pod
+     * with local storage still blocks */
+    down_case(&b, "1", LONG_AGO, 1, "kube-system", "  creationTimestamp: \"2024-04-01T00:00:00Z\"\n",
+              "  volumes: [{name: v, hostPath: {path: /x}}]\n", NULL);
+    plan_opt(&r, &b, ca(0));
+    assert_non_null(strstr(blocked_of(&r, "cand"), "uses local storage (volume v:"));
+    done(&r);
+    berth_aplan_options neg = ca(0);
+    neg.system_pod_timeout = -1;
+    neg.has_system_pod_timeout = 1;
+    down_case(&b, "1", LONG_AGO, 1, NULL, NULL, NULL, NULL);
+    plan_opt(&r, &b, neg);
+    assert_int_equal(r.rc, BERTH_EINVAL);
+    done(&r);
+
+    /* safe-to-evict-local-volumes: comma-separated exact names */
+    static const char vols[] =
+        "  volumes:\n  - {name: cache, emptyDir: {sizeLimit: 1Gi}}\n"
+        "  - {name: logs, hostPath: {path: /var/log, type: Directory}}\n"
+        "  - {name: shm, emptyDir: {medium: Memory}}\n"
+        "  - {name: conf, configMap: {name: c}}\n";
+    static const struct {
+        const char *ann;        /* NULL: no annotation */
+        const char *blocks;     /* the volume named in the reason; NULL: removed */
+    } lv[] = {
+        {NULL, "cache"},
+        {"cache", "logs"},
+        {"logs", "cache"},
+        {"cache,logs", NULL},
+        {"logs,cache,other", NULL},
+        {"cache, logs", "logs"},  /* " logs" names no volume */
+        {"", "cache"},
+        {"cache,,logs", NULL},
+    };
+    for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
+        if (lv[i].ann)
+            snprintf(meta, sizeof meta, "  annotations:\n    "
+                     "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes: \"%s\"\n",
+                     lv[i].ann);
+        else
+            meta[0] = 0;
+        down_case(&b, "1", LONG_AGO, 1, NULL, meta, vols, NULL);
+        plan_opt(&r, &b, ca(0));
+        assert_int_equal(r.rc, 0);
+        const char *why = blocked_of(&r, "cand");
+        int gone = down_of(&r, "cand") != NULL;
+        char want[64] = "";
+        if (lv[i].blocks)
+            snprintf(want, sizeof want, "(volume %s:", lv[i].blocks);
+        if (gone != !lv[i].blocks || (lv[i].blocks && (!why || !strstr(why, want))))
+            fail_msg("annotation '%s': removed %d, kept because '%s'",
+                     lv[i].ann ? lv[i].ann : "(none)", gone, why ? why : "-");
+        done(&r);
+    }
+    /* a local volume without a name is a located load error */
+    down_case(&b, "1", LONG_AGO, 1, NULL, NULL, "  volumes: [{emptyDir: {}}]\n", NULL);
+    plan_opt(&r, &b, ca(0));
+    assert_int_equal(r.rc, BERTH_EINVAL);
+    assert_non_null(strstr(r.e.msg, "spec.volumes[0].name"));
+    done(&r);
+}
+
 static void test_expendable(void **st)
 {
     (void)st;
@@ -394,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_utilisation_threshold),
         cmocka_unit_test(test_unneeded_time),
         cmocka_unit_test(test_drain_blockers),
+        cmocka_unit_test(test_drain_rules_upstream),
         cmocka_unit_test(test_expendable),
         cmocka_unit_test(test_cooldown_and_bad_options),
     };

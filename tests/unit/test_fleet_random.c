@@ -3,7 +3,8 @@
  * with the plain reference scan: random fleets (labels, properties, taints,
  * ineligible clusters), random placements (PickN / PickAll / PickFixed,
  * required and preferred terms, 0-2 spread constraints, tolerations) and
- * bindings. Every outcome field and every per-cluster reason must agree,
+ * bindings (Scheduled / Bound under the latest policy snapshot or an older
+ * one, Unscheduled, some to clusters that are gone). Every outcome field and every per-cluster reason must agree,
  * placing in input order and again in a shuffled order (scratch reuse). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,16 +153,38 @@ static void gen(berth_rng *r, buf *b, uint32_t *ncl, uint32_t *npl)
             put(b, "    tolerations:\n    - {key: k, %s}\n",
                 rnd(r, 2) ? "operator: Exists" : "value: v1");
     }
-    /* bindings: distinct (placement, cluster) pairs */
+    /* the current policy snapshot of some placements: a latest snapshot
+     * object (after an older one), or the berth annotation on a copy */
+    for (uint32_t i = 0; i < np; i++)
+        if (!rnd(r, 2))
+            for (uint32_t k = 0; k < 2; k++)
+                put(b,
+                    "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+                    "kind: ClusterSchedulingPolicySnapshot\nmetadata:\n  name: crp-%u-%u\n"
+                    "  labels: {kubernetes-fleet.io/parent-CRP: crp-%u, "
+                    "kubernetes-fleet.io/is-latest-snapshot: \"%s\", "
+                    "kubernetes-fleet.io/policy-index: \"%u\"}\n"
+                    "spec: {policyHash: YWJj}\n",
+                    i, k, i, k ? "true" : "false", k);
+    /* bindings: distinct (placement, cluster) pairs; made under snapshot
+     * 0 (obsolete where 1 is the latest), 1, or none; Unscheduled ones may
+     * name a cluster that is gone */
     uint32_t nb = rnd(r, 3) ? 0 : rnd(r, 12);
     for (uint32_t i = 0; i < nb; i++) {
-        uint32_t p = rnd(r, np), c = rnd(r, nc);
-        static const char *const st[] = {"Scheduled", "Bound", "Unscheduled"};
+        uint32_t p = rnd(r, np), c = rnd(r, nc), st = rnd(r, 3), snap = rnd(r, 3);
+        static const char *const sts[] = {"Scheduled", "Bound", "Unscheduled"};
+        char target[32], sn[64] = "";
+        if (st == 2 && !rnd(r, 3))
+            snprintf(target, sizeof target, "gone-%u", i);
+        else
+            snprintf(target, sizeof target, "m%03u", (c * 7919u) % 1000u);
+        if (snap < 2)
+            snprintf(sn, sizeof sn, ", schedulingPolicySnapshotName: crp-%u-%u", p, snap);
         put(b,
             "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\nkind: ClusterResourceBinding\n"
             "metadata: {name: b%u, labels: {kubernetes-fleet.io/parent-CRP: crp-%u}}\n"
-            "spec: {targetCluster: m%03u, state: %s}\n",
-            i, p, (c * 7919u) % 1000u, st[rnd(r, 3)]);
+            "spec: {targetCluster: %s, state: %s%s}\n",
+            i, p, target, sts[st], sn);
     }
 }
 
@@ -236,7 +259,7 @@ static void test_fast_equals_reference(void **state)
     (void)state;
     berth_rng rng;
     berth_rng_seed(&rng, 20240501);
-    uint32_t compared = 0;
+    uint32_t compared = 0, obsolete = 0, ignored = 0;
     for (uint32_t iter = 0; iter < 400; iter++) {
         buf b = {NULL, 0, 0};
         uint32_t nc, np;
@@ -250,6 +273,10 @@ static void test_fast_equals_reference(void **state)
             continue;
         }
         assert_int_equal(start(&ref, &b, 1, 0), 0);
+        for (uint32_t i = 0; i < fast.f.nbindings; i++) {
+            obsolete += (uint32_t)fast.f.bindings[i].obsolete;
+            ignored += fast.f.bindings[i].cluster == BERTH_FLEET_NONE;
+        }
         for (uint32_t p = 0; p < fast.f.nplacements; p++)
             compare(&fast, &ref, p, iter);
         /* again in a shuffled order, with repeats */
@@ -261,6 +288,8 @@ static void test_fast_equals_reference(void **state)
         free(b.p);
     }
     assert_true(compared > 1000);
+    assert_true(obsolete > 20);   /* the obsolete-binding paths were exercised */
+    assert_true(ignored > 5);     /* and Unscheduled bindings to clusters that are gone */
 }
 
 int main(void)
