@@ -455,6 +455,92 @@ static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_vi
     return 0;
 }
 
+/* ---- posting lists (label -> pods counted on nodes) ---- */
+
+static int post_key(char *buf, size_t cap, const char *key, const char *value)
+{
+    int n = snprintf(buf, cap, "%s\x1f%s", key, value);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* lists pod under each of its labels (it is being counted on a node) */
+static int post_add(kube_terms *t, uint32_t pod, const berth_kpod *p)
+{
+    char buf[640];
+    for (uint32_t i = 0; i < p->labels.n; i++) {
+        if (!post_key(buf, sizeof buf, p->labels.items[i].key, p->labels.items[i].value))
+            continue; /* longer than any valid label: never an anchor */
+        uint32_t b;
+        if (!smap_get(&t->post_map, buf, &b)) {
+            b = t->npost;
+            uint32_t c1 = t->cappost, c2 = t->cappost, c3 = t->cappost;
+            if (grow((void **)&t->post, &c1, b + 1, sizeof *t->post) ||
+                grow((void **)&t->postn, &c2, b + 1, sizeof *t->postn) ||
+                grow((void **)&t->postcap, &c3, b + 1, sizeof *t->postcap))
+                return BERTH_ENOMEM;
+            t->cappost = c1;
+            t->post[b] = NULL;
+            t->postn[b] = t->postcap[b] = 0;
+            if (smap_put(&t->post_map, buf, b))
+                return BERTH_ENOMEM;
+            t->npost++;
+        }
+        if (grow((void **)&t->post[b], &t->postcap[b], t->postn[b] + 1, sizeof **t->post))
+            return BERTH_ENOMEM;
+        t->post[b][t->postn[b]++] = pod;
+    }
+    return 0;
+}
+
+/* The anchor of signature g: its first In requirement with values (every
+ * pod it matches carries key=value for one of them), or NULL. */
+static const berth_requirement *sig_anchor(const kube_sig *g)
+{
+    for (uint32_t c = 0; c < g->ncl; c++) {
+        const berth_selector *sel = &g->cl[c].sel;
+        for (uint32_t i = 0; i < sel->n; i++)
+            if (sel->reqs[i].op == BERTH_SEL_IN && sel->reqs[i].nvalues)
+                return &sel->reqs[i];
+    }
+    return NULL;
+}
+
+/* Initial counts of a new MATCH signature from the pods counted on nodes:
+ * through the anchor's posting lists, else every pod on every node. */
+static int sig_init_counts(kube_sched *s, kube_sig *g)
+{
+    kube_terms *t = s->terms;
+    const berth_requirement *a = sig_anchor(g);
+    if (!a) {
+        for (uint32_t n = 0; n < t->nnodes; n++)
+            for (uint32_t i = 0; i < s->node_npods[n]; i++) {
+                uint32_t q = s->node_pods[n][i];
+                if (sig_matches(t, g, q, &s->k->pods[q]) && sig_bump(g, n, 1))
+                    return BERTH_ENOMEM;
+            }
+        return 0;
+    }
+    if (++t->serial == 0) { /* wrapped: forget every stamp */
+        memset(t->stamp, 0, (t->npods ? t->npods : 1) * sizeof *t->stamp);
+        t->serial = 1;
+    }
+    char buf[640];
+    for (uint32_t v = 0; v < a->nvalues; v++) {
+        uint32_t b;
+        if (!post_key(buf, sizeof buf, a->key, a->values[v]) || !smap_get(&t->post_map, buf, &b))
+            continue;
+        for (uint32_t i = 0; i < t->postn[b]; i++) {
+            uint32_t q = t->post[b][i];
+            if (t->stamp[q] == t->serial || !t->on[q])
+                continue;
+            t->stamp[q] = t->serial;
+            if (sig_matches(t, g, q, &s->k->pods[q]) && sig_bump(g, t->on[q] - 1, 1))
+                return BERTH_ENOMEM;
+        }
+    }
+    return 0;
+}
+
 /* Finds or creates the signature whose canonical text is in t->text. For
  * a new one, cl (ncl clauses, ownership taken) and the fields are used and
  * MATCH counts are initialised from the pods on nodes. Returns the id or
@@ -482,14 +568,8 @@ static uint32_t sig_get(kube_sched *s, kube_clause *cl, uint32_t ncl, int kind, 
     }
     id = t->nsigs++;
     t->sigs[id] = g;
-    if (kind == KUBE_SIG_MATCH)
-        for (uint32_t n = 0; n < t->nnodes; n++)
-            for (uint32_t i = 0; i < s->node_npods[n]; i++) {
-                uint32_t q = s->node_pods[n][i];
-                if (sig_matches(t, &t->sigs[id], q, &s->k->pods[q]) &&
-                    sig_bump(&t->sigs[id], n, 1))
-                    return KUBE_NOVAL;
-            }
+    if (kind == KUBE_SIG_MATCH && sig_init_counts(s, &t->sigs[id]))
+        return KUBE_NOVAL;
     if (index_add(t, &t->idx[kind], &t->sigs[id], id))
         return KUBE_NOVAL;
     return id;
@@ -529,7 +609,9 @@ int kube_terms_init(kube_sched *s)
     for (uint32_t i = 0; i < k->nnamespaces && !rc; i++)
         ns_intern(t, k->namespaces[i].name, &k->namespaces[i].labels, &rc);
     t->pod_ns = malloc((k->npods ? k->npods : 1) * sizeof *t->pod_ns);
-    if (!t->pod_ns)
+    t->on = calloc(k->npods ? k->npods : 1, sizeof *t->on);
+    t->stamp = calloc(k->npods ? k->npods : 1, sizeof *t->stamp);
+    if (!t->pod_ns || !t->on || !t->stamp)
         rc = BERTH_ENOMEM;
     for (uint32_t p = 0; p < k->npods && !rc; p++)
         t->pod_ns[p] = ns_intern(t, k->pods[p].ns, NULL, &rc);
@@ -602,6 +684,22 @@ void kube_terms_free(kube_sched *s)
     free(t->tmp_aff);
     free(t->text);
     req_free_all(&t->req0);
+    smap_free(&t->post_map);
+    for (uint32_t i = 0; i < t->npost; i++)
+        free(t->post[i]);
+    free(t->post);
+    free(t->postn);
+    free(t->postcap);
+    free(t->on);
+    free(t->stamp);
+    smap_free(&t->wl_map);
+    for (uint32_t i = 0; i < t->wl_nb; i++)
+        free(t->wl_bucket[i]);
+    free(t->wl_bucket);
+    free(t->wl_bn);
+    free(t->wl_bcap);
+    free(t->wl_general);
+    free(t->wl_cand);
     free(t);
     s->terms = NULL;
 }
@@ -676,6 +774,9 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
     uint32_t pn[2] = {pod, node};
     int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, add ? visit_assume : visit_unassume, pn);
     if (rc)
+        return rc;
+    t->on[pod] = add ? node + 1 : 0;
+    if (add && (rc = post_add(t, pod, p)))
         return rc;
     for (int role = 0; role < KUBE_NROLES; role++) {
         uint32_t nt;
@@ -952,6 +1053,101 @@ static int is_default_workload(const char *kind)
                     !strcmp(kind, "StatefulSet") || !strcmp(kind, "ReplicationController"));
 }
 
+/* the workloads indexed by their selector's anchor (their kinds are read
+ * at use: only selectors may not change while the state lives) */
+static int wl_index(const kube_sched *s, kube_terms *t)
+{
+    const berth_kcluster *k = s->k;
+    char buf[640];
+    for (uint32_t w = 0; w < k->nworkloads; w++) {
+        const berth_kworkload *wl = &k->workloads[w];
+        if (wl->selector.nothing)
+            continue;
+        const berth_requirement *a = NULL;
+        for (uint32_t i = 0; i < wl->selector.n && !a; i++)
+            if (wl->selector.reqs[i].op == BERTH_SEL_IN && wl->selector.reqs[i].nvalues)
+                a = &wl->selector.reqs[i];
+        if (!a) {
+            if (grow((void **)&t->wl_general, &t->wl_capgeneral, t->wl_ngeneral + 1,
+                     sizeof *t->wl_general))
+                return BERTH_ENOMEM;
+            t->wl_general[t->wl_ngeneral++] = w;
+            continue;
+        }
+        for (uint32_t v = 0; v < a->nvalues; v++) {
+            uint32_t b;
+            if (!post_key(buf, sizeof buf, a->key, a->values[v]))
+                continue; /* no valid label has it: the workload selects no pod */
+            if (!smap_get(&t->wl_map, buf, &b)) {
+                b = t->wl_nb;
+                uint32_t c1 = t->wl_capb, c2 = t->wl_capb, c3 = t->wl_capb;
+                if (grow((void **)&t->wl_bucket, &c1, b + 1, sizeof *t->wl_bucket) ||
+                    grow((void **)&t->wl_bn, &c2, b + 1, sizeof *t->wl_bn) ||
+                    grow((void **)&t->wl_bcap, &c3, b + 1, sizeof *t->wl_bcap))
+                    return BERTH_ENOMEM;
+                t->wl_capb = c1;
+                t->wl_bucket[b] = NULL;
+                t->wl_bn[b] = t->wl_bcap[b] = 0;
+                if (smap_put(&t->wl_map, buf, b))
+                    return BERTH_ENOMEM;
+                t->wl_nb++;
+            }
+            if (grow((void **)&t->wl_bucket[b], &t->wl_bcap[b], t->wl_bn[b] + 1,
+                     sizeof **t->wl_bucket))
+                return BERTH_ENOMEM;
+            t->wl_bucket[b][t->wl_bn[b]++] = w;
+        }
+    }
+    t->wl_ready = 1;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* the workloads that may select p (a superset, in workload order, no
+ * repeats) into t->wl_cand; their count, or -1 on ENOMEM */
+static int64_t wl_candidates(const kube_sched *s, kube_terms *t, const berth_kpod *p)
+{
+    if (!t->wl_ready && wl_index(s, t))
+        return -1;
+    uint32_t n = 0;
+    char buf[640];
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i <= p->labels.n; i++) {
+            const uint32_t *list;
+            uint32_t m, b;
+            if (i == p->labels.n) {
+                list = t->wl_general;
+                m = t->wl_ngeneral;
+            } else if (post_key(buf, sizeof buf, p->labels.items[i].key,
+                                p->labels.items[i].value) &&
+                       smap_get(&t->wl_map, buf, &b)) {
+                list = t->wl_bucket[b];
+                m = t->wl_bn[b];
+            } else
+                continue;
+            if (pass == 1 && m)
+                memcpy(t->wl_cand + n, list, m * sizeof *list);
+            n += m;
+        }
+        if (pass == 0) {
+            if (grow((void **)&t->wl_cand, &t->wl_capcand, n + 1, sizeof *t->wl_cand))
+                return -1;
+            n = 0;
+        }
+    }
+    qsort(t->wl_cand, n, sizeof *t->wl_cand, cmp_u32);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!u || t->wl_cand[u - 1] != t->wl_cand[i])
+            t->wl_cand[u++] = t->wl_cand[i];
+    return u;
+}
+
 static int prepare_spread(kube_sched *s, kube_terms_req *q, uint32_t pod)
 {
     const berth_kpod *p = &s->k->pods[pod];
@@ -969,8 +1165,11 @@ static int prepare_spread(kube_sched *s, kube_terms_req *q, uint32_t pod)
     const berth_kcluster *k = s->k;
     q->ndefreqs = 0;
     int any = 0;
-    for (uint32_t w = 0; w < k->nworkloads; w++) {
-        const berth_kworkload *wl = &k->workloads[w];
+    int64_t ncand = wl_candidates(s, s->terms, p);
+    if (ncand < 0)
+        return BERTH_ENOMEM;
+    for (int64_t c = 0; c < ncand; c++) {
+        const berth_kworkload *wl = &k->workloads[s->terms->wl_cand[c]];
         if (!is_default_workload(wl->kind) || strcmp(wl->ns ? wl->ns : "", p->ns ? p->ns : ""))
             continue;
         if (!berth_selector_matches(&wl->selector, &p->labels))
@@ -1565,7 +1764,15 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
             }
         }
         c->w = log((double)size + 2.0);
-        for (uint32_t nd = 0; nd < t->nnodes; nd++) {
+        /* only nodes where the signature counts something add to a
+         * domain: its non-zero list when the counts are a signature's
+         * (the reference path's fresh counts: every node) */
+        const kube_sig *g = s->reference ? NULL : sig_of(t, c->cnt);
+        uint32_t nn = g ? g->nnz : t->nnodes;
+        for (uint32_t j2 = 0; j2 < nn; j2++) {
+            uint32_t nd = g ? g->nz[j2] : j2;
+            if (!c->cnt[nd])
+                continue;
             if (q->require_all && !node_has_keys(t, q->ps, q->nps, nd))
                 continue;
             if (!policies_ok(q, c, nd))
@@ -1577,10 +1784,48 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
                 dom[v] += c->cnt[nd];
         }
     }
+    /* With one non-hostname constraint, a candidate whose hostname counts
+     * are all 0 scores by its domain alone: that rounded score is computed
+     * once per domain value (same operations in the same order, so the
+     * same number) instead of once per node. */
+    uint32_t dkey = KUBE_NOVAL, ndk = 0;
+    for (uint32_t j = 0; j < q->nps; j++)
+        if (!t->keys[q->ps[j].key].hostname) {
+            dkey = j;
+            ndk++;
+        }
+    int64_t *dcache = NULL;
+    size_t dmark = 0;
+    uint32_t dvals = 0;
+    if (ndk == 1) {
+        dvals = t->keys[q->ps[dkey].key].nvals + 1; /* the last slot: node lacks the key */
+        if (pool_reserve(q, dvals, INT64_MIN, &dmark))
+            goto oom;
+        dcache = q->pool + dmark;
+    }
     int64_t mn = INT64_MAX, mx = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (out[i] == INT64_MIN)
             continue;
+        uint32_t slot = 0;
+        if (dcache) {
+            int host0 = 1;
+            /* every hostname constraint applies (the node has the label)
+             * and counts 0 there */
+            for (uint32_t j = 0; j < q->nps && host0; j++)
+                if (t->keys[q->ps[j].key].hostname)
+                    host0 = t->keys[q->ps[j].key].val[cand[i]] != KUBE_NOVAL &&
+                            q->ps[j].cnt[cand[i]] == 0;
+            if (host0) {
+                uint32_t v = t->keys[q->ps[dkey].key].val[cand[i]];
+                slot = v == KUBE_NOVAL ? dvals - 1 : v;
+                if (dcache[slot] != INT64_MIN) {
+                    out[i] = dcache[slot];
+                    goto have;
+                }
+            } else
+                slot = UINT32_MAX;
+        }
         double sc = 0;
         for (uint32_t j = 0; j < q->nps; j++) {
             const kube_pts_c *c = &q->ps[j];
@@ -1592,6 +1837,9 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
             sc += (double)cnt * c->w + (double)(c->max_skew - 1);
         }
         out[i] = (int64_t)round(sc);
+        if (dcache && slot != UINT32_MAX)
+            dcache[slot] = out[i];
+    have:
         if (out[i] < mn)
             mn = out[i];
         if (out[i] > mx)

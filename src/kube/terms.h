@@ -163,6 +163,27 @@ struct kube_terms {
     char *text;                   /* canonical text buffer */
     size_t tlen, tcap;
     kube_terms_req req0;
+    /* posting lists: "key\x1fvalue" -> the pods counted on nodes carrying
+     * that label, in count order (a pod counted out stays listed: on[]
+     * says where each pod is now, stamp[] drops repeats), so a new MATCH
+     * signature starts from the pods with its anchor label instead of
+     * every pod on every node */
+    kube_smap post_map;
+    uint32_t **post, *postn, *postcap;
+    uint32_t npost, cappost;
+    uint32_t *on;                 /* per pod: node + 1 while counted, else 0 */
+    /* the workloads (those behind the system default spread: Service,
+     * ReplicaSet, StatefulSet, ReplicationController) by their selector's anchor
+     * "key\x1fvalue" (first In requirement), the others in wl_general;
+     * built on first use: a pod looks up only the workloads that can
+     * select it */
+    int wl_ready;
+    kube_smap wl_map;
+    uint32_t **wl_bucket, *wl_bn, *wl_bcap;
+    uint32_t wl_nb, wl_capb;
+    uint32_t *wl_general, wl_ngeneral, wl_capgeneral;
+    uint32_t *wl_cand, wl_capcand;  /* scratch: one pod's candidates */
+    uint32_t *stamp, serial;      /* per pod: last walk that visited it */
 };
 
 #endif
