@@ -54,7 +54,8 @@ static void daemonset(buf *b, const char *cpu, const char *spec_extra)
 /* One D4 node (on-demand, 0.20/h) of pool "general" with two pods of 1
  * cpu and 800m: 1.8 cpu fit a D2 (2 cpu, 0.10/h) when nothing else runs
  * there. Types have no provider (made-up names): no kubelet overhead. */
-static void disrupt_estate(buf *b, const char *pool_taints, const char *pod_tols)
+static void disrupt_estate_cpu(buf *b, const char *pool_taints, const char *pod_tols,
+                               const char *node_cpu)
 {
     add(b, "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general}\nspec:\n"
            "  template:\n    spec:\n"
@@ -79,8 +80,9 @@ static void disrupt_estate(buf *b, const char *pool_taints, const char *pod_tols
            "    labels: {karpenter.sh/nodepool: general, node.kubernetes.io/instance-type: D4, "
            "karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: z1, "
            "kubernetes.io/hostname: n4, karpenter.sh/initialized: \"true\"}\n"
-           "  status:\n    allocatable: {cpu: \"4\", memory: 16Gi, pods: \"30\"}\n"
-           "    conditions: [{type: Ready, status: \"True\"}]\n");
+           "  status:\n    allocatable: {cpu: \"%s\", memory: 16Gi, pods: \"30\"}\n"
+           "    conditions: [{type: Ready, status: \"True\"}]\n",
+        node_cpu);
     static const char *const pods[2][2] = {{"web-1", "1"}, {"web-2", "800m"}};
     for (int i = 0; i < 2; i++)
         add(b, "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: %s\n    namespace: default\n"
@@ -92,6 +94,11 @@ static void disrupt_estate(buf *b, const char *pool_taints, const char *pod_tols
                "  status:\n    phase: Running\n    startTime: \"2024-05-01T11:00:00Z\"\n"
                "    conditions: [{type: Ready, status: \"True\"}]\n",
             pods[i][0], pods[i][0], pod_tols ? pod_tols : "", pods[i][1]);
+}
+
+static void disrupt_estate(buf *b, const char *pool_taints, const char *pod_tols)
+{
+    disrupt_estate_cpu(b, pool_taints, pod_tols, "4");
 }
 
 typedef struct dfix {
@@ -204,13 +211,15 @@ static void test_disrupt_replacement_room(void **st)
 }
 
 /* `disrupt simulate`: the replacement joins with the DaemonSet's share
- * taken, and the DaemonSet pod generated for n4 goes with n4 (it does not
- * stay pending). */
+ * taken. n4 (1850m allocatable) has no room for the DaemonSet pod made for
+ * it: that pending pod holds no consolidation back (Karpenter does not
+ * provision for DaemonSet pods) and goes with n4 (it does not stay
+ * pending). */
 static void test_disrupt_simulate_daemons(void **st)
 {
     (void)st;
     buf *b = calloc(1, sizeof *b);
-    disrupt_estate(b, NULL, NULL);
+    disrupt_estate_cpu(b, NULL, NULL, "1850m");
     add(b, "---\napiVersion: v1\nkind: List\nmetadata: {resourceVersion: \"\"}\nitems:\n");
     /* 100m: the pods still fit a D2 */
     daemonset(b, "100m", NULL);
