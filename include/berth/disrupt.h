@@ -313,7 +313,9 @@ int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name);
  * kubernetes.io/hostname (and karpenter.sh/initialized=true when
  * `initialized`), label storage from a; taints the template's (startup
  * taints are gone once initialised); allocatable the instance type's
- * capacity. 0; 1 when the offering breaks one of the pool's requirements
+ * allocatable (capacity minus node overhead, berth/instance.h) minus the
+ * requests and pod slots of the DaemonSet pods the DaemonSet controller
+ * would run on that node (k8s/daemons.c). 0; 1 when the offering breaks one of the pool's requirements
  * on a key the node defines; BERTH_ENOMEM. The one implementation: the
  * timeline and the planner's hypothetical nodes (disrupt_option_node). */
 int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,

@@ -32,14 +32,46 @@ typedef struct berth_offering {
     double interruption_rate;     /* spot: expected interruptions, a fraction (0.05 = 5 %) */
 } berth_offering;
 
+/* Whose node overhead formula an InstanceType follows (spec.provider;
+ * absent: from the name, berth_instance_provider_of_name). */
+typedef enum berth_provider {
+    BERTH_PROVIDER_NONE,          /* no overhead unless given */
+    BERTH_PROVIDER_AWS,           /* aws/karpenter-provider-aws */
+    BERTH_PROVIDER_AZURE,         /* AKS (Azure/karpenter-provider-azure, AKS docs) */
+} berth_provider;
+const char *berth_provider_name(berth_provider p);
+/* "Standard_D2s_v3" -> Azure, "m5.large"-style -> AWS, else none. */
+berth_provider berth_instance_provider_of_name(const char *name);
+
 typedef struct berth_instance_type {
     const char *name;
     const char *family;           /* spec.family, else the name up to its first '.' */
-    int64_t cpu, memory, pods;    /* millicores, bytes, count (default 110) */
+    /* What a node of this type offers pods: its allocatable, i.e. the
+     * capacity minus the node overhead (berth_instance_type_allocatable):
+     * millicores, bytes, max pods. Every planner sizes hypothetical nodes
+     * with these (DaemonSet pods then take their share, k8s.h). */
+    int64_t cpu, memory, pods;
     int64_t gpus;                 /* nvidia.com/gpu */
     berth_offering *offerings;
     uint32_t nofferings;
+    /* ---- node overhead (capacity/overhead.c, docs/disrupt.md "Node overhead") ---- */
+    berth_provider provider;
+    int64_t capacity_cpu, capacity_memory; /* spec.capacity cpu, memory as written */
+    int64_t capacity_pods;        /* spec.capacity.pods (default 110) */
+    int64_t max_pods;             /* spec.maxPods, -1 unset */
+    int64_t enis, ipv4_per_eni;   /* spec.enis, spec.ipv4PerENI (AWS), 0 unset */
+    int64_t kube_reserved[2];     /* cpu millicores, memory bytes: spec.kubeReserved, else
+                                   * the provider's formula (-1 in the input: unset) */
+    int64_t system_reserved[2];   /* spec.systemReserved (default 0) */
+    int64_t eviction_memory;      /* spec.evictionThreshold.memory, else the provider's */
+    int64_t vm_overhead_memory;   /* AWS: memory the hypervisor keeps (7.5 %, rounded up to MiB) */
 } berth_instance_type;
+
+/* Fills t->cpu, memory, pods (and the resolved kube_reserved,
+ * eviction_memory, vm_overhead_memory) from the capacity, the provider and
+ * the overrides; -1 in kube_reserved[i] / eviction_memory and max_pods
+ * means "the provider's". Allocatable values are at least 0. */
+void berth_instance_type_allocatable(berth_instance_type *t);
 
 /* Decodes one InstanceType document (apiVersion already checked; strict:
  * an unknown field is always an error) into *out, strings in a. 0 or

@@ -240,10 +240,7 @@ static uint32_t estimate(ca_work *w, ca_group *G)
                 continue;
             }
             int64_t *f = &w->bins[nb++ * 4];
-            f[0] = it->cpu;
-            f[1] = it->memory;
-            f[2] = it->gpus;
-            f[3] = it->pods;
+            capacity_template_free(s, G->vng, G->type, G->of->zone, (int)G->of->capacity_type, f);
         }
         for (int r = 0; r < 4; r++)
             w->bins[b * 4 + r] -= need[r];
@@ -435,6 +432,9 @@ int capacity_ca_scale_up(capacity_pass *s, const berth_aplan_options *opt, berth
             capacity_place(s, pod, w.placed[i]);
             p->on_existing[p->non_existing] = pod;
             p->on_existing_node[p->non_existing++] = w.placed[i];
+        } else if (capacity_daemon_unplaced(s, pod, &rc)) {
+            if (rc)
+                goto out;
         } else if (k->pods[pod].priority < CA_EXPENDABLE_BELOW) {
             char msg[200];
             snprintf(msg, sizeof msg, "expendable pod (priority %lld < %d): cluster-autoscaler "

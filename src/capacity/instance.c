@@ -1,7 +1,8 @@
 /* capacity/instance.c - the instance catalog shared by disruption and
  * autoscaling: capacity type names, the berth.io/v1 InstanceType decoder
  * (strict: capacity cpu/memory/pods/GPUs, optional family, offerings with
- * zone, capacityType, price, available, interruptionRate) and lookups. */
+ * zone, capacityType, price, available, interruptionRate; the node
+ * overhead fields, computed in overhead.c) and lookups. */
 #include "capacity/state.h"
 
 #include "berth/grow.h"
@@ -34,6 +35,65 @@ const char *berth_capacity_type_name(berth_capacity_type c)
     return "?";
 }
 
+/* A map of cpu / memory quantities at key into out[0] (millicores) and
+ * out[1] (bytes); a key absent keeps its value. memory_only: only memory. */
+static int dec_reserve(berth_dec *d, const berth_node *spec, const char *key, int memory_only,
+                       int64_t out[2])
+{
+    berth_node *m = NULL;
+    int rc = berth_dec_map(d, spec, key, 0, &m);
+    if (rc || !m)
+        return rc;
+    static const char *const both[] = {"cpu", "memory", NULL};
+    static const char *const mem[] = {"memory", NULL};
+    size_t p = berth_dec_push(d, key);
+    berth_quantity q = {0};
+    rc = berth_dec_known_fields(d, m, memory_only ? mem : both);
+    if (!rc && !memory_only && berth_node_get(m, "cpu") &&
+        !(rc = berth_dec_quantity(d, m, "cpu", 1, &q))) {
+        out[0] = berth_quantity_milli(q);
+        if (out[0] < 0)
+            rc = berth_dec_fail(d, berth_node_get(m, "cpu"), "cpu must not be negative");
+    }
+    if (!rc && berth_node_get(m, "memory") && !(rc = berth_dec_quantity(d, m, "memory", 1, &q))) {
+        out[1] = berth_quantity_value(q);
+        if (out[1] < 0)
+            rc = berth_dec_fail(d, berth_node_get(m, "memory"), "memory must not be negative");
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
+/* spec.provider, maxPods, enis, ipv4PerENI, kubeReserved, systemReserved,
+ * evictionThreshold (capacity/overhead.c computes the allocatable). */
+static int dec_overhead(berth_dec *d, const berth_node *spec, berth_instance_type *it)
+{
+    static const char *const prov[] = {"none", "aws", "azure", NULL};
+    int pv = -1;
+    int64_t evict[2] = {0, -1};
+    it->max_pods = -1;
+    it->kube_reserved[0] = it->kube_reserved[1] = -1;
+    int rc = berth_dec_enum(d, spec, "provider", 0, prov, &pv);
+    if (!rc)
+        rc = berth_dec_int(d, spec, "maxPods", 0, 0, 1000000, &it->max_pods);
+    if (!rc)
+        rc = berth_dec_int(d, spec, "enis", 0, 1, 1024, &it->enis);
+    if (!rc)
+        rc = berth_dec_int(d, spec, "ipv4PerENI", 0, 1, 1024, &it->ipv4_per_eni);
+    if (!rc && (it->enis > 0) != (it->ipv4_per_eni > 0))
+        rc = berth_dec_fail(d, spec, "enis and ipv4PerENI go together (AWS max pods: enis x "
+                                     "(ipv4PerENI - 1) + 2)");
+    if (!rc)
+        rc = dec_reserve(d, spec, "kubeReserved", 0, it->kube_reserved);
+    if (!rc)
+        rc = dec_reserve(d, spec, "systemReserved", 0, it->system_reserved);
+    if (!rc)
+        rc = dec_reserve(d, spec, "evictionThreshold", 1, evict);
+    it->eviction_memory = evict[1];
+    it->provider = pv >= 0 ? (berth_provider)pv : berth_instance_provider_of_name(it->name);
+    return rc;
+}
+
 int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *doc,
                                berth_instance_type *out)
 {
@@ -50,7 +110,9 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
     if (rc)
         return rc;
     size_t p = berth_dec_push(d, "spec");
-    static const char *const sf[] = {"capacity", "offerings", "family", NULL};
+    static const char *const sf[] = {"capacity",   "offerings",    "family",         "provider",
+                                     "maxPods",    "enis",         "ipv4PerENI",     "kubeReserved",
+                                     "systemReserved", "evictionThreshold", NULL};
     static const char *const cf[] = {"cpu", "memory", "pods", "nvidia.com/gpu", NULL};
     static const char *const of[] = {"zone", "capacityType", "price", "available",
                                      "interruptionRate", NULL};
@@ -75,6 +137,8 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
             rc = berth_dec_fail(d, cap, "capacity must not be negative");
         berth_dec_pop(d, p2);
     }
+    if (!rc)
+        rc = dec_overhead(d, spec, &it);
     if (!rc) {
         it.offerings = berth_arena_alloc(a, (offs->n ? offs->n : 1) * sizeof *it.offerings);
         if (!it.offerings)
@@ -107,6 +171,10 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
     berth_dec_pop(d, p);
     if (rc)
         return rc;
+    it.capacity_cpu = it.cpu;
+    it.capacity_memory = it.memory;
+    it.capacity_pods = it.pods;
+    berth_instance_type_allocatable(&it);
     if (!it.family) {
         const char *dot = strchr(it.name, '.');
         it.family = dot ? berth_arena_strndup(a, it.name, (size_t)(dot - it.name)) : it.name;

@@ -231,13 +231,14 @@ int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char
     if (!capacity_template_match(s, g, t, zone, ct, pod, why, size))
         return 0;
     const berth_autoscale *m = s->m;
-    const berth_instance_type *it = &m->types[t];
+    int64_t fr[4]; /* the type's allocatable less its DaemonSet pods (daemons.c) */
+    capacity_template_free(s, g, t, zone, ct, fr);
     const berth_kpod *p = &m->kube.pods[pod];
     int64_t gpu = s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0;
-    const char *short_of = p->req[BERTH_KRES_CPU] > it->cpu ? "cpu"
-                           : p->req[BERTH_KRES_MEMORY] > it->memory ? "memory"
-                           : gpu > it->gpus ? "nvidia.com/gpu"
-                           : it->pods < 1 ? "pods" : NULL;
+    const char *short_of = p->req[BERTH_KRES_CPU] > fr[0] ? "cpu"
+                           : p->req[BERTH_KRES_MEMORY] > fr[1] ? "memory"
+                           : gpu > fr[2] ? "nvidia.com/gpu"
+                           : fr[3] < 1 ? "pods" : NULL;
     for (uint32_t r = BERTH_KRES_FIRST_EXT; !short_of && r < m->kube.nres; r++)
         if (r != s->gpu && p->req[r] > 0)
             short_of = m->kube.res_names[r];
@@ -287,6 +288,7 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
     c->alloc[1] = it->memory;
     c->alloc[2] = it->gpus;
     c->alloc_pods = it->pods;
+    capacity_daemon_reserve(s, i);
     s->vng_nodes[g]++;
     return i;
 }
@@ -385,6 +387,7 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
 
 void capacity_pass_free(capacity_pass *s)
 {
+    capacity_daemons_free(s);
     free(s->n);
     free(s->node_res);
     free(s->node_res_cost);

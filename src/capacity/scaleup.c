@@ -131,7 +131,7 @@ static int hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t t, const char
 {
     if (!f)
         return capacity_template_hosts(s, g, t, zone, ct, pod, NULL, 0);
-    if (!fast_res_ok(s, f, t, pod))
+    if (!fast_res_ok(s, f, t, pod) || !capacity_daemon_room(s, g, t, zone, ct, pod))
         return 0;
     if (z < 0)
         z = fast_zone(f, zone);
@@ -179,8 +179,8 @@ static void take(const capacity_pass *s, int64_t freec[4], uint32_t pod)
 static double gain_of(packer *k, uint32_t t, const char *zone, int z, int ct, uint32_t from)
 {
     capacity_pass *s = k->s;
-    const berth_instance_type *it = &s->m->types[t];
-    int64_t freec[4] = {it->cpu, it->memory, it->gpus, it->pods};
+    int64_t freec[4]; /* allocatable less the DaemonSet pods (daemons.c) */
+    capacity_template_free(s, k->g, t, zone, ct, freec);
     if (k->hr) {
         const int64_t per[3] = {k->hr->cpu, k->hr->memory, k->hr->gpu};
         int64_t u = INT64_MAX;
@@ -253,7 +253,7 @@ static int memo_gain(packer *k, uint32_t t, const char *zone, int ct, uint32_t f
 {
     upfast *f = k->f;
     int z = f ? fast_zone(f, zone) : -1;
-    if (z < 0 || k->hr || k->ngcls > 64) {
+    if (z < 0 || k->hr || k->ngcls > 64 || capacity_daemons_any(k->s)) {
         *out = gain_of(k, t, zone, z, ct, from);
         return 0;
     }
@@ -568,7 +568,7 @@ static int fast_group_hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t po
     const berth_autoscale *m = s->m;
     uint32_t c = f->pod_cls[pod];
     uint8_t *gok = NULL;
-    if (c != BERTH_KUBE_NONE) {
+    if (c != BERTH_KUBE_NONE && !capacity_daemons_any(s)) {
         /* per (class, group, type): whether an available allowed offering's
          * template matches (the request part is the pod's own) */
         if (!f->gok[c] && f->cache_bytes + (size_t)m->nvngs * m->ntypes <= CACHE_BYTES) {
@@ -1269,6 +1269,9 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             capacity_place(s, pend[i], placed[i]);
             p->on_existing[p->non_existing] = pend[i];
             p->on_existing_node[p->non_existing++] = placed[i];
+        } else if (capacity_daemon_unplaced(s, pend[i], &rc)) {
+            if (rc)
+                goto out;
         } else {
             rank[pend[i]] = nleft;
             pend[nleft++] = pend[i];

@@ -56,6 +56,7 @@ typedef struct capacity_pass {
     uint32_t caplab;
     uint64_t new_serial;          /* names of new nodes */
     int reference;                /* berth_aplan_options.reference */
+    struct capacity_daemons *ds;  /* daemons.c: DaemonSet room per template (lazy) */
 } capacity_pass;
 
 int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan);
@@ -100,6 +101,29 @@ int capacity_vng_allows_zone(const berth_vng *v, const char *zone);
 uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct);
 /* Nodes (existing not removed, plus new not removed) in zone. */
 int64_t capacity_zone_nodes(const capacity_pass *s, const char *zone);
+
+/* ---- daemons.c: DaemonSets on new nodes, pending DaemonSet pods ---- */
+
+/* What a new node of group g, type t, zone and capacity type ct offers
+ * other pods: the type's allocatable cpu, memory, GPUs and pods minus the
+ * DaemonSet pods that would run there (cached per template). */
+void capacity_template_free(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
+                            int64_t out[4]);
+/* Whether pod's requests fit capacity_template_free of the template (1
+ * at once when no DaemonSet may run on new nodes). */
+int capacity_daemon_room(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
+                         uint32_t pod);
+/* Whether some DaemonSet may take room on new nodes (the fast path's
+ * per-type caches then do not stand for every offering of a type). */
+int capacity_daemons_any(capacity_pass *s);
+/* New node i: its DaemonSet pods' requests and slots come off hyp.alloc
+ * and alloc. */
+void capacity_daemon_reserve(capacity_pass *s, uint32_t i);
+/* A pending pod that fits no existing node: when it is a DaemonSet pod,
+ * records it as unschedulable (no node is bought for it; *rc the result)
+ * and returns 1; else 0. */
+int capacity_daemon_unplaced(capacity_pass *s, uint32_t pod, int *rc);
+void capacity_daemons_free(capacity_pass *s);
 
 int capacity_scale_up(capacity_pass *s, berth_error *e);
 int capacity_scale_down(capacity_pass *s, berth_error *e);

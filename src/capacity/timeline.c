@@ -17,6 +17,7 @@
 #include "capacity/state.h"
 
 #include "berth/grow.h"
+#include "k8s/k8s.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +258,7 @@ static int launch(sim *s, uint32_t g, uint32_t t, const char *zone, berth_capaci
     if (gpu != BERTH_KUBE_NONE)
         n->alloc[gpu] = it->gpus;
     n->alloc_pods = it->pods;
+    k8s_daemon_reserve(&m->kube, n); /* its DaemonSet pods' share (k8s/daemons.c) */
     n->any_region = 1; /* VolumeZone: in the cluster's region (docs/autoscale.md) */
     n->unschedulable = 1;
     s->ready_at[i] = now + s->o->launch_delay;

@@ -1,10 +1,12 @@
 /* disrupt/apply.c - changes to a disruption model over time (the
  * `disrupt simulate` timeline): a launched NodeClaim and its Node joining
  * the cluster (labels, taints and allocatable from the NodePool template
- * and the InstanceType offering), a node and its NodeClaim leaving it, a
+ * and the InstanceType offering: its allocatable after the node overhead,
+ * less its DaemonSet pods' requests), a node and its NodeClaim leaving it, a
  * taint added, and a PodDisruptionBudget's disruptionsAllowed. */
 #include "berth/disrupt.h"
 #include "berth/grow.h"
+#include "k8s/k8s.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,7 @@ int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t 
         if (!strcmp(k->res_names[r], "nvidia.com/gpu"))
             out->alloc[r] = it->gpus;
     out->alloc_pods = it->pods;
+    k8s_daemon_reserve(k, out); /* its DaemonSet pods' share (k8s/daemons.c) */
     /* requirements on keys the node defines must hold */
     for (uint32_t i = 0; i < np->nreqs; i++)
         if (berth_labels_get(&out->labels, np->reqs[i].key) &&

@@ -3,7 +3,8 @@
  * hypothetical new nodes built from a NodePool template and an
  * InstanceType offering (labels: template labels, single-value In
  * requirements, nodepool, instance type, zone, capacity type, hostname;
- * taints: the template's; allocatable: the instance type's capacity).
+ * taints: the template's; allocatable: the instance type's, capacity minus
+ * node overhead, less the DaemonSet pods that would run there).
  *
  * Two paths with the same decisions:
  * - the reference (options.reference): a view of the cluster (remaining

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "berth/grow.h"
+#include "k8s/k8s.h"
 
 #define DISRUPTED_TAINT "karpenter.sh/disrupted"
 
@@ -165,12 +166,32 @@ static int taint(disrupt_tl *t, disrupt_tl_node *n, const char *why)
     return disrupt_tl_event(t, BERTH_DEV_TAINT, n->name, NULL, why);
 }
 
+/* The pending DaemonSet pods made for node `name` go with it (the
+ * DaemonSet controller deletes a pod whose node is gone). */
+static void drop_daemon_pods(disrupt_tl *t, const char *name)
+{
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < t->npending; i++) {
+        uint32_t p = t->pending[i];
+        const berth_kpod *pd = &t->m->kube.pods[p];
+        const char *target = k8s_pod_is_daemon(pd) ? k8s_daemon_target(pd) : NULL;
+        if (target && !strcmp(target, name)) {
+            t->m->kube.pods[p].terminating = 1;
+            t->pod_state[p] = DTL_POD_GONE;
+            continue;
+        }
+        t->pending[keep++] = p;
+    }
+    t->npending = keep;
+}
+
 static int remove_node(disrupt_tl *t, disrupt_tl_node *n)
 {
     uint32_t idx = disrupt_tl_node_index(t, n->name);
     if (idx == BERTH_KUBE_NONE)
         return BERTH_EINTERNAL;
     t->cost -= berth_node_price(t->m, idx);
+    drop_daemon_pods(t, n->name);
     berth_disrupt_remove_node(t->m, idx);
     n->removed = 1;
     n->held = NULL;
@@ -495,7 +516,8 @@ static int validate(disrupt_tl *t, const berth_daction *a, int *ok, char *why, s
     for (uint32_t p = 0; p < k->npods; p++) {
         pod_node[p] = BERTH_KUBE_NONE;
         if (t->pod_state[p] == DTL_POD_PENDING) {
-            pending[np++] = p;
+            if (!k8s_pod_is_daemon(&k->pods[p])) /* not provisionable (IsOwnedByDaemonSet) */
+                pending[np++] = p;
             continue;
         }
         if (t->pod_state[p] != DTL_POD_BOUND)

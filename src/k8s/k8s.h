@@ -118,5 +118,31 @@ int k8s_dec_pod_spec(berth_kcluster *k, berth_dec *d, const berth_node *spec, be
  * to "bcdfghjklmnpqrstvwxz2456789" as upstream's rand.SafeEncodeString);
  * the input is the template's document tree (map keys in any order). */
 const char *k8s_template_hash(berth_kcluster *k, const berth_node *tmpl);
+/* Whether the DaemonSet controller runs a pod of template tmpl on node nd
+ * (pkg/controller/daemon NodeShouldRunDaemonPod: the template's nodeName,
+ * nodeSelector and required node affinity, and no untolerated NoSchedule
+ * or NoExecute taint; berth_kube_expand gave DaemonSet templates the
+ * automatic daemon tolerations). */
+int k8s_daemon_should_run(const berth_kpod *tmpl, const berth_knode *nd);
+/* The node a DaemonSet pod is for: spec.nodeName, else the single
+ * matchFields metadata.name In [node] of its required node affinity
+ * (upstream GetTargetNodeName); NULL when neither. */
+const char *k8s_daemon_target(const berth_kpod *p);
+
+/* ---- daemons.c: DaemonSet pods on hypothetical nodes ---- */
+/* The DaemonSet pods node nd would run, from k's DaemonSets (not being
+ * deleted) for which k8s_daemon_should_run holds: their requests summed
+ * per resource into req[0..k->nres) (when req is not NULL) and their
+ * number into *npods. After berth_kube_expand. O(DaemonSets). */
+void k8s_daemon_requests(const berth_kcluster *k, const berth_knode *nd, int64_t *req,
+                         int64_t *npods);
+/* Takes those DaemonSet pods' requests and pod slots out of nd->alloc and
+ * nd->alloc_pods (each at least 0): the room the node has for other pods
+ * (docs/disrupt.md "DaemonSets on new nodes"). Returns how many DaemonSet
+ * pods it accounted. */
+int64_t k8s_daemon_reserve(const berth_kcluster *k, berth_knode *nd);
+/* Whether pod p is owned by a DaemonSet (Karpenter's IsOwnedByDaemonSet,
+ * cluster-autoscaler's pod_util.IsDaemonSetPod by owner reference). */
+int k8s_pod_is_daemon(const berth_kpod *p);
 
 #endif

@@ -303,7 +303,7 @@ static int daemon_tolerations(berth_kcluster *k, const berth_kcontroller *c, ber
  * (NodeShouldRunDaemonPod's shouldRun: the template's nodeName, its
  * nodeSelector and required node affinity, and no untolerated NoSchedule
  * or NoExecute taint with the daemon tolerations). */
-static int daemon_should_run(const berth_kpod *tmpl, const berth_knode *nd)
+int k8s_daemon_should_run(const berth_kpod *tmpl, const berth_knode *nd)
 {
     if (tmpl->node_name && strcmp(tmpl->node_name, nd->name))
         return 0;
@@ -316,7 +316,7 @@ static int daemon_should_run(const berth_kpod *tmpl, const berth_knode *nd)
 /* the node a DaemonSet pod is for: spec.nodeName, else the matchFields
  * metadata.name In [one node] of its required node affinity (upstream
  * GetTargetNodeName); NULL when neither */
-static const char *daemon_target(const berth_kpod *p)
+const char *k8s_daemon_target(const berth_kpod *p)
 {
     if (p->node_name)
         return p->node_name;
@@ -504,13 +504,13 @@ static int plan_counts(expand *x, uint64_t *total)
             }
         } else if (ct->type == BERTH_KCTL_DAEMONSET) {
             for (uint32_t i = x->first[c]; i < x->first[c + 1]; i++) {
-                const char *t = daemon_target(&k->pods[x->list[i]]);
+                const char *t = k8s_daemon_target(&k->pods[x->list[i]]);
                 uint32_t n = t ? table_get(&x->nodes, t, NULL, NULL) : BERTH_KUBE_NONE;
                 if (n != BERTH_KUBE_NONE)
                     x->mark[n] = 1;
             }
             for (uint32_t n = 0; n < k->nnodes; n++) {
-                w += !x->mark[n] && daemon_should_run(&ct->tmpl, &k->nodes[n]);
+                w += !x->mark[n] && k8s_daemon_should_run(&ct->tmpl, &k->nodes[n]);
                 x->mark[n] = 0;
             }
         } else if (ct->type == BERTH_KCTL_JOB && !ct->finished && !ct->suspended) {
@@ -715,7 +715,7 @@ static int generate(expand *x, int *claims)
         if (ct->type == BERTH_KCTL_DAEMONSET) {
             berth_kpod t = ct->tmpl;
             for (uint32_t i = x->first[c]; i < x->first[c + 1]; i++) {
-                const char *tg = daemon_target(&k->pods[x->list[i]]);
+                const char *tg = k8s_daemon_target(&k->pods[x->list[i]]);
                 uint32_t n = tg ? table_get(&x->nodes, tg, NULL, NULL) : BERTH_KUBE_NONE;
                 if (n != BERTH_KUBE_NONE)
                     x->mark[n] = 1;
@@ -723,7 +723,7 @@ static int generate(expand *x, int *claims)
             char prefix[400];
             snprintf(prefix, sizeof prefix, "%s-", ct->name);
             for (uint32_t n = 0; n < k->nnodes; n++) {
-                if (x->mark[n] || !daemon_should_run(&t, &k->nodes[n])) {
+                if (x->mark[n] || !k8s_daemon_should_run(&t, &k->nodes[n])) {
                     x->mark[n] = 0;
                     continue;
                 }
@@ -937,12 +937,15 @@ int berth_kube_expand(berth_kcluster *k, berth_error *e)
         return 0;
     k->expanded = 1;
     int rc = 0;
-    /* every DaemonSet template gets the daemon tolerations once (NewPod) */
+    /* every DaemonSet template gets the daemon tolerations once (NewPod)
+     * and its requests (the planners' node overhead, k8s/daemons.c) */
     for (uint32_t c = 0; c < k->ncontrollers && !rc; c++)
-        if (k->controllers[c].type == BERTH_KCTL_DAEMONSET &&
-            daemon_tolerations(k, &k->controllers[c], &k->controllers[c].tmpl.tols,
-                               &k->controllers[c].tmpl.ntols))
-            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        if (k->controllers[c].type == BERTH_KCTL_DAEMONSET) {
+            if (daemon_tolerations(k, &k->controllers[c], &k->controllers[c].tmpl.tols,
+                                   &k->controllers[c].tmpl.ntols))
+                rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+            berth_kube_pod_requests(k, &k->controllers[c].tmpl);
+        }
     expand x;
     if (rc || (rc = expand_init(&x, k, e, 0)))
         return rc;

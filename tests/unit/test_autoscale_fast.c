@@ -4,7 +4,8 @@
  * unavailable; groups with labels, taints, type and zone subsets,
  * maxNodes, spotPercentage, headroom; reservations; existing nodes with
  * bound pods; pending pods with selectors, zone affinity, tolerations and
- * GPU requests) must give the same plan, compared as the SPEC 6.3 JSON. */
+ * GPU requests; DaemonSets taking room on new nodes, some with pods pending)
+ * must give the same plan, compared as the SPEC 6.3 JSON. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,6 +137,23 @@ static void estate(buf *b, berth_rng *r)
         unsigned mem = shapes ? 256u << below(r, 3) : 256 * (1 + below(r, 16));
         add(b, "  containers: [{name: c, resources: {requests: {cpu: %um, memory: %uMi%s}%s}}]\n",
             cpu, mem, gpu ? ", nvidia.com/gpu: 1" : "", gpu ? ", limits: {nvidia.com/gpu: 1}" : "");
+    }
+    /* a DaemonSet (the owner of the ds pods above) taking room on new nodes,
+     * maybe only on spot nodes or one team's, maybe tolerating the taints;
+     * its pods for existing nodes without one are pending */
+    if (below(r, 3) == 0) {
+        unsigned sel = below(r, 4);
+        add(b, "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: "
+               "default, uid: u1}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n"
+               "    metadata: {labels: {app: agent}}\n    spec:\n");
+        if (sel == 1)
+            add(b, "      nodeSelector: {karpenter.sh/capacity-type: spot}\n");
+        else if (sel == 2)
+            add(b, "      nodeSelector: {team: t1}\n");
+        if (below(r, 2))
+            add(b, "      tolerations: [{operator: Exists}]\n");
+        add(b, "      containers: [{name: c, resources: {requests: {cpu: %um, memory: %uMi}}}]\n",
+            100 * (1 + below(r, 8)), 128 * (1 + below(r, 4)));
     }
 }
 
