@@ -73,16 +73,25 @@ typedef struct berth_cron {
  * '?', ranges a-b, steps /n, lists) or @yearly, @annually, @monthly,
  * @weekly, @daily, @midnight, @hourly. 0 or BERTH_EINVAL (reason in *why). */
 int berth_cron_parse(const char *s, berth_cron *out, const char **why);
+/* Go's zero time.Time (0001-01-01T00:00:00Z) in seconds since the epoch:
+ * what robfig/cron's Next returns when nothing matches within five years. */
+#define BERTH_CRON_ZERO_TIME (-62135596800LL)
 /* The first hit strictly after t (second resolution; hits are at second
- * 0 of a minute), found by jumping field by field; -1 when none within
- * five years. */
+ * 0 of a minute; any t, also before 1970), found by jumping field by
+ * field; BERTH_CRON_ZERO_TIME when none within five years (robfig). */
 int64_t berth_cron_next(const berth_cron *c, int64_t t);
 /* A budget duration: h and m only ("10m", "1h30m", optional trailing
  * "0s"). Seconds, or -1 when invalid. */
 int64_t berth_budget_duration_parse(const char *s);
 /* A Go duration ("30s", "720h", "1h30m", "1.5h") or "Never"
- * (BERTH_DURATION_NEVER). Seconds (fractions dropped), or -1 when invalid. */
+ * (BERTH_DURATION_NEVER). Seconds (fractions dropped), or -1 when invalid
+ * or negative. */
 int64_t berth_duration_parse(const char *s);
+/* Go's time.ParseDuration exactly: an optional sign, then one or more
+ * decimal numbers each with an optional fraction and a unit (ns, us, µs,
+ * μs, ms, s, m, h), or "0"; the same overflow limits and fraction
+ * arithmetic. 0 with *ns (may be negative: "-1s"), or -1 when invalid. */
+int berth_go_duration_parse(const char *s, int64_t *ns);
 /* Whether `nodes` matches ^((100|[0-9]{1,2})%|[0-9]+)$. */
 int berth_budget_nodes_valid(const char *nodes);
 /* One budget's limit at now for a pool of `nodes` nodes:
@@ -138,6 +147,8 @@ typedef struct berth_nodeclaim {
     int64_t termination_grace;    /* spec.terminationGracePeriod seconds (when set) */
     const char *class_hash;       /* annotation karpenter.azure.com/aksnodeclass-hash */
     const char *class_hash_version; /* ... -version */
+    int instance_terminating;     /* condition InstanceTerminating True: the instance is
+                                   * being deleted (not counted for budgets, not a candidate) */
 } berth_nodeclaim;
 
 /* What the planner needs beyond the kube model, per kube node / pod. */
@@ -145,19 +156,30 @@ typedef struct berth_dnode {
     int ready;                    /* condition Ready True (default true) */
     int deleting;                 /* deletionTimestamp */
     int do_not_disrupt;           /* annotation karpenter.sh/do-not-disrupt "true" */
-    int initialized_label;        /* label karpenter.sh/initialized=true */
+    int initialized_label;        /* label karpenter.sh/initialized=true: initialised
+                                   * (StateNode.Initialized) */
 } berth_dnode;
 
 typedef struct berth_dpod {
     int64_t deletion_cost;        /* controller.kubernetes.io/pod-deletion-cost */
-    int dnd;                      /* do-not-disrupt: 0 none, 1 "true", 2 duration */
-    int64_t dnd_seconds;          /* the duration form */
+    int dnd;                      /* do-not-disrupt: 0 none (or a value that is neither
+                                   * "true" nor a positive Go duration), 1 "true",
+                                   * 2 duration */
+    int64_t dnd_seconds;          /* the duration form, whole seconds */
     int64_t started;              /* status.startTime, else creation (0 unknown) */
     int ready;                    /* condition Ready True */
     int mirror;                   /* kubernetes.io/config.mirror */
     int terminal;                 /* phase Succeeded / Failed */
     const char *nominated;        /* status.nominatedNodeName */
+    int64_t dnd_ns;               /* the duration form in nanoseconds (0: dnd_seconds) */
+    int has_start_time;           /* status.startTime given */
 } berth_dpod;
+
+/* Whether a pod's do-not-disrupt is active at now (upstream
+ * pod.IsDoNotDisruptActive): "true"; or a positive duration d and the pod
+ * has no status.startTime (fail safe) or now - startTime < d (nanosecond
+ * comparison). Terminating pods are the caller's business. */
+int berth_dpod_dnd_active(const berth_dpod *x, int64_t now);
 
 typedef struct berth_disrupt {
     berth_kcluster kube;          /* nodes, pods, PDBs, workloads */

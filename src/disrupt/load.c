@@ -387,6 +387,8 @@ static int dec_conditions(berth_dec *d, const berth_node *status, berth_nodeclai
             } else if (!strcmp(type, "Drifted")) {
                 c->drifted = 1;
                 c->drifted_at = at;
+            } else if (!strcmp(type, "InstanceTerminating")) {
+                c->instance_terminating = 1;
             }
         }
         berth_dec_pop(d, p2);
@@ -608,14 +610,13 @@ static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         dp.deletion_cost = x;
     }
     v = berth_node_annotation(doc, DND);
+    int64_t ns = 0;
     if (v && !strcmp(v, "true"))
         dp.dnd = 1;
-    else if (v) {
-        int64_t s = berth_duration_parse(v);
-        if (s > 0 && s != BERTH_DURATION_NEVER) {
-            dp.dnd = 2;
-            dp.dnd_seconds = s;
-        }
+    else if (v && !berth_go_duration_parse(v, &ns) && ns > 0) {
+        dp.dnd = 2; /* time.ParseDuration; <= 0 or invalid: as if absent (upstream) */
+        dp.dnd_ns = ns;
+        dp.dnd_seconds = ns / 1000000000;
     }
     const berth_node *meta = berth_node_get(doc, "metadata");
     int has = 0;
@@ -628,6 +629,7 @@ static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         rc = dec_time(d, st, "startTime", &t, &has);
         if (!rc && has)
             dp.started = t;
+        dp.has_start_time = has;
         if (!rc)
             rc = berth_dec_str(d, st, "nominatedNodeName", 0, &dp.nominated);
         berth_dec_pop(d, p);

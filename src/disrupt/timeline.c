@@ -329,6 +329,7 @@ static int reschedule(disrupt_tl *t, berth_error *e)
         k->pods[p].node_name = k->nodes[n].name;
         m->pod_info[p].ready = 1;
         m->pod_info[p].started = t->now;
+        m->pod_info[p].has_start_time = 1;
         t->pod_state[p] = DTL_POD_BOUND;
         if (t->pod_flags[p] & DTL_PF_UNAVAIL) {
             t->pdb_unavail[t->pod_pdb[p]]--;
