@@ -328,19 +328,29 @@ int64_t berth_pdb_disruptions_allowed(const berth_disrupt *m, uint32_t pdb);
 /* Index of the NodeClaim whose node is node_name, -1 when none (linear). */
 int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name);
 /* The Node NodePool `pool` launches on InstanceType `type`'s offering
- * `offering`, named `name` (not copied), into *out: labels are the
- * NodePool's template labels, its single-value In requirements,
- * karpenter.sh/nodepool, node.kubernetes.io/instance-type,
- * topology.kubernetes.io/zone, karpenter.sh/capacity-type,
- * kubernetes.io/hostname (and karpenter.sh/initialized=true when
- * `initialized`), label storage from a; taints the template's (startup
- * taints are gone once initialised); allocatable the instance type's
- * capacity. 0; 1 when the offering breaks one of the pool's requirements
- * on a key the node defines; BERTH_ENOMEM. The one implementation: the
- * timeline and the planner's hypothetical nodes (disrupt_option_node). */
+ * `offering`, named `name` (not copied), into *out: labels are
+ * karpenter.sh/nodepool, kubernetes.io/hostname (and
+ * karpenter.sh/initialized=true when `initialized`), the offering's
+ * (berth_offering_labels: zone, capacity type...), the instance type's
+ * (its name, spec.labels and the derived ones, berth/instance.h), the
+ * NodePool's template labels and its single-value In requirements on keys
+ * not set yet; label storage from a; taints the template's (startup taints
+ * are gone once initialised); allocatable the instance type's capacity.
+ * 0; 1 when the offering cannot satisfy the pool (a template label the
+ * type sets otherwise, or a requirement on a key the node or the type
+ * defines that its labels break: Karpenter's Requirements.Intersects);
+ * BERTH_ENOMEM. The one implementation: the timeline and the planner's
+ * hypothetical nodes (disrupt_option_node). */
 int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,
                                 uint32_t offering, const char *name, int initialized,
                                 berth_arena *a, berth_knode *out);
+/* The same, with why (may be NULL) naming the first requirement or label
+ * the offering breaks when it returns 1. */
+int berth_disrupt_template_node_why(const berth_disrupt *m, uint32_t pool, uint32_t type,
+                                    uint32_t offering, const char *name, int initialized,
+                                    berth_arena *a, berth_knode *out, char *why, size_t size);
+/* "key In [a, b]", "key Gt 6", "key Exists" into buf. */
+void berth_requirement_format(const berth_requirement *r, char *buf, size_t size);
 /* Adds a Ready, initialised Node and its NodeClaim launched at `created`
  * and initialised at `now` from NodePool `pool`, InstanceType `type` and
  * its offering `offering` (the Node of berth_disrupt_template_node with

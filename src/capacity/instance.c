@@ -1,7 +1,8 @@
 /* capacity/instance.c - the instance catalog shared by disruption and
  * autoscaling: capacity type names, the berth.io/v1 InstanceType decoder
- * (strict: capacity cpu/memory/pods/GPUs, optional family, offerings with
- * zone, capacityType, price, available, interruptionRate) and lookups. */
+ * (strict: capacity cpu/memory/pods/GPUs, optional family and labels,
+ * offerings with zone, capacityType, price, available, interruptionRate;
+ * derived labels in instance_labels.c) and lookups. */
 #include "capacity/state.h"
 
 #include "berth/grow.h"
@@ -50,12 +51,13 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
     if (rc)
         return rc;
     size_t p = berth_dec_push(d, "spec");
-    static const char *const sf[] = {"capacity", "offerings", "family", NULL};
+    static const char *const sf[] = {"capacity", "offerings", "family", "labels", NULL};
     static const char *const cf[] = {"cpu", "memory", "pods", "nvidia.com/gpu", NULL};
     static const char *const of[] = {"zone", "capacityType", "price", "available",
                                      "interruptionRate", NULL};
     if (!(rc = berth_dec_known_fields(d, spec, sf)) &&
         !(rc = berth_dec_str(d, spec, "family", 0, &it.family)) &&
+        !(rc = berth_dec_labels(d, spec, "labels", &it.labels, 1)) &&
         !(rc = berth_dec_map(d, spec, "capacity", 1, &cap)) &&
         !(rc = berth_dec_seq(d, spec, "offerings", 1, &offs))) {
         size_t p2 = berth_dec_push(d, "capacity");
@@ -113,6 +115,8 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
         if (!it.family)
             return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     }
+    if (berth_instance_type_derive_labels(a, &it))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     *out = it;
     return 0;
 }
