@@ -107,6 +107,14 @@ int64_t berth_budgets_allowed(const berth_dbudget *b, uint32_t n, berth_dreason 
 
 /* ---- the model ---- */
 
+/* A resource amount (NodePool spec.limits, Node status.capacity): cpu in
+ * millicores, everything else in whole units rounded up (memory bytes,
+ * pods, nodes, GPUs). */
+typedef struct berth_dquantity {
+    const char *resource;
+    int64_t value;
+} berth_dquantity;
+
 typedef struct berth_nodepool {
     const char *name;
     berth_labels labels;          /* spec.template.metadata.labels */
@@ -115,6 +123,10 @@ typedef struct berth_nodepool {
     uint32_t ntaints, nstartup_taints;
     berth_requirement *reqs;      /* spec.template.spec.requirements */
     uint32_t nreqs;
+    uint32_t *min_values;         /* per requirement: minValues, 0 when unset */
+    berth_dquantity *limits;      /* spec.limits (any resource; "nodes" counts nodes) */
+    uint32_t nlimits;
+    int64_t weight;               /* spec.weight, 0 when unset (1..100) */
     const char *class_group, *class_kind, *class_name; /* nodeClassRef */
     int64_t expire_after;         /* default 720h */
     int64_t termination_grace;    /* -1 unset */
@@ -158,6 +170,8 @@ typedef struct berth_dnode {
     int do_not_disrupt;           /* annotation karpenter.sh/do-not-disrupt "true" */
     int initialized_label;        /* label karpenter.sh/initialized=true: initialised
                                    * (StateNode.Initialized) */
+    berth_dquantity *capacity;    /* status.capacity (NodePool limits count it) */
+    uint32_t ncapacity;
 } berth_dnode;
 
 typedef struct berth_dpod {
@@ -214,10 +228,29 @@ typedef struct berth_dplan_options {
                                    * consolidation when strictly better than Karpenter's */
 } berth_dplan_options;
 
+/* A cheaper offering a replacement did not use, and why (JSON
+ * `replacement.excluded`). */
+typedef struct berth_dexcluded {
+    const char *instance_type, *zone, *nodepool;
+    berth_capacity_type capacity_type;
+    double price;
+    char reason[200];
+} berth_dexcluded;
+#define BERTH_DEXCLUDED_MAX 5
+
 typedef struct berth_dreplacement {
     const char *instance_type, *zone, *nodepool;
     berth_capacity_type capacity_type;
     double price;
+    /* the NodePool's requirements it satisfies (the pool's own array and
+     * minValues, model-owned; JSON `replacement.requirements`) and the
+     * cheapest offerings below its price that were excluded, one per
+     * instance type, cheapest first (consolidation replacements) */
+    const berth_requirement *requirements;
+    const uint32_t *min_values;
+    uint32_t nrequirements;
+    berth_dexcluded excluded[BERTH_DEXCLUDED_MAX];
+    uint32_t nexcluded;
 } berth_dreplacement;
 
 typedef struct berth_daction {

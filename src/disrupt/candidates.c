@@ -247,8 +247,16 @@ void disrupt_state_free(disrupt_state *s)
         berth_ksession_close(s->ks);
     free(s->opts);
     free(s->opt_nodes);
+    free(s->opt_use);
     free(s->sim_moving);
     free(s->sim_placed);
+    free(s->pool_order);
+    free(s->pool_rank);
+    free(s->lim_off);
+    free(s->lim_used);
+    free(s->lim_q);
+    free(s->lim_round);
+    free(s->rejects);
     berth_arena_free(&s->opt_arena);
     memset(s, 0, sizeof *s);
 }
@@ -445,6 +453,10 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
     free(claim_by_node);
     free(nominated);
     free(npods);
+    if (disrupt_limits_init(s)) {
+        disrupt_state_free(s);
+        return BERTH_ENOMEM;
+    }
     return 0;
 oom:
     free(claim_by_node);
