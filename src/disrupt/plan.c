@@ -147,8 +147,8 @@ static const char *option_label(const disrupt_state *s, const disrupt_option *o,
 /* minValues (cloudprovider InstanceTypes.SatisfiesMinValues): every
  * requirement of the options' pool with minValues needs that many
  * distinct values of its key among the kept options. 1, or 0 with why. */
-static int min_values_ok(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
-                         uint32_t n, char *why, size_t size)
+int disrupt_min_values_ok(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
+                          uint32_t n, char *why, size_t size)
 {
     int pool = -1;
     for (uint32_t i = 0; i < n && pool < 0; i++)
@@ -323,7 +323,7 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
         has_od |= ct == BERTH_CT_ON_DEMAND;
     }
     /* the new NodeClaim's instance types must satisfy minValues at all */
-    if (!min_values_ok(s, o, keep, n, r->why, sizeof r->why))
+    if (!disrupt_min_values_ok(s, o, keep, n, r->why, sizeof r->why))
         goto out;
     int spot_only = 0;
     if (all_spot && has_spot) {
@@ -372,7 +372,7 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
     }
     /* RemoveInstanceTypeOptionsByPriceAndMinValues: the cheaper types must
      * still satisfy minValues */
-    if (!min_values_ok(s, o, keep, n, r->why, sizeof r->why))
+    if (!disrupt_min_values_ok(s, o, keep, n, r->why, sizeof r->why))
         goto out;
     if (all_spot && spot_only && nc == 1 && types < SPOT_MIN_OPTIONS) {
         snprintf(r->why, sizeof r->why,

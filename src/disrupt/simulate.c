@@ -404,26 +404,33 @@ static uint32_t first_new_pod(const disrupt_state *s, const uint32_t *left, uint
 int disrupt_question_pool(disrupt_state *s, const int64_t *used, const uint32_t *left,
                           uint32_t nleft, int *first)
 {
-    int rank = -1;
+    memset(s->opt_use, 0, s->nopts + 1);
     *first = -1;
-    if (!nleft) {
-        memset(s->opt_use, 0, s->nopts + 1);
+    if (!nleft)
         return -1;
-    }
     uint32_t f = first_new_pod(s, left, nleft);
     *first = (int)left[f];
-    for (uint32_t i = 0; i < s->nopts; i++) {
-        s->opt_use[i] = 0;
-        if (rank >= 0 && s->opts[i].rank != (uint32_t)rank)
-            continue;
-        if (!disrupt_option_within_limits(s, &s->opts[i], used, NULL, 0))
-            continue;
-        if (rank < 0 && !option_hosts(s, &s->opt_nodes[i], &left[f], 1))
-            continue;
-        rank = (int)s->opts[i].rank;
-        s->opt_use[i] = 1;
+    char why[8];
+    for (uint32_t g = 0; g < s->nopts;) {
+        uint32_t e = g, any = 0;
+        while (e < s->nopts && s->opts[e].rank == s->opts[g].rank)
+            e++;
+        /* the pool's options within its limits that take the first pod
+         * alone, and minValues over them (Strict policy) */
+        for (uint32_t i = g; i < e; i++) {
+            s->opt_use[i] = disrupt_option_within_limits(s, &s->opts[i], used, NULL, 0) &&
+                            option_hosts(s, &s->opt_nodes[i], &left[f], 1);
+            any += s->opt_use[i];
+        }
+        if (any && disrupt_min_values_ok(s, s->opts, s->opt_use, s->nopts, why, sizeof why)) {
+            for (uint32_t i = g; i < e; i++)
+                s->opt_use[i] = (uint8_t)disrupt_option_within_limits(s, &s->opts[i], used, NULL, 0);
+            return (int)s->opts[g].rank;
+        }
+        memset(s->opt_use + g, 0, e - g);
+        g = e;
     }
-    return rank;
+    return -1;
 }
 
 /* Places the leftovers with spare slot `slot` activated as n; *got: how

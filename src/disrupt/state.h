@@ -214,6 +214,11 @@ int disrupt_fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_o
                              uint32_t n);
 /* The same for one consolidation replacement, with its `excluded` list. */
 int disrupt_fill_repl(disrupt_state *s, berth_daction *a, const disrupt_repl *r);
+/* minValues (InstanceTypes.SatisfiesMinValues): every requirement with
+ * minValues of the pool of the kept options (keep[i] for o[i]) has that
+ * many distinct values among them; 0 with why when not. */
+int disrupt_min_values_ok(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
+                          uint32_t n, char *why, size_t size);
 /* Balanced (v1.14): every Balanced pool among the candidates approves. */
 int disrupt_balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings);
 /* computeConsolidation on the session's current state: *decision 0
