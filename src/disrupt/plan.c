@@ -198,6 +198,8 @@ static int cmp_xcand(const void *a, const void *b, void *ctx)
     const xcand *x = a, *y = b;
     if (x->price != y->price)
         return x->price < y->price ? -1 : 1;
+    if (!x->why != !y->why) /* at one price, a usable option's reason first */
+        return x->why ? 1 : -1;
     if (x->o.rank != y->o.rank)
         return x->o.rank < y->o.rank ? -1 : 1;
     int c = strcmp(s->m->types[x->o.type].name, s->m->types[y->o.type].name);
@@ -227,7 +229,8 @@ static const char *drop_text(int code)
  * labels, its limits, a later NodePool in weight order, the pods, the
  * price rules, the capacity-type order). */
 static void explain(disrupt_state *s, const disrupt_sim *sim, const uint8_t *drop,
-                    const disrupt_option *chosen, disrupt_repl *r)
+                    const disrupt_option *chosen, disrupt_repl *r, const uint32_t *left,
+                    uint32_t nleft)
 {
     r->nexcluded = 0;
     double cp = disrupt_option_offering(s, chosen)->price;
@@ -282,14 +285,14 @@ static void explain(disrupt_state *s, const disrupt_sim *sim, const uint8_t *dro
                 oi++;
             char w[160] = "";
             if (oi < s->nopts &&
-                !disrupt_option_hosts_why(s, &s->opt_nodes[oi], sim->left, sim->nleft, w, sizeof w))
+                !disrupt_option_hosts_why(s, &s->opt_nodes[oi], left, nleft, w, sizeof w))
                 snprintf(x->reason, sizeof x->reason, "cannot host the moved pods: %s", w);
             else
                 snprintf(x->reason, sizeof x->reason,
                          "the kube scheduler does not place every moved pod on it");
             continue;
         }
-        const char *d = drop_text(drop[fi]);
+        const char *d = drop ? drop_text(drop[fi]) : NULL;
         if (d)
             snprintf(x->reason, sizeof x->reason, "%s", d);
         else
@@ -297,6 +300,17 @@ static void explain(disrupt_state *s, const disrupt_sim *sim, const uint8_t *dro
                      berth_capacity_type_name(disrupt_option_offering(s, chosen)->capacity_type));
     }
     free(v);
+}
+
+void disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x)
+{
+    disrupt_repl r;
+    memset(&r, 0, sizeof r);
+    disrupt_sim none = *sim;
+    none.nfeasible = 0; /* no price rules: every cheaper option failed before them */
+    explain(s, &none, NULL, &sim->chosen[0], &r, sim->left0, sim->nleft0);
+    memcpy(x->excluded, r.excluded, sizeof r.excluded);
+    x->nexcluded = r.nexcluded;
 }
 
 static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t nc,
@@ -386,7 +400,7 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
             best = (int)i;
     r->ok = 1;
     r->chosen = o[best];
-    explain(s, sim, drop, &r->chosen, r);
+    explain(s, sim, drop, &r->chosen, r, sim->left, sim->nleft);
 out:
     free(keep);
     free(drop);
@@ -646,6 +660,8 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
                 disrupt_sim_free(&sim);
                 goto done;
             }
+            if (sim.nchosen == 1)
+                disrupt_explain_drift(&s, &sim, &a->replacements[0]);
             a->reason = BERTH_DR_DRIFTED;
             s.allowed[s.n[n].pool][BERTH_DR_DRIFTED]--;
             out->method = "Drift";

@@ -85,6 +85,7 @@ void disrupt_sim_free(disrupt_sim *r)
     free(r->feasible);
     free(r->chosen);
     free(r->left);
+    free(r->left0);
     memset(r, 0, sizeof *r);
 }
 
@@ -160,6 +161,12 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
     disrupt_limits_question(s, cands, nc);
     if (s->nlim)
         memcpy(s->lim_round, s->lim_q, s->nlim * sizeof *s->lim_round);
+    if (!(out->left0 = malloc((out->nleft + 1) * sizeof *out->left0))) {
+        rc = BERTH_ENOMEM;
+        goto out;
+    }
+    memcpy(out->left0, out->left, out->nleft * sizeof *out->left0);
+    out->nleft0 = out->nleft;
     for (uint32_t round = 0; round < max_new && left; round++) {
         int best = -1;
         uint32_t best_count = 0;
@@ -605,6 +612,12 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
         uint32_t rounds = max_new < DISRUPT_SPARE_SLOTS ? max_new : DISRUPT_SPARE_SLOTS;
         if (s->nlim)
             memcpy(s->lim_round, s->lim_q, s->nlim * sizeof *s->lim_round);
+        if (!(out->left0 = malloc((out->nleft + 1) * sizeof *out->left0))) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        memcpy(out->left0, out->left, out->nleft * sizeof *out->left0);
+        out->nleft0 = out->nleft;
         for (uint32_t round = 0; round < rounds && out->nleft; round++) {
             int first;
             disrupt_question_pool(s, s->lim_round, out->left, out->nleft, &first);

@@ -145,6 +145,8 @@ typedef struct disrupt_sim {
     int pool_rank;              /* max_new == 1: the rank of the pool offering the new
                                  * node (disrupt_question_pool), -1 none */
     int first_pod;              /* the pod that chose it, -1 none */
+    uint32_t *left0;            /* max_new > 1: the leftovers before the first new node */
+    uint32_t nleft0;
 } disrupt_sim;
 
 /* Moves the reschedulable pods of the candidate nodes onto the remaining
@@ -219,6 +221,9 @@ int disrupt_fill_repl(disrupt_state *s, berth_daction *a, const disrupt_repl *r)
  * many distinct values among them; 0 with why when not. */
 int disrupt_min_values_ok(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
                           uint32_t n, char *why, size_t size);
+/* The `excluded` list of a drift's single replacement x (sim: its
+ * simulation, max_new > 1). */
+void disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x);
 /* Balanced (v1.14): every Balanced pool among the candidates approves. */
 int disrupt_balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings);
 /* computeConsolidation on the session's current state: *decision 0
