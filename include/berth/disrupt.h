@@ -172,6 +172,9 @@ typedef struct berth_dnode {
                                    * (StateNode.Initialized) */
     berth_dquantity *capacity;    /* status.capacity (NodePool limits count it) */
     uint32_t ncapacity;
+    int marked;                   /* marked for deletion by a disruption under way (the
+                                   * timeline's candidates awaiting their replacements):
+                                   * StateNode.MarkedForDeletion, disrupting for budgets */
 } berth_dnode;
 
 typedef struct berth_dpod {

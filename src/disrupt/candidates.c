@@ -365,7 +365,8 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
                 disrupted_taint = 1;
         /* StateNode.MarkedForDeletion: marked (berth: the disrupted taint) or
          * Deleted (the NodeClaim deleting or InstanceTerminating) */
-        int marked = disrupted_taint || (cl && (cl->deleting || cl->instance_terminating));
+        int marked = disrupted_taint || xi->marked ||
+                     (cl && (cl->deleting || cl->instance_terminating));
         dn->deleting = xi->deleting || marked;
         dn->rdc = 1;
         for (uint32_t j = 0; j < dn->npods; j++)

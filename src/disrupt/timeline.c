@@ -144,6 +144,7 @@ static int track(disrupt_tl *t, const char *name, int reason, int32_t cmd)
     uint32_t idx = disrupt_tl_node_index(t, name);
     if (idx != BERTH_KUBE_NONE)
         t->m->node_info[idx].deleting = 1; /* counted as disrupting, takes no pods */
+        t->m->node_info[idx].marked = 1;
     if (cmd >= 0)
         t->cmd[cmd].live++;
     return 0;
