@@ -142,9 +142,10 @@ static int track(disrupt_tl *t, const char *name, int reason, int32_t cmd)
     n->grace = -1;
     n->last_round = INT64_MIN;
     uint32_t idx = disrupt_tl_node_index(t, name);
-    if (idx != BERTH_KUBE_NONE)
+    if (idx != BERTH_KUBE_NONE) {
         t->m->node_info[idx].deleting = 1; /* counted as disrupting, takes no pods */
         t->m->node_info[idx].marked = 1;
+    }
     if (cmd >= 0)
         t->cmd[cmd].live++;
     return 0;
