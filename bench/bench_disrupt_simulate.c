@@ -66,7 +66,7 @@ static void estate(text *t, int nodes)
                "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n%d\n  labels: "
                "{karpenter.sh/nodepool: general, node.kubernetes.io/instance-type: D8, "
                "karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: z1, "
-               "kubernetes.io/hostname: n%d}\nstatus: {allocatable: {cpu: \"8\", memory: 32Gi, pods: \"110\"}}\n",
+               "kubernetes.io/hostname: n%d, karpenter.sh/initialized: \"true\"}\nstatus: {allocatable: {cpu: \"8\", memory: 32Gi, pods: \"110\"}}\n",
             i, i % 20 ? "2024-04-20T00:00:00Z" : "2024-03-01T00:00:00Z", i, i, i);
     for (int j = 0; j < 10 * nodes; j++)
         put(t, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d, namespace: default, labels: {app: a%d}}\n"

@@ -73,16 +73,25 @@ typedef struct berth_cron {
  * '?', ranges a-b, steps /n, lists) or @yearly, @annually, @monthly,
  * @weekly, @daily, @midnight, @hourly. 0 or BERTH_EINVAL (reason in *why). */
 int berth_cron_parse(const char *s, berth_cron *out, const char **why);
+/* Go's zero time.Time (0001-01-01T00:00:00Z) in seconds since the epoch:
+ * what robfig/cron's Next returns when nothing matches within five years. */
+#define BERTH_CRON_ZERO_TIME (-62135596800LL)
 /* The first hit strictly after t (second resolution; hits are at second
- * 0 of a minute), found by jumping field by field; -1 when none within
- * five years. */
+ * 0 of a minute; any t, also before 1970), found by jumping field by
+ * field; BERTH_CRON_ZERO_TIME when none within five years (robfig). */
 int64_t berth_cron_next(const berth_cron *c, int64_t t);
 /* A budget duration: h and m only ("10m", "1h30m", optional trailing
  * "0s"). Seconds, or -1 when invalid. */
 int64_t berth_budget_duration_parse(const char *s);
 /* A Go duration ("30s", "720h", "1h30m", "1.5h") or "Never"
- * (BERTH_DURATION_NEVER). Seconds (fractions dropped), or -1 when invalid. */
+ * (BERTH_DURATION_NEVER). Seconds (fractions dropped), or -1 when invalid
+ * or negative. */
 int64_t berth_duration_parse(const char *s);
+/* Go's time.ParseDuration exactly: an optional sign, then one or more
+ * decimal numbers each with an optional fraction and a unit (ns, us, µs,
+ * μs, ms, s, m, h), or "0"; the same overflow limits and fraction
+ * arithmetic. 0 with *ns (may be negative: "-1s"), or -1 when invalid. */
+int berth_go_duration_parse(const char *s, int64_t *ns);
 /* Whether `nodes` matches ^((100|[0-9]{1,2})%|[0-9]+)$. */
 int berth_budget_nodes_valid(const char *nodes);
 /* One budget's limit at now for a pool of `nodes` nodes:
@@ -98,6 +107,14 @@ int64_t berth_budgets_allowed(const berth_dbudget *b, uint32_t n, berth_dreason 
 
 /* ---- the model ---- */
 
+/* A resource amount (NodePool spec.limits, Node status.capacity): cpu in
+ * millicores, everything else in whole units rounded up (memory bytes,
+ * pods, nodes, GPUs). */
+typedef struct berth_dquantity {
+    const char *resource;
+    int64_t value;
+} berth_dquantity;
+
 typedef struct berth_nodepool {
     const char *name;
     berth_labels labels;          /* spec.template.metadata.labels */
@@ -106,6 +123,10 @@ typedef struct berth_nodepool {
     uint32_t ntaints, nstartup_taints;
     berth_requirement *reqs;      /* spec.template.spec.requirements */
     uint32_t nreqs;
+    uint32_t *min_values;         /* per requirement: minValues, 0 when unset */
+    berth_dquantity *limits;      /* spec.limits (any resource; "nodes" counts nodes) */
+    uint32_t nlimits;
+    int64_t weight;               /* spec.weight, 0 when unset (1..100) */
     const char *class_group, *class_kind, *class_name; /* nodeClassRef */
     int64_t expire_after;         /* default 720h */
     int64_t termination_grace;    /* -1 unset */
@@ -138,6 +159,8 @@ typedef struct berth_nodeclaim {
     int64_t termination_grace;    /* spec.terminationGracePeriod seconds (when set) */
     const char *class_hash;       /* annotation karpenter.azure.com/aksnodeclass-hash */
     const char *class_hash_version; /* ... -version */
+    int instance_terminating;     /* condition InstanceTerminating True: the instance is
+                                   * being deleted (not counted for budgets, not a candidate) */
 } berth_nodeclaim;
 
 /* What the planner needs beyond the kube model, per kube node / pod. */
@@ -145,19 +168,35 @@ typedef struct berth_dnode {
     int ready;                    /* condition Ready True (default true) */
     int deleting;                 /* deletionTimestamp */
     int do_not_disrupt;           /* annotation karpenter.sh/do-not-disrupt "true" */
-    int initialized_label;        /* label karpenter.sh/initialized=true */
+    int initialized_label;        /* label karpenter.sh/initialized=true: initialised
+                                   * (StateNode.Initialized) */
+    berth_dquantity *capacity;    /* status.capacity (NodePool limits count it) */
+    uint32_t ncapacity;
+    int marked;                   /* marked for deletion by a disruption under way (the
+                                   * timeline's candidates awaiting their replacements):
+                                   * StateNode.MarkedForDeletion, disrupting for budgets */
 } berth_dnode;
 
 typedef struct berth_dpod {
     int64_t deletion_cost;        /* controller.kubernetes.io/pod-deletion-cost */
-    int dnd;                      /* do-not-disrupt: 0 none, 1 "true", 2 duration */
-    int64_t dnd_seconds;          /* the duration form */
+    int dnd;                      /* do-not-disrupt: 0 none (or a value that is neither
+                                   * "true" nor a positive Go duration), 1 "true",
+                                   * 2 duration */
+    int64_t dnd_seconds;          /* the duration form, whole seconds */
     int64_t started;              /* status.startTime, else creation (0 unknown) */
     int ready;                    /* condition Ready True */
     int mirror;                   /* kubernetes.io/config.mirror */
     int terminal;                 /* phase Succeeded / Failed */
     const char *nominated;        /* status.nominatedNodeName */
+    int64_t dnd_ns;               /* the duration form in nanoseconds (0: dnd_seconds) */
+    int has_start_time;           /* status.startTime given */
 } berth_dpod;
+
+/* Whether a pod's do-not-disrupt is active at now (upstream
+ * pod.IsDoNotDisruptActive): "true"; or a positive duration d and the pod
+ * has no status.startTime (fail safe) or now - startTime < d (nanosecond
+ * comparison). Terminating pods are the caller's business. */
+int berth_dpod_dnd_active(const berth_dpod *x, int64_t now);
 
 typedef struct berth_disrupt {
     berth_kcluster kube;          /* nodes, pods, PDBs, workloads */
@@ -192,10 +231,29 @@ typedef struct berth_dplan_options {
                                    * consolidation when strictly better than Karpenter's */
 } berth_dplan_options;
 
+/* A cheaper offering a replacement did not use, and why (JSON
+ * `replacement.excluded`). */
+typedef struct berth_dexcluded {
+    const char *instance_type, *zone, *nodepool;
+    berth_capacity_type capacity_type;
+    double price;
+    char reason[200];
+} berth_dexcluded;
+#define BERTH_DEXCLUDED_MAX 5
+
 typedef struct berth_dreplacement {
     const char *instance_type, *zone, *nodepool;
     berth_capacity_type capacity_type;
     double price;
+    /* the NodePool's requirements it satisfies (the pool's own array and
+     * minValues, model-owned; JSON `replacement.requirements`) and the
+     * cheapest offerings below its price that were excluded, one per
+     * instance type, cheapest first (consolidation replacements) */
+    const berth_requirement *requirements;
+    const uint32_t *min_values;
+    uint32_t nrequirements;
+    berth_dexcluded excluded[BERTH_DEXCLUDED_MAX];
+    uint32_t nexcluded;
 } berth_dreplacement;
 
 typedef struct berth_daction {
@@ -306,21 +364,32 @@ int64_t berth_pdb_disruptions_allowed(const berth_disrupt *m, uint32_t pdb);
 /* Index of the NodeClaim whose node is node_name, -1 when none (linear). */
 int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name);
 /* The Node NodePool `pool` launches on InstanceType `type`'s offering
- * `offering`, named `name` (not copied), into *out: labels are the
- * NodePool's template labels, its single-value In requirements,
- * karpenter.sh/nodepool, node.kubernetes.io/instance-type,
- * topology.kubernetes.io/zone, karpenter.sh/capacity-type,
- * kubernetes.io/hostname (and karpenter.sh/initialized=true when
- * `initialized`), label storage from a; taints the template's (startup
- * taints are gone once initialised); allocatable the instance type's
- * allocatable (capacity minus node overhead, berth/instance.h) minus the
- * requests and pod slots of the DaemonSet pods the DaemonSet controller
- * would run on that node (k8s/daemons.c). 0; 1 when the offering breaks one of the pool's requirements
- * on a key the node defines; BERTH_ENOMEM. The one implementation: the
- * timeline and the planner's hypothetical nodes (disrupt_option_node). */
+ * `offering`, named `name` (not copied), into *out: labels are
+ * karpenter.sh/nodepool, kubernetes.io/hostname (and
+ * karpenter.sh/initialized=true when `initialized`), the offering's
+ * (berth_offering_labels: zone, capacity type...), the instance type's
+ * (its name, spec.labels and the derived ones, berth/instance.h), the
+ * NodePool's template labels and its single-value In requirements on keys
+ * not set yet; label storage from a; taints the template's (startup taints
+ * are gone once initialised); allocatable the instance type's allocatable
+ * (capacity minus node overhead, berth/instance.h) minus the requests and
+ * pod slots of the DaemonSet pods the DaemonSet controller would run on
+ * that node (k8s/daemons.c).
+ * 0; 1 when the offering cannot satisfy the pool (a template label the
+ * type sets otherwise, or a requirement on a key the node or the type
+ * defines that its labels break: Karpenter's Requirements.Intersects);
+ * BERTH_ENOMEM. The one implementation: the timeline and the planner's
+ * hypothetical nodes (disrupt_option_node). */
 int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,
                                 uint32_t offering, const char *name, int initialized,
                                 berth_arena *a, berth_knode *out);
+/* The same, with why (may be NULL) naming the first requirement or label
+ * the offering breaks when it returns 1. */
+int berth_disrupt_template_node_why(const berth_disrupt *m, uint32_t pool, uint32_t type,
+                                    uint32_t offering, const char *name, int initialized,
+                                    berth_arena *a, berth_knode *out, char *why, size_t size);
+/* "key In [a, b]", "key Gt 6", "key Exists" into buf. */
+void berth_requirement_format(const berth_requirement *r, char *buf, size_t size);
 /* Adds a Ready, initialised Node and its NodeClaim launched at `created`
  * and initialised at `now` from NodePool `pool`, InstanceType `type` and
  * its offering `offering` (the Node of berth_disrupt_template_node with

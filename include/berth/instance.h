@@ -13,6 +13,7 @@
 #include "berth/arena.h"
 #include "berth/doc.h"
 #include "berth/error.h"
+#include "berth/labels.h"
 
 typedef enum berth_capacity_type {
     BERTH_CT_RESERVED,       /* launch order: reserved -> spot -> on-demand */
@@ -42,6 +43,9 @@ typedef enum berth_provider {
 const char *berth_provider_name(berth_provider p);
 /* "Standard_D2s_v3" -> Azure, "m5.large"-style -> AWS, else none. */
 berth_provider berth_instance_provider_of_name(const char *name);
+/* Whose naming an InstanceType's name follows (berth_instance_provider_of):
+ * BERTH_PROVIDER_AZURE, BERTH_PROVIDER_AWS, or generic (no derived keys). */
+#define BERTH_PROVIDER_GENERIC BERTH_PROVIDER_NONE
 
 typedef struct berth_instance_type {
     const char *name;
@@ -65,6 +69,13 @@ typedef struct berth_instance_type {
     int64_t system_reserved[2];   /* spec.systemReserved (default 0) */
     int64_t eviction_memory;      /* spec.evictionThreshold.memory, else the provider's */
     int64_t vm_overhead_memory;   /* AWS: memory the hypervisor keeps (7.5 %, rounded up to MiB) */
+    /* the labels its nodes carry (spec.labels, then the derived ones of
+     * berth_instance_type_derive_labels; sorted) and the provider keys it
+     * defines as absent (sorted by nothing; few) */
+    berth_labels labels;
+    const char **absent;
+    uint32_t nabsent;
+    int naming;                   /* BERTH_PROVIDER_*: whose naming the name follows */
 } berth_instance_type;
 
 /* Fills t->cpu, memory, pods (and the resolved kube_reserved,
@@ -87,5 +98,58 @@ int berth_instance_type_find(const berth_instance_type *v, uint32_t n, const cha
 /* The offering of t in zone with capacity type ct, NULL when none. */
 const berth_offering *berth_instance_offering(const berth_instance_type *t, const char *zone,
                                               berth_capacity_type ct);
+
+/* ---- instance type labels (capacity/instance_labels.c; the table is in
+ * docs/disrupt.md "Instance type labels") ---- */
+
+/* The provider whose naming name follows: Azure ("Standard_" or "Basic_"
+ * prefix), AWS ("<family>.<size>", lowercase, digits and '-'), else
+ * generic. */
+int berth_instance_provider_of(const char *name);
+/* An Azure VM size (the SKU name without "Standard_") split as skewer's
+ * GetVMSize: ^([A-Z])([A-Z]?)([A-Z]?)([0-9]+)-?((?:[0-9]+)?)
+ * ((?:[abcdeiflmnotspPr]+|C+|NP)?)_?(?:NDR_)?(?:((?:xl_)?[A-Z]+[0-9]+[A-Z]*)_?)?
+ * (_cc_)?(_[0-9]+_)?(_MI300X_)?(_H100_)?((?:[vV][1-9])?)?(_Promo)?$ with Go's
+ * submatch preference. */
+typedef struct berth_azure_vmsize {
+    char family[2];               /* "D" */
+    char subfamily[3];            /* "" or "C", "V", "DC"... */
+    char cpus[12];                /* "8" */
+    char constrained[12];         /* "2" in M8-2ms_v2, else "" */
+    char features[24];            /* "s", "ads", "isr" */
+    char accelerator[32];         /* "A100", "T4" (no "xl_"), else "" */
+    char version[4];              /* "v3", else "" */
+    int confidential_child;       /* _cc_ */
+    int promo;                    /* _Promo */
+    char series[64];              /* family + subfamily + features + "_" + version: "Ds_v3" */
+} berth_azure_vmsize;
+/* 0, or -1 when the size does not parse (skewer's error). */
+int berth_azure_vmsize_parse(const char *size, berth_azure_vmsize *out);
+/* An AWS instance type name split as the AWS provider does:
+ * instanceTypeScheme (^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\. gives category and
+ * generation; splitting at "." into exactly two parts gives family and
+ * size. */
+typedef struct berth_aws_instance {
+    int has_category;             /* the scheme matched */
+    char category[16];            /* "m" */
+    char generation[8];           /* "6" */
+    char attributes[24];          /* berth: the family after the generation ("i", "gd") */
+    int has_family;
+    char family[32];              /* "m6i" */
+    char size[32];                /* "2xlarge" */
+} berth_aws_instance;
+int berth_aws_instance_parse(const char *name, berth_aws_instance *out);
+/* Sets t->provider, t->labels (t->labels as given by spec.labels, plus each
+ * derived label whose key it does not set) and t->absent, in a. 0 or
+ * BERTH_ENOMEM. Called by the InstanceType decoder. */
+int berth_instance_type_derive_labels(berth_arena *a, berth_instance_type *t);
+/* Whether t defines key: a label, or a provider key it lacks. */
+int berth_instance_type_defines(const berth_instance_type *t, const char *key);
+/* The labels of an offering: topology.kubernetes.io/zone,
+ * karpenter.sh/capacity-type, and for Azure kubernetes.azure.com/
+ * scalesetpriority (spot, else regular). Returns the count. */
+#define BERTH_OFFERING_LABELS 3
+uint32_t berth_offering_labels(const berth_instance_type *t, const berth_offering *of,
+                               berth_label out[BERTH_OFFERING_LABELS]);
 
 #endif

@@ -1,8 +1,9 @@
 /* capacity/instance.c - the instance catalog shared by disruption and
  * autoscaling: capacity type names, the berth.io/v1 InstanceType decoder
- * (strict: capacity cpu/memory/pods/GPUs, optional family, offerings with
- * zone, capacityType, price, available, interruptionRate; the node
- * overhead fields, computed in overhead.c) and lookups. */
+ * (strict: capacity cpu/memory/pods/GPUs, optional family and labels,
+ * offerings with zone, capacityType, price, available, interruptionRate;
+ * the node overhead fields, computed in overhead.c; derived labels in
+ * instance_labels.c) and lookups. */
 #include "capacity/state.h"
 
 #include "berth/grow.h"
@@ -110,14 +111,15 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
     if (rc)
         return rc;
     size_t p = berth_dec_push(d, "spec");
-    static const char *const sf[] = {"capacity",   "offerings",    "family",         "provider",
-                                     "maxPods",    "enis",         "ipv4PerENI",     "kubeReserved",
-                                     "systemReserved", "evictionThreshold", NULL};
+    static const char *const sf[] = {"capacity",       "offerings",        "family",     "labels",
+                                     "provider",       "maxPods",          "enis",       "ipv4PerENI",
+                                     "kubeReserved",   "systemReserved",   "evictionThreshold", NULL};
     static const char *const cf[] = {"cpu", "memory", "pods", "nvidia.com/gpu", NULL};
     static const char *const of[] = {"zone", "capacityType", "price", "available",
                                      "interruptionRate", NULL};
     if (!(rc = berth_dec_known_fields(d, spec, sf)) &&
         !(rc = berth_dec_str(d, spec, "family", 0, &it.family)) &&
+        !(rc = berth_dec_labels(d, spec, "labels", &it.labels, 1)) &&
         !(rc = berth_dec_map(d, spec, "capacity", 1, &cap)) &&
         !(rc = berth_dec_seq(d, spec, "offerings", 1, &offs))) {
         size_t p2 = berth_dec_push(d, "capacity");
@@ -181,6 +183,8 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
         if (!it.family)
             return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     }
+    if (berth_instance_type_derive_labels(a, &it))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     *out = it;
     return 0;
 }

@@ -142,7 +142,7 @@ int64_t capacity_zone_nodes(const capacity_pass *s, const char *zone)
 }
 
 /* Labels of a node of group g, type t, zone, ct, named name, into buf
- * (sorted). */
+ * (sorted; room for capacity_template_label_cap labels). */
 static berth_labels template_labels(const berth_autoscale *m, uint32_t g, uint32_t t,
                                     const char *zone, int ct, const char *name, berth_label *buf)
 {
@@ -163,9 +163,24 @@ static berth_labels template_labels(const berth_autoscale *m, uint32_t g, uint32
         if (!dup)
             buf[n++] = v->labels.items[i];
     }
+    /* then the instance type's labels (spec.labels and the ones derived
+     * from its name, berth/instance.h) on keys not set yet */
+    const berth_labels *tl = &m->types[t].labels;
+    for (uint32_t i = 0; i < tl->n; i++) {
+        int dup = 0;
+        for (uint32_t j = 0; j < n && !dup; j++)
+            dup = !strcmp(buf[j].key, tl->items[i].key);
+        if (!dup)
+            buf[n++] = tl->items[i];
+    }
     berth_labels l = {buf, n};
     berth_labels_sort(&l);
     return l;
+}
+
+uint32_t capacity_template_label_cap(const berth_autoscale *m, uint32_t g, uint32_t t)
+{
+    return m->vngs[g].labels.n + 6 + m->types[t].labels.n;
 }
 
 berth_labels capacity_template_labels(const berth_autoscale *m, uint32_t g, uint32_t t,
@@ -259,7 +274,7 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
     snprintf(name, sizeof name, "%s-new-%llu", m->vngs[g].name,
              (unsigned long long)++s->new_serial);
     const char *nm = berth_arena_strdup(s->arena, name);
-    berth_label *buf = berth_arena_alloc(s->arena, (m->vngs[g].labels.n + 6) * sizeof *buf);
+    berth_label *buf = berth_arena_alloc(s->arena, capacity_template_label_cap(m, g, t) * sizeof *buf);
     if (!nm || !buf)
         return BERTH_KUBE_NONE;
     uint32_t i = s->nn++;
@@ -301,10 +316,12 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
     s->arena = &plan->arena;
     const berth_kcluster *k = &m->kube;
     s->gpu = berth_kube_resource((berth_kcluster *)k, "nvidia.com/gpu", 0);
-    uint32_t maxlab = 0;
+    uint32_t maxlab = 0, maxtl = 0;
     for (uint32_t g = 0; g < m->nvngs; g++)
         maxlab = m->vngs[g].labels.n > maxlab ? m->vngs[g].labels.n : maxlab;
-    s->caplab = maxlab + 6;
+    for (uint32_t t = 0; t < m->ntypes; t++)
+        maxtl = m->types[t].labels.n > maxtl ? m->types[t].labels.n : maxtl;
+    s->caplab = maxlab + 6 + maxtl;
     s->lab = malloc(s->caplab * sizeof *s->lab);
     s->pod_node = malloc((k->npods + 1) * sizeof *s->pod_node);
     s->res_left = calloc(m->nres + 1, sizeof *s->res_left);

@@ -90,7 +90,9 @@ int capacity_template_hosts(capacity_pass *s, uint32_t g, uint32_t t, const char
 int capacity_template_match(capacity_pass *s, uint32_t g, uint32_t t, const char *zone, int ct,
                             uint32_t pod, char *why, size_t size);
 /* The labels of a node of group g, type t, zone, capacity type ct named
- * name, sorted, in buf (room for the group's labels + 6). */
+ * name: the fixed ones, the group's, then the instance type's (berth/
+ * instance.h), sorted, in buf (room for capacity_template_label_cap). */
+uint32_t capacity_template_label_cap(const berth_autoscale *m, uint32_t g, uint32_t t);
 berth_labels capacity_template_labels(const berth_autoscale *m, uint32_t g, uint32_t t,
                                       const char *zone, int ct, const char *name, berth_label *buf);
 /* Whether group g allows instance type t / zone. */

@@ -239,7 +239,8 @@ static int launch(sim *s, uint32_t g, uint32_t t, const char *zone, berth_capaci
     char name[200];
     snprintf(name, sizeof name, "%s-n%llu", v->name, (unsigned long long)++s->serial);
     const char *nm = berth_arena_strdup(&m->kube.arena, name);
-    berth_label *buf = berth_arena_alloc(&m->kube.arena, (v->labels.n + 6) * sizeof *buf);
+    berth_label *buf =
+        berth_arena_alloc(&m->kube.arena, capacity_template_label_cap(m, g, t) * sizeof *buf);
     if (!nm || !buf)
         return BERTH_ENOMEM;
     uint32_t i = m->kube.nnodes++;

@@ -1,13 +1,15 @@
 /* disrupt/apply.c - changes to a disruption model over time (the
  * `disrupt simulate` timeline): a launched NodeClaim and its Node joining
  * the cluster (labels, taints and allocatable from the NodePool template
- * and the InstanceType offering: its allocatable after the node overhead,
- * less its DaemonSet pods' requests), a node and its NodeClaim leaving it, a
- * taint added, and a PodDisruptionBudget's disruptionsAllowed. */
+ * and the InstanceType offering, whose requirements it must satisfy: its
+ * allocatable after the node overhead, less its DaemonSet pods' requests),
+ * a node and its NodeClaim leaving it, a taint added, and a
+ * PodDisruptionBudget's disruptionsAllowed. */
 #include "berth/disrupt.h"
 #include "berth/grow.h"
 #include "k8s/k8s.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,41 +33,86 @@ int berth_disrupt_claim_of(const berth_disrupt *m, const char *node_name)
     return -1;
 }
 
-static int has_key(const berth_label *l, uint32_t n, const char *key)
+static const char *label_of(const berth_label *l, uint32_t n, const char *key)
 {
     for (uint32_t i = 0; i < n; i++)
         if (!strcmp(l[i].key, key))
-            return 1;
-    return 0;
+            return l[i].value;
+    return NULL;
 }
 
-int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,
-                                uint32_t offering, const char *name, int initialized,
-                                berth_arena *a, berth_knode *out)
+void berth_requirement_format(const berth_requirement *r, char *buf, size_t size)
+{
+    size_t k = 0;
+    if (!size)
+        return;
+    buf[0] = 0;
+    k += (size_t)snprintf(buf, size, "%s %s", r->key, berth_sel_op_name(r->op));
+    if (r->op == BERTH_SEL_GT || r->op == BERTH_SEL_LT) {
+        if (k < size && r->nvalues)
+            snprintf(buf + k, size - k, " %s", r->values[0]);
+        return;
+    }
+    if (r->op == BERTH_SEL_EXISTS || r->op == BERTH_SEL_DOESNOTEXIST)
+        return;
+    for (uint32_t i = 0; i < r->nvalues && k < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : " [", r->values[i]);
+    if (k < size)
+        snprintf(buf + k, size - k, "]");
+}
+
+int berth_disrupt_template_node_why(const berth_disrupt *m, uint32_t pool, uint32_t type,
+                                    uint32_t offering, const char *name, int initialized,
+                                    berth_arena *a, berth_knode *out, char *why, size_t size)
 {
     const berth_kcluster *k = &m->kube;
     const berth_nodepool *np = &m->pools[pool];
     const berth_instance_type *it = &m->types[type];
     const berth_offering *of = &it->offerings[offering];
     memset(out, 0, sizeof *out);
-    uint32_t cap = np->labels.n + np->nreqs + 6;
+    if (why && size)
+        why[0] = 0;
+    uint32_t cap = 3 + BERTH_OFFERING_LABELS + it->labels.n + np->labels.n + np->nreqs;
     berth_label *l = berth_arena_alloc(a, cap * sizeof *l);
     if (!l)
         return BERTH_ENOMEM;
-    const char *keys[6] = {"karpenter.sh/nodepool", "node.kubernetes.io/instance-type",
-                           "topology.kubernetes.io/zone", "karpenter.sh/capacity-type",
-                           "kubernetes.io/hostname", "karpenter.sh/initialized"};
-    const char *vals[6] = {np->name, it->name, of->zone,
-                           berth_capacity_type_name(of->capacity_type), name, "true"};
     uint32_t n = 0;
-    for (int i = 0; i < (initialized ? 6 : 5); i++)
-        l[n++] = (berth_label){keys[i], vals[i]};
-    for (uint32_t i = 0; i < np->labels.n; i++)
-        if (!has_key(l, n, np->labels.items[i].key))
-            l[n++] = np->labels.items[i];
+    l[n++] = (berth_label){"karpenter.sh/nodepool", np->name};
+    l[n++] = (berth_label){"kubernetes.io/hostname", name};
+    if (initialized)
+        l[n++] = (berth_label){"karpenter.sh/initialized", "true"};
+    berth_label ofl[BERTH_OFFERING_LABELS];
+    uint32_t nof = berth_offering_labels(it, of, ofl);
+    for (uint32_t i = 0; i < nof; i++)
+        l[n++] = ofl[i];
+    /* the instance type's labels (its name included), then the template's:
+     * a template label the type defines otherwise makes the type
+     * incompatible (it is an In requirement of the NodeClaim template) */
+    for (uint32_t i = 0; i < it->labels.n; i++)
+        if (!label_of(l, n, it->labels.items[i].key))
+            l[n++] = it->labels.items[i];
+    int bad = 0;
+    for (uint32_t i = 0; i < np->labels.n; i++) {
+        const berth_label *tl = &np->labels.items[i];
+        const char *have = label_of(l, n, tl->key);
+        if (!have && berth_instance_type_defines(it, tl->key)) {
+            if (!bad && why)
+                snprintf(why, size, "NodePool %s template label %s=%s: %s has no such label",
+                         np->name, tl->key, tl->value, it->name);
+            bad = 1;
+        } else if (!have) {
+            l[n++] = *tl;
+        } else if (strcmp(have, tl->value) && strcmp(tl->key, "kubernetes.io/hostname")) {
+            if (!bad && why)
+                snprintf(why, size, "NodePool %s template label %s=%s, the offering has %s",
+                         np->name, tl->key, tl->value, have);
+            bad = 1;
+        }
+    }
     for (uint32_t i = 0; i < np->nreqs; i++) {
         const berth_requirement *r = &np->reqs[i];
-        if (r->op == BERTH_SEL_IN && r->nvalues == 1 && !has_key(l, n, r->key))
+        if (r->op == BERTH_SEL_IN && r->nvalues == 1 && !label_of(l, n, r->key) &&
+            !berth_instance_type_defines(it, r->key))
             l[n++] = (berth_label){r->key, r->values[0]};
     }
     out->name = name;
@@ -82,12 +129,33 @@ int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t 
             out->alloc[r] = it->gpus;
     out->alloc_pods = it->pods;
     k8s_daemon_reserve(k, out); /* its DaemonSet pods' share (k8s/daemons.c) */
-    /* requirements on keys the node defines must hold */
-    for (uint32_t i = 0; i < np->nreqs; i++)
-        if (berth_labels_get(&out->labels, np->reqs[i].key) &&
-            !berth_requirement_matches(&np->reqs[i], &out->labels))
+    if (bad)
+        return 1;
+    /* requirements on keys the node or its instance type defines must hold
+     * (Requirements.Intersects: keys nobody defines are allowed) */
+    for (uint32_t i = 0; i < np->nreqs; i++) {
+        const berth_requirement *r = &np->reqs[i];
+        if ((berth_labels_get(&out->labels, r->key) || berth_instance_type_defines(it, r->key)) &&
+            !berth_requirement_matches(r, &out->labels)) {
+            if (why && size) {
+                char rs[160];
+                berth_requirement_format(r, rs, sizeof rs);
+                const char *v = berth_labels_get(&out->labels, r->key);
+                snprintf(why, size, "NodePool %s requires %s (%s)", np->name, rs,
+                         v ? v : "label absent");
+            }
             return 1;
+        }
+    }
     return 0;
+}
+
+int berth_disrupt_template_node(const berth_disrupt *m, uint32_t pool, uint32_t type,
+                                uint32_t offering, const char *name, int initialized,
+                                berth_arena *a, berth_knode *out)
+{
+    return berth_disrupt_template_node_why(m, pool, type, offering, name, initialized, a, out,
+                                           NULL, 0);
 }
 
 int berth_disrupt_add_node(berth_disrupt *m, uint32_t pool, uint32_t type, uint32_t offering,

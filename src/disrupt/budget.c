@@ -59,39 +59,138 @@ int64_t berth_budget_duration_parse(const char *s)
     return nparts ? total : -1;
 }
 
+/* time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+ or "0", nanoseconds,
+ * the same digits, units, overflow rules and fraction arithmetic (a float64
+ * product, truncated) as Go's src/time/format.go. */
+static int go_leading_int(const char **p, uint64_t *x)
+{
+    *x = 0;
+    for (; **p >= '0' && **p <= '9'; (*p)++) {
+        if (*x > (1ull << 63) / 10)
+            return -1;
+        *x = *x * 10 + (uint64_t)(**p - '0');
+        if (*x > (1ull << 63))
+            return -1;
+    }
+    return 0;
+}
+
+int berth_go_duration_parse(const char *s, int64_t *ns)
+{
+    *ns = 0;
+    if (!s)
+        return -1;
+    uint64_t d = 0;
+    int neg = 0;
+    if (*s == '-' || *s == '+') {
+        neg = *s == '-';
+        s++;
+    }
+    if (!strcmp(s, "0"))
+        return 0;
+    if (!*s)
+        return -1;
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = {{"ns", 1},
+                 {"us", 1000},
+                 {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+                 {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
+                 {"ms", 1000000},
+                 {"s", 1000000000ull},
+                 {"m", 60000000000ull},
+                 {"h", 3600000000000ull}};
+    while (*s) {
+        uint64_t v = 0, f = 0;
+        double scale = 1;
+        if (!(*s == '.' || (*s >= '0' && *s <= '9')))
+            return -1;
+        const char *start = s;
+        if (go_leading_int(&s, &v))
+            return -1;
+        int pre = s != start, post = 0;
+        if (*s == '.') {
+            s++;
+            const char *fs = s;
+            int overflow = 0;
+            for (; *s >= '0' && *s <= '9'; s++) {
+                if (overflow)
+                    continue;
+                if (f > ((1ull << 63) - 1) / 10) {
+                    overflow = 1;
+                    continue;
+                }
+                uint64_t y = f * 10 + (uint64_t)(*s - '0');
+                if (y > (1ull << 63)) {
+                    overflow = 1;
+                    continue;
+                }
+                f = y;
+                scale *= 10;
+            }
+            post = s != fs;
+        }
+        if (!pre && !post)
+            return -1;
+        size_t ul = 0;
+        while (s[ul] && s[ul] != '.' && !(s[ul] >= '0' && s[ul] <= '9'))
+            ul++;
+        if (!ul)
+            return -1; /* missing unit */
+        uint64_t unit = 0;
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (strlen(units[i].name) == ul && !strncmp(s, units[i].name, ul))
+                unit = units[i].ns;
+        if (!unit)
+            return -1; /* unknown unit */
+        s += ul;
+        if (v > (1ull << 63) / unit)
+            return -1;
+        v *= unit;
+        if (f > 0) {
+            v += (uint64_t)((double)f * ((double)unit / scale));
+            if (v > (1ull << 63))
+                return -1;
+        }
+        d += v;
+        if (d > (1ull << 63))
+            return -1;
+    }
+    if (neg) {
+        *ns = d == (1ull << 63) ? INT64_MIN : -(int64_t)d;
+        return 0;
+    }
+    if (d > (uint64_t)INT64_MAX)
+        return -1;
+    *ns = (int64_t)d;
+    return 0;
+}
+
 int64_t berth_duration_parse(const char *s)
 {
     if (!s || !*s)
         return -1;
     if (!strcmp(s, "Never"))
         return BERTH_DURATION_NEVER;
-    if (!strcmp(s, "0"))
-        return 0;
-    const char *p = s;
-    double total = 0;
-    int parts = 0;
-    while (*p) {
-        char *end;
-        if (!isdigit((unsigned char)*p) && *p != '.')
-            return -1;
-        double v = strtod(p, &end);
-        if (end == p)
-            return -1;
-        p = end;
-        double mul;
-        if (!strncmp(p, "ns", 2)) mul = 1e-9, p += 2;
-        else if (!strncmp(p, "us", 2) || !strncmp(p, "\xc2\xb5s", 3)) mul = 1e-6, p += p[0] == 'u' ? 2 : 3;
-        else if (!strncmp(p, "ms", 2)) mul = 1e-3, p += 2;
-        else if (*p == 's') mul = 1, p++;
-        else if (*p == 'm') mul = 60, p++;
-        else if (*p == 'h') mul = 3600, p++;
-        else return -1;
-        total += v * mul;
-        parts++;
-    }
-    if (!parts || total > 9.2e15)
+    int64_t ns;
+    if (berth_go_duration_parse(s, &ns) || ns < 0)
         return -1;
-    return (int64_t)total;
+    return ns / 1000000000;
+}
+
+int berth_dpod_dnd_active(const berth_dpod *x, int64_t now)
+{
+    if (x->dnd == 1)
+        return 1;
+    if (x->dnd != 2)
+        return 0;
+    int64_t d = x->dnd_ns ? x->dnd_ns : x->dnd_seconds * 1000000000;
+    if (d <= 0)
+        return 0; /* upstream: a non-positive duration is invalid, as if absent */
+    if (!x->has_start_time)
+        return 1; /* no status.startTime: fail safe, still protected */
+    return (__int128)(now - x->started) * 1000000000 < (__int128)d;
 }
 
 /* ---- nodes ---- */
@@ -271,7 +370,7 @@ static int day_matches(const berth_cron *c, const struct tm *t)
 int64_t berth_cron_next(const berth_cron *c, int64_t t)
 {
     if (!c->minute || !c->hour || !c->dom || !c->month || !c->dow)
-        return -1;
+        return BERTH_CRON_ZERO_TIME;
     time_t tt = (time_t)(t + 1);
     struct tm tm;
     gmtime_r(&tt, &tm);
@@ -279,7 +378,7 @@ int64_t berth_cron_next(const berth_cron *c, int64_t t)
     int added = 0;
 wrap:
     if (tm.tm_year > year_limit)
-        return -1;
+        return BERTH_CRON_ZERO_TIME; /* robfig: time.Time{} when nothing within five years */
     while (!((c->month >> (tm.tm_mon + 1)) & 1)) {
         if (!added) {
             added = 1;
@@ -344,9 +443,12 @@ int64_t berth_budget_limit(const berth_dbudget *b, int64_t nodes, int64_t now)
         berth_cron c;
         if (b->duration < 0 || berth_cron_parse(b->schedule, &c, NULL))
             return -1;
-        /* active when some hit h has now - duration < h <= now */
+        /* Budget.IsActive: !schedule.Next(now - duration).After(now), so
+         * active when some hit h has now - duration < h <= now; a schedule
+         * with no hit in robfig's five-year horizon returns the zero time,
+         * which is not after now: such a budget is always active */
         int64_t h = berth_cron_next(&c, now - b->duration);
-        if (h < 0 || h > now)
+        if (h > now)
             return BERTH_BUDGET_UNLIMITED;
     }
     if (!berth_budget_nodes_valid(b->nodes))

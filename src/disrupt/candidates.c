@@ -66,9 +66,7 @@ int disrupt_pod_dnd_active(const disrupt_state *s, uint32_t pod)
     const berth_dpod *x = &s->m->pod_info[pod];
     if (s->m->kube.pods[pod].terminating)
         return 0;
-    if (x->dnd == 1)
-        return 1;
-    return x->dnd == 2 && s->now < x->started + x->dnd_seconds;
+    return berth_dpod_dnd_active(x, s->now);
 }
 
 int disrupt_pod_moves(const disrupt_state *s, uint32_t pod)
@@ -249,8 +247,16 @@ void disrupt_state_free(disrupt_state *s)
         berth_ksession_close(s->ks);
     free(s->opts);
     free(s->opt_nodes);
+    free(s->opt_use);
     free(s->sim_moving);
     free(s->sim_placed);
+    free(s->pool_order);
+    free(s->pool_rank);
+    free(s->lim_off);
+    free(s->lim_used);
+    free(s->lim_q);
+    free(s->lim_round);
+    free(s->rejects);
     berth_arena_free(&s->opt_arena);
     memset(s, 0, sizeof *s);
 }
@@ -350,12 +356,18 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
         dn->ct = berth_capacity_type_parse(berth_labels_get(&nd->labels, "karpenter.sh/capacity-type"));
         dn->resolvable = dn->type >= 0 && dn->zone && dn->ct >= 0;
         dn->price = berth_node_price(m, i);
-        dn->initialized = (cl && cl->initialized) || xi->initialized_label;
+        /* StateNode.Initialized: the Node's karpenter.sh/initialized=true
+         * label (the NodeClaim's Initialized condition is set with it) */
+        dn->initialized = xi->initialized_label;
         int disrupted_taint = 0;
         for (uint32_t t = 0; t < nd->ntaints; t++)
             if (!strcmp(nd->taints[t].key, "karpenter.sh/disrupted"))
                 disrupted_taint = 1;
-        dn->deleting = xi->deleting || (cl && cl->deleting) || disrupted_taint;
+        /* StateNode.MarkedForDeletion: marked (berth: the disrupted taint) or
+         * Deleted (the NodeClaim deleting or InstanceTerminating) */
+        int marked = disrupted_taint || xi->marked ||
+                     (cl && (cl->deleting || cl->instance_terminating));
+        dn->deleting = xi->deleting || marked;
         dn->rdc = 1;
         for (uint32_t j = 0; j < dn->npods; j++)
             if (disrupt_pod_reschedulable(s, dn->pods[j])) {
@@ -374,11 +386,14 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
         if (cl && np && np->expire_after != BERTH_DURATION_NEVER && cl->has_created && !dn->deleting &&
             s->now >= cl->created + np->expire_after)
             dn->expired = 1;
-        /* counted for budgets: managed and initialised; disrupting: not Ready
-         * or marked for deletion (expired now included) */
-        if (np && dn->initialized) {
+        /* counted for budgets (disruption/helpers.go BuildDisruptionBudgetMapping):
+         * managed (a NodeClaim) and initialised (the Node label), not
+         * InstanceTerminating; disrupting: not Ready or marked for deletion
+         * (the Node's own deletionTimestamp does not count when it has a
+         * NodeClaim, as StateNode.Deleted; expired in this pass included) */
+        if (np && cl && dn->initialized && !cl->instance_terminating) {
             s->pool_nodes[dn->pool]++;
-            if (!dn->ready || dn->deleting || dn->expired)
+            if (!dn->ready || marked || dn->expired)
                 s->pool_disrupting[dn->pool]++;
         }
         /* the candidate rules */
@@ -439,6 +454,10 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
     free(claim_by_node);
     free(nominated);
     free(npods);
+    if (disrupt_limits_init(s)) {
+        disrupt_state_free(s);
+        return BERTH_ENOMEM;
+    }
     return 0;
 oom:
     free(claim_by_node);

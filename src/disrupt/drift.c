@@ -176,11 +176,22 @@ int disrupt_claim_drifted(const berth_disrupt *m, const berth_nodeclaim *c, cons
     const berth_labels *labels = &c->labels;
     if (!c->labels.n && nd)
         labels = &nd->labels;
+    /* berth: a key neither carries that the node's instance type defines
+     * (the labels derived from its name, berth/instance.h) is read from the
+     * type: Karpenter writes them on every NodeClaim and Node it launches,
+     * so only hand-written inputs lack them */
+    const char *tname = berth_labels_get(&c->labels, "node.kubernetes.io/instance-type");
+    if (!tname && nd)
+        tname = berth_labels_get(&nd->labels, "node.kubernetes.io/instance-type");
+    int ti = berth_instance_type_find(m->types, m->ntypes, tname);
+    const berth_instance_type *it = ti >= 0 ? &m->types[ti] : NULL;
     for (uint32_t i = 0; i < p->nreqs; i++) {
         const berth_requirement *r = &p->reqs[i];
         const berth_labels *l = labels;
         if (!berth_labels_get(labels, r->key) && nd && berth_labels_get(&nd->labels, r->key))
             l = &nd->labels;
+        else if (!berth_labels_get(labels, r->key) && it && berth_instance_type_defines(it, r->key))
+            l = &it->labels;
         if (!berth_requirement_matches(r, l)) {
             const char *v = berth_labels_get(l, r->key);
             if (v)

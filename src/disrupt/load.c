@@ -72,16 +72,18 @@ static int dec_taints(berth_disrupt *m, berth_dec *d, const berth_node *spec, co
 }
 
 static int dec_requirements(berth_disrupt *m, berth_dec *d, const berth_node *spec,
-                            berth_requirement **out, uint32_t *n)
+                            berth_requirement **out, uint32_t *n, uint32_t **min_values)
 {
     berth_node *rs = NULL;
     *out = NULL;
     *n = 0;
+    *min_values = NULL;
     int rc = berth_dec_seq(d, spec, "requirements", 0, &rs);
     if (rc || !rs)
         return rc;
     *out = alloc(m, rs->n, sizeof **out);
-    if (!*out)
+    *min_values = alloc(m, rs->n, sizeof **min_values);
+    if (!*out || !*min_values)
         return oom(d);
     size_t p = berth_dec_push(d, "requirements");
     static const char *const rf[] = {"key", "operator", "values", "minValues", NULL};
@@ -118,8 +120,10 @@ static int dec_requirements(berth_disrupt *m, berth_dec *d, const berth_node *sp
         if (!rc && berth_requirement_validate(&q, &why))
             rc = berth_dec_fail(d, r, "invalid requirement: %s", why);
         berth_dec_pop(d, p2);
-        if (!rc)
+        if (!rc) {
+            (*min_values)[*n] = (uint32_t)minv;
             (*out)[(*n)++] = q;
+        }
     }
     berth_dec_pop(d, p);
     return rc;
@@ -275,6 +279,43 @@ static int dec_budgets(berth_disrupt *m, berth_dec *d, const berth_node *dis, be
     return rc;
 }
 
+/* A map resource -> quantity (NodePool spec.limits, Node status.capacity):
+ * cpu in millicores, the rest in whole units rounded up; absent: none. */
+static int dec_quantities(berth_disrupt *m, berth_dec *d, const berth_node *parent,
+                          const char *key, berth_dquantity **out, uint32_t *n)
+{
+    berth_node *rl = NULL;
+    *out = NULL;
+    *n = 0;
+    int rc = berth_dec_map(d, parent, key, 0, &rl);
+    if (rc || !rl)
+        return rc;
+    *out = alloc(m, rl->n, sizeof **out);
+    if (!*out)
+        return oom(d);
+    size_t p = berth_dec_push(d, key);
+    for (size_t i = 0; !rc && i < rl->n; i++) {
+        const char *name = rl->entries[i].key->str;
+        const berth_node *v = rl->entries[i].value;
+        size_t p2 = berth_dec_push(d, name);
+        berth_quantity q;
+        if (!*name)
+            rc = berth_dec_fail(d, rl->entries[i].key, "empty resource name");
+        if (!rc && berth_node_is_null(v))
+            rc = berth_dec_fail(d, rl->entries[i].key, "expected a quantity");
+        if (!rc)
+            rc = berth_dec_node_quantity(d, v, &q);
+        if (!rc && berth_quantity_cmp(q, (berth_quantity){0}) < 0)
+            rc = berth_dec_fail(d, v, "must not be negative, got '%s'", v->str);
+        if (!rc)
+            (*out)[(*n)++] = (berth_dquantity){
+                name, !strcmp(name, "cpu") ? berth_quantity_milli(q) : berth_quantity_value(q)};
+        berth_dec_pop(d, p2);
+    }
+    berth_dec_pop(d, p);
+    return rc;
+}
+
 static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
 {
     berth_nodepool np;
@@ -297,8 +338,10 @@ static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         return rc;
     size_t p = berth_dec_push(d, "spec");
     static const char *const sf[] = {"template", "disruption", "limits", "weight", "replicas", NULL};
-    if (!(rc = known(d, spec, sf)) && !(rc = berth_dec_map(d, spec, "template", 1, &tmpl)))
-        rc = berth_dec_map(d, spec, "disruption", 0, &dis);
+    if (!(rc = known(d, spec, sf)) && !(rc = berth_dec_map(d, spec, "template", 1, &tmpl)) &&
+        !(rc = berth_dec_map(d, spec, "disruption", 0, &dis)) &&
+        !(rc = berth_dec_int(d, spec, "weight", 0, 1, 100, &np.weight)))
+        rc = dec_quantities(m, d, spec, "limits", &np.limits, &np.nlimits);
     if (!rc) {
         size_t p2 = berth_dec_push(d, "template");
         static const char *const tf[] = {"metadata", "spec", NULL};
@@ -320,7 +363,7 @@ static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
                 !(rc = dec_taints(m, d, tspec, "taints", &np.taints, &np.ntaints)) &&
                 !(rc = dec_taints(m, d, tspec, "startupTaints", &np.startup_taints,
                                   &np.nstartup_taints)) &&
-                !(rc = dec_requirements(m, d, tspec, &np.reqs, &np.nreqs)) &&
+                !(rc = dec_requirements(m, d, tspec, &np.reqs, &np.nreqs, &np.min_values)) &&
                 !(rc = dec_duration(d, tspec, "expireAfter", 1, &np.expire_after)))
                 rc = dec_duration(d, tspec, "terminationGracePeriod", 0, &np.termination_grace);
             if (!rc && ref) {
@@ -387,6 +430,8 @@ static int dec_conditions(berth_dec *d, const berth_node *status, berth_nodeclai
             } else if (!strcmp(type, "Drifted")) {
                 c->drifted = 1;
                 c->drifted_at = at;
+            } else if (!strcmp(type, "InstanceTerminating")) {
+                c->instance_terminating = 1;
             }
         }
         berth_dec_pop(d, p2);
@@ -581,6 +626,14 @@ static int node_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     const berth_node *labels = berth_node_get(meta, "labels");
     const berth_node *il = labels ? berth_node_get(labels, "karpenter.sh/initialized") : NULL;
     dn.initialized_label = il && !strcmp(il->str, "true");
+    const berth_node *st = berth_node_get(doc, "status");
+    if (st && st->type == BERTH_NODE_MAP) {
+        p = berth_dec_push(d, "status");
+        rc = dec_quantities(m, d, st, "capacity", &dn.capacity, &dn.ncapacity);
+        berth_dec_pop(d, p);
+        if (rc)
+            return rc;
+    }
     if ((rc = berth_grow((void **)&m->node_info, &m->capnode_info, m->nnode_info + 1,
                          sizeof *m->node_info, 0)))
         return oom(d);
@@ -608,14 +661,13 @@ static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         dp.deletion_cost = x;
     }
     v = berth_node_annotation(doc, DND);
+    int64_t ns = 0;
     if (v && !strcmp(v, "true"))
         dp.dnd = 1;
-    else if (v) {
-        int64_t s = berth_duration_parse(v);
-        if (s > 0 && s != BERTH_DURATION_NEVER) {
-            dp.dnd = 2;
-            dp.dnd_seconds = s;
-        }
+    else if (v && !berth_go_duration_parse(v, &ns) && ns > 0) {
+        dp.dnd = 2; /* time.ParseDuration; <= 0 or invalid: as if absent (upstream) */
+        dp.dnd_ns = ns;
+        dp.dnd_seconds = ns / 1000000000;
     }
     const berth_node *meta = berth_node_get(doc, "metadata");
     int has = 0;
@@ -628,6 +680,7 @@ static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         rc = dec_time(d, st, "startTime", &t, &has);
         if (!rc && has)
             dp.started = t;
+        dp.has_start_time = has;
         if (!rc)
             rc = berth_dec_str(d, st, "nominatedNodeName", 0, &dp.nominated);
         berth_dec_pop(d, p);

@@ -126,8 +126,12 @@ static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disr
         return rc ? rc : rb;
     }
     record_moves(c, c->moving, c->placed, nmove);
-    if (o)
+    /* the pools' usage for the limits of later questions */
+    disrupt_limits_remove_nodes(s, nodes, n);
+    if (o) {
+        disrupt_limits_add(s, s->lim_used, o->pool, o->type, 1);
         c->nspare++;
+    }
     return 0;
 }
 
@@ -170,9 +174,12 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     uint32_t *list = malloc((s->nn + 1) * sizeof *list);
     uint32_t *taken = malloc((s->nn + 1) * sizeof *taken);
     uint32_t *group = malloc((GROUP_MAX + 2) * sizeof *group);
+    int64_t *lim_saved = malloc((s->nlim + 1) * sizeof *lim_saved);
     int rc = 0;
+    if (lim_saved && s->nlim)
+        memcpy(lim_saved, s->lim_used, s->nlim * sizeof *lim_saved);
     if (!c.al || !c.used || !c.moving || !c.placed || !c.key || !s->in_head || !s->in_next ||
-        !list || !taken || !group) {
+        !list || !taken || !group || !lim_saved) {
         rc = BERTH_ENOMEM;
         goto out;
     }
@@ -311,7 +318,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             continue;
         berth_daction *a;
         if ((rc = disrupt_add_action(alt, &a)) || (rc = disrupt_set_nodes(a, group, ng, s)) ||
-            (res == 2 && (rc = disrupt_fill_replacement(s, a, &r.chosen, 1))))
+            (res == 2 && (rc = disrupt_fill_repl(s, a, &r))))
             goto out;
         a->reason = BERTH_DR_UNDERUTILIZED;
         for (uint32_t g = 0; g < ng; g++) {
@@ -322,6 +329,9 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
 out:
     s->reference = reference;
     berth_ksession_rollback(c.ks, base);
+    if (lim_saved && s->nlim)
+        memcpy(s->lim_used, lim_saved, s->nlim * sizeof *lim_saved);
+    free(lim_saved);
     free(s->in_head);
     free(s->in_next);
     s->in_head = s->in_next = NULL;

@@ -73,6 +73,10 @@ static int budget_block(disrupt_state *s, berth_dplan *p, uint32_t n, berth_drea
 
 /* ---- the replacement decision ---- */
 
+/* Why a hosting option was dropped by the price rules (index aligned with
+ * sim->feasible). */
+enum { KEPT, DROP_SPOT_GATE, DROP_SPOT_ONLY, DROP_PRICE, DROP_SAME_TYPE };
+
 /* Worst launch price of type t among the kept options: the most expensive
  * offering of the first capacity type present (reserved, spot, on-demand). */
 static double worst_price(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
@@ -94,18 +98,14 @@ static double worst_price(const disrupt_state *s, const disrupt_option *o, const
 }
 
 static void filter_by_price(const disrupt_state *s, const disrupt_option *o, uint8_t *keep,
-                            uint32_t n, double limit)
+                            uint8_t *drop, uint32_t n, double limit, int code)
 {
-    uint8_t *drop = calloc(n + 1, 1);
-    if (!drop)
-        return;
     for (uint32_t i = 0; i < n; i++)
         if (keep[i] && !(worst_price(s, o, keep, n, o[i].type) < limit))
-            drop[i] = 1;
+            drop[i] = (uint8_t)code;
     for (uint32_t i = 0; i < n; i++)
-        if (drop[i])
+        if (drop[i] == code)
             keep[i] = 0;
-    free(drop);
 }
 
 static int better(const disrupt_state *s, const disrupt_option *a, const disrupt_option *b)
@@ -121,16 +121,208 @@ static int better(const disrupt_state *s, const disrupt_option *a, const disrupt
     return strcmp(x->zone, y->zone) < 0;
 }
 
+/* The value option o's node has for key: the offering's, the instance
+ * type's, the template's, a single-value In requirement's; NULL none. */
+static const char *option_label(const disrupt_state *s, const disrupt_option *o, const char *key)
+{
+    const berth_instance_type *it = &s->m->types[o->type];
+    berth_label ol[BERTH_OFFERING_LABELS];
+    uint32_t n = berth_offering_labels(it, &it->offerings[o->offering], ol);
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(ol[i].key, key))
+            return ol[i].value;
+    const char *v = berth_labels_get(&it->labels, key);
+    if (v)
+        return v;
+    const berth_nodepool *np = &s->m->pools[o->pool];
+    if ((v = berth_labels_get(&np->labels, key)))
+        return v;
+    for (uint32_t i = 0; i < np->nreqs; i++)
+        if (np->reqs[i].op == BERTH_SEL_IN && np->reqs[i].nvalues == 1 &&
+            !strcmp(np->reqs[i].key, key))
+            return np->reqs[i].values[0];
+    return NULL;
+}
+
+/* minValues (cloudprovider InstanceTypes.SatisfiesMinValues): every
+ * requirement of the options' pool with minValues needs that many
+ * distinct values of its key among the kept options. 1, or 0 with why. */
+int disrupt_min_values_ok(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
+                          uint32_t n, char *why, size_t size)
+{
+    int pool = -1;
+    for (uint32_t i = 0; i < n && pool < 0; i++)
+        if (keep[i])
+            pool = (int)o[i].pool;
+    if (pool < 0)
+        return 1;
+    const berth_nodepool *np = &s->m->pools[pool];
+    if (!np->min_values)
+        return 1;
+    const char **seen = NULL;
+    for (uint32_t r = 0; r < np->nreqs; r++) {
+        if (!np->min_values[r])
+            continue;
+        if (!seen && !(seen = malloc((n + 1) * sizeof *seen)))
+            return 1; /* out of memory: do not block on it */
+        uint32_t distinct = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const char *v = keep[i] ? option_label(s, &o[i], np->reqs[r].key) : NULL;
+            uint32_t j = 0;
+            while (v && j < distinct && strcmp(seen[j], v))
+                j++;
+            if (v && j == distinct)
+                seen[distinct++] = v;
+        }
+        if (distinct < np->min_values[r]) {
+            snprintf(why, size,
+                     "minValues requirement is not met for label %s of NodePool %s (%u of %u)",
+                     np->reqs[r].key, np->name, distinct, np->min_values[r]);
+            free(seen);
+            return 0;
+        }
+    }
+    free(seen);
+    return 1;
+}
+
+typedef struct xcand {
+    disrupt_option o;
+    double price;
+    const char *why;            /* a reject's reason, else NULL */
+} xcand;
+
+static int cmp_xcand(const void *a, const void *b, void *ctx)
+{
+    const disrupt_state *s = ctx;
+    const xcand *x = a, *y = b;
+    if (x->price != y->price)
+        return x->price < y->price ? -1 : 1;
+    if (!x->why != !y->why) /* at one price, a usable option's reason first */
+        return x->why ? 1 : -1;
+    if (x->o.rank != y->o.rank)
+        return x->o.rank < y->o.rank ? -1 : 1;
+    int c = strcmp(s->m->types[x->o.type].name, s->m->types[y->o.type].name);
+    if (c)
+        return c;
+    return (x->o.offering > y->o.offering) - (x->o.offering < y->o.offering);
+}
+
+static const char *drop_text(int code)
+{
+    switch (code) {
+    case DROP_SPOT_GATE:
+        return "spot candidates are replaced by spot only (spot-to-spot consolidation)";
+    case DROP_SPOT_ONLY:
+        return "an on-demand -> [on-demand, spot] replacement is restricted to spot";
+    case DROP_PRICE:
+        return "its worst launch price is not below the candidates' price";
+    case DROP_SAME_TYPE:
+        return "same instance type as a candidate, not cheaper than the cheapest of them";
+    }
+    return NULL;
+}
+
+/* The cheapest offerings below the chosen one's price that were not
+ * taken, one per instance type, with the first reason that excluded each
+ * (an unavailable offering, the NodePool's requirements or template
+ * labels, its limits, a later NodePool in weight order, the pods, the
+ * price rules, the capacity-type order). */
+static void explain(disrupt_state *s, const disrupt_sim *sim, const uint8_t *drop,
+                    const disrupt_option *chosen, disrupt_repl *r, const uint32_t *left,
+                    uint32_t nleft)
+{
+    r->nexcluded = 0;
+    double cp = disrupt_option_offering(s, chosen)->price;
+    xcand *v = malloc((s->nopts + s->nrejects + 1) * sizeof *v);
+    if (!v)
+        return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nrejects; i++) {
+        double p = disrupt_option_offering(s, &s->rejects[i].o)->price;
+        if (p < cp)
+            v[n++] = (xcand){s->rejects[i].o, p, s->rejects[i].why};
+    }
+    for (uint32_t i = 0; i < s->nopts; i++) {
+        double p = disrupt_option_offering(s, &s->opts[i])->price;
+        if (p < cp && memcmp(&s->opts[i], chosen, sizeof *chosen))
+            v[n++] = (xcand){s->opts[i], p, NULL};
+    }
+    qsort_r(v, n, sizeof *v, cmp_xcand, s);
+    const berth_disrupt *m = s->m;
+    const berth_nodepool *cpool = &m->pools[chosen->pool];
+    for (uint32_t i = 0; i < n && r->nexcluded < BERTH_DEXCLUDED_MAX; i++) {
+        int dup = 0;
+        for (uint32_t j = 0; j < r->nexcluded && !dup; j++)
+            dup = !strcmp(r->excluded[j].instance_type, m->types[v[i].o.type].name);
+        if (dup)
+            continue;
+        const berth_offering *of = disrupt_option_offering(s, &v[i].o);
+        berth_dexcluded *x = &r->excluded[r->nexcluded++];
+        *x = (berth_dexcluded){m->types[v[i].o.type].name, of->zone, m->pools[v[i].o.pool].name,
+                               of->capacity_type, of->price, ""};
+        if (v[i].why) {
+            snprintf(x->reason, sizeof x->reason, "%s", v[i].why);
+            continue;
+        }
+        if (!disrupt_option_within_limits(s, &v[i].o, s->lim_q, x->reason, sizeof x->reason))
+            continue;
+        if (v[i].o.rank > chosen->rank) {
+            snprintf(x->reason, sizeof x->reason,
+                     "NodePool %s (weight %lld) comes first in weight order", cpool->name,
+                     (long long)cpool->weight);
+            continue;
+        }
+        int fi = -1;
+        for (uint32_t j = 0; j < sim->nfeasible && fi < 0; j++)
+            if (!memcmp(&sim->feasible[j], &v[i].o, sizeof v[i].o))
+                fi = (int)j;
+        if (fi < 0) {
+            /* its node cannot take the pods (or its pool came first but could
+             * not take the first pod alone) */
+            uint32_t oi = 0;
+            while (oi < s->nopts && memcmp(&s->opts[oi], &v[i].o, sizeof v[i].o))
+                oi++;
+            char w[160] = "";
+            if (oi < s->nopts &&
+                !disrupt_option_hosts_why(s, &s->opt_nodes[oi], left, nleft, w, sizeof w))
+                snprintf(x->reason, sizeof x->reason, "cannot host the moved pods: %s", w);
+            else
+                snprintf(x->reason, sizeof x->reason,
+                         "the kube scheduler does not place every moved pod on it");
+            continue;
+        }
+        const char *d = drop ? drop_text(drop[fi]) : NULL;
+        if (d)
+            snprintf(x->reason, sizeof x->reason, "%s", d);
+        else
+            snprintf(x->reason, sizeof x->reason, "capacity type order: %s is launched first",
+                     berth_capacity_type_name(disrupt_option_offering(s, chosen)->capacity_type));
+    }
+    free(v);
+}
+
+void disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x)
+{
+    disrupt_repl r;
+    memset(&r, 0, sizeof r);
+    disrupt_sim none = *sim;
+    none.nfeasible = 0; /* no price rules: every cheaper option failed before them */
+    explain(s, &none, NULL, &sim->chosen[0], &r, sim->left0, sim->nleft0);
+    memcpy(x->excluded, r.excluded, sizeof r.excluded);
+    x->nexcluded = r.nexcluded;
+}
+
 static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t nc,
                                const disrupt_sim *sim, int multi, disrupt_repl *r)
 {
     memset(r, 0, sizeof *r);
     uint32_t n = sim->nfeasible;
     const disrupt_option *o = sim->feasible;
-    uint8_t *keep = malloc(n + 1);
-    if (!keep) {
+    uint8_t *keep = malloc(n + 1), *drop = calloc(n + 1, 1);
+    if (!keep || !drop) {
         snprintf(r->why, sizeof r->why, "out of memory");
-        return;
+        goto out;
     }
     memset(keep, 1, n + 1);
     double price = 0;
@@ -144,6 +336,9 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
         has_spot |= ct == BERTH_CT_SPOT;
         has_od |= ct == BERTH_CT_ON_DEMAND;
     }
+    /* the new NodeClaim's instance types must satisfy minValues at all */
+    if (!disrupt_min_values_ok(s, o, keep, n, r->why, sizeof r->why))
+        goto out;
     int spot_only = 0;
     if (all_spot && has_spot) {
         if (!s->spot_to_spot) {
@@ -157,9 +352,11 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
     }
     if (spot_only)
         for (uint32_t i = 0; i < n; i++)
-            if (disrupt_option_offering(s, &o[i])->capacity_type != BERTH_CT_SPOT)
+            if (disrupt_option_offering(s, &o[i])->capacity_type != BERTH_CT_SPOT) {
                 keep[i] = 0;
-    filter_by_price(s, o, keep, n, price);
+                drop[i] = all_spot ? DROP_SPOT_GATE : DROP_SPOT_ONLY;
+            }
+    filter_by_price(s, o, keep, drop, n, price, DROP_PRICE);
     if (multi) {
         /* replacing several nodes by one of their own types must beat the
          * cheapest such candidate (upstream filterOutSameType) */
@@ -172,7 +369,7 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
                     maxp = s->n[cands[c]].price;
         }
         if (maxp < 1e300)
-            filter_by_price(s, o, keep, n, maxp);
+            filter_by_price(s, o, keep, drop, n, maxp, DROP_SAME_TYPE);
     }
     uint32_t types = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -187,6 +384,10 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
         snprintf(r->why, sizeof r->why, "no replacement is cheaper than %.4f per hour", price);
         goto out;
     }
+    /* RemoveInstanceTypeOptionsByPriceAndMinValues: the cheaper types must
+     * still satisfy minValues */
+    if (!disrupt_min_values_ok(s, o, keep, n, r->why, sizeof r->why))
+        goto out;
     if (all_spot && spot_only && nc == 1 && types < SPOT_MIN_OPTIONS) {
         snprintf(r->why, sizeof r->why,
                  "spot-to-spot consolidation needs %d cheaper spot instance types, found %u",
@@ -199,8 +400,18 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
             best = (int)i;
     r->ok = 1;
     r->chosen = o[best];
+    explain(s, sim, drop, &r->chosen, r, sim->left, sim->nleft);
 out:
     free(keep);
+    free(drop);
+}
+
+static void set_requirements(const disrupt_state *s, berth_dreplacement *x, uint32_t pool)
+{
+    const berth_nodepool *np = &s->m->pools[pool];
+    x->requirements = np->reqs;
+    x->min_values = np->min_values;
+    x->nrequirements = np->nreqs;
 }
 
 int disrupt_fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_option *o,
@@ -212,12 +423,26 @@ int disrupt_fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_o
         return BERTH_ENOMEM;
     for (uint32_t i = 0; i < n; i++) {
         const berth_offering *of = disrupt_option_offering(s, &o[i]);
-        a->replacements[i] = (berth_dreplacement){s->m->types[o[i].type].name, of->zone,
-                                                  s->m->pools[o[i].pool].name, of->capacity_type,
-                                                  of->price};
+        berth_dreplacement *x = &a->replacements[i];
+        x->instance_type = s->m->types[o[i].type].name;
+        x->zone = of->zone;
+        x->nodepool = s->m->pools[o[i].pool].name;
+        x->capacity_type = of->capacity_type;
+        x->price = of->price;
+        set_requirements(s, x, o[i].pool);
         a->savings -= of->price;
     }
     a->nreplacements = n;
+    return 0;
+}
+
+int disrupt_fill_repl(disrupt_state *s, berth_daction *a, const disrupt_repl *r)
+{
+    int rc = disrupt_fill_replacement(s, a, &r->chosen, 1);
+    if (rc)
+        return rc;
+    memcpy(a->replacements[0].excluded, r->excluded, sizeof r->excluded);
+    a->replacements[0].nexcluded = r->nexcluded;
     return 0;
 }
 
@@ -435,6 +660,8 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
                 disrupt_sim_free(&sim);
                 goto done;
             }
+            if (sim.nchosen == 1)
+                disrupt_explain_drift(&s, &sim, &a->replacements[0]);
             a->reason = BERTH_DR_DRIFTED;
             s.allowed[s.n[n].pool][BERTH_DR_DRIFTED]--;
             out->method = "Drift";
@@ -509,7 +736,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
         if (best_kind) {
             berth_daction *a;
             if ((rc = disrupt_add_action(out, &a)) || (rc = disrupt_set_nodes(a, multi, best_len, &s)) ||
-                (best_kind == 2 && (rc = disrupt_fill_replacement(&s, a, &best_r.chosen, 1)))) {
+                (best_kind == 2 && (rc = disrupt_fill_repl(&s, a, &best_r)))) {
                 free(multi);
                 goto done;
             }
@@ -569,7 +796,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
             if (res) {
                 berth_daction *a;
                 if ((rc = disrupt_add_action(out, &a)) || (rc = disrupt_set_nodes(a, &n, 1, &s)) ||
-                    (res == 2 && (rc = disrupt_fill_replacement(&s, a, &r.chosen, 1))))
+                    (res == 2 && (rc = disrupt_fill_repl(&s, a, &r))))
                     break;
                 a->reason = BERTH_DR_UNDERUTILIZED;
                 s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED]--;

@@ -65,8 +65,8 @@ int disrupt_option_next(const disrupt_state *s, berth_arena *a, const char *name
                         disrupt_option *o, berth_knode *node)
 {
     const berth_disrupt *m = s->m;
-    for (; o->pool < m->npools; o->pool++, o->type = 0)
-        for (; o->type < m->ntypes; o->type++, o->offering = 0)
+    for (; o->rank < m->npools; o->rank++, o->type = 0)
+        for (o->pool = s->pool_order[o->rank]; o->type < m->ntypes; o->type++, o->offering = 0)
             for (; o->offering < m->types[o->type].nofferings; o->offering++) {
                 if (!disrupt_option_offering(s, o)->available)
                     continue;
@@ -86,6 +86,7 @@ void disrupt_sim_free(disrupt_sim *r)
     free(r->feasible);
     free(r->chosen);
     free(r->left);
+    free(r->left0);
     memset(r, 0, sizeof *r);
 }
 
@@ -144,12 +145,29 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
     if ((rc = sched_view(s, excluded, NULL, 0, moving, nmove, NULL, placed)))
         goto out;
     uint32_t left = 0;
+    if (!(out->left = malloc((nmove + 1) * sizeof *out->left))) {
+        rc = BERTH_ENOMEM;
+        goto out;
+    }
     for (uint32_t i = 0; i < nmove; i++) {
         bind[i] = placed[i];
         left += placed[i] == NULL;
+        if (!placed[i])
+            out->left[out->nleft++] = moving[i];
     }
     if (settled(out, left, max_new))
         goto out;
+    if ((rc = disrupt_options_ready(s)))
+        goto out;
+    disrupt_limits_question(s, cands, nc);
+    if (s->nlim)
+        memcpy(s->lim_round, s->lim_q, s->nlim * sizeof *s->lim_round);
+    if (!(out->left0 = malloc((out->nleft + 1) * sizeof *out->left0))) {
+        rc = BERTH_ENOMEM;
+        goto out;
+    }
+    memcpy(out->left0, out->left, out->nleft * sizeof *out->left0);
+    out->nleft0 = out->nleft;
     for (uint32_t round = 0; round < max_new && left; round++) {
         int best = -1;
         uint32_t best_count = 0;
@@ -162,8 +180,21 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
             rc = BERTH_ENOMEM;
             goto out;
         }
-        for (disrupt_option op = {0};
-             (rc = disrupt_option_next(s, &a, nm, &op, &hyp[nhyp])) > 0; op.offering++) {
+        out->nleft = 0;
+        for (uint32_t i = 0; i < nmove; i++)
+            if (!bind[i])
+                out->left[out->nleft++] = moving[i];
+        int first, pr = disrupt_question_pool(s, s->lim_round, out->left, out->nleft, &first);
+        if (max_new == 1) {
+            out->pool_rank = pr;
+            out->first_pod = first;
+        }
+        for (uint32_t oi = 0; oi < s->nopts; oi++) {
+            if (!s->opt_use[oi])
+                continue;
+            disrupt_option op = s->opts[oi];
+            if ((rc = disrupt_option_node(s, &a, &op, nm, &hyp[nhyp])))
+                goto out;
             const berth_offering *of = disrupt_option_offering(s, &op);
             if ((rc = sched_view(s, excluded, hyp, nhyp + 1, moving, nmove, bind, placed2)))
                 goto out;
@@ -180,8 +211,6 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
                 best_o = op;
             }
         }
-        if (rc)
-            goto out;
         if (best < 0)
             break;
         if (max_new == 1) {
@@ -196,6 +225,7 @@ static int simulate_view(disrupt_state *s, const uint32_t *cands, uint32_t nc, u
             (rc = sched_view(s, excluded, hyp, nhyp + 1, moving, nmove, bind, placed2)) ||
             (rc = push_option(&out->chosen, &out->nchosen, best_o)))
             goto out;
+        disrupt_limits_add(s, s->lim_round, best_o.pool, best_o.type, 1);
         nhyp++;
         left = 0;
         for (uint32_t i = 0; i < nmove; i++) {
@@ -252,7 +282,7 @@ berth_ksession *disrupt_session(disrupt_state *s)
 
 /* The usable options (available offering, hypothetical node satisfying
  * its pool) with their nodes named as the first new node, built once. */
-static int options_ready(disrupt_state *s)
+int disrupt_options_ready(disrupt_state *s)
 {
     if (s->opts_ready)
         return 0;
@@ -265,18 +295,37 @@ static int options_ready(disrupt_state *s)
     s->opt_nodes = malloc((cap + 1) * sizeof *s->opt_nodes);
     if (!s->opts || !s->opt_nodes)
         return BERTH_ENOMEM;
+    s->opt_use = malloc(cap + 1);
+    s->rejects = malloc((cap + 1) * sizeof *s->rejects);
+    if (!s->opt_use || !s->rejects)
+        return BERTH_ENOMEM;
     char name[48];
     snprintf(name, sizeof name, SPARE_NAME, 1u);
     const char *nm = berth_arena_strdup(&s->opt_arena, name);
     if (!nm)
         return BERTH_ENOMEM;
-    int rc;
-    for (disrupt_option op = {0};
-         (rc = disrupt_option_next(s, &s->opt_arena, nm, &op, &s->opt_nodes[s->nopts])) > 0;
-         op.offering++)
-        s->opts[s->nopts++] = op;
-    if (rc)
-        return rc;
+    /* every offering of every pool, in pool weight order: usable ones, and
+     * the others with why (for the replacements' `excluded`) */
+    for (uint32_t r = 0; r < m->npools; r++)
+        for (uint32_t t = 0; t < m->ntypes; t++)
+            for (uint32_t f = 0; f < m->types[t].nofferings; f++) {
+                disrupt_option op = {r, s->pool_order[r], t, f};
+                char why[200] = "offering not available";
+                int rc = 1;
+                if (disrupt_option_offering(s, &op)->available)
+                    rc = berth_disrupt_template_node_why(m, op.pool, t, f, nm, 0, &s->opt_arena,
+                                                         &s->opt_nodes[s->nopts], why, sizeof why);
+                if (rc < 0)
+                    return rc;
+                if (!rc) {
+                    s->opts[s->nopts++] = op;
+                    continue;
+                }
+                const char *w = berth_arena_strdup(&s->opt_arena, why);
+                if (!w)
+                    return BERTH_ENOMEM;
+                s->rejects[s->nrejects++] = (disrupt_reject){op, w};
+            }
     for (uint32_t p = 0; p < m->kube.npods && !s->any_anti; p++)
         s->any_anti = m->kube.pods[p].nanti_req > 0;
     s->opts_ready = 1;
@@ -297,30 +346,99 @@ static int plain_pod(const disrupt_state *s, uint32_t pod)
     return 1;
 }
 
-/* Whether every leftover fits on n together (exact for plain pods). */
-static int option_hosts(const disrupt_state *s, const berth_knode *n, const uint32_t *left,
-                        uint32_t nleft)
+int disrupt_option_hosts_why(const disrupt_state *s, const berth_knode *n, const uint32_t *left,
+                             uint32_t nleft, char *why, size_t size)
 {
     const berth_kcluster *k = &s->m->kube;
     int64_t sum[BERTH_KUBE_MAX_RES] = {0};
-    if ((int64_t)nleft > n->alloc_pods)
+    if ((int64_t)nleft > n->alloc_pods) {
+        if (why)
+            snprintf(why, size, "%u pods exceed its %lld pods", nleft, (long long)n->alloc_pods);
         return 0;
+    }
     for (uint32_t i = 0; i < nleft; i++) {
         const berth_kpod *p = &k->pods[left[i]];
         for (uint32_t r = 0; r < k->nres; r++)
             sum[r] += p->req[r];
     }
     for (uint32_t r = 0; r < k->nres; r++)
-        if (sum[r] > n->alloc[r])
+        if (sum[r] > n->alloc[r]) {
+            if (why)
+                snprintf(why, size, "the pods request more %s than it has", k->res_names[r]);
             return 0;
+        }
     for (uint32_t i = 0; i < nleft; i++) {
         const berth_kpod *p = &k->pods[left[i]];
-        if (n->unschedulable || !berth_kube_node_affinity_matches(p, n) ||
-            berth_taints_first_untolerated(n->taints, n->ntaints, p->tols, p->ntols,
-                                           BERTH_EFFECT_MASK_HARD))
+        const char *w = NULL;
+        if (n->unschedulable)
+            w = "it is unschedulable";
+        else if (!berth_kube_node_affinity_matches(p, n))
+            w = "its nodeSelector / required node affinity does not match";
+        else if (berth_taints_first_untolerated(n->taints, n->ntaints, p->tols, p->ntols,
+                                                BERTH_EFFECT_MASK_HARD))
+            w = "it does not tolerate the taints";
+        if (w) {
+            if (why)
+                snprintf(why, size, "pod %s/%s: %s", p->ns, p->name, w);
             return 0;
+        }
     }
     return 1;
+}
+
+/* Whether every leftover fits on n together (exact for plain pods). */
+static int option_hosts(const disrupt_state *s, const berth_knode *n, const uint32_t *left,
+                        uint32_t nleft)
+{
+    return disrupt_option_hosts_why(s, n, left, nleft, NULL, 0);
+}
+
+/* Karpenter's queue order for new capacity (provisioning/scheduling/
+ * queue.go byCPUAndMemoryDescending): the pod with the most cpu, then
+ * memory, first; ties keep the given order. Index into left. */
+static uint32_t first_new_pod(const disrupt_state *s, const uint32_t *left, uint32_t n)
+{
+    const berth_kpod *pods = s->m->kube.pods;
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        const int64_t *a = pods[left[i]].req, *b = pods[left[best]].req;
+        if (a[BERTH_KRES_CPU] > b[BERTH_KRES_CPU] ||
+            (a[BERTH_KRES_CPU] == b[BERTH_KRES_CPU] && a[BERTH_KRES_MEMORY] > b[BERTH_KRES_MEMORY]))
+            best = i;
+    }
+    return best;
+}
+
+int disrupt_question_pool(disrupt_state *s, const int64_t *used, const uint32_t *left,
+                          uint32_t nleft, int *first)
+{
+    memset(s->opt_use, 0, s->nopts + 1);
+    *first = -1;
+    if (!nleft)
+        return -1;
+    uint32_t f = first_new_pod(s, left, nleft);
+    *first = (int)left[f];
+    char why[8];
+    for (uint32_t g = 0; g < s->nopts;) {
+        uint32_t e = g, any = 0;
+        while (e < s->nopts && s->opts[e].rank == s->opts[g].rank)
+            e++;
+        /* the pool's options within its limits that take the first pod
+         * alone, and minValues over them (Strict policy) */
+        for (uint32_t i = g; i < e; i++) {
+            s->opt_use[i] = disrupt_option_within_limits(s, &s->opts[i], used, NULL, 0) &&
+                            option_hosts(s, &s->opt_nodes[i], &left[f], 1);
+            any += s->opt_use[i];
+        }
+        if (any && disrupt_min_values_ok(s, s->opts, s->opt_use, s->nopts, why, sizeof why)) {
+            for (uint32_t i = g; i < e; i++)
+                s->opt_use[i] = (uint8_t)disrupt_option_within_limits(s, &s->opts[i], used, NULL, 0);
+            return (int)s->opts[g].rank;
+        }
+        memset(s->opt_use + g, 0, e - g);
+        g = e;
+    }
+    return -1;
 }
 
 /* Places the leftovers with spare slot `slot` activated as n; *got: how
@@ -357,6 +475,8 @@ static int schedule_options(disrupt_sim *out, uint32_t *placed)
     out->filtered = 0;
     for (uint32_t i = 0; i < s->nopts; i++) {
         uint32_t got;
+        if (!s->opt_use[i])
+            continue;
         int rc = try_spare(s, 0, &s->opt_nodes[i], out->left, out->nleft, placed, 0, &got);
         if (rc)
             return rc;
@@ -428,7 +548,7 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
 {
     const berth_disrupt *m = s->m;
     berth_ksession *ks = disrupt_session(s);
-    if (!ks || options_ready(s))
+    if (!ks || disrupt_options_ready(s))
         return BERTH_ENOMEM;
     /* scratch for every question of the plan, allocated once */
     if (!s->sim_moving) {
@@ -466,14 +586,18 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
     s->unplaced += left;
     if (settled(out, left, max_new))
         goto out;
+    disrupt_limits_question(s, cands, nc);
     if (max_new == 1) {
+        /* the first pool (weight order) taking the first pod within its
+         * limits gets the new node; its options must host them all */
+        out->pool_rank = disrupt_question_pool(s, s->lim_q, out->left, left, &out->first_pod);
         int plain = !s->any_anti;
         for (uint32_t i = 0; plain && i < left; i++)
             plain = plain_pod(s, out->left[i]);
         if (plain) {
             out->filtered = 1;
             for (uint32_t i = 0; i < s->nopts; i++)
-                if (option_hosts(s, &s->opt_nodes[i], out->left, left) &&
+                if (s->opt_use[i] && option_hosts(s, &s->opt_nodes[i], out->left, left) &&
                     (rc = push_option(&out->feasible, &out->nfeasible, s->opts[i])))
                     goto out;
         } else if ((rc = schedule_options(out, placed))) {
@@ -487,7 +611,17 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
         /* drift: per round the option placing the most leftovers, then the
          * cheapest, committed before the next round */
         uint32_t rounds = max_new < DISRUPT_SPARE_SLOTS ? max_new : DISRUPT_SPARE_SLOTS;
+        if (s->nlim)
+            memcpy(s->lim_round, s->lim_q, s->nlim * sizeof *s->lim_round);
+        if (!(out->left0 = malloc((out->nleft + 1) * sizeof *out->left0))) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        memcpy(out->left0, out->left, out->nleft * sizeof *out->left0);
+        out->nleft0 = out->nleft;
         for (uint32_t round = 0; round < rounds && out->nleft; round++) {
+            int first;
+            disrupt_question_pool(s, s->lim_round, out->left, out->nleft, &first);
             char name[48];
             snprintf(name, sizeof name, SPARE_NAME, round + 1);
             const char *nm = berth_arena_strdup(&a, name);
@@ -500,6 +634,8 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
             double best_price = 0;
             berth_knode hn;
             for (uint32_t i = 0; i < s->nopts; i++) {
+                if (!s->opt_use[i])
+                    continue;
                 hn = s->opt_nodes[i];
                 if (round && (rc = disrupt_option_node(s, &a, &s->opts[i], nm, &hn)))
                     goto out;
@@ -521,6 +657,7 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
                 (rc = try_spare(s, round, &hn, out->left, out->nleft, placed, 1, &got)) ||
                 (rc = push_option(&out->chosen, &out->nchosen, s->opts[best])))
                 goto out;
+            disrupt_limits_add(s, s->lim_round, s->opts[best].pool, s->opts[best].type, 1);
             uint32_t nl = 0;
             for (uint32_t i = 0; i < out->nleft; i++)
                 if (placed[i] == BERTH_KUBE_NONE)
@@ -550,6 +687,7 @@ int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint3
                      disrupt_sim *out)
 {
     memset(out, 0, sizeof *out);
+    out->pool_rank = out->first_pod = -1;
     if (s->reference)
         return simulate_view(s, cands, nc, max_new, out);
     return simulate_session(s, cands, nc, max_new, out);

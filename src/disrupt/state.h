@@ -9,6 +9,7 @@
 #include "berth/disrupt.h"
 
 typedef struct disrupt_option {
+    uint32_t rank;              /* the pool's place in pool_order (iteration order) */
     uint32_t pool, type, offering;
 } disrupt_option;
 
@@ -58,6 +59,7 @@ typedef struct disrupt_state {
     berth_arena opt_arena;
     disrupt_option *opts;
     berth_knode *opt_nodes;
+    uint8_t *opt_use;           /* per option: usable for the current question */
     uint32_t nopts;
     int opts_ready, any_anti;
     uint32_t *sim_moving, *sim_placed; /* per pod: scratch of each question */
@@ -66,7 +68,42 @@ typedef struct disrupt_state {
     /* optimize.c: pods moved onto a node by committed moves (per node the
      * first, per pod the next; NULL outside the optimiser) */
     uint32_t *in_head, *in_next;
+    /* limits.c: pools in Karpenter's weight order and each pool's rank;
+     * per limit slot (lim_off[pool] + i for the pool's limits[i]) the
+     * pool's usage, the usage of the current question (candidates taken
+     * out) and scratch for drift rounds */
+    uint32_t *pool_order, *pool_rank;
+    uint32_t *lim_off, nlim;
+    int64_t *lim_used, *lim_q, *lim_round;
+    /* simulate.c: available offerings whose node does not satisfy its pool,
+     * with the reason (for the replacement's `excluded` list) */
+    struct disrupt_reject *rejects;
+    uint32_t nrejects;
 } disrupt_state;
+
+typedef struct disrupt_reject {
+    disrupt_option o;
+    const char *why;            /* in opt_arena */
+} disrupt_reject;
+
+/* limits.c */
+int disrupt_limits_init(disrupt_state *s);
+/* The capacity of instance type it in resource res (cpu millicores,
+ * memory bytes, pods, nvidia.com/gpu; nodes 1; others 0). */
+int64_t disrupt_type_capacity(const berth_instance_type *it, const char *res);
+/* What node n uses of res against its pool's limits. */
+int64_t disrupt_node_usage(const disrupt_state *s, uint32_t n, const char *res);
+/* s->lim_q = the usage with the candidates taken out. */
+void disrupt_limits_question(disrupt_state *s, const uint32_t *cands, uint32_t nc);
+/* Whether a node of option o fits its pool's limits given the usage
+ * `used` (per slot); why (may be NULL) says which limit it breaks. */
+int disrupt_option_within_limits(const disrupt_state *s, const disrupt_option *o,
+                                 const int64_t *used, char *why, size_t size);
+/* used += sign x the capacity of a node of `type` in `pool`'s limited resources. */
+void disrupt_limits_add(const disrupt_state *s, int64_t *used, uint32_t pool, uint32_t type,
+                        int sign);
+/* s->lim_used -= what nodes use (a committed removal). */
+void disrupt_limits_remove_nodes(disrupt_state *s, const uint32_t *nodes, uint32_t n);
 
 /* drift.c: berth_nodeclaim_drifted with the claim's node given (NULL when
  * none), for callers that already know it. */
@@ -105,6 +142,11 @@ typedef struct disrupt_sim {
     int open, filtered;
     uint32_t *left;             /* pods that did not fit the remaining nodes */
     uint32_t nleft;
+    int pool_rank;              /* max_new == 1: the rank of the pool offering the new
+                                 * node (disrupt_question_pool), -1 none */
+    int first_pod;              /* the pod that chose it, -1 none */
+    uint32_t *left0;            /* max_new > 1: the leftovers before the first new node */
+    uint32_t nleft0;
 } disrupt_sim;
 
 /* Moves the reschedulable pods of the candidate nodes onto the remaining
@@ -132,6 +174,20 @@ berth_ksession *disrupt_session(disrupt_state *s);
 int disrupt_evict_nodes(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint32_t *moving,
                         uint32_t *nmoving);
 const berth_offering *disrupt_option_offering(const disrupt_state *s, const disrupt_option *o);
+/* The options of a question's new node (docs/disrupt.md "NodePool weight
+ * and limits"): s->opt_use[i] = 1 for the usable options within the
+ * limits (usage `used`) of the first pool in weight order that has one
+ * hosting the first leftover pod in Karpenter's queue order (*first) on
+ * its own (requests, selectors, taints); its rank, or -1. */
+int disrupt_question_pool(disrupt_state *s, const int64_t *used, const uint32_t *left,
+                          uint32_t nleft, int *first);
+/* Builds s->opts / s->opt_nodes / s->rejects once. */
+int disrupt_options_ready(disrupt_state *s);
+/* Whether every pod of left fits on n together: requests, selectors,
+ * taints (exact for plain pods); why (may be NULL) names the first pod
+ * and the reason when not. */
+int disrupt_option_hosts_why(const disrupt_state *s, const berth_knode *n, const uint32_t *left,
+                             uint32_t nleft, char *why, size_t size);
 /* The hypothetical node for option o (SPEC 4.1 rule 7) named name, its
  * labels in a: 0, -1 when the offering does not satisfy the pool's
  * requirements, or BERTH_ENOMEM. */
@@ -150,12 +206,24 @@ typedef struct disrupt_repl {
     int ok;
     disrupt_option chosen;
     char why[200];
+    berth_dexcluded excluded[BERTH_DEXCLUDED_MAX]; /* cheaper offerings not taken */
+    uint32_t nexcluded;
 } disrupt_repl;
 int disrupt_add_action(berth_dplan *p, berth_daction **out);
 /* nodes = the kube nodes of idx (state indices), savings = their prices */
 int disrupt_set_nodes(berth_daction *a, const uint32_t *idx, uint32_t n, const disrupt_state *s);
 int disrupt_fill_replacement(disrupt_state *s, berth_daction *a, const disrupt_option *o,
                              uint32_t n);
+/* The same for one consolidation replacement, with its `excluded` list. */
+int disrupt_fill_repl(disrupt_state *s, berth_daction *a, const disrupt_repl *r);
+/* minValues (InstanceTypes.SatisfiesMinValues): every requirement with
+ * minValues of the pool of the kept options (keep[i] for o[i]) has that
+ * many distinct values among them; 0 with why when not. */
+int disrupt_min_values_ok(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
+                          uint32_t n, char *why, size_t size);
+/* The `excluded` list of a drift's single replacement x (sim: its
+ * simulation, max_new > 1). */
+void disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x);
 /* Balanced (v1.14): every Balanced pool among the candidates approves. */
 int disrupt_balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings);
 /* computeConsolidation on the session's current state: *decision 0

@@ -39,7 +39,7 @@ static int waiting(const disrupt_tl *t, uint32_t pod)
 static int dnd_active(const disrupt_tl *t, uint32_t pod)
 {
     const berth_dpod *x = &t->m->pod_info[pod];
-    return x->dnd == 1 || (x->dnd == 2 && t->now < x->started + x->dnd_seconds);
+    return berth_dpod_dnd_active(x, t->now);
 }
 
 /* Whether pod may be evicted now; consumes the PDB allowance. why (when

@@ -143,8 +143,10 @@ static int track(disrupt_tl *t, const char *name, int reason, int32_t cmd)
     n->grace = -1;
     n->last_round = INT64_MIN;
     uint32_t idx = disrupt_tl_node_index(t, name);
-    if (idx != BERTH_KUBE_NONE)
+    if (idx != BERTH_KUBE_NONE) {
         t->m->node_info[idx].deleting = 1; /* counted as disrupting, takes no pods */
+        t->m->node_info[idx].marked = 1;
+    }
     if (cmd >= 0)
         t->cmd[cmd].live++;
     return 0;
@@ -350,6 +352,7 @@ static int reschedule(disrupt_tl *t, berth_error *e)
         k->pods[p].node_name = k->nodes[n].name;
         m->pod_info[p].ready = 1;
         m->pod_info[p].started = t->now;
+        m->pod_info[p].has_start_time = 1;
         t->pod_state[p] = DTL_POD_BOUND;
         if (t->pod_flags[p] & DTL_PF_UNAVAIL) {
             t->pdb_unavail[t->pod_pdb[p]]--;

@@ -74,6 +74,32 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
             json_object_set_new(ro, "zone", json_string(r->zone));
             json_object_set_new(ro, "price", json_real(report_round6(r->price)));
             json_object_set_new(ro, "nodePool", json_string(r->nodepool));
+            /* extra fields: the NodePool requirements it satisfies, and the
+             * cheaper offerings excluded (docs/disrupt.md) */
+            json_t *rq = json_array(), *ex = json_array();
+            for (uint32_t k = 0; k < r->nrequirements; k++) {
+                char buf[320];
+                berth_requirement_format(&r->requirements[k], buf, sizeof buf);
+                if (r->min_values && r->min_values[k]) {
+                    size_t l = strlen(buf);
+                    snprintf(buf + l, sizeof buf - l, " (minValues %u)", r->min_values[k]);
+                }
+                json_array_append_new(rq, json_string(buf));
+            }
+            for (uint32_t k = 0; k < r->nexcluded; k++) {
+                const berth_dexcluded *x = &r->excluded[k];
+                json_t *xo = json_object();
+                json_object_set_new(xo, "instanceType", json_string(x->instance_type));
+                json_object_set_new(xo, "price", json_real(report_round6(x->price)));
+                json_object_set_new(xo, "reason", json_string(x->reason));
+                json_object_set_new(xo, "capacityType",
+                                    json_string(berth_capacity_type_name(x->capacity_type)));
+                json_object_set_new(xo, "zone", json_string(x->zone));
+                json_object_set_new(xo, "nodePool", json_string(x->nodepool));
+                json_array_append_new(ex, xo);
+            }
+            json_object_set_new(ro, "requirements", rq);
+            json_object_set_new(ro, "excluded", ex);
             json_array_append_new(reps, ro);
         }
         json_object_set_new(o, "replacement",
@@ -133,6 +159,12 @@ void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_d
                    berth_capacity_type_name(r->capacity_type), r->zone, r->price);
         }
         fprintf(out, "  savings %.4f/h\n", a->savings);
+        for (uint32_t j = 0; j < a->nreplacements && j < 1; j++)
+            for (uint32_t k = 0; k < a->replacements[j].nexcluded; k++) {
+                const berth_dexcluded *x = &a->replacements[j].excluded[k];
+                fprintf(out, "      not %s %s %.4f/h: %s\n", x->instance_type,
+                        berth_capacity_type_name(x->capacity_type), x->price, x->reason);
+            }
     }
     fprintf(out, "\nnodes %lld -> %lld (lower bound %lld, within budgets %lld), cost %.4f/h -> "
                  "%.4f/h (lower bound %.4f/h, within budgets %.4f/h)\n",

@@ -69,7 +69,7 @@ static void node_claim(buf *b, const char *name, const char *pool_name, int cpu,
     add(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  annotations: {%s}\n"
            "  labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: D%d, "
            "karpenter.sh/capacity-type: %s, topology.kubernetes.io/zone: %s, "
-           "kubernetes.io/hostname: %s}\n%s"
+           "kubernetes.io/hostname: %s, karpenter.sh/initialized: \"true\"}\n%s"
            "status:\n  allocatable: {cpu: \"%d\", memory: %dGi, pods: \"30\"}\n",
         name, ann ? ann : "", pool_name, cpu, ct, zone, name, taint ? taint : "", cpu, 4 * cpu);
 }

@@ -64,7 +64,7 @@ static void node(buf *b, const char *name, const char *pool_name, const char *ty
     add(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  annotations: {%s}\n"
            "  labels: {karpenter.sh/nodepool: %s, node.kubernetes.io/instance-type: %s, "
            "karpenter.sh/capacity-type: %s, topology.kubernetes.io/zone: z1, "
-           "kubernetes.io/hostname: %s}\nstatus:\n  allocatable: {cpu: \"%s\", memory: 32Gi, pods: \"30\"}\n",
+           "kubernetes.io/hostname: %s, karpenter.sh/initialized: \"true\"}\nstatus:\n  allocatable: {cpu: \"%s\", memory: 32Gi, pods: \"30\"}\n",
         name, node_ann ? node_ann : "", pool_name, type, ct, name, cpu);
 }
 
@@ -473,6 +473,123 @@ static void test_budget_blocks_method(void **st)
     done(&f);
 }
 
+/* Budget counting as BuildDisruptionBudgetMapping: a Node without the
+ * karpenter.sh/initialized label (its NodeClaim's Initialized condition
+ * notwithstanding) and a NodeClaim with InstanceTerminating=True are not
+ * counted at all; a Node without a NodeClaim is not managed; a NotReady
+ * node counts and is disrupting. */
+static void test_budget_counting(void **st)
+{
+    (void)st;
+    static buf b;
+    b.n = 0;
+    pool(&b, "p", NULL, NULL, "    consolidateAfter: 0s\n    budgets: [{nodes: \"50%\"}]\n");
+    types(&b);
+    node(&b, "a", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "b", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "c", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "d", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "term", "p", "D4", "on-demand", NULL,
+         "  - {type: InstanceTerminating, status: \"True\", lastTransitionTime: \"2024-05-01T11:59:00Z\"}\n",
+         NULL);
+    /* NodeClaim Initialized, but the Node lacks the label */
+    add(&b, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: uninit\n"
+            "  labels: {karpenter.sh/nodepool: p}\n  creationTimestamp: \"2024-04-30T00:00:00Z\"\n"
+            "status:\n  nodeName: uninit\n  conditions:\n"
+            "  - {type: Initialized, status: \"True\", lastTransitionTime: \"2024-04-30T00:05:00Z\"}\n"
+            "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: uninit\n"
+            "  labels: {karpenter.sh/nodepool: p, node.kubernetes.io/instance-type: D4, "
+            "karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: z1}\n"
+            "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"30\"}\n");
+    /* a Node labelled for the pool without a NodeClaim */
+    add(&b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: stray\n"
+            "  labels: {karpenter.sh/nodepool: p, karpenter.sh/initialized: \"true\"}\n"
+            "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"30\"}\n");
+    /* a NotReady node: counted, and disrupting */
+    add(&b, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: sick\n"
+            "  labels: {karpenter.sh/nodepool: p}\n  creationTimestamp: \"2024-04-30T00:00:00Z\"\n"
+            "status:\n  nodeName: sick\n"
+            "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: sick\n"
+            "  labels: {karpenter.sh/nodepool: p, karpenter.sh/initialized: \"true\", "
+            "node.kubernetes.io/instance-type: D4, karpenter.sh/capacity-type: on-demand, "
+            "topology.kubernetes.io/zone: z1}\n"
+            "status:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"30\"}\n"
+            "  conditions: [{type: Ready, status: \"False\"}]\n");
+    fixture f;
+    plan_at(&f, &b, NOW, 0);
+    /* counted: a, b, c, d, sick = 5; 50 % -> 3; minus 1 disrupting = 2 */
+    assert_int_equal(f.p.pools[0].nodes, 5);
+    assert_int_equal(f.p.pools[0].disrupting, 1);
+    assert_int_equal(f.p.pools[0].allowed[BERTH_DR_EMPTY], 2);
+    expect_blocked(&f, "uninit", "node is not initialized");
+    expect_blocked(&f, "term", "already being deleted");
+    assert_string_equal(actions(&f), "Empty:delete:a,b");
+    done(&f);
+    /* counting them would have allowed more: with the label on uninit and
+     * without InstanceTerminating, 7 nodes -> 4 - 1 = 3 */
+    b.n = 0;
+    pool(&b, "p", NULL, NULL, "    consolidateAfter: 0s\n    budgets: [{nodes: \"50%\"}]\n");
+    types(&b);
+    node(&b, "a", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "b", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "c", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "d", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "term", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "uninit", "p", "D4", "on-demand", NULL, NULL, NULL);
+    node(&b, "sick", "p", "D4", "on-demand", NULL, NULL, NULL);
+    plan_at(&f, &b, NOW, 0);
+    assert_int_equal(f.p.pools[0].nodes, 7);
+    assert_int_equal(f.p.pools[0].allowed[BERTH_DR_EMPTY], 4);
+    done(&f);
+}
+
+/* do-not-disrupt durations as Go's time.ParseDuration; a pod without
+ * status.startTime keeps an active duration (fail safe); an invalid or
+ * non-positive value is as if absent. */
+static void test_do_not_disrupt_durations(void **st)
+{
+    (void)st;
+    static buf b;
+    b.n = 0;
+    pool(&b, "p", NULL, NULL, "    consolidateAfter: Never\n    budgets: [{nodes: \"100%\"}]\n");
+    types(&b);
+    static const char *const names[] = {"n-1h30m", "n-1.5h", "n-300ms", "n-neg", "n-junk", "n-nostart"};
+    static const char *const vals[] = {"1h30m", "1.5h", "300ms", "-1s", "1d", "1m"};
+    for (int i = 0; i < 6; i++)
+        node(&b, names[i], "p", "D4", "on-demand", NULL, NULL, NULL);
+    for (int i = 0; i < 5; i++) {
+        char meta[120];
+        snprintf(meta, sizeof meta, "  annotations: {karpenter.sh/do-not-disrupt: \"%s\"}\n", vals[i]);
+        pod(&b, names[i] + 2, names[i], "1", meta);
+    }
+    /* no startTime: the 1m protection stays */
+    add(&b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: nostart\n  namespace: default\n"
+            "  creationTimestamp: \"2024-04-01T00:00:00Z\"\n"
+            "  annotations: {karpenter.sh/do-not-disrupt: 1m}\n"
+            "spec:\n  nodeName: n-nostart\n  containers:\n  - name: c\n"
+            "    resources: {requests: {cpu: \"1\", memory: 1Gi}}\n"
+            "status:\n  phase: Running\n  conditions: [{type: Ready, status: \"True\"}]\n");
+    fixture f;
+    /* pods started 11:00; at 12:29:59 1h30m and 1.5h are active */
+    plan_at(&f, &b, "2024-05-01T12:29:59Z", 0);
+    expect_blocked(&f, "n-1h30m", "pod default/1h30m has annotation");
+    expect_blocked(&f, "n-1.5h", "pod default/1.5h has annotation");
+    assert_null(blocked(&f, "n-300ms"));
+    assert_null(blocked(&f, "n-neg"));
+    assert_null(blocked(&f, "n-junk"));
+    expect_blocked(&f, "n-nostart", "pod default/nostart has annotation");
+    assert_int_equal(f.m.pod_info[0].dnd_ns, 5400000000000LL);
+    assert_int_equal(f.m.pod_info[2].dnd_ns, 300000000LL);
+    assert_int_equal(f.m.pod_info[3].dnd, 0);
+    done(&f);
+    /* at 12:30:00 both 90-minute protections are over; nostart's is not */
+    plan_at(&f, &b, "2024-05-01T12:30:00Z", 0);
+    assert_null(blocked(&f, "n-1h30m"));
+    assert_null(blocked(&f, "n-1.5h"));
+    expect_blocked(&f, "n-nostart", "pod default/nostart has annotation");
+    done(&f);
+}
+
 static void test_load_errors(void **st)
 {
     (void)st;
@@ -519,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_expiration),             cmocka_unit_test(test_consolidate_after),
         cmocka_unit_test(test_replacement_price),      cmocka_unit_test(test_spot_rules),
         cmocka_unit_test(test_budget_blocks_method),   cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_budget_counting),        cmocka_unit_test(test_do_not_disrupt_durations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

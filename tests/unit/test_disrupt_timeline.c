@@ -54,7 +54,7 @@ static void managed(buf *b, const char *name, const char *type, const char *crea
     add(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n"
            "  labels: {karpenter.sh/nodepool: np, node.kubernetes.io/instance-type: %s, "
            "karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: z1, "
-           "kubernetes.io/hostname: %s}\nstatus:\n  allocatable: {cpu: \"%s\", memory: 16Gi, pods: \"30\"}\n",
+           "kubernetes.io/hostname: %s, karpenter.sh/initialized: \"true\"}\nstatus:\n  allocatable: {cpu: \"%s\", memory: 16Gi, pods: \"30\"}\n",
         name, type, name, !strcmp(type, "D2") ? "2" : "4");
 }
 
