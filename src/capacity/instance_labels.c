@@ -341,6 +341,19 @@ static void none(lbuf *b, const char *key)
         b->absent[b->nabsent++] = key;
 }
 
+/* the instance type's capacity as written (cpu millicores, memory bytes):
+ * the derived sku-cpu / instance-memory labels describe the machine, not
+ * its allocatable; a type built without capacity_* (tests) has only cpu */
+static int64_t cap_cpu(const berth_instance_type *t)
+{
+    return t->capacity_cpu ? t->capacity_cpu : t->cpu;
+}
+
+static int64_t cap_mem(const berth_instance_type *t)
+{
+    return t->capacity_memory ? t->capacity_memory : t->memory;
+}
+
 int berth_instance_provider_of(const char *name)
 {
     if (!name)
@@ -375,10 +388,10 @@ static void derive_azure(lbuf *b, const berth_instance_type *t, const char **arc
         none(b, "karpenter.azure.com/sku-series");
         none(b, "karpenter.azure.com/sku-version");
     }
-    putf(b, "karpenter.azure.com/sku-cpu", (long long)(t->capacity_cpu / 1000));
-    putf(b, "karpenter.azure.com/sku-memory", (long long)(t->capacity_memory >> 20));
-    putf(b, "kubernetes.azure.com/sku-cpu", (long long)(t->capacity_cpu / 1000));
-    putf(b, "kubernetes.azure.com/sku-memory", (long long)(t->capacity_memory >> 20));
+    putf(b, "karpenter.azure.com/sku-cpu", (long long)(cap_cpu(t) / 1000));
+    putf(b, "karpenter.azure.com/sku-memory", (long long)(cap_mem(t) >> 20));
+    putf(b, "kubernetes.azure.com/sku-cpu", (long long)(cap_cpu(t) / 1000));
+    putf(b, "kubernetes.azure.com/sku-memory", (long long)(cap_mem(t) >> 20));
     putf(b, "karpenter.azure.com/sku-gpu-count", (long long)t->gpus);
     if (t->gpus > 0) {
         put(b, "karpenter.azure.com/sku-gpu-manufacturer", "nvidia");
@@ -420,8 +433,8 @@ static void derive_aws(lbuf *b, const berth_instance_type *t, const char **arch)
             none(b, keys[k][1]);
             none(b, keys[k][3]);
         }
-        putf(b, keys[k][4], (long long)(t->capacity_cpu / 1000));
-        putf(b, keys[k][5], (long long)(t->capacity_memory >> 20));
+        putf(b, keys[k][4], (long long)(cap_cpu(t) / 1000));
+        putf(b, keys[k][5], (long long)(cap_mem(t) >> 20));
         if (t->gpus > 0)
             putf(b, keys[k][6], (long long)t->gpus);
         else

@@ -1845,14 +1845,25 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
         if (out[i] > mx)
             mx = out[i];
     }
-    /* NormalizeScore */
+    /* NormalizeScore; raw scores repeat (a few per domain), so each
+     * division is memoised in a small direct-mapped table */
+    int64_t memo_in[8], memo_out[8];
+    for (uint32_t h = 0; h < 8; h++)
+        memo_in[h] = INT64_MIN;
     for (uint32_t i = 0; i < n; i++) {
-        if (out[i] == INT64_MIN)
+        int64_t x = out[i];
+        if (x == INT64_MIN)
             out[i] = 0;
         else if (mx == 0)
             out[i] = 100;
-        else
-            out[i] = 100 * (mx + mn - out[i]) / mx;
+        else {
+            uint32_t h = (uint32_t)((uint64_t)x & 7u);
+            if (memo_in[h] != x) {
+                memo_in[h] = x;
+                memo_out[h] = 100 * (mx + mn - x) / mx;
+            }
+            out[i] = memo_out[h];
+        }
     }
     q->pool_used = mark;
     return;

@@ -159,7 +159,7 @@ static void test_derived_table(void **st)
     expect(&d8, "karpenter.k8s.aws/instance-category", NULL);
     assert_true(berth_instance_type_defines(&d8, "karpenter.azure.com/sku-gpu-name"));
     assert_false(berth_instance_type_defines(&d8, "karpenter.k8s.aws/instance-category"));
-    assert_int_equal(d8.provider, BERTH_PROVIDER_AZURE);
+    assert_int_equal(d8.naming, BERTH_PROVIDER_AZURE);
     berth_instance_type b2 = mk(&a, "Standard_B2s", 2000, 4 * GiB, 0, NULL, 0);
     expect(&b2, "karpenter.azure.com/sku-family", "B");
     expect(&b2, "karpenter.azure.com/sku-version", "1"); /* backfilled */
@@ -210,7 +210,7 @@ static void test_derived_table(void **st)
     expect(&own, "team", "a");
     expect(&own, "node.kubernetes.io/instance-type", "D4");
     expect(&own, "kubernetes.io/os", "linux");
-    assert_int_equal(own.provider, BERTH_PROVIDER_GENERIC);
+    assert_int_equal(own.naming, BERTH_PROVIDER_GENERIC);
     assert_int_equal(own.nabsent, 0);
     berth_label fam[1] = {{"karpenter.azure.com/sku-family", "D"}};
     berth_instance_type forced = mk(&a, "Standard_whatever", 2000, 4 * GiB, 0, fam, 1);
