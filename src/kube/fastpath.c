@@ -744,32 +744,55 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
     }
     if (!n)
         return 2; /* no node fits: the full path explains why */
-    for (uint32_t i = 0; i < n; i++)
-        f->col2[i] = part[f->list[i]];
     const kube_terms_req *q = tq;
-    for (uint32_t j = 0; j < prof->nscores; j++) {
-        /* without ScheduleAnyway constraints or score terms both plugins
-         * score 0 everywhere */
-        if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1) ? !q->nps
-            : plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 1) ? !q->nisc
-                                                                  : 1)
-            continue;
+    /* the score plugins that do not score 0 everywhere (without
+     * ScheduleAnyway constraints or score terms PodTopologySpread and
+     * InterPodAffinity do); with only one, its weighted column joins the
+     * static part in the argmax pass itself */
+    uint32_t active[2], nact = 0;
+    for (uint32_t j = 0; j < prof->nscores; j++)
+        if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1) ? q->nps
+            : plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 1) ? q->nisc
+                                                                  : 0)
+            active[nact++] = j;
+    int64_t best = INT64_MIN;
+    uint32_t nties = 0, first = 0;
+    if (nact == 1) {
+        uint32_t j = active[0];
         prof->scores[j]->score(s, r, f->list, n, f->col);
         if (prof->scores[j]->normalize)
             prof->scores[j]->normalize(s, r, f->col, n);
         int64_t w = prof->weights ? prof->weights[j] : 1;
+        for (uint32_t i = 0; i < n; i++) {
+            int64_t v = part[f->list[i]] + w * f->col[i];
+            f->col2[i] = v;
+            if (v > best) {
+                best = v;
+                first = i;
+                nties = 1;
+            } else if (v == best)
+                nties++;
+        }
+    } else {
         for (uint32_t i = 0; i < n; i++)
-            f->col2[i] += w * f->col[i];
-    }
-    int64_t best = INT64_MIN;
-    uint32_t nties = 0, first = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (f->col2[i] > best) {
-            best = f->col2[i];
-            first = i;
-            nties = 1;
-        } else if (f->col2[i] == best) {
-            nties++;
+            f->col2[i] = part[f->list[i]];
+        for (uint32_t a = 0; a < nact; a++) {
+            uint32_t j = active[a];
+            prof->scores[j]->score(s, r, f->list, n, f->col);
+            if (prof->scores[j]->normalize)
+                prof->scores[j]->normalize(s, r, f->col, n);
+            int64_t w = prof->weights ? prof->weights[j] : 1;
+            for (uint32_t i = 0; i < n; i++)
+                f->col2[i] += w * f->col[i];
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            if (f->col2[i] > best) {
+                best = f->col2[i];
+                first = i;
+                nties = 1;
+            } else if (f->col2[i] == best) {
+                nties++;
+            }
         }
     }
     uint32_t chosen = first;

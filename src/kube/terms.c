@@ -1729,18 +1729,24 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
     const kube_req *r = req;
     kube_terms_req *q = r->terms;
     kube_terms *t = s->terms;
-    for (uint32_t i = 0; i < n; i++)
-        out[i] = 0;
-    if (!q || !q->nps || !n)
+    if (!q || !q->nps || !n) {
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = 0;
         return;
+    }
     size_t mark = q->pool_used;
-    /* ignored candidates: lacking a key when the constraints require all */
+    /* ignored candidates: lacking a key when the constraints require all
+     * (INT64_MIN); every other entry is written by the score loop below */
     uint32_t nign = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (q->require_all && !node_has_keys(t, q->ps, q->nps, cand[i])) {
-            out[i] = INT64_MIN;
-            nign++;
+    if (q->require_all)
+        for (uint32_t i = 0; i < n; i++) {
+            int ign = !node_has_keys(t, q->ps, q->nps, cand[i]);
+            out[i] = ign ? INT64_MIN : 0;
+            nign += (uint32_t)ign;
         }
+    else
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = 0;
     for (uint32_t j = 0; j < q->nps; j++) {
         kube_pts_c *c = &q->ps[j];
         const kube_tkey *k = &t->keys[c->key];
