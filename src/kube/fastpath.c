@@ -731,8 +731,12 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
         n += part[nd] != INT32_MIN;
     }
     for (uint32_t j = 0; j < prof->nfilters && n; j++) {
-        if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
-            !plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0))
+        /* each filter passes every node when the pod gives it nothing to
+         * check (no DoNotSchedule constraint; no required term of its own or
+         * of an existing pod against it): skip the pass */
+        if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) ? !tq->npf
+            : plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0) ? !tq->naff && !tq->nanti
+                                                                 : 1)
             continue;
         memset(f->verdict, BERTH_FIT, n);
         prof->filters[j]->filter(s, r, f->list, n, f->verdict);

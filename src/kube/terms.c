@@ -459,8 +459,13 @@ static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_vi
 
 static int post_key(char *buf, size_t cap, const char *key, const char *value)
 {
-    int n = snprintf(buf, cap, "%s\x1f%s", key, value);
-    return n > 0 && (size_t)n < cap;
+    size_t kl = strlen(key), vl = strlen(value);
+    if (kl + vl + 2 > cap)
+        return 0;
+    memcpy(buf, key, kl);
+    buf[kl] = '\x1f';
+    memcpy(buf + kl + 1, value, vl + 1);
+    return 1;
 }
 
 /* lists pod under each of its labels (it is being counted on a node) */
@@ -1744,9 +1749,9 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
             out[i] = ign ? INT64_MIN : 0;
             nign += (uint32_t)ign;
         }
-    else
-        for (uint32_t i = 0; i < n; i++)
-            out[i] = 0;
+    /* without requireAll no candidate is ignored: IGNORED(i) reads out[]
+     * only when some may be */
+#define IGNORED(i) (nign && out[(i)] == INT64_MIN)
     for (uint32_t j = 0; j < q->nps; j++) {
         kube_pts_c *c = &q->ps[j];
         const kube_tkey *k = &t->keys[c->key];
@@ -1759,7 +1764,7 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
         int64_t *dom = q->pool + c->off;
         uint32_t size = 0;
         for (uint32_t i = 0; i < n; i++) {
-            if (out[i] == INT64_MIN)
+            if (IGNORED(i))
                 continue;
             uint32_t v = k->val[cand[i]];
             if (v == KUBE_NOVAL)
@@ -1809,21 +1814,39 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
             goto oom;
         dcache = q->pool + dmark;
     }
+    /* the hostname constraints' count arrays and the hostname key's values
+     * (at most 4 hostname constraints take the cached path) */
+    const int32_t *hcnt[4];
+    const uint32_t *hval = NULL, *dval = dcache ? t->keys[q->ps[dkey].key].val : NULL;
+    uint32_t nh = 0;
+    for (uint32_t j = 0; dcache && j < q->nps; j++)
+        if (t->keys[q->ps[j].key].hostname) {
+            if (nh == 4) {
+                dcache = NULL;
+                break;
+            }
+            hcnt[nh++] = q->ps[j].cnt;
+            hval = t->keys[q->ps[j].key].val;
+        }
     int64_t mn = INT64_MAX, mx = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (out[i] == INT64_MIN)
+        if (IGNORED(i))
             continue;
         uint32_t slot = 0;
         if (dcache) {
-            int host0 = 1;
             /* every hostname constraint applies (the node has the label)
              * and counts 0 there */
-            for (uint32_t j = 0; j < q->nps && host0; j++)
-                if (t->keys[q->ps[j].key].hostname)
-                    host0 = t->keys[q->ps[j].key].val[cand[i]] != KUBE_NOVAL &&
-                            q->ps[j].cnt[cand[i]] == 0;
+            uint32_t nd = cand[i];
+            int host0;
+            if (nh == 1)
+                host0 = hval[nd] != KUBE_NOVAL && hcnt[0][nd] == 0;
+            else {
+                host0 = !hval || hval[nd] != KUBE_NOVAL;
+                for (uint32_t h = 0; h < nh && host0; h++)
+                    host0 = hcnt[h][nd] == 0;
+            }
             if (host0) {
-                uint32_t v = t->keys[q->ps[dkey].key].val[cand[i]];
+                uint32_t v = dval[nd];
                 slot = v == KUBE_NOVAL ? dvals - 1 : v;
                 if (dcache[slot] != INT64_MIN) {
                     out[i] = dcache[slot];
@@ -1858,7 +1881,7 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
         memo_in[h] = INT64_MIN;
     for (uint32_t i = 0; i < n; i++) {
         int64_t x = out[i];
-        if (x == INT64_MIN)
+        if (IGNORED(i))
             out[i] = 0;
         else if (mx == 0)
             out[i] = 100;
@@ -1877,6 +1900,7 @@ oom:
     q->pool_used = mark;
     for (uint32_t i = 0; i < n; i++)
         out[i] = 0;
+#undef IGNORED
 }
 
 /* ---- InterPodAffinity ---- */
