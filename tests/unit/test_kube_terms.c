@@ -496,6 +496,36 @@ static void test_spread_system_defaults(void **state)
     fx_free(f);
 }
 
+/* The default selector's workload lookup is indexed by each selector's
+ * first In requirement; a selector without one (Exists only) sits in a
+ * general list that every pod consults, and a workload's kind is read at use. */
+static void test_spread_defaults_without_in_anchor(void **state)
+{
+    (void)state;
+    fx *f = zoned(4, 3);
+    pod_labels(f, 0, "tier=web");
+    bind(f, 0, 0);
+    pod_labels(f, 2, "tier=web");
+    f->k.workloads = calloc(2, sizeof *f->k.workloads);
+    assert_non_null(f->k.workloads);
+    f->k.nworkloads = f->k.capworkloads = 2;
+    berth_requirement *ex = aalloc(f, sizeof *ex);
+    *ex = (berth_requirement){"tier", BERTH_SEL_EXISTS, NULL, 0};
+    f->k.workloads[0] = (berth_kworkload){"ReplicaSet", "default", "rs", {ex, 1, 0}};
+    f->k.workloads[1] = (berth_kworkload){"Service", "default", "svc", mksel(f, "app=y")};
+    fx_sched(f, 0);
+    fx_prepare(f, 2);
+    kube_terms_req *q = f->r.terms;
+    assert_int_equal(q->nps, 2); /* the Exists-only ReplicaSet selects the pod */
+    score(f, &kube_pts_score, 4);
+    assert_true(f->out[0] < f->out[1]); /* n0 holds the matching pod */
+    /* a pod without the label: no workload selects it */
+    pod_labels(f, 1, "app=z");
+    fx_prepare(f, 1);
+    assert_int_equal(((kube_terms_req *)f->r.terms)->nps, 0);
+    fx_free(f);
+}
+
 /* ---- InterPodAffinity filter ---- */
 
 static void test_affinity_filter(void **state)
@@ -883,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_spread_score),
         cmocka_unit_test(test_spread_score_ignored),
         cmocka_unit_test(test_spread_system_defaults),
+        cmocka_unit_test(test_spread_defaults_without_in_anchor),
         cmocka_unit_test(test_affinity_filter),
         cmocka_unit_test(test_anti_affinity_filter),
         cmocka_unit_test(test_affinity_score),
