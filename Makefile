@@ -25,6 +25,11 @@ TEST_HDRS := $(wildcard tests/unit/*.h)
 
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(INC) $(EXTRA_CFLAGS)
 
+# `berth version`: the release and the build (git describe, when this is a checkout)
+BERTH_BUILD_ID := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(BUILD)/obj/src/cli/main.o: EXTRA_CFLAGS += -DBERTH_BUILD='"$(BERTH_BUILD_ID)"'
+
+
 .PHONY: all deps demo check test bench clean install examples-check
 all: $(BUILD)/berth
 

@@ -213,6 +213,7 @@ typedef struct berth_nexus_options {
     uint64_t seed;
     const char *explain_vm;  /* VM name to explain, or NULL */
     FILE *explain_out;       /* where the explanation goes */
+    int *explain_found;      /* when not NULL: set to 1 once explain_vm was explained */
 } berth_nexus_options;
 
 void berth_nexus_init(berth_nexus *nx);

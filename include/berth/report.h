@@ -17,6 +17,10 @@
 
 #include "berth/nexus.h"
 
+/* JSON numbers with at most 15 significant digits (0.768, not
+ * 0.76800000000000002): every JSON berth writes, CLI and service. */
+#define BERTH_JSON_REAL JSON_REAL_PRECISION(15)
+
 /* ---- nexus: text ---- */
 
 /* One heading line per step ("Step 3: create-cluster C", with

@@ -57,6 +57,14 @@ int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void
 /* Prints json_t (as JSON or YAML) to stdout and frees it. */
 struct json_t;
 int cli_print_json(struct json_t *root, enum cli_format f);
+/* berth_doc_load_file, and an empty source (no documents) is an error:
+ * "<stdin>: no input documents" (exit 2) */
+int cli_load_doc(berth_arena *arena, const char *path, berth_source *src, berth_error *e);
+/* the closest of choices (NULL-terminated) within a small edit distance, or NULL */
+const char *cli_closest(const char *word, const char *const *choices);
+/* "berth CMD: unknown option 'X' (did you mean --y? see berth CMD --help)" on stderr */
+void cli_unknown_option(const char *cmd, const char *a);
+int cli_completion(int argc, char **argv);
 
 int cmd_simulate(int argc, char **argv);
 int cmd_advise(int argc, char **argv);

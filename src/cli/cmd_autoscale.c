@@ -413,7 +413,7 @@ static int simulate(int argc, char **argv)
         rc = berth_autoscale_finalize(&m, &e);
     berth_source src;
     if (!rc)
-        rc = berth_doc_load_file(&m.kube.arena, events, &src, &e);
+        rc = cli_load_doc(&m.kube.arena, events, &src, &e);
     if (!rc)
         rc = berth_atimeline_load_events(&t, &m, &src, &e);
     if (!rc) {

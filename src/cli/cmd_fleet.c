@@ -94,7 +94,7 @@ static int place(int argc, char **argv)
     int rc = 0;
     for (int i = 0; i < c.nfiles && !rc; i++) {
         berth_source src;
-        rc = berth_doc_load_file(&fl.arena, c.files[i], &src, &e);
+        rc = cli_load_doc(&fl.arena, c.files[i], &src, &e);
         if (!rc)
             rc = berth_fleet_load(&fl, &src, c.strict, &e);
     }

@@ -78,7 +78,7 @@ static int load_kube(berth_kcluster *k, const cli_common *c, const char *config)
         if (!path)
             continue;
         berth_source src;
-        int rc = berth_doc_load_file(&k->arena, path, &src, &e);
+        int rc = cli_load_doc(&k->arena, path, &src, &e);
         if (!rc)
             rc = berth_kube_load(k, &src, c->strict, &e);
         if (rc) {
@@ -136,7 +136,7 @@ static int cmd_schedule(int argc, char **argv)
         if (r < 0)
             return 2;
         if (r == 0) {
-            fprintf(stderr, "berth kube schedule: unknown option '%s' (see --help)\n", a);
+            cli_unknown_option("kube schedule", a);
             return 2;
         }
     }
@@ -249,7 +249,7 @@ static int cmd_size(int argc, char **argv)
         if (r < 0)
             return 2;
         if (r == 0) {
-            fprintf(stderr, "berth kube size: unknown option '%s' (see --help)\n", a);
+            cli_unknown_option("kube size", a);
             return 2;
         }
     }
@@ -337,7 +337,7 @@ static int cmd_fit(int argc, char **argv)
         if (r < 0)
             return 2;
         if (r == 0) {
-            fprintf(stderr, "berth kube fit: unknown option '%s' (see --help)\n", a);
+            cli_unknown_option("kube fit", a);
             return 2;
         }
     }
@@ -357,7 +357,7 @@ static int cmd_fit(int argc, char **argv)
         if (i == c.nfiles) {
             if (path) {
                 berth_source src;
-                rc = berth_doc_load_file(&k.arena, path, &src, &e);
+                rc = cli_load_doc(&k.arena, path, &src, &e);
                 if (!rc)
                     rc = berth_kube_load(&k, &src, c.strict, &e);
             }
@@ -368,7 +368,7 @@ static int cmd_fit(int argc, char **argv)
                 break;
         }
         berth_source src;
-        rc = berth_doc_load_file(&k.arena, path, &src, &e);
+        rc = cli_load_doc(&k.arena, path, &src, &e);
         if (!rc)
             rc = berth_kube_load(&k, &src, c.strict, &e);
     }

@@ -72,7 +72,7 @@ int cmd_serve(int argc, char **argv)
             if (!strcmp(a, valued[j]))
                 k = j;
         if (k < 0) {
-            fprintf(stderr, "berth serve: unknown option '%s' (see berth serve --help)\n", a);
+            cli_unknown_option("serve", a);
             return 2;
         }
         if (i + 1 >= argc) {

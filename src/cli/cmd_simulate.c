@@ -41,6 +41,37 @@ static void help(FILE *f)
 static int write_svg(FILE *f, const void *nx) { return berth_report_nexus_svg(f, nx); }
 static int write_html(FILE *f, const void *nx) { return berth_report_nexus_html(f, nx); }
 
+/* --explain NAME that no step placed: the three VM names closest to it */
+static void explain_unknown(const berth_nexus *nx, const char *want)
+{
+    char best[3][256] = {{0}};
+    size_t bd[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    for (uint32_t v = 0; v < nx->nvms; v++) {
+        const berth_pool *p = &nx->pools[nx->vms[v].pool];
+        char name[256];
+        snprintf(name, sizeof name, "%s-%s-%u", nx->clusters[p->cluster].name, p->name,
+                 nx->vms[v].ordinal);
+        size_t d = 0, la = strlen(name), lb = strlen(want);
+        for (size_t i = 0; i < la || i < lb; i++) /* a cheap distance: differing positions */
+            d += i >= la || i >= lb || name[i] != want[i];
+        for (int k = 0; k < 3; k++)
+            if (d < bd[k] && strcmp(best[k], name)) {
+                for (int m = 2; m > k; m--) {
+                    bd[m] = bd[m - 1];
+                    memcpy(best[m], best[m - 1], sizeof best[m]);
+                }
+                bd[k] = d;
+                snprintf(best[k], sizeof best[k], "%s", name);
+                break;
+            }
+    }
+    fprintf(stderr, "berth simulate: --explain %s: no VM of that name is placed in this input", want);
+    if (best[0][0])
+        fprintf(stderr, " (closest: %s%s%s%s%s)", best[0], best[1][0] ? ", " : "", best[1],
+                best[2][0] ? ", " : "", best[2]);
+    fprintf(stderr, "\n");
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     cli_common c;
@@ -89,6 +120,8 @@ int cmd_simulate(int argc, char **argv)
                                .tiebreak = c.tiebreak, .seed = c.seed,
                                .explain_vm = nexplain ? explain[0] : NULL,
                                .explain_out = stderr};
+    int found = 0;
+    opt.explain_found = &found;
     berth_error e;
     berth_error_clear(&e);
     int rc = berth_nexus_run(&nx, &opt, &e);
@@ -101,6 +134,12 @@ int cmd_simulate(int argc, char **argv)
         fprintf(stderr, "berth: %s\n", e.msg);
         berth_nexus_free(&nx);
         return berth_err_exit_code(rc);
+    }
+    if (nexplain && !found) {
+        /* no VM of that name was ever placed: name the closest ones */
+        explain_unknown(&nx, explain[0]);
+        berth_nexus_free(&nx);
+        return 2;
     }
     if (!c.quiet) {
         if (c.format == CLI_TABLE) {

@@ -13,6 +13,13 @@
 #include "berth/fleet.h"
 #include "berth/report.h"
 
+#ifndef BERTH_VERSION
+#define BERTH_VERSION "0.2.0"
+#endif
+#ifndef BERTH_BUILD
+#define BERTH_BUILD "unknown"
+#endif
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -139,12 +146,90 @@ int cli_common_flag(cli_common *c, int argc, char **argv, int *i)
 #undef NEED_VALUE
 }
 
+/* ---- input documents ---- */
+
+int cli_load_doc(berth_arena *arena, const char *path, berth_source *src, berth_error *e)
+{
+    int rc = berth_doc_load_file(arena, path, src, e);
+    if (!rc && src->ndocs == 0)
+        return berth_error_set(e, BERTH_EINVAL, "%s: no input documents (an empty file or stream)",
+                               strcmp(path, "-") ? path : "<stdin>");
+    return rc;
+}
+
+/* ---- suggestions ---- */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 99;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cur = row[j];
+            size_t best = prev + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+const char *cli_closest(const char *word, const char *const *choices)
+{
+    const char *best = NULL;
+    size_t bd = 99;
+    for (size_t i = 0; choices[i]; i++) {
+        size_t d = edit_distance(word, choices[i]);
+        if (d < bd) {
+            bd = d;
+            best = choices[i];
+        }
+    }
+    size_t n = strlen(word);
+    return best && bd <= (n > 6 ? 2u : 1u) ? best : NULL;
+}
+
+/* every option some berth command takes (suggestions for typos) */
+static const char *const all_flags[] = {
+    "--output", "--seed", "--tie-break", "--strict", "--quiet", "--help", "--svg", "--html",
+    "--explain", "--partial", "--reference", "--sku", "--now", "--config", "--profile",
+    "--margin-cpu", "--margin-memory", "--no-preempt", "--max", "--at", "--from", "--to",
+    "--step", "--launch-delay", "--optimize", "--events", "--policy", "--expander",
+    "--interrupt", "--roll", "--autoheal-grace", "--scale-down-unneeded-time",
+    "--skip-nodes-with-custom-controller-pods", "--blocking-system-pod-distruption-timeout",
+    "--db", "--listen", "--token-file", "--detail", NULL};
+
+void cli_unknown_option(const char *cmd, const char *a)
+{
+    char flag[80];
+    snprintf(flag, sizeof flag, "%s", a);
+    char *eq = strchr(flag, '=');
+    if (eq)
+        *eq = 0;
+    const char *near = flag[0] == '-' ? cli_closest(flag, all_flags) : NULL;
+    if (near)
+        fprintf(stderr, "berth %s: unknown option '%s' (did you mean %s? see berth %s --help)\n",
+                cmd, a, near, cmd);
+    else
+        fprintf(stderr, "berth %s: unknown option '%s' (see berth %s --help)\n", cmd, a, cmd);
+}
+
 int cli_common_or_unknown(const char *cmd, cli_common *c, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     int r = cli_common_flag(c, argc, argv, i);
     if (r == 0) {
-        fprintf(stderr, "berth %s: unknown option '%s' (see berth %s --help)\n", cmd, a, cmd);
+        cli_unknown_option(cmd, a);
         return -1;
     }
     return r < 0 ? -1 : 1;
@@ -194,7 +279,7 @@ int cli_load_each(const cli_common *c, berth_arena *arena,
                                "no input files (give one or more YAML/JSON files, or - for stdin)");
     for (int i = 0; i < c->nfiles; i++) {
         berth_source src;
-        int rc = berth_doc_load_file(arena, c->files[i], &src, e);
+        int rc = cli_load_doc(arena, c->files[i], &src, e);
         if (!rc)
             rc = load(ctx, &src, c->strict, e);
         if (rc)
@@ -213,7 +298,7 @@ int cli_load_nexus(berth_nexus *nx, const cli_common *c)
     }
     for (int i = 0; i < c->nfiles; i++) {
         berth_source src;
-        int rc = berth_doc_load_file(&nx->arena, c->files[i], &src, &e);
+        int rc = cli_load_doc(&nx->arena, c->files[i], &src, &e);
         if (!rc)
             rc = berth_nexus_load(nx, &src, c->strict, &e);
         if (rc) {
@@ -319,7 +404,7 @@ static int emit_json(yaml_emitter_t *em, json_t *j)
                                      YAML_PLAIN_SCALAR_STYLE);
         break;
     case JSON_REAL:
-        snprintf(buf, sizeof buf, "%.17g", json_real_value(j));
+        snprintf(buf, sizeof buf, "%.15g", json_real_value(j));
         yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)buf, (int)strlen(buf), 1, 0,
                                      YAML_PLAIN_SCALAR_STYLE);
         break;
@@ -366,6 +451,41 @@ int cli_print_json(json_t *root, enum cli_format f)
     return rc ? -1 : 0;
 }
 
+/* `berth completion bash`: a bash completion script on stdout */
+int cli_completion(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "bash")) {
+        fprintf(stderr, "usage: berth completion bash   (prints a bash completion script;\n"
+                        "       source it: source <(berth completion bash))\n");
+        return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
+    }
+    printf("# bash completion for berth (berth completion bash)\n"
+           "_berth() {\n"
+           "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[1]} words\n"
+           "  case $COMP_CWORD in\n"
+           "    1) words='simulate advise fleet kube disrupt autoscale serve help version completion' ;;\n"
+           "    2) case $prev in\n"
+           "         kube) words='schedule size fit' ;;\n"
+           "         fleet) words='place' ;;\n"
+           "         disrupt|autoscale) words='plan simulate' ;;\n"
+           "         completion) words='bash' ;;\n"
+           "       esac ;;\n"
+           "  esac\n"
+           "  if [ -z \"$words\" ]; then\n"
+           "    case $cur in\n"
+           "      -*) words='");
+    for (size_t i = 0; all_flags[i]; i++)
+        printf("%s%s", i ? " " : "", all_flags[i]);
+    printf("' ;;\n"
+           "      *) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+           "    esac\n"
+           "  fi\n"
+           "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+           "}\n"
+           "complete -F _berth berth\n");
+    return ferror(stdout) ? 3 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -396,10 +516,12 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!strcmp(cmd, "--version")) {
-        printf("berth 0.1.0\n");
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("berth %s (build %s)\n", BERTH_VERSION, BERTH_BUILD);
         return 0;
     }
+    if (!strcmp(cmd, "completion"))
+        return cli_completion(argc - 1, argv + 1);
     if (!strcmp(cmd, "simulate"))
         return cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "advise"))
@@ -414,7 +536,15 @@ int main(int argc, char **argv)
         return cmd_autoscale(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cmd_serve(argc - 1, argv + 1);
-    fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);
-    usage(stderr);
+    static const char *const commands[] = {"simulate", "advise", "fleet", "kube", "disrupt",
+                                           "autoscale", "serve", "help", "version", "completion",
+                                           NULL};
+    const char *near = cli_closest(cmd, commands);
+    if (near)
+        fprintf(stderr, "berth: unknown command '%s' (did you mean %s?)\n", cmd, near);
+    else {
+        fprintf(stderr, "berth: unknown command '%s'\n\n", cmd);
+        usage(stderr);
+    }
     return 2;
 }

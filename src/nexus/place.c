@@ -200,8 +200,11 @@ static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
         char name[256];
         snprintf(name, sizeof name, "%s-%s-%u", nx->clusters[p->cluster].name, p->name,
                  p->next_ordinal);
-        if (strcmp(name, st->explain_vm) == 0)
+        if (strcmp(name, st->explain_vm) == 0) {
             print_explain(nx, name, &rq);
+            if (st->explain_found)
+                *st->explain_found = 1;
+        }
     }
     berth_profile prof = profile_for(nx);
     berth_pick pk;
@@ -668,6 +671,7 @@ int berth_nexus_run(berth_nexus *nx, const berth_nexus_options *opt, berth_error
         return rc;
     nx->state->explain_vm = opt ? opt->explain_vm : NULL;
     nx->state->explain_out = opt ? opt->explain_out : NULL;
+    nx->state->explain_found = opt ? opt->explain_found : NULL;
     int any_fail = 0;
     for (uint32_t i = 0; i < nx->nsteps; i++) {
         rc = run_step(nx, &nx->steps[i], opt, e);

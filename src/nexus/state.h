@@ -56,6 +56,7 @@ struct berth_nexus_state {
     /* explain */
     const char *explain_vm;
     FILE *explain_out;
+    int *explain_found;
 };
 
 #define nexus_grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)

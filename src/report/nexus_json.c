@@ -379,7 +379,7 @@ int berth_report_json_write(FILE *out, json_t *root)
 {
     if (!root)
         return BERTH_EINVAL;
-    if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
+    if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | BERTH_JSON_REAL) != 0)
         return ferror(out) ? BERTH_EIO : BERTH_ENOMEM;
     fputc('\n', out);
     return ferror(out) ? BERTH_EIO : 0;

@@ -65,7 +65,7 @@ void serve_reply_error(serve_reply *r, int status, const char *code, const char 
     json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg ? msg : "");
     if (!j) /* message not UTF-8 */
         j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", "(unprintable message)");
-    r->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    r->body = j ? json_dumps(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
     json_decref(j);
     if (!r->body) {
         r->status = 500;
@@ -76,7 +76,7 @@ void serve_reply_error(serve_reply *r, int status, const char *code, const char 
 void serve_reply_json(serve_reply *r, int status, json_t *j)
 {
     free(r->body);
-    r->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    r->body = j ? json_dumps(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
     json_decref(j);
     r->status = status;
     if (!r->body)

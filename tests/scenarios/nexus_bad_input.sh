@@ -68,7 +68,7 @@ done
 
 # file-level trouble
 : >"$tmp/zero.yaml"
-echo "no Site" >"$tmp/nosite"
+echo "no input documents" >"$tmp/nosite"
 run2 "zero-byte file" "" "$tmp/nosite" -- simulate "$tmp/zero.yaml"
 echo "$tmp" >"$tmp/dirfrag"
 run2 "a directory" "" "$tmp/dirfrag" -- simulate "$tmp"
