@@ -2,8 +2,13 @@
  * server on 127.0.0.1 with persistence on (SQLite in a temporary
  * directory), a 100,000-machine estate (1000 racks x 100 machines), and N
  * client threads on plain keep-alive HTTP/1.1 sockets creating small
- * clusters for a bounded time. Prints placements per second and p50/p99
- * latency of acknowledged (201) creations. Then pod scheduling through the
+ * clusters for a bounded time, for N = 1, 16, 64 and 256 (the estate is
+ * loaded again before each run; clients connect from 127.0.2.x, 32 per
+ * address, under the per-IP limit). Prints placements per second and
+ * p50/p99 latency of acknowledged (201) creations per N. Then N = 64 again
+ * with 2,000 slow connections open (40 loopback addresses, one header byte
+ * a second each, reopened when the server's deadline cuts them):
+ * serve.p99_ms.64_with_slow_clients. Then pod scheduling through the
  * kube-scheduler extender at 5,000 nodes: the nodes loaded once with PUT
  * /v1/kube/nodes, EXT_CLIENTS clients each sending filter + prioritize
  * (nodeCacheCapable: nodenames) for one pod per cycle, as kube-scheduler
@@ -15,23 +20,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "berth/serve.h"
 
-#define CLIENTS 64
-#define SECONDS 10.0
+#define MAX_CLIENTS 256
+#define SECONDS 3.0
+#define SLOW_CONNS 2000
+#define SLOW_ADDRS 40
 #define EXT_NODES 5000
 #define EXT_CLIENTS 2 /* kube-scheduler calls its extenders from one scheduling loop */
 #define EXT_SECONDS 5.0
 
 static unsigned port;
-static volatile int stop_flag;
+static volatile int stop_flag, slow_stop;
 
 typedef struct client {
-    int id;
+    int id, run;
     double *lat;
     size_t nlat, cap;
     uint64_t errors;
@@ -44,18 +53,78 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int connect_lo(void)
+/* A connection to the server from 127.0.0.1 (src 0) or from loopback
+ * address src (127.0.x.y). */
+static int connect_from(uint32_t src)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+    struct sockaddr_in b = {.sin_family = AF_INET};
+    b.sin_addr.s_addr = htonl(src);
+    if ((src && bind(fd, (struct sockaddr *)&b, sizeof b)) ||
+        connect(fd, (struct sockaddr *)&a, sizeof a)) {
         close(fd);
         return -1;
     }
     return fd;
+}
+
+static int connect_lo(void)
+{
+    return connect_from(0);
+}
+
+/* Placement clients: 32 per source address 127.0.2.x. */
+static int connect_client(int id)
+{
+    return connect_from(0x7f000200u + 1u + (uint32_t)(id / 32));
+}
+
+/* Keeps SLOW_CONNS connections sending one header byte a second until
+ * slow_stop; reopens those the server closes. */
+static void *slow_main(void *arg)
+{
+    int *opened = arg;
+    struct pollfd *pf = calloc(SLOW_CONNS, sizeof *pf);
+    static const char head[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    if (!pf)
+        return NULL;
+    double next = 0;
+    while (!slow_stop) {
+        for (int i = 0; i < SLOW_CONNS; i++)
+            if (pf[i].fd <= 0) {
+                int fd = connect_from(0x7f000300u + 1u + (uint32_t)(i % SLOW_ADDRS));
+                if (fd >= 0 && send(fd, head, sizeof head - 1, MSG_NOSIGNAL) > 0) {
+                    pf[i].fd = fd;
+                    pf[i].events = POLLIN;
+                    __atomic_add_fetch(opened, 1, __ATOMIC_RELAXED);
+                } else if (fd >= 0) {
+                    close(fd);
+                }
+            }
+        poll(pf, SLOW_CONNS, 100);
+        for (int i = 0; i < SLOW_CONNS; i++)
+            if (pf[i].fd > 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                close(pf[i].fd);
+                pf[i].fd = 0;
+            }
+        if (now_s() >= next) {
+            for (int i = 0; i < SLOW_CONNS; i++)
+                if (pf[i].fd > 0)
+                    (void)!send(pf[i].fd, "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            next = now_s() + 1.0;
+        }
+    }
+    for (int i = 0; i < SLOW_CONNS; i++)
+        if (pf[i].fd > 0)
+            close(pf[i].fd);
+    free(pf);
+    return NULL;
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -109,16 +178,16 @@ static int http(int fd, const char *method, const char *path, const char *body, 
 static void *client_main(void *arg)
 {
     client *c = arg;
-    int fd = connect_lo();
+    int fd = connect_client(c->id);
     char *buf = malloc(1 << 20);
     char body[512];
     for (int i = 0; fd >= 0 && buf && !stop_flag; i++) {
         int n = snprintf(body, sizeof body,
-                         "{\"kind\": \"KubernetesCluster\", \"metadata\": {\"name\": \"c%d-%d\"},"
+                         "{\"kind\": \"KubernetesCluster\", \"metadata\": {\"name\": \"c%d-%d-%d\"},"
                          " \"spec\": {\"controlPlaneNodeConfiguration\": {\"count\": 1, "
                          "\"vmSkuName\": \"NC_G2_8_v1\"}, \"initialAgentPoolConfigurations\": "
                          "[{\"name\": \"p\", \"count\": 2, \"vmSkuName\": \"NC_G6_28_v1\"}]}}",
-                         c->id, i);
+                         c->run, c->id, i);
         double t0 = now_s();
         int st = http(fd, "POST", "/v1/clusters", body, (size_t)n, buf, 1 << 20);
         double dt = now_s() - t0;
@@ -126,7 +195,7 @@ static void *client_main(void *arg)
             c->errors++;
             if (st < 0) {
                 close(fd);
-                fd = connect_lo();
+                fd = connect_client(c->id);
             }
             continue;
         }
@@ -234,6 +303,69 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static const char *site = "{\"apiVersion\": \"berth.io/v1\", \"kind\": \"Site\", \"metadata\": "
+                          "{\"name\": \"bench\"}, \"spec\": {\"racks\": 1000, \"machinesPerRack\": "
+                          "100, \"machine\": {\"numaCells\": 2, \"cell\": {\"cpu\": 48, "
+                          "\"memory\": \"224Gi\"}}}}";
+
+/* One run: the estate loaded again, nc clients creating clusters for
+ * SECONDS; prints the BENCH lines with suffix label; returns the p99 in
+ * ms (-1 on failure). */
+static double placements(int nc, int run, const char *label)
+{
+    int fd = connect_lo();
+    char *buf = malloc(1 << 20);
+    double t0 = now_s();
+    int st = fd >= 0 && buf ? http(fd, "PUT", "/v1/estate", site, strlen(site), buf, 1 << 20) : -1;
+    if (run == 0)
+        printf("BENCH serve.estate_load_ms %.1f ms\n", (now_s() - t0) * 1000);
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    if (st != 200) {
+        fprintf(stderr, "bench_serve: PUT /v1/estate: %d\n", st);
+        return -1;
+    }
+    static client cl[MAX_CLIENTS];
+    static pthread_t th[MAX_CLIENTS];
+    memset(cl, 0, sizeof cl);
+    stop_flag = 0;
+    t0 = now_s();
+    for (int i = 0; i < nc; i++) {
+        cl[i].id = i;
+        cl[i].run = run;
+        pthread_create(&th[i], NULL, client_main, &cl[i]);
+    }
+    while (now_s() - t0 < SECONDS)
+        usleep(50000);
+    stop_flag = 1;
+    for (int i = 0; i < nc; i++)
+        pthread_join(th[i], NULL);
+    double el = now_s() - t0;
+    size_t n = 0;
+    uint64_t errors = 0;
+    for (int i = 0; i < nc; i++) {
+        n += cl[i].nlat;
+        errors += cl[i].errors;
+    }
+    double *all = malloc((n ? n : 1) * sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < nc; i++) {
+        memcpy(all + k, cl[i].lat, cl[i].nlat * sizeof *all);
+        k += cl[i].nlat;
+        free(cl[i].lat);
+    }
+    qsort(all, n, sizeof *all, cmp_d);
+    double p50 = n ? all[n / 2] : 0, p99 = n ? all[(size_t)((double)n * 0.99)] : 0;
+    printf("BENCH serve.placements_per_sec.%s %.0f placements/s\n", label, (double)n / el);
+    printf("BENCH serve.p50_ms.%s %.2f ms\n", label, p50 * 1000);
+    printf("BENCH serve.p99_ms.%s %.2f ms\n", label, p99 * 1000);
+    if (errors)
+        printf("BENCH serve.errors.%s %llu requests\n", label, (unsigned long long)errors);
+    free(all);
+    return p99 * 1000;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/berth-bench-serve-XXXXXX";
@@ -254,55 +386,44 @@ int main(void)
         return 1;
     }
     port = berth_serve_port(s);
-    const char *site = "{\"apiVersion\": \"berth.io/v1\", \"kind\": \"Site\", \"metadata\": "
-                       "{\"name\": \"bench\"}, \"spec\": {\"racks\": 1000, \"machinesPerRack\": "
-                       "100, \"machine\": {\"numaCells\": 2, \"cell\": {\"cpu\": 48, \"memory\": "
-                       "\"224Gi\"}}}}";
-    int fd = connect_lo();
-    char *buf = malloc(1 << 20);
-    double t0 = now_s();
-    int st = fd >= 0 && buf ? http(fd, "PUT", "/v1/estate", site, strlen(site), buf, 1 << 20) : -1;
-    printf("BENCH serve.estate_load_ms %.1f ms\n", (now_s() - t0) * 1000);
-    if (fd >= 0)
-        close(fd);
-    free(buf);
-    if (st != 200) {
-        fprintf(stderr, "bench_serve: PUT /v1/estate: %d\n", st);
-        return 1;
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
     }
-    client cl[CLIENTS] = {{0}};
-    pthread_t th[CLIENTS];
-    t0 = now_s();
-    for (int i = 0; i < CLIENTS; i++) {
-        cl[i].id = i;
-        pthread_create(&th[i], NULL, client_main, &cl[i]);
+    static const int sweep[] = {1, 16, 64, 256};
+    double p99_64 = 0;
+    for (int r = 0; r < 5; r++) {
+        int nc = r < 4 ? sweep[r] : 64;
+        char label[64];
+        snprintf(label, sizeof label, r < 4 ? "%d" : "%d_with_slow_clients", nc);
+        pthread_t slow_th;
+        int slow_opened = 0;
+        if (r == 4) {
+            slow_stop = 0;
+            pthread_create(&slow_th, NULL, slow_main, &slow_opened);
+            while (__atomic_load_n(&slow_opened, __ATOMIC_RELAXED) < SLOW_CONNS)
+                usleep(20000);
+        }
+        double p99 = placements(nc, r, label);
+        if (r == 2)
+            p99_64 = p99;
+        if (r == 4) {
+            slow_stop = 1;
+            pthread_join(slow_th, NULL);
+            printf("BENCH serve.slow_connections_opened %d connections\n", slow_opened);
+            printf("BENCH serve.p99_ratio.64_with_slow_clients %.2f x\n",
+                   p99_64 > 0 ? p99 / p99_64 : 0);
+        }
+        if (p99 < 0) {
+            berth_serve_stop(s);
+            return 1;
+        }
     }
-    while (now_s() - t0 < SECONDS)
-        usleep(50000);
-    stop_flag = 1;
-    for (int i = 0; i < CLIENTS; i++)
-        pthread_join(th[i], NULL);
-    double el = now_s() - t0;
-    size_t n = 0;
-    uint64_t errors = 0;
-    for (int i = 0; i < CLIENTS; i++) {
-        n += cl[i].nlat;
-        errors += cl[i].errors;
-    }
-    double *all = malloc((n ? n : 1) * sizeof *all);
-    size_t k = 0;
-    for (int i = 0; i < CLIENTS; i++) {
-        memcpy(all + k, cl[i].lat, cl[i].nlat * sizeof *all);
-        k += cl[i].nlat;
-        free(cl[i].lat);
-    }
-    qsort(all, n, sizeof *all, cmp_d);
-    double p50 = n ? all[n / 2] : 0, p99 = n ? all[(size_t)((double)n * 0.99)] : 0;
-    printf("BENCH serve.placements_per_sec %.0f placements/s\n", (double)n / el);
-    printf("BENCH serve.p50_ms %.2f ms\n", p50 * 1000);
-    printf("BENCH serve.p99_ms %.2f ms\n", p99 * 1000);
-    printf("BENCH serve.errors %llu requests\n", (unsigned long long)errors);
-    free(all);
+    double t0, el, p50, p99;
+    size_t n, k;
+    uint64_t errors;
+    double *all;
 
     /* pod scheduling through the extender at 5,000 nodes */
     if (ext_setup()) {

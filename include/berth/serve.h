@@ -6,7 +6,9 @@
  * berth_serve_start (replays the log, starts the worker and the HTTP
  * daemon), then berth_serve_stop. The server is thread-safe; placement runs
  * in one worker thread that group-commits the mutations that arrive
- * together. */
+ * together. Connections are multiplexed on a few epoll threads; request
+ * work runs on two bounded pools (estate and planners). berth_serve_start
+ * raises the soft RLIMIT_NOFILE of the process to its hard limit. */
 #ifndef BERTH_SERVE_H
 #define BERTH_SERVE_H
 
@@ -24,8 +26,19 @@ typedef struct berth_serve_options {
     const char *read_only_token_file; /* read-only tokens (403 on writes) */
     size_t max_body;                /* bytes, default BERTH_SERVE_MAX_BODY */
     size_t max_header;              /* per-connection memory for headers, default 64 KiB */
-    unsigned max_connections;       /* default 512 */
+    unsigned max_connections;       /* open connections, default 10000 */
+    unsigned per_ip_connections;    /* open connections per client address, default 64 */
     unsigned timeout_seconds;       /* idle per-connection timeout, default 30 */
+    unsigned request_timeout;       /* seconds for a whole request (headers and body) to
+                                     * arrive, and for its reply to be taken; default 10 */
+    unsigned threads;               /* event-loop threads (epoll), default 4 */
+    unsigned workers;               /* estate/extender/metrics pool threads, default 64 */
+    unsigned planner_threads;       /* planner pool (kube, fleet, disrupt, autoscale);
+                                     * default: online CPUs, at least 2 */
+    unsigned planner_queue;         /* planner requests waiting beyond the running ones
+                                     * before 503; default = planner_threads */
+    uint64_t max_objects;           /* objects per stateless request body, default 100000 */
+    uint64_t max_pairs;             /* nodes x pods per stateless request, default 250000 */
     unsigned max_batch;             /* mutations per group commit, default 1024 */
     const char *tls_cert;           /* PEM certificate (chain): serve HTTPS (with tls_key) */
     const char *tls_key;            /* PEM private key */

@@ -24,8 +24,20 @@ static void help(FILE *f)
             "  --token-file FILE            bearer tokens allowed to read and write, one per line\n"
             "  --read-only-token-file FILE  bearer tokens allowed to read only (403 on writes)\n"
             "  --max-body BYTES             request body limit (default 8388608)\n"
-            "  --max-connections N          concurrent connections (default 512)\n"
+            "  --max-connections N          open connections (default 10000)\n"
+            "  --per-ip-connections N       open connections per client address (default 64)\n"
             "  --timeout SECONDS            idle connection timeout (default 30)\n"
+            "  --request-timeout SECONDS    time for a whole request (headers and body) to\n"
+            "                               arrive, and for its reply to be taken (default 10)\n"
+            "  --threads N                  event-loop (epoll) threads (default 4)\n"
+            "  --workers N                  threads for estate, extender and metrics requests\n"
+            "                               (default 64)\n"
+            "  --planner-threads N          threads for kube, fleet, disrupt and autoscale\n"
+            "                               requests (default: online CPUs, at least 2)\n"
+            "  --planner-queue N            planner requests waiting beyond those before 503\n"
+            "                               (default: --planner-threads)\n"
+            "  --max-objects N              objects in one planner request body (default 100000)\n"
+            "  --max-pairs N                nodes x pods in one planner request (default 250000)\n"
             "  --tls-cert FILE              PEM certificate (chain): serve HTTPS (needs --tls-key)\n"
             "  --tls-key FILE               PEM private key of the certificate\n"
             "  -q, --quiet                  no log lines\n"
@@ -66,7 +78,10 @@ int cmd_serve(int argc, char **argv)
         static const char *const valued[] = {"--db", "--listen", "--token-file",
                                              "--read-only-token-file", "--max-body",
                                              "--max-connections", "--timeout", "--tls-cert",
-                                             "--tls-key", NULL};
+                                             "--tls-key", "--per-ip-connections",
+                                             "--request-timeout", "--threads", "--workers",
+                                             "--planner-threads", "--planner-queue",
+                                             "--max-objects", "--max-pairs", NULL};
         int k = -1;
         for (int j = 0; valued[j]; j++)
             if (!strcmp(a, valued[j]))
@@ -94,9 +109,43 @@ int cmd_serve(int argc, char **argv)
             o.max_body = (size_t)x;
             break;
         case 5:
-            if (parse_uint(a, v, 65536, &x))
+            if (parse_uint(a, v, 1000000, &x))
                 return 2;
             o.max_connections = (unsigned)x;
+            break;
+        case 9:
+            if (parse_uint(a, v, 1000000, &x))
+                return 2;
+            o.per_ip_connections = (unsigned)x;
+            break;
+        case 10:
+            if (parse_uint(a, v, 86400, &x))
+                return 2;
+            o.request_timeout = (unsigned)x;
+            break;
+        case 11:
+        case 12:
+        case 13:
+        case 14:
+            if (parse_uint(a, v, 1024, &x))
+                return 2;
+            if (k == 11)
+                o.threads = (unsigned)x;
+            else if (k == 12)
+                o.workers = (unsigned)x;
+            else if (k == 13)
+                o.planner_threads = (unsigned)x;
+            else
+                o.planner_queue = (unsigned)x;
+            break;
+        case 15:
+        case 16:
+            if (parse_uint(a, v, 1ull << 50, &x))
+                return 2;
+            if (k == 15)
+                o.max_objects = x;
+            else
+                o.max_pairs = x;
             break;
         default:
             if (parse_uint(a, v, 86400, &x))

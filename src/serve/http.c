@@ -1,7 +1,12 @@
-/* serve/http.c - the HTTP layer of `berth serve` (libmicrohttpd, one
- * thread per connection): routing, bearer-token auth, request limits, JSON
- * error bodies and metrics; every endpoint calls the engine (engine.c) or
- * a stateless library run (stateless.c). docs/api.md is the reference. */
+/* serve/http.c - the HTTP layer of `berth serve` (libmicrohttpd): a few
+ * epoll event-loop threads own every connection and never block; request
+ * work runs on two bounded pools (pool.c: planners, and everything else
+ * that may wait: estate, extender, metrics) while the connection is
+ * suspended; a deadline thread closes connections whose request (headers
+ * and body) or reply takes longer than --request-timeout. Also routing,
+ * bearer-token auth, request limits, JSON error bodies and metrics; every
+ * endpoint calls the engine (engine.c) or a stateless library run
+ * (stateless.c). docs/api.md is the reference. */
 #include "berth/serve.h"
 #include "serve/serve.h"
 #include "berth/doc.h"
@@ -9,9 +14,29 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
+
+/* Where a connection is, for the deadline thread. */
+enum conn_phase {
+    CONN_READ,  /* receiving a request (headers, body) or idle between requests */
+    CONN_WORK,  /* the request is being handled: no deadline (the budget bounds it) */
+    CONN_WRITE, /* the reply is queued, being sent */
+    CONN_CUT,   /* past its deadline: shut down, MHD closes it */
+};
+
+/* One open connection (MHD's socket context). */
+typedef struct conn {
+    int fd;
+    int phase;
+    double since; /* start of the phase */
+    struct conn *prev, *next;
+} conn;
 
 struct berth_server {
     berth_serve_options opt;
@@ -23,9 +48,29 @@ struct berth_server {
     unsigned port;
     serve_extender *ext; /* kube-scheduler extender (extender.c) */
     serve_tls tls;
+    serve_pool *planners; /* kube, fleet, disrupt, autoscale */
+    serve_pool *workers;  /* estate, extender, metrics, svg */
+    serve_budget budget;
+    /* open connections and the deadline thread */
+    pthread_mutex_t conn_mu;
+    pthread_cond_t conn_cv;
+    conn *conns;
+    uint64_t deadline_cuts, refused;
+    int conn_stop, have_deadline_thread;
+    pthread_t deadline_thread;
 };
 
+typedef struct route_match {
+    int route;
+    char cluster[256], pool[256];
+} route_match;
+
+enum req_state { REQ_READING, REQ_RUNNING, REQ_DONE };
+
 typedef struct req {
+    serve_job job;       /* first: the pool hands it back */
+    berth_server *s;
+    struct MHD_Connection *c;
     double t0;
     char *body;
     size_t len, cap;
@@ -33,6 +78,13 @@ typedef struct req {
     serve_reply early;   /* decided before the body arrived (auth, route, size) */
     int route;
     int is_write;
+    int retry_after;     /* 503 from a full pool: send Retry-After */
+    int state;           /* req_state */
+    route_match m;
+    const char *method;  /* MHD's, valid for the request */
+    const char *arg[2];  /* query arguments the endpoint reads (MHD's memory) */
+    serve_reply reply;   /* set by the pool job */
+    const char *ctype;
 } req;
 
 static double now_s(void)
@@ -49,17 +101,115 @@ void berth_serve_default_options(berth_serve_options *o)
     o->listen = "127.0.0.1:8080";
     o->max_body = BERTH_SERVE_MAX_BODY;
     o->max_header = 64 * 1024;
-    o->max_connections = 512;
+    o->max_connections = 10000;
+    o->per_ip_connections = 64;
     o->timeout_seconds = 30;
+    o->request_timeout = 10;
+    o->threads = 4;
+    o->workers = 64;
+    o->planner_threads = 0; /* online CPUs, at least 2 */
+    o->planner_queue = 0;   /* = planner_threads */
+    o->max_objects = 100000;
+    o->max_pairs = 250000;
     o->max_batch = 1024;
 }
 
-/* ---- routing ---- */
+/* ---- connections and their deadlines ---- */
 
-typedef struct route_match {
-    int route;
-    char cluster[256], pool[256];
-} route_match;
+static conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void conn_phase(berth_server *s, struct MHD_Connection *c, int phase)
+{
+    conn *k = conn_of(c);
+    if (!k)
+        return;
+    pthread_mutex_lock(&s->conn_mu);
+    if (k->phase != CONN_CUT) {
+        k->phase = phase;
+        k->since = now_s();
+    }
+    pthread_mutex_unlock(&s->conn_mu);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: registers and forgets connections. MHD
+ * calls CLOSED before it closes the socket, so under conn_mu a registered
+ * fd is always this connection's. */
+static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    berth_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn *k = calloc(1, sizeof *k);
+        if (!k || !ci) {
+            free(k);
+            return; /* untracked: only the idle timeout applies */
+        }
+        k->fd = ci->connect_fd;
+        k->phase = CONN_READ;
+        k->since = now_s();
+        pthread_mutex_lock(&s->conn_mu);
+        k->next = s->conns;
+        if (s->conns)
+            s->conns->prev = k;
+        s->conns = k;
+        pthread_mutex_unlock(&s->conn_mu);
+        *socket_context = k;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn *k = *socket_context;
+        if (!k)
+            return;
+        pthread_mutex_lock(&s->conn_mu);
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            s->conns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        pthread_mutex_unlock(&s->conn_mu);
+        free(k);
+        *socket_context = NULL;
+    }
+}
+
+/* Every 100 ms: shuts down (both directions) the socket of each connection
+ * that has spent more than --request-timeout receiving one request or
+ * sending one reply; its event loop then sees the end of the stream and
+ * closes it. MHD's own timeout only counts idle time, so a client sending
+ * one byte a second would otherwise hold its connection for ever. */
+static void *deadline_main(void *arg)
+{
+    berth_server *s = arg;
+    double limit = (double)s->opt.request_timeout;
+    pthread_mutex_lock(&s->conn_mu);
+    while (!s->conn_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &ts);
+        double t = now_s();
+        for (conn *k = s->conns; k; k = k->next)
+            if ((k->phase == CONN_READ || k->phase == CONN_WRITE) && t - k->since > limit) {
+                shutdown(k->fd, SHUT_RDWR);
+                k->phase = CONN_CUT;
+                s->deadline_cuts++;
+            }
+    }
+    pthread_mutex_unlock(&s->conn_mu);
+    return NULL;
+}
+
+/* ---- routing ---- */
 
 /* Copies one path segment; 0 when it is empty, too long or has a '/'. */
 static int segment(const char *s, size_t n, char *out, size_t size)
@@ -185,8 +335,11 @@ static enum MHD_Result send_reply(berth_server *s, struct MHD_Connection *c, req
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allowed(r->route));
     if (status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"berth\"");
+    if (r->retry_after)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);
+    conn_phase(s, c, CONN_WRITE);
     serve_metrics_observe(s->metrics, r->route, method, status, now_s() - r->t0);
     return ok;
 }
@@ -248,6 +401,43 @@ static int json_depth(const char *p, size_t n)
     return max;
 }
 
+/* The server's own series appended to the metrics text t (malloc'd). */
+static char *server_metrics(berth_server *s, const char *t)
+{
+    unsigned pr, pq, wr, wq;
+    serve_pool_load(s->planners, &pr, &pq);
+    serve_pool_load(s->workers, &wr, &wq);
+    pthread_mutex_lock(&s->conn_mu);
+    unsigned long long cuts = s->deadline_cuts, refused = s->refused, open = 0;
+    for (conn *k = s->conns; k; k = k->next)
+        open++;
+    pthread_mutex_unlock(&s->conn_mu);
+    size_t n = strlen(t), cap = n + 1024;
+    char *x = malloc(cap);
+    if (!x)
+        return NULL;
+    memcpy(x, t, n);
+    snprintf(x + n, cap - n,
+             "# HELP berth_http_open_connections Open connections.\n"
+             "# TYPE berth_http_open_connections gauge\n"
+             "berth_http_open_connections %llu\n"
+             "# HELP berth_http_deadline_closed_total Connections closed by --request-timeout.\n"
+             "# TYPE berth_http_deadline_closed_total counter\n"
+             "berth_http_deadline_closed_total %llu\n"
+             "# HELP berth_http_busy_total Requests refused with 503 because their pool was "
+             "full.\n"
+             "# TYPE berth_http_busy_total counter\n"
+             "berth_http_busy_total %llu\n"
+             "# HELP berth_pool_requests Requests in a pool.\n"
+             "# TYPE berth_pool_requests gauge\n"
+             "berth_pool_requests{pool=\"planner\",state=\"running\"} %u\n"
+             "berth_pool_requests{pool=\"planner\",state=\"queued\"} %u\n"
+             "berth_pool_requests{pool=\"worker\",state=\"running\"} %u\n"
+             "berth_pool_requests{pool=\"worker\",state=\"queued\"} %u\n",
+             open, cuts, refused, pr, pq, wr, wq);
+    return x;
+}
+
 static void do_scale(berth_server *s, route_match *m, req *r, serve_reply *rep)
 {
     if (json_depth(r->body ? r->body : "", r->len) > BERTH_DOC_MAX_DEPTH) {
@@ -277,8 +467,11 @@ static void do_scale(berth_server *s, route_match *m, req *r, serve_reply *rep)
     serve_engine_scale(s->engine, m->cluster, m->pool, (int64_t)n, rep);
 }
 
-static void dispatch(berth_server *s, struct MHD_Connection *c, const char *method, route_match *m,
-                     req *r, serve_reply *rep, const char **ctype)
+/* Runs the request; on a pool thread for every route but the probes and
+ * the page, so it must not touch the connection (query arguments were
+ * copied into r->arg by the handler). */
+static void dispatch(berth_server *s, const char *method, route_match *m, req *r,
+                     serve_reply *rep, const char **ctype)
 {
     const char *body = r->body ? r->body : "";
     int get = !strcmp(method, "GET");
@@ -294,12 +487,14 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
         return;
     case SERVE_RT_METRICS: {
         char *t = serve_metrics_render(s->metrics, s->engine);
-        if (!t) {
+        char *x = t ? server_metrics(s, t) : NULL;
+        free(t);
+        if (!x) {
             set_error(rep, 500, "internal", "out of memory");
             return;
         }
         rep->status = 200;
-        rep->body = t;
+        rep->body = x;
         *ctype = "text/plain; version=0.0.4; charset=utf-8";
         return;
     }
@@ -334,25 +529,20 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
         do_scale(s, m, r, rep);
         return;
     case SERVE_RT_KUBE:
-        serve_kube_schedule(body, r->len,
-                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile"),
-                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "preempt"), rep);
+        serve_kube_schedule(body, r->len, r->arg[0], r->arg[1], &s->budget, rep);
         return;
     case SERVE_RT_FLEET:
-        serve_fleet_place(body, r->len, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "now"),
-                          rep);
+        serve_fleet_place(body, r->len, r->arg[0], &s->budget, rep);
         return;
     case SERVE_RT_DISRUPT:
-        serve_disrupt_plan(body, r->len,
-                           MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at"), rep);
+        serve_disrupt_plan(body, r->len, r->arg[0], &s->budget, rep);
         return;
     case SERVE_RT_AUTOSCALE:
-        serve_autoscale_plan(body, r->len,
-                             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at"), rep);
+        serve_autoscale_plan(body, r->len, r->arg[0], &s->budget, rep);
         return;
     case SERVE_RT_EXT_FILTER:
     case SERVE_RT_EXT_PRIORITIZE: {
-        const char *prof = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile");
+        const char *prof = r->arg[0];
         if (m->route == SERVE_RT_EXT_FILTER)
             serve_extender_filter(s->ext, body, r->len, prof, rep);
         else
@@ -370,32 +560,93 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
     }
 }
 
+/* Routes answered on the event loop: cheap and never waiting on a lock a
+ * writer may hold for an fsync. */
+static int inline_route(int route)
+{
+    return route == SERVE_RT_HEALTHZ || route == SERVE_RT_READYZ || route == SERVE_RT_WEB;
+}
+
+static int planner_route(int route)
+{
+    return route == SERVE_RT_KUBE || route == SERVE_RT_FLEET || route == SERVE_RT_DISRUPT ||
+           route == SERVE_RT_AUTOSCALE;
+}
+
+/* A pool job: runs the request, then hands the connection back to its
+ * event loop, which calls the handler again to queue the reply. */
+static void run_job(serve_job *j)
+{
+    req *r = (req *)j;
+    dispatch(r->s, r->method, &r->m, r, &r->reply, &r->ctype);
+    __atomic_store_n(&r->state, REQ_DONE, __ATOMIC_RELEASE);
+    MHD_resume_connection(r->c);
+}
+
+/* Hands a complete request to its pool with the connection suspended; a
+ * full pool is a 503 with Retry-After. */
+static void submit(berth_server *s, struct MHD_Connection *c, req *r)
+{
+    const char *key = NULL, *key2 = NULL;
+    switch (r->route) {
+    case SERVE_RT_KUBE: key = "profile"; key2 = "preempt"; break;
+    case SERVE_RT_FLEET: key = "now"; break;
+    case SERVE_RT_DISRUPT:
+    case SERVE_RT_AUTOSCALE: key = "at"; break;
+    case SERVE_RT_EXT_FILTER:
+    case SERVE_RT_EXT_PRIORITIZE: key = "profile"; break;
+    default: break;
+    }
+    r->arg[0] = key ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key) : NULL;
+    r->arg[1] = key2 ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key2) : NULL;
+    int planner = planner_route(r->route);
+    r->job.fn = run_job;
+    r->state = REQ_RUNNING;
+    conn_phase(s, c, CONN_WORK);
+    MHD_suspend_connection(c);
+    if (serve_pool_submit(planner ? s->planners : s->workers, &r->job) == 0)
+        return;
+    pthread_mutex_lock(&s->conn_mu);
+    s->refused++;
+    pthread_mutex_unlock(&s->conn_mu);
+    set_error(&r->reply, 503, "busy",
+              planner ? "every planner thread is busy and the planner queue is full: retry "
+                        "after 1 s (raise berth serve --planner-threads or --planner-queue)"
+                      : "every worker thread is busy and the queue is full: retry after 1 s "
+                        "(raise berth serve --workers)");
+    r->retry_after = 1;
+    r->state = REQ_DONE;
+    MHD_resume_connection(c);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
 {
     berth_server *s = cls;
     req *r = *con_cls;
-    route_match m;
-    match_route(url, &m);
     if (!r) {
         r = calloc(1, sizeof *r);
         if (!r)
             return MHD_NO;
         *con_cls = r;
+        r->s = s;
+        r->c = c;
+        r->method = method;
         r->t0 = now_s();
-        r->route = m.route;
+        match_route(url, &r->m);
+        r->route = r->m.route;
         r->is_write = strcmp(method, "GET") && strcmp(method, "HEAD");
         const char *cl =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (m.route == SERVE_RT_OTHER)
+        if (r->route == SERVE_RT_OTHER)
             set_error(&r->early, 404, "not_found", "no such endpoint (see docs/api.md)");
         else if (check_auth(s, c, r))
             ;
-        else if (!method_allowed(m.route, method)) {
+        else if (!method_allowed(r->route, method)) {
             char msg[128];
             snprintf(msg, sizeof msg, "method %.16s not allowed here (allowed: %s)", method,
-                     allowed(m.route));
+                     allowed(r->route));
             set_error(&r->early, 405, "method_not_allowed", msg);
         } else if (cl && strtoull(cl, NULL, 10) > s->opt.max_body) {
             r->too_big = 1;
@@ -430,14 +681,28 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *upload_size = 0;
         return MHD_YES;
     }
+    int state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    if (state == REQ_RUNNING)
+        return MHD_YES; /* not resumed yet */
+    if (state == REQ_DONE) {
+        enum MHD_Result ok = send_reply(s, c, r, method, &r->reply, r->ctype);
+        free(r->reply.body);
+        r->reply.body = NULL;
+        return ok;
+    }
     serve_reply rep = {0};
     const char *ctype = NULL;
     if (r->too_big) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the body exceeds the limit of %zu bytes", s->opt.max_body);
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the body exceeds the limit of %zu bytes (raise it with berth serve --max-body)",
+                 s->opt.max_body);
         set_error(&rep, 413, "payload_too_large", msg);
+    } else if (inline_route(r->route)) {
+        dispatch(s, method, &r->m, r, &rep, &ctype);
     } else {
-        dispatch(s, c, method, &m, r, &rep, &ctype);
+        submit(s, c, r);
+        return MHD_YES;
     }
     enum MHD_Result ok = send_reply(s, c, r, method, &rep, ctype);
     free(rep.body);
@@ -447,13 +712,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
+    berth_server *s = cls;
     req *r = *con_cls;
     if (r) {
         free(r->body);
         free(r->early.body);
+        free(r->reply.body);
         free(r);
         *con_cls = NULL;
     }
+    conn_phase(s, c, CONN_READ); /* the next request's clock starts now */
 }
 
 /* "ADDR:PORT" or "[V6]:PORT" into a socket address (loopback or any). */
@@ -504,6 +772,10 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
     if (!s)
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     s->opt = *o;
+    pthread_mutex_init(&s->conn_mu, NULL);
+    pthread_cond_init(&s->conn_cv, NULL);
+    s->budget.max_objects = o->max_objects;
+    s->budget.max_pairs = o->max_pairs;
     struct sockaddr_storage ss;
     int v6 = 0, rc = 0;
     if (parse_listen(o->listen, &ss, &v6, &s->port))
@@ -525,17 +797,48 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
     if (!rc)
         rc = serve_extender_open(o->db, &s->ext, e);
     if (!rc) {
-        unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                         (v6 ? MHD_USE_IPv6 : 0) | (s->tls.cert ? MHD_USE_TLS : 0);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned pt = o->planner_threads ? o->planner_threads : cpus > 2 ? (unsigned)cpus : 2;
+        unsigned pq = o->planner_queue ? o->planner_queue : pt;
+        s->planners = serve_pool_new(pt, pq);
+        s->workers = serve_pool_new(o->workers ? o->workers : 64, 4096);
+        if (!s->planners || !s->workers)
+            rc = berth_error_set(e, BERTH_ENOMEM, "cannot start the worker threads");
+    }
+    if (!rc && o->request_timeout) {
+        if (pthread_create(&s->deadline_thread, NULL, deadline_main, s))
+            rc = berth_error_set(e, BERTH_ENOMEM, "cannot start the deadline thread");
+        else
+            s->have_deadline_thread = 1;
+    }
+    if (!rc) {
+        /* room for the connections: the soft file limit up to the hard one */
+        struct rlimit rl;
+        if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur < (rlim_t)o->max_connections + 64 && !o->quiet)
+            fprintf(stderr,
+                    "berth serve: warning: the file descriptor limit (%llu) is below "
+                    "--max-connections %u + 64; raise it (ulimit -n) to accept that many\n",
+                    (unsigned long long)rl.rlim_cur, o->max_connections);
+        unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                         MHD_ALLOW_SUSPEND_RESUME | (v6 ? MHD_USE_IPv6 : 0) |
+                         (s->tls.cert ? MHD_USE_TLS : 0);
         struct MHD_OptionItem tls_ops[] = {
             {s->tls.cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls.cert},
             {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls.key},
             {MHD_OPTION_END, 0, NULL}};
         s->d = MHD_start_daemon(
             flags, (uint16_t)s->port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, &ss,
-            MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-            o->timeout_seconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_ARRAY, tls_ops, MHD_OPTION_END);
+            MHD_OPTION_THREAD_POOL_SIZE, o->threads ? o->threads : 4,
+            MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+            o->per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_seconds,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header, MHD_OPTION_NOTIFY_COMPLETED,
+            completed, s, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s, MHD_OPTION_ARRAY, tls_ops,
+            MHD_OPTION_END);
         if (!s->d)
             rc = berth_error_set(e, BERTH_EIO, "cannot listen on %s (in use or not permitted%s)",
                                  o->listen, s->tls.cert ? ", or the TLS certificate and key are "
@@ -561,8 +864,28 @@ void berth_serve_stop(berth_server *s)
 {
     if (!s)
         return;
+    /* stop accepting, let the pools finish (they resume their connections),
+     * then stop the event loops */
+    MHD_socket lsock = s->d ? MHD_quiesce_daemon(s->d) : MHD_INVALID_SOCKET;
+    if (s->planners)
+        serve_pool_stop(s->planners);
+    if (s->workers)
+        serve_pool_stop(s->workers);
     if (s->d)
         MHD_stop_daemon(s->d);
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock);
+    if (s->have_deadline_thread) {
+        pthread_mutex_lock(&s->conn_mu);
+        s->conn_stop = 1;
+        pthread_cond_signal(&s->conn_cv);
+        pthread_mutex_unlock(&s->conn_mu);
+        pthread_join(s->deadline_thread, NULL);
+    }
+    serve_pool_free(s->planners);
+    serve_pool_free(s->workers);
+    pthread_mutex_destroy(&s->conn_mu);
+    pthread_cond_destroy(&s->conn_cv);
     serve_extender_close(s->ext);
     serve_engine_close(s->engine);
     serve_tls_free(&s->tls);

@@ -122,14 +122,49 @@ void serve_web_page(serve_reply *r);
  * (image/svg+xml); 404 no_estate before an estate is loaded. */
 void serve_web_svg(serve_engine *g, serve_reply *r);
 
-/* Stateless engines (run on the caller's thread). */
+/* Stateless engines (run on the caller's thread: http.c runs them on the
+ * bounded planner pool). */
+
+/* The work one stateless request may ask for (docs/api.md "Limits"):
+ * objects in the body (a List's items count one each) and the product of
+ * the two sides a planner crosses (nodes x pods; member clusters x
+ * placements). 0 = no limit. Over a limit: 413 (objects) or 422
+ * over_budget (pairs), with the option that raises it. */
+typedef struct serve_budget {
+    uint64_t max_objects;
+    uint64_t max_pairs;
+} serve_budget;
+
 /* POST /v1/kube/schedule?profile=NAME&preempt=true|false (default true). */
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
-                         serve_reply *r);
-void serve_fleet_place(const char *body, size_t len, const char *now, serve_reply *r);
+                         const serve_budget *b, serve_reply *r);
+void serve_fleet_place(const char *body, size_t len, const char *now, const serve_budget *b,
+                       serve_reply *r);
 /* POST /v1/disrupt/plan?at=T and /v1/autoscale/plan?at=T (stateless). */
-void serve_disrupt_plan(const char *body, size_t len, const char *at, serve_reply *r);
-void serve_autoscale_plan(const char *body, size_t len, const char *at, serve_reply *r);
+void serve_disrupt_plan(const char *body, size_t len, const char *at, const serve_budget *b,
+                        serve_reply *r);
+void serve_autoscale_plan(const char *body, size_t len, const char *at, const serve_budget *b,
+                          serve_reply *r);
+
+/* ---- bounded worker pools (pool.c) ---- */
+
+/* A job: embedded in the caller's object; fn gets the job back. */
+typedef struct serve_job {
+    void (*fn)(struct serve_job *j);
+    struct serve_job *next;
+} serve_job;
+
+typedef struct serve_pool serve_pool;
+/* threads workers; at most max_queue jobs waiting beyond the running ones. */
+serve_pool *serve_pool_new(unsigned threads, unsigned max_queue);
+/* 0 queued; -1 when every thread is busy and the queue is full (or the
+ * pool is stopping): the job is not run. */
+int serve_pool_submit(serve_pool *p, serve_job *j);
+void serve_pool_load(serve_pool *p, unsigned *running, unsigned *queued);
+/* Refuses new jobs, runs the queued ones and joins the threads (once). */
+void serve_pool_stop(serve_pool *p);
+/* serve_pool_stop, then frees p. */
+void serve_pool_free(serve_pool *p);
 
 /* ---- auth ---- */
 

@@ -2,7 +2,9 @@
  * scheduling, Fleet placement, disruption and autoscaling plans (each the
  * SPEC 6.3 JSON of the matching command, with the kinds the body's load
  * skipped in `warnings`), each over a model built from the request body
- * and freed before the reply; they run on the connection's thread. */
+ * and freed before the reply; http.c runs them on the planner pool. Each
+ * first checks the request's budget (serve_budget: objects in the body,
+ * nodes x pods) so that one request cannot take minutes or gigabytes. */
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -16,8 +18,52 @@
 #include "berth/plan_report.h"
 #include "berth/report.h"
 
+/* Objects in the parsed body: a List's items one each, any other document
+ * one. */
+static uint64_t count_objects(const berth_source *src)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < src->ndocs; i++) {
+        const berth_node *d = src->docs[i];
+        const berth_node *items = d->type == BERTH_NODE_MAP ? berth_node_get(d, "items") : NULL;
+        n += items && items->type == BERTH_NODE_SEQ ? items->n : 1;
+    }
+    return n;
+}
+
+/* 413 when the body holds more objects than the budget allows. */
+static int over_objects(const berth_source *src, const serve_budget *b, serve_reply *r)
+{
+    uint64_t n = count_objects(src);
+    if (!b || !b->max_objects || n <= b->max_objects)
+        return 0;
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "body: %llu objects exceed this server's limit of %llu per request (raise it with "
+             "berth serve --max-objects N)",
+             (unsigned long long)n, (unsigned long long)b->max_objects);
+    serve_reply_error(r, 413, "payload_too_large", msg);
+    return -1;
+}
+
+/* 422 over_budget when a x b pairs exceed the budget. */
+static int over_pairs(const char *what_a, uint64_t a, const char *what_b, uint64_t n_b,
+                      const serve_budget *b, serve_reply *r)
+{
+    if (!b || !b->max_pairs || !a || !n_b || a <= b->max_pairs / n_b)
+        return 0;
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "body: %llu %s x %llu %s = %llu pairs exceed this server's limit of %llu per "
+             "request (raise it with berth serve --max-pairs N, or split the request)",
+             (unsigned long long)a, what_a, (unsigned long long)n_b, what_b,
+             (unsigned long long)(a * n_b), (unsigned long long)b->max_pairs);
+    serve_reply_error(r, 422, "over_budget", msg);
+    return -1;
+}
+
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
-                         serve_reply *r)
+                         const serve_budget *b, serve_reply *r)
 {
     *r = (serve_reply){0};
     if (preempt && strcmp(preempt, "true") && strcmp(preempt, "false")) {
@@ -30,6 +76,10 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
     berth_error_clear(&e);
     berth_source src;
     int rc = berth_doc_load_buffer(&k.arena, "body", body, len, &src, &e);
+    if (!rc && over_objects(&src, b, r)) {
+        berth_kube_free(&k);
+        return;
+    }
     if (!rc)
         rc = berth_kube_load(&k, &src, 0, &e);
     if (!rc)
@@ -37,6 +87,10 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
     if (rc) {
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        berth_kube_free(&k);
+        return;
+    }
+    if (over_pairs("nodes", k.nnodes, "pods", k.npods, b, r)) {
         berth_kube_free(&k);
         return;
     }
@@ -87,7 +141,8 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
     berth_kube_free(&k);
 }
 
-void serve_fleet_place(const char *body, size_t len, const char *now, serve_reply *r)
+void serve_fleet_place(const char *body, size_t len, const char *now, const serve_budget *b,
+                       serve_reply *r)
 {
     *r = (serve_reply){0};
     berth_fleet_options opt = {0};
@@ -108,10 +163,18 @@ void serve_fleet_place(const char *body, size_t len, const char *now, serve_repl
     berth_error_clear(&e);
     berth_source src;
     int rc = berth_doc_load_buffer(&fl.arena, "body", body, len, &src, &e);
+    if (!rc && over_objects(&src, b, r)) {
+        berth_fleet_free(&fl);
+        return;
+    }
     if (!rc)
         rc = berth_fleet_load(&fl, &src, 0, &e);
     if (!rc)
         rc = berth_fleet_finalize(&fl, &e);
+    if (!rc && over_pairs("member clusters", fl.nclusters, "placements", fl.nplacements, b, r)) {
+        berth_fleet_free(&fl);
+        return;
+    }
     berth_fleet_ctx *ctx = NULL;
     if (!rc)
         rc = berth_fleet_ctx_new(&fl, &opt, &ctx, &e);
@@ -161,7 +224,8 @@ static int plan_time(const char *at, int64_t *now, serve_reply *r)
     return 0;
 }
 
-void serve_disrupt_plan(const char *body, size_t len, const char *at, serve_reply *r)
+void serve_disrupt_plan(const char *body, size_t len, const char *at, const serve_budget *b,
+                        serve_reply *r)
 {
     *r = (serve_reply){0};
     berth_dplan_options opt = {0};
@@ -173,10 +237,18 @@ void serve_disrupt_plan(const char *body, size_t len, const char *at, serve_repl
     berth_error_clear(&e);
     berth_source src;
     int rc = berth_doc_load_buffer(&m.kube.arena, "body", body, len, &src, &e);
+    if (!rc && over_objects(&src, b, r)) {
+        berth_disrupt_free(&m);
+        return;
+    }
     if (!rc)
         rc = berth_disrupt_load(&m, &src, 0, &e);
     if (!rc)
         rc = berth_disrupt_finalize(&m, &e);
+    if (!rc && over_pairs("nodes", m.kube.nnodes, "pods", m.kube.npods, b, r)) {
+        berth_disrupt_free(&m);
+        return;
+    }
     berth_dplan p;
     memset(&p, 0, sizeof p);
     if (!rc)
@@ -190,7 +262,8 @@ void serve_disrupt_plan(const char *body, size_t len, const char *at, serve_repl
     berth_disrupt_free(&m);
 }
 
-void serve_autoscale_plan(const char *body, size_t len, const char *at, serve_reply *r)
+void serve_autoscale_plan(const char *body, size_t len, const char *at, const serve_budget *b,
+                          serve_reply *r)
 {
     *r = (serve_reply){0};
     berth_aplan_options opt = {0};
@@ -202,10 +275,18 @@ void serve_autoscale_plan(const char *body, size_t len, const char *at, serve_re
     berth_error_clear(&e);
     berth_source src;
     int rc = berth_doc_load_buffer(&m.kube.arena, "body", body, len, &src, &e);
+    if (!rc && over_objects(&src, b, r)) {
+        berth_autoscale_free(&m);
+        return;
+    }
     if (!rc)
         rc = berth_autoscale_load(&m, &src, 0, &e);
     if (!rc)
         rc = berth_autoscale_finalize(&m, &e);
+    if (!rc && over_pairs("nodes", m.kube.nnodes, "pods", m.kube.npods, b, r)) {
+        berth_autoscale_free(&m);
+        return;
+    }
     berth_aplan p;
     memset(&p, 0, sizeof p);
     if (!rc)

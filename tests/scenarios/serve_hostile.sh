@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# serve_hostile: `berth serve` under hostile load, on loopback only, with
+# bounded counts and times. 400 connections from 10 loopback addresses
+# sending one header byte a second cannot stop /healthz or an estate write
+# from answering within a second, and are closed by --request-timeout; a
+# slow body is cut the same way; the per-IP limit refuses the 65th
+# connection of one address; a planner request over the objects or nodes x
+# pods budget is a 413 / 422 naming the option; a full planner pool is a
+# 503 with Retry-After while /healthz and estate reads and writes still
+# answer within a second. tests/tools/slow_clients.c is the slow client.
+set -u
+BERTH=${BERTH:-build/berth}
+tmp=$(mktemp -d)
+pid=; bg=()
+cleanup() {
+  for b in "${bg[@]}"; do kill "$b" 2>/dev/null; done
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null
+  wait 2>/dev/null; rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; [ -f "$tmp/log" ] && tail -5 "$tmp/log"; exit 1; }
+cc -std=c11 -D_GNU_SOURCE -O1 -o "$tmp/slow" tests/tools/slow_clients.c || fail "cannot build the slow client"
+
+# gen_kube NODES PODS: a NodeList and a PodList as `kubectl get -o json` writes them
+gen_kube() {
+  awk -v N="$1" -v P="$2" 'BEGIN {
+    printf "{\"apiVersion\":\"v1\",\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"1000\"},\"items\":["
+    for (i = 0; i < N; i++) {
+      if (i) printf ","
+      printf "{\"metadata\":{\"name\":\"node-%05d\",\"uid\":\"00000000-0000-4000-8000-%012d\",\"resourceVersion\":\"%d\",\"creationTimestamp\":\"2024-05-01T10:00:00Z\",", i, i, 100 + i
+      printf "\"labels\":{\"kubernetes.io/hostname\":\"node-%05d\",\"kubernetes.io/os\":\"linux\",\"topology.kubernetes.io/zone\":\"zone-%d\"},", i, i % 3
+      printf "\"managedFields\":[{\"manager\":\"kubelet\",\"operation\":\"Update\",\"apiVersion\":\"v1\",\"time\":\"2024-05-01T10:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{}}}}]},"
+      printf "\"spec\":{\"podCIDR\":\"10.244.%d.0/24\"},\"status\":{\"capacity\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"3860m\",\"memory\":\"12Gi\",\"pods\":\"110\"},", i % 250
+      printf "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"lastHeartbeatTime\":\"2024-05-02T08:00:00Z\",\"lastTransitionTime\":\"2024-05-01T10:00:00Z\"}]}}"
+    }
+    printf "]}\n{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"2000\"},\"items\":["
+    for (i = 0; i < P; i++) {
+      if (i) printf ","
+      printf "{\"metadata\":{\"name\":\"web-%05d\",\"namespace\":\"shop\",\"uid\":\"11111111-0000-4000-8000-%012d\",\"resourceVersion\":\"%d\",\"creationTimestamp\":\"2024-05-01T11:00:00Z\",\"labels\":{\"app\":\"web\"},", i, i, 5000 + i
+      printf "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-5d9c\",\"uid\":\"22222222-0000-4000-8000-000000000001\",\"controller\":true,\"blockOwnerDeletion\":true}]},"
+      printf "\"spec\":{\"schedulerName\":\"default-scheduler\",\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.25\",\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]},"
+      printf "\"status\":{\"phase\":\"Pending\",\"qosClass\":\"Burstable\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\",\"lastTransitionTime\":\"2024-05-01T11:00:00Z\"}]}}"
+    }
+    printf "]}\n"
+  }'
+}
+
+"$BERTH" serve --listen 127.0.0.1:0 --db "$tmp/db" --request-timeout 3 --planner-threads 1 \
+  --planner-queue 1 --max-objects 650 --max-pairs 100000 2> "$tmp/log" &
+pid=$!
+port=
+for _ in $(seq 1 200); do
+  port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$tmp/log")
+  [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/readyz" > /dev/null && break
+  kill -0 "$pid" 2>/dev/null || fail "server exited: $(cat "$tmp/log")"
+  sleep 0.05
+done
+[ -n "$port" ] || fail "server not ready"
+B=http://127.0.0.1:$port
+
+# within_1s NAME WANT CURL-ARGS...: the request answers WANT in under a second
+within_1s() {
+  local name=$1 want=$2; shift 2
+  local out code t
+  out=$(curl -s -o "$tmp/body" -m 5 -w '%{http_code} %{time_total}' "$@") || true
+  code=${out% *}; t=${out#* }
+  [ "$code" = "$want" ] || fail "$name: status $code, want $want: $(head -c 300 "$tmp/body")"
+  awk -v t="$t" 'BEGIN { exit !(t < 1.0) }' || fail "$name took ${t}s (want < 1 s)"
+}
+
+# 1. 400 slow-header connections (40 per address, under the per-IP limit)
+"$tmp/slow" "$port" 400 8 10 > "$tmp/slow.out" &
+bg+=($!); slow=$!
+sleep 1
+for i in 1 2 3 4 5; do
+  within_1s "healthz under slow clients ($i)" 200 "$B/healthz"
+  sleep 0.2
+done
+within_1s "estate PUT under slow clients" 200 -X PUT --data-binary @examples/serve/site.yaml "$B/v1/estate"
+within_1s "cluster list under slow clients" 200 "$B/v1/clusters"
+wait "$slow"
+read -r _ opened _ refused _ cut _ first _ last _ open < "$tmp/slow.out"
+[ "$opened" = 400 ] && [ "$refused" = 0 ] ||
+  fail "slow clients: $(cat "$tmp/slow.out") (want 400 opened, none refused)"
+[ "$cut" = 400 ] && [ "$open" = 0 ] ||
+  fail "slow clients: $(cat "$tmp/slow.out") (want all 400 closed by --request-timeout 3)"
+awk -v f="$first" -v l="$last" 'BEGIN { exit !(f >= 2.5 && l <= 5.5) }' ||
+  fail "slow clients were closed between ${first}s and ${last}s (want about 3 s)"
+curl -s "$B/metrics" | grep -q '^berth_http_deadline_closed_total [1-9]' ||
+  fail "metrics: no berth_http_deadline_closed_total"
+
+# 2. a body trickling at 2 KB/s is cut by the same deadline
+head -c 100000 /dev/zero | tr '\0' 'a' > "$tmp/big"
+out=$(curl -s -o /dev/null -m 20 -w '%{http_code} %{time_total}' --limit-rate 2k -X PUT \
+  --data-binary @"$tmp/big" "$B/v1/estate") || true
+awk -v t="${out#* }" 'BEGIN { exit !(t < 6.0) }' || fail "slow body lasted ${out#* }s (want ~3 s)"
+[ "${out% *}" = 000 ] || fail "slow body answered ${out% *} (want the connection closed)"
+
+# 3. per-IP limit: 80 connections from one address, 64 stay open
+"$tmp/slow" "$port" 80 1.5 1 > "$tmp/perip.out"
+read -r _ opened _ refused _ cut _ _ _ _ _ open < "$tmp/perip.out"
+[ "$refused" = 16 ] && [ "$open" = 64 ] ||
+  fail "per-IP limit: $(cat "$tmp/perip.out") (want 16 refused, 64 open)"
+within_1s "healthz after the per-IP test" 200 "$B/healthz"
+
+# 4. budgets
+gen_kube 500 200 > "$tmp/objects.json"   # 700 objects > --max-objects 650
+within_1s "objects budget" 413 -X POST --data-binary @"$tmp/objects.json" "$B/v1/kube/schedule"
+grep -q -- '--max-objects' "$tmp/body" || fail "413 does not name --max-objects: $(cat "$tmp/body")"
+grep -q '700 objects' "$tmp/body" || fail "413 does not count the objects: $(cat "$tmp/body")"
+gen_kube 300 340 > "$tmp/pairs.json"     # 640 objects, 102,000 pairs > --max-pairs 100000
+within_1s "pairs budget" 422 -X POST --data-binary @"$tmp/pairs.json" "$B/v1/kube/schedule"
+grep -q '"over_budget"' "$tmp/body" && grep -q -- '--max-pairs' "$tmp/body" &&
+  grep -q '300 nodes x 340 pods' "$tmp/body" || fail "422 body: $(cat "$tmp/body")"
+
+# 5. full planner pool (1 thread, 1 queued): the third request is a 503,
+# while /healthz and estate reads and writes still answer within a second
+gen_kube 250 250 > "$tmp/slow.json"
+for i in 1 2; do
+  curl -s -o "$tmp/plan$i" -w '%{http_code}' -X POST --data-binary @"$tmp/slow.json" \
+    "$B/v1/kube/schedule" > "$tmp/plan$i.code" &
+  bg+=($!)
+done
+sleep 0.5
+curl -s -D "$tmp/h503" -o "$tmp/b503" -w '%{http_code}' -X POST --data-binary @"$tmp/slow.json" \
+  "$B/v1/kube/schedule" > "$tmp/c503"
+[ "$(cat "$tmp/c503")" = 503 ] || fail "full planner pool: status $(cat "$tmp/c503"), want 503"
+grep -qi '^Retry-After: 1' "$tmp/h503" || fail "503 without Retry-After: $(cat "$tmp/h503")"
+grep -q -- '--planner-threads' "$tmp/b503" || fail "503 body: $(cat "$tmp/b503")"
+within_1s "healthz with the planner pool full" 200 "$B/healthz"
+within_1s "estate read with the planner pool full" 200 "$B/v1/clusters"
+within_1s "estate write with the planner pool full" 201 -X POST \
+  --data-binary @examples/serve/cluster-a.yaml "$B/v1/clusters"
+curl -s "$B/metrics" | grep -q 'berth_pool_requests{pool="planner",state="running"} 1' ||
+  fail "metrics: the planner pool is not shown busy"
+wait "${bg[@]}" 2>/dev/null
+for i in 1 2; do
+  [ "$(cat "$tmp/plan$i.code")" = 200 ] || fail "planner request $i: $(cat "$tmp/plan$i.code")"
+done
+grep -q '"node":"node-' "$tmp/plan1" || fail "planner request 1 placed nothing"
+curl -s "$B/metrics" | grep -q '^berth_http_busy_total 1$' || fail "metrics: busy count"
+
+echo "serve_hostile: ok"
