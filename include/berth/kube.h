@@ -15,7 +15,16 @@
  * hugepages-*, ...) in order of first appearance. Pod count is separate.
  *
  * Ownership: a berth_kcluster owns everything it holds; strings live in its
- * arena. Node and pod indices are stable for its life. */
+ * arena. Node and pod indices are stable for its life.
+ *
+ * Threads: the library keeps no mutable global state (comparators take
+ * their context through qsort_r). Distinct objects (clusters, sessions)
+ * may be used from different threads at once; one object from one thread at
+ * a time. Functions that take a const berth_kcluster * only read it, so
+ * several of them (berth_kube_schedule_view, berth_ksession_open and
+ * distinct sessions over one cluster, berth_kube_queue_sort) may run
+ * concurrently on one cluster; functions taking a non-const cluster
+ * (loading, berth_kube_schedule, berth_kube_fit) need it to themselves. */
 #ifndef BERTH_KUBE_H
 #define BERTH_KUBE_H
 
@@ -622,8 +631,8 @@ int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *v, cons
  * berth_kube_schedule's decisions do. Node indices (k's, then k->nnodes +
  * spare slot) and pod indices are k's. Errors: BERTH_EINVAL for a bad
  * index or state (evict of an unbound pod, bind or place of a bound one),
- * BERTH_ENOMEM. One session is not thread-safe; opening sessions and
- * berth_kube_schedule share a sort comparator's static state. */
+ * BERTH_ENOMEM. One session from one thread at a time; distinct sessions,
+ * also over one cluster, may run concurrently (see the top of this file). */
 typedef struct berth_ksession berth_ksession;
 /* Opens a session over k: k's nodes (node indices exactly as in k: 0..k->nnodes-1) plus `nspare` spare slots
  * (indices k->nnodes .. k->nnodes+nspare-1, holding nothing and receiving nothing until berth_ksession_spare),

@@ -1,6 +1,8 @@
 /* berth/kube_report.h - reports for kube scheduling (SPEC 6.3 `kube
  * schedule`) and vSphere Pod sizes (`kube size`): a collector that is the
- * berth_kube_options.on_decision callback, then a table or JSON. */
+ * berth_kube_options.on_decision callback, then a table or JSON.
+ *
+ * Threads: a collector belongs to one run; writers only read it. */
 #ifndef BERTH_KUBE_REPORT_H
 #define BERTH_KUBE_REPORT_H
 

@@ -6,7 +6,14 @@
  * berth_serve_start (replays the log, starts the worker and the HTTP
  * daemon), then berth_serve_stop. The server is thread-safe; placement runs
  * in one worker thread that group-commits the mutations that arrive
- * together. */
+ * together.
+ *
+ * Threads: call berth_serve_start and berth_serve_stop from one thread, one
+ * server at a time per options object. Requests are answered concurrently:
+ * each stateless request (kube schedule, fleet place, disrupt and autoscale
+ * plans, the extender) builds and frees its own model, estate reads take
+ * the engine's lock, and estate writes are applied by the one worker
+ * thread; `make tsan` checks this under ThreadSanitizer. */
 #ifndef BERTH_SERVE_H
 #define BERTH_SERVE_H
 

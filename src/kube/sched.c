@@ -377,9 +377,9 @@ static void build_profile(prof_built *b, const berth_kprofile *kp, berth_tiebrea
     b->p.tiebreak = tb;
 }
 
-static const berth_kcluster *sort_k;
-static int cmp_queue(const void *a, const void *b)
+static int cmp_queue(const void *a, const void *b, void *ctx)
 {
+    const berth_kcluster *sort_k = ctx;
     const berth_kpod *x = &sort_k->pods[*(const uint32_t *)a], *y = &sort_k->pods[*(const uint32_t *)b];
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
@@ -477,8 +477,7 @@ static char *prescore_error(const kube_sched *s, const berth_kpod *p)
 
 void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n)
 {
-    sort_k = k;
-    qsort(queue, n, sizeof *queue, cmp_queue);
+    qsort_r(queue, n, sizeof *queue, cmp_queue, (void *)k);
 }
 
 void kube_loop_free(kube_loop *L)
