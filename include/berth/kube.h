@@ -469,8 +469,16 @@ void berth_kube_vsphere_size(const berth_kpod *pod, const berth_vsphere_opts *o,
 
 /* ---- scheduling ---- */
 
+/* One kube-scheduler reason and the number of nodes it rejected (the
+ * counts of "0/5 nodes are available: 3 Insufficient cpu, ..."). */
+typedef struct berth_kreason {
+    const char *text;
+    uint32_t count;
+} berth_kreason;
+
 /* One pod's decision, handed to the caller's callback. Arrays are valid
- * during the callback only. With detail = 0 only pod/node/nfeasible are set. */
+ * during the callback only. With detail = 0 only pod/node/nfeasible are set
+ * (and reasons, with berth_kube_options.reasons). */
 typedef struct berth_kdecision {
     uint32_t pod;
     uint32_t node;                    /* BERTH_KUBE_NONE when unschedulable */
@@ -505,6 +513,13 @@ typedef struct berth_kdecision {
     uint32_t nominated;
     const uint32_t *victims;
     uint32_t nvictims;
+    /* with berth_kube_options.reasons: the rejecting reasons over the
+     * examined nodes (each node's first failing filter plugin, every reason
+     * it gave; nodes outside NodeAffinity's PreFilter as "node(s) didn't
+     * satisfy plugin(s) [NodeAffinity]"), for placed pods too, at most 64
+     * distinct texts, in first-seen order; nreasons = 0 otherwise. */
+    const berth_kreason *reasons;
+    uint32_t nreasons;
 } berth_kdecision;
 
 typedef struct berth_kube_options {
@@ -518,6 +533,10 @@ typedef struct berth_kube_options {
     int preempt;                      /* DefaultPreemption for a pod that fits nowhere
                                        * (kube/preempt.c; the CLI's default, off for
                                        * views and what-if sessions) */
+    int reasons;                      /* fill berth_kdecision.reasons for every pod, and
+                                       * feasible/plugin_scores/totals (the full pipeline:
+                                       * no pod-class fast path), without detail's
+                                       * per-node fail masks */
 } berth_kube_options;
 
 /* Schedules every pending pod in queue order. Sorts k->nodes by name first

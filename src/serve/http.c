@@ -383,7 +383,8 @@ static void dispatch(berth_server *s, struct MHD_Connection *c, const char *meth
     case SERVE_RT_KUBE:
         serve_kube_schedule(body, r->len,
                             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile"),
-                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "preempt"), rep);
+                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "preempt"),
+                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "detail"), rep);
         return;
     case SERVE_RT_FLEET:
         serve_fleet_place(body, r->len, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "now"),

@@ -145,7 +145,7 @@ void serve_web_svg(serve_engine *g, serve_reply *r);
 /* Stateless engines (run on the caller's thread). */
 /* POST /v1/kube/schedule?profile=NAME&preempt=true|false (default true). */
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
-                         serve_reply *r);
+                         const char *detail, serve_reply *r);
 void serve_fleet_place(const char *body, size_t len, const char *now, serve_reply *r);
 /* POST /v1/disrupt/plan?at=T and /v1/autoscale/plan?at=T (stateless). */
 void serve_disrupt_plan(const char *body, size_t len, const char *at, serve_reply *r);
