@@ -30,7 +30,7 @@ BERTH_BUILD_ID := $(shell git describe --always --dirty 2>/dev/null || echo unkn
 $(BUILD)/obj/src/cli/main.o: EXTRA_CFLAGS += -DBERTH_BUILD='"$(BERTH_BUILD_ID)"'
 
 
-.PHONY: all deps demo check test bench clean install examples-check
+.PHONY: all deps demo check test tsan bench clean install examples-check
 all: $(BUILD)/berth
 
 $(BUILD)/obj/%.o: %.c $(HDRS)
@@ -67,8 +67,17 @@ check: deps
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%)
 	@BUILD=build/asan scripts/run-tests.sh
+	@$(MAKE) --no-print-directory tsan
 
 test: check
+
+# ThreadSanitizer: the CLI and the service built with -fsanitize=thread
+# (build/tsan), then concurrent requests to every stateless and estate
+# endpoint (tests/tsan/serve_concurrent.sh); any report fails.
+TSAN_OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+tsan: deps
+	@$(MAKE) --no-print-directory -j2 BUILD=build/tsan OPT="$(TSAN_OPT)" build/tsan/berth
+	@BERTH=build/tsan/berth tests/tsan/serve_concurrent.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory -j2 OPT="-O2 -march=native -g" BUILD=build/bench-build \

@@ -2,7 +2,10 @@
  * count of each SKU that fits now, and warnings for the best practices:
  * avoid availabilityZones on agent pools, create larger clusters and pools
  * first (above all extra-large SKUs), reduce a pool's count before its SKU
- * on a capacity failure, and no control-plane majority in one rack. */
+ * on a capacity failure, and no control-plane majority in one rack.
+ *
+ * Threads: advice only reads the berth_nexus it is given; calls on distinct
+ * models, or read-only calls on one model, may run concurrently. */
 #ifndef BERTH_ADVICE_H
 #define BERTH_ADVICE_H
 

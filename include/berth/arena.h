@@ -2,7 +2,10 @@
  *
  * A run (a loaded input set, a simulation) allocates from an arena and frees
  * it in one call. Blocks grow geometrically; an arena has a hard byte cap
- * (0 = unlimited) so input-driven growth cannot exhaust the machine. */
+ * (0 = unlimited) so input-driven growth cannot exhaust the machine.
+ *
+ * Threads: an arena is not locked; one arena from one thread at a time.
+ * Distinct arenas may be used from different threads. */
 #ifndef BERTH_ARENA_H
 #define BERTH_ARENA_H
 

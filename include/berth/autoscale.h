@@ -14,7 +14,11 @@
  * work bounds are in docs/autoscale.md.
  *
  * Ownership: a berth_autoscale owns all it holds; strings live in its
- * kube arena; a berth_aplan owns its arrays. */
+ * kube arena; a berth_aplan owns its arrays.
+ *
+ * Threads: the library keeps no mutable global state. Distinct
+ * berth_autoscale objects may be used from different threads at once; one
+ * object from one thread at a time (planning writes scratch into it). */
 #ifndef BERTH_AUTOSCALE_H
 #define BERTH_AUTOSCALE_H
 

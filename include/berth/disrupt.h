@@ -15,7 +15,11 @@
  *
  * Times are seconds since the Unix epoch (UTC); durations are seconds,
  * BERTH_DURATION_NEVER for "Never". Ownership: a berth_disrupt owns all it
- * holds; strings live in its arena; a berth_dplan owns its arrays. */
+ * holds; strings live in its arena; a berth_dplan owns its arrays.
+ *
+ * Threads: the library keeps no mutable global state. Distinct
+ * berth_disrupt objects may be used from different threads at once; one
+ * object from one thread at a time (planning writes scratch into it). */
 #ifndef BERTH_DISRUPT_H
 #define BERTH_DISRUPT_H
 

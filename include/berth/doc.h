@@ -6,7 +6,11 @@
  * A file whose first non-blank character is `{` is a JSON stream: several
  * JSON values back to back (`kubectl cluster-info dump`), with the dump's
  * container log sections between them skipped. The tree lives in the
- * caller's arena. */
+ * caller's arena.
+ *
+ * Threads: parsing keeps no global state; distinct sources and arenas may
+ * be used from different threads. A parsed tree is read-only and may be
+ * read concurrently. */
 #ifndef BERTH_DOC_H
 #define BERTH_DOC_H
 

@@ -2,7 +2,10 @@
  *
  * Functions return 0 on success or a negative BERTH_E* code. When a caller
  * passes a berth_error, the callee writes a one-line message for humans into
- * it; messages about input carry "file:line:column: field.path: what". */
+ * it; messages about input carry "file:line:column: field.path: what".
+ *
+ * Threads: berth_strerror returns constant strings; an error record
+ * belongs to one call at a time. */
 #ifndef BERTH_ERROR_H
 #define BERTH_ERROR_H
 

@@ -8,7 +8,12 @@
  * berth_fleet_ctx runs placements one at a time (berth_fleet_place), each
  * outcome living in the context's scratch until the next call;
  * berth_fleet_ctx_free; berth_fleet_free. Strings from input live in the
- * fleet's arena. docs/fleet.md describes every input field. */
+ * fleet's arena. docs/fleet.md describes every input field.
+ *
+ * Threads: the library keeps no mutable global state. Distinct fleets and
+ * contexts may be used from different threads; one context from one thread
+ * at a time. A finalized fleet is only read by berth_fleet_place, so
+ * several contexts may place over one fleet concurrently. */
 #ifndef BERTH_FLEET_H
 #define BERTH_FLEET_H
 

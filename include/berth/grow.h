@@ -1,4 +1,6 @@
-/* berth/grow.h - growable arrays: the one doubling rule every table uses. */
+/* berth/grow.h - growable arrays: the one doubling rule every table uses.
+ *
+ * Threads: no shared state; a table belongs to its caller. */
 #ifndef BERTH_GROW_H
 #define BERTH_GROW_H
 

@@ -4,7 +4,10 @@
  * spot interruption rate) and the capacity types in launch order.
  *
  * Ownership: strings and offering arrays live in the arena handed to the
- * decoder; a table of types is a berth_grow vector owned by the caller. */
+ * decoder; a table of types is a berth_grow vector owned by the caller.
+ *
+ * Threads: no global state; decoding writes only the caller's arena and
+ * table; a loaded table may be read concurrently. */
 #ifndef BERTH_INSTANCE_H
 #define BERTH_INSTANCE_H
 

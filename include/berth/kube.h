@@ -15,7 +15,16 @@
  * hugepages-*, ...) in order of first appearance. Pod count is separate.
  *
  * Ownership: a berth_kcluster owns everything it holds; strings live in its
- * arena. Node and pod indices are stable for its life. */
+ * arena. Node and pod indices are stable for its life.
+ *
+ * Threads: the library keeps no mutable global state (comparators take
+ * their context through qsort_r). Distinct objects (clusters, sessions)
+ * may be used from different threads at once; one object from one thread at
+ * a time. Functions that take a const berth_kcluster * only read it, so
+ * several of them (berth_kube_schedule_view, berth_ksession_open and
+ * distinct sessions over one cluster, berth_kube_queue_sort) may run
+ * concurrently on one cluster; functions taking a non-const cluster
+ * (loading, berth_kube_schedule, berth_kube_fit) need it to themselves. */
 #ifndef BERTH_KUBE_H
 #define BERTH_KUBE_H
 
@@ -460,8 +469,16 @@ void berth_kube_vsphere_size(const berth_kpod *pod, const berth_vsphere_opts *o,
 
 /* ---- scheduling ---- */
 
+/* One kube-scheduler reason and the number of nodes it rejected (the
+ * counts of "0/5 nodes are available: 3 Insufficient cpu, ..."). */
+typedef struct berth_kreason {
+    const char *text;
+    uint32_t count;
+} berth_kreason;
+
 /* One pod's decision, handed to the caller's callback. Arrays are valid
- * during the callback only. With detail = 0 only pod/node/nfeasible are set. */
+ * during the callback only. With detail = 0 only pod/node/nfeasible are set
+ * (and reasons, with berth_kube_options.reasons). */
 typedef struct berth_kdecision {
     uint32_t pod;
     uint32_t node;                    /* BERTH_KUBE_NONE when unschedulable */
@@ -496,6 +513,13 @@ typedef struct berth_kdecision {
     uint32_t nominated;
     const uint32_t *victims;
     uint32_t nvictims;
+    /* with berth_kube_options.reasons: the rejecting reasons over the
+     * examined nodes (each node's first failing filter plugin, every reason
+     * it gave; nodes outside NodeAffinity's PreFilter as "node(s) didn't
+     * satisfy plugin(s) [NodeAffinity]"), for placed pods too, at most 64
+     * distinct texts, in first-seen order; nreasons = 0 otherwise. */
+    const berth_kreason *reasons;
+    uint32_t nreasons;
 } berth_kdecision;
 
 typedef struct berth_kube_options {
@@ -509,6 +533,10 @@ typedef struct berth_kube_options {
     int preempt;                      /* DefaultPreemption for a pod that fits nowhere
                                        * (kube/preempt.c; the CLI's default, off for
                                        * views and what-if sessions) */
+    int reasons;                      /* fill berth_kdecision.reasons for every pod, and
+                                       * feasible/plugin_scores/totals (the full pipeline:
+                                       * no pod-class fast path), without detail's
+                                       * per-node fail masks */
 } berth_kube_options;
 
 /* Schedules every pending pod in queue order. Sorts k->nodes by name first
@@ -622,8 +650,8 @@ int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *v, cons
  * berth_kube_schedule's decisions do. Node indices (k's, then k->nnodes +
  * spare slot) and pod indices are k's. Errors: BERTH_EINVAL for a bad
  * index or state (evict of an unbound pod, bind or place of a bound one),
- * BERTH_ENOMEM. One session is not thread-safe; opening sessions and
- * berth_kube_schedule share a sort comparator's static state. */
+ * BERTH_ENOMEM. One session from one thread at a time; distinct sessions,
+ * also over one cluster, may run concurrently (see the top of this file). */
 typedef struct berth_ksession berth_ksession;
 /* Opens a session over k: k's nodes (node indices exactly as in k: 0..k->nnodes-1) plus `nspare` spare slots
  * (indices k->nnodes .. k->nnodes+nspare-1, holding nothing and receiving nothing until berth_ksession_spare),

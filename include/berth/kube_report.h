@@ -1,6 +1,8 @@
 /* berth/kube_report.h - reports for kube scheduling (SPEC 6.3 `kube
  * schedule`) and vSphere Pod sizes (`kube size`): a collector that is the
- * berth_kube_options.on_decision callback, then a table or JSON. */
+ * berth_kube_options.on_decision callback, then a table or JSON.
+ *
+ * Threads: a collector belongs to one run; writers only read it. */
 #ifndef BERTH_KUBE_REPORT_H
 #define BERTH_KUBE_REPORT_H
 
@@ -11,7 +13,10 @@
 
 typedef struct berth_kube_report berth_kube_report;
 
-/* detail: build the per-pod JSON (feasible, filtered, scores). NULL on OOM. */
+/* Each pod's JSON has score, feasibleCount, reasons and top (run the
+ * scheduler with berth_kube_options.reasons for reasons and top); detail
+ * adds feasible, filtered and scores (berth_kube_options.detail). NULL on
+ * OOM. */
 berth_kube_report *berth_kube_report_new(int detail);
 void berth_kube_report_free(berth_kube_report *r);
 /* The on_decision callback; ctx is the report. */
@@ -30,6 +35,15 @@ int berth_kube_report_explain(FILE *out, const berth_kube_report *r);
 
 /* {"pods": [...]} per SPEC 6.3 (new reference to the report's JSON). */
 json_t *berth_kube_report_json(berth_kube_report *r);
+/* Streaming instead of a tree: writes '{"pods": [' to out now, then each
+ * pod as it is decided (the report keeps no pod JSON, so memory does not
+ * grow with the output); berth_kube_report_stream_end writes ']', the
+ * members of tail (e.g. "warnings") and '}'. flags are jansson's dump
+ * flags (JSON_INDENT(n), JSON_COMPACT, JSON_PRESERVE_ORDER); the text
+ * equals json_dumpf of the whole tree with them. 0, BERTH_ENOMEM or
+ * BERTH_EIO. berth_kube_report_json and _explain need the tree. */
+int berth_kube_report_stream(berth_kube_report *r, FILE *out, size_t flags);
+int berth_kube_report_stream_end(berth_kube_report *r, json_t *tail);
 
 /* `kube size`: every pod's QoS class and vSphere Pod size. */
 int berth_kube_size_table(FILE *out, const berth_kcluster *k, const berth_vsphere_opts *o);

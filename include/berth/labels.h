@@ -3,7 +3,10 @@
  *
  * Strings are borrowed: the caller (usually an arena) keeps keys, values and
  * the arrays alive. A NULL string counts as "". Matching never allocates;
- * a lookup is a binary search over labels sorted by key. */
+ * a lookup is a binary search over labels sorted by key.
+ *
+ * Threads: nothing here writes shared state; every function may be
+ * called concurrently on distinct or read-only data. */
 #ifndef BERTH_LABELS_H
 #define BERTH_LABELS_H
 

@@ -12,7 +12,11 @@
  *
  * Ownership: a berth_nexus owns everything it holds; strings live in its
  * arena. Indices (rack, machine, pool, cluster, vm) are uint32_t and stable
- * for the life of the object. */
+ * for the life of the object.
+ *
+ * Threads: the library keeps no mutable global state. Distinct models may
+ * be used from different threads at once; one model from one thread at a
+ * time (placement and steps change it). */
 #ifndef BERTH_NEXUS_H
 #define BERTH_NEXUS_H
 

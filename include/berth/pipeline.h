@@ -10,7 +10,10 @@
  * proven to contain the best one, so a pick need not scan the estate.
  * Plugins work on batches of candidate indices and read columns of hot state;
  * they never allocate. The pipeline itself allocates only in
- * berth_cycle_init. */
+ * berth_cycle_init.
+ *
+ * Threads: a berth_cycle is one thread's scratch; distinct cycles may run
+ * at once over state their plugins only read. Profiles are constant. */
 #ifndef BERTH_PIPELINE_H
 #define BERTH_PIPELINE_H
 

@@ -1,6 +1,9 @@
 /* berth/plan_report.h - reports of the planners: `disrupt plan` and
  * `autoscale plan` as a table and as SPEC 6.3 JSON (the caller owns the
- * returned reference). Used by the CLI and by `berth serve`. */
+ * returned reference). Used by the CLI and by `berth serve`.
+ *
+ * Threads: writers only read the plan; distinct plans may be written
+ * concurrently. */
 #ifndef BERTH_PLAN_REPORT_H
 #define BERTH_PLAN_REPORT_H
 

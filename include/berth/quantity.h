@@ -15,7 +15,9 @@
  * takes a number with no digit as zero ("", ".", "+" before a suffix, so
  * "m" or "e3" parse as 0) - berth requires a digit; and upstream clamps a
  * magnitude above INT64_MAX whole units to that maximum - berth rejects it
- * ("value out of range"). */
+ * ("value out of range").
+ *
+ * Threads: pure functions; safe to call concurrently. */
 #ifndef BERTH_QUANTITY_H
 #define BERTH_QUANTITY_H
 

@@ -1,5 +1,8 @@
 /* berth/random.h - seeded, portable random numbers (splitmix64 seeding a
- * xoshiro256** generator). Same seed, same sequence, on every machine. */
+ * xoshiro256** generator). Same seed, same sequence, on every machine.
+ *
+ * Threads: a generator is a value owned by its caller; one generator
+ * from one thread at a time. */
 #ifndef BERTH_RANDOM_H
 #define BERTH_RANDOM_H
 

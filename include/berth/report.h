@@ -5,7 +5,10 @@
  *
  * Renderers only read the model; they never change it. Writers return 0,
  * BERTH_ENOMEM when memory ran out, or BERTH_EIO when the stream reported
- * an error (ferror). */
+ * an error (ferror).
+ *
+ * Threads: renderers only read the model, so several may run at once on
+ * one model that nothing changes meanwhile. */
 #ifndef BERTH_REPORT_H
 #define BERTH_REPORT_H
 

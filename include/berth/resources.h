@@ -7,7 +7,10 @@
  * resource names are borrowed, not copied: the caller keeps the string alive
  * (usually in the run's arena) as long as the vector. Names compare with
  * strcmp; an extended resource that is absent counts as 0. No function
- * allocates. */
+ * allocates.
+ *
+ * Threads: pure functions on caller-owned values; safe to call
+ * concurrently. */
 #ifndef BERTH_RESOURCES_H
 #define BERTH_RESOURCES_H
 

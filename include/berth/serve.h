@@ -8,7 +8,14 @@
  * in one worker thread that group-commits the mutations that arrive
  * together. Connections are multiplexed on a few epoll threads; request
  * work runs on two bounded pools (estate and planners). berth_serve_start
- * raises the soft RLIMIT_NOFILE of the process to its hard limit. */
+ * raises the soft RLIMIT_NOFILE of the process to its hard limit.
+ *
+ * Threads: call berth_serve_start and berth_serve_stop from one thread, one
+ * server at a time per options object. Requests are answered concurrently:
+ * each stateless request (kube schedule, fleet place, disrupt and autoscale
+ * plans, the extender) builds and frees its own model, estate reads take
+ * the engine's lock, and estate writes are applied by the one worker
+ * thread; `make tsan` checks this under ThreadSanitizer. */
 #ifndef BERTH_SERVE_H
 #define BERTH_SERVE_H
 

@@ -1,7 +1,9 @@
 /* berth/taints.h - node taints and pod tolerations (v1.Taint,
  * v1.Toleration) and the toleration test of SPEC 2.5.
  *
- * Strings are borrowed; a NULL string counts as "". Nothing allocates. */
+ * Strings are borrowed; a NULL string counts as "". Nothing allocates.
+ *
+ * Threads: pure functions; safe to call concurrently. */
 #ifndef BERTH_TAINTS_H
 #define BERTH_TAINTS_H
 

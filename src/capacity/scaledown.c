@@ -106,10 +106,17 @@ static int in_queue_order(const berth_kcluster *k, const uint32_t *pods, uint32_
     return 1;
 }
 
-static const capacity_pass *sort_s;
-static const double *sort_u;
-static int cmp_util(const void *a, const void *b)
+/* comparator context: the pass and each node's utilisation */
+typedef struct {
+    const capacity_pass *s;
+    const double *u;
+} util_order;
+
+static int cmp_util(const void *a, const void *b, void *ctx)
 {
+    const util_order *o = ctx;
+    const capacity_pass *sort_s = o->s;
+    const double *sort_u = o->u;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     if (sort_u[x] != sort_u[y])
         return sort_u[x] < sort_u[y] ? -1 : 1;
@@ -191,9 +198,8 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 util[n] = utilisation(s, n);
             cand[nc++] = n;
         }
-    sort_s = s;
-    sort_u = util;
-    qsort(cand, nc, sizeof *cand, cmp_util);
+    util_order uo = {s, util};
+    qsort_r(cand, nc, sizeof *cand, cmp_util, &uo);
     for (uint32_t ci = 0; ci < nc; ci++) {
         uint32_t n = cand[ci];
         capacity_node *c = &s->n[n];

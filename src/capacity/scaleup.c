@@ -647,10 +647,17 @@ static int group_for(capacity_pass *s, upfast *f, uint32_t pod, char *why, size_
     return best;
 }
 
-static const packer *sort_k;
-static const uint32_t *sort_rank;
-static int cmp_ffd(const void *a, const void *b)
+/* comparator context: the packer and each pod's rank */
+typedef struct {
+    const packer *k;
+    const uint32_t *rank;
+} ffd_order;
+
+static int cmp_ffd(const void *a, const void *b, void *ctx)
 {
+    const ffd_order *o = ctx;
+    const packer *sort_k = o->k;
+    const uint32_t *sort_rank = o->rank;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     double wx = weight(sort_k, x), wy = weight(sort_k, y);
     if (wx != wy)
@@ -874,9 +881,9 @@ static int report(capacity_pass *s)
     return rc;
 }
 
-static const capacity_pass *sort_pass;
-static int cmp_new_name(const void *a, const void *b)
+static int cmp_new_name(const void *a, const void *b, void *ctx)
 {
+    const capacity_pass *sort_pass = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return strcmp(sort_pass->n[x].hyp.name, sort_pass->n[y].hyp.name);
 }
@@ -904,8 +911,7 @@ static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t 
         if (!s->n[n].removed)
             node_of_slot[nsp++] = n;
     if (!rc) {
-        sort_pass = s;
-        qsort(node_of_slot, nsp, sizeof *node_of_slot, cmp_new_name);
+        qsort_r(node_of_slot, nsp, sizeof *node_of_slot, cmp_new_name, s);
         for (uint32_t i = 0; i < nsp; i++)
             slot_of[node_of_slot[i] - s->nexisting] = i;
         for (uint32_t q = 0; q < k->npods; q++) {
@@ -1051,10 +1057,17 @@ static int pod_sig(const berth_kpod *p, char **b, size_t *n, size_t *cap)
     return rc ? BERTH_ENOMEM : 0;
 }
 
-static const char *sort_sigs;
-static const size_t *sort_sig_off;
-static int cmp_sig(const void *a, const void *b)
+/* comparator context: signature bytes and offsets */
+typedef struct {
+    const char *sigs;
+    const size_t *off;
+} sig_order;
+
+static int cmp_sig(const void *a, const void *b, void *ctx)
 {
+    const sig_order *o = ctx;
+    const char *sort_sigs = o->sigs;
+    const size_t *sort_sig_off = o->off;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     size_t lx = sort_sig_off[x + 1] - sort_sig_off[x], ly = sort_sig_off[y + 1] - sort_sig_off[y];
     int c = memcmp(sort_sigs + sort_sig_off[x], sort_sigs + sort_sig_off[y], lx < ly ? lx : ly);
@@ -1149,9 +1162,8 @@ static int upfast_init(upfast *f, const capacity_pass *s, const uint32_t *pend, 
     }
     if (!rc && np) {
         off[np] = nsigs;
-        sort_sigs = sigs;
-        sort_sig_off = off;
-        qsort(idx, np, sizeof *idx, cmp_sig);
+        sig_order so = {sigs, off};
+        qsort_r(idx, np, sizeof *idx, cmp_sig, &so);
         f->cls_pod = malloc((size_t)np * sizeof *f->cls_pod);
         f->cache = calloc(np, sizeof *f->cache);
         f->gok = calloc(np, sizeof *f->gok);
@@ -1302,9 +1314,8 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             if (!pk.n)
                 continue;
             set_norm(&pk);
-            sort_k = &pk;
-            sort_rank = rank;
-            qsort(order, pk.n, sizeof *order, cmp_ffd);
+            ffd_order fo = {&pk, rank};
+            qsort_r(order, pk.n, sizeof *order, cmp_ffd, &fo);
             memset(done, 0, pk.n);
             if (f) {
                 pk.f = f;

@@ -30,8 +30,11 @@ static void help_schedule(FILE *f)
             "  --config FILE        a KubeSchedulerConfiguration (profiles by schedulerName)\n"
             "  --profile NAME       schedule every pod with this profile: a schedulerName from\n"
             "                       --config, default-scheduler, or usage-aware (SPEC 2.4)\n"
-            "  -o, --output FORMAT  table (default), json (SPEC 6.3, with every feasible node's\n"
-            "                       scores and every filter reason) or yaml\n"
+            "  -o, --output FORMAT  table (default), json (SPEC 6.3: per pod its node, score,\n"
+            "                       feasible count, rejecting reasons counted over nodes and\n"
+            "                       the best 3 nodes with plugin scores) or yaml\n"
+            "  --detail all         json/yaml also list every feasible node's scores and\n"
+            "                       every node's filter reasons (grows as pods x nodes)\n"
             "  --tie-break MODE     first (default: lowest node name) or random (seeded)\n"
             "  --seed N             seed for --tie-break random (default 0)\n"
             "  --explain            for every pod, print (to stderr) the best nodes with each\n"
@@ -102,7 +105,7 @@ static int cmd_schedule(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     const char *config = NULL, *profile = NULL;
-    int reference = 0, explain = 0, preempt = 1;
+    int reference = 0, explain = 0, preempt = 1, detail_all = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -126,6 +129,14 @@ static int cmd_schedule(int argc, char **argv)
         }
         if (!strcmp(a, "--explain")) {
             explain = 1;
+            continue;
+        }
+        if (!strcmp(a, "--detail")) {
+            if (i + 1 >= argc || (strcmp(argv[i + 1], "all") && strcmp(argv[i + 1], "default"))) {
+                fprintf(stderr, "berth kube schedule: --detail expects 'all' or 'default'\n");
+                return 2;
+            }
+            detail_all = !strcmp(argv[++i], "all");
             continue;
         }
         if (!strcmp(a, "--no-preempt")) {
@@ -166,7 +177,8 @@ static int cmd_schedule(int argc, char **argv)
             return 2;
         }
     }
-    int detail = c.format != CLI_TABLE || explain;
+    /* per (pod, node) detail only when asked for; reasons and top for JSON */
+    int detail = (detail_all && c.format != CLI_TABLE) || explain;
     berth_kube_report *rep = berth_kube_report_new(detail);
     if (!rep) {
         berth_kube_free(&k);
@@ -175,9 +187,17 @@ static int cmd_schedule(int argc, char **argv)
     berth_kube_options opt = {.profile = prof, .tiebreak = c.tiebreak, .seed = c.seed,
                               .detail = detail, .reference = reference,
                               .on_decision = berth_kube_report_decision, .ctx = rep,
-                              .preempt = preempt};
+                              .preempt = preempt, .reasons = c.format != CLI_TABLE};
     berth_error e;
     berth_error_clear(&e);
+    /* JSON is streamed as pods are decided (not with --explain, which reads the tree) */
+    int stream = c.format == CLI_JSON && !c.quiet && !explain;
+    if (stream && berth_kube_report_stream(rep, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
+        berth_kube_report_free(rep);
+        berth_kube_free(&k);
+        fprintf(stderr, "berth: cannot write output\n");
+        return 3;
+    }
     int rc = berth_kube_schedule(&k, &opt, &e);
     if ((rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep)) {
         fprintf(stderr, "berth: %s\n", rc ? e.msg : "out of memory");
@@ -191,7 +211,12 @@ static int cmd_schedule(int argc, char **argv)
     if (!c.quiet && !out) {
         if (c.format == CLI_TABLE)
             out = berth_kube_report_table(stdout, rep, &k);
-        else {
+        else if (stream) {
+            json_t *tail = json_object();
+            out = !tail || berth_report_set_warnings(tail, &k.skipped) ||
+                  berth_kube_report_stream_end(rep, tail) || fputc('\n', stdout) == EOF;
+            json_decref(tail);
+        } else {
             json_t *j = berth_kube_report_json(rep);
             if (j && !berth_report_set_warnings(j, &k.skipped))
                 out = cli_print_json(j, c.format);

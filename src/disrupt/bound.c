@@ -80,9 +80,9 @@ static int alive(const disrupt_node *d)
     return !d->deleting && !d->expired;
 }
 
-static const disrupt_state *sort_s;
-static int cmp_price_desc(const void *a, const void *b)
+static int cmp_price_desc(const void *a, const void *b, void *ctx)
 {
+    const disrupt_state *sort_s = ctx;
     double x = sort_s->n[*(const uint32_t *)a].price, y = sort_s->n[*(const uint32_t *)b].price;
     return x > y ? -1 : x < y;
 }
@@ -137,8 +137,7 @@ static int budget_bound(const disrupt_state *s, berth_dbound *out)
                     (nu < a[BERTH_DR_UNDERUTILIZED] ? nu : a[BERTH_DR_UNDERUTILIZED]);
         if (k > (int64_t)nt)
             k = nt;
-        sort_s = s;
-        qsort(take, nt, sizeof *take, cmp_price_desc);
+        qsort_r(take, nt, sizeof *take, cmp_price_desc, (void *)s);
         nodes -= k;
         for (int64_t i = 0; i < k; i++)
             cost -= s->n[take[i]].price;

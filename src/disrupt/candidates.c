@@ -108,22 +108,24 @@ int disrupt_pod_pdb_blocked(const disrupt_state *s, uint32_t pod, char *why, siz
 
 /* ---- indexes: nodes by name, claims by node name, PDBs by namespace ---- */
 
-static const berth_disrupt *sort_m;
-static int cmp_node_name(const void *a, const void *b)
+static int cmp_node_name(const void *a, const void *b, void *ctx)
 {
+    const berth_disrupt *sort_m = ctx;
     return strcmp(sort_m->kube.nodes[*(const uint32_t *)a].name,
                   sort_m->kube.nodes[*(const uint32_t *)b].name);
 }
 
-static int cmp_claim_node(const void *a, const void *b)
+static int cmp_claim_node(const void *a, const void *b, void *ctx)
 {
+    const berth_disrupt *sort_m = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     int c = strcmp(sort_m->claims[x].node_name, sort_m->claims[y].node_name);
     return c ? c : (x > y) - (x < y);
 }
 
-static int cmp_pdb_ns(const void *a, const void *b)
+static int cmp_pdb_ns(const void *a, const void *b, void *ctx)
 {
+    const berth_disrupt *sort_m = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     int c = strcmp(sort_m->kube.pdbs[x].ns, sort_m->kube.pdbs[y].ns);
     return c ? c : (x > y) - (x < y);
@@ -179,8 +181,7 @@ static int index_pdbs(disrupt_state *s)
     }
     for (uint32_t i = 0; i < k->npdbs; i++)
         by_ns[i] = i;
-    sort_m = s->m;
-    qsort(by_ns, k->npdbs, sizeof *by_ns, cmp_pdb_ns);
+    qsort_r(by_ns, k->npdbs, sizeof *by_ns, cmp_pdb_ns, (void *)s->m);
     for (uint32_t p = 0; p < k->npods; p++) {
         const berth_kpod *pod = &k->pods[p];
         s->pod_pdb[p] = -1;
@@ -217,9 +218,9 @@ static int index_pdbs(disrupt_state *s)
     return 0;
 }
 
-static const disrupt_state *sort_s;
-static int cmp_order(const void *a, const void *b)
+static int cmp_order(const void *a, const void *b, void *ctx)
 {
+    const disrupt_state *sort_s = ctx;
     const disrupt_node *x = &sort_s->n[*(const uint32_t *)a], *y = &sort_s->n[*(const uint32_t *)b];
     double kx = x->price / x->rdc, ky = y->price / y->rdc;
     if (kx != ky)
@@ -301,11 +302,10 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
         s->node_by_name[n] = n;
         nominated[n] = BERTH_KUBE_NONE;
     }
-    sort_m = m;
-    qsort(s->node_by_name, k->nnodes, sizeof *s->node_by_name, cmp_node_name);
+    qsort_r(s->node_by_name, k->nnodes, sizeof *s->node_by_name, cmp_node_name, (void *)m);
     for (uint32_t c = 0; c < m->nclaims; c++)
         claim_by_node[c] = c;
-    qsort(claim_by_node, m->nclaims, sizeof *claim_by_node, cmp_claim_node);
+    qsort_r(claim_by_node, m->nclaims, sizeof *claim_by_node, cmp_claim_node, (void *)m);
     /* pods per node (one lookup per distinct run of names), nominations */
     for (uint32_t p = 0; p < k->npods; p++) {
         s->pod_node[p] = BERTH_KUBE_NONE;
@@ -449,8 +449,7 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
             int64_t a = b - s->pool_disrupting[p];
             s->allowed[p][r] = a > 0 ? a : 0;
         }
-    sort_s = s;
-    qsort(s->order, s->norder, sizeof *s->order, cmp_order);
+    qsort_r(s->order, s->norder, sizeof *s->order, cmp_order, (void *)s);
     free(claim_by_node);
     free(nominated);
     free(npods);

@@ -47,9 +47,9 @@ typedef struct opt_ctx {
     double *key;                /* sort keys per node */
 } opt_ctx;
 
-static const opt_ctx *sort_c;
-static int cmp_key_asc(const void *a, const void *b)
+static int cmp_key_asc(const void *a, const void *b, void *ctx)
 {
+    const opt_ctx *sort_c = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     double kx = sort_c->key[x], ky = sort_c->key[y];
     if (kx != ky)
@@ -222,8 +222,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             list[nl++] = n;
         }
     }
-    sort_c = &c;
-    qsort(list, nl, sizeof *list, cmp_key_asc);
+    qsort_r(list, nl, sizeof *list, cmp_key_asc, (void *)&c);
     nt = 0;
     double saved = 0;
     uint32_t fails = 0;
@@ -256,7 +255,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             c.key[list[i]] = -s->n[list[i]].price;
             list[nr++] = list[i];
         }
-    qsort(list, nr, sizeof *list, cmp_key_asc);
+    qsort_r(list, nr, sizeof *list, cmp_key_asc, (void *)&c);
     uint32_t evals = 0;
     uint64_t unplaced0 = s->unplaced;
     for (uint32_t i = 0; i < nr && evals < GROUP_EVALS && c.nspare < DISRUPT_SPARE_SLOTS &&

@@ -79,19 +79,19 @@ uint32_t berth_fleet_find_placement(const berth_fleet *f, const char *name)
     return BERTH_FLEET_NONE;
 }
 
-static const berth_fleet *sort_fleet;
-
 /* placement indices by (name, index) */
-static int cmp_pl_name(const void *a, const void *b)
+static int cmp_pl_name(const void *a, const void *b, void *ctx)
 {
+    const berth_fleet *sort_fleet = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     int c = strcmp(sort_fleet->placements[x].name, sort_fleet->placements[y].name);
     return c ? c : (x < y ? -1 : x > y);
 }
 
 /* binding indices by (placement, cluster, index) */
-static int cmp_binding(const void *a, const void *b)
+static int cmp_binding(const void *a, const void *b, void *ctx)
 {
+    const berth_fleet *sort_fleet = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     const berth_fleet_binding *p = &sort_fleet->bindings[x], *q = &sort_fleet->bindings[y];
     if (p->placement != q->placement)
@@ -165,9 +165,8 @@ int berth_fleet_finalize(berth_fleet *f, berth_error *e)
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < f->nplacements; i++)
         ord[i] = i;
-    sort_fleet = f;
     if (f->nplacements > 1)
-        qsort(ord, f->nplacements, sizeof *ord, cmp_pl_name);
+        qsort_r(ord, f->nplacements, sizeof *ord, cmp_pl_name, (void *)f);
     uint32_t dup_i = UINT32_MAX, dup_j = 0;
     for (uint32_t k = 1; k < f->nplacements; k++)
         if (!strcmp(f->placements[ord[k]].name, f->placements[ord[k - 1]].name) &&
@@ -234,7 +233,7 @@ int berth_fleet_finalize(berth_fleet *f, berth_error *e)
             if (f->bindings[i].state != BERTH_BINDING_UNSCHEDULED)
                 bo[nbo++] = i;
         nb = nbo;
-        qsort(bo, nb, sizeof *bo, cmp_binding);
+        qsort_r(bo, nb, sizeof *bo, cmp_binding, (void *)f);
         for (uint32_t k = 1; k < nb; k++) {
             const berth_fleet_binding *p = &f->bindings[bo[k]], *q = &f->bindings[bo[k - 1]];
             if (p->placement != q->placement || p->cluster != q->cluster)

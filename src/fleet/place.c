@@ -949,11 +949,9 @@ static int run_cycle(berth_fleet_ctx *ctx, int reserve, berth_pick *pk)
     return 0;
 }
 
-static const berth_fleet_ctx *sort_ctx;
-
-static int cmp_release(const void *a, const void *b)
+static int cmp_release(const void *a, const void *b, void *arg)
 {
-    const berth_fleet_ctx *ctx = sort_ctx;
+    const berth_fleet_ctx *ctx = arg;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     /* Scheduled before Bound, lowest (spread, affinity) first, smaller name first */
     if (ctx->heldstate[x] != ctx->heldstate[y])
@@ -965,9 +963,9 @@ static int cmp_release(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_pickall(const void *a, const void *b)
+static int cmp_pickall(const void *a, const void *b, void *arg)
 {
-    const berth_fleet_ctx *ctx = sort_ctx;
+    const berth_fleet_ctx *ctx = arg;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     int hx = ctx->held[x] == 2, hy = ctx->held[y] == 2;
     if (hx != hy)
@@ -1194,8 +1192,7 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
          * released clusters are not candidates again in this run */
         uint32_t *tmp = ctx->sel;   /* sel is empty now: use it as scratch */
         memcpy(tmp, ctx->order, nheld * sizeof *tmp);
-        sort_ctx = ctx;
-        qsort(tmp, nheld, sizeof *tmp, cmp_release);
+        qsort_r(tmp, nheld, sizeof *tmp, cmp_release, ctx);
         uint32_t nrel = nheld - (uint32_t)pl->n;
         for (uint32_t i = 0; i < nrel; i++)
             ctx->rel[tmp[i]] = ctx->picked[tmp[i]] = 1;
@@ -1227,8 +1224,7 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
         uint32_t nf = pk.nfeasible, base = ctx->nsel;
         for (uint32_t i = 0; i < nf; i++)
             ctx->sel[base + i] = ctx->cycle.feasible[i];
-        sort_ctx = ctx;
-        qsort(ctx->sel + base, nf, sizeof *ctx->sel, cmp_pickall);
+        qsort_r(ctx->sel + base, nf, sizeof *ctx->sel, cmp_pickall, ctx);
         for (uint32_t i = 0; i < nf; i++)
             ctx->picked[ctx->sel[base + i]] = 1;
         ctx->nsel += nf;

@@ -377,9 +377,9 @@ static void build_profile(prof_built *b, const berth_kprofile *kp, berth_tiebrea
     b->p.tiebreak = tb;
 }
 
-static const berth_kcluster *sort_k;
-static int cmp_queue(const void *a, const void *b)
+static int cmp_queue(const void *a, const void *b, void *ctx)
 {
+    const berth_kcluster *sort_k = ctx;
     const berth_kpod *x = &sort_k->pods[*(const uint32_t *)a], *y = &sort_k->pods[*(const uint32_t *)b];
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
@@ -392,32 +392,26 @@ static int cmp_queue(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* kube-scheduler's FitError text: reasons counted over nodes (each node's
- * first failing plugin, every reason that plugin gave), "N reason" strings
- * sorted as strings, joined with ", ". */
-typedef struct reason_count {
+/* kube-scheduler's reasons counted over nodes (each node's first failing
+ * plugin, every reason that plugin gave), at most KUBE_MAX_REASONS texts. */
+#define KUBE_MAX_REASONS 64
+typedef struct kube_reason_count {
     char text[160];
     uint32_t count;
 } reason_count;
 
-static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
-                       const berth_cycle *c, const uint32_t *examined, uint32_t nexamined,
-                       uint32_t nnodes, uint32_t absent)
+static uint32_t count_reasons(kube_sched *s, const prof_built *b, const kube_req *rq,
+                              const berth_cycle *c, const uint32_t *examined, uint32_t nexamined,
+                              uint32_t nnodes, uint32_t absent, reason_count *rc)
 {
-    if (rq->p->vol_error && (b->kp->filters & (1u << BERTH_KP_VOLUME_ZONE))) {
-        /* VolumeZone's PreFilter rejects the pod before any node is
-         * filtered: upstream's FitError then carries only its message */
-        size_t cap = strlen(rq->p->vol_error) + 64;
-        char *out = malloc(cap);
-        if (out)
-            snprintf(out, cap, "0/%u nodes are available: %s.", nnodes, rq->p->vol_error);
-        return out;
-    }
-    reason_count *rc = calloc(64, sizeof *rc);
     uint32_t nrc = 0;
+    if (rq->p->vol_error && (b->kp->filters & (1u << BERTH_KP_VOLUME_ZONE))) {
+        /* VolumeZone's PreFilter rejects the pod on every node */
+        snprintf(rc[0].text, sizeof rc[0].text, "%s", rq->p->vol_error);
+        rc[0].count = nnodes;
+        return 1;
+    }
     char buf[512];
-    if (!rc)
-        return NULL;
     for (uint32_t i = 0; i < nexamined; i++) {
         uint32_t n = examined[i];
         uint32_t f = c->first_reject[n];
@@ -431,25 +425,42 @@ static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
             uint32_t j = 0;
             while (j < nrc && strcmp(rc[j].text, tok) != 0)
                 j++;
-            if (j == nrc && nrc < 64) {
+            if (j == nrc && nrc < KUBE_MAX_REASONS) {
                 snprintf(rc[nrc].text, sizeof rc[nrc].text, "%s", tok);
+                rc[nrc].count = 0;
                 nrc++;
             }
             if (j < nrc)
                 rc[j].count++;
         }
     }
-    if (absent && nrc < 64) {
+    if (absent && nrc < KUBE_MAX_REASONS) {
         /* nodes outside NodeAffinity's PreFilter result (upstream
          * findNodesThatFitPod: SetAbsentNodesStatus) */
         snprintf(rc[nrc].text, sizeof rc[nrc].text, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
         rc[nrc++].count = absent;
     }
+    return nrc;
+}
+
+/* kube-scheduler's FitError text from the counts: "N reason" strings
+ * sorted as strings, joined with ", ". */
+static char *fit_error(const kube_req *rq, const prof_built *b, const reason_count *rc,
+                       uint32_t nrc, uint32_t nnodes)
+{
+    if (rq->p->vol_error && (b->kp->filters & (1u << BERTH_KP_VOLUME_ZONE))) {
+        /* VolumeZone's PreFilter rejects the pod before any node is
+         * filtered: upstream's FitError then carries only its message */
+        size_t cap = strlen(rq->p->vol_error) + 64;
+        char *out = malloc(cap);
+        if (out)
+            snprintf(out, cap, "0/%u nodes are available: %s.", nnodes, rq->p->vol_error);
+        return out;
+    }
     char (*items)[200] = calloc(nrc ? nrc : 1, sizeof *items);
     size_t cap = 64 + nrc * 200;
     char *out = malloc(cap);
     if (!items || !out) {
-        free(rc);
         free(items);
         free(out);
         return NULL;
@@ -461,7 +472,6 @@ static char *fit_error(kube_sched *s, const prof_built *b, const kube_req *rq,
     for (uint32_t j = 0; j < nrc; j++)
         off += (size_t)snprintf(out + off, cap - off, "%s%s", j ? ", " : ": ", items[j]);
     snprintf(out + off, cap - off, ".");
-    free(rc);
     free(items);
     return out;
 }
@@ -477,13 +487,14 @@ static char *prescore_error(const kube_sched *s, const berth_kpod *p)
 
 void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n)
 {
-    sort_k = k;
-    qsort(queue, n, sizeof *queue, cmp_queue);
+    qsort_r(queue, n, sizeof *queue, cmp_queue, (void *)k);
 }
 
 void kube_loop_free(kube_loop *L)
 {
     kube_preempt_free(L);
+    free(L->rc);
+    free(L->reasons);
     free(L->batch);
     free(L->built);
     berth_cycle_free(&L->c);
@@ -509,7 +520,10 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
     L->c.all_filters = opt->detail;
     L->batch = malloc((k->nnodes ? k->nnodes : 1) * sizeof *L->batch);
     L->built = calloc(k->nprofiles + 1, sizeof *L->built);
-    if (!L->batch || !L->built || (!opt->reference && !opt->detail && kube_fast_init(&L->s))) {
+    L->rc = calloc(KUBE_MAX_REASONS, sizeof *L->rc);
+    L->reasons = calloc(KUBE_MAX_REASONS, sizeof *L->reasons);
+    if (!L->batch || !L->built || !L->rc || !L->reasons ||
+        (!opt->reference && !opt->detail && !opt->reasons && kube_fast_init(&L->s))) {
         kube_loop_free(L);
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     }
@@ -760,6 +774,18 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
         d.nvictims = pr.nvictims;
     }
     char *summary = NULL;
+    uint32_t nrc = 0;
+    int want_summary = d.node == BERTH_KUBE_NONE && opt->on_decision && !L->no_summary;
+    if (opt->reasons || want_summary) {
+        /* one formatted reason per examined node: only when someone reads it */
+        nrc = count_reasons(sp, b, &rq, c, batch, pk.examined, N + absent, absent, L->rc);
+        if (opt->reasons) {
+            for (uint32_t j = 0; j < nrc; j++)
+                L->reasons[j] = (berth_kreason){L->rc[j].text, L->rc[j].count};
+            d.reasons = L->reasons;
+            d.nreasons = nrc;
+        }
+    }
     if (d.node != BERTH_KUBE_NONE && pk.nfeasible > 1 && kube_affinity_prescore_failed(sp, p)) {
         /* NodeAffinity's PreScore fails (upstream runs PreScore only with
          * more than one feasible node): a scheduling error, no scores */
@@ -769,9 +795,8 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
         d.totals = NULL;
         if (opt->on_decision && !L->no_summary)
             d.summary = summary = prescore_error(sp, p);
-    } else if (d.node == BERTH_KUBE_NONE && opt->on_decision && !L->no_summary) {
-        /* one formatted reason per examined node: only when someone reads it */
-        summary = fit_error(sp, b, &rq, c, batch, pk.examined, N + absent, absent);
+    } else if (want_summary) {
+        summary = fit_error(&rq, b, L->rc, nrc, N + absent);
         d.summary = summary ? summary : "0 nodes are available.";
     }
     d.sched = sp;

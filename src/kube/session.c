@@ -53,9 +53,9 @@ static uint32_t to_caller(const berth_ksession *s, uint32_t node)
     return node < s->nreal ? s->to_k[node] : node;
 }
 
-static const berth_kcluster *sort_src;
-static int cmp_src_node(const void *a, const void *b)
+static int cmp_src_node(const void *a, const void *b, void *ctx)
 {
+    const berth_kcluster *sort_src = ctx;
     const berth_knode *x = &sort_src->nodes[*(const uint32_t *)a];
     const berth_knode *y = &sort_src->nodes[*(const uint32_t *)b];
     return strcmp(x->name, y->name);
@@ -177,8 +177,7 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
     /* nodes in name order (kube_sched_init's order, tie-break first) */
     for (uint32_t n = 0; n < k->nnodes; n++)
         s->to_k[n] = n;
-    sort_src = k;
-    qsort(s->to_k, k->nnodes, sizeof *s->to_k, cmp_src_node);
+    qsort_r(s->to_k, k->nnodes, sizeof *s->to_k, cmp_src_node, (void *)k);
     for (uint32_t i = 0; i < k->nnodes; i++) {
         s->to_v[s->to_k[i]] = i;
         v->nodes[i] = k->nodes[s->to_k[i]];

@@ -116,6 +116,8 @@ typedef struct kube_loop {
     const berth_kube_options *opt;
     int no_summary;                  /* nobody reads d.summary: skip kube's FitError text */
     struct kube_preempt *pre;        /* preemption scratch (kube/preempt.c), lazily */
+    struct kube_reason_count *rc;    /* reason counting scratch (KUBE_MAX_REASONS) */
+    berth_kreason *reasons;          /* the decision's view of rc */
 } kube_loop;
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
                    uint32_t nspare, berth_error *e);

@@ -41,9 +41,9 @@ static int natural_cmp(const char *a, const char *b)
     return *a ? 1 : *b ? -1 : 0;
 }
 
-static const berth_nexus *sort_nx;
-static int rack_order(const void *x, const void *y)
+static int rack_order(const void *x, const void *y, void *ctx)
 {
+    const berth_nexus *sort_nx = ctx;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     int c = natural_cmp(sort_nx->racks[a].name, sort_nx->racks[b].name);
     return c ? c : (a < b ? -1 : a > b);
@@ -65,8 +65,7 @@ int berth_nexus_runtime_upgrade(berth_nexus *nx, berth_step *step, berth_error *
     }
     for (uint32_t r = 0; r < nx->nracks; r++)
         order[r] = r;
-    sort_nx = nx;
-    qsort(order, nx->nracks, sizeof *order, rack_order);
+    qsort_r(order, nx->nracks, sizeof *order, rack_order, nx);
     for (uint32_t p = 0; p < nx->npools; p++)
         live_per_pool[p] = nx->pools[p].nvms;
 

@@ -1,6 +1,8 @@
 /* report/kube_report.c - the `kube schedule` collector, table (pods in
- * queue order, then one line per workload) and JSON (SPEC 6.3), and the
- * `kube size` table and JSON. */
+ * queue order, then one line per workload) and JSON (SPEC 6.3: by default
+ * score, feasibleCount, reasons and the top 3 nodes per pod; with detail
+ * also feasible, filtered and scores), built as a tree or streamed one pod
+ * at a time, and the `kube size` table and JSON. */
 #include "berth/kube_report.h"
 
 #include <inttypes.h>
@@ -21,7 +23,10 @@ struct berth_kube_report {
     int detail, status;
     row *rows;
     uint32_t n, cap;
-    json_t *pods;           /* detail: the JSON array */
+    json_t *pods;           /* the JSON array, when not streaming */
+    FILE *out;              /* streaming: pods are written here as decided */
+    size_t flags;           /* jansson's dump flags for the stream */
+    uint32_t written;       /* pods written to out */
 };
 
 berth_kube_report *berth_kube_report_new(int detail)
@@ -90,28 +95,59 @@ static char *preempted_text(const berth_kcluster *k, const berth_kdecision *d)
     return t;
 }
 
-static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, const row *rw)
+/* "top": the chosen node first (when it was picked by score), then the
+ * best of the other feasible nodes by total, lowest node index (name)
+ * first among equals; at most KUBE_TOP. O(feasible) per pod. */
+#define KUBE_TOP 3
+static json_t *top_json(const berth_kcluster *k, const berth_kdecision *d, int picked)
 {
-    const berth_kpod *p = &k->pods[d->pod];
-    json_t *o = json_object(), *feas = json_array(), *filt = json_object(), *sc = json_object();
-    if (!o || !feas || !filt || !sc) {
-        json_decref(o);
-        json_decref(feas);
-        json_decref(filt);
-        json_decref(sc);
-        return NULL;
+    json_t *a = json_array();
+    if (!a || !d->feasible || !d->totals || !d->plugin_scores)
+        return a;
+    uint32_t slot[KUBE_TOP], nt = 0;
+    for (uint32_t i = 0; picked && i < d->nfeasible; i++)
+        if (d->feasible[i] == d->node) {
+            slot[nt++] = i;
+            break;
+        }
+    while (nt < KUBE_TOP) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < d->nfeasible; i++) {
+            int taken = 0;
+            for (uint32_t t = 0; t < nt && !taken; t++)
+                taken = slot[t] == i;
+            if (taken)
+                continue;
+            if (best == UINT32_MAX || d->totals[i] > d->totals[best] ||
+                (d->totals[i] == d->totals[best] && d->feasible[i] < d->feasible[best]))
+                best = i;
+        }
+        if (best == UINT32_MAX)
+            break;
+        slot[nt++] = best;
     }
-    json_object_set_new(o, "namespace", json_string(p->ns));
-    json_object_set_new(o, "name", json_string(p->name));
-    json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
-    json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
-    json_object_set_new(o, "workload", p->workload ? json_string(p->workload) : json_null());
-    if (rw->terminating)
-        json_object_set_new(o, "terminating", json_true());
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t i = slot[t];
+        json_t *pl = json_object(), *e = json_object();
+        for (uint32_t j = 0; pl && j < d->nscore_plugins; j++)
+            json_object_set_new(pl, berth_kplugin_name(d->score_plugins[j]),
+                                json_integer(d->plugin_scores[(size_t)j * d->cap + i]));
+        json_object_set_new(e, "node", json_string(k->nodes[d->feasible[i]].name));
+        json_object_set_new(e, "total", json_integer(d->totals[i]));
+        json_object_set_new(e, "plugins", pl);
+        json_array_append_new(a, e);
+    }
+    return a;
+}
+
+/* --detail all: "feasible", "filtered" and "scores" (every (pod, node)). */
+static void detail_json(json_t *o, const berth_kcluster *k, const berth_kdecision *d)
+{
+    json_t *feas = json_array(), *filt = json_object(), *sc = json_object();
     /* feasible nodes in name order (= index order) */
     uint32_t *ids = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *ids);
     uint32_t *slot = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *slot);
-    if (ids && slot) {
+    if (ids && slot && d->feasible) {
         for (uint32_t i = 0; i < d->nfeasible; i++)
             ids[i] = d->feasible[i], slot[i] = i;
         for (uint32_t i = 1; i < d->nfeasible; i++) /* insertion sort by node id */
@@ -159,10 +195,120 @@ static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, 
     json_object_set_new(o, "feasible", feas);
     json_object_set_new(o, "filtered", filt);
     json_object_set_new(o, "scores", sc);
+}
+
+/* One pod of SPEC 6.3 `kube schedule`: namespace, name, node, qosClass,
+ * workload, [terminating], score, feasibleCount, reasons, top, [feasible,
+ * filtered, scores with detail], [message], nominatedNode, victims. */
+static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, const row *rw,
+                             int detail)
+{
+    const berth_kpod *p = &k->pods[d->pod];
+    json_t *o = json_object(), *reasons = json_object();
+    if (!o || !reasons) {
+        json_decref(o);
+        json_decref(reasons);
+        return NULL;
+    }
+    int picked = rw->node && !d->nvictims; /* placed by score, not by preemption */
+    json_object_set_new(o, "namespace", json_string(p->ns));
+    json_object_set_new(o, "name", json_string(p->name));
+    json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
+    json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
+    json_object_set_new(o, "workload", p->workload ? json_string(p->workload) : json_null());
+    if (rw->terminating)
+        json_object_set_new(o, "terminating", json_true());
+    json_object_set_new(o, "score", picked ? json_integer(d->total) : json_null());
+    json_object_set_new(o, "feasibleCount", json_integer(d->nfeasible));
+    for (uint32_t i = 0; i < d->nreasons; i++)
+        json_object_set_new(reasons, d->reasons[i].text, json_integer(d->reasons[i].count));
+    json_object_set_new(o, "reasons", reasons);
+    json_object_set_new(o, "top", top_json(k, d, picked));
+    if (detail)
+        detail_json(o, k, d);
     if (rw->message)
         json_object_set_new(o, "message", json_string(rw->message));
     preemption_json(o, k, d);
     return o;
+}
+
+/* Writes text, each newline followed by `pad` spaces (a nested value of
+ * an indented dump; JSON strings hold no raw newline). */
+static void put_indented(FILE *out, const char *text, int pad)
+{
+    for (const char *t = text; *t; t++) {
+        fputc(*t, out);
+        if (*t == '\n')
+            fprintf(out, "%*s", pad, "");
+    }
+}
+
+static int indent_of(size_t flags) { return (int)(flags & 0x1F); }
+
+int berth_kube_report_stream(berth_kube_report *r, FILE *out, size_t flags)
+{
+    r->out = out;
+    r->flags = flags;
+    r->written = 0;
+    int ind = indent_of(flags);
+    if (ind)
+        fprintf(out, "{\n%*s\"pods\": [", ind, "");
+    else
+        fputs(flags & JSON_COMPACT ? "{\"pods\":[" : "{\"pods\": [", out);
+    return ferror(out) ? BERTH_EIO : 0;
+}
+
+static int stream_pod(berth_kube_report *r, json_t *o)
+{
+    int ind = indent_of(r->flags);
+    char *t = json_dumps(o, r->flags);
+    if (!t)
+        return BERTH_ENOMEM;
+    if (ind) {
+        fprintf(r->out, "%s\n%*s", r->written ? "," : "", 2 * ind, "");
+        put_indented(r->out, t, 2 * ind);
+    } else {
+        if (r->written)
+            fputs(r->flags & JSON_COMPACT ? "," : ", ", r->out);
+        fputs(t, r->out);
+    }
+    free(t);
+    r->written++;
+    return ferror(r->out) ? BERTH_EIO : 0;
+}
+
+int berth_kube_report_stream_end(berth_kube_report *r, json_t *tail)
+{
+    FILE *out = r->out;
+    int ind = indent_of(r->flags), compact = (r->flags & JSON_COMPACT) != 0;
+    if (ind && r->written)
+        fprintf(out, "\n%*s", ind, "");
+    fputc(']', out);
+    const char *key;
+    json_t *val;
+    json_object_foreach(tail, key, val)
+    {
+        json_t *ks = json_string(key);
+        char *kt = ks ? json_dumps(ks, JSON_ENCODE_ANY) : NULL;
+        char *vt = json_dumps(val, r->flags | JSON_ENCODE_ANY);
+        json_decref(ks);
+        if (!kt || !vt) {
+            free(kt);
+            free(vt);
+            return BERTH_ENOMEM;
+        }
+        if (ind) {
+            fprintf(out, ",\n%*s%s: ", ind, "", kt);
+            put_indented(out, vt, ind);
+        } else {
+            fprintf(out, compact ? ",%s:%s" : ", %s: %s", kt, vt);
+        }
+        free(kt);
+        free(vt);
+    }
+    fputs(ind ? "\n}" : "}", out);
+    r->out = NULL;
+    return ferror(out) ? BERTH_EIO : 0;
 }
 
 void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
@@ -192,28 +338,18 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
     }
     if (d->nvictims && !(rw->preempted = preempted_text(k, d)))
         r->status = BERTH_ENOMEM;
-    if (r->detail) {
-        json_t *o = decision_json(k, d, rw);
-        if (!o || json_array_append_new(r->pods, o))
-            r->status = BERTH_ENOMEM;
-    } else {
-        const berth_kpod *p = &k->pods[d->pod];
-        json_t *o = json_object();
-        if (!o) {
-            r->status = BERTH_ENOMEM;
-            return;
-        }
-        json_object_set_new(o, "namespace", json_string(p->ns));
-        json_object_set_new(o, "name", json_string(p->name));
-        json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
-        json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
-        json_object_set_new(o, "workload", p->workload ? json_string(p->workload) : json_null());
-        if (rw->terminating)
-            json_object_set_new(o, "terminating", json_true());
-        if (rw->message)
-            json_object_set_new(o, "message", json_string(rw->message));
-        preemption_json(o, k, d);
-        json_array_append_new(r->pods, o);
+    json_t *o = decision_json(k, d, rw, r->detail);
+    if (!o) {
+        r->status = BERTH_ENOMEM;
+        return;
+    }
+    if (r->out) {
+        int rc = stream_pod(r, o);
+        json_decref(o);
+        if (rc)
+            r->status = rc;
+    } else if (json_array_append_new(r->pods, o)) {
+        r->status = BERTH_ENOMEM;
     }
 }
 

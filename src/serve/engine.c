@@ -134,6 +134,23 @@ static void free_nexus(berth_nexus *nx)
 
 /* A KubernetesCluster document into a scratch model (builtin SKUs only;
  * SKU and zone names are checked against the live estate on apply). */
+/* The cluster's and its pools' names must be usable in a path
+ * (validate.c): 0, or -1 with a located 400 in r. */
+static int spec_names(const berth_cluster_spec *c, serve_reply *r)
+{
+    char where[300];
+    snprintf(where, sizeof where, "%s: metadata.name", c->where ? c->where : "body");
+    if (serve_name_check(where, "cluster", c->name, strlen(c->name), r))
+        return -1;
+    for (uint32_t i = 0; i < c->npools; i++) {
+        const berth_pool_spec *p = &c->pools[i];
+        snprintf(where, sizeof where, "%s: name", p->where ? p->where : "body");
+        if (serve_name_check(where, "pool", p->name, strlen(p->name), r))
+            return -1;
+    }
+    return 0;
+}
+
 static int parse_cluster(const char *body, size_t len, berth_nexus **out, serve_reply *r)
 {
     berth_error e;
@@ -155,6 +172,10 @@ static int parse_cluster(const char *body, size_t len, berth_nexus **out, serve_
     if (rc) {
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        free_nexus(nx);
+        return -1;
+    }
+    if (spec_names(&nx->specs[0], r)) {
         free_nexus(nx);
         return -1;
     }

@@ -63,6 +63,8 @@ struct berth_server {
 typedef struct route_match {
     int route;
     char cluster[256], pool[256];
+    const char *cluster_s, *pool_s; /* the raw segments, checked by check_names */
+    size_t cluster_n, pool_n;
 } route_match;
 
 enum req_state { REQ_READING, REQ_RUNNING, REQ_DONE };
@@ -82,7 +84,7 @@ typedef struct req {
     int state;           /* req_state */
     route_match m;
     const char *method;  /* MHD's, valid for the request */
-    const char *arg[2];  /* query arguments the endpoint reads (MHD's memory) */
+    const char *arg[3];  /* query arguments the endpoint reads (MHD's memory) */
     serve_reply reply;   /* set by the pool job */
     const char *ctype;
 } req;
@@ -211,13 +213,15 @@ static void *deadline_main(void *arg)
 
 /* ---- routing ---- */
 
-/* Copies one path segment; 0 when it is empty, too long or has a '/'. */
+/* Copies one path segment (truncated to size - 1: check_names rejects
+ * names that long); 0 when it is empty or has a '/'. */
 static int segment(const char *s, size_t n, char *out, size_t size)
 {
-    if (n == 0 || n >= size || memchr(s, '/', n))
+    if (n == 0 || memchr(s, '/', n))
         return 0;
-    memcpy(out, s, n);
-    out[n] = 0;
+    size_t k = n < size ? n : size - 1;
+    memcpy(out, s, k);
+    out[k] = 0;
     return 1;
 }
 
@@ -258,11 +262,15 @@ static void match_route(const char *url, route_match *m)
     else if (!strncmp(url, "/v1/clusters/", 13)) {
         const char *name = url + 13;
         const char *slash = strchr(name, '/');
+        m->cluster_s = name;
+        m->cluster_n = slash ? (size_t)(slash - name) : strlen(name);
         if (!slash) {
             if (segment(name, strlen(name), m->cluster, sizeof m->cluster))
                 m->route = SERVE_RT_CLUSTER;
         } else if (!strncmp(slash, "/pools/", 7)) {
             const char *pool = slash + 7;
+            m->pool_s = pool;
+            m->pool_n = strlen(pool);
             if (segment(name, (size_t)(slash - name), m->cluster, sizeof m->cluster) &&
                 segment(pool, strlen(pool), m->pool, sizeof m->pool))
                 m->route = SERVE_RT_POOL;
@@ -371,7 +379,7 @@ static int check_auth(berth_server *s, struct MHD_Connection *c, req *r)
                                                           "(Authorization: Bearer TOKEN)");
         return -1;
     }
-    if (ro && r->is_write) {
+    if (ro && r->is_write && r->route != SERVE_RT_OTHER) {
         set_error(&r->early, 403, "forbidden", "this token is read-only");
         return -1;
     }
@@ -436,6 +444,45 @@ static char *server_metrics(berth_server *s, const char *t)
              "berth_pool_requests{pool=\"worker\",state=\"queued\"} %u\n",
              open, cuts, refused, pr, pq, wr, wq);
     return x;
+}
+
+/* Cluster and pool names in the path (validate.c): 0, or -1 with a 400. */
+static int check_names(const route_match *m, serve_reply *rep)
+{
+    if (m->route != SERVE_RT_CLUSTER && m->route != SERVE_RT_POOL)
+        return 0;
+    if (serve_name_check("path", "cluster", m->cluster_s, m->cluster_n, rep))
+        return -1;
+    if (m->route == SERVE_RT_POOL && serve_name_check("path", "pool", m->pool_s, m->pool_n, rep))
+        return -1;
+    return 0;
+}
+
+/* Everything decided before the body is read, in order: authentication
+ * (also for unknown paths), the path's escapes, the route, the method,
+ * the names in the path, and the size Content-Length announces (413 at
+ * once: no 100 Continue). Sets r->early when the request ends here. */
+static void early_checks(berth_server *s, struct MHD_Connection *c, const char *url,
+                         const char *method, const route_match *m, req *r)
+{
+    if (check_auth(s, c, r) || serve_path_check(url, &r->early))
+        return;
+    if (m->route == SERVE_RT_OTHER) {
+        set_error(&r->early, 404, "not_found", "no such endpoint (see docs/api.md)");
+        return;
+    }
+    if (!method_allowed(m->route, method)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "method %.16s not allowed here (allowed: %s)", method,
+                 allowed(m->route));
+        set_error(&r->early, 405, "method_not_allowed", msg);
+        return;
+    }
+    if (check_names(m, &r->early))
+        return;
+    serve_length_check(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_CONTENT_LENGTH),
+                       s->opt.max_body, &r->early);
 }
 
 static void do_scale(berth_server *s, route_match *m, req *r, serve_reply *rep)
@@ -529,7 +576,7 @@ static void dispatch(berth_server *s, const char *method, route_match *m, req *r
         do_scale(s, m, r, rep);
         return;
     case SERVE_RT_KUBE:
-        serve_kube_schedule(body, r->len, r->arg[0], r->arg[1], &s->budget, rep);
+        serve_kube_schedule(body, r->len, r->arg[0], r->arg[1], r->arg[2], &s->budget, rep);
         return;
     case SERVE_RT_FLEET:
         serve_fleet_place(body, r->len, r->arg[0], &s->budget, rep);
@@ -587,9 +634,9 @@ static void run_job(serve_job *j)
  * full pool is a 503 with Retry-After. */
 static void submit(berth_server *s, struct MHD_Connection *c, req *r)
 {
-    const char *key = NULL, *key2 = NULL;
+    const char *key = NULL, *key2 = NULL, *key3 = NULL;
     switch (r->route) {
-    case SERVE_RT_KUBE: key = "profile"; key2 = "preempt"; break;
+    case SERVE_RT_KUBE: key = "profile"; key2 = "preempt"; key3 = "detail"; break;
     case SERVE_RT_FLEET: key = "now"; break;
     case SERVE_RT_DISRUPT:
     case SERVE_RT_AUTOSCALE: key = "at"; break;
@@ -599,6 +646,7 @@ static void submit(berth_server *s, struct MHD_Connection *c, req *r)
     }
     r->arg[0] = key ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key) : NULL;
     r->arg[1] = key2 ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key2) : NULL;
+    r->arg[2] = key3 ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key3) : NULL;
     int planner = planner_route(r->route);
     r->job.fn = run_job;
     r->state = REQ_RUNNING;
@@ -637,20 +685,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         match_route(url, &r->m);
         r->route = r->m.route;
         r->is_write = strcmp(method, "GET") && strcmp(method, "HEAD");
-        const char *cl =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (r->route == SERVE_RT_OTHER)
-            set_error(&r->early, 404, "not_found", "no such endpoint (see docs/api.md)");
-        else if (check_auth(s, c, r))
-            ;
-        else if (!method_allowed(r->route, method)) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "method %.16s not allowed here (allowed: %s)", method,
-                     allowed(r->route));
-            set_error(&r->early, 405, "method_not_allowed", msg);
-        } else if (cl && strtoull(cl, NULL, 10) > s->opt.max_body) {
-            r->too_big = 1;
-        }
+        early_checks(s, c, url, method, &r->m, r);
         if (r->early.status)
             return send_reply(s, c, r, method, &r->early, NULL);
         return MHD_YES;
@@ -837,7 +872,8 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
             MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
             o->per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_seconds,
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, s, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s, MHD_OPTION_ARRAY, tls_ops,
+            completed, s, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s,
+            MHD_OPTION_UNESCAPE_CALLBACK, serve_unescape, NULL, MHD_OPTION_ARRAY, tls_ops,
             MHD_OPTION_END);
         if (!s->d)
             rc = berth_error_set(e, BERTH_EIO, "cannot listen on %s (in use or not permitted%s)",

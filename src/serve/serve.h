@@ -76,6 +76,26 @@ void serve_reply_error(serve_reply *r, int status, const char *code, const char 
 struct json_t;
 void serve_reply_json(serve_reply *r, int status, struct json_t *j);
 
+/* ---- request checks (validate.c) ---- */
+
+#define SERVE_NAME_MAX 63
+#define SERVE_BAD_ESCAPE '\x01' /* what serve_unescape makes of %00 and %2F */
+struct MHD_Connection;
+/* 1 when s[0..n) is a valid cluster or pool name: 1-63 letters, digits,
+ * '-', '_' or '.', starting and ending with a letter or digit. */
+int serve_name_valid(const char *s, size_t n);
+/* 0, or -1 with a 400 in r: "WHERE: WHAT name '...' is not valid: ...". */
+int serve_name_check(const char *where, const char *what, const char *s, size_t n,
+                     serve_reply *r);
+/* libmicrohttpd's MHD_OPTION_UNESCAPE_CALLBACK: %XX decoding, with an
+ * encoded NUL or '/' turned into SERVE_BAD_ESCAPE. */
+size_t serve_unescape(void *cls, struct MHD_Connection *c, char *s);
+/* 0, or -1 with a 400 in r when the (unescaped) path holds SERVE_BAD_ESCAPE
+ * or another control byte. */
+int serve_path_check(const char *url, serve_reply *r);
+/* 0, or -1 with a 413 in r when Content-Length announces more than max. */
+int serve_length_check(const char *content_length, size_t max, serve_reply *r);
+
 /* ---- engine: the estate, the worker, group commit ---- */
 
 typedef struct serve_engine serve_engine;
@@ -137,7 +157,7 @@ typedef struct serve_budget {
 
 /* POST /v1/kube/schedule?profile=NAME&preempt=true|false (default true). */
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
-                         const serve_budget *b, serve_reply *r);
+                         const char *detail, const serve_budget *b, serve_reply *r);
 void serve_fleet_place(const char *body, size_t len, const char *now, const serve_budget *b,
                        serve_reply *r);
 /* POST /v1/disrupt/plan?at=T and /v1/autoscale/plan?at=T (stateless). */

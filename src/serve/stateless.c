@@ -63,13 +63,18 @@ static int over_pairs(const char *what_a, uint64_t a, const char *what_b, uint64
 }
 
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
-                         const serve_budget *b, serve_reply *r)
+                         const char *detail, const serve_budget *b, serve_reply *r)
 {
     *r = (serve_reply){0};
     if (preempt && strcmp(preempt, "true") && strcmp(preempt, "false")) {
         serve_reply_error(r, 400, "bad_input", "preempt: expected true or false");
         return;
     }
+    if (detail && strcmp(detail, "all") && strcmp(detail, "default")) {
+        serve_reply_error(r, 400, "bad_input", "detail: expected all or default");
+        return;
+    }
+    int all = detail && !strcmp(detail, "all");
     berth_kcluster k;
     berth_kube_init(&k);
     berth_error e;
@@ -116,26 +121,36 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
             return;
         }
     }
-    berth_kube_report *rep = berth_kube_report_new(1);
-    if (!rep) {
+    /* the reply is written pod by pod as the scheduler decides (no JSON
+     * tree of the whole answer) */
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *out = open_memstream(&text, &tlen);
+    berth_kube_report *rep = out ? berth_kube_report_new(all) : NULL;
+    if (!rep || berth_kube_report_stream(rep, out, JSON_COMPACT | JSON_PRESERVE_ORDER)) {
         serve_reply_error(r, 500, "internal", "out of memory");
+        berth_kube_report_free(rep);
+        if (out)
+            fclose(out);
+        free(text);
         berth_kube_free(&k);
         return;
     }
-    berth_kube_options opt = {.profile = prof, .tiebreak = BERTH_TIE_FIRST, .detail = 1,
-                              .on_decision = berth_kube_report_decision, .ctx = rep,
+    berth_kube_options opt = {.profile = prof, .tiebreak = BERTH_TIE_FIRST, .detail = all,
+                              .reasons = 1, .on_decision = berth_kube_report_decision, .ctx = rep,
                               .preempt = !preempt || !strcmp(preempt, "true")};
     rc = berth_kube_schedule(&k, &opt, &e);
-    if ((rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep))
-        serve_reply_error(r, 500, "internal", rc ? e.msg : "out of memory");
-    else {
-        json_t *j = berth_kube_report_json(rep);
-        if (j && !berth_report_set_warnings(j, &k.skipped))
-            serve_reply_json(r, 200, j);
-        else {
-            json_decref(j);
-            serve_reply_error(r, 500, "internal", "out of memory");
-        }
+    json_t *tail = json_object();
+    int bad = (rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep) || !tail ||
+              berth_report_set_warnings(tail, &k.skipped) || berth_kube_report_stream_end(rep, tail);
+    json_decref(tail);
+    bad |= fclose(out) != 0;
+    if (bad) {
+        serve_reply_error(r, 500, "internal", rc && rc != BERTH_ENOFIT ? e.msg : "out of memory");
+        free(text);
+    } else {
+        r->status = 200;
+        r->body = text;
     }
     berth_kube_report_free(rep);
     berth_kube_free(&k);

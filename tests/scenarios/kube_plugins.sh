@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Scenario: one small cluster per kube-scheduler plugin (SPEC 2.5), each run
 # through `berth kube schedule`: the node chosen for every pod (table), exit
-# code, and in `-o json` (SPEC 6.3) the feasible nodes, filter reasons and
+# code, and in `-o json --detail all` (SPEC 6.3) the feasible nodes, filter reasons and
 # plugin scores computed by hand (the computation is next to each number).
-# Every scenario also runs with --reference and must give identical JSON.
+# Every scenario also runs with --reference and must give identical JSON;
+# the default JSON (score, feasibleCount, reasons, top) must agree with it.
 # Inputs: tests/scenarios/kube/*.yaml. JSON checks need python3; without it
 # they are skipped with a message (node choices are still checked).
 set -u
@@ -27,12 +28,48 @@ sched() {
   T=$("$BERTH" kube schedule "$@" 2>&1)
   local rc=$?
   [ $rc -eq "$want" ] || fail "table: exit $rc, expected $want: $(echo "$T" | head -5)"
-  J=$("$BERTH" kube schedule "$@" -o json 2>&1)
+  J=$("$BERTH" kube schedule "$@" -o json --detail all 2>&1)
   rc=$?
   [ $rc -eq "$want" ] || fail "json: exit $rc, expected $want"
   local R
-  R=$("$BERTH" kube schedule "$@" -o json --reference 2>&1)
+  R=$("$BERTH" kube schedule "$@" -o json --detail all --reference 2>&1)
   [ "$J" = "$R" ] || fail "--reference gives different JSON: $(diff <(echo "$J") <(echo "$R") | head -10)"
+  # the default JSON (SPEC 6.3): the same with --reference, and its score,
+  # feasibleCount, reasons and top agree with the --detail all JSON
+  local DJ DR
+  DJ=$("$BERTH" kube schedule "$@" -o json 2>&1)
+  DR=$("$BERTH" kube schedule "$@" -o json --reference 2>&1)
+  [ "$DJ" = "$DR" ] || fail "--reference gives a different default JSON"
+  [ $HAVE_PY = 1 ] || return 0
+  local bad
+  bad=$(python3 - "$J" "$DJ" <<'PY'
+import json, sys
+full, dflt = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert len(full["pods"]) == len(dflt["pods"])
+for a, d in zip(full["pods"], dflt["pods"]):
+    n = a["name"]
+    for k in ("feasible", "filtered", "scores"):
+        if k in d: print(n, "default JSON has", k)
+    for k, v in d.items():
+        if a.get(k) != v: print(n, "field", k, "differs from --detail all")
+    if d["feasibleCount"] != len(a["feasible"]): print(n, "feasibleCount", d["feasibleCount"])
+    if d["node"] and not d["victims"] and a["scores"] and d["score"] != a["scores"][d["node"]]["total"]:
+        print(n, "score", d["score"])
+    # top: the chosen node, then the best totals, at most 3, as in scores
+    want = sorted(a["scores"].items(), key=lambda kv: (-kv[1]["total"], kv[0]))
+    if d["node"] in a["scores"] and not d["victims"]:
+        want = [kv for kv in want if kv[0] == d["node"]] + [kv for kv in want if kv[0] != d["node"]]
+    want = [{"node": k, "total": v["total"], "plugins": v["plugins"]} for k, v in want[:3]]
+    if d["top"] != want: print(n, "top", d["top"], "want", want)
+    # reasons: each rejected node counted at least once; texts from filtered
+    texts = {r for rs in a["filtered"].values() for r in rs}
+    if sum(d["reasons"].values()) < len(a["filtered"]): print(n, "reasons count too few", d["reasons"])
+    for r in d["reasons"]:
+        if r not in texts and "[NodeAffinity]" not in r and not d.get("message", "").endswith(r + "."):
+            print(n, "reason", r, "not in filtered")
+PY
+)
+  [ -z "$bad" ] || fail "default JSON: $bad"
 }
 
 # node POD WANT: the table's NODE column for default/POD

@@ -26,7 +26,7 @@ T=$("$BERTH" kube schedule $F); rc=$?
 [ $rc -eq 0 ] || fail "default profile: exit $rc"
 [ "$(tnode "$T")" = host-b ] || fail "default profile: picked '$(tnode "$T")', expected host-b"
 if [ $HAVE_PY = 1 ]; then
-  J=$("$BERTH" kube schedule $F -o json)
+  J=$("$BERTH" kube schedule $F -o json --detail all)
   # LeastAllocated: cpu (16000-4000)*100/16000 = 75 on every host; memory
   # A (100-95)*100/100 = 5, B and C (100-75) = 25 -> A 40, B 50, C 50.
   # Balanced: A |0.25-0.95|/2 = 0.35 -> 65; B, C |0.25-0.75|/2 = 0.25 -> 75.
@@ -46,7 +46,7 @@ T=$("$BERTH" kube schedule $F --profile usage-aware); rc=$?
 [ $rc -eq 0 ] || fail "usage-aware: exit $rc"
 [ "$(tnode "$T")" = host-c ] || fail "usage-aware: picked '$(tnode "$T")', expected host-c"
 if [ $HAVE_PY = 1 ]; then
-  J=$("$BERTH" kube schedule $F --profile usage-aware -o json)
+  J=$("$BERTH" kube schedule $F --profile usage-aware -o json --detail all)
   # admission: unreserved A 40, B 60, C 60 >= 35: all three admitted
   [ "$(py "$J" "','.join(p['feasible'])")" = "host-a,host-b,host-c" ] || fail "usage-aware feasible"
   # UsageHeadroom: cpu (16-4-2)/16 = 625000 ppm everywhere; memory after
@@ -69,7 +69,7 @@ done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 sed 's/requests: {cpu: "2", memory: 35Gi}/requests: {cpu: "2", memory: 35Gi}\n    overhead: {memory: 6Gi}/' $F >"$tmp/ovh.yaml"
 grep -q 'overhead: {memory: 6Gi}' "$tmp/ovh.yaml" || fail "could not build the overhead variant"
-T=$("$BERTH" kube schedule "$tmp/ovh.yaml" --profile usage-aware -o json); rc=$?
+T=$("$BERTH" kube schedule "$tmp/ovh.yaml" --profile usage-aware -o json --detail all); rc=$?
 [ $rc -eq 0 ] || fail "overhead variant: exit $rc"
 if [ $HAVE_PY = 1 ]; then
   # A: 35 + 6 = 41 GB > 40 unreserved -> not admitted

@@ -43,6 +43,19 @@ for f in examples/autoscale/*.yaml; do
   grep -q '"scaleUp"' "$tmp/out" || fail "no scaleUp for $f"
   same_as_cli autoscale plan "$f" --at "$AT"
 done
+# kube schedule: the default answer (score, feasibleCount, reasons, top) and
+# ?detail=all (feasible, filtered, scores too) equal the CLI's JSON
+for f in examples/kube/workloads.yaml examples/kube/preemption.yaml examples/kube/volume-zone.yaml; do
+  post 200 /v1/kube/schedule "$f"
+  grep -q '"feasibleCount"' "$tmp/out" || fail "no feasibleCount for $f"
+  grep -q '"feasible":' "$tmp/out" && fail "default kube answer has feasible for $f"
+  same_as_cli kube schedule "$f"
+  post 200 "/v1/kube/schedule?detail=all" "$f"
+  grep -q '"filtered"' "$tmp/out" || fail "no filtered with detail=all for $f"
+  same_as_cli kube schedule "$f" --detail all
+done
+post 400 "/v1/kube/schedule?detail=some" examples/kube/workloads.yaml
+grep -q 'detail: expected' "$tmp/out" || fail "bad detail: $(cat "$tmp/out")"
 post 400 "/v1/disrupt/plan?at=yesterday" examples/disrupt/consolidate.yaml
 grep -q '"error":{"code":"bad_input"' "$tmp/out" || fail "bad at: no error body"
 printf 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec: {disruption: {budgets: [{nodes: "lots"}]}}\n' > "$tmp/bad.yaml"
