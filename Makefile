@@ -30,7 +30,7 @@ BERTH_BUILD_ID := $(shell git describe --always --dirty 2>/dev/null || echo unkn
 $(BUILD)/obj/src/cli/main.o: EXTRA_CFLAGS += -DBERTH_BUILD='"$(BERTH_BUILD_ID)"'
 
 
-.PHONY: all deps demo check test tsan bench clean install examples-check
+.PHONY: all deps demo check test tsan bench clean install examples-check torture
 all: $(BUILD)/berth
 
 $(BUILD)/obj/%.o: %.c $(HDRS)
@@ -55,6 +55,28 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libberth.a $(HDRS)
 deps:
 	@scripts/deps.sh
 
+# ---- failure injection (docs/testing.md) ----
+# The torture binaries are the CLI and tests/torture/torture.c linked with
+# tests/torture/fail_alloc.c, whose wrappers fail the Nth allocation
+# (BERTH_FAIL_AT=N). `make check` runs a sample (tests/scenarios/torture.sh),
+# `make torture` every N over the whole corpus.
+TORTURE_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
+TORTURE_BIN  := $(BUILD)/torture/berth $(BUILD)/torture/torture
+TORTURE_OPT  := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+$(BUILD)/torture/berth: $(CLI_OBJ) $(BUILD)/obj/tests/torture/fail_alloc.o $(BUILD)/libberth.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(TORTURE_WRAP) -o $@ $(CLI_OBJ) $(BUILD)/obj/tests/torture/fail_alloc.o $(BUILD)/libberth.a $(PKGLIBS)
+
+$(BUILD)/torture/torture: tests/torture/torture.c tests/torture/torture.h $(BUILD)/obj/tests/torture/fail_alloc.o $(BUILD)/libberth.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(TORTURE_WRAP) -o $@ $< $(BUILD)/obj/tests/torture/fail_alloc.o $(BUILD)/libberth.a $(PKGLIBS)
+
+torture: deps
+	@$(MAKE) --no-print-directory -j2 BUILD=build/asan OPT="$(TORTURE_OPT)" \
+	  build/asan/berth build/asan/torture/berth build/asan/torture/torture
+	@BUILD=build/asan scripts/torture.sh all
+
 # README command 1: build and run the seed scenarios.
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -65,7 +87,7 @@ demo: deps
 check: deps
 	@$(MAKE) --no-print-directory -j2 BUILD=build/asan \
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%)
+	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%) $(TORTURE_BIN:$(BUILD)/%=build/asan/%)
 	@BUILD=build/asan scripts/run-tests.sh
 	@$(MAKE) --no-print-directory tsan
 
@@ -107,7 +129,7 @@ FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefi
                 -fno-omit-frame-pointer -g -O1
 FUZZ_SRC     := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN     := $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_LIB_SRC := $(filter-out src/serve/%,$(LIB_SRC))
+FUZZ_LIB_SRC := $(LIB_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 
 .PHONY: fuzz fuzz-build
@@ -118,7 +140,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(WARN) $(INC) $(FUZZ_SAN) -c $< -o $@
 
-$(FUZZ_BUILD)/%: fuzz/%.c fuzz/fuzz_common.h $(FUZZ_LIB_OBJ)
+$(FUZZ_BUILD)/%: fuzz/%.c fuzz/fuzz_common.h $(FUZZ_LIB_OBJ) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) $(WARN) $(INC) $(FUZZ_SAN) -o $@ $< $(FUZZ_LIB_OBJ) $(PKGLIBS)
 

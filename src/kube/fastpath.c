@@ -849,7 +849,9 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
         image_refresh(s, prof, r, c);
     if (c->full || pending >= N)
         refresh(s, prof, r, c, f->all, N);
-    else if (pending <= 16)
+    else if (pending == 0) {
+        /* up to date (f->log may be NULL: no offset from it) */
+    } else if (pending <= 16)
         refresh(s, prof, r, c, f->log + c->pos, pending);
     else {
         /* the log lists a node once per change: refresh each once */

@@ -197,8 +197,8 @@ static int pdbs_of(kube_preempt *P, const berth_kcluster *k, uint32_t pod, const
         P->first[pod] = start;
         P->count[pod] = P->npool - start;
     }
-    *out = P->pool + P->first[pod];
     *n = P->count[pod];
+    *out = *n ? P->pool + P->first[pod] : NULL; /* no offset from a NULL pool */
     return 0;
 }
 

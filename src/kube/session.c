@@ -7,6 +7,7 @@
  * pods), never a rebuild of the columns, counters or caches. */
 #include "kube/fastpath.h"
 #include "kube/state.h"
+#include "core/invariant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -323,8 +324,13 @@ int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, ui
         s->pod_node[pod] = node;
         s->pod_bound[pod] = 0;
         placed[s->slot[pod]] = to_caller(s, node);
-        if (!rc && log_push(s, U_PLACE, 0, pod, node))
-            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        if (log_push(s, U_PLACE, 0, pod, node)) {
+            /* a placement the log does not hold could not be rolled back */
+            unbind_pod(s, pod);
+            placed[s->slot[pod]] = BERTH_KUBE_NONE;
+            if (!rc)
+                rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        }
     }
     s->why = NULL;
     s->a = NULL;
@@ -354,6 +360,13 @@ int berth_ksession_rollback(berth_ksession *s, uint64_t mark)
     int rc = 0;
     while (s->nlog > mark && !rc) {
         const undo u = s->log[--s->nlog];
+        /* each entry undoes the newest change still in effect */
+        if (NEVER(u.op == U_SPARE ? u.a >= s->nspare || !s->spare_on[u.a]
+                  : u.op == U_EXCLUDE ? u.a >= s->v.nnodes
+                  : u.a >= s->v.npods || u.b >= s->v.nnodes ||
+                        (s->pod_node[u.a] == BERTH_KUBE_NONE) != (u.op == U_EVICT) ||
+                        (u.op != U_EVICT && s->pod_node[u.a] != u.b)))
+            return BERTH_EINTERNAL;
         switch (u.op) {
         case U_EXCLUDE:
             s->excluded[u.a] = u.flag;

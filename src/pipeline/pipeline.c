@@ -4,6 +4,7 @@
  * domain's decisions go through berth_pipeline_pick. */
 #include "berth/pipeline.h"
 #include "berth/error.h"
+#include "core/invariant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static uint32_t run_filters(const berth_profile *p, void *state, const void *req
             memset(c->verdict, BERTH_FIT, n);
             p->filters[f]->filter(state, req, cand, n, c->verdict);
             for (uint32_t i = 0; i < n; i++) {
+                BERTH_ASSERT(cand[i] < c->cap && c->verdict[i] <= BERTH_UNRESOLVABLE);
                 if (c->verdict[i] == BERTH_FIT)
                     continue;
                 if (!c->reject_mask[cand[i]]) {
@@ -120,8 +122,9 @@ static uint32_t run_filters_limited(const berth_profile *p, void *state, const v
             /* stop at exactly max_feasible, as upstream: the examined
              * prefix ends at the last kept candidate */
             uint32_t last = cand[c->max_feasible - 1], j = 0;
-            while (saved[j] != last)
+            while (j < len && saved[j] != last)
                 j++;
+            BERTH_ASSERT(j < len); /* the last kept candidate came from this chunk */
             *examined = i + j + 1;
             return c->max_feasible;
         }
@@ -158,6 +161,8 @@ int berth_pipeline_pick(const berth_profile *p, void *state, const void *req, be
     if (use_index && p->narrow)
         narrowed = p->narrow(state, req, c->feasible, c->cap);
     if (narrowed >= 0) {
+        if (NEVER((uint32_t)narrowed > c->cap)) /* narrow() must respect cap */
+            return BERTH_EINTERNAL;
         n = (uint32_t)narrowed;
         out->used_index = 1;
     } else {
@@ -193,6 +198,7 @@ static int pick_rest(const berth_profile *p, void *state, const void *req, berth
 {
     uint32_t examined = n;
     n = run_filters_limited(p, state, req, c, c->feasible, n, &examined);
+    BERTH_ASSERT(n <= examined && examined <= c->cap);
     out->examined = examined;
     out->nfeasible = n;
     if (n == 0)
@@ -237,6 +243,7 @@ static int pick_rest(const berth_profile *p, void *state, const void *req, berth
     }
     /* ties[] holds batch slots in candidate order only when the batch is in
      * candidate order; pick by candidate id to stay order-independent. */
+    BERTH_ASSERT(nties >= 1 && nties <= n);
     uint32_t pickslot = c->ties[0];
     if (p->tiebreak == BERTH_TIE_RANDOM && nties > 1) {
         pickslot = c->ties[berth_rng_below(&c->rng, nties)];
@@ -248,6 +255,7 @@ static int pick_rest(const berth_profile *p, void *state, const void *req, berth
                 pickslot = s;
         }
     }
+    BERTH_ASSERT(pickslot < n && c->feasible[pickslot] < c->cap);
     out->chosen = c->feasible[pickslot];
     return 0;
 }

@@ -30,5 +30,9 @@ json_t *berth_report_warnings_json(const berth_skips *s)
 int berth_report_set_warnings(json_t *root, const berth_skips *s)
 {
     json_t *a = berth_report_warnings_json(s);
-    return a && root && !json_object_set_new(root, "warnings", a) ? 0 : BERTH_ENOMEM;
+    if (!root) { /* the caller's object failed: a must not leak */
+        json_decref(a);
+        return BERTH_ENOMEM;
+    }
+    return a && !json_object_set_new(root, "warnings", a) ? 0 : BERTH_ENOMEM;
 }

@@ -5,6 +5,7 @@
  * process crash and a power loss. Writers batch many records per
  * transaction (group commit, engine.c). */
 #include "serve/serve.h"
+#include "core/invariant.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -162,6 +163,7 @@ int serve_store_replay(serve_store *s,
                            -1, &st, NULL) != SQLITE_OK)
         return db_fail(s, e, "replay");
     int rc = 0, step = SQLITE_DONE;
+    int64_t prev = 0;
     while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
         serve_record r = {0};
         r.seq = sqlite3_column_int64(st, 0);
@@ -173,6 +175,17 @@ int serve_store_replay(serve_store *s,
         r.body_len = (size_t)sqlite3_column_bytes(st, 5);
         if (!r.body)
             r.body = "";
+        /* the log replays from its latest estate, in increasing sequence,
+         * records of known kinds (a file written by another program or a
+         * later version fails here rather than half-applying) */
+        if (r.seq <= prev || r.kind < SERVE_REC_ESTATE || r.kind > SERVE_REC_DELETE ||
+            (prev == 0 && r.kind != SERVE_REC_ESTATE)) {
+            rc = berth_error_set(e, BERTH_EIO, "store: record %lld (kind %d) out of order or "
+                                 "of an unknown kind", (long long)r.seq, r.kind);
+            break;
+        }
+        BERTH_ASSERT(r.kind == SERVE_REC_ESTATE ? r.body_len > 0 : r.cluster != NULL);
+        prev = r.seq;
         rc = fn(ctx, &r, e);
     }
     if (!rc && step != SQLITE_DONE)
