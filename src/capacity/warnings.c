@@ -65,8 +65,9 @@ static int warn_headroom(berth_autoscale *m)
                                       "VirtualNodeGroup %s: headroom unit (cpu %s, memory %s, "
                                       "gpu %" PRId64 ") is larger than the allocatable of every "
                                       "instance type the group allows (its %" PRId64
-                                      " units are never held)",
-                                      v->name, cpu, mem, h->gpu, h->units);
+                                      " unit%s never held)",
+                                      v->name, cpu, mem, h->gpu, h->units,
+                                      h->units == 1 ? " is" : "s are");
             if (rc)
                 return rc;
         }

@@ -43,6 +43,9 @@ for f in examples/autoscale/*.yaml; do
   grep -q '"scaleUp"' "$tmp/out" || fail "no scaleUp for $f"
   same_as_cli autoscale plan "$f" --at "$AT"
 done
+# the planner's warnings come over HTTP too (examples/disrupt/warnings.yaml)
+post 200 "/v1/disrupt/plan?at=$AT" examples/disrupt/warnings.yaml
+grep -q '"1 NodeClaim whose Node is not in the input' "$tmp/out" || fail "no planner warning over HTTP"
 post 400 "/v1/disrupt/plan?at=yesterday" examples/disrupt/consolidate.yaml
 grep -q '"error":{"code":"bad_input"' "$tmp/out" || fail "bad at: no error body"
 printf 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec: {disruption: {budgets: [{nodes: "lots"}]}}\n' > "$tmp/bad.yaml"
