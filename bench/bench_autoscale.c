@@ -207,6 +207,71 @@ static int random_group(berth_rng *r)
     return 1 + (int)berth_rng_below(r, NVNG - 3);
 }
 
+/* DaemonSets, as `kubectl get ds -A -o yaml` lists them: two on every
+ * node (tolerating everything), one on the team-labelled groups' nodes
+ * (required node affinity: team Exists), one on the first GPU group's
+ * nodes (nodeSelector and toleration), one on nodes without the dedicated
+ * taint (nodeSelector on the capacity type). Every new node of the plan
+ * has their requests taken off first (capacity_template_free). */
+#define NDS 5
+static const struct {
+    const char *name, *sel, *affinity_key;
+    int cpu, mem, all_tol, gpu_tol;
+} daemonsets[NDS] = {
+    {"kube-proxy", NULL, NULL, 100, 128, 1, 0},
+    {"log-agent", NULL, NULL, 50, 96, 1, 0},
+    {"team-metrics", NULL, "team", 50, 64, 0, 0},
+    {"gpu-device-plugin", "team: t18", NULL, 50, 64, 0, 1},
+    {"spot-handler", "karpenter.sh/capacity-type: spot", NULL, 20, 32, 0, 0},
+};
+
+static void daemonset_docs(sbuf *b)
+{
+    put(b, "---\napiVersion: apps/v1\nkind: DaemonSetList\nmetadata: {resourceVersion: \"1\"}\n"
+           "items:\n");
+    for (int i = 0; i < NDS; i++) {
+        put(b, "- metadata:\n    name: %s\n    namespace: kube-system\n"
+               "    uid: 0d5e0000-0000-4000-8000-%012d\n    generation: 1\n"
+               "    annotations: {deprecated.daemonset.template.generation: \"1\"}\n"
+               "  spec:\n    selector: {matchLabels: {k8s-app: %s}}\n"
+               "    template:\n      metadata: {labels: {k8s-app: %s}}\n      spec:\n",
+            daemonsets[i].name, i, daemonsets[i].name, daemonsets[i].name);
+        if (daemonsets[i].sel)
+            put(b, "        nodeSelector: {%s}\n", daemonsets[i].sel);
+        if (daemonsets[i].affinity_key)
+            put(b, "        affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                   "{nodeSelectorTerms: [{matchExpressions: [{key: %s, operator: Exists}]}]}}}\n",
+                daemonsets[i].affinity_key);
+        if (daemonsets[i].all_tol)
+            put(b, "        tolerations: [{operator: Exists}]\n");
+        else if (daemonsets[i].gpu_tol)
+            put(b, "        tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n");
+        put(b, "        containers: [{name: main, image: registry.example.com/%s:1.0, resources: "
+               "{requests: {cpu: %dm, memory: %dMi}}}]\n"
+               "  status: {currentNumberScheduled: 300, desiredNumberScheduled: 300, "
+               "numberMisscheduled: 0, numberReady: 300}\n",
+            daemonsets[i].name, daemonsets[i].cpu, daemonsets[i].mem);
+    }
+}
+
+/* The pod of DaemonSet i on node number idx (bound, owned) of group g, when the
+ * DaemonSet runs there (every bench node is spot). */
+static void daemon_pod(sbuf *b, int i, const char *node, int idx, int g)
+{
+    if ((daemonsets[i].affinity_key && !g) || (daemonsets[i].gpu_tol && g != NVNG - 2) ||
+        (!daemonsets[i].all_tol && !daemonsets[i].gpu_tol && vng_tainted(g)))
+        return;
+    put(b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s-%s\n  namespace: kube-system\n"
+           "  uid: 9d5e0000-%04d-4000-8000-%012d\n"
+           "  labels: {k8s-app: %s}\n  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, "
+           "name: %s, uid: 0d5e0000-0000-4000-8000-%012d, controller: true, blockOwnerDeletion: "
+           "true}]\nspec:\n  nodeName: %s\n  tolerations: [{operator: Exists}]\n"
+           "  containers: [{name: main, resources: {requests: {cpu: %dm, memory: %dMi}}}]\n"
+           "status: {phase: Running}\n",
+        daemonsets[i].name, node, i, idx,
+        daemonsets[i].name, daemonsets[i].name, i, node, daemonsets[i].cpu, daemonsets[i].mem);
+}
+
 /* Scale-up estate: 300 existing nodes nearly full, npending pending pods. */
 static void scaleup_estate(sbuf *b, uint32_t npending)
 {
@@ -223,9 +288,12 @@ static void scaleup_estate(sbuf *b, uint32_t npending)
         node_doc(b, name, g, f, s, i % NZONE, 1);
         /* one pod taking most of the node */
         snprintf(pn, sizeof pn, "busy-%04d", i);
-        pod_doc(b, pn, name, g, type_cpu(f, s) * 1000 - 300,
-                type_cpu(f, s) * type_gib_per_cpu(f) * 1024 - 600, 0);
+        pod_doc(b, pn, name, g, type_cpu(f, s) * 1000 - 600,
+                type_cpu(f, s) * type_gib_per_cpu(f) * 1024 - 1000, 0);
+        for (int d = 0; d < NDS; d++)
+            daemon_pod(b, d, name, i, g);
     }
+    daemonset_docs(b);
     for (uint32_t i = 0; i < npending; i++) {
         snprintf(pn, sizeof pn, "p-%06u", i);
         random_pod(b, &r, pn, NULL, random_group(&r));

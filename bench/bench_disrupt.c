@@ -3,7 +3,11 @@
  * types with on-demand and spot offerings in 3 zones, NodeClaims carrying
  * the template hash, realistic labels) and 200,000 bound pods (ReplicaSet
  * pods with mixed requests sized so that nodes are 30-70 % requested, two
- * DaemonSet pods per node, a few PDBs, some do-not-disrupt pods), built
+ * DaemonSet pods per node, a few PDBs, some do-not-disrupt pods), NodePool
+ * requirements on the labels derived from the instance types' names
+ * (karpenter.azure.com/sku-family In, sku-version Gt, sku-cpu Lt: every
+ * replacement option is checked against them) and five DaemonSets, three
+ * with a nodeSelector (their requests come off every replacement), built
  * from a fixed seed. Times one plan (median of 3, CPU seconds of the
  * single-threaded plan; building the estate is not timed) and prints the
  * nodes left after its actions, the lower bounds, and the same for
@@ -101,6 +105,14 @@ static void build(berth_disrupt *m, uint32_t nnodes, uint32_t npods, uint64_t se
             t->cpu = sizes[z] * 1000LL;
             t->memory = sizes[z] * families[f].gib_per_cpu * GiB;
             t->pods = 110;
+            t->capacity_cpu = t->cpu;
+            t->capacity_memory = t->memory;
+            t->capacity_pods = t->pods;
+            t->max_pods = -1;
+            if (berth_instance_type_derive_labels(a, t)) {
+                fprintf(stderr, "bench_disrupt: out of memory\n");
+                exit(1);
+            }
             t->offerings = zalloc(a, 6 * sizeof *t->offerings);
             t->nofferings = 6;
             for (int zi = 0; zi < 3; zi++) {
@@ -124,7 +136,7 @@ static void build(berth_disrupt *m, uint32_t nnodes, uint32_t npods, uint64_t se
             np->taints[0] = (berth_taint){"spot", "true", BERTH_EFFECT_NOSCHEDULE};
             np->ntaints = 1;
         }
-        np->reqs = zalloc(a, 2 * sizeof *np->reqs);
+        np->reqs = zalloc(a, 4 * sizeof *np->reqs);
         const char **ct = zalloc(a, sizeof *ct);
         ct[0] = pools[p].ct;
         np->reqs[0] = (berth_requirement){"karpenter.sh/capacity-type", BERTH_SEL_IN, ct, 1};
@@ -137,7 +149,18 @@ static void build(berth_disrupt *m, uint32_t nnodes, uint32_t npods, uint64_t se
                 it[nit++] = m->types[pools[p].fam[f] * 5 + z].name;
         }
         np->reqs[1] = (berth_requirement){"node.kubernetes.io/instance-type", BERTH_SEL_IN, it, nit};
-        np->nreqs = 2;
+        /* requirements on derived labels: the families, the generation, the size */
+        const char **fam = zalloc(a, 2 * sizeof *fam);
+        uint32_t nfam = 0;
+        for (int f = 0; f < 2; f++)
+            if (!f || pools[p].fam[1] != pools[p].fam[0])
+                fam[nfam++] = families[pools[p].fam[f]].family;
+        np->reqs[2] = (berth_requirement){"karpenter.azure.com/sku-family", BERTH_SEL_IN, fam, nfam};
+        const char **gen = zalloc(a, sizeof *gen);
+        gen[0] = p == 2 ? "64" : "4";
+        np->reqs[3] = p == 2 ? (berth_requirement){"karpenter.azure.com/sku-cpu", BERTH_SEL_LT, gen, 1}
+                             : (berth_requirement){"karpenter.azure.com/sku-version", BERTH_SEL_GT, gen, 1};
+        np->nreqs = 4;
         np->class_group = "karpenter.azure.com";
         np->class_kind = "AKSNodeClass";
         np->class_name = "default";
@@ -171,7 +194,7 @@ static void build(berth_disrupt *m, uint32_t nnodes, uint32_t npods, uint64_t se
         const char *zone = zones[berth_rng_below(&rng, 3)];
         berth_knode *nd = &k->nodes[n];
         nd->name = fmt(a, "aks-node-%05u", n);
-        berth_label *l = zalloc(a, 9 * sizeof *l);
+        berth_label *l = zalloc(a, (9 + t->labels.n) * sizeof *l);
         l[0] = (berth_label){"karpenter.sh/nodepool", pools[p].name};
         l[1] = (berth_label){"node.kubernetes.io/instance-type", t->name};
         l[2] = (berth_label){"karpenter.sh/capacity-type", pools[p].ct};
@@ -182,6 +205,13 @@ static void build(berth_disrupt *m, uint32_t nnodes, uint32_t npods, uint64_t se
         l[7] = (berth_label){"workload-class", pools[p].name};
         l[8] = (berth_label){"karpenter.sh/initialized", "true"};
         nd->labels = (berth_labels){l, 9};
+        berth_labels_sort(&nd->labels);
+        /* the labels Karpenter puts on the nodes of this type (sku-*, ...) */
+        uint32_t nl = 9;
+        for (uint32_t i = 0; i < t->labels.n; i++)
+            if (!berth_labels_get(&nd->labels, t->labels.items[i].key))
+                l[nl++] = t->labels.items[i];
+        nd->labels = (berth_labels){l, nl};
         berth_labels_sort(&nd->labels);
         nd->taints = m->pools[p].taints;
         nd->ntaints = m->pools[p].ntaints;
@@ -322,6 +352,53 @@ static void build(berth_disrupt *m, uint32_t nnodes, uint32_t npods, uint64_t se
             b->has_disruptions_allowed = 1;
             b->disruptions_allowed = 0;
         }
+    }
+    /* DaemonSets: kube-proxy and log-agent everywhere (the pods above),
+     * csi-azuredisk on Linux nodes, a tuning agent on memory nodes and a
+     * spot termination handler on spot nodes (nodeSelectors), a GPU driver
+     * that matches no node */
+    static const struct {
+        const char *name, *sel_key, *sel_val;
+        int64_t cpu, mem_mib;
+    } ds[6] = {{"kube-proxy", NULL, NULL, 100, 128},
+               {"log-agent", NULL, NULL, 50, 64},
+               {"csi-azuredisk-node", "kubernetes.io/os", "linux", 30, 60},
+               {"memory-tuner", "workload-class", "memory", 200, 256},
+               {"spot-handler", "karpenter.sh/capacity-type", "spot", 50, 64},
+               {"nvidia-driver", "accelerator", "nvidia", 500, 1024}};
+    k->controllers = calloc(6, sizeof *k->controllers);
+    k->ncontrollers = k->capcontrollers = 6;
+    for (int i = 0; i < 6; i++) {
+        berth_kcontroller *c = &k->controllers[i];
+        c->type = BERTH_KCTL_DAEMONSET;
+        c->kind = "DaemonSet";
+        c->ns = "kube-system";
+        c->name = ds[i].name;
+        c->uid = fmt(a, "0d5e0000-0000-4000-8000-%012u", (unsigned)i);
+        c->replicas = 1;
+        c->completions = -1;
+        berth_kpod *t = &c->tmpl;
+        t->ns = c->ns;
+        t->owner_kind = "DaemonSet";
+        t->owner_name = c->name;
+        t->tols = all_tol;
+        t->ntols = 1;
+        t->priority = 2000001000;
+        t->containers = zalloc(a, sizeof *t->containers);
+        t->ncontainers = 1;
+        t->containers[0].name = "main";
+        t->containers[0].has_req = 3;
+        t->containers[0].req[0] = ds[i].cpu;
+        t->containers[0].req[1] = ds[i].mem_mib * MiB;
+        berth_label *l = zalloc(a, sizeof *l);
+        l[0] = (berth_label){"k8s-app", c->name};
+        t->labels = (berth_labels){l, 1};
+        if (ds[i].sel_key) {
+            berth_label *sl = zalloc(a, sizeof *sl);
+            sl[0] = (berth_label){ds[i].sel_key, ds[i].sel_val};
+            t->node_selector = (berth_labels){sl, 1};
+        }
+        berth_kube_pod_requests(k, t);
     }
     free(pool_of);
     free(util);

@@ -127,8 +127,15 @@ void berth_autoscale_free(berth_autoscale *m);
  * reads. Parse src into m->kube.arena. */
 int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict, berth_error *e);
 /* Resolves references (Headroom -> group, group instance types,
- * reservations' types); call once after the last load. */
+ * reservations' types) and adds the warnings of berth_autoscale_warnings;
+ * call once after the last load. */
 int berth_autoscale_finalize(berth_autoscale *m, berth_error *e);
+/* Adds to m->kube.skipped one warning per kind of input the autoscaler
+ * ignores (capacity/warnings.c, docs/autoscale.md "Warnings"): headroom
+ * units larger than every allowed instance type, Nodes labelled with a
+ * missing group or in no group, Pods bound to a missing Node. 0 or
+ * BERTH_ENOMEM. */
+int berth_autoscale_warnings(berth_autoscale *m);
 
 /* ---- the plan ---- */
 

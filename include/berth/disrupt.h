@@ -218,9 +218,15 @@ void berth_disrupt_free(berth_disrupt *m);
  * InstanceType (berth.io/v1, strict), List, and everything
  * berth_kube_load reads. Parse src into m->kube.arena. */
 int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, berth_error *e);
-/* Checks references and computes template hashes; call once after the
- * last berth_disrupt_load. */
+/* Checks references, computes template hashes and adds the warnings of
+ * berth_disrupt_warnings; call once after the last berth_disrupt_load. */
 int berth_disrupt_finalize(berth_disrupt *m, berth_error *e);
+/* Adds to m->kube.skipped one warning per kind of input the planner
+ * ignores (disrupt/warnings.c, docs/disrupt.md "Warnings"): NodeClaims
+ * whose Node or NodePool is not in the input, Nodes labelled with a
+ * missing NodePool, managed Nodes without a price, Pods bound to a missing
+ * Node, a missing AKSNodeClass. 0 or BERTH_ENOMEM. */
+int berth_disrupt_warnings(berth_disrupt *m);
 /* berth's stable template hash of a NodePool (SPEC 4.1 drift fields). */
 void berth_nodepool_hash(const berth_nodepool *p, char out[24]);
 

@@ -67,15 +67,20 @@ int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, siz
 /* ---- kinds a loader does not use (SPEC 6.1) ---- */
 
 /* One skipped kind: how many documents of it, and an optional note
- * printed after the count ("not expanded: ..."). */
+ * printed after the count ("not expanded: ..."). Or, with `message`, one
+ * planner warning: input a planner ignores (a NodeClaim without its Node,
+ * a headroom unit no instance type holds, ...), its whole text in kind. */
 typedef struct berth_skip {
-    char *kind;               /* owned */
+    char *kind;               /* owned; the text itself when message */
     const char *note;         /* static text or NULL */
-    uint32_t count;
+    uint32_t count;           /* documents skipped; 1 for a message */
+    int message;              /* 1: a planner warning (berth_skips_warn) */
 } berth_skip;
 
 /* The skip counts of one model, over every file loaded into it, in order
- * of first appearance. Zero-initialised is empty. Each model that reads
+ * of first appearance, then the planners' warnings about the input (added
+ * by the models' finalize steps: one list, one `warnings` array). Zero-
+ * initialised is empty. Each model that reads
  * Kubernetes objects owns one (berth_kcluster.skipped, berth_fleet.skipped)
  * and its loaders count into it through berth_dec_skip; the report code
  * (berth_report_warnings_*) prints it. */
@@ -87,10 +92,30 @@ typedef struct berth_skips {
 /* Counts one document of kind (note: static text kept with the kind's
  * first entry). 0 or BERTH_ENOMEM. O(kinds skipped). */
 int berth_skips_add(berth_skips *s, const char *kind, const char *note);
-/* Total documents skipped. */
+/* Adds a planner warning (printf format; a text already present is not
+ * added twice). 0 or BERTH_ENOMEM. */
+int berth_skips_warn(berth_skips *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The items a planner warning names: a count and the first
+ * BERTH_WARN_NAMES_SHOWN of them as text ("a (node x), b"); zero-
+ * initialised is empty. */
+#define BERTH_WARN_NAMES_SHOWN 5
+typedef struct berth_warn_names {
+    uint32_t n;
+    size_t len;
+    char text[512];
+} berth_warn_names;
+/* Counts one more item; the first BERTH_WARN_NAMES_SHOWN are appended
+ * (printf format), comma-separated. */
+void berth_warn_names_add(berth_warn_names *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* When w holds an item: the warning "N NOUN[s] WHAT: names[, and K more]"
+ * (the plural adds "s" to noun). 0 or BERTH_ENOMEM. */
+int berth_skips_warn_names(berth_skips *s, const berth_warn_names *w, const char *noun,
+                           const char *what);
+/* Total documents skipped (messages not counted). */
 uint32_t berth_skips_total(const berth_skips *s);
 /* "skipped 12 ConfigMap" or "skipped 2 CronJob (not expanded: ...)" into
- * buf (truncated to len). */
+ * buf (truncated to len); a message's own text. */
 void berth_skip_text(const berth_skip *s, char *buf, size_t len);
 void berth_skips_free(berth_skips *s);
 

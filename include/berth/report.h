@@ -84,7 +84,8 @@ int berth_report_per_rack_text(const uint32_t *per_rack, uint32_t n, char *buf, 
 /* ---- skipped kinds (SPEC 6.1, 6.3 `warnings`; report/warnings.c) ---- */
 
 /* ["skipped 12 ConfigMap", "skipped 2 CronJob (not expanded: ...)"], in
- * the order the kinds first appeared; NULL when out of memory. */
+ * the order the kinds first appeared, then the planners' warnings
+ * (berth_skips_warn); NULL when out of memory. */
 json_t *berth_report_warnings_json(const berth_skips *s);
 /* Sets root["warnings"] (an empty array when nothing was skipped). 0 or
  * BERTH_ENOMEM. */

@@ -9,7 +9,8 @@
  * pending pod is packed, as cluster-autoscaler's template NodeInfo carries
  * its DaemonSet pods (simulator/node_info_utils.go) and Ocean's virtual
  * nodes reserve room for them. The free room per (g, t, zone, ct) is
- * cached for the pass (scale-up asks for it per option and pod).
+ * cached for the pass (scale-up asks for it per option and pod; zones are
+ * found by their string's address first, no strcmp per question).
  *
  * Pending DaemonSet pods (a pod the controller pinned to an existing node
  * without room) get no new node: the DaemonSet controller creates its pod
@@ -35,7 +36,40 @@ struct capacity_daemons {
     const char **zones;           /* distinct offering zones */
     uint32_t nz;
     ds_slot *slot;                /* [((g * ntypes + t) * nz + z) * 3 + ct], NULL: uncached */
+    /* zone string address -> zone id (open addressing, at most half
+     * full): offerings keep their own zone strings, so the questions'
+     * zones are found by address, without a strcmp per question */
+    const char **zp;
+    uint32_t *zid;
+    uint32_t zcap, zn;
 };
+
+static uint32_t zone_slot(const struct capacity_daemons *d, const char *zone)
+{
+    uint64_t h = (uint64_t)(uintptr_t)zone * 0x9E3779B97F4A7C15ull;
+    uint32_t i = (uint32_t)(h >> 32) & (d->zcap - 1);
+    while (d->zp[i] && d->zp[i] != zone)
+        i = (i + 1) & (d->zcap - 1);
+    return i;
+}
+
+/* The id of zone in d->zones (nz when none): by address, else by name
+ * (then remembered while the table is at most half full). */
+static uint32_t zone_id(struct capacity_daemons *d, const char *zone)
+{
+    uint32_t i = d->zcap ? zone_slot(d, zone) : 0;
+    if (d->zcap && d->zp[i])
+        return d->zid[i];
+    uint32_t z = 0;
+    while (z < d->nz && d->zones[z] != zone && strcmp(d->zones[z], zone))
+        z++;
+    if (d->zcap && 2 * (d->zn + 1) <= d->zcap) {
+        d->zp[i] = zone;
+        d->zid[i] = z;
+        d->zn++;
+    }
+    return z;
+}
 
 /* too many templates: computed per call (O(DaemonSets)) */
 #define DS_CACHE_BYTES (64u << 20)
@@ -69,6 +103,22 @@ static struct capacity_daemons *daemons(capacity_pass *s)
                 if (i == d->nz)
                     d->zones[d->nz++] = z;
             }
+        /* every offering's zone address, and room for a few more */
+        d->zcap = 64;
+        while (d->zcap < 2 * (cap + 64))
+            d->zcap *= 2;
+        d->zp = calloc(d->zcap, sizeof *d->zp);
+        d->zid = malloc(d->zcap * sizeof *d->zid);
+        if (!d->zp || !d->zid) {
+            free(d->zp);
+            free(d->zid);
+            d->zp = NULL;
+            d->zid = NULL;
+            d->zcap = 0; /* by name only */
+        }
+        for (uint32_t t = 0; d->zcap && t < m->ntypes; t++)
+            for (uint32_t o = 0; o < m->types[t].nofferings; o++)
+                zone_id(d, m->types[t].offerings[o].zone);
         size_t n = (size_t)m->nvngs * m->ntypes * (d->nz ? d->nz : 1) * 3;
         if (n * sizeof *d->slot <= DS_CACHE_BYTES)
             d->slot = calloc(n ? n : 1, sizeof *d->slot); /* NULL: uncached */
@@ -83,6 +133,8 @@ void capacity_daemons_free(capacity_pass *s)
         return;
     free(s->ds->zones);
     free(s->ds->slot);
+    free(s->ds->zp);
+    free(s->ds->zid);
     free(s->ds);
     s->ds = NULL;
 }
@@ -121,9 +173,7 @@ void capacity_template_free(capacity_pass *s, uint32_t g, uint32_t t, const char
         return;
     ds_slot *x = NULL;
     if (d->slot && zone && ct >= 0 && ct < 3) {
-        uint32_t z = 0;
-        while (z < d->nz && d->zones[z] != zone && strcmp(d->zones[z], zone))
-            z++;
+        uint32_t z = zone_id(d, zone);
         if (z < d->nz)
             x = &d->slot[(((size_t)g * s->m->ntypes + t) * d->nz + z) * 3 + (size_t)ct];
     }

@@ -409,5 +409,7 @@ int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
             return berth_error_set(e, BERTH_EINVAL,
                                    "Reservation '%s': spec.instanceType: no InstanceType named '%s'",
                                    m->res[r].name, m->res[r].instance_type);
+    if (berth_autoscale_warnings(m)) /* capacity/warnings.c */
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     return 0;
 }

@@ -45,7 +45,11 @@ typedef struct upfast {
     uint32_t *cls_pod;            /* per class: a pod of it */
     uint8_t **cache;              /* per class: [((g * ntypes + t) * nz + z) * 3 + ct] 0/1/2 */
     uint8_t **gok;                /* per class: [g * ntypes + t] 0 unknown, 1 no, 2 an
-                                   * available allowed offering's template matches */
+                                   * available allowed offering's template matches; with
+                                   * DaemonSets 2 / 3: and gfree holds the 1 / 2 distinct
+                                   * free rooms of the matching offerings, 4: more (not
+                                   * cached) */
+    int64_t **gfree;              /* per class: [(g * ntypes + t) * 2 + i][4] (DaemonSets) */
     size_t cache_bytes;
 } upfast;
 
@@ -79,7 +83,7 @@ typedef struct packer {
     uint32_t nlive;
     uint32_t *gcls;               /* fast: distinct classes of the group's pods */
     uint32_t ngcls;               /* > 64 or an uncached pod: no gain memo */
-    struct memo { uint64_t sig; uint32_t t; double gain; } *memo;
+    struct memo { uint64_t sig; uint32_t t; double gain; int64_t free[4]; } *memo;
     uint32_t nmemo, capmemo;
     int oom;                      /* a memo or cache allocation failed */
     int need_all;                 /* replacements: an option must host order[from..n) */
@@ -124,6 +128,11 @@ static int fast_match(capacity_pass *s, upfast *f, uint32_t c, uint32_t g, uint3
     return *x - 1;
 }
 
+/* hosts() without its DaemonSet room test, for a caller that has checked
+ * the pod against room no larger than the template's free room. */
+static int hosts_matched(capacity_pass *s, upfast *f, uint32_t g, uint32_t t, const char *zone,
+                         int z, int ct, uint32_t pod);
+
 /* capacity_template_hosts(s, g, t, zone, ct, pod, NULL, 0), fast when f;
  * z: zone's id when known, else -1. */
 static int hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t t, const char *zone, int z,
@@ -132,6 +141,16 @@ static int hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t t, const char
     if (!f)
         return capacity_template_hosts(s, g, t, zone, ct, pod, NULL, 0);
     if (!fast_res_ok(s, f, t, pod) || !capacity_daemon_room(s, g, t, zone, ct, pod))
+        return 0;
+    return hosts_matched(s, f, g, t, zone, z, ct, pod);
+}
+
+static int hosts_matched(capacity_pass *s, upfast *f, uint32_t g, uint32_t t, const char *zone,
+                         int z, int ct, uint32_t pod)
+{
+    if (!f)
+        return capacity_template_hosts(s, g, t, zone, ct, pod, NULL, 0);
+    if (!fast_res_ok(s, f, t, pod))
         return 0;
     if (z < 0)
         z = fast_zone(f, zone);
@@ -206,7 +225,7 @@ static double gain_of(packer *k, uint32_t t, const char *zone, int z, int ct, ui
                 break;
             uint32_t pod = k->order[i], end = i == from ? from + 1 : k->run_end[i];
             if (k->done[i] || !fits_free(s, freec, pod) ||
-                (i != from && !hosts(s, k->f, k->g, t, zone, z, ct, pod))) {
+                (i != from && !hosts_matched(s, k->f, k->g, t, zone, z, ct, pod))) {
                 i = end;
                 continue;
             }
@@ -236,7 +255,9 @@ static double gain_of(packer *k, uint32_t t, const char *zone, int z, int ct, ui
         uint32_t pod = k->order[i];
         if (k->done[i] || !fits_free(s, freec, pod))
             continue;
-        if (i != from && !hosts(s, k->f, k->g, t, zone, z, ct, pod))
+        /* freec is at most the template's free room and the pod fits it:
+         * the DaemonSet room test of hosts() holds */
+        if (i != from && !hosts_matched(s, k->f, k->g, t, zone, z, ct, pod))
             continue;
         take(s, freec, pod);
         g += weight(k, pod);
@@ -253,10 +274,14 @@ static int memo_gain(packer *k, uint32_t t, const char *zone, int ct, uint32_t f
 {
     upfast *f = k->f;
     int z = f ? fast_zone(f, zone) : -1;
-    if (z < 0 || k->hr || k->ngcls > 64 || capacity_daemons_any(k->s)) {
+    if (z < 0 || k->hr || k->ngcls > 64) {
         *out = gain_of(k, t, zone, z, ct, from);
         return 0;
     }
+    /* the scan starts from the template's free room (DaemonSets taken off,
+     * which may differ between offerings of one type): part of the key */
+    int64_t fr[4];
+    capacity_template_free(k->s, k->g, t, zone, ct, fr);
     uint64_t sig = 0;
     for (uint32_t c = 0; c < k->ngcls; c++) {
         int r = fast_match(k->s, f, k->gcls[c], k->g, t, (uint32_t)z, ct);
@@ -265,28 +290,31 @@ static int memo_gain(packer *k, uint32_t t, const char *zone, int ct, uint32_t f
         sig |= (uint64_t)r << c;
     }
     for (uint32_t i = 0; i < k->nmemo; i++)
-        if (k->memo[i].t == t && k->memo[i].sig == sig) {
+        if (k->memo[i].t == t && k->memo[i].sig == sig && !memcmp(k->memo[i].free, fr, sizeof fr)) {
             *out = k->memo[i].gain;
             return 0;
         }
     *out = gain_of(k, t, zone, z, ct, from);
     if (berth_grow((void **)&k->memo, &k->capmemo, k->nmemo + 1, sizeof *k->memo, 0))
         return BERTH_ENOMEM;
-    k->memo[k->nmemo++] = (struct memo){sig, t, *out};
+    k->memo[k->nmemo] = (struct memo){sig, t, *out, {fr[0], fr[1], fr[2], fr[3]}};
+    k->nmemo++;
     return 0;
 }
 
-/* Fast: an upper bound of gain_of(k, t, ., ., from) in pods mode: the
- * pods an empty node of t takes fit its cpu, memory and GPUs, and are at
- * most its pod count of the remaining pods, whose weights descend; a
+/* Fast: an upper bound of gain_of(k, t, zone, ., from) in pods mode: the
+ * pods an empty node of (t, zone, ct) takes fit its free room (the type's
+ * allocatable less its DaemonSet pods: what gain_of starts from), and are
+ * at most its pod count of the remaining pods, whose weights descend; a
  * margin covers rounding. */
-static double gain_bound(const packer *k, uint32_t t, uint32_t from)
+static double gain_bound(const packer *k, uint32_t t, const char *zone, int ct, uint32_t from)
 {
-    const berth_instance_type *it = &k->s->m->types[t];
-    double u = (double)it->cpu / k->norm[0] + (double)it->memory / k->norm[1] +
-               (k->s->gpu != BERTH_KUBE_NONE ? (double)it->gpus / k->norm[2] : 0) +
-               (double)(it->pods > 0 ? it->pods : 0) * 1e-9;
-    uint64_t to = (uint64_t)from + (uint64_t)(it->pods > 0 ? it->pods : 0);
+    int64_t fr[4];
+    capacity_template_free(k->s, k->g, t, zone, ct, fr);
+    double u = (double)fr[0] / k->norm[0] + (double)fr[1] / k->norm[1] +
+               (k->s->gpu != BERTH_KUBE_NONE ? (double)fr[2] / k->norm[2] : 0) +
+               (double)fr[3] * 1e-9;
+    uint64_t to = (uint64_t)from + (uint64_t)fr[3];
     double w = k->wpre[to < k->n ? to : k->n] - k->wpre[from];
     double b = w < u ? w : u;
     return b * (1 + 1e-9) + 1e-9 * (k->wpre[k->n] + 1.0);
@@ -422,7 +450,7 @@ static option pick(packer *k, int tier, uint32_t from)
                     k->oom = 1;
                     return best;
                 }
-                k->cand[k->ncand++] = (struct cand){c, cost, cost / gain_bound(k, t, from),
+                k->cand[k->ncand++] = (struct cand){c, cost, cost / gain_bound(k, t, of->zone, tier, from),
                                                     k->ncand};
                 continue;
             }
@@ -562,29 +590,87 @@ static int specificity(const capacity_pass *s, uint32_t g, const berth_kpod *p)
  * available offering) whose template hosts it, the most specific; ties:
  * the most general (fewest labels and taints: Ocean's default group), then
  * by name. -1 with a reason when none. */
-/* Fast: whether group g hosts pod (the boolean of group_for's search). */
+/* Fast: whether group g hosts pod (the boolean of group_for's search).
+ * Per (class, group, type) the template answer is cached; with DaemonSets
+ * the pod must also fit the free room (allocatable less DaemonSet pods) of
+ * a matching offering, so the one or two distinct free rooms of the
+ * matching offerings are cached with it. */
 static int fast_group_hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t pod)
 {
     const berth_autoscale *m = s->m;
     uint32_t c = f->pod_cls[pod];
     uint8_t *gok = NULL;
-    if (c != BERTH_KUBE_NONE && !capacity_daemons_any(s)) {
+    int64_t *gfree = NULL;
+    int ds = capacity_daemons_any(s);
+    if (c != BERTH_KUBE_NONE) {
         /* per (class, group, type): whether an available allowed offering's
          * template matches (the request part is the pod's own) */
-        if (!f->gok[c] && f->cache_bytes + (size_t)m->nvngs * m->ntypes <= CACHE_BYTES) {
-            f->gok[c] = calloc((size_t)m->nvngs * m->ntypes, 1);
-            f->cache_bytes += f->gok[c] ? (size_t)m->nvngs * m->ntypes : 0;
+        size_t cells = (size_t)m->nvngs * m->ntypes;
+        if (!f->gok[c] && f->cache_bytes + cells <= CACHE_BYTES) {
+            f->gok[c] = calloc(cells, 1);
+            f->cache_bytes += f->gok[c] ? cells : 0;
         }
-        gok = f->gok[c] ? f->gok[c] + (size_t)g * m->ntypes : NULL;
+        if (ds && f->gok[c] && !f->gfree[c] &&
+            f->cache_bytes + cells * 8 * sizeof(int64_t) <= CACHE_BYTES) {
+            f->gfree[c] = malloc(cells * 8 * sizeof(int64_t));
+            f->cache_bytes += f->gfree[c] ? cells * 8 * sizeof(int64_t) : 0;
+        }
+        if (f->gok[c] && (!ds || f->gfree[c])) {
+            gok = f->gok[c] + (size_t)g * m->ntypes;
+            gfree = ds ? f->gfree[c] + (size_t)g * m->ntypes * 8 : NULL;
+        }
     }
     for (uint32_t i = f->gtypes_off[g]; i < f->gtypes_off[g + 1]; i++) {
         uint32_t t = f->gtypes[i];
         if (!fast_res_ok(s, f, t, pod))
             continue;
-        if (gok && gok[t]) {
-            if (gok[t] == 2)
+        if (gok && gok[t] && gok[t] < 4) {
+            if (gok[t] == 1)
+                continue;
+            if (!ds)
                 return 1;
+            for (uint32_t v = 0; v + 1 < gok[t]; v++)
+                if (fits_free(s, gfree + (size_t)t * 8 + v * 4, pod))
+                    return 1;
             continue;
+        }
+        if (gok && !gok[t] && ds) {
+            /* the matching offerings' distinct free rooms (at most two kept) */
+            int64_t *keep = gfree + (size_t)t * 8;
+            uint32_t nkeep = 0, more = 0;
+            for (uint32_t o = 0; o < m->types[t].nofferings; o++) {
+                const berth_offering *of = &m->types[t].offerings[o];
+                uint32_t z = f->off_zone[f->off_base[t] + o];
+                if (!of->available || !f->vzone[g * f->nz + z])
+                    continue;
+                int r = fast_match(s, f, c, g, t, z, (int)of->capacity_type);
+                if (r < 0) { /* out of memory: the uncached search */
+                    more = 1;
+                    break;
+                }
+                if (!r)
+                    continue;
+                int64_t fr[4];
+                capacity_template_free(s, g, t, of->zone, (int)of->capacity_type, fr);
+                uint32_t v = 0;
+                while (v < nkeep && memcmp(keep + v * 4, fr, sizeof fr))
+                    v++;
+                if (v < nkeep)
+                    continue;
+                if (nkeep == 2) {
+                    more = 1;
+                    break;
+                }
+                memcpy(keep + nkeep * 4, fr, sizeof fr);
+                nkeep++;
+            }
+            gok[t] = (uint8_t)(more ? 4 : 1 + nkeep);
+            if (!more) {
+                for (uint32_t v = 0; v < nkeep; v++)
+                    if (fits_free(s, keep + v * 4, pod))
+                        return 1;
+                continue;
+            }
         }
         int any = 0;
         for (uint32_t o = 0; !any && o < m->types[t].nofferings; o++) {
@@ -594,7 +680,7 @@ static int fast_group_hosts(capacity_pass *s, upfast *f, uint32_t g, uint32_t po
                 hosts(s, f, g, t, of->zone, (int)z, (int)of->capacity_type, pod))
                 any = 1;
         }
-        if (gok)
+        if (gok && !ds)
             gok[t] = (uint8_t)(1 + any);
         if (any)
             return 1;
@@ -963,9 +1049,12 @@ static void upfast_free(upfast *f)
     for (uint32_t c = 0; c < f->ncls; c++) {
         free(f->cache[c]);
         free(f->gok[c]);
+        if (f->gfree)
+            free(f->gfree[c]);
     }
     free(f->cache);
     free(f->gok);
+    free(f->gfree);
     free(f->cls_pod);
     free(f->zones);
     free(f->zone_count);
@@ -1167,7 +1256,8 @@ static int upfast_init(upfast *f, const capacity_pass *s, const uint32_t *pend, 
         f->cls_pod = malloc((size_t)np * sizeof *f->cls_pod);
         f->cache = calloc(np, sizeof *f->cache);
         f->gok = calloc(np, sizeof *f->gok);
-        if (!f->cls_pod || !f->cache || !f->gok)
+        f->gfree = calloc(np, sizeof *f->gfree);
+        if (!f->cls_pod || !f->cache || !f->gok || !f->gfree)
             rc = BERTH_ENOMEM;
         for (uint32_t i = 0; !rc && i < np; i++) {
             uint32_t x = idx[i];

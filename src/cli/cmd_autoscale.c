@@ -272,10 +272,11 @@ static int plan_run(cli_common *cp, berth_aplan_options *op, int have_at)
     berth_error e;
     berth_error_clear(&e);
     int rc = cli_load_each(&c, &m.kube.arena, load_one, &m, &e);
-    if (!rc && !c.quiet) /* kinds skipped over every file, once (SPEC 6.1) */
-        berth_report_warnings_text(stderr, &m.kube.skipped);
     if (!rc)
         rc = berth_autoscale_finalize(&m, &e);
+    /* kinds skipped over every file and the planner's warnings, once (SPEC 6.1) */
+    if (!rc && !c.quiet)
+        berth_report_warnings_text(stderr, &m.kube.skipped);
     berth_aplan p;
     memset(&p, 0, sizeof p);
     if (!rc)
@@ -407,10 +408,10 @@ static int simulate(int argc, char **argv)
     berth_error_clear(&e);
     sim_load sl = {&m, &t};
     int rc = cli_load_each(&c, &m.kube.arena, sim_load_one, &sl, &e);
-    if (!rc && !c.quiet)
-        berth_report_warnings_text(stderr, &m.kube.skipped);
     if (!rc)
         rc = berth_autoscale_finalize(&m, &e);
+    if (!rc && !c.quiet) /* skipped kinds and the planner's warnings, once */
+        berth_report_warnings_text(stderr, &m.kube.skipped);
     berth_source src;
     if (!rc)
         rc = cli_load_doc(&m.kube.arena, events, &src, &e);
@@ -437,8 +438,16 @@ static int simulate(int argc, char **argv)
     if (!c.quiet) {
         if (c.format == CLI_TABLE)
             berth_report_autoscale_timeline_table(stdout, &t, &o, &r);
-        else if (cli_print_json(berth_report_autoscale_timeline_json(&t, &o, &r), c.format))
-            code = 3;
+        else {
+            /* with the input's warnings, as `autoscale plan` has them */
+            json_t *j = berth_report_autoscale_timeline_json(&t, &o, &r);
+            if (j && berth_report_set_warnings(j, &m.kube.skipped)) {
+                json_decref(j);
+                j = NULL;
+            }
+            if (cli_print_json(j, c.format))
+                code = 3;
+        }
     }
     berth_asim_result_free(&r);
     berth_atimeline_free(&t);

@@ -94,9 +94,12 @@ static int load_model(const cli_common *c, berth_disrupt *m, berth_error *e)
     berth_disrupt_init(m);
     berth_error_clear(e);
     int rc = cli_load_each(c, &m->kube.arena, load_one, m, e);
-    if (!rc && !c->quiet) /* kinds skipped over every file, once (SPEC 6.1) */
+    if (!rc)
+        rc = berth_disrupt_finalize(m, e);
+    /* kinds skipped over every file and the planner's warnings, once (SPEC 6.1) */
+    if (!rc && !c->quiet)
         berth_report_warnings_text(stderr, &m->kube.skipped);
-    return rc ? rc : berth_disrupt_finalize(m, e);
+    return rc;
 }
 
 /* Prints e, frees m and returns rc's exit code. */
@@ -195,6 +198,18 @@ static void simulate_help(FILE *f)
             BERTH_DSIM_MAX_STEPS);
 }
 
+/* The timeline's JSON with the input's `warnings` (skipped kinds and the
+ * planner's warnings), as `disrupt plan` has them. */
+static json_t *timeline_json(const berth_disrupt *m, const berth_dtimeline *t)
+{
+    json_t *j = berth_report_disrupt_timeline_json(t);
+    if (j && berth_report_set_warnings(j, &m->kube.skipped)) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
 static int simulate(int argc, char **argv)
 {
     static const char cmd[] = "disrupt simulate", durations[] = "30s, 1m or 1h30m";
@@ -273,7 +288,7 @@ static int simulate(int argc, char **argv)
     if (!c.quiet) {
         if (c.format == CLI_TABLE)
             berth_report_disrupt_timeline_table(stdout, &t);
-        else if (cli_print_json(berth_report_disrupt_timeline_json(&t), c.format))
+        else if (cli_print_json(timeline_json(&m, &t), c.format))
             code = 3;
     }
     berth_dtimeline_free(&t);

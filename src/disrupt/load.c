@@ -744,5 +744,7 @@ int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)
         berth_nodepool_hash(&m->pools[i], m->pools[i].hash);
     for (uint32_t i = 0; i < m->nclasses; i++)
         berth_aksnodeclass_hash(&m->classes[i], m->classes[i].hash);
+    if (berth_disrupt_warnings(m)) /* disrupt/warnings.c */
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     return 0;
 }

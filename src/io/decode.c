@@ -488,7 +488,7 @@ int berth_dec_skip(berth_dec *d, const berth_node *doc, const char *kind, const 
 int berth_skips_add(berth_skips *s, const char *kind, const char *note)
 {
     for (uint32_t i = 0; i < s->n; i++)
-        if (!strcmp(s->items[i].kind, kind)) {
+        if (!s->items[i].message && !strcmp(s->items[i].kind, kind)) {
             s->items[i].count++;
             return 0;
         }
@@ -497,20 +497,80 @@ int berth_skips_add(berth_skips *s, const char *kind, const char *note)
     char *k = strdup(kind);
     if (!k)
         return BERTH_ENOMEM;
-    s->items[s->n++] = (berth_skip){k, note, 1};
+    s->items[s->n++] = (berth_skip){k, note, 1, 0};
     return 0;
+}
+
+int berth_skips_warn(berth_skips *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return BERTH_ENOMEM;
+    char *t = malloc((size_t)len + 1);
+    if (!t)
+        return BERTH_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(t, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->items[i].message && !strcmp(s->items[i].kind, t)) {
+            free(t);
+            return 0;
+        }
+    if (berth_grow((void **)&s->items, &s->cap, s->n + 1, sizeof *s->items, 0)) {
+        free(t);
+        return BERTH_ENOMEM;
+    }
+    s->items[s->n++] = (berth_skip){t, NULL, 1, 1};
+    return 0;
+}
+
+void berth_warn_names_add(berth_warn_names *w, const char *fmt, ...)
+{
+    if (w->n++ >= BERTH_WARN_NAMES_SHOWN || w->len + 3 >= sizeof w->text)
+        return;
+    if (w->len) {
+        memcpy(w->text + w->len, ", ", 3);
+        w->len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(w->text + w->len, sizeof w->text - w->len, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        w->len += (size_t)k < sizeof w->text - w->len ? (size_t)k : sizeof w->text - w->len - 1;
+}
+
+int berth_skips_warn_names(berth_skips *s, const berth_warn_names *w, const char *noun,
+                           const char *what)
+{
+    if (!w->n)
+        return 0;
+    uint32_t more = w->n > BERTH_WARN_NAMES_SHOWN ? w->n - BERTH_WARN_NAMES_SHOWN : 0;
+    char tail[40] = "";
+    if (more)
+        snprintf(tail, sizeof tail, ", and %" PRIu32 " more", more);
+    return berth_skips_warn(s, "%" PRIu32 " %s%s %s: %s%s", w->n, noun, w->n == 1 ? "" : "s", what,
+                            w->text, tail);
 }
 
 uint32_t berth_skips_total(const berth_skips *s)
 {
     uint32_t t = 0;
     for (uint32_t i = 0; i < s->n; i++)
-        t += s->items[i].count;
+        t += s->items[i].message ? 0 : s->items[i].count;
     return t;
 }
 
 void berth_skip_text(const berth_skip *s, char *buf, size_t len)
 {
+    if (s->message) {
+        snprintf(buf, len, "%s", s->kind);
+        return;
+    }
     snprintf(buf, len, "skipped %" PRIu32 " %s%s%s%s", s->count, s->kind, s->note ? " (" : "",
              s->note ? s->note : "", s->note ? ")" : "");
 }

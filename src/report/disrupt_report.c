@@ -134,6 +134,9 @@ void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_d
     char at[40];
     report_fmt_time(p->at, at, sizeof at);
     fprintf(out, "disruption plan at %s\n\n", at);
+    /* the last three columns are the allowances per reason (budget minus
+     * disrupting nodes), not nodes in those states */
+    fprintf(out, "%-44s%s\n", "", "------ ALLOWED DISRUPTIONS -----");
     fprintf(out, "%-24s %6s %11s %8s %8s %14s\n", "NODEPOOL", "NODES", "DISRUPTING", "EMPTY", "DRIFTED",
            "UNDERUTILIZED");
     for (uint32_t i = 0; i < p->npools; i++) {

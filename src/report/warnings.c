@@ -1,11 +1,12 @@
-/* report/warnings.c - the kinds a load skipped (berth_skips, SPEC 6.1) as
- * the `warnings` array of the JSON reports (SPEC 6.3) and as stderr lines.
- * Every command and endpoint that reads Kubernetes objects uses these. */
+/* report/warnings.c - the kinds a load skipped (berth_skips, SPEC 6.1) and
+ * the planners' warnings about input they ignore, in one list: the
+ * `warnings` array of the JSON reports (SPEC 6.3) and stderr lines. Every
+ * command and endpoint that reads Kubernetes objects uses these. */
 #include "berth/report.h"
 
 int berth_report_warnings_text(FILE *out, const berth_skips *s)
 {
-    char line[256];
+    char line[1024];
     for (uint32_t i = 0; i < s->n; i++) {
         berth_skip_text(&s->items[i], line, sizeof line);
         fprintf(out, "berth: %s\n", line);
@@ -16,7 +17,7 @@ int berth_report_warnings_text(FILE *out, const berth_skips *s)
 json_t *berth_report_warnings_json(const berth_skips *s)
 {
     json_t *a = json_array();
-    char line[256];
+    char line[1024];
     for (uint32_t i = 0; a && i < s->n; i++) {
         berth_skip_text(&s->items[i], line, sizeof line);
         if (json_array_append_new(a, json_string(line))) {

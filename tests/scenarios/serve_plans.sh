@@ -56,6 +56,9 @@ for f in examples/kube/workloads.yaml examples/kube/preemption.yaml examples/kub
 done
 post 400 "/v1/kube/schedule?detail=some" examples/kube/workloads.yaml
 grep -q 'detail: expected' "$tmp/out" || fail "bad detail: $(cat "$tmp/out")"
+# the planner's warnings come over HTTP too (examples/disrupt/warnings.yaml)
+post 200 "/v1/disrupt/plan?at=$AT" examples/disrupt/warnings.yaml
+grep -q '"1 NodeClaim whose Node is not in the input' "$tmp/out" || fail "no planner warning over HTTP"
 post 400 "/v1/disrupt/plan?at=yesterday" examples/disrupt/consolidate.yaml
 grep -q '"error":{"code":"bad_input"' "$tmp/out" || fail "bad at: no error body"
 printf 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec: {disruption: {budgets: [{nodes: "lots"}]}}\n' > "$tmp/bad.yaml"
