@@ -213,16 +213,13 @@ static int load_pods(evctx *c, berth_dec *d, const berth_node *spec, berth_node 
 
 static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
 {
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
     static const char *const specf[] = {"at", "type", "pods", "count", "template", "pod", "node",
                                         "instanceType", "zone", "capacityType", "price", "available",
                                         NULL};
     berth_autoscale *m = c->m;
     berth_aevent ev;
     memset(&ev, 0, sizeof ev);
-    int rc = berth_dec_known_fields(d, doc, top);
-    if (rc)
-        return rc;
+    int rc = 0;
     if (berth_node_get(doc, "metadata")) {
         const char *name = NULL;
         if ((rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &name, NULL, NULL)))
@@ -366,27 +363,28 @@ out:
     return rc;
 }
 
-static int walk_event(void *vc, berth_dec *d, const berth_node *doc, int depth)
+/* ---- dispatch: AutoscaleEvent and `kind: List` for berth_dec_walk ---- */
+
+static int ld_event(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    evctx *c = vc;
-    const char *kind = NULL;
-    int rc = berth_dec_kind(d, doc, &kind);
-    if (rc)
-        return rc;
-    if (!strcmp(kind, "List"))
-        return berth_dec_list(d, doc, depth, walk_event, c);
-    if (strcmp(kind, "AutoscaleEvent")) {
-        size_t p = berth_dec_push(d, "kind");
-        rc = berth_dec_fail(d, berth_node_get(doc, "kind"),
-                            "an events file holds AutoscaleEvent documents (or a List of them), "
-                            "not %s", kind);
-        berth_dec_pop(d, p);
-        return rc;
-    }
-    if ((rc = berth_dec_api(d, doc, kind, "berth.io/v1")))
-        return rc;
     return dec_event(c, d, doc);
 }
+
+static int not_event(void *c, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    return fail_at(d, doc, "kind",
+                   "an events file holds AutoscaleEvent documents (or a List of them), not %s",
+                   kind);
+}
+
+static const char *const event_api[] = {"berth.io/v1", NULL};
+static const char *const event_top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+static const berth_kind_handler event_kinds[] = {
+    {"AutoscaleEvent", event_api, NULL, event_top, BERTH_KIND_STRICT, ld_event, NULL, 0},
+};
+static const berth_walker event_walker = {
+    "events", event_kinds, 1, BERTH_WALK_PLAIN_LISTS, NULL, not_event, NULL,
+};
 
 int berth_atimeline_load_events(berth_atimeline *t, berth_autoscale *m, const berth_source *src,
                                 berth_error *e)
@@ -397,13 +395,7 @@ int berth_atimeline_load_events(berth_atimeline *t, berth_autoscale *m, const be
     berth_dec_init(&d, &m->kube.arena, src->path, e);
     d.strict = 1;
     evctx c = {t, m, src};
-    int rc = 0;
-    for (size_t i = 0; i < src->ndocs && !rc; i++) {
-        d.plen = 0;
-        d.path[0] = 0;
-        rc = walk_event(&c, &d, src->docs[i], 0);
-    }
-    return rc;
+    return berth_dec_walk_source(&d, src, &event_walker, &c);
 }
 
 void berth_atimeline_finish(berth_atimeline *t)
