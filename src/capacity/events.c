@@ -1,7 +1,8 @@
 /* capacity/events.c - the inputs of `berth autoscale simulate`: berth.io/v1
  * AutoscaleEvent documents (strict; PodArrive, PodLeave, SpotInterruption,
- * PriceChange; a List of them or several documents) and the pods'
- * terminationGracePeriodSeconds read from the estate's Pod documents.
+ * PriceChange; a List of them or several documents; both walks go through
+ * berth_dec_walk) and the pods' terminationGracePeriodSeconds read from the
+ * estate's Pod documents.
  * PodArrive pods are loaded into the model here, marked as arriving later. */
 #include "capacity/state.h"
 
@@ -68,16 +69,12 @@ static uint32_t find_pod(const berth_autoscale *m, uint32_t from, uint32_t to, c
     return BERTH_KUBE_NONE;
 }
 
-static int scan_doc(void *vc, berth_dec *d, const berth_node *doc, int depth)
+/* A Pod document: its spec.terminationGracePeriodSeconds for the pod of
+ * that namespace and name among this source's pods (finished pods are not
+ * among them). */
+static int scan_pod(void *vc, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
     scan *c = vc;
-    const berth_node *kind = berth_node_get(doc, "kind");
-    if (!kind || kind->type != BERTH_NODE_SCALAR)
-        return 0;
-    if (berth_kind_is_list(kind->str))
-        return berth_dec_list(d, doc, depth, scan_doc, c);
-    if (strcmp(kind->str, "Pod"))
-        return 0;
     const berth_node *meta = berth_node_get(doc, "metadata"), *spec = berth_node_get(doc, "spec");
     const berth_node *nm = meta ? berth_node_get(meta, "name") : NULL;
     const berth_node *ns = meta ? berth_node_get(meta, "namespace") : NULL;
@@ -97,6 +94,19 @@ static int scan_doc(void *vc, berth_dec *d, const berth_node *doc, int depth)
     return 0;
 }
 
+static int scan_other(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    return 0;
+}
+
+/* Pods in the documents (and Lists) the autoscale loader has read */
+static const berth_kind_handler scan_kinds[] = {
+    {"Pod", NULL, NULL, NULL, 0, scan_pod, NULL, 0},
+};
+static const berth_walker scan_walker = {
+    "estate", scan_kinds, 1, 0, NULL, scan_other, NULL,
+};
+
 static int scan_source(berth_atimeline *t, const berth_autoscale *m, const berth_source *src,
                        uint32_t from, berth_error *e, const berth_node *const *docs, size_t ndocs)
 {
@@ -107,7 +117,7 @@ static int scan_source(berth_atimeline *t, const berth_autoscale *m, const berth
     for (size_t i = 0; i < ndocs && !rc; i++) {
         d.plen = 0;
         d.path[0] = 0;
-        rc = scan_doc(&c, &d, docs[i], 0);
+        rc = berth_dec_walk(&d, docs[i], 0, &scan_walker, &c);
     }
     return rc;
 }

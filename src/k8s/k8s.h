@@ -2,7 +2,8 @@
  *
  * Every loader that reads Kubernetes kinds (kube, disrupt, autoscale) decodes
  * ObjectMeta, owner references, label selectors, node selector terms,
- * tolerations, resource lists and pod specs / pod templates through these
+ * tolerations, resource lists, status conditions and pod specs / pod
+ * templates through these
  * functions, so each API shape is decoded in one place with one set of
  * located errors ("file:line:col: spec.template.spec.containers[0]...").
  *
