@@ -85,14 +85,16 @@ typedef struct berth_reservation {
     double hourly_commitment;     /* savings plan: dollars per hour (0 with count) */
 } berth_reservation;
 
-/* What the planner reads beyond the kube model, per kube pod. */
+/* The planner's view of each kube pod, built from the kube model at load
+ * (capacity/load.c: mirror, its safe-to-evict annotations). */
 typedef struct berth_apod {
     int mirror;                   /* kubernetes.io/config.mirror */
     int safe_to_evict;            /* annotation: -1 unset, 0 "false", 1 "true" */
     const char *safe_local_volumes; /* safe-to-evict-local-volumes as written, or NULL */
 } berth_apod;
 
-/* What the planner reads beyond the kube model, per kube node. */
+/* The planner's view of each kube node, built from the kube model at load
+ * (its berth.io/unneeded-since annotation). */
 typedef struct berth_anode {
     int has_unneeded_since;       /* annotation berth.io/unneeded-since present */
     int64_t unneeded_since;       /* seconds since the epoch */

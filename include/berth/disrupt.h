@@ -167,7 +167,8 @@ typedef struct berth_nodeclaim {
                                    * being deleted (not counted for budgets, not a candidate) */
 } berth_nodeclaim;
 
-/* What the planner needs beyond the kube model, per kube node / pod. */
+/* The planner's view of each kube node / pod, built from the kube model at
+ * load and finalize (disrupt/load.c; the timeline changes it as it runs). */
 typedef struct berth_dnode {
     int ready;                    /* condition Ready True (default true) */
     int deleting;                 /* deletionTimestamp */

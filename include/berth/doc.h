@@ -208,6 +208,70 @@ int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const c
 int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
                    int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
                    void *ctx);
+/* ---- the kind dispatch every loader uses (io/walk.c) ----
+ *
+ * A loader describes the kinds it reads as a table; berth_dec_walk reads a
+ * document's kind, recurses into Lists (berth_dec_list: typed lists' items
+ * take the list's kind), checks the apiVersion and the top-level fields of
+ * the kinds in the table, and hands each document to its handler. A kind
+ * not in the table goes to the walker's `other` (disrupt and autoscale:
+ * "not mine, the kube loader's"), else is skipped through berth_dec_skip
+ * with the hint "<input> input has A, B, ..., List" built from the table. */
+
+typedef struct berth_kind_handler berth_kind_handler;
+struct berth_kind_handler {
+    const char *kind;
+    /* accepted apiVersions, NULL-terminated; NULL: not checked here */
+    const char *const *api;
+    /* what the apiVersion error says is wanted; NULL: api joined by " or " */
+    const char *api_text;
+    /* the top-level fields (NULL-terminated), checked with d->strict, or
+     * always with BERTH_KIND_STRICT; NULL: not checked here */
+    const char *const *fields;
+    unsigned flags;
+    /* decodes one document (kind and apiVersion checked); NULL: a kind the
+     * loader knows and skips (berth_dec_skip with `note`), not in the hint */
+    int (*load)(void *ctx, berth_dec *d, const berth_node *doc, const berth_kind_handler *h);
+    const char *note;
+    int tag;                  /* the loader's own value (a sub-kind) */
+};
+
+#define BERTH_KIND_STRICT 1u  /* fields checked even without --strict */
+
+typedef struct berth_walker {
+    const char *input;        /* "kube": the hint "kube input has Node, ..., List" */
+    const berth_kind_handler *kinds;
+    size_t nkinds;
+    unsigned flags;           /* BERTH_WALK_PLAIN_LISTS */
+    /* a List's top-level fields, checked with d->strict; NULL: not checked */
+    const char *const *list_fields;
+    /* a kind not in the table; NULL: berth_dec_skip */
+    int (*other)(void *ctx, berth_dec *d, const berth_node *doc, const char *kind);
+    /* replaces the apiVersion check of the table: called on every document
+     * once its kind is read, h NULL for Lists and kinds not in the table */
+    int (*check_api)(berth_dec *d, const berth_node *doc, const char *kind,
+                     const berth_kind_handler *h);
+} berth_walker;
+
+#define BERTH_WALK_PLAIN_LISTS 1u /* only `kind: List` is a List (no typed lists) */
+
+/* Dispatches doc (depth: of List nesting, 0 at the top) through w with the
+ * loader's ctx. 0 or the first error. O(table + document). */
+int berth_dec_walk(berth_dec *d, const berth_node *doc, int depth, const berth_walker *w,
+                   void *ctx);
+/* Every document of src through berth_dec_walk, the field path reset for
+ * each; stops at the first error. */
+int berth_dec_walk_source(berth_dec *d, const berth_source *src, const berth_walker *w,
+                          void *ctx);
+/* Requires doc's apiVersion to be one of api (NULL-terminated): "kind K
+ * needs apiVersion WANT, got 'X'" at the field otherwise, WANT being
+ * want_text or the versions joined by " or ". */
+int berth_dec_api_in(berth_dec *d, const berth_node *doc, const char *kind,
+                     const char *const *api, const char *want_text);
+/* The unknown-kind hint of w: "<input> input has A, B, ..., List" (the
+ * table's kinds with a handler, in table order), truncated to len. */
+void berth_walker_hint(const berth_walker *w, char *buf, size_t len);
+
 /* The same readers for a node already in hand (field path as pushed). */
 int berth_dec_node_str(berth_dec *d, const berth_node *n, const char **out);
 int berth_dec_node_int(berth_dec *d, const berth_node *n, int64_t min, int64_t max, int64_t *out);

@@ -178,7 +178,22 @@ typedef struct berth_kpod {
     int64_t req[BERTH_KUBE_MAX_RES];    /* effective request (filter, balanced) */
     int64_t req_nz[BERTH_KUBE_MAX_RES]; /* with the scoring defaults for cpu/memory */
     berth_qos qos;
+    /* ObjectMeta and status beyond scheduling, decoded once by the kube
+     * loader (kube/load_pod.c) for the planners (disrupt, autoscale); zero
+     * for pods berth_kube_expand generates */
+    const berth_node *annotations; /* metadata.annotations (string values), NULL when none:
+                                    * read with berth_kube_annotation */
+    int line, col;                /* where the pod's document starts in its file */
+    int ready;                    /* status.conditions[type=Ready] is True (the first such) */
+    int mirror;                   /* annotation kubernetes.io/config.mirror: a static pod's mirror */
+    const char *nominated;        /* status.nominatedNodeName, NULL when absent */
 } berth_kpod;
+
+/* One entry of a ResourceList as written (a Node's status.capacity). */
+typedef struct berth_kquantity {
+    const char *name;             /* non-empty */
+    berth_quantity q;             /* not negative */
+} berth_kquantity;
 
 typedef struct berth_kimage {
     const char *name;             /* every name of the image on the node */
@@ -205,7 +220,17 @@ typedef struct berth_knode {
     int any_region;                    /* berth: a hypothetical node in the cluster's region
                                         * (autoscaler): without a region label it passes
                                         * VolumeZone's region constraints */
+    /* beyond scheduling, decoded once by the kube loader (kube/load_node.c)
+     * for the planners (disrupt, autoscale) */
+    const berth_node *annotations;     /* metadata.annotations (string values), NULL when none */
+    int deleting;                      /* metadata.deletionTimestamp set */
+    berth_kquantity *capacity;         /* status.capacity as written, in input order */
+    uint32_t ncapacity;
 } berth_knode;
+
+/* An object's annotation key: its string value, NULL when absent or null
+ * (annotations: a berth_kpod's or berth_knode's). O(annotations). */
+const char *berth_kube_annotation(const berth_node *annotations, const char *key);
 
 /* One zone constraint of a pod's bound PersistentVolume (VolumeZone): the
  * PV's label key (topology.kubernetes.io/zone or /region, or the legacy

@@ -1,7 +1,8 @@
 /* capacity/events.c - the inputs of `berth autoscale simulate`: berth.io/v1
  * AutoscaleEvent documents (strict; PodArrive, PodLeave, SpotInterruption,
- * PriceChange; a List of them or several documents) and the pods'
- * terminationGracePeriodSeconds read from the estate's Pod documents.
+ * PriceChange; a List of them or several documents; both walks go through
+ * berth_dec_walk) and the pods' terminationGracePeriodSeconds read from the
+ * estate's Pod documents.
  * PodArrive pods are loaded into the model here, marked as arriving later. */
 #include "capacity/state.h"
 
@@ -68,16 +69,12 @@ static uint32_t find_pod(const berth_autoscale *m, uint32_t from, uint32_t to, c
     return BERTH_KUBE_NONE;
 }
 
-static int scan_doc(void *vc, berth_dec *d, const berth_node *doc, int depth)
+/* A Pod document: its spec.terminationGracePeriodSeconds for the pod of
+ * that namespace and name among this source's pods (finished pods are not
+ * among them). */
+static int scan_pod(void *vc, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
     scan *c = vc;
-    const berth_node *kind = berth_node_get(doc, "kind");
-    if (!kind || kind->type != BERTH_NODE_SCALAR)
-        return 0;
-    if (berth_kind_is_list(kind->str))
-        return berth_dec_list(d, doc, depth, scan_doc, c);
-    if (strcmp(kind->str, "Pod"))
-        return 0;
     const berth_node *meta = berth_node_get(doc, "metadata"), *spec = berth_node_get(doc, "spec");
     const berth_node *nm = meta ? berth_node_get(meta, "name") : NULL;
     const berth_node *ns = meta ? berth_node_get(meta, "namespace") : NULL;
@@ -97,6 +94,19 @@ static int scan_doc(void *vc, berth_dec *d, const berth_node *doc, int depth)
     return 0;
 }
 
+static int scan_other(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    return 0;
+}
+
+/* Pods in the documents (and Lists) the autoscale loader has read */
+static const berth_kind_handler scan_kinds[] = {
+    {"Pod", NULL, NULL, NULL, 0, scan_pod, NULL, 0},
+};
+static const berth_walker scan_walker = {
+    "estate", scan_kinds, 1, 0, NULL, scan_other, NULL,
+};
+
 static int scan_source(berth_atimeline *t, const berth_autoscale *m, const berth_source *src,
                        uint32_t from, berth_error *e, const berth_node *const *docs, size_t ndocs)
 {
@@ -107,7 +117,7 @@ static int scan_source(berth_atimeline *t, const berth_autoscale *m, const berth
     for (size_t i = 0; i < ndocs && !rc; i++) {
         d.plen = 0;
         d.path[0] = 0;
-        rc = scan_doc(&c, &d, docs[i], 0);
+        rc = berth_dec_walk(&d, docs[i], 0, &scan_walker, &c);
     }
     return rc;
 }
@@ -213,16 +223,13 @@ static int load_pods(evctx *c, berth_dec *d, const berth_node *spec, berth_node 
 
 static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
 {
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
     static const char *const specf[] = {"at", "type", "pods", "count", "template", "pod", "node",
                                         "instanceType", "zone", "capacityType", "price", "available",
                                         NULL};
     berth_autoscale *m = c->m;
     berth_aevent ev;
     memset(&ev, 0, sizeof ev);
-    int rc = berth_dec_known_fields(d, doc, top);
-    if (rc)
-        return rc;
+    int rc = 0;
     if (berth_node_get(doc, "metadata")) {
         const char *name = NULL;
         if ((rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &name, NULL, NULL)))
@@ -366,27 +373,28 @@ out:
     return rc;
 }
 
-static int walk_event(void *vc, berth_dec *d, const berth_node *doc, int depth)
+/* ---- dispatch: AutoscaleEvent and `kind: List` for berth_dec_walk ---- */
+
+static int ld_event(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    evctx *c = vc;
-    const char *kind = NULL;
-    int rc = berth_dec_kind(d, doc, &kind);
-    if (rc)
-        return rc;
-    if (!strcmp(kind, "List"))
-        return berth_dec_list(d, doc, depth, walk_event, c);
-    if (strcmp(kind, "AutoscaleEvent")) {
-        size_t p = berth_dec_push(d, "kind");
-        rc = berth_dec_fail(d, berth_node_get(doc, "kind"),
-                            "an events file holds AutoscaleEvent documents (or a List of them), "
-                            "not %s", kind);
-        berth_dec_pop(d, p);
-        return rc;
-    }
-    if ((rc = berth_dec_api(d, doc, kind, "berth.io/v1")))
-        return rc;
     return dec_event(c, d, doc);
 }
+
+static int not_event(void *c, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    return fail_at(d, doc, "kind",
+                   "an events file holds AutoscaleEvent documents (or a List of them), not %s",
+                   kind);
+}
+
+static const char *const event_api[] = {"berth.io/v1", NULL};
+static const char *const event_top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+static const berth_kind_handler event_kinds[] = {
+    {"AutoscaleEvent", event_api, NULL, event_top, BERTH_KIND_STRICT, ld_event, NULL, 0},
+};
+static const berth_walker event_walker = {
+    "events", event_kinds, 1, BERTH_WALK_PLAIN_LISTS, NULL, not_event, NULL,
+};
 
 int berth_atimeline_load_events(berth_atimeline *t, berth_autoscale *m, const berth_source *src,
                                 berth_error *e)
@@ -397,13 +405,7 @@ int berth_atimeline_load_events(berth_atimeline *t, berth_autoscale *m, const be
     berth_dec_init(&d, &m->kube.arena, src->path, e);
     d.strict = 1;
     evctx c = {t, m, src};
-    int rc = 0;
-    for (size_t i = 0; i < src->ndocs && !rc; i++) {
-        d.plen = 0;
-        d.path[0] = 0;
-        rc = walk_event(&c, &d, src->docs[i], 0);
-    }
-    return rc;
+    return berth_dec_walk_source(&d, src, &event_walker, &c);
 }
 
 void berth_atimeline_finish(berth_atimeline *t)

@@ -1,10 +1,11 @@
 /* capacity/load.c - decodes the autoscaling inputs (SPEC 5, 6.1):
  * berth.io/v1 VirtualNodeGroup, Reservation, Headroom and InstanceType
  * (all strict), List, v1 ConfigMap (the priority expander's, decoded by
- * ca.c; others ignored); every other kind goes to berth_kube_load.
- * Afterwards it reads what the planner needs beyond the kube model from the
- * Pod documents (mirror pods, the safe-to-evict annotation) and the Node
- * documents (berth.io/unneeded-since). finalize resolves
+ * ca.c; others ignored), the table walked by berth_dec_walk; every other
+ * kind goes to berth_kube_load. The planner's per-pod and per-node tables
+ * (mirror pods, the safe-to-evict annotations, berth.io/unneeded-since) are
+ * then built from the kube model (the object layer decoded the Pods and
+ * Nodes once), for the pods berth_kube_expand generates too. finalize resolves
  * Headroom objects to their groups and checks type and zone references. */
 #include "capacity/state.h"
 
@@ -101,10 +102,7 @@ static int load_vng(berth_autoscale *m, berth_dec *d, const berth_node *doc)
     v.fallback_to_od = 1;
     v.utilize_reserved = 1;
     berth_node *spec = NULL, *hr = NULL;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-    int rc = berth_dec_known_fields(d, doc, top);
-    if (!rc)
-        rc = capacity_dec_meta(d, a, doc, 1, &v.name, NULL, NULL);
+    int rc = capacity_dec_meta(d, a, doc, 1, &v.name, NULL, NULL);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 1, &spec);
     if (rc)
@@ -162,10 +160,7 @@ static int load_reservation(berth_autoscale *m, berth_dec *d, const berth_node *
     berth_reservation r;
     memset(&r, 0, sizeof r);
     berth_node *spec = NULL;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-    int rc = berth_dec_known_fields(d, doc, top);
-    if (!rc)
-        rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &r.name, NULL, NULL);
+    int rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &r.name, NULL, NULL);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 1, &spec);
     if (rc)
@@ -205,10 +200,7 @@ static int load_headroom(berth_autoscale *m, berth_dec *d, const berth_node *doc
     struct berth_headroom_ref hr;
     memset(&hr, 0, sizeof hr);
     berth_node *spec = NULL;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-    int rc = berth_dec_known_fields(d, doc, top);
-    if (!rc)
-        rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &hr.name, NULL, NULL);
+    int rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &hr.name, NULL, NULL);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 1, &spec);
     if (rc)
@@ -227,100 +219,123 @@ static int load_headroom(berth_autoscale *m, berth_dec *d, const berth_node *doc
     return rc;
 }
 
-/* ---- dispatch ---- */
+/* ---- dispatch: the autoscaling kinds for berth_dec_walk (io/walk.c) ---- */
 
 typedef struct ctx {
     berth_autoscale *m;
-    berth_dec *d;
     const berth_node **kdocs;
     uint32_t nkdocs, capkdocs;
 } ctx;
 
-
-static int walk(ctx *c, const berth_node *doc, int depth);
-
-static int walk_item(void *vc, berth_dec *d, const berth_node *item, int depth)
+static int ld_vng(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    (void)d;
-    return walk(vc, item, depth);
+    return load_vng(((ctx *)c)->m, d, doc);
 }
 
-static int walk(ctx *c, const berth_node *doc, int depth)
+static int ld_reservation(void *c, berth_dec *d, const berth_node *doc,
+                          const berth_kind_handler *h)
 {
-    berth_dec *d = c->d;
-    berth_autoscale *m = c->m;
-    const char *kind = NULL;
-    int rc = berth_dec_kind(d, doc, &kind);
+    return load_reservation(((ctx *)c)->m, d, doc);
+}
+
+static int ld_headroom(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return load_headroom(((ctx *)c)->m, d, doc);
+}
+
+/* the priority expander's (ca.c); other ConfigMaps are skipped */
+static int ld_configmap(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return capacity_load_priority_configmap(((ctx *)c)->m, d, doc);
+}
+
+static int ld_instance_type(void *c, berth_dec *d, const berth_node *doc,
+                            const berth_kind_handler *h)
+{
+    berth_autoscale *m = ((ctx *)c)->m;
+    return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes);
+}
+
+/* everything else is the kube loader's: kept for berth_kube_load */
+static int forward(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    ctx *c = vc;
+    int rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
+                        MAX_OBJECTS);
     if (rc)
-        return rc;
-    if (berth_kind_is_list(kind))
-        return berth_dec_list(d, doc, depth, walk_item, c);
-    if (!strcmp(kind, "VirtualNodeGroup"))
-        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_vng(m, d, doc);
-    if (!strcmp(kind, "Reservation"))
-        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_reservation(m, d, doc);
-    if (!strcmp(kind, "Headroom"))
-        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1")) ? rc : load_headroom(m, d, doc);
-    if (!strcmp(kind, "ConfigMap")) /* the priority expander's (ca.c); others ignored */
-        return capacity_load_priority_configmap(m, d, doc);
-    if (!strcmp(kind, "InstanceType"))
-        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1"))
-                   ? rc
-                   : berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes,
-                                              &m->captypes);
-    if ((rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
-                         MAX_OBJECTS)))
         return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many objects");
     c->kdocs[c->nkdocs++] = doc;
     return 0;
 }
 
+static const char *const berth_api[] = {"berth.io/v1", NULL};
+static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
 
-static int pod_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
+/* the berth.io kinds are strict; ConfigMap (apiVersion v1) and InstanceType
+ * check their own */
+static const berth_kind_handler kinds[] = {
+    {"VirtualNodeGroup", berth_api, NULL, top, BERTH_KIND_STRICT, ld_vng, NULL, 0},
+    {"Reservation", berth_api, NULL, top, BERTH_KIND_STRICT, ld_reservation, NULL, 0},
+    {"Headroom", berth_api, NULL, top, BERTH_KIND_STRICT, ld_headroom, NULL, 0},
+    {"ConfigMap", NULL, NULL, NULL, 0, ld_configmap, NULL, 0},
+    {"InstanceType", berth_api, NULL, NULL, 0, ld_instance_type, NULL, 0},
+};
+
+static const berth_walker walker = {
+    "autoscale", kinds, sizeof kinds / sizeof *kinds, 0, NULL, forward, NULL,
+};
+
+/* ---- the planner's per-node and per-pod tables, from the kube model ---- */
+
+/* pod_info of kube pod p: mirror, the safe-to-evict annotations (pods
+ * berth_kube_expand generated have none). */
+static void pod_info_of(const berth_kpod *p, berth_apod *ap)
 {
-    const berth_node *st = berth_node_get(doc, "status");
-    const berth_node *ph = st ? berth_node_get(st, "phase") : NULL;
-    if (ph && (!strcmp(ph->str, "Succeeded") || !strcmp(ph->str, "Failed")))
-        return 0; /* the kube loader skips finished pods */
-    berth_apod ap = {0};
-    ap.mirror = berth_node_annotation(doc, "kubernetes.io/config.mirror") != NULL;
-    const char *v = berth_node_annotation(doc, BERTH_SAFE_TO_EVICT);
-    ap.safe_to_evict = !v ? -1 : !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
-    ap.safe_local_volumes = berth_node_annotation(doc, BERTH_SAFE_TO_EVICT_LOCAL_VOLUMES);
-    if (berth_grow((void **)&m->pod_info, &m->cappod_info, m->npod_info + 1, sizeof *m->pod_info,
-                   0))
-        return oom(d);
-    m->pod_info[m->npod_info++] = ap;
-    return 0;
+    ap->mirror = p->mirror;
+    const char *v = berth_kube_annotation(p->annotations, BERTH_SAFE_TO_EVICT);
+    ap->safe_to_evict = !v ? -1 : !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
+    ap->safe_local_volumes = berth_kube_annotation(p->annotations,
+                                                   BERTH_SAFE_TO_EVICT_LOCAL_VOLUMES);
 }
 
-/* Node annotations the planner reads: berth.io/unneeded-since (RFC 3339,
- * cluster-autoscaler mode). */
-static int node_extras(berth_autoscale *m, berth_dec *d, const berth_node *doc)
+/* node_info of kube node nd: berth.io/unneeded-since (RFC 3339,
+ * cluster-autoscaler mode), an error at the annotation when malformed. */
+static int node_info_of(berth_dec *d, const berth_knode *nd, berth_anode *an)
 {
-    berth_anode an = {0};
-    const char *v = berth_node_annotation(doc, BERTH_UNNEEDED_SINCE);
+    memset(an, 0, sizeof *an);
+    const char *v = berth_kube_annotation(nd->annotations, BERTH_UNNEEDED_SINCE);
     int64_t ms = 0;
     if (v && berth_fleet_parse_time(v, &ms)) {
         size_t p = berth_dec_push(d, "metadata.annotations");
         berth_dec_push(d, BERTH_UNNEEDED_SINCE);
-        const berth_node *meta = berth_node_get(doc, "metadata");
-        int rc = berth_dec_fail(d, berth_node_get(berth_node_get(meta, "annotations"),
-                                                  BERTH_UNNEEDED_SINCE),
+        int rc = berth_dec_fail(d, berth_node_get(nd->annotations, BERTH_UNNEEDED_SINCE),
                                 "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'",
                                 v);
         berth_dec_pop(d, p);
         return rc;
     }
     if (v) {
-        an.has_unneeded_since = 1;
-        an.unneeded_since = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+        an->has_unneeded_since = 1;
+        an->unneeded_since = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
     }
-    if (berth_grow((void **)&m->node_info, &m->capnode_info, m->nnode_info + 1,
-                   sizeof *m->node_info, 0))
-        return oom(d);
-    m->node_info[m->nnode_info++] = an;
     return 0;
+}
+
+/* Extends node_info and pod_info to the kube model's nodes and pods. */
+static int sync_info(berth_autoscale *m, berth_dec *d)
+{
+    berth_kcluster *k = &m->kube;
+    if ((k->nnodes > m->nnode_info &&
+         berth_grow((void **)&m->node_info, &m->capnode_info, k->nnodes, sizeof *m->node_info, 0)) ||
+        (k->npods > m->npod_info &&
+         berth_grow((void **)&m->pod_info, &m->cappod_info, k->npods, sizeof *m->pod_info, 0)))
+        return oom(d);
+    int rc = 0;
+    for (; !rc && m->nnode_info < k->nnodes; m->nnode_info++)
+        rc = node_info_of(d, &k->nodes[m->nnode_info], &m->node_info[m->nnode_info]);
+    for (; m->npod_info < k->npods; m->npod_info++)
+        pod_info_of(&k->pods[m->npod_info], &m->pod_info[m->npod_info]);
+    return rc;
 }
 
 int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict, berth_error *e)
@@ -329,29 +344,15 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
     berth_dec_init(&d, &m->kube.arena, src->path, e);
     d.strict = strict;
     d.skips = &m->kube.skipped;
-    ctx c = {m, &d, NULL, 0, 0};
-    int rc = 0;
-    for (size_t i = 0; i < src->ndocs && !rc; i++) {
-        d.plen = 0;
-        d.path[0] = 0;
-        rc = walk(&c, src->docs[i], 0);
-    }
+    ctx c = {m, NULL, 0, 0};
+    int rc = berth_dec_walk_source(&d, src, &walker, &c);
     if (!rc && c.nkdocs) {
         berth_source ks = {src->path, c.nkdocs, (berth_node **)c.kdocs};
         rc = berth_kube_load(&m->kube, &ks, strict, e);
-        for (uint32_t i = 0; !rc && i < c.nkdocs; i++) {
-            const berth_node *kn = berth_node_get(c.kdocs[i], "kind");
-            d.plen = 0;
-            d.path[0] = 0;
-            if (kn && !strcmp(kn->str, "Pod"))
-                rc = pod_extras(m, &d, c.kdocs[i]);
-            else if (kn && !strcmp(kn->str, "Node"))
-                rc = node_extras(m, &d, c.kdocs[i]);
-        }
-        if (!rc && m->nnode_info != m->kube.nnodes)
-            rc = berth_error_set(e, BERTH_EINTERNAL, "%s: node tables disagree", src->path);
-        if (!rc && m->npod_info != m->kube.npods)
-            rc = berth_error_set(e, BERTH_EINTERNAL, "%s: pod tables disagree", src->path);
+        d.plen = 0;
+        d.path[0] = 0;
+        if (!rc)
+            rc = sync_info(m, &d);
     }
     free(c.kdocs);
     return rc;
@@ -372,13 +373,10 @@ int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
     int erc = berth_kube_expand(&m->kube, e);
     if (erc)
         return erc;
-    if (m->npod_info < m->kube.npods &&
-        berth_grow((void **)&m->pod_info, &m->cappod_info, m->kube.npods, sizeof *m->pod_info, 0))
-        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    while (m->npod_info < m->kube.npods)
-        m->pod_info[m->npod_info++] = (berth_apod){0, -1};
     berth_dec d;
     berth_dec_init(&d, &m->kube.arena, "input", e);
+    if ((erc = sync_info(m, &d)))
+        return erc;
     for (uint32_t i = 0; i < m->npending_headroom; i++) {
         const struct berth_headroom_ref *h = &m->pending_headroom[i];
         if (h->vng) {

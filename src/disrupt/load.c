@@ -3,12 +3,15 @@
  * 4.1 validation rules) and NodeClaim (nodeName, labels, hash annotations,
  * conditions), berth.io/v1 InstanceType (strict; the shared decoder of
  * capacity/instance.c), karpenter.azure.com AKSNodeClass (imageFamily,
- * vnetSubnetID, osDiskSizeGB: the fields that drift), List; every other kind
- * goes to berth_kube_load. Afterwards it reads what the planner needs
- * beyond the kube model from the Node and Pod documents (readiness,
- * do-not-disrupt, deletion cost, mirror pods, nominations). */
+ * vnetSubnetID, osDiskSizeGB: the fields that drift), List (the table
+ * walked by berth_dec_walk); every other kind goes to berth_kube_load.
+ * The planner's per-node and per-pod tables (readiness, do-not-disrupt,
+ * deletion cost, mirror pods, nominations, capacity) are then built from
+ * the kube model (the object layer decoded the Nodes and Pods once), for
+ * the pods berth_kube_expand generates too. */
 #include "berth/disrupt.h"
 #include "berth/fleet.h"
+#include "k8s/k8s.h"
 #include "berth/grow.h"
 
 #include <stdlib.h>
@@ -279,41 +282,31 @@ static int dec_budgets(berth_disrupt *m, berth_dec *d, const berth_node *dis, be
     return rc;
 }
 
-/* A map resource -> quantity (NodePool spec.limits, Node status.capacity):
- * cpu in millicores, the rest in whole units rounded up; absent: none. */
+/* A ResourceList entry in the limits' units: cpu in millicores, the rest
+ * in whole units rounded up. */
+static berth_dquantity quantity_of(const berth_kquantity *q)
+{
+    return (berth_dquantity){q->name, !strcmp(q->name, "cpu") ? berth_quantity_milli(q->q)
+                                                              : berth_quantity_value(q->q)};
+}
+
+/* NodePool spec.limits (k8s_dec_quantities) in those units; absent: none. */
 static int dec_quantities(berth_disrupt *m, berth_dec *d, const berth_node *parent,
                           const char *key, berth_dquantity **out, uint32_t *n)
 {
-    berth_node *rl = NULL;
+    berth_kquantity *qs = NULL;
+    uint32_t nq = 0;
     *out = NULL;
     *n = 0;
-    int rc = berth_dec_map(d, parent, key, 0, &rl);
-    if (rc || !rl)
+    int rc = k8s_dec_quantities(&m->kube, d, parent, key, &qs, &nq);
+    if (rc || !qs)
         return rc;
-    *out = alloc(m, rl->n, sizeof **out);
-    if (!*out)
+    if (!(*out = alloc(m, nq, sizeof **out)))
         return oom(d);
-    size_t p = berth_dec_push(d, key);
-    for (size_t i = 0; !rc && i < rl->n; i++) {
-        const char *name = rl->entries[i].key->str;
-        const berth_node *v = rl->entries[i].value;
-        size_t p2 = berth_dec_push(d, name);
-        berth_quantity q;
-        if (!*name)
-            rc = berth_dec_fail(d, rl->entries[i].key, "empty resource name");
-        if (!rc && berth_node_is_null(v))
-            rc = berth_dec_fail(d, rl->entries[i].key, "expected a quantity");
-        if (!rc)
-            rc = berth_dec_node_quantity(d, v, &q);
-        if (!rc && berth_quantity_cmp(q, (berth_quantity){0}) < 0)
-            rc = berth_dec_fail(d, v, "must not be negative, got '%s'", v->str);
-        if (!rc)
-            (*out)[(*n)++] = (berth_dquantity){
-                name, !strcmp(name, "cpu") ? berth_quantity_milli(q) : berth_quantity_value(q)};
-        berth_dec_pop(d, p2);
-    }
-    berth_dec_pop(d, p);
-    return rc;
+    for (uint32_t i = 0; i < nq; i++)
+        (*out)[i] = quantity_of(&qs[i]);
+    *n = nq;
+    return 0;
 }
 
 static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
@@ -326,10 +319,7 @@ static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     berth_node *meta = NULL, *spec = NULL, *tmpl = NULL, *tmeta = NULL, *tspec = NULL, *dis = NULL,
                *ref = NULL;
     berth_labels labels, ann;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-    int rc = known(d, doc, top);
-    if (!rc)
-        rc = dec_meta(m, d, doc, &meta, &np.name, &labels, &ann);
+    int rc = dec_meta(m, d, doc, &meta, &np.name, &labels, &ann);
     if (rc)
         return rc;
     np.hash_annotation = berth_labels_get(&ann, HASH_ANN);
@@ -446,10 +436,7 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     memset(&c, 0, sizeof c);
     berth_node *meta = NULL, *spec = NULL, *status = NULL;
     berth_labels ann;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-    int rc = known(d, doc, top);
-    if (!rc)
-        rc = dec_meta(m, d, doc, &meta, &c.name, &c.labels, &ann);
+    int rc = dec_meta(m, d, doc, &meta, &c.name, &c.labels, &ann);
     if (rc)
         return rc;
     c.nodepool = berth_labels_get(&c.labels, "karpenter.sh/nodepool");
@@ -499,18 +486,6 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
 
 static int load_aksnodeclass(berth_disrupt *m, berth_dec *d, const berth_node *doc)
 {
-    const char *api = NULL;
-    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
-    if (rc)
-        return rc;
-    if (strcmp(api, "karpenter.azure.com/v1beta1") && strcmp(api, "karpenter.azure.com/v1alpha2")) {
-        size_t p = berth_dec_push(d, "apiVersion");
-        rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"),
-                            "kind AKSNodeClass needs apiVersion karpenter.azure.com/v1beta1 or "
-                            "karpenter.azure.com/v1alpha2, got '%s'", api);
-        berth_dec_pop(d, p);
-        return rc;
-    }
     berth_aksnodeclass k;
     memset(&k, 0, sizeof k);
     k.image_family = "Ubuntu2204";
@@ -519,9 +494,7 @@ static int load_aksnodeclass(berth_disrupt *m, berth_dec *d, const berth_node *d
     k.node = doc;
     berth_node *meta = NULL, *spec = NULL;
     berth_labels labels, ann;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-    if (!(rc = known(d, doc, top)))
-        rc = dec_meta(m, d, doc, &meta, &k.name, &labels, &ann);
+    int rc = dec_meta(m, d, doc, &meta, &k.name, &labels, &ann);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 0, &spec);
     if (rc)
@@ -554,144 +527,135 @@ static int load_aksnodeclass(berth_disrupt *m, berth_dec *d, const berth_node *d
     return 0;
 }
 
-/* ---- dispatch ---- */
+/* ---- dispatch: the disruption kinds for berth_dec_walk (io/walk.c) ---- */
 
-
-static int walk(ctx *c, const berth_node *doc, int depth);
-
-static int walk_item(void *vc, berth_dec *d, const berth_node *item, int depth)
+static int ld_nodepool(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    (void)d;
-    return walk(vc, item, depth);
+    return load_nodepool(((ctx *)c)->m, d, doc);
 }
 
-static int walk(ctx *c, const berth_node *doc, int depth)
+static int ld_nodeclaim(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    berth_dec *d = c->d;
-    const char *kind = NULL;
-    int rc = berth_dec_kind(d, doc, &kind);
+    return load_nodeclaim(((ctx *)c)->m, d, doc);
+}
+
+static int ld_aksnodeclass(void *c, berth_dec *d, const berth_node *doc,
+                           const berth_kind_handler *h)
+{
+    return load_aksnodeclass(((ctx *)c)->m, d, doc);
+}
+
+static int ld_instance_type(void *vc, berth_dec *d, const berth_node *doc,
+                            const berth_kind_handler *h)
+{
+    berth_disrupt *m = ((ctx *)vc)->m;
+    return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes);
+}
+
+/* everything else is the kube loader's: kept for berth_kube_load */
+static int forward(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    ctx *c = vc;
+    int rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
+                        MAX_OBJECTS);
     if (rc)
-        return rc;
-    if (berth_kind_is_list(kind))
-        return berth_dec_list(d, doc, depth, walk_item, c);
-    if (!strcmp(kind, "NodePool"))
-        return (rc = berth_dec_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodepool(c->m, d, doc);
-    if (!strcmp(kind, "NodeClaim"))
-        return (rc = berth_dec_api(d, doc, kind, "karpenter.sh/v1")) ? rc : load_nodeclaim(c->m, d, doc);
-    if (!strcmp(kind, "AKSNodeClass"))
-        return load_aksnodeclass(c->m, d, doc);
-    if (!strcmp(kind, "InstanceType"))
-        return (rc = berth_dec_api(d, doc, kind, "berth.io/v1"))
-                   ? rc
-                   : berth_instance_types_add(d, &c->m->kube.arena, doc, &c->m->types,
-                                              &c->m->ntypes, &c->m->captypes);
-    /* everything else is the kube loader's */
-    if ((rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
-                         MAX_OBJECTS)))
         return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many objects");
     c->kdocs[c->nkdocs++] = doc;
     return 0;
 }
 
-/* Readiness from status.conditions (type Ready). */
-static int ready_of(const berth_node *doc, int dflt)
-{
-    const berth_node *st = berth_node_get(doc, "status");
-    const berth_node *cs = st ? berth_node_get(st, "conditions") : NULL;
-    if (!cs || cs->type != BERTH_NODE_SEQ)
-        return dflt;
-    for (size_t i = 0; i < cs->n; i++) {
-        const berth_node *t = berth_node_get(cs->items[i], "type");
-        const berth_node *s = berth_node_get(cs->items[i], "status");
-        if (t && s && !strcmp(t->str, "Ready"))
-            return !strcmp(s->str, "True");
-    }
-    return dflt;
-}
+static const char *const karpenter_api[] = {"karpenter.sh/v1", NULL};
+static const char *const aks_api[] = {"karpenter.azure.com/v1beta1",
+                                      "karpenter.azure.com/v1alpha2", NULL};
+static const char *const berth_api[] = {"berth.io/v1", NULL};
+static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
 
+/* InstanceType checks its own fields (always strict, capacity/instance.c) */
+static const berth_kind_handler kinds[] = {
+    {"NodePool", karpenter_api, NULL, top, 0, ld_nodepool, NULL, 0},
+    {"NodeClaim", karpenter_api, NULL, top, 0, ld_nodeclaim, NULL, 0},
+    {"AKSNodeClass", aks_api, NULL, top, 0, ld_aksnodeclass, NULL, 0},
+    {"InstanceType", berth_api, NULL, NULL, 0, ld_instance_type, NULL, 0},
+};
 
-static int node_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+static const berth_walker walker = {
+    "disrupt", kinds, sizeof kinds / sizeof *kinds, 0, NULL, forward, NULL,
+};
+
+/* ---- the planner's per-node and per-pod tables, from the kube model ---- */
+
+/* node_info of kube node nd (ready, deletion, do-not-disrupt, the
+ * initialised label, status.capacity in the limits' units). */
+static int node_info_of(berth_disrupt *m, berth_dec *d, const berth_knode *nd, berth_dnode *dn)
 {
-    berth_dnode dn = {0};
-    dn.ready = ready_of(doc, 1);
-    const char *v = berth_node_annotation(doc, DND);
-    dn.do_not_disrupt = v && !strcmp(v, "true");
-    const berth_node *meta = berth_node_get(doc, "metadata");
-    int64_t t;
-    size_t p = berth_dec_push(d, "metadata");
-    int rc = dec_time(d, meta, "deletionTimestamp", &t, &dn.deleting);
-    berth_dec_pop(d, p);
-    if (rc)
-        return rc;
-    const berth_node *labels = berth_node_get(meta, "labels");
-    const berth_node *il = labels ? berth_node_get(labels, "karpenter.sh/initialized") : NULL;
-    dn.initialized_label = il && !strcmp(il->str, "true");
-    const berth_node *st = berth_node_get(doc, "status");
-    if (st && st->type == BERTH_NODE_MAP) {
-        p = berth_dec_push(d, "status");
-        rc = dec_quantities(m, d, st, "capacity", &dn.capacity, &dn.ncapacity);
-        berth_dec_pop(d, p);
-        if (rc)
-            return rc;
-    }
-    if ((rc = berth_grow((void **)&m->node_info, &m->capnode_info, m->nnode_info + 1,
-                         sizeof *m->node_info, 0)))
+    memset(dn, 0, sizeof *dn);
+    dn->ready = !nd->not_ready;
+    const char *v = berth_kube_annotation(nd->annotations, DND);
+    dn->do_not_disrupt = v && !strcmp(v, "true");
+    dn->deleting = nd->deleting;
+    v = berth_labels_get(&nd->labels, "karpenter.sh/initialized");
+    dn->initialized_label = v && !strcmp(v, "true");
+    if (!nd->ncapacity)
+        return 0;
+    dn->capacity = alloc(m, nd->ncapacity, sizeof *dn->capacity);
+    if (!dn->capacity)
         return oom(d);
-    m->node_info[m->nnode_info++] = dn;
+    for (uint32_t i = 0; i < nd->ncapacity; i++)
+        dn->capacity[i] = quantity_of(&nd->capacity[i]);
+    dn->ncapacity = nd->ncapacity;
     return 0;
 }
 
-static int pod_extras(berth_disrupt *m, berth_dec *d, const berth_node *doc)
+/* pod_info of kube pod p: its annotations (pod-deletion-cost, an error at
+ * the pod's document when it is no int32; do-not-disrupt), readiness,
+ * mirror, start and nomination. Pods berth_kube_expand generated have none
+ * of these. */
+static int pod_info_of(berth_dec *d, const berth_kpod *p, berth_dpod *dp)
 {
-    const berth_node *st = berth_node_get(doc, "status");
-    const berth_node *ph = st ? berth_node_get(st, "phase") : NULL;
-    if (ph && (!strcmp(ph->str, "Succeeded") || !strcmp(ph->str, "Failed")))
-        return 0; /* the kube loader skips finished pods */
-    berth_dpod dp = {0};
-    dp.ready = ready_of(doc, 0);
-    dp.mirror = berth_node_annotation(doc, "kubernetes.io/config.mirror") != NULL;
-    const char *v = berth_node_annotation(doc, "controller.kubernetes.io/pod-deletion-cost");
-    int rc = 0;
+    memset(dp, 0, sizeof *dp);
+    dp->ready = p->ready;
+    dp->mirror = p->mirror;
+    const char *v = berth_kube_annotation(p->annotations, "controller.kubernetes.io/pod-deletion-cost");
     if (v) {
         char *end;
         long long x = strtoll(v, &end, 10);
-        if (*end || !*v || x < INT32_MIN || x > INT32_MAX)
-            return berth_dec_fail(d, doc, "metadata.annotations.controller.kubernetes.io/"
+        if (*end || !*v || x < INT32_MIN || x > INT32_MAX) {
+            berth_node at = {.line = p->line, .col = p->col, .str = ""};
+            return berth_dec_fail(d, &at, "metadata.annotations.controller.kubernetes.io/"
                                           "pod-deletion-cost: expected an int32, got '%s'", v);
-        dp.deletion_cost = x;
+        }
+        dp->deletion_cost = x;
     }
-    v = berth_node_annotation(doc, DND);
+    v = berth_kube_annotation(p->annotations, DND);
     int64_t ns = 0;
     if (v && !strcmp(v, "true"))
-        dp.dnd = 1;
+        dp->dnd = 1;
     else if (v && !berth_go_duration_parse(v, &ns) && ns > 0) {
-        dp.dnd = 2; /* time.ParseDuration; <= 0 or invalid: as if absent (upstream) */
-        dp.dnd_ns = ns;
-        dp.dnd_seconds = ns / 1000000000;
+        dp->dnd = 2; /* time.ParseDuration; <= 0 or invalid: as if absent (upstream) */
+        dp->dnd_ns = ns;
+        dp->dnd_seconds = ns / 1000000000;
     }
-    const berth_node *meta = berth_node_get(doc, "metadata");
-    int has = 0;
-    size_t p = berth_dec_push(d, "metadata");
-    rc = dec_time(d, meta, "creationTimestamp", &dp.started, NULL);
-    berth_dec_pop(d, p);
-    if (!rc && st) {
-        p = berth_dec_push(d, "status");
-        int64_t t = 0;
-        rc = dec_time(d, st, "startTime", &t, &has);
-        if (!rc && has)
-            dp.started = t;
-        dp.has_start_time = has;
-        if (!rc)
-            rc = berth_dec_str(d, st, "nominatedNodeName", 0, &dp.nominated);
-        berth_dec_pop(d, p);
-    }
-    if (rc)
-        return rc;
-    if ((rc = berth_grow((void **)&m->pod_info, &m->cappod_info, m->npod_info + 1,
-                         sizeof *m->pod_info, 0)))
-        return oom(d);
-    m->pod_info[m->npod_info++] = dp;
+    dp->started = p->has_started ? p->started : p->created;
+    dp->has_start_time = p->has_started;
+    dp->nominated = p->nominated;
     return 0;
+}
+
+/* Extends node_info and pod_info to the kube model's nodes and pods. */
+static int sync_info(berth_disrupt *m, berth_dec *d)
+{
+    berth_kcluster *k = &m->kube;
+    if ((k->nnodes > m->nnode_info &&
+         berth_grow((void **)&m->node_info, &m->capnode_info, k->nnodes, sizeof *m->node_info, 0)) ||
+        (k->npods > m->npod_info &&
+         berth_grow((void **)&m->pod_info, &m->cappod_info, k->npods, sizeof *m->pod_info, 0)))
+        return oom(d);
+    int rc = 0;
+    for (; !rc && m->nnode_info < k->nnodes; m->nnode_info++)
+        rc = node_info_of(m, d, &k->nodes[m->nnode_info], &m->node_info[m->nnode_info]);
+    for (; !rc && m->npod_info < k->npods; m->npod_info++)
+        rc = pod_info_of(d, &k->pods[m->npod_info], &m->pod_info[m->npod_info]);
+    return rc;
 }
 
 int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, berth_error *e)
@@ -701,28 +665,14 @@ int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, be
     d.strict = strict;
     d.skips = &m->kube.skipped;
     ctx c = {m, &d, NULL, 0, 0};
-    int rc = 0;
-    for (size_t i = 0; i < src->ndocs && !rc; i++) {
-        d.plen = 0;
-        d.path[0] = 0;
-        rc = walk(&c, src->docs[i], 0);
-    }
+    int rc = berth_dec_walk_source(&d, src, &walker, &c);
     if (!rc && c.nkdocs) {
         berth_source ks = {src->path, c.nkdocs, (berth_node **)c.kdocs};
-        uint32_t first_node = m->kube.nnodes, first_pod = m->kube.npods;
         rc = berth_kube_load(&m->kube, &ks, strict, e);
-        for (uint32_t i = 0; !rc && i < c.nkdocs; i++) {
-            const berth_node *kn = berth_node_get(c.kdocs[i], "kind");
-            d.plen = 0;
-            d.path[0] = 0;
-            if (kn && !strcmp(kn->str, "Node"))
-                rc = node_extras(m, &d, c.kdocs[i]);
-            else if (kn && !strcmp(kn->str, "Pod"))
-                rc = pod_extras(m, &d, c.kdocs[i]);
-        }
-        if (!rc && (m->nnode_info != m->kube.nnodes || m->npod_info != m->kube.npods ||
-                    first_node > m->nnode_info || first_pod > m->npod_info))
-            rc = berth_error_set(e, BERTH_EINTERNAL, "%s: node/pod tables disagree", src->path);
+        d.plen = 0;
+        d.path[0] = 0;
+        if (!rc)
+            rc = sync_info(m, &d);
     }
     free(c.kdocs);
     return rc;
@@ -735,11 +685,10 @@ int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)
     int rc = berth_kube_expand(&m->kube, e);
     if (rc)
         return rc;
-    if (m->npod_info < m->kube.npods &&
-        berth_grow((void **)&m->pod_info, &m->cappod_info, m->kube.npods, sizeof *m->pod_info, 0))
-        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    while (m->npod_info < m->kube.npods)
-        m->pod_info[m->npod_info++] = (berth_dpod){0};
+    berth_dec d;
+    berth_dec_init(&d, &m->kube.arena, "input", e);
+    if ((rc = sync_info(m, &d)))
+        return rc;
     for (uint32_t i = 0; i < m->npools; i++)
         berth_nodepool_hash(&m->pools[i], m->pools[i].hash);
     for (uint32_t i = 0; i < m->nclasses; i++)

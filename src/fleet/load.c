@@ -3,8 +3,9 @@
  * namespaced ResourcePlacement, their bindings (ClusterResourceBinding,
  * ResourceBinding) and scheduling policy snapshots
  * (ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshot: which one is
- * the latest), all placement.kubernetes-fleet.io, and List (any <Kind>List);
- * other kinds are counted in f->skipped (errors when strict). They
+ * the latest), all placement.kubernetes-fleet.io, and List (any <Kind>List;
+ * the table at the end, walked by berth_dec_walk); other kinds are counted
+ * in f->skipped (errors when strict). They
  * are read as the API server reads them: fields berth does not use are
  * ignored unless strict; a used field with a wrong type or value is always
  * a located error. Property selector operators and values are kept as
@@ -858,21 +859,10 @@ static int load_snapshot(berth_fleet *f, berth_dec *d, const berth_node *doc, in
     return 0;
 }
 
-/* The placement.kubernetes-fleet.io kinds berth reads: 0..5, or -1. Even
- * codes are cluster-scoped, odd ones their namespaced twins. */
+/* The placement.kubernetes-fleet.io kinds berth reads (the tags of the
+ * dispatch table below). Even codes are cluster-scoped, odd ones their
+ * namespaced twins. */
 enum { PK_PLACEMENT, PK_RPLACEMENT, PK_BINDING, PK_RBINDING, PK_SNAPSHOT, PK_RSNAPSHOT };
-
-static int placement_kind(const char *kind)
-{
-    static const char *const kinds[] = {"ClusterResourcePlacement", "ResourcePlacement",
-                                        "ClusterResourceBinding", "ResourceBinding",
-                                        "ClusterSchedulingPolicySnapshot",
-                                        "SchedulingPolicySnapshot", NULL};
-    for (int i = 0; kinds[i]; i++)
-        if (!strcmp(kinds[i], kind))
-            return i;
-    return -1;
-}
 
 static int load_placement_kind(berth_fleet *f, berth_dec *d, const berth_node *doc, int pk)
 {
@@ -884,60 +874,44 @@ static int load_placement_kind(berth_fleet *f, berth_dec *d, const berth_node *d
     return load_snapshot(f, d, doc, namespaced);
 }
 
-/* ---- dispatch ---- */
+/* ---- dispatch: the fleet kinds for berth_dec_walk (io/walk.c) ---- */
 
-static int check_api(berth_dec *d, const berth_node *doc, const char *kind, const char *group)
+static int ld_member(void *f, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    const char *api = NULL;
-    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
-    if (rc)
-        return rc;
-    size_t gl = strlen(group);
-    if (strncmp(api, group, gl) == 0 && api[gl] == '/' &&
-        (!strcmp(api + gl + 1, "v1beta1") || !strcmp(api + gl + 1, "v1")))
-        return 0;
-    size_t p = berth_dec_push(d, "apiVersion");
-    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"),
-                        "kind %s needs apiVersion %s/v1beta1 (or /v1), got '%s'", kind, group, api);
-    berth_dec_pop(d, p);
-    return rc;
+    return load_member(f, d, doc);
 }
 
-static int load_doc(berth_fleet *f, berth_dec *d, const berth_node *doc, int depth);
-
-static int load_item(void *ctx, berth_dec *d, const berth_node *item, int depth)
+static int ld_placement(void *f, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    return load_doc(ctx, d, item, depth);
+    return load_placement_kind(f, d, doc, h->tag);
 }
 
-static int load_doc(berth_fleet *f, berth_dec *d, const berth_node *doc, int depth)
-{
-    const char *kind = NULL;
-    int rc = berth_dec_kind(d, doc, &kind);
-    if (rc)
-        return rc;
-    static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-    int pk = placement_kind(kind);
-    int fleet_kind = !strcmp(kind, "MemberCluster") || pk >= 0;
-    if (fleet_kind) {
-        if ((rc = check_api(d, doc, kind,
-                            !strcmp(kind, "MemberCluster") ? "cluster.kubernetes-fleet.io"
-                                                           : "placement.kubernetes-fleet.io")))
-            return rc;
-        if ((rc = known(d, doc, top)))
-            return rc;
-    }
-    if (!strcmp(kind, "MemberCluster"))
-        return load_member(f, d, doc);
-    if (pk >= 0)
-        return load_placement_kind(f, d, doc, pk);
-    if (berth_kind_is_list(kind))
-        return berth_dec_list(d, doc, depth, load_item, f);
-    return berth_dec_skip(d, doc, kind, NULL,
-                          "fleet input has MemberCluster, ClusterResourcePlacement, "
-                          "ResourcePlacement, ClusterResourceBinding, ResourceBinding, "
-                          "ClusterSchedulingPolicySnapshot, SchedulingPolicySnapshot, List");
-}
+static const char *const cluster_api[] = {"cluster.kubernetes-fleet.io/v1beta1",
+                                           "cluster.kubernetes-fleet.io/v1", NULL};
+static const char *const placement_api[] = {"placement.kubernetes-fleet.io/v1beta1",
+                                            "placement.kubernetes-fleet.io/v1", NULL};
+#define CLUSTER_WANT "cluster.kubernetes-fleet.io/v1beta1 (or /v1)"
+#define PLACEMENT_WANT "placement.kubernetes-fleet.io/v1beta1 (or /v1)"
+static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+
+static const berth_kind_handler kinds[] = {
+    {"MemberCluster", cluster_api, CLUSTER_WANT, top, 0, ld_member, NULL, 0},
+    {"ClusterResourcePlacement", placement_api, PLACEMENT_WANT, top, 0, ld_placement, NULL,
+     PK_PLACEMENT},
+    {"ResourcePlacement", placement_api, PLACEMENT_WANT, top, 0, ld_placement, NULL,
+     PK_RPLACEMENT},
+    {"ClusterResourceBinding", placement_api, PLACEMENT_WANT, top, 0, ld_placement, NULL,
+     PK_BINDING},
+    {"ResourceBinding", placement_api, PLACEMENT_WANT, top, 0, ld_placement, NULL, PK_RBINDING},
+    {"ClusterSchedulingPolicySnapshot", placement_api, PLACEMENT_WANT, top, 0, ld_placement,
+     NULL, PK_SNAPSHOT},
+    {"SchedulingPolicySnapshot", placement_api, PLACEMENT_WANT, top, 0, ld_placement, NULL,
+     PK_RSNAPSHOT},
+};
+
+static const berth_walker walker = {
+    "fleet", kinds, sizeof kinds / sizeof *kinds, 0, NULL, NULL, NULL,
+};
 
 int berth_fleet_load(berth_fleet *f, const berth_source *src, int strict, berth_error *e)
 {
@@ -947,12 +921,5 @@ int berth_fleet_load(berth_fleet *f, const berth_source *src, int strict, berth_
     berth_dec_init(&d, &f->arena, src->path, e);
     d.strict = strict;
     d.skips = &f->skipped;
-    for (size_t i = 0; i < src->ndocs; i++) {
-        d.plen = 0;
-        d.path[0] = 0;
-        int rc = load_doc(f, &d, src->docs[i], 0);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return berth_dec_walk_source(&d, src, &walker, f);
 }

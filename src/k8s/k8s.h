@@ -2,7 +2,8 @@
  *
  * Every loader that reads Kubernetes kinds (kube, disrupt, autoscale) decodes
  * ObjectMeta, owner references, label selectors, node selector terms,
- * tolerations, resource lists and pod specs / pod templates through these
+ * tolerations, resource lists, status conditions and pod specs / pod
+ * templates through these
  * functions, so each API shape is decoded in one place with one set of
  * located errors ("file:line:col: spec.template.spec.containers[0]...").
  *
@@ -68,11 +69,20 @@ int k8s_dec_controller_ref(berth_dec *d, const berth_node *meta, const char **ki
 /* an RFC 3339 time at key, in seconds since the epoch; *present set */
 int k8s_dec_time_at(berth_dec *d, const berth_node *m, const char *key, int64_t *secs,
                     int *present);
+/* Whether status.conditions (status: the status map) has a condition of
+ * type `type` whose status is "True" (the first of that type); dflt when
+ * there is none. Reads leniently: never an error. */
+int k8s_condition_true(const berth_node *status, const char *type, int dflt);
 
 /* ---- resources.c ---- */
 int64_t k8s_res_value(uint32_t r, berth_quantity q);
 int k8s_dec_res_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
                      int64_t *out, uint32_t *has, int64_t *pods, int skip_zero_ext);
+/* A ResourceList at key as written (Node status.capacity, NodePool
+ * spec.limits): non-empty names, quantities not negative, in input order;
+ * absent: none. Allocates in d->arena (k may be NULL). */
+int k8s_dec_quantities(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
+                       berth_kquantity **out, uint32_t *n);
 int k8s_dec_usage(berth_kcluster *k, berth_dec *d, const berth_node *status, k8s_meta *meta,
                   int64_t *usage, int *has_usage);
 

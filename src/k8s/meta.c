@@ -1,7 +1,8 @@
 /* k8s/meta.c - the shared Kubernetes object layer: ObjectMeta (name,
  * namespace, labels, annotations, creation and deletion times,
- * ownerReferences), string maps, the strict-field check and located
- * failures every loader of Kubernetes kinds uses (kube, disrupt, autoscale). */
+ * ownerReferences), annotations (berth_kube_annotation), status
+ * conditions, string maps, the strict-field check and located failures
+ * every loader of Kubernetes kinds uses (kube, disrupt, autoscale). */
 #include "k8s/k8s.h"
 
 #include <inttypes.h>
@@ -187,4 +188,24 @@ int k8s_dec_controller_ref(berth_dec *d, const berth_node *meta, const char **ki
         berth_dec_pop(d, p);
     }
     return rc;
+}
+
+int k8s_condition_true(const berth_node *status, const char *type, int dflt)
+{
+    const berth_node *cs = berth_node_get(status, "conditions");
+    if (!cs || cs->type != BERTH_NODE_SEQ)
+        return dflt;
+    for (size_t i = 0; i < cs->n; i++) {
+        const berth_node *t = berth_node_get(cs->items[i], "type");
+        const berth_node *s = berth_node_get(cs->items[i], "status");
+        if (t && s && !strcmp(t->str, type))
+            return !strcmp(s->str, "True");
+    }
+    return dflt;
+}
+
+const char *berth_kube_annotation(const berth_node *annotations, const char *key)
+{
+    const berth_node *v = berth_node_get(annotations, key);
+    return v && v->type == BERTH_NODE_SCALAR ? v->str : NULL;
 }

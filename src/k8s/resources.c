@@ -1,6 +1,7 @@
 /* k8s/resources.c - ResourceLists (requests, limits, allocatable,
- * overhead) into the cluster's resource columns, and observed usage
- * (status.usage, berth.io/usage-* annotations). */
+ * overhead) into the cluster's resource columns, ResourceLists as written
+ * (a Node's status.capacity, a NodePool's limits: k8s_dec_quantities), and
+ * observed usage (status.usage, berth.io/usage-* annotations). */
 #include "k8s/k8s.h"
 
 #include <inttypes.h>
@@ -66,6 +67,40 @@ int k8s_dec_res_list(berth_kcluster *k, berth_dec *d, const berth_node *m, const
         berth_dec_pop(d, p);
     }
     berth_dec_pop(d, prev);
+    return rc;
+}
+
+int k8s_dec_quantities(berth_kcluster *k, berth_dec *d, const berth_node *m, const char *key,
+                       berth_kquantity **out, uint32_t *n)
+{
+    berth_node *rl = NULL;
+    *out = NULL;
+    *n = 0;
+    int rc = berth_dec_map(d, m, key, 0, &rl);
+    if (rc || !rl)
+        return rc;
+    *out = k8s_dalloc(d, rl->n, sizeof **out);
+    if (!*out)
+        return ENOMEM_(d);
+    size_t p = berth_dec_push(d, key);
+    for (size_t i = 0; !rc && i < rl->n; i++) {
+        const char *name = rl->entries[i].key->str;
+        const berth_node *v = rl->entries[i].value;
+        size_t p2 = berth_dec_push(d, name);
+        berth_quantity q;
+        if (!*name)
+            rc = berth_dec_fail(d, rl->entries[i].key, "empty resource name");
+        if (!rc && berth_node_is_null(v))
+            rc = berth_dec_fail(d, rl->entries[i].key, "expected a quantity");
+        if (!rc)
+            rc = berth_dec_node_quantity(d, v, &q);
+        if (!rc && berth_quantity_cmp(q, (berth_quantity){0}) < 0)
+            rc = berth_dec_fail(d, v, "must not be negative, got '%s'", v->str);
+        if (!rc)
+            (*out)[(*n)++] = (berth_kquantity){name, q};
+        berth_dec_pop(d, p2);
+    }
+    berth_dec_pop(d, p);
     return rc;
 }
 

@@ -6,8 +6,9 @@
  * PersistentVolumeClaim and PersistentVolume (VolumeZone: pods' claims are
  * resolved to their PVs' zone labels when a load ends), List (and any
  * <Kind>List: typed lists' items take kind Kind) and
- * kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration. Other kinds
- * are counted in k->skipped (berth_dec_skip), errors with --strict.
+ * kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration: the table
+ * below, walked by berth_dec_walk (io/walk.c). Other kinds are counted in
+ * k->skipped (berth_dec_skip), errors with --strict.
  *
  * Objects are read as the API server reads them: fields berth does not use
  * are ignored, unless strict, where a field outside the real API's field
@@ -28,118 +29,93 @@
 #include <string.h>
 
 
-/* ---- node name index (duplicate checks while loading) ---- */
+/* ---- dispatch: the kube loader's kinds for berth_dec_walk (io/walk.c) ---- */
 
-/* ---- dispatch ---- */
+static int ld_node(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_node(k, d, doc);
+}
 
-typedef enum kkind {
-    K_NODE, K_POD, K_NAMESPACE, K_SERVICE, K_RC, K_RS, K_SS, K_DS, K_PDB, K_PVC, K_PV, K_KSC,
-    K_DEPLOY, K_JOB, K_PC,
-    K_COUNT
-} kkind;
+static int ld_pod(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_pod(k, d, doc);
+}
 
-static const struct {
-    const char *kind;
-    const char *api[3];
-} kinds[K_COUNT] = {
-    [K_NODE] = {"Node", {"v1"}},
-    [K_POD] = {"Pod", {"v1"}},
-    [K_NAMESPACE] = {"Namespace", {"v1"}},
-    [K_SERVICE] = {"Service", {"v1"}},
-    [K_RC] = {"ReplicationController", {"v1"}},
-    [K_RS] = {"ReplicaSet", {"apps/v1"}},
-    [K_SS] = {"StatefulSet", {"apps/v1"}},
-    [K_DS] = {"DaemonSet", {"apps/v1"}},
-    [K_PDB] = {"PodDisruptionBudget", {"policy/v1", "policy/v1beta1"}},
-    [K_PVC] = {"PersistentVolumeClaim", {"v1"}},
-    [K_PV] = {"PersistentVolume", {"v1"}},
-    [K_KSC] = {"KubeSchedulerConfiguration", {"kubescheduler.config.k8s.io/v1"}},
-    [K_DEPLOY] = {"Deployment", {"apps/v1"}},
-    [K_JOB] = {"Job", {"batch/v1"}},
-    [K_PC] = {"PriorityClass", {"scheduling.k8s.io/v1"}},
+static int ld_namespace(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_namespace(k, d, doc);
+}
+
+static int ld_service(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_service(k, d, doc);
+}
+
+static int ld_workload(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_workload(k, d, doc, h->kind);
+}
+
+static int ld_pc(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_priority_class(k, d, doc);
+}
+
+static int ld_pdb(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_pdb(k, d, doc);
+}
+
+static int ld_pvc(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_pvc(k, d, doc);
+}
+
+static int ld_pv(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_pv(k, d, doc);
+}
+
+static int ld_ksc(void *k, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return kube_load_ksc(k, d, doc);
+}
+
+static const char *const v1[] = {"v1", NULL};
+static const char *const apps[] = {"apps/v1", NULL};
+static const char *const batch[] = {"batch/v1", NULL};
+static const char *const policy[] = {"policy/v1", "policy/v1beta1", NULL};
+static const char *const sched[] = {"scheduling.k8s.io/v1", NULL};
+static const char *const ksc[] = {"kubescheduler.config.k8s.io/v1", NULL};
+#define TOP kube_top_fields
+
+/* in the order of the unknown-kind hint; PriorityClass and
+ * KubeSchedulerConfiguration check their own top-level fields */
+static const berth_kind_handler kinds[] = {
+    {"Node", v1, NULL, TOP, 0, ld_node, NULL, 0},
+    {"Pod", v1, NULL, TOP, 0, ld_pod, NULL, 0},
+    {"Namespace", v1, NULL, TOP, 0, ld_namespace, NULL, 0},
+    {"Service", v1, NULL, TOP, 0, ld_service, NULL, 0},
+    {"Deployment", apps, NULL, TOP, 0, ld_workload, NULL, 0},
+    {"ReplicaSet", apps, NULL, TOP, 0, ld_workload, NULL, 0},
+    {"StatefulSet", apps, NULL, TOP, 0, ld_workload, NULL, 0},
+    {"ReplicationController", v1, NULL, TOP, 0, ld_workload, NULL, 0},
+    {"DaemonSet", apps, NULL, TOP, 0, ld_workload, NULL, 0},
+    {"Job", batch, NULL, TOP, 0, ld_workload, NULL, 0},
+    {"PriorityClass", sched, NULL, NULL, 0, ld_pc, NULL, 0},
+    {"PodDisruptionBudget", policy, NULL, TOP, 0, ld_pdb, NULL, 0},
+    {"PersistentVolumeClaim", v1, NULL, TOP, 0, ld_pvc, NULL, 0},
+    {"PersistentVolume", v1, NULL, TOP, 0, ld_pv, NULL, 0},
+    {"KubeSchedulerConfiguration", ksc, NULL, NULL, 0, ld_ksc, NULL, 0},
+    /* skipped with their own warning text (not "unknown") */
+    {"CronJob", NULL, NULL, NULL, 0, NULL, "not expanded: berth places what runs now", 0},
 };
 
-static int check_api(berth_dec *d, const berth_node *doc, kkind kk)
-{
-    const char *api = NULL;
-    int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
-    if (rc)
-        return rc;
-    for (int i = 0; i < 3 && kinds[kk].api[i]; i++)
-        if (!strcmp(api, kinds[kk].api[i]))
-            return 0;
-    char want[128];
-    snprintf(want, sizeof want, "%s%s%s", kinds[kk].api[0], kinds[kk].api[1] ? " or " : "",
-             kinds[kk].api[1] ? kinds[kk].api[1] : "");
-    size_t p = berth_dec_push(d, "apiVersion");
-    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"), "kind %s needs apiVersion %s, got '%s'",
-                        kinds[kk].kind, want, api);
-    berth_dec_pop(d, p);
-    return rc;
-}
+static const char *const list_fields[] = {"apiVersion", "kind", "metadata", "items", NULL};
 
-/* Kinds skipped with their own warning text (not "unknown"). */
-static const char *skip_note(const char *kind)
-{
-    if (!strcmp(kind, "CronJob"))
-        return "not expanded: berth places what runs now";
-    return NULL;
-}
-
-static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int depth);
-
-static int load_item(void *ctx, berth_dec *d, const berth_node *item, int depth)
-{
-    return load_doc(ctx, d, item, depth);
-}
-
-static int load_doc(berth_kcluster *k, berth_dec *d, const berth_node *doc, int depth)
-{
-    const char *kind = NULL;
-    int rc = berth_dec_kind(d, doc, &kind);
-    if (rc)
-        return rc;
-    if (berth_kind_is_list(kind)) {
-        static const char *const lf[] = {"apiVersion", "kind", "metadata", "items", NULL};
-        if ((rc = k8s_known(d, doc, lf)))
-            return rc;
-        return berth_dec_list(d, doc, depth, load_item, k);
-    }
-    int kk = -1;
-    for (int i = 0; i < K_COUNT; i++)
-        if (!strcmp(kinds[i].kind, kind))
-            kk = i;
-    if (kk < 0)
-        return berth_dec_skip(d, doc, kind, skip_note(kind),
-                              "kube input has Node, Pod, Namespace, Service, "
-                              "Deployment, ReplicaSet, StatefulSet, ReplicationController, "
-                              "DaemonSet, Job, PriorityClass, PodDisruptionBudget, "
-                              "PersistentVolumeClaim, PersistentVolume, "
-                              "KubeSchedulerConfiguration, List");
-    if ((rc = check_api(d, doc, (kkind)kk)))
-        return rc;
-    if (kk != K_KSC && kk != K_PC && (rc = k8s_known(d, doc, kube_top_fields)))
-        return rc;
-    switch ((kkind)kk) {
-    case K_NODE: return kube_load_node(k, d, doc);
-    case K_POD: return kube_load_pod(k, d, doc);
-    case K_NAMESPACE: return kube_load_namespace(k, d, doc);
-    case K_SERVICE: return kube_load_service(k, d, doc);
-    case K_RC:
-    case K_RS:
-    case K_SS:
-    case K_DS:
-    case K_DEPLOY:
-    case K_JOB: return kube_load_workload(k, d, doc, kinds[kk].kind);
-    case K_PC: return kube_load_priority_class(k, d, doc);
-    case K_PDB: return kube_load_pdb(k, d, doc);
-    case K_PVC: return kube_load_pvc(k, d, doc);
-    case K_PV: return kube_load_pv(k, d, doc);
-    case K_KSC: return kube_load_ksc(k, d, doc);
-    case K_COUNT: break;
-    }
-    return 0;
-}
+static const berth_walker walker = {
+    "kube", kinds, sizeof kinds / sizeof *kinds, 0, list_fields, NULL, NULL,
+};
 
 int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e)
 {
@@ -148,13 +124,9 @@ int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, bert
     d.strict = strict;
     d.skips = &k->skipped;
     uint32_t first_pod = k->npods;
-    for (size_t i = 0; i < src->ndocs; i++) {
-        d.plen = 0;
-        d.path[0] = 0;
-        int rc = load_doc(k, &d, src->docs[i], 0);
-        if (rc)
-            return rc;
-    }
+    int rc = berth_dec_walk_source(&d, src, &walker, k);
+    if (rc)
+        return rc;
     /* requests need the final resource table: computed once the file is in */
     for (uint32_t p = first_pod; p < k->npods; p++)
         berth_kube_pod_requests(k, &k->pods[p]);

@@ -1,5 +1,7 @@
-/* kube/kube_load_node.c - v1 Node: allocatable, taints, unschedulable, Ready
- * condition, images, usage, and the loader's node-name index. */
+/* kube/load_node.c - v1 Node: allocatable, taints, unschedulable, Ready
+ * condition, images, usage, and what the planners read beyond scheduling
+ * (annotations, deletionTimestamp, status.capacity as written); the
+ * loader's node-name index. */
 #include "k8s/k8s.h"
 #include "kube/load.h"
 #include "berth/fleet.h"
@@ -103,6 +105,13 @@ int kube_load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         return rc;
     nd.name = meta.name;
     nd.labels = meta.labels;
+    nd.annotations = meta.annotations;
+    size_t pm = berth_dec_push(d, "metadata");
+    int64_t deleted_at = 0;
+    rc = k8s_dec_time_at(d, meta.node, "deletionTimestamp", &deleted_at, &nd.deleting);
+    berth_dec_pop(d, pm);
+    if (rc)
+        return rc;
     berth_node *spec = NULL, *status = NULL;
     if ((rc = berth_dec_map(d, doc, "spec", 0, &spec)) ||
         (rc = berth_dec_map(d, doc, "status", 0, &status)))
@@ -129,6 +138,8 @@ int kube_load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         const char *which = berth_node_get(status, "allocatable") ? "allocatable" : "capacity";
         if (!rc)
             rc = k8s_dec_res_list(k, d, status, which, nd.alloc, NULL, &nd.alloc_pods, 1);
+        if (!rc)
+            rc = k8s_dec_quantities(k, d, status, "capacity", &nd.capacity, &nd.ncapacity);
         if (!rc)
             rc = dec_ready(d, status, &nd);
         berth_node *imgs = NULL;

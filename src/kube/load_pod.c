@@ -1,5 +1,6 @@
-/* kube/kube_load_pod.c - v1 Pod: metadata, owners, spec (k8s/podspec.c) and
- * phase. */
+/* kube/load_pod.c - v1 Pod: metadata, owners, spec (k8s/podspec.c), phase,
+ * and what the planners read beyond scheduling (annotations, the Ready
+ * condition, mirror pods, status.nominatedNodeName). */
 #include "k8s/k8s.h"
 #include "kube/load.h"
 #include "berth/fleet.h"
@@ -22,6 +23,10 @@ int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc)
     pod.name = meta.name;
     pod.labels = meta.labels;
     pod.scheduler_name = "default-scheduler";
+    pod.annotations = meta.annotations;
+    pod.line = doc->line;
+    pod.col = doc->col;
+    pod.mirror = berth_kube_annotation(meta.annotations, "kubernetes.io/config.mirror") != NULL;
     size_t p = berth_dec_push(d, "metadata");
     int64_t ignored_time = 0;
     if (!(rc = k8s_dec_time_at(d, meta.node, "creationTimestamp", &pod.created, &pod.has_created)) &&
@@ -54,6 +59,14 @@ int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc)
     /* finished pods hold no resources: the scheduler never sees them */
     if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
         return 0;
+    if (status) {
+        pod.ready = k8s_condition_true(status, "Ready", 0);
+        p = berth_dec_push(d, "status");
+        rc = berth_dec_str(d, status, "nominatedNodeName", 0, &pod.nominated);
+        berth_dec_pop(d, p);
+        if (rc)
+            return rc;
+    }
     if ((rc = grow((void **)&k->pods, &k->cappods, k->npods + 1, sizeof *k->pods, KUBE_MAX_PODS)))
         return k8s_grow_fail(d, doc, rc, "pods", KUBE_MAX_PODS);
     pod.order = k->npods;

@@ -1,7 +1,8 @@
 /* nexus/load.c - decodes the nexus input kinds (SPEC 6.1): Site (compact
  * racks and explicit machines), VmSku, KubernetesCluster (Azure field
  * names, under `spec` or ARM's `properties`), Operation (timeline steps),
- * and List. berth.io kinds are strict; Azure kinds ignore fields berth does
+ * and List (the table at the end, walked by berth_dec_walk). berth.io kinds
+ * are strict; Azure kinds ignore fields berth does
  * not use unless strict is set. Every error is located. */
 #include "nexus/state.h"
 
@@ -658,68 +659,67 @@ out:
     return rc;
 }
 
-/* ---- dispatch ---- */
+/* ---- dispatch: the nexus kinds for berth_dec_walk (io/walk.c) ---- */
 
-static int load_doc(berth_nexus *nx, berth_dec *d, const berth_node *doc, int depth);
-
-static int load_item(void *ctx, berth_dec *d, const berth_node *item, int depth)
+static int ld_site(void *nx, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    return load_doc(ctx, d, item, depth);
+    return load_site(nx, d, doc);
 }
 
-static int load_doc(berth_nexus *nx, berth_dec *d, const berth_node *doc, int depth)
+static int ld_sku(void *nx, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
 {
-    const char *kind = NULL, *api = NULL;
-    int rc = berth_dec_kind(d, doc, &kind);
-    if (!rc)
-        rc = berth_dec_str(d, doc, "apiVersion", 0, &api);
-    if (rc)
+    return load_sku(nx, d, doc);
+}
+
+static int ld_cluster(void *nx, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return load_cluster(nx, d, doc);
+}
+
+static int ld_operation(void *nx, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    return load_operation(nx, d, doc);
+}
+
+/* The nexus input's own apiVersion rule: every document's apiVersion, when
+ * present, is a string; the berth.io kinds need berth.io/v1 ("kind K needs
+ * apiVersion berth.io/v1", at the field or the document). */
+static int check_api(berth_dec *d, const berth_node *doc, const char *kind,
+                     const berth_kind_handler *h)
+{
+    const char *api = NULL;
+    int rc = berth_dec_str(d, doc, "apiVersion", 0, &api);
+    if (rc || !h || !h->api || (api && !strcmp(api, h->api[0])))
         return rc;
-    int berth_kind = !strcmp(kind, "Site") || !strcmp(kind, "VmSku") || !strcmp(kind, "Operation");
-    if (berth_kind) {
-        static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-        if (!api || strcmp(api, "berth.io/v1") != 0) {
-            size_t p = berth_dec_push(d, "apiVersion");
-            rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion") ? berth_node_get(doc, "apiVersion") : doc,
-                                "kind %s needs apiVersion berth.io/v1", kind);
-            berth_dec_pop(d, p);
-            return rc;
-        }
-        if ((rc = berth_dec_known_fields(d, doc, top)))
-            return rc;
-    }
-    if (!strcmp(kind, "Site"))
-        return load_site(nx, d, doc);
-    if (!strcmp(kind, "VmSku"))
-        return load_sku(nx, d, doc);
-    if (!strcmp(kind, "Operation"))
-        return load_operation(nx, d, doc);
-    if (!strcmp(kind, "KubernetesCluster"))
-        return load_cluster(nx, d, doc);
-    if (!strcmp(kind, "List"))
-        return berth_dec_list(d, doc, depth, load_item, nx);
-    size_t p = berth_dec_push(d, "kind");
-    rc = berth_dec_fail(d, berth_node_get(doc, "kind"),
-                        "unknown kind '%s' (nexus input has Site, VmSku, KubernetesCluster, "
-                        "Operation, List)",
-                        kind);
+    size_t p = berth_dec_push(d, "apiVersion");
+    const berth_node *at = berth_node_get(doc, "apiVersion");
+    rc = berth_dec_fail(d, at ? at : doc, "kind %s needs apiVersion %s", kind, h->api[0]);
     berth_dec_pop(d, p);
     return rc;
 }
+
+static const char *const berth_api[] = {"berth.io/v1", NULL};
+static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
+
+/* berth.io kinds are strict; KubernetesCluster (Azure) checks its own */
+static const berth_kind_handler kinds[] = {
+    {"Site", berth_api, NULL, top, BERTH_KIND_STRICT, ld_site, NULL, 0},
+    {"VmSku", berth_api, NULL, top, BERTH_KIND_STRICT, ld_sku, NULL, 0},
+    {"KubernetesCluster", NULL, NULL, NULL, 0, ld_cluster, NULL, 0},
+    {"Operation", berth_api, NULL, top, BERTH_KIND_STRICT, ld_operation, NULL, 0},
+};
+
+/* only `kind: List`; every other kind is an error (no skip table) */
+static const berth_walker walker = {
+    "nexus", kinds, sizeof kinds / sizeof *kinds, BERTH_WALK_PLAIN_LISTS, NULL, NULL, check_api,
+};
 
 int berth_nexus_load(berth_nexus *nx, const berth_source *src, int strict, berth_error *e)
 {
     berth_dec d;
     berth_dec_init(&d, &nx->arena, src->path, e);
     d.strict = strict;
-    for (size_t i = 0; i < src->ndocs; i++) {
-        d.plen = 0;
-        d.path[0] = 0;
-        int rc = load_doc(nx, &d, src->docs[i], 0);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return berth_dec_walk_source(&d, src, &walker, nx);
 }
 
 static int check_pool_refs(const berth_nexus *nx, const char *sku_where, const char *zones_where,

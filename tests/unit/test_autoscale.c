@@ -376,6 +376,11 @@ static void test_load_errors(void **st)
          "spec: {instanceTypes: [nope]}\n", "no InstanceType named 'nope'"},
         {"apiVersion: v2\nkind: VirtualNodeGroup\nmetadata: {name: a}\nspec: {}\n",
          "needs apiVersion berth.io/v1"},
+        /* a Node annotation the planner reads from the kube model, located */
+        {"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n"
+         "    name: n\n    annotations: {berth.io/unneeded-since: \"5m ago\"}\n",
+         "bad.yaml:8:44: metadata.annotations.berth.io/unneeded-since: expected an RFC 3339 time "
+         "such as 2024-05-01T12:00:00Z, got '5m ago'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         berth_autoscale m;

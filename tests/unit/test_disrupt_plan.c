@@ -613,6 +613,21 @@ static void test_load_errors(void **st)
          "  capacity: {cpu: 2, memory: 8Gi}\n  offerings: [{zone: z, capacityType: cheap, price: 1}]\n",
          "capacityType"},
         {"apiVersion: v1\nkind: Gadget\nmetadata: {name: x}\n", "unknown kind"},
+        /* what the planner reads beyond scheduling, decoded by the kube
+         * loader and located there (a typed list's item: at the item) */
+        {"apiVersion: v1\nkind: PodList\nitems:\n- metadata:\n    name: p\n    annotations:\n"
+         "      controller.kubernetes.io/pod-deletion-cost: \"2147483648\"\n"
+         "  spec: {containers: [{name: c}]}\n",
+         "t.yaml:4:3: (document): metadata.annotations.controller.kubernetes.io/pod-deletion-cost: "
+         "expected an int32, got '2147483648'"},
+        {"apiVersion: v1\nkind: Node\nmetadata: {name: n, deletionTimestamp: soon}\n",
+         "t.yaml:3:40: metadata.deletionTimestamp: expected an RFC 3339 time"},
+        {"apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n"
+         "  allocatable: {cpu: \"4\", pods: \"30\"}\n  capacity: {cpu: \"4\", memory: -1Gi}\n",
+         "t.yaml:6:32: status.capacity.memory: must not be negative, got '-1Gi'"},
+        {"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n"
+         "status: {nominatedNodeName: [n]}\n",
+         "t.yaml:5:29: status.nominatedNodeName: expected a string, got a list"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static buf b;

@@ -1,7 +1,9 @@
 /* tests/unit/test_kube_load.c - the kube input decoder (SPEC 6.1):
  * `kubectl get nodes,pods -A -o yaml` output as is (also with --strict),
- * Node and Pod fields, workloads and namespaces, KubeSchedulerConfiguration
- * with each NodeResourcesFit strategy and plugin sets, and located errors. */
+ * Node and Pod fields (also those only the planners read: annotations,
+ * deletion, capacity as written, Ready, mirror, nominations), workloads and
+ * namespaces, KubeSchedulerConfiguration with each NodeResourcesFit
+ * strategy and plugin sets, and located errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,6 +203,83 @@ static void test_pod_fields(void **st)
     assert_false(p->spread[1].honor_node_taints);
     assert_true(p->spread[1].selector.nothing);
     berth_kube_free(&k);
+}
+
+/* What the planners read beyond scheduling, decoded once here: typed
+ * lists as the API server returns them (items without kind), managedFields,
+ * conditions, ownerReferences with uid. */
+static const char *PLANNER_FIELDS =
+    "apiVersion: v1\nkind: NodeList\nmetadata: {resourceVersion: \"812\"}\nitems:\n"
+    "- metadata:\n    name: n1\n    uid: 3b0c4e1a-0f5e-4d8e-9a55-2f1b7c9d0e11\n"
+    "    deletionTimestamp: \"2024-05-01T11:00:00Z\"\n"
+    "    labels: {karpenter.sh/initialized: \"true\"}\n"
+    "    annotations: {karpenter.sh/do-not-disrupt: \"true\", node.alpha.kubernetes.io/ttl: \"0\"}\n"
+    "    managedFields: [{manager: kubelet, operation: Update, apiVersion: v1}]\n"
+    "  spec: {providerID: \"azure:///n1\"}\n"
+    "  status:\n    capacity: {cpu: \"4\", memory: 16Gi, pods: \"110\", hugepages-1Gi: \"0\"}\n"
+    "    allocatable: {cpu: 3860m, memory: 13Gi, pods: \"110\"}\n"
+    "    conditions:\n    - {type: MemoryPressure, status: \"False\"}\n"
+    "    - {type: Ready, status: \"False\", lastTransitionTime: \"2024-05-01T10:00:00Z\"}\n"
+    "- metadata: {name: n2}\n"
+    "---\n"
+    "apiVersion: v1\nkind: PodList\nmetadata: {resourceVersion: \"813\"}\nitems:\n"
+    "- metadata:\n    name: web-0\n    namespace: shop\n"
+    "    creationTimestamp: \"2024-05-01T09:00:00Z\"\n"
+    "    annotations: {kubernetes.io/config.mirror: 4f2a, controller.kubernetes.io/pod-deletion-cost: \"-7\"}\n"
+    "    ownerReferences: [{apiVersion: v1, kind: Node, name: n1, uid: 3b0c4e1a-0f5e-4d8e-9a55-2f1b7c9d0e11, controller: true}]\n"
+    "  spec: {nodeName: n1, containers: [{name: c, image: nginx}]}\n"
+    "  status:\n    phase: Running\n    startTime: \"2024-05-01T09:00:05Z\"\n"
+    "    nominatedNodeName: n2\n"
+    "    conditions:\n    - {type: PodScheduled, status: \"True\"}\n"
+    "    - {type: Ready, status: \"True\"}\n    - {type: Ready, status: \"False\"}\n"
+    "- metadata: {name: web-1, namespace: shop}\n  spec: {containers: [{name: c}]}\n"
+    "  status: {phase: Pending, conditions: [{type: Ready}]}\n";
+
+static void test_planner_fields(void **st)
+{
+    (void)st;
+    berth_kcluster k;
+    load_ok(&k, PLANNER_FIELDS);
+    assert_int_equal(k.nnodes, 2);
+    const berth_knode *n = &k.nodes[0];
+    assert_true(n->deleting);
+    assert_int_equal(n->not_ready, 1);
+    assert_string_equal(berth_kube_annotation(n->annotations, "karpenter.sh/do-not-disrupt"),
+                        "true");
+    assert_null(berth_kube_annotation(n->annotations, "karpenter.sh/nodepool-hash"));
+    assert_int_equal(n->ncapacity, 4); /* as written, beside allocatable */
+    assert_string_equal(n->capacity[1].name, "memory");
+    assert_true(berth_quantity_value(n->capacity[1].q) == 16 * GI);
+    assert_string_equal(n->capacity[3].name, "hugepages-1Gi");
+    assert_int_equal(n->alloc[BERTH_KRES_CPU], 3860);
+    n = &k.nodes[1];
+    assert_false(n->deleting);
+    assert_null(n->annotations);
+    assert_int_equal(n->ncapacity, 0);
+    assert_int_equal(k.npods, 2);
+    const berth_kpod *p = &k.pods[0];
+    assert_true(p->ready); /* the first Ready condition */
+    assert_true(p->mirror);
+    assert_string_equal(p->nominated, "n2");
+    assert_string_equal(berth_kube_annotation(p->annotations,
+                                              "controller.kubernetes.io/pod-deletion-cost"), "-7");
+    assert_int_equal(p->line, 25); /* the item's first line */
+    assert_int_equal(p->col, 3);
+    assert_true(p->has_started);
+    p = &k.pods[1];
+    assert_false(p->ready);
+    assert_false(p->mirror);
+    assert_null(p->nominated);
+    assert_null(p->annotations);
+    berth_kube_free(&k);
+
+    /* what the object layer rejects, located */
+    load_bad("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n"
+             "  allocatable: {cpu: \"1\"}\n  capacity: {cpu: 1x}\n",
+             0, "t.yaml:6:19: status.capacity.cpu: invalid quantity '1x'", NULL);
+    load_bad("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n"
+             "status: {nominatedNodeName: {a: b}}\n",
+             0, "t.yaml:5:29: status.nominatedNodeName: expected a string", NULL);
 }
 
 static void test_workloads(void **st)
@@ -537,7 +616,7 @@ int main(void)
         cmocka_unit_test(test_kubectl_list), cmocka_unit_test(test_node),
         cmocka_unit_test(test_pod_fields),   cmocka_unit_test(test_workloads),
         cmocka_unit_test(test_ksc),          cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_node_affinity_args),
+        cmocka_unit_test(test_node_affinity_args), cmocka_unit_test(test_planner_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
