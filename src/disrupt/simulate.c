@@ -688,7 +688,9 @@ int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint3
 {
     memset(out, 0, sizeof *out);
     out->pool_rank = out->first_pod = -1;
-    if (s->reference)
-        return simulate_view(s, cands, nc, max_new, out);
-    return simulate_session(s, cands, nc, max_new, out);
+    int rc = s->reference ? simulate_view(s, cands, nc, max_new, out)
+                          : simulate_session(s, cands, nc, max_new, out);
+    if (rc) /* an error leaves nothing for the caller to free */
+        disrupt_sim_free(out);
+    return rc;
 }

@@ -46,7 +46,7 @@ gen_kube() {
 }
 
 "$BERTH" serve --listen 127.0.0.1:0 --db "$tmp/db" --request-timeout 3 --planner-threads 1 \
-  --planner-queue 1 --max-objects 650 --max-pairs 100000 2> "$tmp/log" &
+  --planner-queue 1 --max-objects 3000 --max-pairs 1000000 2> "$tmp/log" &
 pid=$!
 port=
 for _ in $(seq 1 200); do
@@ -104,21 +104,23 @@ read -r _ opened _ refused _ cut _ _ _ _ _ open < "$tmp/perip.out"
 within_1s "healthz after the per-IP test" 200 "$B/healthz"
 
 # 4. budgets
-gen_kube 500 200 > "$tmp/objects.json"   # 700 objects > --max-objects 650
+gen_kube 2500 600 > "$tmp/objects.json"   # 3100 objects > --max-objects 3000
 within_1s "objects budget" 413 -X POST --data-binary @"$tmp/objects.json" "$B/v1/kube/schedule"
 grep -q -- '--max-objects' "$tmp/body" || fail "413 does not name --max-objects: $(cat "$tmp/body")"
-grep -q '700 objects' "$tmp/body" || fail "413 does not count the objects: $(cat "$tmp/body")"
-gen_kube 300 340 > "$tmp/pairs.json"     # 640 objects, 102,000 pairs > --max-pairs 100000
+grep -q '3100 objects' "$tmp/body" || fail "413 does not count the objects: $(cat "$tmp/body")"
+gen_kube 1100 1000 > "$tmp/pairs.json"   # 2100 objects, 1,100,000 pairs > --max-pairs 1000000
 within_1s "pairs budget" 422 -X POST --data-binary @"$tmp/pairs.json" "$B/v1/kube/schedule"
 grep -q '"over_budget"' "$tmp/body" && grep -q -- '--max-pairs' "$tmp/body" &&
-  grep -q '300 nodes x 340 pods' "$tmp/body" || fail "422 body: $(cat "$tmp/body")"
+  grep -q '1100 nodes x 1000 pods' "$tmp/body" || fail "422 body: $(cat "$tmp/body")"
 
 # 5. full planner pool (1 thread, 1 queued): the third request is a 503,
 # while /healthz and estate reads and writes still answer within a second
-gen_kube 250 250 > "$tmp/slow.json"
+# (detail=all: every pod's per-node reasons and scores keep a request busy
+# for a while even on a fast machine)
+gen_kube 1000 1000 > "$tmp/slow.json"   # 1,000,000 pairs: at the budget
 for i in 1 2; do
   curl -s -o "$tmp/plan$i" -w '%{http_code}' -X POST --data-binary @"$tmp/slow.json" \
-    "$B/v1/kube/schedule" > "$tmp/plan$i.code" &
+    "$B/v1/kube/schedule?detail=all" > "$tmp/plan$i.code" &
   bg+=($!)
 done
 sleep 0.5
