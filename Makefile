@@ -88,8 +88,8 @@ check: deps
 	@$(MAKE) --no-print-directory -j2 BUILD=build/asan \
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%) $(TORTURE_BIN:$(BUILD)/%=build/asan/%)
-	@BUILD=build/asan scripts/run-tests.sh
 	@$(MAKE) --no-print-directory tsan
+	@BUILD=build/asan scripts/run-tests.sh
 
 test: check
 

@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*"; [ -f "$tmp/log" ] && grep -m1 -A30 ThreadSanitizer "$t
 t0=$(date +%s)
 
 export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 history_size=2 ${TSAN_OPTIONS:-}"
-"$BERTH" serve --listen 127.0.0.1:0 --db "$tmp/db" 2> "$tmp/log" &
+"$BERTH" serve --listen 127.0.0.1:0 --db "$tmp/db" --planner-threads 4 --planner-queue 64 2> "$tmp/log" &
 pid=$!
 port=
 for _ in $(seq 1 400); do
