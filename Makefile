@@ -10,7 +10,7 @@ BUILD   ?= build
 INC     := -Iinclude -Isrc
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/io/*.c src/model/*.c src/pipeline/*.c \
-                             src/nexus/*.c src/fleet/*.c src/k8s/*.c src/kube/*.c src/capacity/*.c \
+                             src/nexus/*.c src/fleet/*.c src/k8s/*.c src/kube/*.c src/autoscale/*.c \
                              src/disrupt/*.c src/serve/*.c src/report/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))

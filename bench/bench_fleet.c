@@ -86,7 +86,7 @@ int main(void)
     berth_error_clear(&e);
     berth_source src;
     berth_fleet_options opt = {0};
-    berth_fleet_parse_time("2024-05-01T12:00:00Z", &opt.now_ms);
+    berth_time_parse("2024-05-01T12:00:00Z", &opt.now_ms);
     if (berth_doc_load_buffer(&f.arena, "bench", b.p, b.n, &src, &e) ||
         berth_fleet_load(&f, &src, 0, &e) || berth_fleet_finalize(&f, &e)) {
         fprintf(stderr, "bench_fleet: %s\n", e.msg);

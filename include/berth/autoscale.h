@@ -86,7 +86,7 @@ typedef struct berth_reservation {
 } berth_reservation;
 
 /* The planner's view of each kube pod, built from the kube model at load
- * (capacity/load.c: mirror, its safe-to-evict annotations). */
+ * (autoscale/load.c: mirror, its safe-to-evict annotations). */
 typedef struct berth_apod {
     int mirror;                   /* kubernetes.io/config.mirror */
     int safe_to_evict;            /* annotation: -1 unset, 0 "false", 1 "true" */
@@ -133,7 +133,7 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
  * call once after the last load. */
 int berth_autoscale_finalize(berth_autoscale *m, berth_error *e);
 /* Adds to m->kube.skipped one warning per kind of input the autoscaler
- * ignores (capacity/warnings.c, docs/autoscale.md "Warnings"): headroom
+ * ignores (autoscale/warnings.c, docs/autoscale.md "Warnings"): headroom
  * units larger than every allowed instance type, Nodes labelled with a
  * missing group or in no group, Pods bound to a missing Node. 0 or
  * BERTH_ENOMEM. */
@@ -288,8 +288,8 @@ double berth_market_score(const berth_offering *o, int64_t zone_nodes, int64_t m
 /* The group of kube node `node`, -1 when none. */
 int berth_autoscale_node_vng(const berth_autoscale *m, uint32_t node);
 
-/* ---- the simulated timeline: berth autoscale simulate (capacity/events.c,
- * capacity/timeline.c; docs/autoscale.md "Simulate") ----
+/* ---- the simulated timeline: berth autoscale simulate (autoscale/events.c,
+ * autoscale/timeline.c; docs/autoscale.md "Simulate") ----
  *
  * Events are berth.io/v1 AutoscaleEvent documents (strict). Pods that
  * arrive later are loaded into m->kube up front and stay invisible to the

@@ -277,4 +277,19 @@ int berth_dec_node_str(berth_dec *d, const berth_node *n, const char **out);
 int berth_dec_node_int(berth_dec *d, const berth_node *n, int64_t min, int64_t max, int64_t *out);
 int berth_dec_node_quantity(berth_dec *d, const berth_node *n, berth_quantity *out);
 
+/* ---- io/fields.c: fields of berth's own kinds ---- */
+/* metadata (strict known fields when d->strict or force_strict) with a
+ * required non-empty name; labels / annotations may be NULL to skip. */
+int berth_dec_meta_named(berth_dec *d, berth_arena *a, const berth_node *doc, int force_strict,
+                      const char **name, berth_labels *labels, berth_labels *ann);
+/* A list of taints at key (key, value, effect). */
+int berth_dec_taints_strict(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                        berth_taint **out, uint32_t *n);
+/* A list of non-empty strings at key. */
+int berth_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+                         const char ***out, uint32_t *n);
+/* A non-negative plain number at key; absent: *out kept. */
+int berth_dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out);
+
+
 #endif

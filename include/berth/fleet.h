@@ -25,6 +25,7 @@
 #include "berth/doc.h"
 #include "berth/error.h"
 #include "berth/labels.h"
+#include "berth/time.h"
 #include "berth/pipeline.h"
 #include "berth/quantity.h"
 #include "berth/taints.h"
@@ -188,9 +189,6 @@ uint32_t berth_fleet_find_placement(const berth_fleet *f, const char *name);
  * spellings), or NULL when the cluster lacks it. */
 const berth_quantity *berth_fleet_cluster_prop(const berth_fleet *f, uint32_t c, const char *name);
 
-/* RFC 3339 time ("2024-05-01T12:00:00Z", fractions and offsets allowed)
- * -> unix milliseconds. 0 or BERTH_EINVAL. */
-int berth_fleet_parse_time(const char *s, int64_t *ms);
 /* Eligibility at now_ms: 1 eligible, 0 not (reason in buf when given). */
 int berth_fleet_eligible(const berth_member_cluster *m, int64_t now_ms, char *buf, size_t size);
 

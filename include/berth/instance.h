@@ -61,7 +61,7 @@ typedef struct berth_instance_type {
     int64_t gpus;                 /* nvidia.com/gpu */
     berth_offering *offerings;
     uint32_t nofferings;
-    /* ---- node overhead (capacity/overhead.c, docs/disrupt.md "Node overhead") ---- */
+    /* ---- node overhead (core/instance_overhead.c, docs/disrupt.md "Node overhead") ---- */
     berth_provider provider;
     int64_t capacity_cpu, capacity_memory; /* spec.capacity cpu, memory as written */
     int64_t capacity_pods;        /* spec.capacity.pods (default 110) */
@@ -102,7 +102,7 @@ int berth_instance_type_find(const berth_instance_type *v, uint32_t n, const cha
 const berth_offering *berth_instance_offering(const berth_instance_type *t, const char *zone,
                                               berth_capacity_type ct);
 
-/* ---- instance type labels (capacity/instance_labels.c; the table is in
+/* ---- instance type labels (core/instance_labels.c; the table is in
  * docs/disrupt.md "Instance type labels") ---- */
 
 /* The provider whose naming name follows: Azure ("Standard_" or "Basic_"

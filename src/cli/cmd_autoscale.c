@@ -11,7 +11,7 @@
 
 #include "berth/autoscale.h"
 #include "berth/disrupt.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/plan_report.h"
 #include "berth/report.h"
 

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "berth/disrupt.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/plan_report.h"
 #include "berth/report.h"
 

@@ -57,7 +57,7 @@ static int place(int argc, char **argv)
                 fprintf(stderr, "berth fleet place: --now needs a value\n");
                 return 2;
             }
-            if (berth_fleet_parse_time(v, &opt.now_ms)) {
+            if (berth_time_parse(v, &opt.now_ms)) {
                 fprintf(stderr,
                         "berth fleet place: --now expects an RFC 3339 time such as "
                         "2024-05-01T12:00:00Z, got '%s'\n",

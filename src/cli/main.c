@@ -238,7 +238,7 @@ int cli_common_or_unknown(const char *cmd, cli_common *c, int argc, char **argv,
 int cli_parse_time(const char *cmd, const char *flag, const char *v, int64_t *out)
 {
     int64_t ms;
-    if (berth_fleet_parse_time(v, &ms)) {
+    if (berth_time_parse(v, &ms)) {
         fprintf(stderr,
                 "berth %s: %s expects an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'\n",
                 cmd, flag, v);

@@ -2,7 +2,7 @@
  * karpenter.sh/v1 NodePool (template, disruption policy, budgets with the
  * 4.1 validation rules) and NodeClaim (nodeName, labels, hash annotations,
  * conditions), berth.io/v1 InstanceType (strict; the shared decoder of
- * capacity/instance.c), karpenter.azure.com AKSNodeClass (imageFamily,
+ * core/instance.c), karpenter.azure.com AKSNodeClass (imageFamily,
  * vnetSubnetID, osDiskSizeGB: the fields that drift), List (the table
  * walked by berth_dec_walk); every other kind goes to berth_kube_load.
  * The planner's per-node and per-pod tables (readiness, do-not-disrupt,
@@ -10,7 +10,7 @@
  * the kube model (the object layer decoded the Nodes and Pods once), for
  * the pods berth_kube_expand generates too. */
 #include "berth/disrupt.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "k8s/k8s.h"
 #include "berth/grow.h"
 
@@ -162,7 +162,7 @@ static int dec_time(berth_dec *d, const berth_node *mp, const char *key, int64_t
     if (rc || !s)
         return rc;
     int64_t ms;
-    if (berth_fleet_parse_time(s, &ms)) {
+    if (berth_time_parse(s, &ms)) {
         size_t p = berth_dec_push(d, key);
         rc = berth_dec_fail(d, berth_node_get(mp, key),
                             "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'", s);
@@ -480,7 +480,7 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     return 0;
 }
 
-/* InstanceType (berth.io/v1, strict): the shared decoder in capacity/instance.c */
+/* InstanceType (berth.io/v1, strict): the shared decoder in core/instance.c */
 
 /* ---- AKSNodeClass ---- */
 
@@ -570,7 +570,7 @@ static const char *const aks_api[] = {"karpenter.azure.com/v1beta1",
 static const char *const berth_api[] = {"berth.io/v1", NULL};
 static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
 
-/* InstanceType checks its own fields (always strict, capacity/instance.c) */
+/* InstanceType checks its own fields (always strict, core/instance.c) */
 static const berth_kind_handler kinds[] = {
     {"NodePool", karpenter_api, NULL, top, 0, ld_nodepool, NULL, 0},
     {"NodeClaim", karpenter_api, NULL, top, 0, ld_nodeclaim, NULL, 0},

@@ -91,7 +91,7 @@ static int dec_time(berth_dec *d, const berth_node *m, const char *key, int64_t 
     int rc = berth_dec_str(d, m, key, 0, &s);
     if (rc || !s)
         return rc;
-    if (berth_fleet_parse_time(s, out)) {
+    if (berth_time_parse(s, out)) {
         size_t p = berth_dec_push(d, key);
         rc = berth_dec_fail(d, berth_node_get(m, key),
                             "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'", s);

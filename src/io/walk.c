@@ -5,7 +5,7 @@
  * loader's table, and for other kinds the loader's fallback or the skip
  * (berth_dec_skip) with the "<input> input has ..." hint built from the
  * table. The tables are the loaders' (src/kube/load.c, src/fleet/load.c,
- * src/nexus/load.c, src/disrupt/load.c, src/capacity/load.c and events.c). */
+ * src/nexus/load.c, src/disrupt/load.c, src/autoscale/load.c and events.c). */
 #include "berth/doc.h"
 
 #include <stdio.h>

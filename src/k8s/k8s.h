@@ -16,7 +16,7 @@
 #ifndef BERTH_K8S_H
 #define BERTH_K8S_H
 
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 #include "berth/kube.h"
 

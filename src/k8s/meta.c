@@ -150,7 +150,7 @@ int k8s_dec_time_at(berth_dec *d, const berth_node *m, const char *key, int64_t 
     if (rc || !s)
         return rc;
     int64_t ms;
-    if (berth_fleet_parse_time(s, &ms))
+    if (berth_time_parse(s, &ms))
         return k8s_fail_at(d, m, key,
                        "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'", s);
     *secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);

@@ -20,7 +20,7 @@
  * docs/kube-input.md lists every field read. */
 #include "k8s/k8s.h"
 #include "kube/load.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 
 #include <inttypes.h>

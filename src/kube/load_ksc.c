@@ -3,7 +3,7 @@
  * addedAffinity through the object layer's node-affinity decoder). */
 #include "k8s/k8s.h"
 #include "kube/load.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 
 #include <inttypes.h>

@@ -4,7 +4,7 @@
  * loader's node-name index. */
 #include "k8s/k8s.h"
 #include "kube/load.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 
 #include <inttypes.h>
@@ -83,7 +83,7 @@ static int dec_ready(berth_dec *d, const berth_node *status, berth_knode *nd)
             !(rc = berth_dec_str(d, c, "lastTransitionTime", 0, &since))) {
             nd->not_ready = !strcmp(st, "True") ? 0 : !strcmp(st, "False") ? 1 : 2;
             int64_t ms = 0;
-            if (since && berth_fleet_parse_time(since, &ms))
+            if (since && berth_time_parse(since, &ms))
                 rc = k8s_fail_at(d, c, "lastTransitionTime",
                              "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'",
                              since);

@@ -2,7 +2,7 @@
  * workload controllers: load_workloads.c). */
 #include "k8s/k8s.h"
 #include "kube/load.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 
 #include <inttypes.h>

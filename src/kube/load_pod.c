@@ -3,7 +3,7 @@
  * condition, mirror pods, status.nominatedNodeName). */
 #include "k8s/k8s.h"
 #include "kube/load.h"
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 
 #include <inttypes.h>

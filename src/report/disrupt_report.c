@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "berth/fleet.h"
+#include "berth/time.h"
 
 #include "report/plan_common.h"
 

@@ -162,7 +162,7 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const serv
     *r = (serve_reply){0};
     berth_fleet_options opt = {0};
     if (now) {
-        if (berth_fleet_parse_time(now, &opt.now_ms)) {
+        if (berth_time_parse(now, &opt.now_ms)) {
             serve_reply_error(r, 400, "bad_input",
                               "now: expected an RFC 3339 time such as 2024-05-01T12:00:00Z");
             return;
@@ -230,7 +230,7 @@ static int plan_time(const char *at, int64_t *now, serve_reply *r)
         return 0;
     }
     int64_t ms;
-    if (berth_fleet_parse_time(at, &ms)) {
+    if (berth_time_parse(at, &ms)) {
         serve_reply_error(r, 400, "bad_input",
                           "at: expected an RFC 3339 time such as 2024-05-01T12:00:00Z");
         return -1;

@@ -1,5 +1,5 @@
 /* tests/unit/test_daemon_overhead.c - DaemonSet pods on hypothetical nodes
- * (k8s/daemons.c, capacity/daemons.c): a disruption replacement leaves
+ * (k8s/daemons.c, autoscale/daemons.c): a disruption replacement leaves
  * room for the DaemonSets that would run on it (a consolidation that fit
  * without the DaemonSet no longer fits; a DaemonSet whose nodeSelector or
  * untolerated taint keeps it off the replacement takes nothing), the
@@ -28,7 +28,7 @@
 static int64_t at_secs(void)
 {
     int64_t ms;
-    assert_int_equal(berth_fleet_parse_time(AT, &ms), 0);
+    assert_int_equal(berth_time_parse(AT, &ms), 0);
     return ms / 1000;
 }
 

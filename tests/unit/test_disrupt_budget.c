@@ -20,7 +20,7 @@
 static int64_t T(const char *s)
 {
     int64_t ms;
-    assert_int_equal(berth_fleet_parse_time(s, &ms), 0);
+    assert_int_equal(berth_time_parse(s, &ms), 0);
     return ms / 1000;
 }
 

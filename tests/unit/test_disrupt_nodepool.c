@@ -88,7 +88,7 @@ static void plan(const buf *b, result *out)
         if (load_model(&m, b, &e))
             fail_msg("load: %s\n%s", e.msg, b->s);
         int64_t ms;
-        assert_int_equal(berth_fleet_parse_time(NOW, &ms), 0);
+        assert_int_equal(berth_time_parse(NOW, &ms), 0);
         berth_dplan_options o = {ms / 1000, 0, ref, 0};
         berth_dplan p;
         if (berth_disrupt_plan(&m, &o, &p, &e))

@@ -95,7 +95,7 @@ static void plan_at(fixture *f, const buf *b, const char *at, int spot_to_spot)
     if (load(f, b, &e))
         fail_msg("load: %s\n%s", e.msg, b->s);
     int64_t ms;
-    assert_int_equal(berth_fleet_parse_time(at, &ms), 0);
+    assert_int_equal(berth_time_parse(at, &ms), 0);
     berth_dplan_options o = {ms / 1000, spot_to_spot};
     if (berth_disrupt_plan(&f->m, &o, &f->p, &e))
         fail_msg("plan: %s", e.msg);

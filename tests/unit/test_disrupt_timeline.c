@@ -88,7 +88,7 @@ static void pdb(buf *b, const char *app, int allowed)
 static int64_t ts(const char *s)
 {
     int64_t ms;
-    assert_int_equal(berth_fleet_parse_time(s, &ms), 0);
+    assert_int_equal(berth_time_parse(s, &ms), 0);
     return ms / 1000;
 }
 

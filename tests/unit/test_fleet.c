@@ -55,7 +55,7 @@ static void start(run *r, int reference)
     berth_source src;
     berth_fleet_options opt = {0};
     opt.reference = reference;
-    assert_int_equal(berth_fleet_parse_time(NOW, &opt.now_ms), 0);
+    assert_int_equal(berth_time_parse(NOW, &opt.now_ms), 0);
     int rc = berth_doc_load_buffer(&r->f.arena, "t.yaml", yaml, strlen(yaml), &src, &e);
     if (!rc)
         rc = berth_fleet_load(&r->f, &src, 0, &e);
@@ -327,7 +327,7 @@ static void test_eligibility(void **state)
         start(&r, 0);
         char why[256];
         int64_t now;
-        berth_fleet_parse_time(NOW, &now);
+        berth_time_parse(NOW, &now);
         assert_int_equal(berth_fleet_eligible(&r.f.clusters[0], now, why, sizeof why), cases[i].ok);
         stop(&r);
     }

@@ -119,7 +119,7 @@ static int start(run *r, int reference)
     berth_source src;
     berth_fleet_options opt = {0};
     opt.reference = reference;
-    assert_int_equal(berth_fleet_parse_time(NOW, &opt.now_ms), 0);
+    assert_int_equal(berth_time_parse(NOW, &opt.now_ms), 0);
     int rc = berth_doc_load_buffer(&r->f.arena, "t.yaml", yaml, strlen(yaml), &src, &r->e);
     if (!rc)
         rc = berth_fleet_load(&r->f, &src, 1, &r->e);   /* strict: every field is known */

@@ -202,7 +202,7 @@ static int start(run *r, const buf *b, int reference, int explain)
     berth_fleet_options opt = {0};
     opt.reference = reference;
     opt.explain = explain;
-    berth_fleet_parse_time(NOW, &opt.now_ms);
+    berth_time_parse(NOW, &opt.now_ms);
     int rc = berth_doc_load_buffer(&r->f.arena, "r.yaml", b->p, b->n, &src, &e);
     if (!rc)
         rc = berth_fleet_load(&r->f, &src, 0, &e);

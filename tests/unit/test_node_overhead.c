@@ -1,5 +1,5 @@
 /* tests/unit/test_node_overhead.c - an InstanceType's node overhead and
- * allocatable (capacity/overhead.c): the AWS and AKS formulas on examples
+ * allocatable (core/instance_overhead.c): the AWS and AKS formulas on examples
  * worked out by hand below, the provider from the name, the per-type
  * overrides (kubeReserved, systemReserved, evictionThreshold, maxPods,
  * enis / ipv4PerENI, provider) read from YAML, and their load errors. */

@@ -1,5 +1,5 @@
 /* tests/unit/test_planner_warnings.c - the planners' warnings about input
- * they ignore (disrupt/warnings.c, capacity/warnings.c) and the shared list
+ * they ignore (disrupt/warnings.c, autoscale/warnings.c) and the shared list
  * they join (berth_skips_warn, berth_warn_names): NodeClaims without their
  * Node or NodePool, Nodes of a missing NodePool, unpriced managed Nodes,
  * Pods on missing Nodes, a missing AKSNodeClass; oversized headroom units,

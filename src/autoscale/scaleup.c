@@ -1,4 +1,4 @@
-/* capacity/scaleup.c - scale-up (SPEC 5): pending pods that the kube
+/* autoscale/scaleup.c - scale-up (SPEC 5): pending pods that the kube
  * scheduler cannot put on an existing node go to a virtual node group that
  * can host them, and are bin-packed onto new nodes by first-fit
  * decreasing; each new node's instance type, zone and capacity type is
@@ -10,7 +10,7 @@
  * lookaheads with a bound on the option key, confirmation through one
  * what-if session per round), compared by tests/unit/test_autoscale_fast.c.
  * Algorithm and work bound: docs/autoscale.md. */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
 #include "berth/grow.h"
 

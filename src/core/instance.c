@@ -1,10 +1,11 @@
-/* capacity/instance.c - the instance catalog shared by disruption and
+/* core/instance.c - the instance catalog shared by disruption and
  * autoscaling: capacity type names, the berth.io/v1 InstanceType decoder
  * (strict: capacity cpu/memory/pods/GPUs, optional family and labels,
  * offerings with zone, capacityType, price, available, interruptionRate;
  * the node overhead fields, computed in overhead.c; derived labels in
  * instance_labels.c) and lookups. */
-#include "capacity/state.h"
+#include "berth/doc.h"
+#include "berth/instance.h"
 
 #include "berth/grow.h"
 
@@ -66,7 +67,7 @@ static int dec_reserve(berth_dec *d, const berth_node *spec, const char *key, in
 }
 
 /* spec.provider, maxPods, enis, ipv4PerENI, kubeReserved, systemReserved,
- * evictionThreshold (capacity/overhead.c computes the allocatable). */
+ * evictionThreshold (core/instance_overhead.c computes the allocatable). */
 static int dec_overhead(berth_dec *d, const berth_node *spec, berth_instance_type *it)
 {
     static const char *const prov[] = {"none", "aws", "azure", NULL};
@@ -105,7 +106,7 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
     static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", NULL};
     int rc = berth_dec_known_fields(d, doc, top);
     if (!rc)
-        rc = capacity_dec_meta(d, a, doc, 1, &it.name, NULL, NULL);
+        rc = berth_dec_meta_named(d, a, doc, 1, &it.name, NULL, NULL);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 1, &spec);
     if (rc)
@@ -159,11 +160,11 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
             !(rc = berth_dec_str(d, o, "zone", 1, &off.zone)) &&
             !(rc = berth_dec_enum(d, o, "capacityType", 1, cts, &ct)) &&
             !(rc = berth_dec_bool(d, o, "available", 0, &off.available)) &&
-            !(rc = capacity_dec_number(d, o, "interruptionRate", &off.interruption_rate))) {
+            !(rc = berth_dec_number(d, o, "interruptionRate", &off.interruption_rate))) {
             if (!berth_node_get(o, "price"))
                 rc = berth_dec_fail(d, o, "price: required field is missing");
             else
-                rc = capacity_dec_number(d, o, "price", &off.price);
+                rc = berth_dec_number(d, o, "price", &off.price);
         }
         off.capacity_type = (berth_capacity_type)ct;
         berth_dec_pop(d, p2);

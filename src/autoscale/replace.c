@@ -1,4 +1,4 @@
-/* capacity/replace.c - replacements (SPEC 5 "Replacement", Ocean policy),
+/* autoscale/replace.c - replacements (SPEC 5 "Replacement", Ocean policy),
  * decided after scale-up and scale-down: a node is replaced by a new one
  * for a spot interruption (--interrupt; drained at once), auto-heal (Ready
  * False or Unknown for longer than the grace), a cluster roll (--roll: the
@@ -10,7 +10,7 @@
  * kube scheduler then places those pods with the old node gone. Also owns
  * the plan's "blocked" helper and the plan extras' release.
  * Work bound: docs/autoscale.md "Replacements". */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
 #include "berth/grow.h"
 

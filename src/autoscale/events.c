@@ -1,12 +1,12 @@
-/* capacity/events.c - the inputs of `berth autoscale simulate`: berth.io/v1
+/* autoscale/events.c - the inputs of `berth autoscale simulate`: berth.io/v1
  * AutoscaleEvent documents (strict; PodArrive, PodLeave, SpotInterruption,
  * PriceChange; a List of them or several documents; both walks go through
  * berth_dec_walk) and the pods' terminationGracePeriodSeconds read from the
  * estate's Pod documents.
  * PodArrive pods are loaded into the model here, marked as arriving later. */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 
 #include <stdio.h>
@@ -232,7 +232,7 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
     int rc = 0;
     if (berth_node_get(doc, "metadata")) {
         const char *name = NULL;
-        if ((rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &name, NULL, NULL)))
+        if ((rc = berth_dec_meta_named(d, &m->kube.arena, doc, 1, &name, NULL, NULL)))
             return rc;
     }
     berth_node *spec = NULL;
@@ -245,7 +245,7 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
     if ((rc = berth_dec_str(d, spec, "at", 1, &at)))
         goto out;
     int64_t ms = 0;
-    if (berth_fleet_parse_time(at, &ms)) {
+    if (berth_time_parse(at, &ms)) {
         rc = fail_at(d, spec, "at", "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got "
                                     "'%s'", at);
         goto out;
@@ -334,7 +334,7 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
             goto out;
         }
         ev.price = -1;
-        if ((rc = capacity_dec_number(d, spec, "price", &ev.price)))
+        if ((rc = berth_dec_number(d, spec, "price", &ev.price)))
             goto out;
         ev.available = -1; /* unchanged */
         if (berth_node_get(spec, "available") &&

@@ -1,4 +1,4 @@
-/* capacity/instance_labels.c - the labels an InstanceType gives its nodes
+/* core/instance_labels.c - the labels an InstanceType gives its nodes
  * (docs/disrupt.md "Instance type labels"): InstanceType spec.labels, and
  * for every label it does not set, the value derived from the type's name
  * and capacity where the provider's naming defines it:

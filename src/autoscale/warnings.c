@@ -1,4 +1,4 @@
-/* capacity/warnings.c - the input the autoscaler ignores, said out loud
+/* autoscale/warnings.c - the input the autoscaler ignores, said out loud
  * (docs/autoscale.md "Warnings"): headroom units larger than every
  * instance type their group allows, Nodes labelled with a virtual node
  * group that is not in the input, Nodes that belong to no group, Pods
@@ -6,7 +6,7 @@
  * model's skip list (berth_skips_warn): stderr and the JSON `warnings` of
  * `autoscale plan`, `autoscale simulate` and the service.
  * Work: O(groups x headroom x types + nodes x groups + pods log nodes). */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,25 +1,9 @@
-/* capacity/state.h - internal: decoding helpers shared by the capacity
- * loaders (metadata, string maps, taints, string lists, numbers), and the
- * autoscaler's working state for one pass (per-node requests, group
+/* autoscale/state.h - internal: the autoscaler's working state for one pass (per-node requests, group
  * membership, the new nodes) used by scale-up and scale-down. */
-#ifndef BERTH_CAPACITY_STATE_H
-#define BERTH_CAPACITY_STATE_H
+#ifndef BERTH_AUTOSCALE_STATE_H
+#define BERTH_AUTOSCALE_STATE_H
 
 #include "berth/autoscale.h"
-
-/* ---- decode.c ---- */
-/* metadata (strict known fields when d->strict or force_strict) with a
- * required non-empty name; labels / annotations may be NULL to skip. */
-int capacity_dec_meta(berth_dec *d, berth_arena *a, const berth_node *doc, int force_strict,
-                      const char **name, berth_labels *labels, berth_labels *ann);
-/* A list of taints at key (key, value, effect). */
-int capacity_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
-                        berth_taint **out, uint32_t *n);
-/* A list of non-empty strings at key. */
-int capacity_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
-                         const char ***out, uint32_t *n);
-/* A non-negative plain number at key; absent: *out kept. */
-int capacity_dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out);
 
 /* ---- the pass (plan.c, scaleup.c, scaledown.c) ---- */
 

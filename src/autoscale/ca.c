@@ -1,4 +1,4 @@
-/* capacity/ca.c - cluster-autoscaler compatibility (SPEC 5.1, `--policy
+/* autoscale/ca.c - cluster-autoscaler compatibility (SPEC 5.1, `--policy
  * cluster-autoscaler`). Node groups are (virtual node group x instance
  * type). Scale-up: pending pods that fit no existing node are estimated per
  * node group by first-fit decreasing (cpu/alloc + memory/alloc), an
@@ -13,9 +13,9 @@
  * --scale-down-unneeded-time, in groups above minNodes. Also the priority
  * expander's ConfigMap decoder.
  * Algorithms and work bounds: docs/autoscale.md. */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 #include "berth/random.h"
 

@@ -1,4 +1,4 @@
-/* capacity/daemons.c - DaemonSets on the autoscaler's new nodes and
+/* autoscale/daemons.c - DaemonSets on the autoscaler's new nodes and
  * DaemonSet pods among the pending pods (docs/autoscale.md "DaemonSets and
  * node overhead").
  *
@@ -17,7 +17,7 @@
  * for each new node itself (cluster-autoscaler
  * core/podlistprocessor/filter_out_daemon_sets.go; Karpenter
  * pkg/utils/pod IsProvisionable / IsOwnedByDaemonSet). */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
 #include "k8s/k8s.h"
 

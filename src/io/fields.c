@@ -1,8 +1,8 @@
-/* capacity/decode.c - decoding helpers shared by the capacity loaders
- * (InstanceType, VirtualNodeGroup, Reservation, Headroom): metadata with a
- * required name, string maps (labels), taints, string lists and plain
- * non-negative numbers, each reporting file:line:column and field path. */
-#include "capacity/state.h"
+/* io/fields.c - field decoders for berth's own kinds (InstanceType,
+ * VirtualNodeGroup, Reservation, Headroom, AutoscaleEvent): metadata with a
+ * required name, taints, string lists and plain non-negative numbers, each
+ * reporting file:line:column and field path. */
+#include "berth/doc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +23,7 @@ static const char *const meta_fields[] = {
     "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
     "annotations", "ownerReferences", "finalizers", "managedFields", NULL};
 
-int capacity_dec_meta(berth_dec *d, berth_arena *a, const berth_node *doc, int force_strict,
+int berth_dec_meta_named(berth_dec *d, berth_arena *a, const berth_node *doc, int force_strict,
                       const char **name, berth_labels *labels, berth_labels *ann)
 {
     berth_node *meta = NULL;
@@ -48,14 +48,14 @@ out:
     return rc;
 }
 
-int capacity_dec_taints(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+int berth_dec_taints_strict(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
                         berth_taint **out, uint32_t *n)
 {
     static const char *const tf[] = {"key", "value", "effect", NULL};
     return berth_dec_taints(d, a, parent, key, tf, 1, out, n);
 }
 
-int capacity_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
+int berth_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent, const char *key,
                          const char ***out, uint32_t *n)
 {
     berth_node *s = NULL;
@@ -85,7 +85,7 @@ int capacity_dec_strlist(berth_dec *d, berth_arena *a, const berth_node *parent,
     return rc;
 }
 
-int capacity_dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out)
+int berth_dec_number(berth_dec *d, const berth_node *mp, const char *key, double *out)
 {
     const berth_node *n = berth_node_get(mp, key);
     if (!n)

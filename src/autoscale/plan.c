@@ -1,10 +1,10 @@
-/* capacity/plan.c - one autoscaler pass (SPEC 5): the working state
+/* autoscale/plan.c - one autoscaler pass (SPEC 5): the working state
  * (existing nodes with their groups, capacity types, zones and requested
  * columns; pods per node; reservations left after the nodes that use
  * them; new nodes), the what-if scheduling view over the kube scheduler,
  * the static template check for new nodes, headroom accounting, the
  * market score, and the entry point (scale-up, then scale-down). */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
 #include "berth/grow.h"
 

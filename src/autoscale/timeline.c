@@ -1,4 +1,4 @@
-/* capacity/timeline.c - `berth autoscale simulate`: the autoscaler over
+/* autoscale/timeline.c - `berth autoscale simulate`: the autoscaler over
  * time (SPEC 5). Every step (Ocean evaluates every minute) applies the
  * events due, registers the nodes whose launch delay has passed,
  * terminates the nodes whose drain ended, runs one autoscaler pass
@@ -14,7 +14,7 @@
  * pass. This file owns the model's mutation over time (nodes
  * added, cordoned and removed, pods bound and unbound, prices) and the
  * accounting (nodes, cost per hour, pending pods and pending time). */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
 #include "berth/grow.h"
 #include "k8s/k8s.h"

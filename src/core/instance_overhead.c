@@ -1,4 +1,4 @@
-/* capacity/overhead.c - node overhead of an InstanceType: what a node of
+/* core/instance_overhead.c - node overhead of an InstanceType: what a node of
  * the type keeps for itself (VM memory, kube-reserved, system-reserved,
  * the kubelet's eviction threshold) and the allocatable left for pods,
  * with each provider's formula (docs/disrupt.md "Node overhead"):

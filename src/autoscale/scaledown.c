@@ -1,4 +1,4 @@
-/* capacity/scaledown.c - scale-down (SPEC 5): existing nodes of a virtual
+/* autoscale/scaledown.c - scale-down (SPEC 5): existing nodes of a virtual
  * node group, least utilised first (max of cpu and memory requested over
  * allocatable, DaemonSet and mirror pods excluded; ties by name), are
  * removed when every pod on them moves to the remaining existing nodes
@@ -11,7 +11,7 @@
  * The fast path asks the kube scheduler through one what-if session for
  * all candidates (per-node pod lists, utilisation in one pass); the plain
  * path (reference) schedules a view per candidate. Same decisions. */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
 #include "berth/grow.h"
 

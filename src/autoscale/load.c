@@ -1,4 +1,4 @@
-/* capacity/load.c - decodes the autoscaling inputs (SPEC 5, 6.1):
+/* autoscale/load.c - decodes the autoscaling inputs (SPEC 5, 6.1):
  * berth.io/v1 VirtualNodeGroup, Reservation, Headroom and InstanceType
  * (all strict), List, v1 ConfigMap (the priority expander's, decoded by
  * ca.c; others ignored), the table walked by berth_dec_walk; every other
@@ -7,9 +7,9 @@
  * then built from the kube model (the object layer decoded the Pods and
  * Nodes once), for the pods berth_kube_expand generates too. finalize resolves
  * Headroom objects to their groups and checks type and zone references. */
-#include "capacity/state.h"
+#include "autoscale/state.h"
 
-#include "berth/fleet.h"
+#include "berth/time.h"
 #include "berth/grow.h"
 
 #include <stdlib.h>
@@ -102,7 +102,7 @@ static int load_vng(berth_autoscale *m, berth_dec *d, const berth_node *doc)
     v.fallback_to_od = 1;
     v.utilize_reserved = 1;
     berth_node *spec = NULL, *hr = NULL;
-    int rc = capacity_dec_meta(d, a, doc, 1, &v.name, NULL, NULL);
+    int rc = berth_dec_meta_named(d, a, doc, 1, &v.name, NULL, NULL);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 1, &spec);
     if (rc)
@@ -115,9 +115,9 @@ static int load_vng(berth_autoscale *m, berth_dec *d, const berth_node *doc)
     int64_t maxn = -1;
     if (!(rc = berth_dec_known_fields(d, spec, sf)) &&
         !(rc = berth_dec_labels(d, spec, "labels", &v.labels, 1)) &&
-        !(rc = capacity_dec_taints(d, a, spec, "taints", &v.taints, &v.ntaints)) &&
-        !(rc = capacity_dec_strlist(d, a, spec, "instanceTypes", &v.types, &v.ntypes)) &&
-        !(rc = capacity_dec_strlist(d, a, spec, "zones", &v.zones, &v.nzones)) &&
+        !(rc = berth_dec_taints_strict(d, a, spec, "taints", &v.taints, &v.ntaints)) &&
+        !(rc = berth_dec_strlist(d, a, spec, "instanceTypes", &v.types, &v.ntypes)) &&
+        !(rc = berth_dec_strlist(d, a, spec, "zones", &v.zones, &v.nzones)) &&
         !(rc = berth_dec_int(d, spec, "minNodes", 0, 0, 1000000, &v.min_nodes)) &&
         !(rc = berth_dec_int(d, spec, "maxNodes", 0, 0, 1000000, &maxn)) &&
         !(rc = berth_dec_int(d, spec, "spotPercentage", 0, 0, 100, &v.spot_percentage)) &&
@@ -160,7 +160,7 @@ static int load_reservation(berth_autoscale *m, berth_dec *d, const berth_node *
     berth_reservation r;
     memset(&r, 0, sizeof r);
     berth_node *spec = NULL;
-    int rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &r.name, NULL, NULL);
+    int rc = berth_dec_meta_named(d, &m->kube.arena, doc, 1, &r.name, NULL, NULL);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 1, &spec);
     if (rc)
@@ -173,7 +173,7 @@ static int load_reservation(berth_autoscale *m, berth_dec *d, const berth_node *
         !(rc = berth_dec_str(d, spec, "instanceFamily", 0, &r.family)) &&
         !(rc = berth_dec_str(d, spec, "zone", 0, &r.zone)) &&
         !(rc = berth_dec_int(d, spec, "count", 0, 1, 1000000, &r.count)))
-        rc = capacity_dec_number(d, spec, "hourlyCommitment", &r.hourly_commitment);
+        rc = berth_dec_number(d, spec, "hourlyCommitment", &r.hourly_commitment);
     if (!rc && (!r.instance_type) == (!r.family))
         rc = berth_dec_fail(d, spec, "exactly one of instanceType and instanceFamily is required");
     if (!rc && (!r.count) == (!berth_node_get(spec, "hourlyCommitment")))
@@ -200,7 +200,7 @@ static int load_headroom(berth_autoscale *m, berth_dec *d, const berth_node *doc
     struct berth_headroom_ref hr;
     memset(&hr, 0, sizeof hr);
     berth_node *spec = NULL;
-    int rc = capacity_dec_meta(d, &m->kube.arena, doc, 1, &hr.name, NULL, NULL);
+    int rc = berth_dec_meta_named(d, &m->kube.arena, doc, 1, &hr.name, NULL, NULL);
     if (!rc)
         rc = berth_dec_map(d, doc, "spec", 1, &spec);
     if (rc)
@@ -305,7 +305,7 @@ static int node_info_of(berth_dec *d, const berth_knode *nd, berth_anode *an)
     memset(an, 0, sizeof *an);
     const char *v = berth_kube_annotation(nd->annotations, BERTH_UNNEEDED_SINCE);
     int64_t ms = 0;
-    if (v && berth_fleet_parse_time(v, &ms)) {
+    if (v && berth_time_parse(v, &ms)) {
         size_t p = berth_dec_push(d, "metadata.annotations");
         berth_dec_push(d, BERTH_UNNEEDED_SINCE);
         int rc = berth_dec_fail(d, berth_node_get(nd->annotations, BERTH_UNNEEDED_SINCE),
@@ -407,7 +407,7 @@ int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
             return berth_error_set(e, BERTH_EINVAL,
                                    "Reservation '%s': spec.instanceType: no InstanceType named '%s'",
                                    m->res[r].name, m->res[r].instance_type);
-    if (berth_autoscale_warnings(m)) /* capacity/warnings.c */
+    if (berth_autoscale_warnings(m)) /* autoscale/warnings.c */
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     return 0;
 }
