@@ -148,6 +148,10 @@ int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
 berth_node *berth_node_get(const berth_node *m, const char *key);
 int berth_node_is_null(const berth_node *n);
 
+/* Levenshtein distance of two short strings (99 when either is longer than
+ * 64 bytes): "did you mean" suggestions for fields, kinds, commands. */
+size_t berth_edit_distance(const char *a, const char *b);
+
 /* Checks that every key of map m is in the NULL-terminated list allowed;
  * an unknown key is an error naming it and the nearest allowed key. */
 int berth_dec_known_fields(berth_dec *d, const berth_node *m, const char *const *allowed);

@@ -464,6 +464,19 @@ int berth_kube_expand_more(berth_kcluster *k, uint32_t c, uint32_t n, berth_erro
  * system-cluster-critical / system-node-critical; NULL when unknown. */
 const berth_kpriority_class *berth_kube_priority_class(const berth_kcluster *k, const char *name);
 
+/* Documents a planner's loader does not read itself and hands to the kube
+ * loader (the fallback of its berth_dec_walk): collected while walking,
+ * then loaded together. */
+typedef struct berth_kdocs {
+    const berth_node **docs;
+    uint32_t n, cap;
+} berth_kdocs;
+/* Keeps doc (a walk fallback: ctx is the berth_kdocs). 0 or an error. */
+int berth_kdocs_forward(void *ctx, berth_dec *d, const berth_node *doc, const char *kind);
+/* berth_kube_load of the kept documents (none: 0), then frees them. */
+int berth_kdocs_load(berth_kcluster *k, berth_kdocs *kd, const char *path, int strict,
+                     berth_error *e);
+
 /* Fills the default profile ("default-scheduler", SPEC 2.5 defaults). */
 void berth_kube_default_profile(berth_kcluster *k, berth_kprofile *p);
 /* The usage-aware profile (SPEC 2.4): "usage-aware". */

@@ -223,8 +223,7 @@ static int load_headroom(berth_autoscale *m, berth_dec *d, const berth_node *doc
 
 typedef struct ctx {
     berth_autoscale *m;
-    const berth_node **kdocs;
-    uint32_t nkdocs, capkdocs;
+    berth_kdocs kd;              /* kinds for the kube loader */
 } ctx;
 
 static int ld_vng(void *c, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
@@ -256,16 +255,11 @@ static int ld_instance_type(void *c, berth_dec *d, const berth_node *doc,
     return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes);
 }
 
-/* everything else is the kube loader's: kept for berth_kube_load */
-static int forward(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
+
+/* everything else is the kube loader's (berth_kdocs_forward on ctx->kd) */
+static int fwd(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
 {
-    ctx *c = vc;
-    int rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
-                        MAX_OBJECTS);
-    if (rc)
-        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many objects");
-    c->kdocs[c->nkdocs++] = doc;
-    return 0;
+    return berth_kdocs_forward(&((ctx *)vc)->kd, d, doc, kind);
 }
 
 static const char *const berth_api[] = {"berth.io/v1", NULL};
@@ -282,7 +276,7 @@ static const berth_kind_handler kinds[] = {
 };
 
 static const berth_walker walker = {
-    "autoscale", kinds, sizeof kinds / sizeof *kinds, 0, NULL, forward, NULL,
+    "autoscale", kinds, sizeof kinds / sizeof *kinds, 0, NULL, fwd, NULL,
 };
 
 /* ---- the planner's per-node and per-pod tables, from the kube model ---- */
@@ -344,17 +338,18 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
     berth_dec_init(&d, &m->kube.arena, src->path, e);
     d.strict = strict;
     d.skips = &m->kube.skipped;
-    ctx c = {m, NULL, 0, 0};
+    ctx c = {m, {NULL, 0, 0}};
     int rc = berth_dec_walk_source(&d, src, &walker, &c);
-    if (!rc && c.nkdocs) {
-        berth_source ks = {src->path, c.nkdocs, (berth_node **)c.kdocs};
-        rc = berth_kube_load(&m->kube, &ks, strict, e);
+    int any = c.kd.n > 0;
+    if (!rc)
+        rc = berth_kdocs_load(&m->kube, &c.kd, src->path, strict, e);
+    else
+        free(c.kd.docs);
+    if (!rc && any) {
         d.plen = 0;
         d.path[0] = 0;
-        if (!rc)
-            rc = sync_info(m, &d);
+        rc = sync_info(m, &d);
     }
-    free(c.kdocs);
     return rc;
 }
 

@@ -100,6 +100,22 @@ static int load_kube(berth_kcluster *k, const cli_common *c, const char *config)
     return 0;
 }
 
+/* --profile NAME: a profile of the configuration, or the built-in
+ * default-scheduler / usage-aware (filled into *forced); NULL when none. */
+static const berth_kprofile *named_profile(berth_kcluster *k, const char *name,
+                                           berth_kprofile *forced)
+{
+    const berth_kprofile *prof = berth_kube_find_profile(k, name);
+    if (!prof && !strcmp(name, "default-scheduler")) {
+        berth_kube_default_profile(k, forced);
+        prof = forced;
+    } else if (!prof && !strcmp(name, "usage-aware")) {
+        berth_kube_usage_aware_profile(k, forced);
+        prof = forced;
+    }
+    return prof;
+}
+
 static int cmd_schedule(int argc, char **argv)
 {
     cli_common c;
@@ -161,14 +177,7 @@ static int cmd_schedule(int argc, char **argv)
     berth_kprofile forced;
     const berth_kprofile *prof = NULL;
     if (profile) {
-        prof = berth_kube_find_profile(&k, profile);
-        if (!prof && !strcmp(profile, "default-scheduler")) {
-            berth_kube_default_profile(&k, &forced);
-            prof = &forced;
-        } else if (!prof && !strcmp(profile, "usage-aware")) {
-            berth_kube_usage_aware_profile(&k, &forced);
-            prof = &forced;
-        }
+        prof = named_profile(&k, profile, &forced);
         if (!prof) {
             fprintf(stderr, "berth kube schedule: --profile: no profile named '%s' (use "
                             "default-scheduler, usage-aware or a schedulerName from --config)\n",
@@ -400,14 +409,7 @@ static int cmd_fit(int argc, char **argv)
     berth_kprofile forced;
     const berth_kprofile *prof = NULL;
     if (!rc && profile) {
-        prof = berth_kube_find_profile(&k, profile);
-        if (!prof && !strcmp(profile, "default-scheduler")) {
-            berth_kube_default_profile(&k, &forced);
-            prof = &forced;
-        } else if (!prof && !strcmp(profile, "usage-aware")) {
-            berth_kube_usage_aware_profile(&k, &forced);
-            prof = &forced;
-        }
+        prof = named_profile(&k, profile, &forced);
         if (!prof)
             rc = berth_error_set(&e, BERTH_EINVAL, "--profile: no profile named '%s'", profile);
     }

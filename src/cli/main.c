@@ -159,37 +159,13 @@ int cli_load_doc(berth_arena *arena, const char *path, berth_source *src, berth_
 
 /* ---- suggestions ---- */
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return 99;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t prev = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t cur = row[j];
-            size_t best = prev + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            prev = cur;
-        }
-    }
-    return row[lb];
-}
 
 const char *cli_closest(const char *word, const char *const *choices)
 {
     const char *best = NULL;
     size_t bd = 99;
     for (size_t i = 0; choices[i]; i++) {
-        size_t d = edit_distance(word, choices[i]);
+        size_t d = berth_edit_distance(word, choices[i]);
         if (d < bd) {
             bd = d;
             best = choices[i];

@@ -47,8 +47,7 @@ void berth_disrupt_free(berth_disrupt *m)
 typedef struct ctx {
     berth_disrupt *m;
     berth_dec *d;
-    const berth_node **kdocs;
-    uint32_t nkdocs, capkdocs;
+    berth_kdocs kd;              /* kinds for the kube loader */
 } ctx;
 
 static void *alloc(berth_disrupt *m, size_t n, size_t size)
@@ -552,21 +551,16 @@ static int ld_instance_type(void *vc, berth_dec *d, const berth_node *doc,
     return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes);
 }
 
-/* everything else is the kube loader's: kept for berth_kube_load */
-static int forward(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
-{
-    ctx *c = vc;
-    int rc = berth_grow((void **)&c->kdocs, &c->capkdocs, c->nkdocs + 1, sizeof *c->kdocs,
-                        MAX_OBJECTS);
-    if (rc)
-        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many objects");
-    c->kdocs[c->nkdocs++] = doc;
-    return 0;
-}
 
 static const char *const karpenter_api[] = {"karpenter.sh/v1", NULL};
 static const char *const aks_api[] = {"karpenter.azure.com/v1beta1",
                                       "karpenter.azure.com/v1alpha2", NULL};
+/* everything else is the kube loader's (berth_kdocs_forward on ctx->kd) */
+static int fwd(void *vc, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    return berth_kdocs_forward(&((ctx *)vc)->kd, d, doc, kind);
+}
+
 static const char *const berth_api[] = {"berth.io/v1", NULL};
 static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
 
@@ -579,7 +573,7 @@ static const berth_kind_handler kinds[] = {
 };
 
 static const berth_walker walker = {
-    "disrupt", kinds, sizeof kinds / sizeof *kinds, 0, NULL, forward, NULL,
+    "disrupt", kinds, sizeof kinds / sizeof *kinds, 0, NULL, fwd, NULL,
 };
 
 /* ---- the planner's per-node and per-pod tables, from the kube model ---- */
@@ -664,17 +658,18 @@ int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, be
     berth_dec_init(&d, &m->kube.arena, src->path, e);
     d.strict = strict;
     d.skips = &m->kube.skipped;
-    ctx c = {m, &d, NULL, 0, 0};
+    ctx c = {m, &d, {NULL, 0, 0}};
     int rc = berth_dec_walk_source(&d, src, &walker, &c);
-    if (!rc && c.nkdocs) {
-        berth_source ks = {src->path, c.nkdocs, (berth_node **)c.kdocs};
-        rc = berth_kube_load(&m->kube, &ks, strict, e);
+    int any = c.kd.n > 0;
+    if (!rc)
+        rc = berth_kdocs_load(&m->kube, &c.kd, src->path, strict, e);
+    else
+        free(c.kd.docs);
+    if (!rc && any) {
         d.plen = 0;
         d.path[0] = 0;
-        if (!rc)
-            rc = sync_info(m, &d);
+        rc = sync_info(m, &d);
     }
-    free(c.kdocs);
     return rc;
 }
 

@@ -80,12 +80,12 @@ berth_node *berth_node_get(const berth_node *m, const char *key)
     return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
+size_t berth_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
-    if (la > 40 || lb > 40)
+    if (la > 64 || lb > 64)
         return 99;
-    size_t row[41];
+    size_t row[65];
     for (size_t j = 0; j <= lb; j++)
         row[j] = j;
     for (size_t i = 1; i <= la; i++) {
@@ -119,7 +119,7 @@ int berth_dec_known_fields(berth_dec *d, const berth_node *m, const char *const 
                 ok = 1;
                 break;
             }
-            size_t dist = edit_distance(k, *a);
+            size_t dist = berth_edit_distance(k, *a);
             if (dist < bestd) {
                 bestd = dist;
                 best = *a;

@@ -139,3 +139,28 @@ int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, bert
     }
     return 0;
 }
+
+int berth_kdocs_forward(void *ctx, berth_dec *d, const berth_node *doc, const char *kind)
+{
+    berth_kdocs *kd = ctx;
+    (void)kind;
+    int rc = berth_grow((void **)&kd->docs, &kd->cap, kd->n + 1, sizeof *kd->docs, KUBE_MAX_OBJECTS);
+    if (rc)
+        return rc == BERTH_ENOMEM ? berth_error_set(d->err, BERTH_ENOMEM, "out of memory")
+                                  : berth_dec_fail(d, doc, "too many objects");
+    kd->docs[kd->n++] = doc;
+    return 0;
+}
+
+int berth_kdocs_load(berth_kcluster *k, berth_kdocs *kd, const char *path, int strict,
+                     berth_error *e)
+{
+    int rc = 0;
+    if (kd->n) {
+        berth_source ks = {path, kd->n, (berth_node **)kd->docs};
+        rc = berth_kube_load(k, &ks, strict, e);
+    }
+    free(kd->docs);
+    memset(kd, 0, sizeof *kd);
+    return rc;
+}
