@@ -25,32 +25,55 @@ TEST_HDRS := $(wildcard tests/unit/*.h)
 
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(INC) $(EXTRA_CFLAGS)
 
+# Builds run in parallel, one job per processor, unless the caller gave -j.
+# Each rule prints a short progress line ("CC src/kube/sched.c"); V=1 prints
+# the full command line instead.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(filter -j% --jobserver%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(JOBS)
+endif
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-4s %s\n' $(1) $(2)
+endif
+
 # `berth version`: the release and the build (git describe, when this is a checkout)
 BERTH_BUILD_ID := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(BUILD)/obj/src/cli/main.o: EXTRA_CFLAGS += -DBERTH_BUILD='"$(BERTH_BUILD_ID)"'
 
 
 .PHONY: all deps demo check test tsan bench clean install examples-check torture
-all: $(BUILD)/berth
+# `make` on a fresh machine installs the missing Debian packages first
+# (scripts/deps.sh) or stops with one line naming the command to run.
+all: deps
+	@$(MAKE) --no-print-directory $(BUILD)/berth
 
 $(BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/libberth.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/berth: $(CLI_OBJ) $(BUILD)/libberth.a
-	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libberth.a $(PKGLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libberth.a $(PKGLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libberth.a $(HDRS) $(TEST_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS) -lcmocka
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS) -lcmocka
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libberth.a $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS)
 
 deps:
 	@scripts/deps.sh
@@ -73,7 +96,7 @@ $(BUILD)/torture/torture: tests/torture/torture.c tests/torture/torture.h $(BUIL
 	$(CC) $(CFLAGS_ALL) $(TORTURE_WRAP) -o $@ $< $(BUILD)/obj/tests/torture/fail_alloc.o $(BUILD)/libberth.a $(PKGLIBS)
 
 torture: deps
-	@$(MAKE) --no-print-directory -j2 BUILD=build/asan OPT="$(TORTURE_OPT)" \
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="$(TORTURE_OPT)" \
 	  build/asan/berth build/asan/torture/berth build/asan/torture/torture
 	@BUILD=build/asan scripts/torture.sh all
 
@@ -85,7 +108,7 @@ demo: deps
 
 # README command 2: build with ASan+UBSan and run every test.
 check: deps
-	@$(MAKE) --no-print-directory -j2 BUILD=build/asan \
+	@$(MAKE) --no-print-directory BUILD=build/asan \
 	  OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%) $(TORTURE_BIN:$(BUILD)/%=build/asan/%)
 	@$(MAKE) --no-print-directory tsan
@@ -98,11 +121,11 @@ test: check
 # endpoint (tests/tsan/serve_concurrent.sh); any report fails.
 TSAN_OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 tsan: deps
-	@$(MAKE) --no-print-directory -j2 BUILD=build/tsan OPT="$(TSAN_OPT)" build/tsan/berth
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="$(TSAN_OPT)" build/tsan/berth
 	@BERTH=build/tsan/berth tests/tsan/serve_concurrent.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory -j2 OPT="-O2 -march=native -g" BUILD=build/bench-build \
+	@$(MAKE) --no-print-directory OPT="-O2 -march=native -g" BUILD=build/bench-build \
 	  $(BENCH_SRC:bench/%.c=build/bench-build/bench/%)
 	@for b in $(BENCH_SRC:bench/%.c=build/bench-build/bench/%); do ./$$b || exit 1; done
 

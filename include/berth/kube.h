@@ -528,6 +528,7 @@ typedef struct berth_kdecision {
                                        * NULL when the pod was not scored (NodeAffinity's
                                        * PreScore failed: node NONE, summary says why) */
     const berth_kplugin *score_plugins;  /* plugin of each score slot */
+    const int64_t *score_weights;     /* weight of each score slot (profile, >= 1) */
     uint32_t nscore_plugins;
     uint32_t cap;                     /* stride of plugin_scores */
     /* reasons: per node id, bit i set when filter slot i rejected it

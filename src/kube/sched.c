@@ -683,6 +683,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             d.node = BERTH_KUBE_NONE;
             d.nfeasible = fr.nfeasible;
             d.score_plugins = b->score_of;
+            d.score_weights = b->weights;
             d.filter_plugins = b->filter_of;
             d.nfilter_plugins = b->p.nfilters;
             d.sched = sp;
@@ -704,6 +705,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             d.nfeasible = fr.nfeasible;
             d.total = fr.total;
             d.score_plugins = b->score_of;
+            d.score_weights = b->weights;
             d.nscore_plugins = b->p.nscores;
             d.filter_plugins = b->filter_of;
             d.nfilter_plugins = b->p.nfilters;
@@ -753,6 +755,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
         if (c->feasible[i] == pk.chosen)
             d.total = c->total[i];
     d.score_plugins = b->score_of;
+    d.score_weights = b->weights;
     d.nscore_plugins = b->p.nscores;
     d.cap = c->cap;
     d.fail_mask = opt->detail ? c->reject_mask : NULL;

@@ -119,9 +119,12 @@ void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const ber
     fprintf(out, "autoscale plan at %s\n\nSCALE UP\n", at);
     if (!p->nup)
         fprintf(out, "  (none)\n");
+    else
+        fprintf(out, "  %-16s %-20s %-9s %-12s %-5s %-12s %s\n", "GROUP", "TYPE", "CAPACITY",
+                "ZONE", "NODES", "$/h PER NODE", "PODS");
     for (uint32_t i = 0; i < p->nup; i++) {
         const berth_ascaleup *u = &p->up[i];
-        fprintf(out, "  %-16s %-20s %-9s %-12s x%-3u %.4f/h  %u pod(s)", m->vngs[u->vng].name,
+        fprintf(out, "  %-16s %-20s %-9s %-12s x%-4u %-12.4f %u", m->vngs[u->vng].name,
                m->types[u->type].name, berth_capacity_type_name(u->capacity_type), u->zone,
                u->count, u->price, u->npods);
         if (u->headroom_units)
@@ -129,6 +132,13 @@ void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const ber
         if (u->reservation)
             fprintf(out, "  reservation %s", u->reservation);
         fprintf(out, "\n");
+        /* the new nodes by name: REPLACEMENTS' moves refer to them */
+        if (u->nodes && u->count) {
+            fprintf(out, "    new node%s:", u->count > 1 ? "s" : "");
+            for (uint32_t j = 0; j < u->count; j++)
+                fprintf(out, "%s %s", j ? "," : "", u->nodes[j] ? u->nodes[j] : "?");
+            fprintf(out, "\n");
+        }
         for (uint32_t j = 0; j < u->npods; j++)
             fprintf(out, "    %s/%s\n", m->kube.pods[u->pods[j]].ns, m->kube.pods[u->pods[j]].name);
     }
@@ -151,7 +161,7 @@ void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const ber
         fprintf(out, "  (none)\n");
     for (uint32_t i = 0; i < p->nrep; i++) {
         const berth_areplace *r = &p->rep[i];
-        fprintf(out, "  %-28s %-16s -> %s %s %s %s %.4f/h%s%s, drain %s\n",
+        fprintf(out, "  %-28s %-16s -> new node %s %s %s %s %.4f $/h%s%s, drain %s\n",
                 m->kube.nodes[r->node].name, berth_replace_reason_name(r->reason), r->new_node,
                 m->types[r->type].name, berth_capacity_type_name(r->capacity_type), r->zone,
                 r->price, r->reservation ? " reservation " : "",
@@ -168,10 +178,20 @@ void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const ber
     for (uint32_t i = 0; i < p->nunsched; i++)
         fprintf(out, "  %s/%s: %s\n", m->kube.pods[p->unsched[i].pod].ns,
                m->kube.pods[p->unsched[i].pod].name, p->unsched[i].reason);
+    /* KEPT: nodes scale-down keeps, less those REPLACEMENTS replaces (each
+     * node is listed once, in the section that applies) */
     fprintf(out, "\nKEPT\n");
-    if (!p->nblocked)
-        fprintf(out, "  (none)\n");
-    for (uint32_t i = 0; i < p->nblocked; i++)
+    uint32_t nkept = 0;
+    for (uint32_t i = 0; i < p->nblocked; i++) {
+        int replaced = 0;
+        for (uint32_t j = 0; j < p->nrep && !replaced; j++)
+            replaced = p->rep[j].node == p->blocked[i].node;
+        if (replaced)
+            continue;
         fprintf(out, "  %-28s %s\n", m->kube.nodes[p->blocked[i].node].name, p->blocked[i].reason);
+        nkept++;
+    }
+    if (!nkept)
+        fprintf(out, "  (none)\n");
 }
 

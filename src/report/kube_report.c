@@ -195,6 +195,12 @@ static void detail_json(json_t *o, const berth_kcluster *k, const berth_kdecisio
     json_object_set_new(o, "feasible", feas);
     json_object_set_new(o, "filtered", filt);
     json_object_set_new(o, "scores", sc);
+    /* each score plugin's weight: total = sum of weight x score */
+    json_t *w = json_object();
+    for (uint32_t j = 0; w && d->score_weights && j < d->nscore_plugins; j++)
+        json_object_set_new(w, berth_kplugin_name(d->score_plugins[j]),
+                            json_integer(d->score_weights[j]));
+    json_object_set_new(o, "weights", w);
 }
 
 /* One pod of SPEC 6.3 `kube schedule`: namespace, name, node, qosClass,
@@ -572,6 +578,9 @@ int berth_kube_report_explain(FILE *out, const berth_kube_report *r)
             rows[k++] = val;
         }
         qsort(rows, k, sizeof *rows, cmp_total_desc);
+        /* weight x score = contribution per plugin; the contributions add
+         * up to the total */
+        const json_t *weights = json_object_get(pod, "weights");
         for (size_t j = 0; j < k && j < 5; j++) {
             fprintf(out, "  %s %-30s total %5" JSON_INTEGER_FORMAT " =",
                     j == 0 && json_is_string(node) ? "*" : " ",
@@ -579,8 +588,16 @@ int berth_kube_report_explain(FILE *out, const berth_kube_report *r)
                     json_integer_value(json_object_get(rows[j], "total")));
             const char *pl;
             json_t *sv;
+            int first = 1;
             json_object_foreach(json_object_get(rows[j], "plugins"), pl, sv)
-                fprintf(out, " %s %" JSON_INTEGER_FORMAT, pl, json_integer_value(sv));
+            {
+                const json_t *wv = json_object_get(weights, pl);
+                json_int_t w = json_is_integer(wv) ? json_integer_value(wv) : 1;
+                json_int_t s = json_integer_value(sv);
+                fprintf(out, "%s %s %" JSON_INTEGER_FORMAT "x%" JSON_INTEGER_FORMAT
+                        "=%" JSON_INTEGER_FORMAT, first ? "" : " +", pl, w, s, w * s);
+                first = 0;
+            }
             fputc('\n', out);
         }
         if (k > 5)

@@ -379,7 +379,12 @@ static int check_auth(berth_server *s, struct MHD_Connection *c, req *r)
                                                           "(Authorization: Bearer TOKEN)");
         return -1;
     }
-    if (ro && r->is_write && r->route != SERVE_RT_OTHER) {
+    /* the stateless planning endpoints (POST /v1/kube/schedule, fleet place,
+     * disrupt plan, autoscale plan) change nothing: read-only tokens may
+     * call them */
+    int stateless = r->route == SERVE_RT_KUBE || r->route == SERVE_RT_FLEET ||
+                    r->route == SERVE_RT_DISRUPT || r->route == SERVE_RT_AUTOSCALE;
+    if (ro && r->is_write && r->route != SERVE_RT_OTHER && !stateless) {
         set_error(&r->early, 403, "forbidden", "this token is read-only");
         return -1;
     }

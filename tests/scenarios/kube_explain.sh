@@ -5,7 +5,23 @@
 set -euo pipefail
 err=$("$BERTH" kube schedule examples/kube/kubectl-list.yaml --explain 2>&1 >/dev/null)
 echo "$err" | grep -q '^explain default/web-6f7c9d8b5-ccccc: aks-pool1-12345678-vmss000001$'
-echo "$err" | grep -q '^  \* aks-pool1-12345678-vmss000001 *total   475 = TaintToleration 100'
+echo "$err" | grep -q '^  \* aks-pool1-12345678-vmss000001 *total   475 = TaintToleration 3x100=300 + '
+# every ranked line shows weight x score = contribution per plugin, and the
+# contributions add up to the total
+rows=$(echo "$err" | grep -c ' total ')
+[ "$rows" -ge 2 ] || { echo "expected ranked nodes, got $rows"; exit 1; }
+echo "$err" | grep ' total ' | awk '{
+  total = -1; sum = 0
+  for (i = 1; i <= NF; i++) {
+    if ($i == "total") total = $(i + 1)
+    if ($i ~ /^[0-9]+x[0-9]+=[0-9]+$/) {
+      split($i, a, /[x=]/)
+      if (a[1] * a[2] != a[3]) { print "bad product: " $i; exit 1 }
+      sum += a[3]
+    }
+  }
+  if (total < 0 || sum != total) { print "terms add up to " sum ", total " total ": " $0; exit 1 }
+}'
 echo "$err" | grep -q 'rejected 1 node(s): node(s) had untolerated taint {sku: gpu}'
 # the explanation goes to stderr only: stdout is the ordinary table
 out=$("$BERTH" kube schedule examples/kube/kubectl-list.yaml --explain 2>/dev/null)

@@ -49,6 +49,16 @@ req 401 GET /v1/estate -H "Authorization: Bearer wrong"; errbody unauthorized
 req 403 PUT /v1/estate -H "Authorization: Bearer tok-ro" --data-binary @examples/serve/site.yaml
 errbody forbidden
 req 404 GET /v1/estate -H "Authorization: Bearer tok-ro"; errbody no_estate
+# a read-only token may call the stateless planning endpoints (they change nothing)
+req 200 POST /v1/kube/schedule -H "Authorization: Bearer tok-ro" --data-binary @examples/kube/kubectl-list.yaml
+has '"pods":'
+for ep in /v1/fleet/place?now=2024-05-01T12:00:00Z:examples/fleet/pickn-spread.yaml \
+          /v1/disrupt/plan:examples/disrupt/consolidate.yaml /v1/autoscale/plan:examples/autoscale/scale-down.yaml; do
+  code=$(curl -s -o "$tmp/out" -w '%{http_code}' -X POST -H "Authorization: Bearer tok-ro" \
+    --data-binary @"${ep#*:}" "http://127.0.0.1:$port${ep%%:*}")
+  [ "$code" != 403 ] && [ "$code" != 401 ] || fail "read-only POST ${ep%%:*}: $code"
+done
+req 401 POST /v1/kube/schedule --data-binary @examples/kube/kubectl-list.yaml; errbody unauthorized
 req 409 POST /v1/clusters "${W[@]}" --data-binary @examples/serve/cluster-a.yaml; errbody no_estate
 # estate: bad input is located, nothing is kept
 printf 'apiVersion: berth.io/v1\nkind: Site\nmetadata: {name: x}\nspec:\n  racks: many\n' > "$tmp/bad.yaml"

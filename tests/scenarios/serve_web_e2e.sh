@@ -121,6 +121,9 @@ echo "screenshot: $shot"
 
 # ---- no token: the page says what to do ----
 chrome "$B/" "$tmp/dom3" --dump-dom
-grep -q 'The server needs a bearer token' "$tmp/dom3" && grep -q 'class="err"' "$tmp/dom3" ||
+grep -q 'this page needs a token: add ?token=... or set it in the box' "$tmp/dom3" &&
+  grep -q 'class="err"' "$tmp/dom3" ||
   fail "without a token the page does not explain how to authenticate"
+! grep -q 'loading&hellip;\|loading…\|no estate yet\|no clusters yet' "$tmp/dom3" ||
+  fail "without a token the page still says loading / no estate yet"
 echo "serve_web_e2e: ok"
