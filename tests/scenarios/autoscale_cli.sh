@@ -58,8 +58,8 @@ fi
 V=examples/autoscale/volume-zone.yaml
 T=$("$BERTH" autoscale plan $V --at $AT --strict); rc=$?
 [ $rc -eq 1 ] || fail "volume-zone: exit $rc, expected 1 (default/far is unschedulable)"
-echo "$T" | grep -A1 "general  *m.small  *spot  *za " | grep -q "default/web" || fail "volume-zone: web not in za: $T"
-echo "$T" | grep -A1 "general  *m.small  *spot  *zb " | grep -q "default/db" || fail "volume-zone: db not in zb: $T"
+echo "$T" | grep -A2 "general  *m.small  *spot  *za " | grep -q "default/web" || fail "volume-zone: web not in za: $T"
+echo "$T" | grep -A2 "general  *m.small  *spot  *zb " | grep -q "default/db" || fail "volume-zone: db not in zb: $T"
 echo "$T" | grep -q "default/far: no virtual node group can host it (general: PersistentVolume pv-c is in topology.kubernetes.io/zone zc)" || fail "volume-zone: far reason: $T"
 "$BERTH" autoscale plan $U --at yesterday >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "--at yesterday: exit $rc, expected 2"

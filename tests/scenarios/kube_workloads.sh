@@ -168,7 +168,7 @@ spec:
 EOF
 T=$("$BERTH" autoscale plan "$tmp/as.yaml" --at 2024-05-01T12:00:00Z 2>&1); rc=$?
 [ $rc -eq 0 ] || fail "autoscale: exit $rc: $T"
-has autoscale "$T" 'general +m5.large +on-demand +us-east-1a +x[0-9]+ .*3 pod\(s\)'
+has autoscale "$T" 'general +m5.large +on-demand +us-east-1a +x[0-9]+ +[0-9.]+ +3$'
 has autoscale "$T" 'default/api-[a-z0-9]+-[a-z0-9]{5}'
 
 echo "kube_workloads: $checks checks, $fails failures"
