@@ -11,10 +11,9 @@
 #     the replay of its log.
 # Usage: scripts/torture.sh all|sample   (sample: N = 1..8 and every 7th
 # after, at most ~40 runs a case, and a few files, for `make check`; all: everything, for `make torture`)
-# In sample mode a wrong answer or half-applied change is printed as a
-# "finding" and counted, not failed, until the open findings listed in
-# docs/testing.md are fixed; crashes, sanitizer reports and leaks fail in
-# both modes. TORTURE_STRICT=1 makes the sample strict too.
+# A wrong answer or half-applied change fails in both modes; TORTURE_STRICT=0
+# prints it as a "finding" and counts it instead (docs/testing.md). Crashes,
+# sanitizer reports and leaks always fail.
 set -u
 mode=${1:-all}
 BUILD=${BUILD:-build/asan}
@@ -24,7 +23,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0; runs=0
-strict=${TORTURE_STRICT:-}; [ -z "$strict" ] && { [ "$mode" = all ] && strict=1 || strict=0; }
+strict=${TORTURE_STRICT:-1}
 findings=0
 bad() { echo "torture: FAIL: $*"; fails=$((fails + 1)); }
 wrong() { if [ "$strict" = 1 ]; then bad "$@"; else echo "torture: finding: $*"; findings=$((findings + 1)); fi; }

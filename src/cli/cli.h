@@ -54,7 +54,9 @@ int cli_load_each(const cli_common *c, berth_arena *arena,
                   void *ctx, berth_error *e);
 /* Writes via fn into path atomically (temp file + rename). 0 or -1 (printed). */
 int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void *arg);
-/* Prints json_t (as JSON or YAML) to stdout and frees it. */
+/* Prints json_t (as JSON or YAML) to stdout and frees it. 0, or -1 after
+ * printing "berth: out of memory" (root NULL: the report could not be
+ * built, or jansson failed) or "berth: cannot write output". */
 struct json_t;
 int cli_print_json(struct json_t *root, enum cli_format f);
 /* berth_doc_load_file, and an empty source (no documents) is an error:

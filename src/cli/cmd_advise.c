@@ -95,8 +95,8 @@ int cmd_advise(int argc, char **argv)
     if (!c.quiet) {
         if (c.format == CLI_TABLE)
             berth_report_nexus_advice_table(stdout, &nx, skus, nsk, adv, nadv);
-        else if (cli_print_json(json_incref(j), c.format))
-            fprintf(stderr, "berth: cannot write output\n");
+        else
+            cli_print_json(json_incref(j), c.format); /* prints its failure */
     }
     json_decref(j);
     free(skus);

@@ -191,6 +191,7 @@ static int cmd_schedule(int argc, char **argv)
     berth_kube_report *rep = berth_kube_report_new(detail);
     if (!rep) {
         berth_kube_free(&k);
+        fprintf(stderr, "berth: out of memory\n");
         return 3;
     }
     berth_kube_options opt = {.profile = prof, .tiebreak = c.tiebreak, .seed = c.seed,
@@ -209,10 +210,11 @@ static int cmd_schedule(int argc, char **argv)
     }
     int rc = berth_kube_schedule(&k, &opt, &e);
     if ((rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep)) {
-        fprintf(stderr, "berth: %s\n", rc ? e.msg : "out of memory");
+        int failed = rc && rc != BERTH_ENOFIT; /* else the report ran out of memory */
+        fprintf(stderr, "berth: %s\n", !failed ? "out of memory" : e.msg[0] ? e.msg : berth_strerror(rc));
         berth_kube_report_free(rep);
         berth_kube_free(&k);
-        return rc ? berth_err_exit_code(rc) : 3;
+        return failed ? berth_err_exit_code(rc) : 3;
     }
     int out = 0;
     if (explain)
@@ -222,23 +224,26 @@ static int cmd_schedule(int argc, char **argv)
             out = berth_kube_report_table(stdout, rep, &k);
         else if (stream) {
             json_t *tail = json_object();
-            out = !tail || berth_report_set_warnings(tail, &k.skipped) ||
-                  berth_kube_report_stream_end(rep, tail) || fputc('\n', stdout) == EOF;
+            out = !tail || berth_report_set_warnings(tail, &k.skipped) ? BERTH_ENOMEM
+                                                                       : berth_kube_report_stream_end(rep, tail);
+            if (!out && fputc('\n', stdout) == EOF)
+                out = BERTH_EIO;
             json_decref(tail);
         } else {
             json_t *j = berth_kube_report_json(rep);
-            if (j && !berth_report_set_warnings(j, &k.skipped))
-                out = cli_print_json(j, c.format);
-            else {
+            if (j && berth_report_set_warnings(j, &k.skipped)) {
                 json_decref(j);
-                out = -1;
+                j = NULL; /* out of memory */
             }
+            if (cli_print_json(j, c.format))
+                out = 1; /* printed */
         }
     }
     berth_kube_report_free(rep);
     berth_kube_free(&k);
     if (out) {
-        fprintf(stderr, "berth: cannot write output\n");
+        if (out != 1)
+            fprintf(stderr, "berth: %s\n", out == BERTH_ENOMEM ? "out of memory" : "cannot write output");
         return 3;
     }
     return rc == BERTH_ENOFIT ? 1 : 0;
@@ -300,7 +305,7 @@ static int cmd_size(int argc, char **argv)
             out = berth_kube_size_table(stdout, &k, &vo);
         else {
             json_t *j = berth_kube_size_json(&k, &vo);
-            out = j ? cli_print_json(j, c.format) : -1;
+            out = cli_print_json(j, c.format); /* prints its failure */
         }
     }
     berth_kube_free(&k);
@@ -429,18 +434,19 @@ static int cmd_fit(int argc, char **argv)
             out = berth_kube_fit_table(stdout, &f, &k);
         else {
             json_t *j = berth_kube_fit_json(&f, &k);
-            if (j && !berth_report_set_warnings(j, &k.skipped))
-                out = cli_print_json(j, c.format);
-            else {
+            if (j && berth_report_set_warnings(j, &k.skipped)) {
                 json_decref(j);
-                out = -1;
+                j = NULL; /* out of memory */
             }
+            if (cli_print_json(j, c.format))
+                out = 1; /* printed */
         }
     }
     int fits = f.fits > 0;
     berth_kube_free(&k);
     if (out) {
-        fprintf(stderr, "berth: cannot write output\n");
+        if (out != 1)
+            fprintf(stderr, "berth: cannot write output\n");
         return 3;
     }
     return fits ? 0 : 1;

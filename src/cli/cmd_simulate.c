@@ -146,8 +146,7 @@ int cmd_simulate(int argc, char **argv)
             berth_report_nexus_table(stdout, &nx);
         } else {
             json_t *j = berth_report_nexus_json(&nx);
-            if (!j || cli_print_json(j, c.format)) {
-                fprintf(stderr, "berth: cannot write JSON output\n");
+            if (cli_print_json(j, c.format)) { /* printed the failure */
                 berth_nexus_free(&nx);
                 return 3;
             }

@@ -404,6 +404,10 @@ static int write_out(void *data, unsigned char *buffer, size_t size)
 int cli_print_json(json_t *root, enum cli_format f)
 {
     int rc = 0;
+    if (!root) {
+        fprintf(stderr, "berth: out of memory\n");
+        return -1;
+    }
     if (f == CLI_YAML) {
         yaml_emitter_t em;
         yaml_event_t ev;
@@ -424,6 +428,8 @@ int cli_print_json(json_t *root, enum cli_format f)
         rc = berth_report_json_write(stdout, root);
     }
     json_decref(root);
+    if (rc)
+        fprintf(stderr, "berth: %s\n", rc == BERTH_ENOMEM ? "out of memory" : "cannot write output");
     return rc ? -1 : 0;
 }
 

@@ -716,6 +716,8 @@ static const berth_walker walker = {
 
 int berth_nexus_load(berth_nexus *nx, const berth_source *src, int strict, berth_error *e)
 {
+    if (!nx->skus) /* berth_nexus_init could not allocate the SKU catalog */
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     berth_dec d;
     berth_dec_init(&d, &nx->arena, src->path, e);
     d.strict = strict;

@@ -22,94 +22,96 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
 {
     json_t *root = json_object(), *up = json_array(), *down = json_array(), *rep = json_array(),
            *un = json_array(), *blk = json_array();
-    json_object_set_new(root, "at", report_time_json(p->at));
-    json_object_set_new(root, "scaleUp", up);
-    json_object_set_new(root, "scaleDown", down);
-    json_object_set_new(root, "replacements", rep);
-    json_object_set_new(root, "unschedulable", un);
-    json_object_set_new(root, "blocked", blk);
+    int fail = 0, *bad = &fail;
+    report_set(bad, root, "at", report_time_json(p->at));
+    report_set(bad, root, "scaleUp", up);
+    report_set(bad, root, "scaleDown", down);
+    report_set(bad, root, "replacements", rep);
+    report_set(bad, root, "unschedulable", un);
+    report_set(bad, root, "blocked", blk);
     for (uint32_t i = 0; i < p->nup; i++) {
         const berth_ascaleup *u = &p->up[i];
         json_t *o = json_object(), *pods = json_array(), *nodes = json_array();
-        json_object_set_new(o, "virtualNodeGroup", json_string(m->vngs[u->vng].name));
-        json_object_set_new(o, "instanceType", json_string(m->types[u->type].name));
-        json_object_set_new(o, "capacityType", json_string(berth_capacity_type_name(u->capacity_type)));
-        json_object_set_new(o, "zone", json_string(u->zone));
-        json_object_set_new(o, "count", json_integer(u->count));
-        json_object_set_new(o, "pricePerHour", json_real(report_round6(u->price)));
+        report_set(bad, o, "virtualNodeGroup", json_string(m->vngs[u->vng].name));
+        report_set(bad, o, "instanceType", json_string(m->types[u->type].name));
+        report_set(bad, o, "capacityType", json_string(berth_capacity_type_name(u->capacity_type)));
+        report_set(bad, o, "zone", json_string(u->zone));
+        report_set(bad, o, "count", json_integer(u->count));
+        report_set(bad, o, "pricePerHour", json_real(report_round6(u->price)));
         for (uint32_t j = 0; j < u->npods; j++)
-            json_array_append_new(pods, pod_name(m, u->pods[j]));
-        json_object_set_new(o, "pods", pods);
+            report_append(bad, pods, pod_name(m, u->pods[j]));
+        report_set(bad, o, "pods", pods);
         for (uint32_t j = 0; j < u->count; j++)
-            json_array_append_new(nodes, json_string(u->nodes[j]));
-        json_object_set_new(o, "nodes", nodes);
-        json_object_set_new(o, "headroomUnits", json_integer(u->headroom_units));
-        json_object_set_new(o, "reservation", report_str_or_null(u->reservation));
-        json_array_append_new(up, o);
+            report_append(bad, nodes, json_string(u->nodes[j]));
+        report_set(bad, o, "nodes", nodes);
+        report_set(bad, o, "headroomUnits", json_integer(u->headroom_units));
+        report_set(bad, o, "reservation", report_str_or_null(u->reservation));
+        report_append(bad, up, o);
     }
     for (uint32_t i = 0; i < p->ndown; i++) {
         const berth_ascaledown *d = &p->down[i];
         json_t *o = json_object(), *mv = json_object();
-        json_object_set_new(o, "node", json_string(m->kube.nodes[d->node].name));
-        json_object_set_new(o, "virtualNodeGroup", json_string(m->vngs[d->vng].name));
-        json_object_set_new(o, "utilisation", json_real(report_round6(d->utilisation)));
+        report_set(bad, o, "node", json_string(m->kube.nodes[d->node].name));
+        report_set(bad, o, "virtualNodeGroup", json_string(m->vngs[d->vng].name));
+        report_set(bad, o, "utilisation", json_real(report_round6(d->utilisation)));
         for (uint32_t j = 0; j < d->nmoves; j++) {
             const berth_kpod *kp = &m->kube.pods[d->moves[j].pod];
             char key[512];
             snprintf(key, sizeof key, "%s/%s", kp->ns, kp->name);
-            json_object_set_new(mv, key, json_string(m->kube.nodes[d->moves[j].node].name));
+            report_set(bad, mv, key, json_string(m->kube.nodes[d->moves[j].node].name));
         }
-        json_object_set_new(o, "moves", mv);
+        report_set(bad, o, "moves", mv);
         json_t *ev = json_array(); /* cluster-autoscaler: expendable pods deleted */
         for (uint32_t j = 0; j < d->nevicted; j++)
-            json_array_append_new(ev, pod_name(m, d->evicted[j]));
-        json_object_set_new(o, "evicted", ev);
-        json_array_append_new(down, o);
+            report_append(bad, ev, pod_name(m, d->evicted[j]));
+        report_set(bad, o, "evicted", ev);
+        report_append(bad, down, o);
     }
     for (uint32_t i = 0; i < p->nrep; i++) {
         const berth_areplace *r = &p->rep[i];
         json_t *o = json_object(), *w = json_object(), *mv = json_object(), *wait = json_array();
-        json_object_set_new(o, "node", json_string(m->kube.nodes[r->node].name));
-        json_object_set_new(o, "reason", json_string(berth_replace_reason_name(r->reason)));
-        json_object_set_new(w, "virtualNodeGroup", json_string(m->vngs[r->vng].name));
-        json_object_set_new(w, "instanceType", json_string(m->types[r->type].name));
-        json_object_set_new(w, "capacityType",
+        report_set(bad, o, "node", json_string(m->kube.nodes[r->node].name));
+        report_set(bad, o, "reason", json_string(berth_replace_reason_name(r->reason)));
+        report_set(bad, w, "virtualNodeGroup", json_string(m->vngs[r->vng].name));
+        report_set(bad, w, "instanceType", json_string(m->types[r->type].name));
+        report_set(bad, w, "capacityType",
                             json_string(berth_capacity_type_name(r->capacity_type)));
-        json_object_set_new(w, "zone", json_string(r->zone));
-        json_object_set_new(w, "pricePerHour", json_real(report_round6(r->price)));
+        report_set(bad, w, "zone", json_string(r->zone));
+        report_set(bad, w, "pricePerHour", json_real(report_round6(r->price)));
         if (r->reservation)
-            json_object_set_new(w, "reservation", json_string(r->reservation));
-        json_object_set_new(w, "node", json_string(r->new_node));
-        json_object_set_new(o, "with", w);
-        json_object_set_new(o, "launchFirst", json_true());
-        json_object_set_new(o, "drainAfter",
+            report_set(bad, w, "reservation", json_string(r->reservation));
+        report_set(bad, w, "node", json_string(r->new_node));
+        report_set(bad, o, "with", w);
+        report_set(bad, o, "launchFirst", json_true());
+        report_set(bad, o, "drainAfter",
                             json_string(r->drain_immediately ? "immediately" : "registered"));
         for (uint32_t j = 0; j < r->nmoves; j++) {
             const berth_kpod *kp = &m->kube.pods[r->moves[j].pod];
             char key[512];
             snprintf(key, sizeof key, "%s/%s", kp->ns, kp->name);
-            json_object_set_new(mv, key, json_string(r->moves[j].node));
+            report_set(bad, mv, key, json_string(r->moves[j].node));
             if (r->moves[j].waits)
-                json_array_append_new(wait, json_string(key));
+                report_append(bad, wait, json_string(key));
         }
-        json_object_set_new(o, "moves", mv);
-        json_object_set_new(o, "waiting", wait);
-        json_array_append_new(rep, o);
+        report_set(bad, o, "moves", mv);
+        report_set(bad, o, "waiting", wait);
+        report_append(bad, rep, o);
     }
     for (uint32_t i = 0; i < p->nunsched; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "pod", pod_name(m, p->unsched[i].pod));
-        json_object_set_new(o, "reason", json_string(p->unsched[i].reason));
-        json_array_append_new(un, o);
+        report_set(bad, o, "pod", pod_name(m, p->unsched[i].pod));
+        report_set(bad, o, "reason", json_string(p->unsched[i].reason));
+        report_append(bad, un, o);
     }
     for (uint32_t i = 0; i < p->nblocked; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "node", json_string(m->kube.nodes[p->blocked[i].node].name));
-        json_object_set_new(o, "reason", json_string(p->blocked[i].reason));
-        json_array_append_new(blk, o);
+        report_set(bad, o, "node", json_string(m->kube.nodes[p->blocked[i].node].name));
+        report_set(bad, o, "reason", json_string(p->blocked[i].reason));
+        report_append(bad, blk, o);
     }
-    berth_report_set_warnings(root, &m->kube.skipped); /* skipped kinds (SPEC 6.1) */
-    return root;
+    if (berth_report_set_warnings(root, &m->kube.skipped)) /* skipped kinds (SPEC 6.1) */
+        fail = 1;
+    return report_done(root, fail);
 }
 
 void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const berth_aplan *p)

@@ -16,11 +16,12 @@ static json_t *event_json(const berth_atimeline *t, const berth_asim_result *r, 
 {
     const berth_aevent *ev = &t->ev[r->events[i]];
     json_t *o = json_object();
-    json_object_set_new(o, "at", report_time_json(ev->at));
-    json_object_set_new(o, "type", json_string(berth_aevent_type_name(ev->type)));
-    json_object_set_new(o, "target", json_string(ev->what ? ev->what : ""));
-    json_object_set_new(o, "note", report_str_or_null(r->notes[i]));
-    return o;
+    int fail = 0, *bad = &fail;
+    report_set(bad, o, "at", report_time_json(ev->at));
+    report_set(bad, o, "type", json_string(berth_aevent_type_name(ev->type)));
+    report_set(bad, o, "target", json_string(ev->what ? ev->what : ""));
+    report_set(bad, o, "note", report_str_or_null(r->notes[i]));
+    return report_done(o, fail);
 }
 
 /* "RevertToSpot: launched general-n3 (a.small spot z1)" */
@@ -36,13 +37,14 @@ static json_t *replace_json(const berth_asim_replace *x)
     char note[400];
     replace_note(x, note, sizeof note);
     json_t *o = json_object();
-    json_object_set_new(o, "at", report_time_json(x->at));
-    json_object_set_new(o, "type", json_string("Replace"));
-    json_object_set_new(o, "target", json_string(x->node));
-    json_object_set_new(o, "note", json_string(note));
-    json_object_set_new(o, "reason", json_string(berth_replace_reason_name(x->reason)));
-    json_object_set_new(o, "newNode", json_string(x->new_node));
-    return o;
+    int fail = 0, *bad = &fail;
+    report_set(bad, o, "at", report_time_json(x->at));
+    report_set(bad, o, "type", json_string("Replace"));
+    report_set(bad, o, "target", json_string(x->node));
+    report_set(bad, o, "note", json_string(note));
+    report_set(bad, o, "reason", json_string(berth_replace_reason_name(x->reason)));
+    report_set(bad, o, "newNode", json_string(x->new_node));
+    return report_done(o, fail);
 }
 
 json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const berth_asim_options *o,
@@ -50,8 +52,9 @@ json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const ber
 {
     char buf[40];
     json_t *root = json_object(), *steps = json_array(), *sum = json_object();
-    json_object_set_new(root, "from", report_time_json(o->from));
-    json_object_set_new(root, "to", report_time_json(o->to));
+    int fail = 0, *bad = &fail;
+    report_set(bad, root, "from", report_time_json(o->from));
+    report_set(bad, root, "to", report_time_json(o->to));
     long long sec = (long long)o->step;
     if (sec % 3600 == 0)
         snprintf(buf, sizeof buf, "%lldh", sec / 3600);
@@ -59,38 +62,38 @@ json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const ber
         snprintf(buf, sizeof buf, "%lldm", sec / 60);
     else
         snprintf(buf, sizeof buf, "%llds", sec);
-    json_object_set_new(root, "step", json_string(buf));
-    json_object_set_new(root, "launchDelaySeconds", json_integer(o->launch_delay));
-    json_object_set_new(root, "drainTimeoutSeconds", json_integer(o->drain_timeout));
-    json_object_set_new(root, "steps", steps);
+    report_set(bad, root, "step", json_string(buf));
+    report_set(bad, root, "launchDelaySeconds", json_integer(o->launch_delay));
+    report_set(bad, root, "drainTimeoutSeconds", json_integer(o->drain_timeout));
+    report_set(bad, root, "steps", steps);
     for (uint32_t i = 0; i < r->nsteps; i++) {
         const berth_asim_step *st = &r->steps[i];
         json_t *s = json_object(), *ev = json_array();
-        json_object_set_new(s, "at", report_time_json(st->at));
-        json_object_set_new(s, "nodes", json_integer(st->nodes));
-        json_object_set_new(s, "costPerHour", json_real(report_round6(st->cost_per_hour)));
-        json_object_set_new(s, "pendingPods", json_integer(st->pending));
-        json_object_set_new(s, "launched", json_integer(st->launched));
-        json_object_set_new(s, "terminated", json_integer(st->terminated));
-        json_object_set_new(s, "replaced", json_integer(st->nrep));
+        report_set(bad, s, "at", report_time_json(st->at));
+        report_set(bad, s, "nodes", json_integer(st->nodes));
+        report_set(bad, s, "costPerHour", json_real(report_round6(st->cost_per_hour)));
+        report_set(bad, s, "pendingPods", json_integer(st->pending));
+        report_set(bad, s, "launched", json_integer(st->launched));
+        report_set(bad, s, "terminated", json_integer(st->terminated));
+        report_set(bad, s, "replaced", json_integer(st->nrep));
         for (uint32_t k = st->ev0; k < st->ev0 + st->nev; k++)
-            json_array_append_new(ev, event_json(t, r, k));
+            report_append(bad, ev, event_json(t, r, k));
         for (uint32_t k = st->rep0; k < st->rep0 + st->nrep; k++)
-            json_array_append_new(ev, replace_json(&r->reps[k]));
-        json_object_set_new(s, "events", ev);
-        json_array_append_new(steps, s);
+            report_append(bad, ev, replace_json(&r->reps[k]));
+        report_set(bad, s, "events", ev);
+        report_append(bad, steps, s);
     }
-    json_object_set_new(sum, "totalCost", json_real(report_round6(r->total_cost)));
-    json_object_set_new(sum, "podPendingSeconds", json_real(report_round6(r->pending_seconds)));
-    json_object_set_new(sum, "maxPodPendingSeconds",
+    report_set(bad, sum, "totalCost", json_real(report_round6(r->total_cost)));
+    report_set(bad, sum, "podPendingSeconds", json_real(report_round6(r->pending_seconds)));
+    report_set(bad, sum, "maxPodPendingSeconds",
                         json_real(report_round6(r->max_pending_seconds)));
-    json_object_set_new(sum, "nodesMin", json_integer(r->nodes_min));
-    json_object_set_new(sum, "nodesMax", json_integer(r->nodes_max));
-    json_object_set_new(sum, "launched", json_integer(r->launched));
-    json_object_set_new(sum, "terminated", json_integer(r->terminated));
-    json_object_set_new(sum, "replaced", json_integer(r->nreps));
-    json_object_set_new(root, "summary", sum);
-    return root;
+    report_set(bad, sum, "nodesMin", json_integer(r->nodes_min));
+    report_set(bad, sum, "nodesMax", json_integer(r->nodes_max));
+    report_set(bad, sum, "launched", json_integer(r->launched));
+    report_set(bad, sum, "terminated", json_integer(r->terminated));
+    report_set(bad, sum, "replaced", json_integer(r->nreps));
+    report_set(bad, root, "summary", sum);
+    return report_done(root, fail);
 }
 
 void berth_report_autoscale_timeline_table(FILE *out, const berth_atimeline *t,

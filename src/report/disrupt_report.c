@@ -20,60 +20,61 @@ static json_t *allowed_json(int64_t v)
 json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
 {
     json_t *root = json_object(), *pools = json_array(), *acts = json_array(), *blk = json_array();
-    json_object_set_new(root, "at", report_time_json(p->at));
-    json_object_set_new(root, "nodePools", pools);
-    json_object_set_new(root, "actions", acts);
-    json_object_set_new(root, "blocked", blk);
+    int fail = 0, *bad = &fail;
+    report_set(bad, root, "at", report_time_json(p->at));
+    report_set(bad, root, "nodePools", pools);
+    report_set(bad, root, "actions", acts);
+    report_set(bad, root, "blocked", blk);
     /* extra fields (SPEC 6.3 allows additions): the outcome, the lower
      * bound, and with --optimize which result is shown */
-    json_object_set_new(root, "nodesBefore", json_integer(p->nodes_before));
-    json_object_set_new(root, "nodesAfter", json_integer(p->nodes_after));
-    json_object_set_new(root, "costBefore", json_real(report_round6(p->cost_before)));
-    json_object_set_new(root, "costAfter", json_real(report_round6(p->cost_after)));
+    report_set(bad, root, "nodesBefore", json_integer(p->nodes_before));
+    report_set(bad, root, "nodesAfter", json_integer(p->nodes_after));
+    report_set(bad, root, "costBefore", json_real(report_round6(p->cost_before)));
+    report_set(bad, root, "costAfter", json_real(report_round6(p->cost_after)));
     json_t *lb = json_object();
-    json_object_set_new(lb, "nodes", json_integer(p->bound_nodes));
-    json_object_set_new(lb, "costPerHour", json_real(report_round6(p->bound_cost)));
-    json_object_set_new(lb, "method", json_string(p->bound_method ? p->bound_method : ""));
-    json_object_set_new(lb, "nodesWithinBudgets", json_integer(p->bound_nodes_budgets));
-    json_object_set_new(lb, "costPerHourWithinBudgets",
+    report_set(bad, lb, "nodes", json_integer(p->bound_nodes));
+    report_set(bad, lb, "costPerHour", json_real(report_round6(p->bound_cost)));
+    report_set(bad, lb, "method", json_string(p->bound_method ? p->bound_method : ""));
+    report_set(bad, lb, "nodesWithinBudgets", json_integer(p->bound_nodes_budgets));
+    report_set(bad, lb, "costPerHourWithinBudgets",
                         json_real(report_round6(p->bound_cost_budgets)));
-    json_object_set_new(root, "lowerBound", lb);
-    json_object_set_new(root, "optimized", json_boolean(p->optimized));
+    report_set(bad, root, "lowerBound", lb);
+    report_set(bad, root, "optimized", json_boolean(p->optimized));
     json_t *kp = json_object();
-    json_object_set_new(kp, "nodesAfter", json_integer(p->karpenter_nodes_after));
-    json_object_set_new(kp, "savingsPerHour", json_real(report_round6(p->karpenter_savings)));
-    json_object_set_new(root, "karpenter", kp);
+    report_set(bad, kp, "nodesAfter", json_integer(p->karpenter_nodes_after));
+    report_set(bad, kp, "savingsPerHour", json_real(report_round6(p->karpenter_savings)));
+    report_set(bad, root, "karpenter", kp);
     for (uint32_t i = 0; i < p->npools; i++) {
         const berth_dpool_allow *a = &p->pools[i];
         json_t *o = json_object(), *al = json_object();
-        json_object_set_new(o, "name", json_string(m->pools[a->pool].name));
-        json_object_set_new(al, "Empty", allowed_json(a->allowed[BERTH_DR_EMPTY]));
-        json_object_set_new(al, "Drifted", allowed_json(a->allowed[BERTH_DR_DRIFTED]));
-        json_object_set_new(al, "Underutilized", allowed_json(a->allowed[BERTH_DR_UNDERUTILIZED]));
-        json_object_set_new(o, "allowedDisruptions", al);
-        json_object_set_new(o, "nodes", json_integer(a->nodes));
-        json_object_set_new(o, "disrupting", json_integer(a->disrupting));
-        json_object_set_new(o, "templateHash", json_string(m->pools[a->pool].hash));
-        json_array_append_new(pools, o);
+        report_set(bad, o, "name", json_string(m->pools[a->pool].name));
+        report_set(bad, al, "Empty", allowed_json(a->allowed[BERTH_DR_EMPTY]));
+        report_set(bad, al, "Drifted", allowed_json(a->allowed[BERTH_DR_DRIFTED]));
+        report_set(bad, al, "Underutilized", allowed_json(a->allowed[BERTH_DR_UNDERUTILIZED]));
+        report_set(bad, o, "allowedDisruptions", al);
+        report_set(bad, o, "nodes", json_integer(a->nodes));
+        report_set(bad, o, "disrupting", json_integer(a->disrupting));
+        report_set(bad, o, "templateHash", json_string(m->pools[a->pool].hash));
+        report_append(bad, pools, o);
     }
     for (uint32_t i = 0; i < p->nactions; i++) {
         const berth_daction *a = &p->actions[i];
         json_t *o = json_object(), *nodes = json_array();
-        json_object_set_new(o, "action", json_string(a->replace ? "replace" : "delete"));
-        json_object_set_new(o, "reason", json_string(berth_dreason_name(a->reason)));
+        report_set(bad, o, "action", json_string(a->replace ? "replace" : "delete"));
+        report_set(bad, o, "reason", json_string(berth_dreason_name(a->reason)));
         for (uint32_t j = 0; j < a->nnodes; j++)
-            json_array_append_new(nodes, json_string(m->kube.nodes[a->nodes[j]].name));
-        json_object_set_new(o, "nodes", nodes);
+            report_append(bad, nodes, json_string(m->kube.nodes[a->nodes[j]].name));
+        report_set(bad, o, "nodes", nodes);
         json_t *reps = json_array();
         for (uint32_t j = 0; j < a->nreplacements; j++) {
             const berth_dreplacement *r = &a->replacements[j];
             json_t *ro = json_object();
-            json_object_set_new(ro, "instanceType", json_string(r->instance_type));
-            json_object_set_new(ro, "capacityType",
+            report_set(bad, ro, "instanceType", json_string(r->instance_type));
+            report_set(bad, ro, "capacityType",
                                 json_string(berth_capacity_type_name(r->capacity_type)));
-            json_object_set_new(ro, "zone", json_string(r->zone));
-            json_object_set_new(ro, "price", json_real(report_round6(r->price)));
-            json_object_set_new(ro, "nodePool", json_string(r->nodepool));
+            report_set(bad, ro, "zone", json_string(r->zone));
+            report_set(bad, ro, "price", json_real(report_round6(r->price)));
+            report_set(bad, ro, "nodePool", json_string(r->nodepool));
             /* extra fields: the NodePool requirements it satisfies, and the
              * cheaper offerings excluded (docs/disrupt.md) */
             json_t *rq = json_array(), *ex = json_array();
@@ -84,41 +85,42 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
                     size_t l = strlen(buf);
                     snprintf(buf + l, sizeof buf - l, " (minValues %u)", r->min_values[k]);
                 }
-                json_array_append_new(rq, json_string(buf));
+                report_append(bad, rq, json_string(buf));
             }
             for (uint32_t k = 0; k < r->nexcluded; k++) {
                 const berth_dexcluded *x = &r->excluded[k];
                 json_t *xo = json_object();
-                json_object_set_new(xo, "instanceType", json_string(x->instance_type));
-                json_object_set_new(xo, "price", json_real(report_round6(x->price)));
-                json_object_set_new(xo, "reason", json_string(x->reason));
-                json_object_set_new(xo, "capacityType",
+                report_set(bad, xo, "instanceType", json_string(x->instance_type));
+                report_set(bad, xo, "price", json_real(report_round6(x->price)));
+                report_set(bad, xo, "reason", json_string(x->reason));
+                report_set(bad, xo, "capacityType",
                                     json_string(berth_capacity_type_name(x->capacity_type)));
-                json_object_set_new(xo, "zone", json_string(x->zone));
-                json_object_set_new(xo, "nodePool", json_string(x->nodepool));
-                json_array_append_new(ex, xo);
+                report_set(bad, xo, "zone", json_string(x->zone));
+                report_set(bad, xo, "nodePool", json_string(x->nodepool));
+                report_append(bad, ex, xo);
             }
-            json_object_set_new(ro, "requirements", rq);
-            json_object_set_new(ro, "excluded", ex);
-            json_array_append_new(reps, ro);
+            report_set(bad, ro, "requirements", rq);
+            report_set(bad, ro, "excluded", ex);
+            report_append(bad, reps, ro);
         }
-        json_object_set_new(o, "replacement",
+        report_set(bad, o, "replacement",
                             a->nreplacements ? json_incref(json_array_get(reps, 0)) : json_null());
         if (a->nreplacements > 1)
-            json_object_set_new(o, "replacements", reps);
+            report_set(bad, o, "replacements", reps);
         else
             json_decref(reps);
-        json_object_set_new(o, "savingsPerHour", json_real(report_round6(a->savings)));
-        json_array_append_new(acts, o);
+        report_set(bad, o, "savingsPerHour", json_real(report_round6(a->savings)));
+        report_append(bad, acts, o);
     }
     for (uint32_t i = 0; i < p->nblocked; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "node", json_string(m->kube.nodes[p->blocked[i].node].name));
-        json_object_set_new(o, "reason", json_string(p->blocked[i].reason));
-        json_array_append_new(blk, o);
+        report_set(bad, o, "node", json_string(m->kube.nodes[p->blocked[i].node].name));
+        report_set(bad, o, "reason", json_string(p->blocked[i].reason));
+        report_append(bad, blk, o);
     }
-    berth_report_set_warnings(root, &m->kube.skipped); /* skipped kinds (SPEC 6.1) */
-    return root;
+    if (berth_report_set_warnings(root, &m->kube.skipped)) /* skipped kinds (SPEC 6.1) */
+        fail = 1;
+    return report_done(root, fail);
 }
 
 static void allowed_text(int64_t v, char *buf, size_t size)

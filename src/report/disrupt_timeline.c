@@ -29,65 +29,67 @@ static const berth_dreason order[4] = {BERTH_DR_EXPIRED, BERTH_DR_DRIFTED, BERTH
 static json_t *disruptions_json(const uint32_t *d)
 {
     json_t *o = json_object();
+    int fail = 0, *bad = &fail;
     for (int i = 0; i < 4; i++)
-        json_object_set_new(o, berth_dreason_name(order[i]), json_integer(d[order[i]]));
-    return o;
+        report_set(bad, o, berth_dreason_name(order[i]), json_integer(d[order[i]]));
+    return report_done(o, fail);
 }
 
 json_t *berth_report_disrupt_timeline_json(const berth_dtimeline *t)
 {
     char buf[64];
     json_t *root = json_object(), *steps = json_array(), *sum = json_object();
-    json_object_set_new(root, "from", report_time_json(t->from));
-    json_object_set_new(root, "to", report_time_json(t->to));
+    int fail = 0, *bad = &fail;
+    report_set(bad, root, "from", report_time_json(t->from));
+    report_set(bad, root, "to", report_time_json(t->to));
     fmt_duration(t->step, buf, sizeof buf);
-    json_object_set_new(root, "step", json_string(buf));
+    report_set(bad, root, "step", json_string(buf));
     fmt_duration(t->launch_delay, buf, sizeof buf);
-    json_object_set_new(root, "launchDelay", json_string(buf));
-    json_object_set_new(root, "steps", steps);
-    json_object_set_new(root, "summary", sum);
+    report_set(bad, root, "launchDelay", json_string(buf));
+    report_set(bad, root, "steps", steps);
+    report_set(bad, root, "summary", sum);
     for (uint32_t i = 0; i < t->nsteps; i++) {
         const berth_dstep *s = &t->steps[i];
         json_t *o = json_object(), *ev = json_array(), *bl = json_array();
-        json_object_set_new(o, "at", report_time_json(s->at));
-        json_object_set_new(o, "nodes", json_integer(s->nodes));
-        json_object_set_new(o, "costPerHour", json_real(report_round6(s->cost)));
-        json_object_set_new(o, "disruptions", disruptions_json(s->disruptions));
+        report_set(bad, o, "at", report_time_json(s->at));
+        report_set(bad, o, "nodes", json_integer(s->nodes));
+        report_set(bad, o, "costPerHour", json_real(report_round6(s->cost)));
+        report_set(bad, o, "disruptions", disruptions_json(s->disruptions));
         for (uint32_t j = 0; j < s->nevents; j++) {
             const berth_devent *d = &t->events[s->event0 + j];
             json_t *x = json_object();
-            json_object_set_new(x, "type", json_string(berth_devent_name(d->type)));
-            json_object_set_new(x, "node", report_str_or_null(d->node));
+            report_set(bad, x, "type", json_string(berth_devent_name(d->type)));
+            report_set(bad, x, "node", report_str_or_null(d->node));
             if (d->pod) {
                 char pod[512];
                 snprintf(pod, sizeof pod, "%s/%s", d->pod_ns, d->pod);
-                json_object_set_new(x, "pod", json_string(pod));
+                report_set(bad, x, "pod", json_string(pod));
             } else {
-                json_object_set_new(x, "pod", json_null());
+                report_set(bad, x, "pod", json_null());
             }
-            json_object_set_new(x, "reason", report_str_or_null(d->reason));
-            json_array_append_new(ev, x);
+            report_set(bad, x, "reason", report_str_or_null(d->reason));
+            report_append(bad, ev, x);
         }
         for (uint32_t j = 0; j < s->nblocked; j++) {
             const berth_dsim_blocked *b = &t->blocked[s->blocked0 + j];
             json_t *x = json_object();
-            json_object_set_new(x, "node", json_string(b->node));
-            json_object_set_new(x, "reason", json_string(b->reason));
-            json_array_append_new(bl, x);
+            report_set(bad, x, "node", json_string(b->node));
+            report_set(bad, x, "reason", json_string(b->reason));
+            report_append(bad, bl, x);
         }
-        json_object_set_new(o, "events", ev);
-        json_object_set_new(o, "blocked", bl);
-        json_object_set_new(o, "pendingPods", json_integer(s->pending));
-        json_array_append_new(steps, o);
+        report_set(bad, o, "events", ev);
+        report_set(bad, o, "blocked", bl);
+        report_set(bad, o, "pendingPods", json_integer(s->pending));
+        report_append(bad, steps, o);
     }
-    json_object_set_new(sum, "nodesStart", json_integer(t->nodes_start));
-    json_object_set_new(sum, "nodesEnd", json_integer(t->nodes_end));
-    json_object_set_new(sum, "costStart", json_real(report_round6(t->cost_start)));
-    json_object_set_new(sum, "costEnd", json_real(report_round6(t->cost_end)));
-    json_object_set_new(sum, "disruptions", disruptions_json(t->disruptions));
-    json_object_set_new(sum, "pendingPods", json_integer(t->pending_end));
-    json_object_set_new(sum, "stepsSimulated", json_integer(t->nsteps_run));
-    return root;
+    report_set(bad, sum, "nodesStart", json_integer(t->nodes_start));
+    report_set(bad, sum, "nodesEnd", json_integer(t->nodes_end));
+    report_set(bad, sum, "costStart", json_real(report_round6(t->cost_start)));
+    report_set(bad, sum, "costEnd", json_real(report_round6(t->cost_end)));
+    report_set(bad, sum, "disruptions", disruptions_json(t->disruptions));
+    report_set(bad, sum, "pendingPods", json_integer(t->pending_end));
+    report_set(bad, sum, "stepsSimulated", json_integer(t->nsteps_run));
+    return report_done(root, fail);
 }
 
 void berth_report_disrupt_timeline_table(FILE *out, const berth_dtimeline *t)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/plan_common.h"
+
 typedef struct row {
     uint32_t pod;
     const char *node;       /* name, NULL when unschedulable */
@@ -58,21 +60,22 @@ void berth_kube_report_free(berth_kube_report *r)
 
 int berth_kube_report_status(const berth_kube_report *r) { return r->status; }
 
-/* "nominatedNode" (null unless the pod preempts) and "victims" (SPEC 6.3). */
-static void preemption_json(json_t *o, const berth_kcluster *k, const berth_kdecision *d)
+/* "nominatedNode" (null unless the pod preempts) and "victims" (SPEC 6.3);
+ * a failure sets *bad (report_set). */
+static void preemption_json(json_t *o, const berth_kcluster *k, const berth_kdecision *d, int *bad)
 {
     json_t *v = json_array();
     for (uint32_t i = 0; v && i < d->nvictims; i++) {
         const berth_kpod *q = &k->pods[d->victims[i]];
         json_t *e = json_object();
-        json_object_set_new(e, "namespace", json_string(q->ns));
-        json_object_set_new(e, "name", json_string(q->name));
-        json_object_set_new(e, "node", json_string(k->nodes[d->nominated].name));
-        json_array_append_new(v, e);
+        report_set(bad, e, "namespace", json_string(q->ns));
+        report_set(bad, e, "name", json_string(q->name));
+        report_set(bad, e, "node", json_string(k->nodes[d->nominated].name));
+        report_append(bad, v, e);
     }
-    json_object_set_new(o, "nominatedNode",
+    report_set(bad, o, "nominatedNode",
                         d->nvictims ? json_string(k->nodes[d->nominated].name) : json_null());
-    json_object_set_new(o, "victims", v);
+    report_set(bad, o, "victims", v);
 }
 
 /* The table's note for a preempting pod. */
@@ -102,6 +105,7 @@ static char *preempted_text(const berth_kcluster *k, const berth_kdecision *d)
 static json_t *top_json(const berth_kcluster *k, const berth_kdecision *d, int picked)
 {
     json_t *a = json_array();
+    int fail = 0, *bad = &fail;
     if (!a || !d->feasible || !d->totals || !d->plugin_scores)
         return a;
     uint32_t slot[KUBE_TOP], nt = 0;
@@ -130,23 +134,25 @@ static json_t *top_json(const berth_kcluster *k, const berth_kdecision *d, int p
         uint32_t i = slot[t];
         json_t *pl = json_object(), *e = json_object();
         for (uint32_t j = 0; pl && j < d->nscore_plugins; j++)
-            json_object_set_new(pl, berth_kplugin_name(d->score_plugins[j]),
+            report_set(bad, pl, berth_kplugin_name(d->score_plugins[j]),
                                 json_integer(d->plugin_scores[(size_t)j * d->cap + i]));
-        json_object_set_new(e, "node", json_string(k->nodes[d->feasible[i]].name));
-        json_object_set_new(e, "total", json_integer(d->totals[i]));
-        json_object_set_new(e, "plugins", pl);
-        json_array_append_new(a, e);
+        report_set(bad, e, "node", json_string(k->nodes[d->feasible[i]].name));
+        report_set(bad, e, "total", json_integer(d->totals[i]));
+        report_set(bad, e, "plugins", pl);
+        report_append(bad, a, e);
     }
-    return a;
+    return report_done(a, fail);
 }
 
 /* --detail all: "feasible", "filtered" and "scores" (every (pod, node)). */
-static void detail_json(json_t *o, const berth_kcluster *k, const berth_kdecision *d)
+static void detail_json(json_t *o, const berth_kcluster *k, const berth_kdecision *d, int *bad)
 {
     json_t *feas = json_array(), *filt = json_object(), *sc = json_object();
     /* feasible nodes in name order (= index order) */
     uint32_t *ids = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *ids);
     uint32_t *slot = malloc((d->nfeasible ? d->nfeasible : 1) * sizeof *slot);
+    if (!ids || !slot)
+        *bad = 1;
     if (ids && slot && d->feasible) {
         for (uint32_t i = 0; i < d->nfeasible; i++)
             ids[i] = d->feasible[i], slot[i] = i;
@@ -157,16 +163,16 @@ static void detail_json(json_t *o, const berth_kcluster *k, const berth_kdecisio
             }
         for (uint32_t i = 0; i < d->nfeasible; i++) {
             const char *nn = k->nodes[ids[i]].name;
-            json_array_append_new(feas, json_string(nn));
+            report_append(bad, feas, json_string(nn));
             if (!d->plugin_scores || !d->totals)
                 continue; /* not scored (NodeAffinity's PreScore failed) */
             json_t *pl = json_object(), *e = json_object();
             for (uint32_t j = 0; j < d->nscore_plugins; j++)
-                json_object_set_new(pl, berth_kplugin_name(d->score_plugins[j]),
+                report_set(bad, pl, berth_kplugin_name(d->score_plugins[j]),
                                     json_integer(d->plugin_scores[(size_t)j * d->cap + slot[i]]));
-            json_object_set_new(e, "total", json_integer(d->totals[slot[i]]));
-            json_object_set_new(e, "plugins", pl);
-            json_object_set_new(sc, nn, e);
+            report_set(bad, e, "total", json_integer(d->totals[slot[i]]));
+            report_set(bad, e, "plugins", pl);
+            report_set(bad, sc, nn, e);
         }
     }
     free(ids);
@@ -187,20 +193,20 @@ static void detail_json(json_t *o, const berth_kcluster *k, const berth_kdecisio
             for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
                 while (*tok == ' ')
                     tok++;
-                json_array_append_new(list, json_string(tok));
+                report_append(bad, list, json_string(tok));
             }
         }
-        json_object_set_new(filt, k->nodes[n].name, list);
+        report_set(bad, filt, k->nodes[n].name, list);
     }
-    json_object_set_new(o, "feasible", feas);
-    json_object_set_new(o, "filtered", filt);
-    json_object_set_new(o, "scores", sc);
+    report_set(bad, o, "feasible", feas);
+    report_set(bad, o, "filtered", filt);
+    report_set(bad, o, "scores", sc);
     /* each score plugin's weight: total = sum of weight x score */
     json_t *w = json_object();
     for (uint32_t j = 0; w && d->score_weights && j < d->nscore_plugins; j++)
-        json_object_set_new(w, berth_kplugin_name(d->score_plugins[j]),
-                            json_integer(d->score_weights[j]));
-    json_object_set_new(o, "weights", w);
+        report_set(bad, w, berth_kplugin_name(d->score_plugins[j]),
+                   json_integer(d->score_weights[j]));
+    report_set(bad, o, "weights", w);
 }
 
 /* One pod of SPEC 6.3 `kube schedule`: namespace, name, node, qosClass,
@@ -211,31 +217,32 @@ static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, 
 {
     const berth_kpod *p = &k->pods[d->pod];
     json_t *o = json_object(), *reasons = json_object();
+    int fail = 0, *bad = &fail;
     if (!o || !reasons) {
         json_decref(o);
         json_decref(reasons);
         return NULL;
     }
     int picked = rw->node && !d->nvictims; /* placed by score, not by preemption */
-    json_object_set_new(o, "namespace", json_string(p->ns));
-    json_object_set_new(o, "name", json_string(p->name));
-    json_object_set_new(o, "node", rw->node ? json_string(rw->node) : json_null());
-    json_object_set_new(o, "qosClass", json_string(berth_qos_name(p->qos)));
-    json_object_set_new(o, "workload", p->workload ? json_string(p->workload) : json_null());
+    report_set(bad, o, "namespace", json_string(p->ns));
+    report_set(bad, o, "name", json_string(p->name));
+    report_set(bad, o, "node", rw->node ? json_string(rw->node) : json_null());
+    report_set(bad, o, "qosClass", json_string(berth_qos_name(p->qos)));
+    report_set(bad, o, "workload", p->workload ? json_string(p->workload) : json_null());
     if (rw->terminating)
-        json_object_set_new(o, "terminating", json_true());
-    json_object_set_new(o, "score", picked ? json_integer(d->total) : json_null());
-    json_object_set_new(o, "feasibleCount", json_integer(d->nfeasible));
+        report_set(bad, o, "terminating", json_true());
+    report_set(bad, o, "score", picked ? json_integer(d->total) : json_null());
+    report_set(bad, o, "feasibleCount", json_integer(d->nfeasible));
     for (uint32_t i = 0; i < d->nreasons; i++)
-        json_object_set_new(reasons, d->reasons[i].text, json_integer(d->reasons[i].count));
-    json_object_set_new(o, "reasons", reasons);
-    json_object_set_new(o, "top", top_json(k, d, picked));
+        report_set(bad, reasons, d->reasons[i].text, json_integer(d->reasons[i].count));
+    report_set(bad, o, "reasons", reasons);
+    report_set(bad, o, "top", top_json(k, d, picked));
     if (detail)
-        detail_json(o, k, d);
+        detail_json(o, k, d, bad);
     if (rw->message)
-        json_object_set_new(o, "message", json_string(rw->message));
-    preemption_json(o, k, d);
-    return o;
+        report_set(bad, o, "message", json_string(rw->message));
+    preemption_json(o, k, d, bad);
+    return report_done(o, fail);
 }
 
 /* Writes text, each newline followed by `pad` spaces (a nested value of
@@ -491,9 +498,10 @@ int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_k
 json_t *berth_kube_report_json(berth_kube_report *r)
 {
     json_t *root = json_object();
-    if (!root)
+    if (!root || json_object_set(root, "pods", r->pods)) {
+        json_decref(root);
         return NULL;
-    json_object_set(root, "pods", r->pods);
+    }
     return root;
 }
 
@@ -517,6 +525,7 @@ int berth_kube_size_table(FILE *out, const berth_kcluster *k, const berth_vspher
 json_t *berth_kube_size_json(const berth_kcluster *k, const berth_vsphere_opts *o)
 {
     json_t *root = json_object(), *arr = json_array();
+    int fail = 0, *bad = &fail;
     if (!root || !arr) {
         json_decref(root);
         json_decref(arr);
@@ -527,18 +536,18 @@ json_t *berth_kube_size_json(const berth_kcluster *k, const berth_vsphere_opts *
         berth_vsphere_size sz;
         berth_kube_vsphere_size(p, o, &sz);
         json_t *e = json_object(), *res = json_object();
-        json_object_set_new(e, "namespace", json_string(p->ns));
-        json_object_set_new(e, "name", json_string(p->name));
-        json_object_set_new(e, "qosClass", json_string(berth_qos_name(p->qos)));
-        json_object_set_new(e, "vcpu", json_integer(sz.vcpu));
-        json_object_set_new(e, "memory", json_integer(sz.memory));
-        json_object_set_new(res, "cpuMilli", json_integer(sz.reservation_cpu));
-        json_object_set_new(res, "memory", json_integer(sz.reservation_memory));
-        json_object_set_new(e, "reservation", res);
-        json_array_append_new(arr, e);
+        report_set(bad, e, "namespace", json_string(p->ns));
+        report_set(bad, e, "name", json_string(p->name));
+        report_set(bad, e, "qosClass", json_string(berth_qos_name(p->qos)));
+        report_set(bad, e, "vcpu", json_integer(sz.vcpu));
+        report_set(bad, e, "memory", json_integer(sz.memory));
+        report_set(bad, res, "cpuMilli", json_integer(sz.reservation_cpu));
+        report_set(bad, res, "memory", json_integer(sz.reservation_memory));
+        report_set(bad, e, "reservation", res);
+        report_append(bad, arr, e);
     }
-    json_object_set_new(root, "pods", arr);
-    return root;
+    report_set(bad, root, "pods", arr);
+    return report_done(root, fail);
 }
 
 static int cmp_total_desc(const void *a, const void *b)

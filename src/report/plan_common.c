@@ -28,3 +28,24 @@ json_t *report_str_or_null(const char *s)
 {
     return s ? json_string(s) : json_null();
 }
+
+void report_set(int *bad, json_t *o, const char *k, json_t *v)
+{
+    if (json_object_set_new(o, k, v))
+        *bad = 1;
+}
+
+void report_append(int *bad, json_t *a, json_t *v)
+{
+    if (json_array_append_new(a, v))
+        *bad = 1;
+}
+
+json_t *report_done(json_t *o, int bad)
+{
+    if (bad || !o) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}

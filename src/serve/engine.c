@@ -298,8 +298,11 @@ static void apply_scale(serve_engine *g, serve_op *op)
     /* the pool kept its VMs; put its desired count back, and the VM name
      * counter the failed attempt advanced (a replay never sees the attempt,
      * so the next VM must get the same name live and after a restart) */
-    berth_nexus_scale_pool(nx, pid, old, &nexus_opt, NULL);
+    if (berth_nexus_scale_pool(nx, pid, old, &nexus_opt, NULL))
+        rc = BERTH_ENOMEM; /* not restored: a 500, and the worker rebuilds from the log */
     nx->pools[pid].next_ordinal = old_ordinal;
+    if (rc == BERTH_ENOMEM && !e.msg[0])
+        berth_error_set(&e, rc, "out of memory");
     if (rc == BERTH_ENOFIT)
         reject(g, &op->reply, SERVE_REJ_DOES_NOT_FIT, 422, e.msg);
     else if (rc == BERTH_EINVAL)
@@ -352,7 +355,7 @@ static int replay_one(void *ctx, const serve_record *r, berth_error *e)
     if (parsed == 0)
         apply(g, &op);
     int rc = 0;
-    if (!op.accepted)
+    if (!op.accepted || op.reply.status >= 500)
         rc = berth_error_set(e, BERTH_EINTERNAL,
                              "store: record %lld (kind %d) no longer applies: %s",
                              (long long)r->seq, r->kind, op.reply.body ? op.reply.body : "");
@@ -398,13 +401,20 @@ static void *worker_main(void *arg)
         berth_error_clear(&e);
         int fatal = __atomic_load_n(&g->fatal, __ATOMIC_SEQ_CST);
         int rc = fatal ? BERTH_EIO : serve_store_begin(g->store, &e);
-        int naccepted = 0;
+        int naccepted = 0, broken = 0;
         for (serve_op *op = batch; op; op = op->next) {
             if (rc) {
                 reject(g, &op->reply, SERVE_REJ_STORAGE, 503, "storage unavailable");
                 continue;
             }
             apply(g, op);
+            if (op->reply.status >= 500) {
+                /* an internal failure (out of memory) may have left the change
+                 * half-applied, or its reply unrendered: the batch is undone */
+                broken = 1;
+                rc = berth_error_set(&e, BERTH_ENOMEM, "out of memory");
+                continue;
+            }
             if (!op->accepted)
                 continue;
             naccepted++;
@@ -414,12 +424,15 @@ static void *worker_main(void *arg)
             if (!rc && op->kind == SERVE_REC_ESTATE) {
                 json_t *sum = estate_summary(g->nx, rec.seq);
                 serve_reply_json(&op->reply, 200, sum);
+                if (op->reply.status >= 500)
+                    rc = berth_error_set(&e, BERTH_ENOMEM, "out of memory");
             }
         }
         if (!rc && !fatal)
             rc = naccepted ? serve_store_commit(g->store, &e) : (serve_store_rollback(g->store), 0);
         if (rc && !fatal) {
-            /* nothing of this batch is durable: undo it by rebuilding from the log */
+            /* nothing of this batch is durable (or a change failed half-way):
+             * undo it by rebuilding from the log */
             serve_store_rollback(g->store);
             berth_error e2;
             if (reload(g, &e2)) {
@@ -429,7 +442,10 @@ static void *worker_main(void *arg)
             for (serve_op *op = batch; op; op = op->next)
                 if (op->accepted) {
                     op->accepted = 0;
-                    reject(g, &op->reply, SERVE_REJ_STORAGE, 503, e.msg);
+                    if (broken || rc == BERTH_ENOMEM)
+                        reject(g, &op->reply, SERVE_REJ_INTERNAL, 500, e.msg);
+                    else
+                        reject(g, &op->reply, SERVE_REJ_STORAGE, 503, e.msg);
                 }
         } else if (naccepted) {
             g->st.commits++;
