@@ -726,6 +726,30 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
     const int32_t *part = c->part;
     if (!tq->nps && !tq->nisc)
         return pick_filtered_chunks(s, prof, r, rng, c, out);
+    if (tq->nps == 2 && !tq->npf && !tq->naff && !tq->nanti && !tq->nisc) {
+        /* no filter pass; PodTopologySpread the only score beside part:
+         * the system default constraints (hostname and zone) fused with
+         * the argmax when that is their shape */
+        uint32_t npts = 0, jp = 0;
+        for (uint32_t j = 0; j < prof->nscores; j++)
+            if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1)) {
+                jp = j;
+                npts++;
+            }
+        if (npts == 1 && !prof->scores[jp]->normalize) {
+            kube_pts_pick pk;
+            int rc = kube_pts_pick_hz(s, r, part, N, prof->weights ? prof->weights[jp] : 1,
+                                      prof->tiebreak, rng, f->list, &pk);
+            if (rc == 1) {
+                out->node = pk.node;
+                out->nfeasible = pk.nfeasible;
+                out->total = pk.total + c->constant;
+                return 1;
+            }
+            if (rc)
+                return rc;
+        }
+    }
     for (uint32_t nd = 0; nd < N; nd++) {
         f->list[n] = nd;
         n += part[nd] != INT32_MIN;

@@ -1727,6 +1727,23 @@ static void pts_reason(void *state, const void *req, uint32_t c, char *buf, size
              : e == 2 ? "node(s) didn't match pod topology spread constraints" : "");
 }
 
+/* The raw score of node nd (the weights and domain totals set): one
+ * function for every path, so the same operations in the same order. */
+static inline int64_t pts_raw(const kube_terms *t, const kube_terms_req *q, uint32_t nd)
+{
+    double sc = 0;
+    for (uint32_t j = 0; j < q->nps; j++) {
+        const kube_pts_c *c = &q->ps[j];
+        const kube_tkey *k = &t->keys[c->key];
+        uint32_t v = k->val[nd];
+        if (v == KUBE_NOVAL)
+            continue;
+        int64_t cnt = k->hostname ? c->cnt[nd] : q->pool[c->off + v];
+        sc += (double)cnt * c->w + (double)(c->max_skew - 1);
+    }
+    return (int64_t)round(sc);
+}
+
 static void pts_score(void *state, const void *req, const uint32_t *cand, uint32_t n,
                       int64_t *out)
 {
@@ -1855,17 +1872,7 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
             } else
                 slot = UINT32_MAX;
         }
-        double sc = 0;
-        for (uint32_t j = 0; j < q->nps; j++) {
-            const kube_pts_c *c = &q->ps[j];
-            const kube_tkey *k = &t->keys[c->key];
-            uint32_t v = k->val[cand[i]];
-            if (v == KUBE_NOVAL)
-                continue;
-            int64_t cnt = k->hostname ? c->cnt[cand[i]] : q->pool[c->off + v];
-            sc += (double)cnt * c->w + (double)(c->max_skew - 1);
-        }
-        out[i] = (int64_t)round(sc);
+        out[i] = pts_raw(t, q, cand[i]);
         if (dcache && slot != UINT32_MAX)
             dcache[slot] = out[i];
     have:
@@ -1901,6 +1908,156 @@ oom:
     for (uint32_t i = 0; i < n; i++)
         out[i] = 0;
 #undef IGNORED
+}
+
+/* pts_raw of a candidate whose hostname count is 0 (label present) and
+ * whose value of the other key is v (KUBE_NOVAL: no label), for the
+ * two-constraint shape of kube_pts_pick_hz: the same terms in the same
+ * order, so the same number */
+static int64_t pts_raw_host0(const kube_terms *t, const kube_terms_req *q, uint32_t v)
+{
+    double sc = 0;
+    for (uint32_t j = 0; j < q->nps; j++) {
+        const kube_pts_c *c = &q->ps[j];
+        int64_t cnt = 0;
+        if (!t->keys[c->key].hostname) {
+            if (v == KUBE_NOVAL)
+                continue;
+            cnt = q->pool[c->off + v];
+        }
+        sc += (double)cnt * c->w + (double)(c->max_skew - 1);
+    }
+    return (int64_t)round(sc);
+}
+
+/* PodTopologySpread as the only dynamic score, fused with the argmax (see
+ * terms.h). The candidates are the nodes where part is not INT32_MIN; the
+ * numbers are pts_score's: weights from the candidate count and the
+ * distinct domains among candidates, domain totals over the signature's
+ * non-zero nodes, raw scores, min/max over the candidates, NormalizeScore.
+ * A candidate whose hostname count is 0 scores by its domain value alone,
+ * so its weighted score is computed once per value present; the others
+ * (the hostname signature's non-zero nodes, at most its pods' count) one
+ * by one. Two passes over the nodes: the candidates per value, then the
+ * totals with the argmax. */
+int kube_pts_pick_hz(kube_sched *s, const kube_req *r, const int32_t *part, uint32_t N,
+                     int64_t weight, int tiebreak, berth_rng *rng, uint32_t *ties,
+                     kube_pts_pick *out)
+{
+    kube_terms_req *q = r->terms;
+    kube_terms *t = s->terms;
+    if (!q || q->nps != 2 || q->require_all || s->reference || !t || t->nnodes != N)
+        return 0;
+    kube_pts_c *ch = &q->ps[0], *cz = &q->ps[1];
+    if (!t->keys[ch->key].hostname) {
+        ch = &q->ps[1];
+        cz = &q->ps[0];
+    }
+    if (!t->keys[ch->key].hostname || t->keys[cz->key].hostname)
+        return 0;
+    const kube_tkey *kh = &t->keys[ch->key], *kz = &t->keys[cz->key];
+    const uint32_t *hval = kh->val, *zval = kz->val;
+    const int32_t *hcnt = ch->cnt;
+    size_t mark = q->pool_used, cmark, wmark;
+    uint32_t dvals = kz->nvals + 1, nov = dvals - 1; /* the last slot: node lacks the key */
+    if (pool_reserve(q, kz->nvals, -1, &cz->off) || pool_reserve(q, dvals, 0, &cmark) ||
+        pool_reserve(q, dvals, 0, &wmark)) {
+        q->pool_used = mark;
+        return BERTH_ENOMEM;
+    }
+    int64_t *dom = q->pool + cz->off, *fcnt = q->pool + cmark, *wsc = q->pool + wmark;
+    /* pass 1: candidates per value; whether a candidate lacks the hostname
+     * label (then the generic path) */
+    uint32_t nohost = 0;
+    for (uint32_t nd = 0; nd < N; nd++) {
+        uint32_t f = part[nd] != INT32_MIN, v = zval[nd];
+        fcnt[v == KUBE_NOVAL ? nov : v] += f;
+        nohost |= f & (hval[nd] == KUBE_NOVAL);
+    }
+    uint32_t n = 0, size = 0, empty = kz->empty_id;
+    for (uint32_t v = 0; v < dvals; v++)
+        n += (uint32_t)fcnt[v];
+    if (nohost || !n) {
+        q->pool_used = mark;
+        return nohost ? 0 : 2;
+    }
+    /* the domains: every value a candidate has ("" for those lacking it) */
+    for (uint32_t v = 0; v < kz->nvals; v++)
+        if (fcnt[v] || (v == empty && fcnt[nov])) {
+            dom[v] = 0;
+            size++;
+        }
+    ch->w = log((double)n + 2.0);
+    cz->w = log((double)size + 2.0);
+    const kube_sig *g = sig_of(t, cz->cnt);
+    for (uint32_t j = 0; j < g->nnz; j++) {
+        uint32_t nd = g->nz[j];
+        if (!cz->cnt[nd] || !policies_ok(q, cz, nd))
+            continue;
+        uint32_t v = zval[nd];
+        if (v == KUBE_NOVAL)
+            v = empty;
+        if (dom[v] >= 0)
+            dom[v] += cz->cnt[nd];
+    }
+    /* min/max over the candidates: the hostname signature's non-zero
+     * candidates one by one (out of their value's count), then each value
+     * some hostname-0 candidate has */
+    int64_t mn = INT64_MAX, mx = 0;
+    const kube_sig *gh = sig_of(t, hcnt);
+    for (uint32_t j = 0; j < gh->nnz; j++) {
+        uint32_t nd = gh->nz[j];
+        if (!hcnt[nd] || part[nd] == INT32_MIN)
+            continue;
+        uint32_t v = zval[nd];
+        fcnt[v == KUBE_NOVAL ? nov : v]--;
+        int64_t x = pts_raw(t, q, nd);
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+    }
+    for (uint32_t v = 0; v < dvals; v++) {
+        if (!fcnt[v])
+            continue;
+        int64_t x = pts_raw_host0(t, q, v == nov ? KUBE_NOVAL : v);
+        wsc[v] = x;
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+    }
+    /* NormalizeScore, weighted */
+    for (uint32_t v = 0; v < dvals; v++)
+        if (fcnt[v])
+            wsc[v] = weight * (mx == 0 ? 100 : 100 * (mx + mn - wsc[v]) / mx);
+    /* pass 2: the totals, the best and its ties in node order */
+    int64_t best = INT64_MIN;
+    uint32_t nties = 0;
+    for (uint32_t nd = 0; nd < N; nd++) {
+        int32_t p = part[nd];
+        if (p == INT32_MIN)
+            continue;
+        uint32_t v = zval[nd];
+        int64_t sc = wsc[v == KUBE_NOVAL ? nov : v];
+        if (hcnt[nd]) {
+            int64_t x = pts_raw(t, q, nd);
+            sc = weight * (mx == 0 ? 100 : 100 * (mx + mn - x) / mx);
+        }
+        int64_t tot = p + sc;
+        if (tot > best) {
+            best = tot;
+            nties = 0;
+        }
+        if (tot == best)
+            ties[nties++] = nd;
+    }
+    uint32_t chosen = 0;
+    if (tiebreak == BERTH_TIE_RANDOM && nties > 1)
+        chosen = (uint32_t)berth_rng_below(rng, nties);
+    else if (tiebreak == BERTH_TIE_LAST)
+        chosen = nties - 1;
+    out->node = ties[chosen];
+    out->nfeasible = n;
+    out->total = best;
+    q->pool_used = mark;
+    return 1;
 }
 
 /* ---- InterPodAffinity ---- */

@@ -186,4 +186,21 @@ struct kube_terms {
     uint32_t *stamp, serial;      /* per pod: last walk that visited it */
 };
 
+/* The fast path's pick for a pod whose only dynamic score is
+ * PodTopologySpread with two ScheduleAnyway constraints, one on the
+ * hostname and one on another key (not requireAll), and no spread or
+ * affinity filter: the candidates are the nodes where part is not
+ * INT32_MIN, the total part + weight x normalised score; ties broken by
+ * tiebreak (rng). ties is scratch of N entries. Returns 1 (out set; total
+ * without the class constant), 2 no candidate, 0 not this shape or a
+ * candidate lacks the hostname label (the caller's generic path), or
+ * BERTH_ENOMEM. Decisions are pts_score's plus the pipeline's argmax. */
+typedef struct kube_pts_pick {
+    uint32_t node, nfeasible;
+    int64_t total;
+} kube_pts_pick;
+int kube_pts_pick_hz(kube_sched *s, const kube_req *r, const int32_t *part, uint32_t N,
+                     int64_t weight, int tiebreak, berth_rng *rng, uint32_t *ties,
+                     kube_pts_pick *out);
+
 #endif

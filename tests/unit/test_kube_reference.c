@@ -2062,6 +2062,142 @@ static void scenario(uint64_t seed, const gen_params *gp, const rprof *pf, int y
     free_cluster(&kr);
 }
 
+/* TIE_RANDOM and TIE_LAST (the model above breaks ties by index only):
+ * berth's fast path against its reference path, decision by decision, on
+ * the same random clusters (pods with system default spreading take the
+ * fast path's fused PodTopologySpread pick); the seeded rng must be drawn
+ * alike */
+typedef struct tie_dec {
+    int node[MAXP];
+    uint32_t nfeas[MAXP];
+    int64_t total[MAXP];
+} tie_dec;
+
+static void on_tie(void *vctx, const berth_kcluster *k, const berth_kdecision *d)
+{
+    (void)k;
+    tie_dec *t = vctx;
+    assert_true(d->pod < MAXP);
+    t->node[d->pod] = d->node == BERTH_KUBE_NONE ? -1 : (int)d->node;
+    t->nfeas[d->pod] = d->nfeasible;
+    t->total[d->pod] = d->total;
+}
+
+/* identical nodes (some without a zone or hostname label, some tainted
+ * away) and identical ReplicaSet replicas, a few already bound: many
+ * equal totals */
+static void tie_cluster(berth_kcluster *k, uint64_t seed)
+{
+    berth_rng_seed(&G, seed);
+    berth_kube_init(k);
+    berth_arena *a = &k->arena;
+    uint32_t N = 8 + rnd(40);
+    k->nodes = calloc(N, sizeof *k->nodes);
+    k->nnodes = k->capnodes = N;
+    for (uint32_t n = 0; n < N; n++) {
+        berth_knode *nd = &k->nodes[n];
+        nd->name = fmt(a, "node-%03u", n);
+        berth_label *l = aalloc(a, 2 * sizeof *l);
+        uint32_t nl = 0;
+        if (chance(95))
+            l[nl++] = (berth_label){HOSTNAME, nd->name};
+        if (chance(85))
+            l[nl++] = (berth_label){ZONE, ZONES[rnd(3)]};
+        nd->labels = (berth_labels){l, nl};
+        berth_labels_sort(&nd->labels);
+        nd->alloc[BERTH_KRES_CPU] = 4000;
+        nd->alloc[BERTH_KRES_MEMORY] = 8 * GI;
+        nd->alloc[BERTH_KRES_EPHEMERAL] = 50 * GI;
+        nd->alloc_pods = 110;
+        if (chance(10)) {
+            nd->taints = aalloc(a, sizeof *nd->taints);
+            nd->taints[nd->ntaints++] = TAINTS[0];
+        }
+    }
+    k->namespaces = calloc(1, sizeof *k->namespaces);
+    k->nnamespaces = k->capnamespaces = 1;
+    berth_label *nl = aalloc(a, sizeof *nl);
+    nl[0] = (berth_label){"kubernetes.io/metadata.name", "default"};
+    k->namespaces[0] = (berth_knamespace){.name = "default", .labels = {nl, 1}};
+    k->workloads = calloc(1, sizeof *k->workloads);
+    k->nworkloads = k->capworkloads = 1;
+    k->workloads[0] = (berth_kworkload){"ReplicaSet", "default", "rs-1", sel1(a, "rs", "rs-1")};
+    uint32_t P = 10 + rnd(60);
+    k->pods = calloc(P, sizeof *k->pods);
+    k->npods = k->cappods = P;
+    for (uint32_t i = 0; i < P; i++) {
+        berth_kpod *p = &k->pods[i];
+        p->ns = "default";
+        p->name = fmt(a, "pod-%03u", i);
+        p->order = i;
+        berth_label *l = aalloc(a, sizeof *l);
+        l[0] = (berth_label){"rs", "rs-1"};
+        p->labels = (berth_labels){l, 1};
+        p->owner_kind = "ReplicaSet";
+        p->owner_name = "rs-1";
+        p->created = 1700000000;
+        p->has_created = 1;
+        if (chance(20))
+            p->node_name = k->nodes[rnd(N)].name;
+        p->ncontainers = 1;
+        p->containers = aalloc(a, sizeof *p->containers);
+        berth_kcontainer *c = &p->containers[0];
+        c->name = "c0";
+        c->image = "reg.io/none:1";
+        c->has_req = BIT(BERTH_KRES_CPU) | BIT(BERTH_KRES_MEMORY);
+        c->req[BERTH_KRES_CPU] = 100;
+        c->req[BERTH_KRES_MEMORY] = 128 * MI;
+    }
+}
+
+static void test_tiebreaks_fast_vs_reference(void **st)
+{
+    (void)st;
+    static const berth_tiebreak tbs[] = {BERTH_TIE_RANDOM, BERTH_TIE_LAST, BERTH_TIE_FIRST};
+    gen_params gp = {3, 40, 5, 80, 0, 0};
+    tie_dec *got = calloc(2, sizeof *got);
+    assert_non_null(got);
+    uint32_t ndec = 0;
+    for (uint64_t seed = 1; seed <= 240; seed++)
+        for (uint32_t b = 0; b < 3; b++) {
+            uint32_t npods = 0;
+            for (int mode = 0; mode < 2; mode++) {
+                berth_kcluster k;
+                if (seed % 2)
+                    gen_cluster(&k, 9000 + seed, &gp);
+                else
+                    tie_cluster(&k, 9000 + seed);
+                berth_kprofile bp;
+                berth_kube_options opt = {.tiebreak = tbs[b], .seed = seed};
+                apply_profile(&k, &PROFILES[seed % 4 < 2 ? 0 : 1 + seed / 4 % (NPROFILES - 1)], &bp, &opt);
+                opt.tiebreak = tbs[b];
+                opt.reference = mode == 1;
+                opt.on_decision = on_tie;
+                opt.ctx = &got[mode];
+                memset(&got[mode], 0xff, sizeof got[mode]);
+                berth_error e;
+                berth_error_clear(&e);
+                int rc = berth_kube_schedule(&k, &opt, &e);
+                if (rc && rc != BERTH_ENOFIT)
+                    fail_msg("berth_kube_schedule: %s", e.msg);
+                npods = k.npods;
+                free_cluster(&k);
+            }
+            for (uint32_t p = 0; p < npods && p < MAXP; p++) {
+                if (got[0].node[p] != got[1].node[p] || got[0].nfeas[p] != got[1].nfeas[p] ||
+                    got[0].total[p] != got[1].total[p])
+                    fail_msg("seed %llu tiebreak %d pod %u: fast node %d (%u feasible, total "
+                             "%lld), reference node %d (%u, %lld)",
+                             (unsigned long long)seed, (int)tbs[b], p, got[0].node[p],
+                             got[0].nfeas[p], (long long)got[0].total[p], got[1].node[p],
+                             got[1].nfeas[p], (long long)got[1].total[p]);
+                ndec += got[0].node[p] >= 0;
+            }
+        }
+    free(got);
+    assert_true(ndec > 1000);
+}
+
 static void test_random_default(void **st)
 {
     (void)st;
@@ -2254,6 +2390,7 @@ int main(void)
         cmocka_unit_test(test_ties_and_nofit),
         cmocka_unit_test(test_percentage_round_robin),
         cmocka_unit_test(test_random_default),
+        cmocka_unit_test(test_tiebreaks_fast_vs_reference),
         cmocka_unit_test(test_random_profiles),
         cmocka_unit_test(test_random_percentage),
     };
