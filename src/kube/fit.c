@@ -65,6 +65,41 @@ static int more_pods(berth_kcluster *k, const berth_kpod *t, uint32_t *seq, uint
     return 0;
 }
 
+/* the index of node name in k's name-ordered nodes (k->nnodes when absent) */
+static uint32_t node_index(const berth_kcluster *k, const char *name)
+{
+    uint32_t lo = 0, hi = k->nnodes;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (strcmp(k->nodes[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k->nnodes && !strcmp(k->nodes[lo].name, name) ? lo : k->nnodes;
+}
+
+/* the nodes' free pod slots (allocatable pods less the pods bound there);
+ * nodes are in name order once scheduled */
+static uint64_t free_slots(const berth_kcluster *k)
+{
+    uint64_t total = 0;
+    uint32_t *bound = calloc(k->nnodes ? k->nnodes : 1, sizeof *bound);
+    if (!bound)
+        return UINT32_MAX; /* no bound: the search's own cap applies */
+    for (uint32_t p = 0; p < k->npods; p++)
+        if (k->pods[p].node_name) {
+            uint32_t nd = node_index(k, k->pods[p].node_name);
+            if (nd < k->nnodes)
+                bound[nd]++;
+        }
+    for (uint32_t n = 0; n < k->nnodes; n++)
+        if (k->nodes[n].alloc_pods > (int64_t)bound[n])
+            total += (uint64_t)(k->nodes[n].alloc_pods - bound[n]);
+    free(bound);
+    return total;
+}
+
 int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, uint32_t max,
                    const berth_kprofile *profile, berth_kfit *out, berth_error *e)
 {
@@ -143,6 +178,12 @@ int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, ui
     opt.on_decision = on_decision;
     opt.ctx = &fc;
     uint32_t batch = 1, seq = 0, limit = max ? max : BERTH_KUBE_MAX_GENERATED;
+    /* every replica takes a pod slot: no more than the free slots can fit,
+     * so one past them always ends the search with a failure (and its
+     * reason) without creating pods no node could hold */
+    uint64_t slots = free_slots(k);
+    if (!max && slots + 1 < limit)
+        limit = (uint32_t)(slots + 1);
     while (out->fits < limit) {
         uint32_t n = batch < limit - out->fits ? batch : limit - out->fits;
         fc.first = k->npods;
@@ -158,17 +199,9 @@ int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, ui
             if (!pod->node_name)
                 continue;
             placed++;
-            /* nodes are in name order once scheduled */
-            uint32_t lo = 0, hi = k->nnodes;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (strcmp(k->nodes[mid].name, pod->node_name) < 0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < k->nnodes)
-                out->per_node[lo]++;
+            uint32_t nd = node_index(k, pod->node_name);
+            if (nd < k->nnodes)
+                out->per_node[nd]++;
         }
         out->fits += placed;
         if (placed < n) {
