@@ -259,8 +259,12 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
     uint32_t N = k->nnodes ? k->nnodes : 1;
     uint32_t nreal = k->nnodes - nspare;
     s->ncand = nreal;
-    /* candidates in name order: the lowest index is the lowest name */
-    if (nreal > 1) {
+    /* candidates in name order: the lowest index is the lowest name (a
+     * caller that keeps its nodes sorted, the extender, pays one pass) */
+    uint32_t sorted = 1;
+    while (sorted < nreal && strcmp(k->nodes[sorted - 1].name, k->nodes[sorted].name) < 0)
+        sorted++;
+    if (nreal > 1 && sorted < nreal) {
         qsort(k->nodes, nreal, sizeof *k->nodes, cmp_node_name);
         /* the loader's name index points at the old order: drop it (a later
          * load rebuilds it) */

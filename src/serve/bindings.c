@@ -43,6 +43,7 @@ struct serve_bindings {
     unsigned seen_next;
     bound_pod *bound;
     size_t nbound, cap;
+    uint64_t generation; /* bumped by every recorded binding */
 };
 
 static int sql_fail(sqlite3 *db, berth_error *e, const char *what)
@@ -238,18 +239,30 @@ int serve_bindings_bind(serve_bindings *b, const char *ns, const char *name, con
     sqlite3_reset(b->put);
     if (!rc)
         rc = keep_bound(b, key, node, bound, len, e);
+    if (!rc)
+        b->generation++;
     pthread_mutex_unlock(&b->mu);
     free(bound);
     return rc;
 }
 
-int serve_bindings_snapshot(serve_bindings *b, serve_bound **out, size_t *n)
+int serve_bindings_snapshot(serve_bindings *b, serve_bound **out, size_t *n, uint64_t *generation)
 {
     pthread_mutex_lock(&b->mu);
+    if (generation)
+        *generation = b->generation;
     *n = b->nbound;
     *out = malloc((b->nbound ? b->nbound : 1) * sizeof **out);
     for (size_t i = 0; *out && i < b->nbound; i++)
         (*out)[i] = (serve_bound){b->bound[i].key, b->bound[i].node, b->bound[i].doc};
     pthread_mutex_unlock(&b->mu);
     return *out ? 0 : BERTH_ENOMEM;
+}
+
+uint64_t serve_bindings_generation(serve_bindings *b)
+{
+    pthread_mutex_lock(&b->mu);
+    uint64_t g = b->generation;
+    pthread_mutex_unlock(&b->mu);
+    return g;
 }

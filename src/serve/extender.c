@@ -30,13 +30,23 @@
 
 typedef struct node_cache {
     berth_kcluster k;  /* nodes sorted by name */
+    uint32_t *hix;     /* name -> node + 1, open addressing */
+    uint32_t hcap;     /* a power of two, >= 2 * nodes */
+    uint64_t gen;      /* serve_extender.cache_gen when it was set */
     int refs;
 } node_cache;
 
+#define EXT_CYCLES 8 /* scheduling cycles kept for the calls that follow */
+typedef struct ext_cycle ext_cycle;
+
 struct serve_extender {
     serve_bindings *bind;
-    pthread_mutex_t mu; /* the cache pointer and reference counts */
+    pthread_mutex_t mu; /* the cache pointer, the cycles and reference counts */
     node_cache *cache;
+    uint64_t cache_gen;
+    ext_cycle *cycles[EXT_CYCLES]; /* ring, the next to replace at cycle_next */
+    unsigned cycle_next;
+    uint64_t fast_calls, fast_hits; /* calls the fast path answered; of those, from a kept cycle */
 };
 
 /* ---- the node cache ---- */
@@ -50,6 +60,7 @@ static void cache_unref(serve_extender *x, node_cache *c)
     pthread_mutex_unlock(&x->mu);
     if (last) {
         berth_kube_free(&c->k);
+        free(c->hix);
         free(c);
     }
 }
@@ -69,10 +80,35 @@ static int cmp_knode(const void *a, const void *b)
     return strcmp(((const berth_knode *)a)->name, ((const berth_knode *)b)->name);
 }
 
-/* Makes k (moved in) the cache. */
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* The cache node named s[0..n), BERTH_KUBE_NONE when none. */
+static uint32_t cache_find(const node_cache *c, const char *s, size_t n)
+{
+    if (!c || !c->hcap)
+        return BERTH_KUBE_NONE;
+    uint32_t mask = c->hcap - 1;
+    for (uint32_t i = hash_bytes(s, n) & mask;; i = (i + 1) & mask) {
+        uint32_t v = c->hix[i];
+        if (!v)
+            return BERTH_KUBE_NONE;
+        const char *nm = c->k.nodes[v - 1].name;
+        if (!strncmp(nm, s, n) && !nm[n])
+            return v - 1;
+    }
+}
+
+/* Makes k (moved in) the cache: nodes sorted by name, and the name index
+ * every later nodenames call looks its names up in, built once here. */
 static void cache_set(serve_extender *x, berth_kcluster *k)
 {
-    node_cache *c = malloc(sizeof *c);
+    node_cache *c = calloc(1, sizeof *c);
     if (!c) {
         berth_kube_free(k);
         return;
@@ -82,8 +118,22 @@ static void cache_set(serve_extender *x, berth_kcluster *k)
     c->refs = 1;
     if (c->k.nnodes > 1)
         qsort(c->k.nodes, c->k.nnodes, sizeof *c->k.nodes, cmp_knode);
+    uint32_t cap = 16;
+    while (cap < 2 * (uint64_t)c->k.nnodes)
+        cap *= 2;
+    c->hix = calloc(cap, sizeof *c->hix);
+    if (c->hix) { /* without it the fast path steps aside (ext_fast) */
+        c->hcap = cap;
+        for (uint32_t n = 0; n < c->k.nnodes; n++) {
+            uint32_t i = hash_bytes(c->k.nodes[n].name, strlen(c->k.nodes[n].name)) & (cap - 1);
+            while (c->hix[i])
+                i = (i + 1) & (cap - 1);
+            c->hix[i] = n + 1;
+        }
+    }
     pthread_mutex_lock(&x->mu);
     node_cache *old = x->cache;
+    c->gen = ++x->cache_gen;
     x->cache = c;
     pthread_mutex_unlock(&x->mu);
     cache_unref(x, old);
@@ -114,10 +164,14 @@ int serve_extender_open(const char *db, serve_extender **out, berth_error *e)
     return 0;
 }
 
+static void cycle_free(ext_cycle *c);
+
 void serve_extender_close(serve_extender *x)
 {
     if (!x)
         return;
+    for (unsigned i = 0; i < EXT_CYCLES; i++)
+        cycle_free(x->cycles[i]); /* no call runs any more: every reference is the ring's */
     cache_unref(x, x->cache);
     serve_bindings_close(x->bind);
     pthread_mutex_destroy(&x->mu);
@@ -306,6 +360,92 @@ static int bad(serve_reply *r, const char *msg)
     return -1;
 }
 
+/* The checks of ExtenderArgs.pod (q->pod); sets q->key and q->uid. 0, or
+ * -1 with the error reply set. */
+static int pod_check(ext_call *q, serve_reply *r)
+{
+    if (!json_is_object(q->pod))
+        return bad(r, "pod: ExtenderArgs needs the pod to schedule (a v1 Pod object)");
+    json_t *meta = jget(q->pod, "metadata");
+    const char *name = jstr(meta, "name"), *ns = jstr(meta, "namespace");
+    const char *kind = jstr(q->pod, "kind");
+    if (!name || !*name)
+        return bad(r, "pod.metadata.name: required");
+    if (kind && strcmp(kind, "Pod"))
+        return bad(r, "pod.kind: expected Pod");
+    if (json_string_length(jget(jget(q->pod, "spec"), "nodeName")))
+        return bad(r, "pod.spec.nodeName: the pod is already bound");
+    snprintf(q->key, sizeof q->key, "%.255s/%.255s", ns && *ns ? ns : "default", name);
+    q->uid = jstr(meta, "uid");
+    return 0;
+}
+
+/* Whether ?profile= names a profile berth has (NULL: default-scheduler). */
+static int profile_known(const char *profile)
+{
+    return !profile || !strcmp(profile, "default-scheduler") || !strcmp(profile, "usage-aware");
+}
+
+/* Whether ?profile= names a profile berth has (NULL: default-scheduler);
+ * fills prof for k when it does. */
+static int profile_of(berth_kcluster *k, const char *profile, berth_kprofile *prof)
+{
+    const char *pname = profile ? profile : "default-scheduler";
+    if (!strcmp(pname, "default-scheduler"))
+        berth_kube_default_profile(k, prof);
+    else if (!strcmp(pname, "usage-aware"))
+        berth_kube_usage_aware_profile(k, prof);
+    else
+        return 0;
+    return 1;
+}
+
+/* Loads docs[0..nd) (node_docs nodes, the bound pods, then the pod) into
+ * q->k, which may hold nodes already, and runs one scheduling cycle over
+ * every node with every filter's verdict (on_decision). 0, or -1 with the
+ * error reply set. */
+static int schedule(ext_call *q, berth_node **docs, size_t nd, size_t node_docs,
+                    const char *profile, serve_reply *r)
+{
+    char msg[400];
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source all = {.path = "body", .ndocs = nd, .docs = docs};
+    uint32_t pods_before = q->k.npods;
+    int rc = berth_kube_load(&q->k, &all, 0, &e);
+    if (rc) {
+        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
+                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        return -1;
+    }
+    if (q->k.npods != pods_before + nd - node_docs) {
+        serve_reply_error(r, 400, "bad_input", "pod: expected one v1 Pod object");
+        return -1;
+    }
+    q->pod_ix = q->k.npods - 1;
+    /* the extender sees no PersistentVolumeClaims: kube-scheduler's own
+     * VolumeZone has judged the pod's volumes before calling us */
+    q->k.pods[q->pod_ix].vol_error = NULL;
+    q->k.pods[q->pod_ix].nvol_zones = 0;
+
+    /* one scheduling cycle over every node, with every filter's verdict */
+    berth_kprofile prof;
+    if (!profile_of(&q->k, profile, &prof)) {
+        snprintf(msg, sizeof msg,
+                 "profile: no profile named '%.200s' (default-scheduler or usage-aware)", profile);
+        return bad(r, msg);
+    }
+    prof.percentage_of_nodes_to_score = 100;
+    berth_kube_options opt = {.profile = &prof, .tiebreak = BERTH_TIE_FIRST, .detail = 1,
+                              .on_decision = on_decision, .ctx = q};
+    rc = berth_kube_schedule(&q->k, &opt, &e);
+    if ((rc && rc != BERTH_ENOFIT) || !q->decided || !q->verdict || !q->reason || !q->total) {
+        serve_reply_error(r, 500, "internal", rc && rc != BERTH_ENOFIT ? e.msg : "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses ExtenderArgs and runs the pod against the nodes. 0, or -1 with
  * the error reply set. */
 static int run(serve_extender *x, const char *body, size_t len, const char *profile, ext_call *q,
@@ -325,19 +465,8 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
         return bad(r, "body: expected ExtenderArgs: {\"pod\": {...}, \"nodes\": {\"items\": "
                       "[...]}} or {\"pod\": {...}, \"nodenames\": [...]}");
     q->pod = jget(q->root, "pod");
-    if (!json_is_object(q->pod))
-        return bad(r, "pod: ExtenderArgs needs the pod to schedule (a v1 Pod object)");
-    json_t *meta = jget(q->pod, "metadata");
-    const char *name = jstr(meta, "name"), *ns = jstr(meta, "namespace");
-    const char *kind = jstr(q->pod, "kind");
-    if (!name || !*name)
-        return bad(r, "pod.metadata.name: required");
-    if (kind && strcmp(kind, "Pod"))
-        return bad(r, "pod.kind: expected Pod");
-    if (json_string_length(jget(jget(q->pod, "spec"), "nodeName")))
-        return bad(r, "pod.spec.nodeName: the pod is already bound");
-    snprintf(q->key, sizeof q->key, "%.255s/%.255s", ns && *ns ? ns : "default", name);
-    q->uid = jstr(meta, "uid");
+    if (pod_check(q, r))
+        return -1;
     json_t *nodes = jget(q->root, "nodes");
     if (nodes && !json_is_null(nodes)) {
         if (!json_is_object(nodes))
@@ -412,7 +541,7 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
     if (!bpod || (q->full && n && (!bitems || bitems->type != BERTH_NODE_SEQ || bitems->n != n)))
         return bad(r, "body: not an ExtenderArgs object");
     size_t nbound = 0;
-    if (serve_bindings_snapshot(x->bind, &q->bound, &nbound)) {
+    if (serve_bindings_snapshot(x->bind, &q->bound, &nbound, NULL)) {
         serve_reply_error(r, 500, "internal", "out of memory");
         return -1;
     }
@@ -457,50 +586,600 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
         serve_reply_error(r, 500, "internal", "out of memory");
         return -1;
     }
-    berth_source all = {.path = "body", .ndocs = nd, .docs = docs};
-    uint32_t pods_before = q->k.npods;
-    rc = berth_kube_load(&q->k, &all, 0, &e);
-    if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+    if (schedule(q, docs, nd, q->full ? n : 0, profile, r))
         return -1;
-    }
-    if (q->k.npods != pods_before + nd - (q->full ? n : 0)) {
-        serve_reply_error(r, 400, "bad_input", "pod: expected one v1 Pod object");
-        return -1;
-    }
-    q->pod_ix = q->k.npods - 1;
-    /* the extender sees no PersistentVolumeClaims: kube-scheduler's own
-     * VolumeZone has judged the pod's volumes before calling us */
-    q->k.pods[q->pod_ix].vol_error = NULL;
-    q->k.pods[q->pod_ix].nvol_zones = 0;
-
-    /* one scheduling cycle over every node, with every filter's verdict */
-    berth_kprofile prof;
-    const char *pname = profile ? profile : "default-scheduler";
-    if (!strcmp(pname, "default-scheduler"))
-        berth_kube_default_profile(&q->k, &prof);
-    else if (!strcmp(pname, "usage-aware"))
-        berth_kube_usage_aware_profile(&q->k, &prof);
-    else {
-        snprintf(msg, sizeof msg,
-                 "profile: no profile named '%.200s' (default-scheduler or usage-aware)", pname);
-        return bad(r, msg);
-    }
-    prof.percentage_of_nodes_to_score = 100;
-    berth_kube_options opt = {.profile = &prof, .tiebreak = BERTH_TIE_FIRST, .detail = 1,
-                              .on_decision = on_decision, .ctx = q};
-    rc = berth_kube_schedule(&q->k, &opt, &e);
-    if ((rc && rc != BERTH_ENOFIT) || !q->decided || !q->verdict || !q->reason || !q->total) {
-        serve_reply_error(r, 500, "internal", rc && rc != BERTH_ENOFIT ? e.msg : "out of memory");
-        return -1;
-    }
     /* remember the pod for a later bind */
     char *text = json_dumps(q->pod, JSON_COMPACT);
     if (text)
         serve_bindings_seen(x->bind, q->key, q->uid, text);
     free(text);
     return 0;
+}
+
+/* ---- nodeCacheCapable calls without a JSON tree (the fast path) ----
+ *
+ * ExtenderArgs with NodeNames is scanned in place: the pod's text is cut
+ * out (only it goes through jansson, for the checks and the bind record),
+ * each name is looked up in the cache's name index, and the answer is
+ * written straight into the reply. The scheduling cycle a call computes is
+ * kept (EXT_CYCLES of them): the next call for the same pod text, the
+ * same candidate nodes, the same node cache, the same bindings and the same
+ * profile (kube-scheduler's prioritize after its filter) answers from it.
+ * Anything the scan does not take as plain (an escape or a non-ASCII byte
+ * in a name, a name twice, a key twice, nodes given as objects, any other
+ * key with a value other than null, JSON it cannot follow) goes the
+ * general way (run), so errors read as they always did. */
+
+struct ext_cycle {
+    int refs;
+    uint64_t cache_gen, bind_gen;
+    char *profile;            /* as given, NULL for the default */
+    char *pod;                /* the pod's text as received */
+    size_t npod;
+    uint32_t *cis;            /* cache nodes of the cycle, ascending (= its node order) */
+    uint32_t m;
+    uint32_t ncache;
+    uint32_t *kof;            /* per cache node: its index in the cycle, or NONE */
+    unsigned char *verdict;   /* per cycle node */
+    char **reason;
+    int64_t *total, max_total;
+    char key[600];
+    char *uid, *seen;         /* for serve_bindings_seen */
+};
+
+static void cycle_free(ext_cycle *c)
+{
+    if (!c)
+        return;
+    for (uint32_t i = 0; c->reason && i < c->m; i++)
+        free(c->reason[i]);
+    free(c->reason);
+    free(c->verdict);
+    free(c->total);
+    free(c->kof);
+    free(c->cis);
+    free(c->profile);
+    free(c->pod);
+    free(c->uid);
+    free(c->seen);
+    free(c);
+}
+
+static void cycle_unref(serve_extender *x, ext_cycle *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&x->mu);
+    int last = --c->refs == 0;
+    pthread_mutex_unlock(&x->mu);
+    if (last)
+        cycle_free(c);
+}
+
+typedef struct span {
+    const char *p;
+    size_t n;
+} span;
+
+static const char *ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* The string opening at p: the position after its closing quote (NULL when
+ * unterminated); *plain = 0 when it holds an escape, a control byte or a
+ * byte >= 0x80. */
+static const char *str_end(const char *p, const char *e, int *plain)
+{
+    *plain = 1;
+    for (p++; p < e; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            return p + 1;
+        if (c == '\\') {
+            *plain = 0;
+            p++;
+        } else if (c < 0x20 || c >= 0x80) {
+            *plain = 0;
+        }
+    }
+    return NULL;
+}
+
+/* The end of the object or array opening at p (strings skipped), NULL when
+ * it does not close. Its text is checked by jansson afterwards. */
+static const char *nested_end(const char *p, const char *e)
+{
+    size_t depth = 0;
+    while (p < e) {
+        char c = *p;
+        if (c == '"') {
+            int plain;
+            if (!(p = str_end(p, e, &plain)))
+                return NULL;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (!depth)
+                return NULL;
+            if (--depth == 0)
+                return p + 1;
+        }
+        p++;
+    }
+    return NULL;
+}
+
+static int key_is(const char *k, size_t n, const char *want)
+{
+    return strlen(want) == n && !strncasecmp(k, want, n);
+}
+
+/* Scans ExtenderArgs {"pod": {...}, "nodenames": [...]} (Go's field names,
+ * any case; "nodes" and other keys only as null). 1 when taken (pod and
+ * names set; names malloc'd), 0 to go the general way, -1 out of memory. */
+static int scan_args(const char *b, size_t len, span *pod, span **names, size_t *nnames)
+{
+    const char *p = ws(b, b + len), *e = b + len;
+    int seen_pod = 0, seen_nodes = 0, seen_names = 0, plain;
+    size_t cap = 0;
+    *names = NULL;
+    *nnames = 0;
+    if (p == e || *p != '{')
+        return 0;
+    p = ws(p + 1, e);
+    for (;;) {
+        if (p == e || *p != '"')
+            return 0;
+        const char *ke = str_end(p, e, &plain);
+        if (!ke || !plain)
+            return 0;
+        const char *k = p + 1;
+        size_t kn = (size_t)(ke - 1 - k);
+        p = ws(ke, e);
+        if (p == e || *p != ':')
+            return 0;
+        p = ws(p + 1, e);
+        if (p == e)
+            return 0;
+        if (key_is(k, kn, "pod")) {
+            const char *ve = *p == '{' ? nested_end(p, e) : NULL;
+            if (seen_pod++ || !ve)
+                return 0;
+            *pod = (span){p, (size_t)(ve - p)};
+            p = ve;
+        } else if (key_is(k, kn, "nodenames")) {
+            if (seen_names++ || *p != '[')
+                return 0;
+            p = ws(p + 1, e);
+            if (p < e && *p == ']') {
+                p++;
+            } else {
+                for (;;) {
+                    const char *se = p < e && *p == '"' ? str_end(p, e, &plain) : NULL;
+                    if (!se || !plain || se - p == 2)
+                        return 0;
+                    if (*nnames == cap) {
+                        cap = cap ? 2 * cap : 1024;
+                        span *nn = realloc(*names, cap * sizeof *nn);
+                        if (!nn)
+                            return -1;
+                        *names = nn;
+                    }
+                    (*names)[(*nnames)++] = (span){p + 1, (size_t)(se - p - 2)};
+                    p = ws(se, e);
+                    if (p < e && *p == ',') {
+                        p = ws(p + 1, e);
+                        continue;
+                    }
+                    if (p < e && *p == ']') {
+                        p++;
+                        break;
+                    }
+                    return 0;
+                }
+            }
+        } else {
+            /* "nodes" (nodeCacheCapable: false) or anything else: null only */
+            if ((key_is(k, kn, "nodes") && seen_nodes++) || e - p < 4 || memcmp(p, "null", 4))
+                return 0;
+            p += 4;
+        }
+        p = ws(p, e);
+        if (p < e && *p == ',') {
+            p = ws(p + 1, e);
+            continue;
+        }
+        if (p < e && *p == '}')
+            break;
+        return 0;
+    }
+    return ws(p + 1, e) == e && seen_pod && seen_names;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* The kept cycle for this question, referenced; NULL when none. */
+static ext_cycle *cycle_find(serve_extender *x, uint64_t cache_gen, uint64_t bind_gen,
+                             const char *profile, span pod, const uint32_t *cis, uint32_t m)
+{
+    ext_cycle *hit = NULL;
+    pthread_mutex_lock(&x->mu);
+    for (unsigned i = 0; i < EXT_CYCLES && !hit; i++) {
+        ext_cycle *c = x->cycles[i];
+        if (c && c->cache_gen == cache_gen && c->bind_gen == bind_gen && c->m == m &&
+            c->npod == pod.n && !(c->profile ? !profile || strcmp(c->profile, profile)
+                                             : profile != NULL) &&
+            !memcmp(c->pod, pod.p, pod.n) && !memcmp(c->cis, cis, m * sizeof *cis))
+            hit = c;
+    }
+    if (hit)
+        hit->refs++;
+    pthread_mutex_unlock(&x->mu);
+    return hit;
+}
+
+static void cycle_keep(serve_extender *x, ext_cycle *c)
+{
+    pthread_mutex_lock(&x->mu);
+    c->refs++;
+    ext_cycle *old = x->cycles[x->cycle_next];
+    x->cycles[x->cycle_next] = c;
+    x->cycle_next = (x->cycle_next + 1) % EXT_CYCLES;
+    pthread_mutex_unlock(&x->mu);
+    cycle_unref(x, old);
+}
+
+/* Runs the cycle: the pod (jansson-checked, then decoded by the kube
+ * loader) against the cache nodes cis[0..m) and the pods bound on them.
+ * Returns the new cycle (referenced), or NULL with the error reply set
+ * (*fallback = 1: go the general way instead). */
+static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod, const uint32_t *cis,
+                            uint32_t m, const unsigned char *mark, const char *profile,
+                            serve_reply *r, int *fallback)
+{
+    ext_call q;
+    memset(&q, 0, sizeof q);
+    q.x = x;
+    berth_kube_init(&q.k);
+    ext_cycle *c = calloc(1, sizeof *c);
+    if (!c) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        goto fail;
+    }
+    json_error_t je;
+    q.pod = q.root = json_loadb(pod.p, pod.n, 0, &je);
+    if (!q.root) {
+        *fallback = 1; /* the whole body's error names its place in the body */
+        goto fail;
+    }
+    if (pod_check(&q, r))
+        goto fail;
+    uint64_t bind_gen = 0;
+    size_t nbound = 0;
+    char *seen = json_dumps(q.pod, JSON_COMPACT);
+    c->seen = seen;
+    c->uid = strdup(q.uid ? q.uid : "");
+    c->pod = malloc(pod.n ? pod.n : 1);
+    c->cis = malloc((m ? m : 1) * sizeof *c->cis);
+    c->kof = malloc((cache->k.nnodes ? cache->k.nnodes : 1) * sizeof *c->kof);
+    c->profile = profile ? strdup(profile) : NULL;
+    q.k.nodes = malloc((m ? m : 1) * sizeof *q.k.nodes);
+    if (!seen || !c->uid || !c->pod || !c->cis || !c->kof || (profile && !c->profile) ||
+        !q.k.nodes || serve_bindings_snapshot(x->bind, &q.bound, &nbound, &bind_gen)) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        goto fail;
+    }
+    memcpy(c->pod, pod.p, pod.n);
+    c->npod = pod.n;
+    memcpy(c->cis, cis, m * sizeof *cis);
+    c->m = m;
+    c->ncache = cache->k.nnodes;
+    c->cache_gen = cache->gen;
+    c->bind_gen = bind_gen;
+    memcpy(c->key, q.key, sizeof c->key);
+    /* the named nodes in name order (the cache's): kube_schedule's order */
+    for (uint32_t i = 0; i < cache->k.nnodes; i++)
+        c->kof[i] = BERTH_KUBE_NONE;
+    for (uint32_t i = 0; i < m; i++) {
+        q.k.nodes[i] = cache->k.nodes[cis[i]];
+        c->kof[cis[i]] = i;
+    }
+    q.k.nnodes = q.k.capnodes = m;
+    memcpy(q.k.res_names, cache->k.res_names, sizeof q.k.res_names);
+    q.k.nres = cache->k.nres;
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    int rc = berth_doc_load_buffer(&q.k.arena, "pod", seen, strlen(seen), &src, &e);
+    if (rc) {
+        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
+                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        goto fail;
+    }
+    berth_node **docs = berth_arena_alloc(&q.k.arena, (nbound + 1) * sizeof *docs);
+    if (!src.ndocs || !src.docs[0]) {
+        bad(r, "body: not an ExtenderArgs object");
+        goto fail;
+    }
+    if (!docs) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        goto fail;
+    }
+    size_t nd = 0;
+    /* pods bound through the extender on these nodes (not this pod) */
+    for (size_t i = 0; i < nbound; i++) {
+        uint32_t ci = cache_find(cache, q.bound[i].node, strlen(q.bound[i].node));
+        if (ci != BERTH_KUBE_NONE && mark[ci] && strcmp(q.bound[i].key, q.key))
+            docs[nd++] = (berth_node *)q.bound[i].doc;
+    }
+    if (!(docs[nd++] = with_kind(&q.k.arena, src.docs[0], "Pod"))) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        goto fail;
+    }
+    if (schedule(&q, docs, nd, 0, profile, r))
+        goto fail;
+    /* the verdicts move into the cycle */
+    c->verdict = q.verdict;
+    c->reason = q.reason;
+    c->total = q.total;
+    c->max_total = q.max_total;
+    q.verdict = NULL;
+    q.reason = NULL;
+    q.total = NULL;
+    c->refs = 1;
+    call_free(&q);
+    return c;
+fail:
+    call_free(&q);
+    cycle_free(c);
+    return NULL;
+}
+
+/* A growing reply body. */
+typedef struct wbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} wbuf;
+
+static void wput(wbuf *w, const char *s, size_t n)
+{
+    if (w->oom)
+        return;
+    if (w->n + n + 1 > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        while (cap < w->n + n + 1)
+            cap *= 2;
+        char *np = realloc(w->p, cap);
+        if (!np) {
+            w->oom = 1;
+            return;
+        }
+        w->p = np;
+        w->cap = cap;
+    }
+    memcpy(w->p + w->n, s, n);
+    w->n += n;
+    w->p[w->n] = 0;
+}
+
+static void wlit(wbuf *w, const char *s)
+{
+    wput(w, s, strlen(s));
+}
+
+/* s as a JSON string, escaped as jansson's dump escapes it. */
+static void wstr(wbuf *w, const char *s, size_t n)
+{
+    wput(w, "\"", 1);
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        wput(w, s + from, i - from);
+        char seq[8];
+        const char *t = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b"
+                      : c == '\f' ? "\\f" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                      : c == '\t' ? "\\t" : NULL;
+        if (!t) {
+            snprintf(seq, sizeof seq, "\\u%04X", c);
+            t = seq;
+        }
+        wlit(w, t);
+        from = i + 1;
+    }
+    wput(w, s + from, n - from);
+    wput(w, "\"", 1);
+}
+
+/* A name of the request (plain: no escape, control or non-ASCII byte) as
+ * a JSON string. */
+static void wname(wbuf *w, span s)
+{
+    if (w->oom || w->n + s.n + 3 > w->cap) {
+        wput(w, "\"", 1);
+        wput(w, s.p, s.n);
+        wput(w, "\"", 1);
+        return;
+    }
+    w->p[w->n++] = '"';
+    memcpy(w->p + w->n, s.p, s.n);
+    w->n += s.n;
+    w->p[w->n++] = '"';
+    w->p[w->n] = 0;
+}
+
+static const char *const unknown_why =
+    "node(s) were unknown to the extender (berth): load them with PUT /v1/kube/nodes";
+
+/* ExtenderFilterResult for names from cycle c (ci: each name's cache node
+ * or NONE). */
+static void write_filter(wbuf *w, const ext_cycle *c, const span *names, const uint32_t *ci,
+                         size_t n)
+{
+    wlit(w, "{\"nodes\":null,\"nodenames\":[");
+    int first = 1;
+    for (size_t i = 0; i < n; i++)
+        if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE) {
+            if (!first)
+                wput(w, ",", 1);
+            first = 0;
+            wname(w, names[i]);
+        }
+    for (int pass = 0; pass < 2; pass++) {
+        wlit(w, pass ? "},\"failedAndUnresolvableNodes\":{" : "],\"failedNodes\":{");
+        first = 1;
+        for (size_t i = 0; i < n; i++) {
+            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->verdict[c->kof[ci[i]]];
+            if (v == V_FEASIBLE || (v == V_UNRESOLVABLE) != pass)
+                continue;
+            const char *why = v == V_UNKNOWN ? unknown_why
+                              : c->reason[c->kof[ci[i]]] && c->reason[c->kof[ci[i]]][0]
+                                  ? c->reason[c->kof[ci[i]]]
+                                  : "node(s) were not evaluated";
+            if (!first)
+                wput(w, ",", 1);
+            first = 0;
+            wname(w, names[i]);
+            wput(w, ":", 1);
+            wstr(w, why, strlen(why));
+        }
+    }
+    wlit(w, "},\"error\":\"\"}");
+}
+
+/* HostPriorityList for names from cycle c. */
+static void write_prioritize(wbuf *w, const ext_cycle *c, const span *names, const uint32_t *ci,
+                             size_t n)
+{
+    wput(w, "[", 1);
+    for (size_t i = 0; i < n; i++) {
+        int64_t score = 0;
+        if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE &&
+            c->max_total > 0) {
+            /* berth's weighted total, proportional to the best node's: the
+             * node berth would pick gets MaxExtenderPriority */
+            score = c->total[c->kof[ci[i]]] * EXT_MAX_SCORE / c->max_total;
+            score = score < 0 ? 0 : score > EXT_MAX_SCORE ? EXT_MAX_SCORE : score;
+        }
+        /* 0..10: two digits at most */
+        char num[16] = ",\"score\":";
+        size_t k = 9;
+        if (score >= 10)
+            num[k++] = (char)('0' + score / 10);
+        num[k++] = (char)('0' + score % 10);
+        num[k++] = '}';
+        wlit(w, i ? ",{\"host\":" : "{\"host\":");
+        wname(w, names[i]);
+        wput(w, num, k);
+    }
+    wput(w, "]", 1);
+}
+
+/* The fast path of filter (prioritize = 0) and prioritize. 1 when it
+ * answered (r set), 0 when the call goes the general way. */
+static int ext_fast(serve_extender *x, const char *body, size_t len, const char *profile,
+                    int prioritize, serve_reply *r)
+{
+    span pod, *names = NULL;
+    size_t n = 0;
+    if (!body || !profile_known(profile))
+        return 0;
+    int sc = scan_args(body, len, &pod, &names, &n);
+    if (sc <= 0) {
+        free(names);
+        if (sc < 0)
+            serve_reply_error(r, 500, "internal", "out of memory");
+        return sc < 0;
+    }
+    node_cache *cache = cache_ref(x);
+    uint32_t ncache = cache ? cache->k.nnodes : 0;
+    uint32_t *ci = malloc((n ? n : 1) * sizeof *ci), *cis = malloc((n ? n : 1) * sizeof *cis);
+    unsigned char *mark = calloc(ncache ? ncache : 1, 1);
+    span *unknown = NULL;
+    size_t nunknown = 0;
+    ext_cycle *c = NULL;
+    int done = 0;
+    if (!ci || !cis || !mark || (ncache && !cache->hix))
+        goto out; /* the general way reports it */
+    for (size_t i = 0; i < n; i++) {
+        ci[i] = cache_find(cache, names[i].p, names[i].n);
+        if (ci[i] == BERTH_KUBE_NONE) {
+            nunknown++;
+        } else if (mark[ci[i]]++) {
+            goto out; /* a name twice: the general way words the error */
+        }
+    }
+    if (nunknown > 1) {
+        if (!(unknown = malloc(nunknown * sizeof *unknown)))
+            goto out;
+        size_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            if (ci[i] == BERTH_KUBE_NONE)
+                unknown[u++] = names[i];
+        qsort(unknown, u, sizeof *unknown, cmp_span);
+        for (size_t i = 1; i < u; i++)
+            if (!cmp_span(&unknown[i - 1], &unknown[i]))
+                goto out;
+    }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < ncache; i++)
+        if (mark[i])
+            cis[m++] = i;
+    c = cycle_find(x, cache ? cache->gen : 0, serve_bindings_generation(x->bind), profile, pod,
+                   cis, m);
+    int hit = c != NULL;
+    if (!c && cache) {
+        int fallback = 0;
+        c = cycle_run(x, cache, pod, cis, m, mark, profile, r, &fallback);
+        if (!c) {
+            done = !fallback; /* an error reply, or the general way */
+            goto out;
+        }
+        cycle_keep(x, c);
+    } else if (!c) {
+        goto out; /* no node cache: every name is unknown, as the general way says */
+    }
+    wbuf w = {0};
+    if (prioritize)
+        write_prioritize(&w, c, names, ci, n);
+    else
+        write_filter(&w, c, names, ci, n);
+    if (w.oom) {
+        free(w.p);
+        serve_reply_error(r, 500, "internal", "out of memory");
+    } else {
+        /* remember the pod for a later bind */
+        serve_bindings_seen(x->bind, c->key, c->uid, c->seen);
+        pthread_mutex_lock(&x->mu);
+        x->fast_calls++;
+        x->fast_hits += hit;
+        pthread_mutex_unlock(&x->mu);
+        free(r->body);
+        r->body = w.p;
+        r->status = 200;
+    }
+    done = 1;
+out:
+    cycle_unref(x, c);
+    cache_unref(x, cache);
+    free(unknown);
+    free(mark);
+    free(cis);
+    free(ci);
+    free(names);
+    return done;
 }
 
 /* The verdict of candidate i: V_* and its k node (BERTH_KUBE_NONE when the
@@ -515,6 +1194,8 @@ void serve_extender_filter(serve_extender *x, const char *body, size_t len, cons
                            serve_reply *r)
 {
     *r = (serve_reply){0};
+    if (ext_fast(x, body, len, profile, 0, r))
+        return;
     ext_call q;
     if (run(x, body, len, profile, &q, r)) {
         call_free(&q);
@@ -567,6 +1248,8 @@ void serve_extender_prioritize(serve_extender *x, const char *body, size_t len,
                                const char *profile, serve_reply *r)
 {
     *r = (serve_reply){0};
+    if (ext_fast(x, body, len, profile, 1, r))
+        return;
     ext_call q;
     if (run(x, body, len, profile, &q, r)) {
         call_free(&q);
@@ -593,6 +1276,14 @@ void serve_extender_prioritize(serve_extender *x, const char *body, size_t len,
         serve_reply_json(r, 200, list);
     }
     call_free(&q);
+}
+
+void serve_extender_fast_stats(serve_extender *x, uint64_t *calls, uint64_t *hits)
+{
+    pthread_mutex_lock(&x->mu);
+    *calls = x->fast_calls;
+    *hits = x->fast_hits;
+    pthread_mutex_unlock(&x->mu);
 }
 
 void serve_extender_bind(serve_extender *x, const char *body, size_t len, serve_reply *r)

@@ -229,8 +229,12 @@ void serve_bindings_seen(serve_bindings *b, const char *key, const char *uid, co
  * BERTH_ENOENT when it was not seen, BERTH_EIO when the commit failed. */
 int serve_bindings_bind(serve_bindings *b, const char *ns, const char *name, const char *uid,
                         const char *node, berth_error *e);
-/* Every bound pod, into a malloc'd array (the caller frees it). */
-int serve_bindings_snapshot(serve_bindings *b, serve_bound **out, size_t *n);
+/* Every bound pod, into a malloc'd array (the caller frees it), and the
+ * generation it belongs to (generation may be NULL). */
+int serve_bindings_snapshot(serve_bindings *b, serve_bound **out, size_t *n, uint64_t *generation);
+/* A number that changes whenever a binding is recorded: a result computed
+ * at one generation holds while it is unchanged. */
+uint64_t serve_bindings_generation(serve_bindings *b);
 
 /* ---- TLS (tls.c) ---- */
 
@@ -253,6 +257,9 @@ void serve_extender_prioritize(serve_extender *x, const char *body, size_t len,
 void serve_extender_bind(serve_extender *x, const char *body, size_t len, serve_reply *r);
 /* PUT /v1/kube/nodes: the nodes nodeCacheCapable calls name. */
 void serve_extender_put_nodes(serve_extender *x, const char *body, size_t len, serve_reply *r);
+/* How many filter and prioritize calls the nodeCacheCapable fast path
+ * answered, and how many of them from a kept scheduling cycle. */
+void serve_extender_fast_stats(serve_extender *x, uint64_t *calls, uint64_t *hits);
 
 enum serve_route {
     SERVE_RT_ESTATE,

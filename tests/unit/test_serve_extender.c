@@ -1,0 +1,251 @@
+/* tests/unit/test_serve_extender.c - the kube-scheduler extender's
+ * nodeCacheCapable fast path (serve/extender.c: ExtenderArgs scanned in
+ * place, the answer written without a JSON tree, the cycle kept for the
+ * call that follows) answers byte for byte as the general way (the whole
+ * body through jansson, one throwaway cluster per call). The general way is
+ * reached with the same question plus a key the fast path does not take
+ * ("zz": 1, which ExtenderArgs ignores). Random clusters (zones, taints,
+ * sizes), random pods (requests, tolerations, node affinity, topology
+ * spread, anti-affinity), random subsets of the names with unknown ones,
+ * bindings in between, both profiles; then bodies the fast path hands to
+ * the general way (escapes, a name twice, errors). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "berth/random.h"
+#include "serve/serve.h"
+
+#define NODES 48
+#define BODY_MAX 65536
+
+typedef struct buf {
+    char p[BODY_MAX];
+    size_t n;
+} buf;
+
+static void put(buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->p + b->n, sizeof b->p - b->n, fmt, ap);
+    va_end(ap);
+    assert_true(k >= 0 && (size_t)k < sizeof b->p - b->n);
+    b->n += (size_t)k;
+}
+
+static void load_nodes(serve_extender *x, berth_rng *g)
+{
+    static buf b;
+    b.n = 0;
+    put(&b, "{\"apiVersion\": \"v1\", \"kind\": \"NodeList\", \"items\": [");
+    for (int i = 0; i < NODES; i++) {
+        put(&b, "%s{\"metadata\": {\"name\": \"node-%02d\", \"labels\": {\"kubernetes.io/hostname\": "
+                "\"node-%02d\", \"topology.kubernetes.io/zone\": \"z%d\"}}",
+            i ? ", " : "", i, i, (int)berth_rng_below(g, 3));
+        if (berth_rng_below(g, 5) == 0)
+            put(&b, ", \"spec\": {\"taints\": [{\"key\": \"dedicated\", \"value\": \"gpu\", "
+                    "\"effect\": \"%s\"}]}",
+                berth_rng_below(g, 2) ? "NoSchedule" : "PreferNoSchedule");
+        put(&b, ", \"status\": {\"allocatable\": {\"cpu\": \"%d\", \"memory\": \"%dGi\", "
+                "\"pods\": \"%d\"}}}",
+            2 + 2 * (int)berth_rng_below(g, 8), 4 + 4 * (int)berth_rng_below(g, 8),
+            3 + (int)berth_rng_below(g, 30));
+    }
+    put(&b, "]}");
+    serve_reply r = {0};
+    serve_extender_put_nodes(x, b.p, b.n, &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+}
+
+/* A random pod named name; extra: text put before "nodenames". */
+static void args(buf *b, berth_rng *g, const char *name, const char *extra, const char *names)
+{
+    b->n = 0;
+    put(b, "{\"pod\": {\"metadata\": {\"name\": \"%s\", \"namespace\": \"shop\", \"uid\": \"u-%s\", "
+           "\"labels\": {\"app\": \"web\"}}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+           "\"resources\": {\"requests\": {\"cpu\": \"%dm\", \"memory\": \"%dMi\"}}}]",
+        name, name, 100 + 500 * (int)berth_rng_below(g, 10), 128 * (1 + (int)berth_rng_below(g, 16)));
+    if (berth_rng_below(g, 3) == 0)
+        put(b, ", \"tolerations\": [{\"key\": \"dedicated\", \"operator\": \"Exists\"}]");
+    if (berth_rng_below(g, 4) == 0)
+        put(b, ", \"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "
+               "{\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": "
+               "\"topology.kubernetes.io/zone\", \"operator\": \"In\", \"values\": [\"z%d\"]}]}]}}}",
+            (int)berth_rng_below(g, 3));
+    else if (berth_rng_below(g, 4) == 0)
+        put(b, ", \"affinity\": {\"podAntiAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "
+               "[{\"labelSelector\": {\"matchLabels\": {\"app\": \"web\"}}, \"topologyKey\": "
+               "\"kubernetes.io/hostname\"}]}}");
+    if (berth_rng_below(g, 4) == 0)
+        put(b, ", \"topologySpreadConstraints\": [{\"maxSkew\": 1, \"topologyKey\": "
+               "\"topology.kubernetes.io/zone\", \"whenUnsatisfiable\": \"%s\", \"labelSelector\": "
+               "{\"matchLabels\": {\"app\": \"web\"}}}]",
+            berth_rng_below(g, 2) ? "DoNotSchedule" : "ScheduleAnyway");
+    put(b, "}, \"status\": {\"phase\": \"Pending\"}},\n %s\"nodenames\": [%s]}", extra, names);
+}
+
+/* A random list of names: a subset of the nodes in random order, maybe an
+ * unknown one or two. */
+static void random_names(berth_rng *g, char *out, size_t size)
+{
+    int order[NODES];
+    for (int i = 0; i < NODES; i++)
+        order[i] = i;
+    for (int i = NODES - 1; i > 0; i--) {
+        int j = (int)berth_rng_below(g, (uint64_t)i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int n = berth_rng_below(g, 3) ? NODES : (int)berth_rng_below(g, NODES + 1);
+    size_t len = 0;
+    out[0] = 0;
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, size - len, "%s\"node-%02d\"", len ? ", " : "", order[i]);
+    for (int u = (int)berth_rng_below(g, 3); u > 0; u--)
+        len += (size_t)snprintf(out + len, size - len, "%s\"ghost-%d\"", len ? ", " : "", u);
+}
+
+/* The fast reply and the general way's reply to the same question. */
+static void same_answer(serve_extender *x, int prioritize, const buf *fast, const buf *slow,
+                        const char *profile)
+{
+    serve_reply a = {0}, b = {0};
+    if (prioritize) {
+        serve_extender_prioritize(x, fast->p, fast->n, profile, &a);
+        serve_extender_prioritize(x, slow->p, slow->n, profile, &b);
+    } else {
+        serve_extender_filter(x, fast->p, fast->n, profile, &a);
+        serve_extender_filter(x, slow->p, slow->n, profile, &b);
+    }
+    assert_non_null(a.body);
+    assert_non_null(b.body);
+    if (a.status != b.status || strcmp(a.body, b.body))
+        fail_msg("%s differs:\nfast %d %.600s\nslow %d %.600s\nbody %.900s",
+                 prioritize ? "prioritize" : "filter", a.status, a.body, b.status, b.body, fast->p);
+    free(a.body);
+    free(b.body);
+}
+
+static void test_fast_equals_general(void **state)
+{
+    (void)state;
+    serve_extender *x;
+    berth_error e;
+    berth_error_clear(&e);
+    assert_int_equal(serve_extender_open(":memory:", &x, &e), 0);
+    berth_rng g;
+    berth_rng_seed(&g, 15);
+    static buf fast, slow;
+    static char names[NODES * 16 + 64];
+    int feasible_seen = 0, failed_seen = 0;
+    for (int round = 0; round < 3; round++) {
+        load_nodes(x, &g);
+        for (int i = 0; i < 40; i++) {
+            char pod[32];
+            snprintf(pod, sizeof pod, "p%d-%d", round, i);
+            random_names(&g, names, sizeof names);
+            berth_rng a = g, b = g; /* the same pod in both bodies */
+            args(&fast, &a, pod, "", names);
+            args(&slow, &b, pod, "\"zz\": 1, ", names);
+            g = a;
+            const char *profile = berth_rng_below(&g, 4) ? NULL : "usage-aware";
+            /* kube-scheduler's order: filter, then prioritize (from the kept
+             * cycle), then prioritize once more */
+            same_answer(x, 0, &fast, &slow, profile);
+            same_answer(x, 1, &fast, &slow, profile);
+            same_answer(x, 1, &fast, &slow, profile);
+            serve_reply r = {0};
+            serve_extender_filter(x, fast.p, fast.n, profile, &r);
+            feasible_seen |= strstr(r.body, "\"nodenames\":[\"") != NULL;
+            failed_seen |= strstr(r.body, "\"failedNodes\":{\"") != NULL;
+            free(r.body);
+            if (berth_rng_below(&g, 2)) {
+                /* a binding changes the answers the kept cycles gave */
+                char bind[200];
+                int n = snprintf(bind, sizeof bind,
+                                 "{\"podName\": \"%s\", \"podNamespace\": \"shop\", \"node\": "
+                                 "\"node-%02d\"}",
+                                 pod, (int)berth_rng_below(&g, NODES));
+                serve_extender_bind(x, bind, (size_t)n, &r);
+                assert_int_equal(r.status, 200);
+                free(r.body);
+                same_answer(x, 1, &fast, &slow, profile);
+            }
+        }
+    }
+    assert_true(feasible_seen && failed_seen);
+    /* the fast path answered (the general way did the rest), from kept
+     * cycles too */
+    uint64_t calls, hits;
+    serve_extender_fast_stats(x, &calls, &hits);
+    assert_true(calls >= 3 * 40 * 4);
+    assert_true(hits >= 3 * 40 * 2);
+    serve_extender_close(x);
+}
+
+/* Bodies the fast path leaves to the general way answer as it does. */
+static void test_handed_over(void **state)
+{
+    (void)state;
+    serve_extender *x;
+    berth_error e;
+    berth_error_clear(&e);
+    assert_int_equal(serve_extender_open(":memory:", &x, &e), 0);
+    berth_rng g;
+    berth_rng_seed(&g, 7);
+    load_nodes(x, &g);
+    static buf plain, other;
+    berth_rng a = g, b = g;
+    /* an escaped name is the same name */
+    args(&plain, &a, "w", "", "\"node-01\", \"node-02\"");
+    args(&other, &b, "w", "", "\"node-01\", \"node\\u002d02\"");
+    same_answer(x, 0, &plain, &other, NULL);
+    same_answer(x, 1, &plain, &other, NULL);
+    /* errors: a name twice, an unknown profile, a bad pod, bad JSON */
+    const char *bad[] = {
+        "{\"pod\": {\"metadata\": {\"name\": \"w\"}}, \"nodenames\": [\"node-01\", \"node-01\"]}",
+        "{\"pod\": {\"metadata\": {\"name\": \"w\"}}, \"nodenames\": [\"gh\", \"gh\"]}",
+        "{\"pod\": {\"metadata\": {}}, \"nodenames\": [\"node-01\"]}",
+        "{\"pod\": {\"metadata\": {\"name\": \"w\"}, \"spec\": {\"nodeName\": \"x\"}}, "
+        "\"nodenames\": [\"node-01\"]}",
+        "{\"pod\": {\"metadata\": {\"name\": \"w\"}, ]}, \"nodenames\": [\"node-01\"]}",
+        "{\"pod\": {\"metadata\": {\"name\": \"w\"}}, \"nodenames\": [\"node-01\"]} x",
+        "{\"pod\": {\"metadata\": {\"name\": \"w\"}}, \"nodenames\": [\"\"]}",
+        "{\"pod\": {\"metadata\": {\"name\": \"w\"}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+        "\"resources\": {\"requests\": {\"cpu\": \"lots\"}}}]}}, \"nodenames\": [\"node-01\"]}",
+    };
+    const char *want[] = {"appears twice", "appears twice", "pod.metadata.name: required",
+                          "already bound", "body:1:", "body:1:", "nodenames[0]",
+                          "invalid quantity 'lots'"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        serve_reply r = {0};
+        serve_extender_filter(x, bad[i], strlen(bad[i]), NULL, &r);
+        assert_int_equal(r.status, 400);
+        if (!strstr(r.body, want[i]))
+            fail_msg("body %s: reply %s lacks %s", bad[i], r.body, want[i]);
+        free(r.body);
+    }
+    serve_reply r = {0};
+    serve_extender_prioritize(x, plain.p, plain.n, "nope", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "no profile named 'nope'"));
+    free(r.body);
+    serve_extender_close(x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_equals_general),
+        cmocka_unit_test(test_handed_over),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
