@@ -5,7 +5,7 @@ CC      ?= cc
 CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
 OPT     ?= -O2 -g
-PKGLIBS := -lyaml -ljansson -lmicrohttpd -lsqlite3 -lpthread -lm
+PKGLIBS := -lyaml -ljansson -lmicrohttpd -lsqlite3 -lcurl -lpthread -lm
 BUILD   ?= build
 INC     := -Iinclude -Isrc
 

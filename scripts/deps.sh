@@ -4,7 +4,7 @@
 # one line naming the command to run. `make`, `make demo` and `make check`
 # run it first.
 set -uo pipefail
-need=(gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev curl)
+need=(gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev curl)
 if ! command -v dpkg-query >/dev/null 2>&1; then
   # not Debian: check that the headers and libraries compile and link
   cc=${CC:-cc}

@@ -266,6 +266,15 @@ int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
                            const berth_nexus_options *opt, berth_error *e);
 int berth_nexus_add_pool(berth_nexus *nx, uint32_t cluster, const berth_pool_spec *ps,
                          const berth_nexus_options *opt, uint32_t *pool_out, berth_error *e);
+/* Places one more VM of pool on machine, in exactly the NUMA cells of
+ * cells_mask (bit i = cell i), named with ordinal: a recorded decision
+ * applied without planning (berth serve's log, docs/ARCHITECTURE.md). The
+ * pool's desired count is not changed. BERTH_ENOFIT with a message when the
+ * machine is cordoned or down, outside the pool's zones, or a named cell
+ * lacks room; BERTH_EINVAL when the mask does not name the SKU's number of
+ * the machine's cells or the ordinal was already used. */
+int berth_nexus_place_at(berth_nexus *nx, uint32_t pool, uint32_t machine, uint32_t cells_mask,
+                         uint32_t ordinal, berth_error *e);
 int berth_nexus_set_cordon(berth_nexus *nx, uint32_t machine, int cordoned, berth_error *e);
 /* Runtime upgrade report into step (batches); the estate is unchanged after it. */
 int berth_nexus_runtime_upgrade(berth_nexus *nx, berth_step *step, berth_error *e);

@@ -1,6 +1,7 @@
 /* berth/serve.h - the placement service (`berth serve`): a JSON HTTP API
  * (libmicrohttpd) over the nexus, kube and fleet engines, with a durable
- * SQLite log of every accepted mutation (docs/api.md).
+ * log of every accepted mutation: SQLite, or etcd shared by several
+ * replicas (docs/api.md, docs/ARCHITECTURE.md).
  *
  * Life cycle: fill a berth_serve_options (berth_serve_default_options),
  * berth_serve_start (replays the log, starts the worker and the HTTP
@@ -50,6 +51,9 @@ typedef struct berth_serve_options {
     const char *tls_cert;           /* PEM certificate (chain): serve HTTPS (with tls_key) */
     const char *tls_key;            /* PEM private key */
     int quiet;                      /* no log lines on stderr */
+    const char *etcd;               /* "http://HOST:PORT[,...]": keep the estate's log in etcd
+                                     * (shared by replicas) instead of db; NULL: SQLite */
+    const char *estate;             /* the estate's name in etcd (with etcd) */
 } berth_serve_options;
 
 typedef struct berth_server berth_server;

@@ -19,6 +19,9 @@ static void help(FILE *f)
             "\n"
             "options:\n"
             "  --db FILE                    the store (default ./berth.db; WAL files beside it)\n"
+            "  --etcd URL[,URL...]          keep the estate's log in etcd instead, shared by\n"
+            "                               several replicas (http://HOST:PORT of its members)\n"
+            "  --estate NAME                the estate's name in etcd (needed with --etcd)\n"
             "  --listen ADDR:PORT           where to listen (default 127.0.0.1:8080;\n"
             "                               [::1]:PORT for IPv6; port 0 picks a free port)\n"
             "  --token-file FILE            bearer tokens allowed to read and write, one per line\n"
@@ -81,7 +84,8 @@ int cmd_serve(int argc, char **argv)
                                              "--tls-key", "--per-ip-connections",
                                              "--request-timeout", "--threads", "--workers",
                                              "--planner-threads", "--planner-queue",
-                                             "--max-objects", "--max-pairs", NULL};
+                                             "--max-objects", "--max-pairs", "--etcd",
+                                             "--estate", NULL};
         int k = -1;
         for (int j = 0; valued[j]; j++)
             if (!strcmp(a, valued[j]))
@@ -102,6 +106,8 @@ int cmd_serve(int argc, char **argv)
         case 2: o.token_file = v; break;
         case 3: o.read_only_token_file = v; break;
         case 7: o.tls_cert = v; break;
+        case 17: o.etcd = v; break;
+        case 18: o.estate = v; break;
         case 8: o.tls_key = v; break;
         case 4:
             if (parse_uint(a, v, 1ull << 30, &x))
@@ -168,8 +174,9 @@ int cmd_serve(int argc, char **argv)
         return rc == BERTH_EINVAL ? 2 : 3;
     }
     if (!o.quiet)
-        fprintf(stderr, "berth serve: listening on port %u%s, store %s\n", berth_serve_port(s),
-                o.tls_cert ? " (HTTPS)" : "", o.db);
+        fprintf(stderr, "berth serve: listening on port %u%s, store %s%s%s%s\n",
+                berth_serve_port(s), o.tls_cert ? " (HTTPS)" : "", o.etcd ? "etcd " : "",
+                o.etcd ? o.etcd : o.db, o.etcd ? " estate " : "", o.etcd ? o.estate : "");
     int sig = 0;
     sigwait(&set, &sig);
     if (!o.quiet)

@@ -483,6 +483,75 @@ int berth_nexus_add_pool(berth_nexus *nx, uint32_t cluster, const berth_pool_spe
     return berth_nexus_scale_pool(nx, pid, want, opt, e);
 }
 
+int berth_nexus_place_at(berth_nexus *nx, uint32_t pool, uint32_t machine, uint32_t cells_mask,
+                         uint32_t ordinal, berth_error *e)
+{
+    int rc = berth_nexus_prepare(nx, NULL, e);
+    if (rc)
+        return rc;
+    if (pool >= nx->npools || machine >= nx->nmachines)
+        return berth_error_set(e, BERTH_EINVAL, "placement names no pool or machine");
+    berth_pool *p = &nx->pools[pool];
+    const berth_machine *mm = &nx->machines[machine];
+    nexus_req rq;
+    nexus_req_for_pool(nx, pool, &rq);
+    char name[300];
+    snprintf(name, sizeof name, "%s-%s-%u", nx->clusters[p->cluster].name, p->name, ordinal);
+    if (ordinal < p->next_ordinal)
+        return berth_error_set(e, BERTH_EINVAL, "VM %s: the name was already used", name);
+    uint32_t n = 0, first = BERTH_NEXUS_NONE;
+    for (uint32_t i = 0; i < 32; i++)
+        if (cells_mask & (1u << i)) {
+            if (i >= mm->ncells)
+                return berth_error_set(e, BERTH_EINVAL, "VM %s: machine %s has no NUMA cell %u",
+                                       name, mm->name, i);
+            if (first == BERTH_NEXUS_NONE)
+                first = i;
+            n++;
+        }
+    if (n != rq.ncells)
+        return berth_error_set(e, BERTH_EINVAL, "VM %s: %u NUMA cells given, the SKU spans %u",
+                               name, n, rq.ncells);
+    if (!nx->state->sched[machine])
+        return berth_error_set(e, BERTH_ENOFIT, "VM %s: machine %s is cordoned or down", name,
+                               mm->name);
+    if (rq.allowed && !rq.allowed[mm->rack])
+        return berth_error_set(e, BERTH_ENOFIT, "VM %s: rack %s is not in the pool's zones",
+                               name, nx->racks[mm->rack].name);
+    berth_cell *cl = &nx->cells[mm->first_cell];
+    for (uint32_t i = 0; i < mm->ncells; i++)
+        if ((cells_mask & (1u << i)) &&
+            (cl[i].cpu - cl[i].used_cpu < rq.cell_cpu ||
+             cl[i].memory - cl[i].used_memory < rq.cell_mem))
+            return berth_error_set(e, BERTH_ENOFIT,
+                                   "VM %s: NUMA cell %u of machine %s no longer has %d host vCPU "
+                                   "and %.0fGi free",
+                                   name, i, mm->name, rq.cell_cpu, (double)rq.cell_mem / GiB);
+    if (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + 1, sizeof *nx->vms) ||
+        nexus_grow((void **)&p->vms, &p->capvms, p->nvms + 1, sizeof *p->vms))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < mm->ncells; i++)
+        if (cells_mask & (1u << i)) {
+            cl[i].used_cpu += rq.cell_cpu;
+            cl[i].used_memory += rq.cell_mem;
+        }
+    nx->state->rack_used_cpu[mm->rack] += (int64_t)rq.cell_cpu * rq.ncells;
+    if (rq.xl)
+        nx->state->xl_cnt[machine]++;
+    uint32_t vm = nx->nvms++;
+    berth_vm *v = &nx->vms[vm];
+    v->pool = pool;
+    v->machine = machine;
+    v->cell = first;
+    v->cells_mask = cells_mask;
+    v->ordinal = ordinal;
+    p->next_ordinal = ordinal + 1;
+    p->vms[p->nvms++] = vm;
+    nexus_ctx_count(nx, vm, +1, 1);
+    nexus_machine_changed(nx, machine);
+    return 0;
+}
+
 int berth_nexus_set_cordon(berth_nexus *nx, uint32_t machine, int cordoned, berth_error *e)
 {
     if (!nx->state)

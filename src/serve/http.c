@@ -345,6 +345,11 @@ static enum MHD_Result send_reply(berth_server *s, struct MHD_Connection *c, req
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"berth\"");
     if (r->retry_after)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (rep->revision > 0) { /* etcd: the log revision applied (never in the body) */
+        char rev[32];
+        snprintf(rev, sizeof rev, "%lld", (long long)rep->revision);
+        MHD_add_response_header(resp, "X-Berth-Revision", rev);
+    }
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);
     conn_phase(s, c, CONN_WRITE);
@@ -832,8 +837,13 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
     if (!rc)
         rc = serve_tls_load(o->tls_cert, o->tls_key, &s->tls, e);
-    if (!rc)
-        rc = serve_engine_open(o->db, o->max_batch, &s->engine, e);
+    if (!rc && o->etcd && !o->estate)
+        rc = berth_error_set(e, BERTH_EINVAL, "--etcd needs --estate NAME");
+    if (!rc) {
+        serve_engine_config ec = {.db = o->db, .etcd = o->etcd, .estate = o->estate,
+                                  .max_batch = o->max_batch};
+        rc = serve_engine_open_config(&ec, &s->engine, e);
+    }
     if (!rc)
         rc = serve_extender_open(o->db, &s->ext, e);
     if (!rc) {

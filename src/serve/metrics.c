@@ -190,6 +190,13 @@ char *serve_metrics_render(serve_metrics *m, serve_engine *g)
         (unsigned long long)st.commits, (unsigned long long)st.batches,
         (unsigned long long)st.batched_ops);
     out(&b,
+        "# HELP berth_replicated_replans_total Changes whose log record the apply check "
+        "rejected (the estate changed since the plan), planned again (etcd; at most 3 each).\n"
+        "# TYPE berth_replicated_replans_total counter\nberth_replicated_replans_total %llu\n"
+        "# HELP berth_replicated_revision The etcd log revision this replica applied.\n"
+        "# TYPE berth_replicated_revision gauge\nberth_replicated_revision %lld\n",
+        (unsigned long long)st.replans, (long long)st.revision);
+    out(&b,
         "# HELP berth_estate_loaded 1 when an estate is loaded.\n# TYPE berth_estate_loaded "
         "gauge\nberth_estate_loaded %d\n"
         "# HELP berth_estate_machines Machines in the estate.\n# TYPE berth_estate_machines "

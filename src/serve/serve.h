@@ -1,5 +1,5 @@
-/* serve/serve.h - internals of `berth serve`: the SQLite mutation log
- * (store.c), the engine that owns the estate and its placement worker with
+/* serve/serve.h - internals of `berth serve`: the store interface
+ * (serve_log) with its SQLite (store.c) and etcd (etcd.c) implementations, the engine that owns the estate and its placement worker with
  * group commit (engine.c), bearer tokens (auth.c), Prometheus metrics
  * (metrics.c) and JSON error bodies. The HTTP layer is http.c. */
 #ifndef BERTH_SERVE_INTERNAL_H
@@ -20,15 +20,66 @@ typedef enum serve_rec_kind {
     SERVE_REC_DELETE = 4, /* cluster */
 } serve_rec_kind;
 
+/* Record formats: 1 = the request only (re-planned through the current
+ * engine on replay: logs written before format 2); 2 = the request and the
+ * decision it made (JSON text: the placements, the cluster version it was
+ * planned against), applied on replay without planning. */
+#define SERVE_REC_FORMAT 2
+
 typedef struct serve_record {
-    int64_t seq;          /* set by append / replay */
+    int64_t seq;          /* set by append / replay (etcd: the revision of its batch) */
     int kind;
+    int format;           /* 1 or 2 (0 on append = 1) */
     const char *cluster;  /* NULL when unused */
     const char *pool;
     int64_t count;
     const char *body;
     size_t body_len;
+    const char *decision; /* format 2: JSON text (engine.c), else NULL */
+    const char *req_id;   /* etcd: "<replica>-<batch>-<index>", else NULL */
 } serve_record;
+
+/* ---- the store interface: one log, two implementations ---- */
+
+typedef struct serve_log serve_log;
+typedef int (*serve_record_fn)(void *ctx, const serve_record *r, berth_error *e);
+
+typedef struct serve_log_vt {
+    const char *name;
+    /* 0: this process is the only writer, a batch is applied as planned
+     * (SQLite). 1: other replicas append too: the engine applies what it
+     * reads back from the log, in log order (etcd). */
+    int shared;
+    /* Appends one batch durably, in order, as one unit; *rev: the position
+     * of the batch (SQLite: the last record's sequence; etcd: the revision).
+     * batch_id names the batch: a retried append of the same id is never
+     * applied twice. */
+    int (*append)(serve_log *l, serve_record *recs, size_t n, const char *batch_id,
+                  int64_t *rev, berth_error *e);
+    /* Calls fn on every record after revision from, in log order, up to the
+     * end known now (SQLite: from its latest estate). */
+    int (*read)(serve_log *l, int64_t from, serve_record_fn fn, void *ctx, berth_error *e);
+    /* shared logs: the log's current revision (a linearizable read), and a
+     * blocking follow from revision from + 1 (fn per record in order,
+     * batch_fn after each batch with its revision, alive on every heartbeat)
+     * until *stop. NULL for SQLite. */
+    int (*revision)(serve_log *l, int64_t *rev, berth_error *e);
+    void (*follow)(serve_log *l, int64_t from, serve_record_fn fn,
+                   void (*batch_fn)(void *ctx, int64_t rev, const char *batch_id),
+                   void (*alive)(void *ctx, int ok), void *ctx, const int *stop);
+    uint64_t (*commits)(serve_log *l);
+    void (*close)(serve_log *l);
+} serve_log_vt;
+
+struct serve_log {
+    const serve_log_vt *vt;
+};
+
+/* The SQLite log at path (created), --db. */
+int serve_log_open_sqlite(const char *path, serve_log **out, berth_error *e);
+/* The etcd log of estate name on the comma-separated endpoints, --etcd. */
+int serve_log_open_etcd(const char *endpoints, const char *estate, serve_log **out,
+                        berth_error *e);
 
 typedef struct serve_store serve_store;
 
@@ -68,6 +119,7 @@ const char *serve_reason_name(serve_reason r);
 typedef struct serve_reply {
     int status;     /* HTTP status */
     char *body;     /* malloc'd JSON text */
+    int64_t revision; /* etcd: the log revision applied (X-Berth-Revision), else 0 */
 } serve_reply;
 
 /* {"error": {"code": code, "message": msg}} into r. */
@@ -104,6 +156,8 @@ typedef struct serve_engine_stats {
     uint64_t accepted[5];                 /* by serve_rec_kind */
     uint64_t rejected[SERVE_REJ_COUNT];
     uint64_t commits, batches, batched_ops;
+    uint64_t replans;                     /* etcd: records rejected by the apply check, re-planned */
+    int64_t revision;                     /* etcd: the log revision applied */
     uint64_t vms;                         /* live VMs */
     int64_t cpu, used_cpu, memory, used_memory;
     uint32_t machines, clusters;
@@ -112,6 +166,17 @@ typedef struct serve_engine_stats {
 
 /* Opens the store at db, replays it and starts the worker. */
 int serve_engine_open(const char *db, unsigned max_batch, serve_engine **out, berth_error *e);
+
+typedef struct serve_engine_config {
+    const char *db;          /* SQLite log (when etcd is NULL) */
+    const char *etcd;        /* "http://host:port[,...]": the etcd log instead */
+    const char *estate;      /* the estate's name in etcd */
+    unsigned max_batch;      /* mutations per group commit, default 1024 */
+    /* tests only: the planner's tie rule (default BERTH_TIE_FIRST); a log
+     * replayed under another rule must give the same estate */
+    int tiebreak;
+} serve_engine_config;
+int serve_engine_open_config(const serve_engine_config *c, serve_engine **out, berth_error *e);
 void serve_engine_close(serve_engine *g);
 
 /* Mutations: block until committed (or rejected); fill r (overwritten, not

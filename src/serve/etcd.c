@@ -1,0 +1,549 @@
+/* serve/etcd.c - the etcd implementation of the store interface
+ * (serve_log, serve.h): `berth serve --etcd URL[,URL...] --estate NAME`.
+ * libcurl + jansson against etcd 3.4's v3 JSON gateway (/v3/kv/txn,
+ * /v3/kv/range, /v3/watch; keys and values base64). The log of an estate
+ * is the keys under /berth/v1/<estate>/log/: one key per group-commit
+ * batch, named by its batch id and written by a transaction guarded on the
+ * key's create revision, so a retried batch lands once; its value is
+ * {"batch": ID, "changes": [{"id", "kind", "format", "cluster", "pool",
+ * "count", "body", "decision"}...]}. Log order is the etcd revision of
+ * each key. Followers watch the prefix from the revision they applied.
+ * Threads: append and revision may be called from any thread (one curl
+ * handle per call); follow runs on the engine's follower thread. */
+#include "serve/serve.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct etcd_log {
+    serve_log log;
+    char **urls;
+    size_t nurls;
+    char *prefix;            /* "/berth/v1/<estate>/log/" */
+    char *prefix_b64, *end_b64;
+    pthread_mutex_t mu;
+    size_t cur;              /* endpoint that answered last (under mu) */
+    uint64_t commits;        /* batches appended (under mu) */
+} etcd_log;
+
+/* ---- base64 ---- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const char *s, size_t n)
+{
+    char *o = malloc(4 * ((n + 2) / 3) + 1), *p = o;
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)(unsigned char)s[i + 1] << 8;
+        if (i + 2 < n)
+            v |= (unsigned char)s[i + 2];
+        *p++ = b64[v >> 18 & 63];
+        *p++ = b64[v >> 12 & 63];
+        *p++ = i + 1 < n ? b64[v >> 6 & 63] : '=';
+        *p++ = i + 2 < n ? b64[v & 63] : '=';
+    }
+    *p = 0;
+    return o;
+}
+
+static int b64_val(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Decodes s into a malloc'd NUL-terminated buffer; NULL when not base64. */
+static char *b64_decode(const char *s, size_t *len)
+{
+    size_t n = strlen(s);
+    char *o = malloc(n / 4 * 3 + 4);
+    if (!o || n % 4) {
+        free(o);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        int v[4];
+        for (int j = 0; j < 4; j++)
+            v[j] = s[i + j] == '=' ? 0 : b64_val(s[i + j]);
+        if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0) {
+            free(o);
+            return NULL;
+        }
+        uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
+                     (uint32_t)v[3];
+        o[k++] = (char)(x >> 16);
+        if (s[i + 2] != '=')
+            o[k++] = (char)(x >> 8 & 255);
+        if (s[i + 3] != '=')
+            o[k++] = (char)(x & 255);
+    }
+    o[k] = 0;
+    *len = k;
+    return o;
+}
+
+/* int64 fields come as JSON strings from the gateway */
+static int64_t jint(json_t *j)
+{
+    if (json_is_integer(j))
+        return json_integer_value(j);
+    const char *s = json_string_value(j);
+    return s ? strtoll(s, NULL, 10) : 0;
+}
+
+/* ---- HTTP ---- */
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+} buf;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    buf *b = ud;
+    size_t n = size * nmemb;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q)
+            return 0;
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, ptr, n);
+    b->n += n;
+    b->p[b->n] = 0;
+    return n;
+}
+
+/* POSTs body to path on one endpoint after another (starting with the one
+ * that answered last); the JSON reply into *out. */
+static int post(etcd_log *l, const char *path, const char *body, json_t **out, berth_error *e)
+{
+    *out = NULL;
+    pthread_mutex_lock(&l->mu);
+    size_t first = l->cur;
+    pthread_mutex_unlock(&l->mu);
+    char err[CURL_ERROR_SIZE] = "";
+    long code = 0;
+    for (size_t k = 0; k < l->nurls; k++) {
+        size_t i = (first + k) % l->nurls;
+        CURL *c = curl_easy_init();
+        if (!c)
+            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        char url[1024];
+        snprintf(url, sizeof url, "%s%s", l->urls[i], path);
+        buf b = {0};
+        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+        CURLcode rc = curl_easy_perform(c);
+        code = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        if (rc == CURLE_OK && code == 200 && b.p) {
+            *out = json_loads(b.p, 0, NULL);
+            free(b.p);
+            if (!*out)
+                return berth_error_set(e, BERTH_EIO, "etcd %s: the reply is not JSON", url);
+            pthread_mutex_lock(&l->mu);
+            l->cur = i;
+            pthread_mutex_unlock(&l->mu);
+            return 0;
+        }
+        if (rc == CURLE_OK)
+            snprintf(err, sizeof err, "HTTP %ld: %.200s", code, b.p ? b.p : "");
+        free(b.p);
+    }
+    return berth_error_set(e, BERTH_EIO, "etcd unavailable (%zu endpoint%s): %s", l->nurls,
+                           l->nurls == 1 ? "" : "s", err[0] ? err : "no answer");
+}
+
+/* ---- the serve_log face ---- */
+
+static etcd_log *of_log(serve_log *s)
+{
+    return (etcd_log *)s;
+}
+
+static json_t *change_json(const serve_record *r)
+{
+    json_t *j = json_pack("{s:s,s:i,s:i,s:I}", "id", r->req_id ? r->req_id : "", "kind", r->kind,
+                          "format", r->format ? r->format : 1, "count", (json_int_t)r->count);
+    if (!j)
+        return NULL;
+    int bad = 0;
+    if (r->cluster)
+        bad |= json_object_set_new(j, "cluster", json_string(r->cluster));
+    if (r->pool)
+        bad |= json_object_set_new(j, "pool", json_string(r->pool));
+    if (r->body)
+        bad |= json_object_set_new(j, "body", json_stringn(r->body, r->body_len));
+    if (r->decision)
+        bad |= json_object_set_new(j, "decision", json_string(r->decision));
+    if (bad) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+static int etcd_append(serve_log *s, serve_record *recs, size_t n, const char *batch_id,
+                       int64_t *rev, berth_error *e)
+{
+    etcd_log *l = of_log(s);
+    json_t *changes = json_array();
+    for (size_t i = 0; changes && i < n; i++) {
+        json_t *c = change_json(&recs[i]);
+        if (!c || json_array_append_new(changes, c)) {
+            json_decref(changes);
+            return berth_error_set(e, BERTH_EINVAL, "a change is not UTF-8 text or out of memory");
+        }
+    }
+    json_t *batch = changes ? json_pack("{s:s,s:o}", "batch", batch_id, "changes", changes)
+                            : NULL;
+    char *value = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
+    json_decref(batch);
+    size_t klen = strlen(l->prefix) + strlen(batch_id);
+    char *key = malloc(klen + 1);
+    if (key)
+        snprintf(key, klen + 1, "%s%s", l->prefix, batch_id);
+    char *k64 = key ? b64_encode(key, klen) : NULL;
+    char *v64 = value ? b64_encode(value, strlen(value)) : NULL;
+    free(key);
+    free(value);
+    char *body = NULL;
+    if (k64 && v64) {
+        json_t *txn = json_pack(
+            "{s:[{s:s,s:s,s:s,s:i}],s:[{s:{s:s,s:s}}],s:[{s:{s:s}}]}", "compare", "target",
+            "CREATE", "result", "EQUAL", "key", k64, "createRevision", 0, "success",
+            "requestPut", "key", k64, "value", v64, "failure", "requestRange", "key", k64);
+        body = txn ? json_dumps(txn, JSON_COMPACT) : NULL;
+        json_decref(txn);
+    }
+    free(k64);
+    free(v64);
+    if (!body)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    /* a retry after an unknown outcome sends the same key: the guard makes
+     * the second attempt read back the first one's revision */
+    int rc = BERTH_EIO;
+    for (int attempt = 0; attempt < 3 && rc; attempt++) {
+        json_t *out;
+        rc = post(l, "/v3/kv/txn", body, &out, e);
+        if (rc) {
+            usleep(200000);
+            continue;
+        }
+        if (json_is_true(json_object_get(out, "succeeded"))) {
+            *rev = jint(json_object_get(json_object_get(out, "header"), "revision"));
+        } else {
+            json_t *kv = json_array_get(
+                json_object_get(json_object_get(json_array_get(json_object_get(out, "responses"), 0),
+                                                "response_range"),
+                                "kvs"),
+                0);
+            *rev = jint(json_object_get(kv, "mod_revision"));
+        }
+        json_decref(out);
+        if (*rev <= 0)
+            rc = berth_error_set(e, BERTH_EIO, "etcd: the transaction gave no revision");
+    }
+    free(body);
+    if (!rc) {
+        pthread_mutex_lock(&l->mu);
+        l->commits++;
+        pthread_mutex_unlock(&l->mu);
+    }
+    return rc;
+}
+
+/* The revision of the newest record (0: none): what a linearizable read
+ * must have applied. A range read of etcd is linearizable by default. */
+static int etcd_revision(serve_log *s, int64_t *rev, berth_error *e)
+{
+    etcd_log *l = of_log(s);
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":1,\"sort_order\":\"DESCEND\","
+             "\"sort_target\":\"MOD\",\"keys_only\":true}",
+             l->prefix_b64, l->end_b64);
+    json_t *out;
+    int rc = post(l, "/v3/kv/range", body, &out, e);
+    if (rc)
+        return rc;
+    *rev = jint(json_object_get(json_array_get(json_object_get(out, "kvs"), 0), "mod_revision"));
+    json_decref(out);
+    return 0;
+}
+
+/* The records of one log key (a batch) to fn, in order. */
+static int deliver(json_t *kv, serve_record_fn fn,
+                   void (*batch_fn)(void *ctx, int64_t rev, const char *batch_id), void *ctx)
+{
+    int64_t rev = jint(json_object_get(kv, "mod_revision"));
+    const char *v = json_string_value(json_object_get(kv, "value"));
+    size_t n = 0;
+    char *text = v ? b64_decode(v, &n) : NULL;
+    json_t *b = text ? json_loadb(text, n, 0, NULL) : NULL;
+    free(text);
+    json_t *changes = json_object_get(b, "changes");
+    size_t i;
+    json_t *c;
+    json_array_foreach(changes, i, c) {
+        const char *body = json_string_value(json_object_get(c, "body"));
+        serve_record r = {
+            .seq = rev,
+            .kind = (int)json_integer_value(json_object_get(c, "kind")),
+            .format = (int)json_integer_value(json_object_get(c, "format")),
+            .cluster = json_string_value(json_object_get(c, "cluster")),
+            .pool = json_string_value(json_object_get(c, "pool")),
+            .count = json_integer_value(json_object_get(c, "count")),
+            .body = body ? body : "",
+            .body_len = body ? json_string_length(json_object_get(c, "body")) : 0,
+            .decision = json_string_value(json_object_get(c, "decision")),
+            .req_id = json_string_value(json_object_get(c, "id")),
+        };
+        berth_error e;
+        fn(ctx, &r, &e);
+    }
+    if (rev > 0)
+        batch_fn(ctx, rev, json_string_value(json_object_get(b, "batch")));
+    json_decref(b);
+    return 0;
+}
+
+typedef struct watch_ctx {
+    buf b;
+    serve_record_fn fn;
+    void (*batch_fn)(void *ctx, int64_t rev, const char *batch_id);
+    void (*alive)(void *ctx, int ok);
+    void *ctx;
+    const int *stop;
+    int64_t last;            /* revision of the last batch delivered */
+    int canceled;
+} watch_ctx;
+
+/* The watch stream: one JSON message per line. */
+static size_t on_watch(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    watch_ctx *w = ud;
+    size_t n = size * nmemb;
+    if (!on_data(ptr, size, nmemb, &w->b))
+        return 0;
+    char *start = w->b.p, *nl;
+    while ((nl = memchr(start, '\n', (size_t)(w->b.p + w->b.n - start)))) {
+        json_t *m = json_loadb(start, (size_t)(nl - start), 0, NULL);
+        json_t *res = json_object_get(m, "result");
+        if (res) {
+            w->alive(w->ctx, 1);
+            if (json_is_true(json_object_get(res, "canceled")) ||
+                jint(json_object_get(res, "compact_revision")) > 0)
+                w->canceled = 1;
+            size_t i;
+            json_t *ev;
+            json_array_foreach(json_object_get(res, "events"), i, ev) {
+                json_t *kv = json_object_get(ev, "kv");
+                const char *type = json_string_value(json_object_get(ev, "type"));
+                int64_t rev = jint(json_object_get(kv, "mod_revision"));
+                if (type && strcmp(type, "PUT"))
+                    continue; /* a compaction's DELETE: not a record */
+                if (rev > w->last) {
+                    deliver(kv, w->fn, w->batch_fn, w->ctx);
+                    w->last = rev;
+                }
+            }
+        }
+        json_decref(m);
+        start = nl + 1;
+    }
+    size_t rest = (size_t)(w->b.p + w->b.n - start);
+    memmove(w->b.p, start, rest);
+    w->b.n = rest;
+    return w->canceled ? 0 : n;
+}
+
+static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    const watch_ctx *w = ud;
+    return __atomic_load_n(w->stop, __ATOMIC_SEQ_CST) ? 1 : 0;
+}
+
+static void etcd_follow(serve_log *s, int64_t from, serve_record_fn fn,
+                        void (*batch_fn)(void *ctx, int64_t rev, const char *batch_id),
+                        void (*alive)(void *ctx, int ok), void *ctx, const int *stop)
+{
+    etcd_log *l = of_log(s);
+    watch_ctx w = {.fn = fn, .batch_fn = batch_fn, .alive = alive, .ctx = ctx, .stop = stop,
+                   .last = from};
+    size_t i = 0;
+    while (!__atomic_load_n(stop, __ATOMIC_SEQ_CST)) {
+        char body[1024], url[1024];
+        snprintf(body, sizeof body,
+                 "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":"
+                 "%lld}}",
+                 l->prefix_b64, l->end_b64, (long long)w.last + 1);
+        snprintf(url, sizeof url, "%s/v3/watch", l->urls[i % l->nurls]);
+        CURL *c = curl_easy_init();
+        if (!c)
+            break;
+        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_watch);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &w);
+        curl_easy_perform(c);
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        w.b.n = 0;
+        alive(ctx, 0);
+        if (w.canceled) {
+            fprintf(stderr, "berth serve: etcd: the watch of %s was canceled (the log was "
+                            "compacted past revision %lld?)\n", l->prefix, (long long)w.last);
+            w.canceled = 0;
+        }
+        i++; /* the next endpoint */
+        for (int k = 0; k < 5 && !__atomic_load_n(stop, __ATOMIC_SEQ_CST); k++)
+            usleep(50000);
+    }
+    free(w.b.p);
+}
+
+static uint64_t etcd_commits(serve_log *s)
+{
+    etcd_log *l = of_log(s);
+    pthread_mutex_lock(&l->mu);
+    uint64_t n = l->commits;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+static int etcd_read(serve_log *s, int64_t from, serve_record_fn fn, void *ctx, berth_error *e)
+{
+    (void)s, (void)from, (void)fn, (void)ctx;
+    return berth_error_set(e, BERTH_EINTERNAL, "etcd: the log is read by follow");
+}
+
+static void etcd_close(serve_log *s)
+{
+    etcd_log *l = of_log(s);
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->nurls; i++)
+        free(l->urls[i]);
+    free(l->urls);
+    free(l->prefix);
+    free(l->prefix_b64);
+    free(l->end_b64);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+static const serve_log_vt etcd_vt = {
+    .name = "etcd",
+    .shared = 1,
+    .append = etcd_append,
+    .read = etcd_read,
+    .revision = etcd_revision,
+    .follow = etcd_follow,
+    .commits = etcd_commits,
+    .close = etcd_close,
+};
+
+int serve_log_open_etcd(const char *endpoints, const char *estate, serve_log **out,
+                        berth_error *e)
+{
+    *out = NULL;
+    if (!estate || !serve_name_valid(estate, strlen(estate)))
+        return berth_error_set(e, BERTH_EINVAL,
+                               "--estate: a name of 1-63 letters, digits, '-', '_' or '.' is "
+                               "needed with --etcd");
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    etcd_log *l = calloc(1, sizeof *l);
+    if (!l)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    l->log.vt = &etcd_vt;
+    pthread_mutex_init(&l->mu, NULL);
+    int rc = 0;
+    for (const char *p = endpoints; !rc && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        while (n && p[n - 1] == '/')
+            n--;
+        if (n == 0 || (strncmp(p, "http://", 7) && strncmp(p, "https://", 8)) || n > 900) {
+            rc = berth_error_set(e, BERTH_EINVAL,
+                                 "--etcd: expected http://HOST:PORT[,http://HOST:PORT...], got "
+                                 "'%s'", endpoints);
+            break;
+        }
+        char **u = realloc(l->urls, (l->nurls + 1) * sizeof *u);
+        if (!u || !(u[l->nurls] = strndup(p, n))) {
+            if (u)
+                l->urls = u;
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+            break;
+        }
+        l->urls = u;
+        l->nurls++;
+        p = comma ? comma + 1 : p + strlen(p);
+    }
+    if (!rc && !l->nurls)
+        rc = berth_error_set(e, BERTH_EINVAL, "--etcd: no endpoint given");
+    if (!rc) {
+        size_t n = strlen(estate) + 32;
+        l->prefix = malloc(n);
+        char *end = malloc(n);
+        if (l->prefix && end) {
+            snprintf(l->prefix, n, "/berth/v1/%s/log/", estate);
+            snprintf(end, n, "/berth/v1/%s/log0", estate); /* '/' + 1 */
+            l->prefix_b64 = b64_encode(l->prefix, strlen(l->prefix));
+            l->end_b64 = b64_encode(end, strlen(end));
+        }
+        free(end);
+        if (!l->prefix_b64 || !l->end_b64)
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
+    if (!rc) { /* reachable now, or say so */
+        int64_t rev;
+        rc = etcd_revision(&l->log, &rev, e);
+    }
+    if (rc) {
+        etcd_close(&l->log);
+        return rc;
+    }
+    *out = &l->log;
+    return 0;
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# serve_etcd: three `berth serve --etcd` replicas share one estate through a
+# one-member etcd (data dir under the build folder, stopped by PID). 24
+# concurrent curl loops spread over the replicas create clusters, half of
+# the names asked twice on different replicas, and scale pools; one
+# replica is killed with SIGKILL mid-load and restarted. At the end every
+# acknowledged (201) cluster is present exactly once on every replica, no
+# VM is placed twice, no NUMA cell is over capacity
+# (tests/tools/estate_check.c), and the three replicas answer byte-identical
+# GET /v1/estate and GET /v1/clusters. Skipped (with a message) only when
+# etcd is not installed and cannot be.
+set -u
+BERTH=${BERTH:-build/berth}
+BUILD_DIR=$(dirname "$BERTH")
+if ! command -v etcd > /dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server > /dev/null 2>&1
+  elif sudo -n true > /dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive sudo apt-get install -y -qq etcd-server > /dev/null 2>&1
+  fi
+fi
+if ! command -v etcd > /dev/null 2>&1; then
+  echo "serve_etcd: SKIPPED: etcd is not installed and cannot be (apt-get install etcd-server)"
+  exit 0
+fi
+mkdir -p "$BUILD_DIR"
+tmp=$(mktemp -d "$BUILD_DIR/etcd-test.XXXXXX")
+etcd_pid=; pids=(); loops=()
+cleanup() {
+  for l in "${loops[@]}"; do kill "$l" 2>/dev/null; done
+  for p in "${pids[@]}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
+  [ -n "$etcd_pid" ] && kill "$etcd_pid" 2>/dev/null
+  wait 2>/dev/null; rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for i in 0 1 2; do tail -5 "$tmp/r$i.log" 2>/dev/null; done; exit 1; }
+cc -std=c11 -O1 -o "$tmp/check" tests/tools/estate_check.c -ljansson || fail "cannot build the checker"
+
+free_port() {
+  local p
+  for _ in $(seq 1 50); do
+    p=$(( 20000 + RANDOM % 20000 ))
+    (echo > /dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
+  done
+  echo 0
+}
+cport=$(free_port); pport=$(free_port)
+etcd --name t --data-dir "$tmp/etcd" --listen-client-urls "http://127.0.0.1:$cport" \
+  --advertise-client-urls "http://127.0.0.1:$cport" --listen-peer-urls "http://127.0.0.1:$pport" \
+  --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+  --initial-cluster "t=http://127.0.0.1:$pport" > "$tmp/etcd.log" 2>&1 &
+etcd_pid=$!
+for _ in $(seq 1 100); do
+  curl -sf -X POST -d '{}' "http://127.0.0.1:$cport/v3/maintenance/status" > /dev/null && break
+  kill -0 "$etcd_pid" 2>/dev/null || fail "etcd exited: $(tail -3 "$tmp/etcd.log")"
+  sleep 0.1
+done
+ETCD="http://127.0.0.1:$cport"
+
+ports=(0 0 0)
+start() { # replica i
+  local i=$1
+  : > "$tmp/r$i.log"
+  "$BERTH" serve --listen 127.0.0.1:0 --etcd "$ETCD" --estate scen --db "$tmp/r$i.db" \
+    2> "$tmp/r$i.log" &
+  pids[$i]=$!
+  for _ in $(seq 1 200); do
+    ports[$i]=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$tmp/r$i.log")
+    [ -n "${ports[$i]}" ] && curl -sf "http://127.0.0.1:${ports[$i]}/readyz" > /dev/null && return 0
+    kill -0 "${pids[$i]}" 2>/dev/null || fail "replica $i exited: $(cat "$tmp/r$i.log")"
+    sleep 0.05
+  done
+  fail "replica $i not ready"
+}
+for i in 0 1 2; do start $i; done
+
+sed 's/racks: 8/racks: 16/' examples/serve/site.yaml > "$tmp/site.yaml"
+curl -sf -X PUT --data-binary @"$tmp/site.yaml" "http://127.0.0.1:${ports[1]}/v1/estate" \
+  > /dev/null || fail "cannot load the estate"
+
+# loop W on replica W%3: clusters c<W%12>-<i> (loops W and W+12 ask the same
+# names on different replicas: exactly one of each pair may win), then a scale
+loop() {
+  local w=$1 i=0 code r=$(( $1 % 3 )) n=$(( $1 % 12 ))
+  while [ $i -lt 12 ]; do
+    i=$((i+1))
+    printf 'kind: KubernetesCluster\nmetadata: {name: c%s-%s}\nspec:\n  controlPlaneNodeConfiguration: {count: 1, vmSkuName: NC_G2_8_v1}\n  initialAgentPoolConfigurations:\n  - {name: p, count: 2, vmSkuName: NC_G6_28_v1}\n' "$n" "$i" > "$tmp/body.$w"
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 15 -X POST \
+      --data-binary @"$tmp/body.$w" "http://127.0.0.1:${ports[$r]}/v1/clusters")
+    case $code in
+      201) echo "c$n-$i" >> "$tmp/acked.$w" ;;
+      409) ;;
+      000|503) r=$(( (r + 1) % 3 )) ;; # that replica is down: the next one
+      *) echo "$code" >> "$tmp/odd.$w" ;;
+    esac
+    [ $((i % 4)) = 0 ] && curl -s -o /dev/null --max-time 15 -X PATCH -d '{"count": 3}' \
+      "http://127.0.0.1:${ports[$r]}/v1/clusters/c$n-$((i-1))/pools/p"
+  done
+}
+for w in $(seq 0 23); do : > "$tmp/acked.$w"; loop $w & loops+=($!); done
+# kill replica 2 mid-load, restart it
+for _ in $(seq 1 200); do
+  [ "$(cat "$tmp"/acked.* | wc -l)" -ge 40 ] && break
+  sleep 0.05
+done
+kill -9 "${pids[2]}"; wait "${pids[2]}" 2>/dev/null
+start 2
+for l in "${loops[@]}"; do wait "$l"; done; loops=()
+cat "$tmp"/odd.* 2>/dev/null | sort | uniq -c | sed 's/^/unexpected status: /'
+cat "$tmp"/acked.* | sort > "$tmp/acked"
+n=$(wc -l < "$tmp/acked")
+[ "$n" -ge 24 ] || fail "only $n clusters acknowledged"
+[ "$(sort -u "$tmp/acked" | wc -l)" = "$n" ] || fail "a name was acknowledged twice: $(uniq -d "$tmp/acked")"
+
+for i in 0 1 2; do
+  curl -sf -D "$tmp/h$i" "http://127.0.0.1:${ports[$i]}/v1/estate" > "$tmp/estate$i.json" ||
+    fail "GET /v1/estate on replica $i"
+  curl -sf "http://127.0.0.1:${ports[$i]}/v1/clusters" > "$tmp/clusters$i.json" ||
+    fail "GET /v1/clusters on replica $i"
+  grep -qi '^X-Berth-Revision: [0-9]' "$tmp/h$i" || fail "no X-Berth-Revision on replica $i"
+  "$tmp/check" "$tmp/estate$i.json" "$tmp/acked" > "$tmp/check$i.out" ||
+    fail "estate check failed on replica $i: $(cat "$tmp/check$i.out")"
+done
+cmp -s "$tmp/estate0.json" "$tmp/estate1.json" && cmp -s "$tmp/estate0.json" "$tmp/estate2.json" ||
+  fail "GET /v1/estate differs between replicas"
+cmp -s "$tmp/clusters0.json" "$tmp/clusters1.json" &&
+  cmp -s "$tmp/clusters0.json" "$tmp/clusters2.json" || fail "GET /v1/clusters differs"
+# a write on one replica is visible on the others at once (linearizable reads)
+curl -sf -o /dev/null -X DELETE "http://127.0.0.1:${ports[0]}/v1/clusters/$(head -1 "$tmp/acked")" ||
+  fail "DELETE"
+for i in 1 2; do
+  curl -s "http://127.0.0.1:${ports[$i]}/v1/clusters/$(head -1 "$tmp/acked")" -o /dev/null \
+    -w '%{http_code}' | grep -q 404 || fail "replica $i still shows the deleted cluster"
+done
+replans=$(curl -s "http://127.0.0.1:${ports[0]}/metrics" | sed -n 's/^berth_replicated_replans_total \([0-9]*\)/\1/p')
+[ -n "$replans" ] || fail "no berth_replicated_replans_total in /metrics"
+read -r _ nclusters _ nvms < "$tmp/check0.out"
+echo "serve_etcd: ok ($n acknowledged, $nclusters clusters, $nvms VMs, identical on 3 replicas, $replans re-plans on replica 0)"
