@@ -126,7 +126,7 @@ tsan: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory OPT="-O2 -march=native -g" BUILD=build/bench-build \
-	  $(BENCH_SRC:bench/%.c=build/bench-build/bench/%)
+	  $(BENCH_SRC:bench/%.c=build/bench-build/bench/%) build/bench-build/berth
 	@for b in $(BENCH_SRC:bench/%.c=build/bench-build/bench/%); do ./$$b || exit 1; done
 
 install: all

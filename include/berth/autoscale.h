@@ -120,6 +120,10 @@ typedef struct berth_autoscale {
     /* the cluster-autoscaler-priority-expander ConfigMap's priorities */
     berth_expander_priority *prio; uint32_t nprio, capprio;
     int has_prio;
+    /* while loading: VirtualNodeGroup, Reservation and InstanceType names ->
+     * index (duplicates and references found in O(1)); freed by
+     * berth_autoscale_finalize */
+    berth_nameidx vng_names, res_names, type_names;
 } berth_autoscale;
 
 void berth_autoscale_init(berth_autoscale *m);

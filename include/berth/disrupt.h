@@ -30,6 +30,7 @@
 #include "berth/instance.h"
 #include "berth/kube.h"
 #include "berth/labels.h"
+#include "berth/nameidx.h"
 #include "berth/taints.h"
 
 #define BERTH_DURATION_NEVER INT64_MAX
@@ -211,6 +212,10 @@ typedef struct berth_disrupt {
     berth_dnode *node_info;       uint32_t nnode_info, capnode_info;  /* by kube node */
     berth_dpod *pod_info;         uint32_t npod_info, cappod_info;    /* by kube pod */
     struct berth_aksnodeclass *classes; uint32_t nclasses, capclasses; /* "timeline" section */
+    /* while loading: NodePool, NodeClaim, AKSNodeClass and InstanceType
+     * names -> index (duplicates found in O(1)); freed by
+     * berth_disrupt_finalize */
+    berth_nameidx pool_names, claim_names, class_names, type_names;
 } berth_disrupt;
 
 void berth_disrupt_init(berth_disrupt *m);

@@ -17,6 +17,7 @@
 #include "berth/doc.h"
 #include "berth/error.h"
 #include "berth/labels.h"
+#include "berth/nameidx.h"
 
 typedef enum berth_capacity_type {
     BERTH_CT_RESERVED,       /* launch order: reserved -> spot -> on-demand */
@@ -93,9 +94,12 @@ void berth_instance_type_allocatable(berth_instance_type *t);
 int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *doc,
                                berth_instance_type *out);
 /* Decodes doc and appends it to the table *v (n used, cap allocated),
- * rejecting a second type of the same name. */
+ * rejecting a second type of the same name: names (may be NULL) indexes
+ * the table's names (O(1) per type; kept in step here), NULL compares
+ * against every earlier type. */
 int berth_instance_types_add(berth_dec *d, berth_arena *a, const berth_node *doc,
-                             berth_instance_type **v, uint32_t *n, uint32_t *cap);
+                             berth_instance_type **v, uint32_t *n, uint32_t *cap,
+                             berth_nameidx *names);
 /* Index of the type named name in v[0..n), -1 when absent (linear). */
 int berth_instance_type_find(const berth_instance_type *v, uint32_t n, const char *name);
 /* The offering of t in zone with capacity type ct, NULL when none. */

@@ -35,6 +35,7 @@
 #include "berth/doc.h"
 #include "berth/error.h"
 #include "berth/labels.h"
+#include "berth/nameidx.h"
 #include "berth/pipeline.h"
 #include "berth/taints.h"
 
@@ -399,9 +400,10 @@ typedef struct berth_kcluster {
     berth_kpriority_class *pclasses; uint32_t npclasses, cappclasses;    /* PriorityClasses */
     int expanded;             /* berth_kube_expand ran */
     int volumes_stale;        /* loader: pods' volume zones need resolving again */
-    /* loader: node names -> index + 1 (open addressing), for duplicate
-     * checks in O(1); valid while loading (scheduling re-sorts nodes) */
-    uint32_t *node_index;     uint32_t node_index_cap;
+    /* loader: node and namespace names -> index (berth_nameidx), for
+     * duplicate checks in O(1); node_names is valid while loading
+     * (scheduling re-sorts nodes and drops it) */
+    berth_nameidx node_names, ns_names;
 } berth_kcluster;
 
 void berth_kube_init(berth_kcluster *k);

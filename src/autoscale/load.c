@@ -6,7 +6,8 @@
  * (mirror pods, the safe-to-evict annotations, berth.io/unneeded-since) are
  * then built from the kube model (the object layer decoded the Pods and
  * Nodes once), for the pods berth_kube_expand generates too. finalize resolves
- * Headroom objects to their groups and checks type and zone references. */
+ * Headroom objects to their groups and checks type and zone references.
+ * Names are found through berth_nameidx while loading (O(1) per object). */
 #include "autoscale/state.h"
 
 #include "berth/time.h"
@@ -40,6 +41,9 @@ void berth_autoscale_free(berth_autoscale *m)
     free(m->pending_headroom);
     free(m->node_info);
     free(m->prio);
+    berth_nameidx_free(&m->vng_names);
+    berth_nameidx_free(&m->res_names);
+    berth_nameidx_free(&m->type_names);
     berth_kube_free(&m->kube);
     memset(m, 0, sizeof *m);
 }
@@ -140,10 +144,10 @@ static int load_vng(berth_autoscale *m, berth_dec *d, const berth_node *doc)
         berth_dec_pop(d, p2);
     }
     berth_dec_pop(d, p);
-    for (uint32_t i = 0; !rc && i < m->nvngs; i++)
-        if (!strcmp(m->vngs[i].name, v.name))
-            rc = berth_dec_fail(d, berth_node_get(doc, "metadata"),
-                                "VirtualNodeGroup '%s' appears twice", v.name);
+    if (!rc && (rc = berth_nameidx_add(&m->vng_names, v.name, m->nvngs, NULL)))
+        rc = rc < 0 ? oom(d)
+                    : berth_dec_fail(d, berth_node_get(doc, "metadata"),
+                                     "VirtualNodeGroup '%s' appears twice", v.name);
     if (!rc && (rc = berth_grow((void **)&m->vngs, &m->capvngs, m->nvngs + 1, sizeof *m->vngs,
                                 MAX_OBJECTS)))
         rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many VirtualNodeGroups");
@@ -183,10 +187,10 @@ static int load_reservation(berth_autoscale *m, berth_dec *d, const berth_node *
         rc = berth_dec_fail(d, berth_node_get(spec, "hourlyCommitment"),
                             "hourlyCommitment must be positive");
     berth_dec_pop(d, p);
-    for (uint32_t i = 0; !rc && i < m->nres; i++)
-        if (!strcmp(m->res[i].name, r.name))
-            rc = berth_dec_fail(d, berth_node_get(doc, "metadata"), "Reservation '%s' appears twice",
-                                r.name);
+    if (!rc && (rc = berth_nameidx_add(&m->res_names, r.name, m->nres, NULL)))
+        rc = rc < 0 ? oom(d)
+                    : berth_dec_fail(d, berth_node_get(doc, "metadata"),
+                                     "Reservation '%s' appears twice", r.name);
     if (!rc && (rc = berth_grow((void **)&m->res, &m->capres, m->nres + 1, sizeof *m->res,
                                 MAX_OBJECTS)))
         rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many Reservations");
@@ -252,7 +256,8 @@ static int ld_instance_type(void *c, berth_dec *d, const berth_node *doc,
                             const berth_kind_handler *h)
 {
     berth_autoscale *m = ((ctx *)c)->m;
-    return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes);
+    return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes,
+                                    &m->type_names);
 }
 
 
@@ -353,15 +358,29 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
     return rc;
 }
 
+/* The group / type named name, -1 when none: through the loading index
+ * when it covers the table (a model built in memory has none). */
 static int find_vng(const berth_autoscale *m, const char *name)
 {
-    for (uint32_t i = 0; i < m->nvngs; i++)
-        if (!strcmp(m->vngs[i].name, name))
-            return (int)i;
-    return -1;
+    if (m->vng_names.n != m->nvngs) {
+        for (uint32_t i = 0; i < m->nvngs; i++)
+            if (!strcmp(m->vngs[i].name, name))
+                return (int)i;
+        return -1;
+    }
+    uint32_t v = berth_nameidx_find(&m->vng_names, name);
+    return v == BERTH_NAMEIDX_NONE ? -1 : (int)v;
 }
 
-int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
+static int find_type(const berth_autoscale *m, const char *name)
+{
+    if (m->type_names.n != m->ntypes)
+        return berth_instance_type_find(m->types, m->ntypes, name);
+    uint32_t t = berth_nameidx_find(&m->type_names, name);
+    return t == BERTH_NAMEIDX_NONE ? -1 : (int)t;
+}
+
+static int finalize(berth_autoscale *m, berth_error *e)
 {
     /* workloads become pods (pending), priority classes resolve; pod_info
      * stays parallel to the kube pods */
@@ -391,18 +410,27 @@ int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
     m->npending_headroom = 0;
     for (uint32_t v = 0; v < m->nvngs; v++)
         for (uint32_t t = 0; t < m->vngs[v].ntypes; t++)
-            if (berth_instance_type_find(m->types, m->ntypes, m->vngs[v].types[t]) < 0)
+            if (find_type(m, m->vngs[v].types[t]) < 0)
                 return berth_error_set(e, BERTH_EINVAL,
                                        "VirtualNodeGroup '%s': spec.instanceTypes[%u]: no "
                                        "InstanceType named '%s'", m->vngs[v].name, t,
                                        m->vngs[v].types[t]);
     for (uint32_t r = 0; r < m->nres; r++)
         if (m->res[r].instance_type &&
-            berth_instance_type_find(m->types, m->ntypes, m->res[r].instance_type) < 0)
+            find_type(m, m->res[r].instance_type) < 0)
             return berth_error_set(e, BERTH_EINVAL,
                                    "Reservation '%s': spec.instanceType: no InstanceType named '%s'",
                                    m->res[r].name, m->res[r].instance_type);
     if (berth_autoscale_warnings(m)) /* autoscale/warnings.c */
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     return 0;
+}
+
+int berth_autoscale_finalize(berth_autoscale *m, berth_error *e)
+{
+    int rc = finalize(m, e);
+    berth_nameidx_free(&m->vng_names); /* loading is over */
+    berth_nameidx_free(&m->res_names);
+    berth_nameidx_free(&m->type_names);
+    return rc;
 }

@@ -191,15 +191,20 @@ int berth_instance_type_decode(berth_dec *d, berth_arena *a, const berth_node *d
 }
 
 int berth_instance_types_add(berth_dec *d, berth_arena *a, const berth_node *doc,
-                             berth_instance_type **v, uint32_t *n, uint32_t *cap)
+                             berth_instance_type **v, uint32_t *n, uint32_t *cap,
+                             berth_nameidx *names)
 {
     berth_instance_type it;
     int rc = berth_instance_type_decode(d, a, doc, &it);
     if (rc)
         return rc;
-    if (berth_instance_type_find(*v, *n, it.name) >= 0)
+    if (names ? (rc = berth_nameidx_add(names, it.name, *n, NULL)) != 0
+              : berth_instance_type_find(*v, *n, it.name) >= 0) {
+        if (rc < 0)
+            return berth_error_set(d->err, rc, "out of memory");
         return berth_dec_fail(d, berth_node_get(doc, "metadata"), "InstanceType '%s' appears twice",
                               it.name);
+    }
     if ((rc = berth_grow((void **)v, cap, *n + 1, sizeof **v, MAX_TYPES)))
         return rc == BERTH_ENOMEM ? berth_error_set(d->err, rc, "out of memory")
                                   : berth_dec_fail(d, doc, "too many InstanceTypes");

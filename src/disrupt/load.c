@@ -8,11 +8,13 @@
  * The planner's per-node and per-pod tables (readiness, do-not-disrupt,
  * deletion cost, mirror pods, nominations, capacity) are then built from
  * the kube model (the object layer decoded the Nodes and Pods once), for
- * the pods berth_kube_expand generates too. */
+ * the pods berth_kube_expand generates too. Duplicate names are found
+ * through berth_nameidx (O(1) per object). */
 #include "berth/disrupt.h"
 #include "berth/time.h"
 #include "k8s/k8s.h"
 #include "berth/grow.h"
+#include "berth/nameidx.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,10 @@ void berth_disrupt_free(berth_disrupt *m)
     free(m->node_info);
     free(m->pod_info);
     free(m->classes);
+    berth_nameidx_free(&m->pool_names);
+    berth_nameidx_free(&m->claim_names);
+    berth_nameidx_free(&m->class_names);
+    berth_nameidx_free(&m->type_names);
     berth_kube_free(&m->kube);
     memset(m, 0, sizeof *m);
 }
@@ -383,9 +389,8 @@ static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     berth_dec_pop(d, p);
     if (rc)
         return rc;
-    for (uint32_t i = 0; i < m->npools; i++)
-        if (!strcmp(m->pools[i].name, np.name))
-            return berth_dec_fail(d, meta, "NodePool '%s' appears twice", np.name);
+    if ((rc = berth_nameidx_add(&m->pool_names, np.name, m->npools, NULL)))
+        return rc < 0 ? oom(d) : berth_dec_fail(d, meta, "NodePool '%s' appears twice", np.name);
     if ((rc = berth_grow((void **)&m->pools, &m->cappools, m->npools + 1, sizeof *m->pools,
                          MAX_OBJECTS)))
         return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many NodePools");
@@ -469,9 +474,8 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         return rc;
     if (!c.node_name || !*c.node_name)
         c.node_name = c.name;
-    for (uint32_t i = 0; i < m->nclaims; i++)
-        if (!strcmp(m->claims[i].name, c.name))
-            return berth_dec_fail(d, meta, "NodeClaim '%s' appears twice", c.name);
+    if ((rc = berth_nameidx_add(&m->claim_names, c.name, m->nclaims, NULL)))
+        return rc < 0 ? oom(d) : berth_dec_fail(d, meta, "NodeClaim '%s' appears twice", c.name);
     if ((rc = berth_grow((void **)&m->claims, &m->capclaims, m->nclaims + 1, sizeof *m->claims,
                          MAX_OBJECTS)))
         return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many NodeClaims");
@@ -516,9 +520,8 @@ static int load_aksnodeclass(berth_disrupt *m, berth_dec *d, const berth_node *d
         if (rc)
             return rc;
     }
-    for (uint32_t i = 0; i < m->nclasses; i++)
-        if (!strcmp(m->classes[i].name, k.name))
-            return berth_dec_fail(d, meta, "AKSNodeClass '%s' appears twice", k.name);
+    if ((rc = berth_nameidx_add(&m->class_names, k.name, m->nclasses, NULL)))
+        return rc < 0 ? oom(d) : berth_dec_fail(d, meta, "AKSNodeClass '%s' appears twice", k.name);
     if ((rc = berth_grow((void **)&m->classes, &m->capclasses, m->nclasses + 1, sizeof *m->classes,
                          MAX_OBJECTS)))
         return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many AKSNodeClasses");
@@ -548,7 +551,8 @@ static int ld_instance_type(void *vc, berth_dec *d, const berth_node *doc,
                             const berth_kind_handler *h)
 {
     berth_disrupt *m = ((ctx *)vc)->m;
-    return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes);
+    return berth_instance_types_add(d, &m->kube.arena, doc, &m->types, &m->ntypes, &m->captypes,
+                                    &m->type_names);
 }
 
 
@@ -677,6 +681,10 @@ int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)
 {
     /* workloads become pods (pending, not ready), priority classes resolve;
      * pod_info stays parallel to the kube pods */
+    berth_nameidx_free(&m->pool_names); /* loading is over */
+    berth_nameidx_free(&m->claim_names);
+    berth_nameidx_free(&m->class_names);
+    berth_nameidx_free(&m->type_names);
     int rc = berth_kube_expand(&m->kube, e);
     if (rc)
         return rc;

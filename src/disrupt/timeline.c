@@ -488,9 +488,15 @@ static int reschedulable(const berth_disrupt *m, uint32_t pod)
 /* Karpenter simulates a command with the pods of the nodes being deleted
  * and the pending pods as well (they need room too); the plan moves only
  * its candidates' pods. Before a drift or consolidation starts, the
- * timeline schedules all of them on the nodes that stay, the replacements
- * still launching and the command's own replacements. *ok = 0 (why set)
- * when some pod would be left without room. Work: one scheduling run. */
+ * timeline places all of them as the plan's simulation does (simulate.c):
+ * first on the nodes that stay and the replacements still launching (the
+ * existing and in-flight capacity), then the pods left over, with those
+ * placements pinned, on the command's own replacements one at a time (each
+ * run pins what the new node took). Scheduling everything at once let a
+ * small pod that fits a kept node take the new node from the pod the plan
+ * had bought it for, and the command never started. *ok = 0 (why set)
+ * when some pod would be left without room. Work: 1 + replacements
+ * scheduling runs (the second and later only when pods are left). */
 static int validate(disrupt_tl *t, const berth_daction *a, int *ok, char *why, size_t size,
                     berth_error *e)
 {
@@ -503,12 +509,13 @@ static int validate(disrupt_tl *t, const berth_daction *a, int *ok, char *why, s
     uint32_t *pod_node = malloc((k->npods + 1) * sizeof *pod_node);
     uint32_t *pending = malloc((k->npods + 1) * sizeof *pending);
     const char **placed = calloc(k->npods + 1, sizeof *placed);
+    const char **bind = calloc(k->npods + 1, sizeof *bind);
     berth_knode *hyp = calloc(nhyp + 1, sizeof *hyp);
     berth_arena ar;
     berth_arena_init(&ar, 0);
     int rc = 0;
     *ok = 1;
-    if (!excluded || !pod_node || !pending || !placed || !hyp) {
+    if (!excluded || !pod_node || !pending || !placed || !bind || !hyp) {
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
         goto out;
     }
@@ -530,7 +537,7 @@ static int validate(disrupt_tl *t, const berth_daction *a, int *ok, char *why, s
         if (n != BERTH_KUBE_NONE && excluded[n] && reschedulable(m, p))
             pending[np++] = p;
     }
-    uint32_t h = 0;
+    uint32_t h = 0, inflight = nhyp - a->nreplacements; /* hyp[0..inflight) launching */
     for (uint32_t i = 0; i < t->nln + a->nreplacements; i++) {
         uint32_t pool, type, offering;
         if (i < t->nln) {
@@ -553,12 +560,18 @@ static int validate(disrupt_tl *t, const berth_daction *a, int *ok, char *why, s
         }
         h++;
     }
-    berth_kview v = {excluded, pod_node, hyp, h, pending, np, NULL, NULL};
-    if ((rc = berth_kube_schedule_view(k, &v, placed, NULL, NULL, e)))
-        goto out;
-    uint32_t left = 0;
-    for (uint32_t i = 0; i < np; i++)
-        left += placed[i] == NULL;
+    /* the existing and in-flight nodes first, then each new node */
+    uint32_t left = np;
+    for (uint32_t nv = inflight; left && nv <= h; nv++) {
+        berth_kview v = {excluded, pod_node, hyp, nv, pending, np, bind, NULL};
+        if ((rc = berth_kube_schedule_view(k, &v, placed, NULL, NULL, e)))
+            goto out;
+        left = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            bind[i] = placed[i];
+            left += placed[i] == NULL;
+        }
+    }
     if (left) {
         *ok = 0;
         snprintf(why, size,
@@ -571,6 +584,7 @@ out:
     free(pod_node);
     free(pending);
     free(placed);
+    free(bind);
     free(hyp);
     berth_arena_free(&ar);
     return rc;

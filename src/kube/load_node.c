@@ -19,50 +19,23 @@ static int dec_taints(berth_kcluster *k, berth_dec *d, const berth_node *spec, b
                             &nd->ntaints);
 }
 
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 16777619u;
-    return h;
-}
-
 uint32_t kube_node_index_find(const berth_kcluster *k, const char *name)
 {
-    if (!k->node_index_cap)
-        return BERTH_KUBE_NONE;
-    uint32_t mask = k->node_index_cap - 1;
-    for (uint32_t i = name_hash(name) & mask; k->node_index[i]; i = (i + 1) & mask)
-        if (!strcmp(k->nodes[k->node_index[i] - 1].name, name))
-            return k->node_index[i] - 1;
-    return BERTH_KUBE_NONE;
+    uint32_t i = berth_nameidx_find(&k->node_names, name);
+    return i == BERTH_NAMEIDX_NONE ? BERTH_KUBE_NONE : i;
 }
 
+/* The index is rebuilt from the nodes when it lost step with them (the
+ * scheduler re-sorted them and dropped it). */
 int kube_node_index_add(berth_kcluster *k, uint32_t id)
 {
-    if (2 * k->nnodes > k->node_index_cap) {
-        uint32_t cap = k->node_index_cap ? k->node_index_cap * 2 : 64;
-        while (2 * k->nnodes > cap)
-            cap *= 2;
-        uint32_t *t = calloc(cap, sizeof *t);
-        if (!t)
-            return BERTH_ENOMEM;
-        free(k->node_index);
-        k->node_index = t;
-        k->node_index_cap = cap;
-        for (uint32_t n = 0; n < k->nnodes; n++) {
-            uint32_t i = name_hash(k->nodes[n].name) & (cap - 1);
-            while (t[i])
-                i = (i + 1) & (cap - 1);
-            t[i] = n + 1;
-        }
-        return 0;
+    if (k->node_names.n != id) {
+        berth_nameidx_free(&k->node_names);
+        for (uint32_t n = 0; n < id; n++)
+            if (berth_nameidx_put(&k->node_names, k->nodes[n].name, n))
+                return BERTH_ENOMEM;
     }
-    uint32_t mask = k->node_index_cap - 1, i = name_hash(k->nodes[id].name) & mask;
-    while (k->node_index[i])
-        i = (i + 1) & mask;
-    k->node_index[i] = id + 1;
-    return 0;
+    return berth_nameidx_put(&k->node_names, k->nodes[id].name, id) ? BERTH_ENOMEM : 0;
 }
 
 /* status.conditions[type=Ready]: not_ready 1 (False) / 2 (Unknown) and its

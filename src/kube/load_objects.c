@@ -34,11 +34,17 @@ int kube_load_namespace(berth_kcluster *k, berth_dec *d, const berth_node *doc)
     }
     if (rc)
         return rc;
-    for (uint32_t i = 0; i < k->nnamespaces; i++)
-        if (!strcmp(k->namespaces[i].name, meta.name)) {
-            k->namespaces[i].labels = meta.labels; /* the later object wins */
-            return 0;
-        }
+    uint32_t had = BERTH_NAMEIDX_NONE;
+    if (k->ns_names.n != k->nnamespaces) /* namespaces added without the loader */
+        for (uint32_t i = k->ns_names.n; i < k->nnamespaces; i++)
+            if (berth_nameidx_put(&k->ns_names, k->namespaces[i].name, i))
+                return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    if ((rc = berth_nameidx_add(&k->ns_names, meta.name, k->nnamespaces, &had)) < 0)
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    if (rc) {
+        k->namespaces[had].labels = meta.labels; /* the later object wins */
+        return 0;
+    }
     if ((rc = grow((void **)&k->namespaces, &k->capnamespaces, k->nnamespaces + 1,
                    sizeof *k->namespaces, KUBE_MAX_OBJECTS)))
         return k8s_grow_fail(d, doc, rc, "namespaces", KUBE_MAX_OBJECTS);

@@ -29,7 +29,8 @@ void berth_kube_free(berth_kcluster *k)
     free(k->pvs);
     free(k->controllers);
     free(k->pclasses);
-    free(k->node_index);
+    berth_nameidx_free(&k->node_names);
+    berth_nameidx_free(&k->ns_names);
     berth_skips_free(&k->skipped);
     berth_arena_free(&k->arena);
     memset(k, 0, sizeof *k);

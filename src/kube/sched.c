@@ -268,9 +268,7 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
         qsort(k->nodes, nreal, sizeof *k->nodes, cmp_node_name);
         /* the loader's name index points at the old order: drop it (a later
          * load rebuilds it) */
-        free(k->node_index);
-        k->node_index = NULL;
-        k->node_index_cap = 0;
+        berth_nameidx_free(&k->node_names);
     }
     for (uint32_t r = 0; r < k->nres; r++) {
         s->alloc[r] = calloc(N, sizeof **s->alloc);

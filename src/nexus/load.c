@@ -5,6 +5,7 @@
  * are strict; Azure kinds ignore fields berth does
  * not use unless strict is set. Every error is located. */
 #include "nexus/state.h"
+#include "berth/nameidx.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -100,12 +101,16 @@ typedef struct mdef {
     int64_t mem;
 } mdef;
 
-static int rack_index_add(berth_nexus *nx, const char ***names, uint32_t *n, uint32_t *cap,
+/* The rack's index in names, added when new; idx maps the names. */
+static int rack_index_add(berth_nameidx *idx, const char ***names, uint32_t *n, uint32_t *cap,
                           const char *rack)
 {
-    for (uint32_t i = 0; i < *n; i++)
-        if (strcmp((*names)[i], rack) == 0)
-            return (int)i;
+    uint32_t had = 0;
+    int rc = berth_nameidx_add(idx, rack, *n, &had);
+    if (rc < 0)
+        return BERTH_ENOMEM;
+    if (rc)
+        return (int)had;
     if (nexus_grow((void **)names, cap, *n + 1, sizeof **names))
         return BERTH_ENOMEM;
     (*names)[*n] = rack;
@@ -186,6 +191,7 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
     mdef *defs = calloc(total ? total : 1, sizeof *defs);
     const char **rnames = NULL;
     uint32_t nr = 0, capr = 0;
+    berth_nameidx rack_idx = {0}, machine_idx = {0}; /* names -> index in rnames, defs */
     if (!defs) {
         rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
         goto out;
@@ -196,7 +202,7 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
         char rb[32];
         snprintf(rb, sizeof rb, "%" PRId64, r + 1);
         const char *rn = berth_arena_strdup(&nx->arena, rb);
-        if (!rn || rack_index_add(nx, &rnames, &nr, &capr, rn) < 0) {
+        if (!rn || rack_index_add(&rack_idx, &rnames, &nr, &capr, rn) < 0) {
             rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
             goto out2;
         }
@@ -204,7 +210,7 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
             char mb[64];
             snprintf(mb, sizeof mb, "rack%" PRId64 "-bmm%0*" PRId64, r + 1, width, i + 1);
             defs[nd] = (mdef){berth_arena_strdup(&nx->arena, mb), rn, 0, 0, ncells, cpu, mem};
-            if (!defs[nd].name) {
+            if (!defs[nd].name || berth_nameidx_add(&machine_idx, defs[nd].name, nd, NULL) < 0) {
                 rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
                 goto out2;
             }
@@ -227,13 +233,12 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
             rc = berth_dec_str(d, mn, "name", 1, &md.name);
         /* an explicit entry naming a compact machine overrides it */
         mdef *target = NULL;
-        for (uint32_t j = 0; !rc && j < ncompact; j++)
-            if (strcmp(defs[j].name, md.name) == 0)
-                target = &defs[j];
-        for (uint32_t j = ncompact; !rc && j < nd; j++)
-            if (strcmp(defs[j].name, md.name) == 0)
-                rc = berth_dec_fail(d, berth_node_get(mn, "name"), "duplicate machine name '%s'",
-                                    md.name);
+        uint32_t seen = rc ? BERTH_NAMEIDX_NONE : berth_nameidx_find(&machine_idx, md.name);
+        if (seen < ncompact)
+            target = &defs[seen];
+        else if (seen != BERTH_NAMEIDX_NONE)
+            rc = berth_dec_fail(d, berth_node_get(mn, "name"), "duplicate machine name '%s'",
+                                md.name);
         if (!rc) {
             if (target) {
                 md = *target;
@@ -263,7 +268,8 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
         berth_dec_pop(d, p2);
         if (rc)
             goto out2;
-        if (rack_index_add(nx, &rnames, &nr, &capr, md.rack) < 0) {
+        if (rack_index_add(&rack_idx, &rnames, &nr, &capr, md.rack) < 0 ||
+            (!target && berth_nameidx_add(&machine_idx, md.name, nd, NULL) < 0)) {
             rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
             goto out2;
         }
@@ -322,6 +328,8 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
 out2:
     free(defs);
     free(rnames);
+    berth_nameidx_free(&rack_idx);
+    berth_nameidx_free(&machine_idx);
 out:
     berth_dec_pop(d, prev);
     return rc;

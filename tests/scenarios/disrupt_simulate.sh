@@ -4,7 +4,8 @@
 # blocked, summary), the termination flow of the example (expiration held by
 # do-not-disrupt until the grace period, a drift drained one pod per step by
 # its PDB, a consolidation waiting for the budget window and launching its
-# replacement first), exit 1 for a pod left pending, and exit 2 for bad flags.
+# replacement first), exit 1 for a pod left pending, exit 2 for bad flags, and
+# a replacement whose pods a scheduling-all-at-once check would strand (issue 18).
 set -u
 BERTH=${BERTH:-build/berth}
 S=examples/disrupt/simulate.yaml
@@ -114,4 +115,120 @@ echo "$msg" | grep -q "class.yaml:4:.*spec.imageFamily" || fail "bad imageFamily
 "$BERTH" disrupt simulate --help | grep -q "usage: berth disrupt simulate" || fail "--help"
 "$BERTH" disrupt simulate $S $W --step 5m --launch-delay 0s -q; rc=$?
 [ $rc -eq 0 ] || fail "-q with 5m steps: exit $rc"
+# the pre-start check places a command's pods as the plan did (issue 18): a
+# kept node a (do-not-disrupt), b and c replaced by one D4s_v5; the small pod
+# of c fits on a, the big pod of b needs the new node. Scheduling them
+# together let the small pod (first in queue order) take the new node, so
+# the command waited for ever; placed kept-nodes-first it starts.
+cat >"$tmp/stall.yaml" <<'EOF'
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 0s
+    budgets: [{nodes: "100%"}]
+---
+apiVersion: berth.io/v1
+kind: InstanceType
+metadata: {name: Standard_D2s_v5}
+spec:
+  capacity: {cpu: "2", memory: 8Gi, pods: 30}
+  offerings: [{zone: eastus-1, capacityType: on-demand, price: 0.096}]
+---
+apiVersion: berth.io/v1
+kind: InstanceType
+metadata: {name: Standard_D4s_v5}
+spec:
+  capacity: {cpu: "4", memory: 16Gi, pods: 30}
+  offerings: [{zone: eastus-1, capacityType: on-demand, price: 0.192}]
+---
+apiVersion: berth.io/v1
+kind: InstanceType
+metadata: {name: Standard_D4s_v3}
+spec:
+  capacity: {cpu: "4", memory: 16Gi, pods: 30}
+  offerings: [{zone: eastus-1, capacityType: on-demand, price: 0.2}]
+EOF
+for n in a b c; do cat >>"$tmp/stall.yaml" <<EOF
+---
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: $n
+  labels: {karpenter.sh/nodepool: default}
+  creationTimestamp: "2024-04-30T00:00:00Z"
+status:
+  nodeName: $n
+  conditions:
+  - {type: Initialized, status: "True", lastTransitionTime: "2024-04-30T00:05:00Z"}
+EOF
+done
+cat >>"$tmp/stall.yaml" <<'EOF'
+---
+apiVersion: v1
+kind: NodeList
+metadata: {resourceVersion: "4211"}
+items:
+- metadata:
+    name: a
+    annotations: {karpenter.sh/do-not-disrupt: "true"}
+    labels: {karpenter.sh/nodepool: default, karpenter.sh/initialized: "true", node.kubernetes.io/instance-type: Standard_D4s_v5, karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: eastus-1, kubernetes.io/hostname: a}
+    managedFields: [{manager: kubelet, operation: Update, apiVersion: v1}]
+  spec: {}
+  status:
+    allocatable: {cpu: "4", memory: 16Gi, pods: "30"}
+    conditions: [{type: Ready, status: "True"}]
+- metadata:
+    name: b
+    labels: {karpenter.sh/nodepool: default, karpenter.sh/initialized: "true", node.kubernetes.io/instance-type: Standard_D4s_v3, karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: eastus-1, kubernetes.io/hostname: b}
+  spec: {}
+  status:
+    allocatable: {cpu: "4", memory: 16Gi, pods: "30"}
+    conditions: [{type: Ready, status: "True"}]
+- metadata:
+    name: c
+    labels: {karpenter.sh/nodepool: default, karpenter.sh/initialized: "true", node.kubernetes.io/instance-type: Standard_D4s_v3, karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: eastus-1, kubernetes.io/hostname: c}
+  spec: {}
+  status:
+    allocatable: {cpu: "4", memory: 16Gi, pods: "30"}
+    conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: PodList
+metadata: {resourceVersion: "4212"}
+items:
+- metadata: {name: fill, namespace: default, creationTimestamp: "2024-04-30T01:00:00Z"}
+  spec:
+    nodeName: a
+    containers: [{name: c, image: app, resources: {requests: {cpu: "3", memory: 1Gi}}}]
+  status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+- metadata: {name: small, namespace: default, creationTimestamp: "2024-04-30T01:00:00Z"}
+  spec:
+    nodeName: c
+    containers: [{name: c, image: app, resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+  status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+- metadata: {name: big, namespace: default, creationTimestamp: "2024-04-30T01:00:01Z"}
+  spec:
+    nodeName: b
+    containers: [{name: c, image: app, resources: {requests: {cpu: 3600m, memory: 1Gi}}}]
+  status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+EOF
+SW="--from 2024-05-01T12:00:00Z --to 2024-05-01T12:10:00Z --step 1m"
+"$BERTH" disrupt plan "$tmp/stall.yaml" --at 2024-05-01T12:00:00Z | grep -q "replace Underutilized b,c -> Standard_D4s_v5" ||
+  fail "stall: the plan does not replace b,c with one D4s_v5"
+out=$("$BERTH" disrupt simulate "$tmp/stall.yaml" $SW -o json)
+got=$(echo "$out" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+ev = [(e['type'], e['node']) for s in d['steps'] for e in s['events']]
+print(('launch', 'default-sim-1') in ev, ('delete', 'b') in ev, ('delete', 'c') in ev,
+      d['summary']['nodesEnd'], d['summary']['disruptions']['Underutilized'])
+" 2>&1)
+[ "$got" = "True True True 2 2" ] || fail "stall: the replacement of b,c did not run (launch, delete b, delete c, nodes end, disruptions): $got"
 [ $fails -eq 0 ]
