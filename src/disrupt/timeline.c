@@ -332,7 +332,8 @@ static int reschedule(disrupt_tl *t, berth_error *e)
         pod_node[p] = t->pod_state[p] == DTL_POD_BOUND
                           ? disrupt_tl_node_index(t, k->pods[p].node_name)
                           : BERTH_KUBE_NONE;
-    berth_kview v = {excluded, pod_node, NULL, 0, t->pending, t->npending, NULL, NULL};
+    berth_kview v = {excluded, pod_node, NULL, 0, t->pending, t->npending, NULL, NULL,
+                     t->o->cancel};
     if ((rc = berth_kube_schedule_view(k, &v, placed, why, &a, e)))
         goto out;
     uint32_t keep = 0;
@@ -553,7 +554,7 @@ static int validate(disrupt_tl *t, const berth_daction *a, int *ok, char *why, s
         }
         h++;
     }
-    berth_kview v = {excluded, pod_node, hyp, h, pending, np, NULL, NULL};
+    berth_kview v = {excluded, pod_node, hyp, h, pending, np, NULL, NULL, t->o->cancel};
     if ((rc = berth_kube_schedule_view(k, &v, placed, NULL, NULL, e)))
         goto out;
     uint32_t left = 0;
@@ -590,6 +591,7 @@ static int plan_step(disrupt_tl *t, blk *cur, berth_arena *scratch, berth_error 
     memset(&po, 0, sizeof po);
     po.now = t->now;
     po.spot_to_spot = t->o->spot_to_spot;
+    po.cancel = t->o->cancel;
     berth_dplan p;
     int rc = berth_disrupt_plan(m, &po, &p, e);
     if (rc)
@@ -866,6 +868,10 @@ int berth_disrupt_simulate(berth_disrupt *m, const berth_dsim_options *o, berth_
     int have_range = 0;
     uint32_t range0 = 0, rangen = 0;
     for (uint64_t s = 0; s < nsteps; s++) {
+        if (berth_cancel_expired(o->cancel)) {
+            rc = berth_error_set(e, BERTH_ETIMEDOUT, "stopped at the deadline");
+            break;
+        }
         t.now = o->from + (int64_t)s * o->step;
         /* the step is written optimistically and dropped when uneventful */
         if (berth_grow((void **)&out->steps, &out->capsteps, out->nsteps + 1, sizeof *out->steps,
