@@ -11,9 +11,10 @@
  * intervals (per pod scheduled, per placement, per candidate set, per
  * timeline step; berth_cancel_poll reads the clock on every 64th call of
  * a hot loop) and, once it has expired, return BERTH_ETIMEDOUT with their
- * output freed (no partial plan). A planner that finishes after the
- * deadline passed also returns BERTH_ETIMEDOUT: the rule is "stopped iff
- * the deadline passed before the planner returned".
+ * output freed (no partial plan). The disruption and autoscaling plans
+ * look once more before returning: a plan finished past the deadline is
+ * not returned either (their parts may read a stopped what-if as "does
+ * not fit").
  *
  * Threads: berth_cancel_init before the planner starts, from the thread
  * that owns the record. While planners run, any number of threads may read

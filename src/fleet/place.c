@@ -1077,7 +1077,7 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
     const fleet_cplace *cp = &ctx->cp[p];
     const int fast = !ctx->opt.reference;
     uint32_t n = ctx->n;
-    if (berth_cancel_expired(ctx->opt.cancel)) {
+    if (ctx->opt.cancel && berth_cancel_expired(ctx->opt.cancel)) {
         memset(out, 0, sizeof *out);
         return BERTH_ETIMEDOUT;
     }
