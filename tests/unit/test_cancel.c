@@ -5,7 +5,9 @@
  * BERTH_ETIMEDOUT with nothing to free (ASan checks the leaks) and a far
  * deadline gives the same answer as none; a stop raised while kube
  * schedules stops it within the check interval; a session stopped mid-way
- * rolls back to the state it had. Inputs: the runnable examples. */
+ * rolls back to the state it had; the service's four planner endpoints
+ * answer 422 over_budget naming --max-request-seconds when their deadline
+ * passed, and 200 without one. Inputs: the runnable examples. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@
 #include "berth/fleet.h"
 #include "berth/kube.h"
 #include "berth/plan_report.h"
+#include "serve/serve.h"
 
 #define AT 1714564800 /* 2024-05-01T12:00:00Z */
 
@@ -511,6 +514,58 @@ static void test_autoscale_simulate(void **st)
     free(b);
 }
 
+/* ---- the service's planner endpoints (serve/stateless.c) ---- */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *b = malloc(1 << 20);
+    assert_non_null(b);
+    *len = fread(b, 1, (1 << 20) - 1, f);
+    fclose(f);
+    b[*len] = 0;
+    return b;
+}
+
+static void serve_call(int ep, const char *body, size_t len, const serve_budget *b, serve_reply *r)
+{
+    switch (ep) {
+    case 0: serve_kube_schedule(body, len, NULL, NULL, NULL, b, r); break;
+    case 1: serve_fleet_place(body, len, "2024-05-01T12:00:00Z", b, r); break;
+    case 2: serve_disrupt_plan(body, len, "2024-05-01T12:00:00Z", b, r); break;
+    default: serve_autoscale_plan(body, len, "2024-05-01T12:00:00Z", b, r); break;
+    }
+}
+
+static void test_serve_endpoints(void **st)
+{
+    (void)st;
+    static const char *const files[] = {"examples/kube/workloads.yaml",
+                                        "examples/fleet/pickn-spread.yaml",
+                                        "examples/disrupt/consolidate.yaml",
+                                        "examples/autoscale/scale-up.yaml"};
+    for (int ep = 0; ep < 4; ep++) {
+        size_t len;
+        char *body = slurp(files[ep], &len);
+        serve_budget none = {0, 0, 0}, tiny = {0, 0, 1e-9};
+        serve_reply r;
+        serve_call(ep, body, len, &none, &r);
+        assert_int_equal(r.status, 200);
+        assert_int_equal(r.stopped, 0);
+        free(r.body);
+        /* 1 ns: past before the planner's first look */
+        serve_call(ep, body, len, &tiny, &r);
+        assert_int_equal(r.status, 422);
+        assert_int_equal(r.stopped, 1);
+        assert_non_null(strstr(r.body, "\"over_budget\""));
+        assert_non_null(strstr(r.body, "request stopped after 1e-09 s of planning"));
+        assert_non_null(strstr(r.body, "berth serve --max-request-seconds N"));
+        free(r.body);
+        free(body);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_kube_fit),           cmocka_unit_test(test_fleet_place),
         cmocka_unit_test(test_disrupt_plan),       cmocka_unit_test(test_disrupt_simulate),
         cmocka_unit_test(test_autoscale_plan),     cmocka_unit_test(test_autoscale_simulate),
+        cmocka_unit_test(test_serve_endpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
