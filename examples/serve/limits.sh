@@ -11,8 +11,8 @@ db=$(mktemp -d)/limits.db
 "$berth" serve --listen "127.0.0.1:$port" --db "$db" \
   --max-connections 10000 --per-ip-connections 64 --timeout 30 --request-timeout 5 \
   --threads 4 --workers 64 --planner-threads 2 --planner-queue 4 \
-  --max-objects 100000 --max-pairs 250000 &
+  --max-objects 100000 --max-pairs 250000 --max-request-seconds 30 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$(dirname "$db")"' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" > /dev/null && break; sleep 0.1; done
-curl -s "http://127.0.0.1:$port/metrics" | grep -E '^berth_(http_open|http_deadline|http_busy|pool)'
+curl -s "http://127.0.0.1:$port/metrics" | grep -E '^berth_(http_open|http_deadline|http_busy|http_stopped|pool)'

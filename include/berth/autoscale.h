@@ -184,6 +184,9 @@ typedef struct berth_aplan_options {
                                    * ReplicationController, ReplicaSet, Job, StatefulSet) */
     int64_t system_pod_timeout;   /* --blocking-system-pod-distruption-timeout, seconds */
     int has_system_pod_timeout;   /* 0: BERTH_CA_SYSTEM_POD_TIMEOUT_DEFAULT */
+    const berth_cancel *cancel;   /* NULL: no limit; else checked between the pass's parts
+                                   * and every 8 pods of its what-if scheduling
+                                   * (berth/cancel.h): BERTH_ETIMEDOUT, no plan */
 } berth_aplan_options;
 
 /* Expander by name ("least-waste", ...); -1 when unknown. */
@@ -350,6 +353,9 @@ typedef struct berth_asim_options {
     int64_t launch_delay;         /* a new node registers this long after its launch (120) */
     int64_t drain_timeout;        /* >= 300: a draining node is terminated after at most this */
     int reference;                /* berth_aplan_options.reference for every pass */
+    const berth_cancel *cancel;   /* NULL: no limit; else checked per step and in each
+                                   * pass: BERTH_ETIMEDOUT, no result (the model is then
+                                   * mid-step: discard it) */
 } berth_asim_options;
 
 typedef struct berth_asim_step {

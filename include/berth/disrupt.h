@@ -245,6 +245,9 @@ typedef struct berth_dplan_options {
                                    * replacement option (tests, CLI --reference) */
     int optimize;                 /* also run the optimiser (CLI --optimize) and show its
                                    * consolidation when strictly better than Karpenter's */
+    const berth_cancel *cancel;   /* NULL: no limit; else checked per candidate set and
+                                   * every 8 pods moved (berth/cancel.h): BERTH_ETIMEDOUT,
+                                   * no plan */
 } berth_dplan_options;
 
 /* A cheaper offering a replacement did not use, and why (JSON
@@ -436,6 +439,9 @@ typedef struct berth_dsim_options {
     int64_t step;                 /* seconds, > 0; at most BERTH_DSIM_MAX_STEPS steps */
     int64_t launch_delay;         /* seconds from launch to Ready and initialised, >= 0 */
     int spot_to_spot;             /* feature gate SpotToSpotConsolidation */
+    const berth_cancel *cancel;   /* NULL: no limit; else checked per step and inside each
+                                   * step's plan: BERTH_ETIMEDOUT, no timeline (the model
+                                   * is then mid-step: discard it) */
 } berth_dsim_options;
 
 typedef enum berth_devent_type {

@@ -20,7 +20,8 @@
     X(BERTH_ENOFIT,   -4, "ENOFIT",    "does not fit", 1)                \
     X(BERTH_ENOENT,   -5, "ENOENT",    "no such object", 2)              \
     X(BERTH_ELIMIT,   -6, "ELIMIT",    "input exceeds a limit", 2)       \
-    X(BERTH_EINTERNAL,-7, "EINTERNAL", "internal error", 3)
+    X(BERTH_EINTERNAL,-7, "EINTERNAL", "internal error", 3)           \
+    X(BERTH_ETIMEDOUT,-8, "ETIMEDOUT", "stopped at its deadline", 2)
 
 enum berth_error_code {
 #define BERTH_X_ENUM(sym, val, name, desc, exitc) sym = val,

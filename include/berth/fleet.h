@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "berth/arena.h"
+#include "berth/cancel.h"
 #include "berth/doc.h"
 #include "berth/error.h"
 #include "berth/labels.h"
@@ -198,6 +199,8 @@ typedef struct berth_fleet_options {
     int64_t now_ms;        /* the clock for heartbeat and condition ages */
     int reference;         /* plain scans and generic matching (for checking) */
     int explain;           /* keep per-term contributions for every cluster */
+    const berth_cancel *cancel; /* NULL: no limit; else berth_fleet_place checks it per
+                                 * placement and per PickN cycle (berth/cancel.h) */
 } berth_fleet_options;
 
 typedef enum berth_fleet_cstatus {
@@ -241,7 +244,8 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
                         berth_fleet_ctx **out, berth_error *e);
 void berth_fleet_ctx_free(berth_fleet_ctx *ctx);
 /* Places placement p. Returns 0 (also for Unfulfilled and policy errors,
- * see out->status) or BERTH_ENOMEM / BERTH_EINTERNAL. */
+ * see out->status) or BERTH_ENOMEM / BERTH_EINTERNAL, or BERTH_ETIMEDOUT
+ * when opt->cancel expired (out is not to be read then). */
 int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out);
 /* Why cluster c has its status in the last outcome (one line). */
 void berth_fleet_reason(const berth_fleet_ctx *ctx, uint32_t c, char *buf, size_t size);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "berth/arena.h"
+#include "berth/cancel.h"
 #include "berth/doc.h"
 #include "berth/error.h"
 #include "berth/labels.h"
@@ -578,6 +579,8 @@ typedef struct berth_kube_options {
                                        * feasible/plugin_scores/totals (the full pipeline:
                                        * no pod-class fast path), without detail's
                                        * per-node fail masks */
+    const berth_cancel *cancel;       /* NULL: no limit; else checked every 8 pods
+                                       * (berth/cancel.h): BERTH_ETIMEDOUT once expired */
 } berth_kube_options;
 
 /* Schedules every pending pod in queue order. Sorts k->nodes by name first
@@ -587,7 +590,8 @@ typedef struct berth_kube_options {
  * nominated node (node_name, assumed) and its victims are deleted (removed
  * from every column and counter, terminating = 1, node_name kept). Returns
  * 0 when every pod was placed, BERTH_ENOFIT when some were not, or an
- * error. */
+ * error. BERTH_ETIMEDOUT when opt->cancel expired: k then holds the
+ * decisions made so far and on_decision has seen them; discard both. */
 int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e);
 
 /* Writes filter plugin f's reason for the decision's pod on node into buf
@@ -644,9 +648,11 @@ typedef struct berth_kfit {
  * controller names them, in batches of 1, 2, 4, ..., until one does not
  * fit or max (0: BERTH_KUBE_MAX_GENERATED) are placed. Arrays and strings
  * of out live in k's arena. Work: O(log fits) scheduling runs over the
- * cluster plus the replicas' own cycles. 0 or an error. */
+ * cluster plus the replicas' own cycles. 0 or an error (BERTH_ETIMEDOUT
+ * when cancel, which may be NULL, expired; out is then not filled). */
 int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, uint32_t max,
-                   const berth_kprofile *profile, berth_kfit *out, berth_error *e);
+                   const berth_kprofile *profile, const berth_cancel *cancel, berth_kfit *out,
+                   berth_error *e);
 
 /* ---- what-if scheduling on a view (disruption and autoscaling) ---- */
 
@@ -663,6 +669,7 @@ typedef struct berth_kview {
     uint32_t npending;
     const char *const *bind;          /* per pending: pin to this node, or NULL; may be NULL */
     const berth_kprofile *profile;    /* NULL: per pod by schedulerName */
+    const berth_cancel *cancel;       /* NULL: no limit (berth_kube_options.cancel) */
 } berth_kview;
 
 /* Schedules the view's pending pods in queue order (tie-break first) with
@@ -670,7 +677,8 @@ typedef struct berth_kview {
  * chosen for pending[i] (a name of k's nodes or of v->extra) or NULL; when
  * why is not NULL and a is, why[i] gets the scheduler's summary for an
  * unplaced pod (a copy in a) or NULL. Work: one berth_kube_schedule over
- * (included + extra) nodes and (bound + pending) pods. 0 or an error. */
+ * (included + extra) nodes and (bound + pending) pods. 0 or an error
+ * (BERTH_ETIMEDOUT when v->cancel expired). */
 int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *v, const char **placed,
                              const char **why, berth_arena *a, berth_error *e);
 
@@ -722,6 +730,10 @@ int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, ui
                          const char **why, berth_arena *a, berth_error *e);
 /* The node pod is on in the session, BERTH_KUBE_NONE when none. */
 uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod);
+/* Makes berth_ksession_place check c (NULL: no limit; berth/cancel.h): it
+ * returns BERTH_ETIMEDOUT once c expired, with the pods placed before in
+ * the undo log (roll back, or close the session). c must outlive its use. */
+void berth_ksession_set_cancel(berth_ksession *s, const berth_cancel *c);
 /* Undo log: every exclude, evict, bind, spare and placement after a mark is undone by rollback to it. */
 uint64_t berth_ksession_mark(const berth_ksession *s);
 int berth_ksession_rollback(berth_ksession *s, uint64_t mark);

@@ -47,6 +47,8 @@ typedef struct berth_serve_options {
                                      * before 503; default = planner_threads */
     uint64_t max_objects;           /* objects per stateless request body, default 100000 */
     uint64_t max_pairs;             /* nodes x pods per stateless request, default 250000 */
+    double max_request_seconds;     /* wall time of one planner request's work (from the
+                                     * time a planner thread takes it), default 30; 0: none */
     unsigned max_batch;             /* mutations per group commit, default 1024 */
     const char *tls_cert;           /* PEM certificate (chain): serve HTTPS (with tls_key) */
     const char *tls_key;            /* PEM private key */

@@ -466,7 +466,7 @@ int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npendi
             pend[np++] = p;
         }
     }
-    berth_kview v = {excl, pn, extra, nextra, pend, np, bind, NULL};
+    berth_kview v = {excl, pn, extra, nextra, pend, np, bind, NULL, s->cancel};
     berth_error e;
     rc = berth_kube_schedule_view(k, &v, names, whys, s->arena, &e);
     for (uint32_t i = 0; !rc && i < npending; i++) {
@@ -538,13 +538,18 @@ int berth_autoscale_plan(const berth_autoscale *m, const berth_aplan_options *op
     if (rc)
         rc = berth_error_set(e, rc, "out of memory");
     s.reference = opt->reference;
+    s.cancel = opt->cancel;
     int ca = opt->policy == BERTH_POLICY_CLUSTER_AUTOSCALER; /* ca.c; else Ocean */
-    if (!rc)
+    if (!rc && !berth_cancel_expired(opt->cancel))
         rc = ca ? capacity_ca_scale_up(&s, opt, e) : capacity_scale_up(&s, e);
-    if (!rc)
+    if (!rc && !berth_cancel_expired(opt->cancel))
         rc = ca ? capacity_ca_scale_down(&s, opt, e) : capacity_scale_down(&s, e);
-    if (!rc && !ca)
+    if (!rc && !ca && !berth_cancel_expired(opt->cancel))
         rc = capacity_replace(&s, opt, e);
+    /* past the deadline nothing is kept, whatever a part made of the
+     * stopped scheduling (bad options stay bad options) */
+    if (rc != BERTH_EINVAL && berth_cancel_expired(opt->cancel))
+        rc = berth_error_set(e, BERTH_ETIMEDOUT, "stopped at the deadline");
     capacity_pass_free(&s);
     if (rc)
         berth_aplan_free(out);

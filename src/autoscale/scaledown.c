@@ -183,6 +183,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             fast = -1; /* message set */
             goto out;
         }
+        berth_ksession_set_cancel(ks, s->cancel);
         for (uint32_t n = 0; n < s->nexisting; n++)
             if (s->n[n].removed)
                 berth_ksession_exclude(ks, n, 1);

@@ -1006,6 +1006,8 @@ static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t 
                                                                                 : BERTH_KUBE_NONE;
         }
         rc = berth_ksession_open(&ks, k, pn, nsp, NULL, e);
+        if (!rc)
+            berth_ksession_set_cancel(ks, s->cancel);
     }
     for (uint32_t n = 0; !rc && n < s->nexisting; n++)
         if (s->n[n].removed)

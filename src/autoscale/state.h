@@ -40,6 +40,7 @@ typedef struct capacity_pass {
     uint32_t caplab;
     uint64_t new_serial;          /* names of new nodes */
     int reference;                /* berth_aplan_options.reference */
+    const berth_cancel *cancel;   /* berth_aplan_options.cancel (NULL: none) */
     struct capacity_daemons *ds;  /* daemons.c: DaemonSet room per template (lazy) */
 } capacity_pass;
 

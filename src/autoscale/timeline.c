@@ -407,6 +407,8 @@ static int run(sim *s)
     uint32_t next = 0;
     int rc = 0;
     for (int64_t now = o->from; now <= o->to && !rc; now += o->step) {
+        if (berth_cancel_expired(o->cancel))
+            return berth_error_set(s->e, BERTH_ETIMEDOUT, "stopped at the deadline");
         if (berth_grow((void **)&r->steps, &r->capsteps, r->nsteps + 1, sizeof *r->steps,
                        MAX_STEPS))
             return BERTH_ENOMEM;
@@ -442,6 +444,7 @@ static int run(sim *s)
         berth_aplan_options po = {0};
         po.now = now;
         po.reference = o->reference;
+        po.cancel = o->cancel;
         if ((rc = berth_autoscale_plan(m, &po, &p, s->e)))
             return rc;
         rc = apply_plan(s, &p, now);

@@ -420,7 +420,7 @@ static int cmd_fit(int argc, char **argv)
     }
     berth_kfit f;
     if (!rc)
-        rc = berth_kube_fit(&k, first_ctl, first_pod, max, prof, &f, &e);
+        rc = berth_kube_fit(&k, first_ctl, first_pod, max, prof, NULL, &f, &e);
     if (rc) {
         fprintf(stderr, "berth: %s\n", e.msg);
         berth_kube_free(&k);

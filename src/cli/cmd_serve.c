@@ -2,6 +2,7 @@
  * service (berth/serve.h) and runs until SIGINT or SIGTERM. */
 #include "cli/cli.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@ static void help(FILE *f)
             "                               (default: --planner-threads)\n"
             "  --max-objects N              objects in one planner request body (default 100000)\n"
             "  --max-pairs N                nodes x pods in one planner request (default 250000)\n"
+            "  --max-request-seconds S      planning time of one planner request, fractions\n"
+            "                               allowed; 0: no limit (default 30)\n"
             "  --tls-cert FILE              PEM certificate (chain): serve HTTPS (needs --tls-key)\n"
             "  --tls-key FILE               PEM private key of the certificate\n"
             "  -q, --quiet                  no log lines\n"
@@ -58,6 +61,22 @@ static int parse_uint(const char *flag, const char *v, unsigned long long max,
     if (!*v || *end || *v == '-' || x == 0 || x > max) {
         fprintf(stderr, "berth serve: %s expects an integer from 1 to %llu, got '%s'\n", flag, max,
                 v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Seconds with fractions ("0.05", "30"), 0 allowed, at most a day. */
+static int parse_seconds(const char *flag, const char *v, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (!*v || *end || !isfinite(x) || x < 0 || x > 86400) {
+        fprintf(stderr,
+                "berth serve: %s expects seconds from 0 (no limit) to 86400, fractions allowed, "
+                "got '%s'\n",
+                flag, v);
         return -1;
     }
     *out = x;
@@ -85,7 +104,7 @@ int cmd_serve(int argc, char **argv)
                                              "--request-timeout", "--threads", "--workers",
                                              "--planner-threads", "--planner-queue",
                                              "--max-objects", "--max-pairs", "--etcd",
-                                             "--estate", NULL};
+                                             "--estate", "--max-request-seconds", NULL};
         int k = -1;
         for (int j = 0; valued[j]; j++)
             if (!strcmp(a, valued[j]))
@@ -143,6 +162,10 @@ int cmd_serve(int argc, char **argv)
                 o.planner_threads = (unsigned)x;
             else
                 o.planner_queue = (unsigned)x;
+            break;
+        case 19:
+            if (parse_seconds(a, v, &o.max_request_seconds))
+                return 2;
             break;
         case 15:
         case 16:

@@ -817,6 +817,10 @@ done:
     /* --optimize: a drift replacement is not a consolidation to compare */
     if (!rc && opt->optimize && !(out->method && !strcmp(out->method, "Drift")))
         rc = optimize(&s, out);
+    /* a plan finished past the deadline is not kept either: the answer is
+     * "stopped" whenever the limit passed before it was ready */
+    if (!rc && berth_cancel_expired(opt->cancel))
+        rc = BERTH_ETIMEDOUT;
     disrupt_state_free(&s);
     if (rc) {
         berth_dplan_free(out);

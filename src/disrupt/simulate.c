@@ -46,7 +46,7 @@ static int sched_view(disrupt_state *s, const uint8_t *excluded, const berth_kno
                       uint32_t nhyp, const uint32_t *pending, uint32_t npending,
                       const char *const *bind, const char **placed)
 {
-    berth_kview v = {excluded, s->pod_node, hyp, nhyp, pending, npending, bind, NULL};
+    berth_kview v = {excluded, s->pod_node, hyp, nhyp, pending, npending, bind, NULL, s->cancel};
     berth_error e;
     return berth_kube_schedule_view(&s->m->kube, &v, placed, NULL, NULL, &e);
 }
@@ -262,6 +262,7 @@ berth_ksession *disrupt_session(disrupt_state *s)
     berth_error e;
     if (berth_ksession_open(&s->ks, &s->m->kube, s->pod_node, DISRUPT_SPARE_SLOTS, NULL, &e))
         return NULL;
+    berth_ksession_set_cancel(s->ks, s->cancel);
     /* as the view: deleting and expired nodes receive nothing and their
      * pods are gone */
     for (uint32_t n = 0; n < s->nn; n++) {
@@ -688,6 +689,8 @@ int disrupt_simulate(disrupt_state *s, const uint32_t *cands, uint32_t nc, uint3
 {
     memset(out, 0, sizeof *out);
     out->pool_rank = out->first_pod = -1;
+    if (berth_cancel_poll(s->cancel, &s->cancel_tick))
+        return BERTH_ETIMEDOUT;
     int rc = s->reference ? simulate_view(s, cands, nc, max_new, out)
                           : simulate_session(s, cands, nc, max_new, out);
     if (rc) /* an error leaves nothing for the caller to free */

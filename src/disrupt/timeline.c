@@ -332,7 +332,8 @@ static int reschedule(disrupt_tl *t, berth_error *e)
         pod_node[p] = t->pod_state[p] == DTL_POD_BOUND
                           ? disrupt_tl_node_index(t, k->pods[p].node_name)
                           : BERTH_KUBE_NONE;
-    berth_kview v = {excluded, pod_node, NULL, 0, t->pending, t->npending, NULL, NULL};
+    berth_kview v = {excluded, pod_node, NULL, 0, t->pending, t->npending, NULL, NULL,
+                     t->o->cancel};
     if ((rc = berth_kube_schedule_view(k, &v, placed, why, &a, e)))
         goto out;
     uint32_t keep = 0;
@@ -563,7 +564,7 @@ static int validate(disrupt_tl *t, const berth_daction *a, int *ok, char *why, s
     /* the existing and in-flight nodes first, then each new node */
     uint32_t left = np;
     for (uint32_t nv = inflight; left && nv <= h; nv++) {
-        berth_kview v = {excluded, pod_node, hyp, nv, pending, np, bind, NULL};
+        berth_kview v = {excluded, pod_node, hyp, nv, pending, np, bind, NULL, t->o->cancel};
         if ((rc = berth_kube_schedule_view(k, &v, placed, NULL, NULL, e)))
             goto out;
         left = 0;
@@ -604,6 +605,7 @@ static int plan_step(disrupt_tl *t, blk *cur, berth_arena *scratch, berth_error 
     memset(&po, 0, sizeof po);
     po.now = t->now;
     po.spot_to_spot = t->o->spot_to_spot;
+    po.cancel = t->o->cancel;
     berth_dplan p;
     int rc = berth_disrupt_plan(m, &po, &p, e);
     if (rc)
@@ -880,6 +882,10 @@ int berth_disrupt_simulate(berth_disrupt *m, const berth_dsim_options *o, berth_
     int have_range = 0;
     uint32_t range0 = 0, rangen = 0;
     for (uint64_t s = 0; s < nsteps; s++) {
+        if (berth_cancel_expired(o->cancel)) {
+            rc = berth_error_set(e, BERTH_ETIMEDOUT, "stopped at the deadline");
+            break;
+        }
         t.now = o->from + (int64_t)s * o->step;
         /* the step is written optimistically and dropped when uneventful */
         if (berth_grow((void **)&out->steps, &out->capsteps, out->nsteps + 1, sizeof *out->steps,

@@ -1077,6 +1077,10 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
     const fleet_cplace *cp = &ctx->cp[p];
     const int fast = !ctx->opt.reference;
     uint32_t n = ctx->n;
+    if (ctx->opt.cancel && berth_cancel_expired(ctx->opt.cancel)) {
+        memset(out, 0, sizeof *out);
+        return BERTH_ETIMEDOUT;
+    }
     reset_scratch(ctx);
     ctx->prev = p;
     ctx->cur = p;
@@ -1243,6 +1247,10 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
         int cycles = 0;
         rc = 0;
         while (ctx->nsel < want) {
+            if (berth_cancel_poll(ctx->opt.cancel, &ctx->cancel_tick)) {
+                rc = BERTH_ETIMEDOUT;
+                break;
+            }
             if ((rc = run_cycle(ctx, 1, &pk)))
                 break;
             cycles++;

@@ -64,6 +64,7 @@ typedef struct fleet_topo {         /* domains of one topology key */
 struct berth_fleet_ctx {
     const berth_fleet *f;
     berth_fleet_options opt;
+    uint32_t cancel_tick;           /* PickN cycles since the last look at opt.cancel */
     uint32_t n;                     /* clusters */
     berth_cycle cycle;
     /* run columns */

@@ -100,8 +100,9 @@ static uint64_t free_slots(const berth_kcluster *k)
     return total;
 }
 
-int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, uint32_t max,
-                   const berth_kprofile *profile, berth_kfit *out, berth_error *e)
+static int fit_run(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, uint32_t max,
+                   const berth_kprofile *profile, const berth_cancel *cancel, berth_kfit *out,
+                   berth_error *e)
 {
     memset(out, 0, sizeof *out);
     out->max = max;
@@ -154,7 +155,7 @@ int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, ui
         berth_kube_pod_requests(k, &tmpl);
     }
     /* the cluster as kube schedule leaves it (no preemption) */
-    berth_kube_options opt = {.profile = profile, .tiebreak = BERTH_TIE_FIRST};
+    berth_kube_options opt = {.profile = profile, .tiebreak = BERTH_TIE_FIRST, .cancel = cancel};
     rc = berth_kube_schedule(k, &opt, e);
     if (rc && rc != BERTH_ENOFIT)
         return rc;
@@ -213,4 +214,14 @@ int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, ui
     }
     out->at_max = 1;
     return 0;
+}
+
+int berth_kube_fit(berth_kcluster *k, uint32_t first_ctl, uint32_t first_pod, uint32_t max,
+                   const berth_kprofile *profile, const berth_cancel *cancel, berth_kfit *out,
+                   berth_error *e)
+{
+    int rc = fit_run(k, first_ctl, first_pod, max, profile, cancel, out, e);
+    if (rc == BERTH_ETIMEDOUT)
+        memset(out, 0, sizeof *out); /* no partial answer */
+    return rc;
 }

@@ -600,6 +600,11 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     uint32_t *batch = L->batch;
     const berth_kpod *p = &k->pods[pod];
     int rc = 0;
+    /* the deadline: the clock every 8th pod (a pod costs far more) */
+    if (opt->cancel && !(L->cancel_tick++ & 7) && berth_cancel_expired(opt->cancel)) {
+        *placed = BERTH_KUBE_NONE;
+        return berth_error_set(e, BERTH_ETIMEDOUT, "stopped at the deadline");
+    }
     *placed = BERTH_KUBE_NONE;
     /* the profile: forced, or by schedulerName */
     const prof_built *b = &L->built[k->nprofiles];

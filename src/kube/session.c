@@ -341,6 +341,11 @@ int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, ui
     return unplaced ? BERTH_ENOFIT : 0;
 }
 
+void berth_ksession_set_cancel(berth_ksession *s, const berth_cancel *c)
+{
+    s->opt.cancel = c;
+}
+
 uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod)
 {
     if (pod >= s->v.npods)

@@ -118,6 +118,7 @@ typedef struct kube_loop {
     struct kube_preempt *pre;        /* preemption scratch (kube/preempt.c), lazily */
     struct kube_reason_count *rc;    /* reason counting scratch (KUBE_MAX_REASONS) */
     berth_kreason *reasons;          /* the decision's view of rc */
+    uint32_t cancel_tick;            /* pods since the last look at opt->cancel */
 } kube_loop;
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
                    uint32_t nspare, berth_error *e);

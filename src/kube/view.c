@@ -85,6 +85,7 @@ int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *vw, con
     berth_kube_options opt = {0};
     opt.tiebreak = BERTH_TIE_FIRST;
     opt.profile = vw->profile;
+    opt.cancel = vw->cancel;
     if (why && a) {
         opt.on_decision = on_decision;
         opt.ctx = &c;

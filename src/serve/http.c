@@ -55,7 +55,7 @@ struct berth_server {
     pthread_mutex_t conn_mu;
     pthread_cond_t conn_cv;
     conn *conns;
-    uint64_t deadline_cuts, refused;
+    uint64_t deadline_cuts, refused, stopped;
     int conn_stop, have_deadline_thread;
     pthread_t deadline_thread;
 };
@@ -113,6 +113,7 @@ void berth_serve_default_options(berth_serve_options *o)
     o->planner_queue = 0;   /* = planner_threads */
     o->max_objects = 100000;
     o->max_pairs = 250000;
+    o->max_request_seconds = 30;
     o->max_batch = 1024;
 }
 
@@ -426,11 +427,12 @@ static char *server_metrics(berth_server *s, const char *t)
     serve_pool_load(s->planners, &pr, &pq);
     serve_pool_load(s->workers, &wr, &wq);
     pthread_mutex_lock(&s->conn_mu);
-    unsigned long long cuts = s->deadline_cuts, refused = s->refused, open = 0;
+    unsigned long long cuts = s->deadline_cuts, refused = s->refused, stopped = s->stopped,
+                       open = 0;
     for (conn *k = s->conns; k; k = k->next)
         open++;
     pthread_mutex_unlock(&s->conn_mu);
-    size_t n = strlen(t), cap = n + 1024;
+    size_t n = strlen(t), cap = n + 2048;
     char *x = malloc(cap);
     if (!x)
         return NULL;
@@ -446,13 +448,17 @@ static char *server_metrics(berth_server *s, const char *t)
              "full.\n"
              "# TYPE berth_http_busy_total counter\n"
              "berth_http_busy_total %llu\n"
+             "# HELP berth_http_stopped_total Planner requests stopped by "
+             "--max-request-seconds (422 over_budget).\n"
+             "# TYPE berth_http_stopped_total counter\n"
+             "berth_http_stopped_total %llu\n"
              "# HELP berth_pool_requests Requests in a pool.\n"
              "# TYPE berth_pool_requests gauge\n"
              "berth_pool_requests{pool=\"planner\",state=\"running\"} %u\n"
              "berth_pool_requests{pool=\"planner\",state=\"queued\"} %u\n"
              "berth_pool_requests{pool=\"worker\",state=\"running\"} %u\n"
              "berth_pool_requests{pool=\"worker\",state=\"queued\"} %u\n",
-             open, cuts, refused, pr, pq, wr, wq);
+             open, cuts, refused, stopped, pr, pq, wr, wq);
     return x;
 }
 
@@ -636,6 +642,11 @@ static void run_job(serve_job *j)
 {
     req *r = (req *)j;
     dispatch(r->s, r->method, &r->m, r, &r->reply, &r->ctype);
+    if (r->reply.stopped) {
+        pthread_mutex_lock(&r->s->conn_mu);
+        r->s->stopped++;
+        pthread_mutex_unlock(&r->s->conn_mu);
+    }
     __atomic_store_n(&r->state, REQ_DONE, __ATOMIC_RELEASE);
     MHD_resume_connection(r->c);
 }
@@ -821,6 +832,7 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
     pthread_cond_init(&s->conn_cv, NULL);
     s->budget.max_objects = o->max_objects;
     s->budget.max_pairs = o->max_pairs;
+    s->budget.max_seconds = o->max_request_seconds;
     struct sockaddr_storage ss;
     int v6 = 0, rc = 0;
     if (parse_listen(o->listen, &ss, &v6, &s->port))

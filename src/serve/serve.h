@@ -120,6 +120,7 @@ typedef struct serve_reply {
     int status;     /* HTTP status */
     char *body;     /* malloc'd JSON text */
     int64_t revision; /* etcd: the log revision applied (X-Berth-Revision), else 0 */
+    int stopped;    /* a planner was stopped by --max-request-seconds (counted) */
 } serve_reply;
 
 /* {"error": {"code": code, "message": msg}} into r. */
@@ -213,11 +214,14 @@ void serve_web_svg(serve_engine *g, serve_reply *r);
 /* The work one stateless request may ask for (docs/api.md "Limits"):
  * objects in the body (a List's items count one each) and the product of
  * the two sides a planner crosses (nodes x pods; member clusters x
- * placements). 0 = no limit. Over a limit: 413 (objects) or 422
- * over_budget (pairs), with the option that raises it. */
+ * placements), and the wall time from the start of the request's work
+ * (berth/cancel.h, checked inside the planners). 0 = no limit. Over a
+ * limit: 413 (objects) or 422 over_budget (pairs, time: r->stopped set),
+ * with the option that raises it. */
 typedef struct serve_budget {
     uint64_t max_objects;
     uint64_t max_pairs;
+    double max_seconds;
 } serve_budget;
 
 /* POST /v1/kube/schedule?profile=NAME&preempt=true|false (default true). */

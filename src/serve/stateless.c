@@ -4,7 +4,10 @@
  * skipped in `warnings`), each over a model built from the request body
  * and freed before the reply; http.c runs them on the planner pool. Each
  * first checks the request's budget (serve_budget: objects in the body,
- * nodes x pods) so that one request cannot take minutes or gigabytes. */
+ * nodes x pods) so that one request cannot take minutes or gigabytes, and
+ * gives the planner a deadline (berth/cancel.h, --max-request-seconds)
+ * counted from the start of the request's work: a planner stopped by it
+ * leaves nothing and the request gets 422 over_budget. */
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -62,6 +65,27 @@ static int over_pairs(const char *what_a, uint64_t a, const char *what_b, uint64
     return -1;
 }
 
+/* The request's deadline in c, from now: NULL when the budget has none. */
+static const berth_cancel *start_clock(const serve_budget *b, berth_cancel *c)
+{
+    if (!b || !(b->max_seconds > 0))
+        return NULL;
+    berth_cancel_init(c, b->max_seconds);
+    return c;
+}
+
+/* 422 over_budget for a planner stopped at the deadline. */
+static void over_time(const serve_budget *b, serve_reply *r)
+{
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "request stopped after %g s of planning (this server's limit; raise it with berth "
+             "serve --max-request-seconds N, or split the request)",
+             b->max_seconds);
+    serve_reply_error(r, 422, "over_budget", msg);
+    r->stopped = 1;
+}
+
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
                          const char *detail, const serve_budget *b, serve_reply *r)
 {
@@ -75,6 +99,8 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
         return;
     }
     int all = detail && !strcmp(detail, "all");
+    berth_cancel cancel;
+    const berth_cancel *cn = start_clock(b, &cancel);
     berth_kcluster k;
     berth_kube_init(&k);
     berth_error e;
@@ -138,8 +164,17 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
     }
     berth_kube_options opt = {.profile = prof, .tiebreak = BERTH_TIE_FIRST, .detail = all,
                               .reasons = 1, .on_decision = berth_kube_report_decision, .ctx = rep,
-                              .preempt = !preempt || !strcmp(preempt, "true")};
+                              .preempt = !preempt || !strcmp(preempt, "true"), .cancel = cn};
     rc = berth_kube_schedule(&k, &opt, &e);
+    if (rc == BERTH_ETIMEDOUT) {
+        /* the decisions streamed so far are dropped with the text */
+        berth_kube_report_free(rep);
+        fclose(out);
+        free(text);
+        berth_kube_free(&k);
+        over_time(b, r);
+        return;
+    }
     json_t *tail = json_object();
     int bad = (rc && rc != BERTH_ENOFIT) || berth_kube_report_status(rep) || !tail ||
               berth_report_set_warnings(tail, &k.skipped) || berth_kube_report_stream_end(rep, tail);
@@ -161,6 +196,8 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const serv
 {
     *r = (serve_reply){0};
     berth_fleet_options opt = {0};
+    berth_cancel cancel;
+    opt.cancel = start_clock(b, &cancel);
     if (now) {
         if (berth_time_parse(now, &opt.now_ms)) {
             serve_reply_error(r, 400, "bad_input",
@@ -202,9 +239,12 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const serv
     json_t *root = json_object(), *arr = json_array();
     int bad = !root || !arr || json_object_set(root, "placements", arr) ||
               berth_report_set_warnings(root, &fl.skipped);
+    int stopped = 0;
     for (uint32_t p = 0; !bad && p < fl.nplacements; p++) {
         berth_fleet_outcome o;
-        if (berth_fleet_place(ctx, p, &o)) {
+        int prc = berth_fleet_place(ctx, p, &o);
+        if (prc) {
+            stopped = prc == BERTH_ETIMEDOUT;
             bad = 1;
             break;
         }
@@ -214,7 +254,10 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const serv
     json_decref(arr);
     if (bad) {
         json_decref(root);
-        serve_reply_error(r, 500, "internal", "fleet placement failed");
+        if (stopped)
+            over_time(b, r);
+        else
+            serve_reply_error(r, 500, "internal", "fleet placement failed");
     } else {
         serve_reply_json(r, 200, root);
     }
@@ -244,6 +287,8 @@ void serve_disrupt_plan(const char *body, size_t len, const char *at, const serv
 {
     *r = (serve_reply){0};
     berth_dplan_options opt = {0};
+    berth_cancel cancel;
+    opt.cancel = start_clock(b, &cancel);
     if (plan_time(at, &opt.now, r))
         return;
     berth_disrupt m;
@@ -268,7 +313,9 @@ void serve_disrupt_plan(const char *body, size_t len, const char *at, const serv
     memset(&p, 0, sizeof p);
     if (!rc)
         rc = berth_disrupt_plan(&m, &opt, &p, &e);
-    if (rc)
+    if (rc == BERTH_ETIMEDOUT)
+        over_time(b, r);
+    else if (rc)
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
     else
@@ -282,6 +329,8 @@ void serve_autoscale_plan(const char *body, size_t len, const char *at, const se
 {
     *r = (serve_reply){0};
     berth_aplan_options opt = {0};
+    berth_cancel cancel;
+    opt.cancel = start_clock(b, &cancel);
     if (plan_time(at, &opt.now, r))
         return;
     berth_autoscale m;
@@ -306,7 +355,9 @@ void serve_autoscale_plan(const char *body, size_t len, const char *at, const se
     memset(&p, 0, sizeof p);
     if (!rc)
         rc = berth_autoscale_plan(&m, &opt, &p, &e);
-    if (rc)
+    if (rc == BERTH_ETIMEDOUT)
+        over_time(b, r);
+    else if (rc)
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
     else

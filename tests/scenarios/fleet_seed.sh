@@ -46,7 +46,7 @@ YAML
 out=$("$BERTH" fleet place "$tmp/bad.yaml" $NOW -o json 2>"$tmp/err"); rc=$?
 [ $rc -eq 2 ] || { echo "expected exit 2 (policy error), got $rc"; exit 1; }
 grep -q "bad.yaml:.*exactly one value" "$tmp/err"
-echo "$out" | grep -q '"status": "Invalid"'
+grep -q '"status": "Invalid"' <<<"$out"
 printf 'apiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\nmetadata: {name: x}\nspec: {taintz: []}\n' > "$tmp/typo.yaml"
 "$BERTH" fleet place "$tmp/typo.yaml" $NOW -q; [ $? -eq 0 ] || exit 1
 "$BERTH" fleet place "$tmp/typo.yaml" $NOW --strict 2>"$tmp/err"; [ $? -eq 2 ] || exit 1

@@ -4,8 +4,8 @@
 # the usage-aware admission honours the node's berth.io/vm-overhead-memory.
 set -euo pipefail
 err=$("$BERTH" kube schedule examples/kube/kubectl-list.yaml --explain 2>&1 >/dev/null)
-echo "$err" | grep -q '^explain default/web-6f7c9d8b5-ccccc: aks-pool1-12345678-vmss000001$'
-echo "$err" | grep -q '^  \* aks-pool1-12345678-vmss000001 *total   475 = TaintToleration 3x100=300 + '
+grep -q '^explain default/web-6f7c9d8b5-ccccc: aks-pool1-12345678-vmss000001$' <<<"$err"
+grep -q '^  \* aks-pool1-12345678-vmss000001 *total   475 = TaintToleration 3x100=300 + ' <<<"$err"
 # every ranked line shows weight x score = contribution per plugin, and the
 # contributions add up to the total
 rows=$(echo "$err" | grep -c ' total ')
@@ -22,11 +22,11 @@ echo "$err" | grep ' total ' | awk '{
   }
   if (total < 0 || sum != total) { print "terms add up to " sum ", total " total ": " $0; exit 1 }
 }'
-echo "$err" | grep -q 'rejected 1 node(s): node(s) had untolerated taint {sku: gpu}'
+grep -q 'rejected 1 node(s): node(s) had untolerated taint {sku: gpu}' <<<"$err"
 # the explanation goes to stderr only: stdout is the ordinary table
 out=$("$BERTH" kube schedule examples/kube/kubectl-list.yaml --explain 2>/dev/null)
-echo "$out" | grep -q '^POD '
-! echo "$out" | grep -q '^explain'
+grep -q '^POD ' <<<"$out"
+! grep -q '^explain' <<<"$out"
 
 # usage-aware admission with a per-VM overhead: C (100Gi, 40Gi reserved by one
 # pod) admits the 35Gi pod with 10Gi overhead per VM only while
@@ -62,5 +62,5 @@ set +e
 out=$("$BERTH" kube schedule "$tmp/other.yaml"); rc=$?
 set -e
 [ $rc -eq 1 ] || { echo "other scheduler: exit $rc, expected 1"; exit 1; }
-echo "$out" | grep -q "no scheduler profile named 'my-sched'"
+grep -q "no scheduler profile named 'my-sched'" <<<"$out"
 echo "other scheduler OK"
