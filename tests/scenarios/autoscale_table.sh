@@ -12,7 +12,7 @@ for f in examples/autoscale/scale-up.yaml examples/autoscale/replace.yaml; do
   sec() { echo "$T" | awk -v s="$1" '/^[A-Z][A-Z ]*$/ {on = ($0 == s); next} on && NF'; }
   up=$(sec "SCALE UP"); rep=$(sec "REPLACEMENTS"); kept=$(sec "KEPT")
   if [ "$up" != "  (none)" ]; then
-    echo "$up" | head -1 | grep -q '^  GROUP .* NODES \$/h PER NODE PODS$' || fail "$f: SCALE UP header: $up"
+    head -1 <<<"$up" | grep -q '^  GROUP .* NODES \$/h PER NODE PODS$' || fail "$f: SCALE UP header: $up"
     # as many names after "new node(s):" as the xN counts say
     want=$(echo "$up" | awk '$5 ~ /^x[0-9]+$/ {n += substr($5, 2)} END {print n + 0}')
     got=$(echo "$up" | sed -n 's/^    new nodes\{0,1\}: //p' | tr ',' '\n' | grep -c .)
@@ -28,11 +28,11 @@ for x in d['scaleDown']: print(x['node'])
 for x in d['blocked']: print(x['node'])" ; } | tr -d ' ' | sort -u)
   echo "$rep" | grep ' \$/h' >/dev/null || fail "$f: replacement price without unit: $rep"
   for target in $(echo "$rep" | sed -n 's/^    [^ ]* -> \([^ ]*\).*/\1/p'); do
-    echo "$known" | grep -qx "$target" || fail "$f: REPLACEMENTS moves a pod to $target, named nowhere: $T"
+    grep -qx "$target" <<<"$known" || fail "$f: REPLACEMENTS moves a pod to $target, named nowhere: $T"
   done
   # no node both replaced and kept
   for n in $(echo "$rep" | awk '/^  [^ ]/ {print $1}'); do
-    ! echo "$kept" | awk '{print $1}' | grep -qx "$n" || fail "$f: $n is replaced and listed as KEPT"
+    ! awk -v n="$n" '$1 == n { f = 1 } END { exit !f }' <<<"$kept" || fail "$f: $n is replaced and listed as KEPT"
   done
 done
 # the JSON keeps every blocked node (the table only lists each node once)
