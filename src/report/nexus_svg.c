@@ -992,12 +992,12 @@ static void html_heatmap(FILE *out, const berth_nexus *nx)
         if (n > most)
             most = n;
     }
-    double label_w = 70.0, tail_w = 60.0;
+    double label_w = 64.0, tail_w = 48.0;
     double pitch = fmin(22.0, fmax(4.0, (PIC_W - 2 * MARGIN - label_w - tail_w) / most));
     double sq = pitch >= 8.0 ? pitch - 2.0 : pitch - 1.0, row = fmax(pitch, 16.0);
     double w = 2 * MARGIN + label_w + most * pitch + tail_w;
-    if (w < 560.0)
-        w = 560.0;
+    if (w < 660.0) /* the legend */
+        w = 660.0;
     double h = MARGIN + nx->nracks * row + 40.0;
     fputs("<h2>Utilisation heat map</h2>\n<div class=\"pic\">\n", out);
     rsvg_open(out, w, h, ".bth-lg{font-size:12px;fill:#222}.bth-ml{font-size:11px;fill:#333}");
@@ -1203,6 +1203,8 @@ int berth_report_nexus_html(FILE *out, const berth_nexus *nx)
           "body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff}\n"
           "h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}\n"
           ".pic{overflow:auto;border:1px solid #ddd;padding:4px;max-height:90vh}\n"
+          ".pic svg{display:block;max-width:100%;height:auto}\n"
+          ".row{display:flex;flex-wrap:wrap;gap:0 28px;align-items:flex-start}\n"
           "table{border-collapse:collapse;font-size:0.85em}\n"
           "th,td{border:1px solid #d5d8dc;padding:2px 8px;text-align:left}\n"
           "th{background:#f0f2f5}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
@@ -1219,11 +1221,13 @@ int berth_report_nexus_html(FILE *out, const berth_nexus *nx)
     int rc = berth_report_nexus_svg(out, nx);
     if (rc)
         return rc;
-    fputs("</div>\n", out);
+    fputs("</div>\n<div class=\"row\">\n<div>\n", out);
     html_heatmap(out, nx);
+    fputs("</div>\n<div>\n", out);
     rc = html_racks(out, nx);
     if (rc)
         return rc;
+    fputs("</div>\n</div>\n", out);
     rc = html_clusters(out, nx);
     if (rc)
         return rc;
