@@ -41,6 +41,11 @@ static void node_text(const berth_disrupt *m, uint32_t n, char *buf, size_t size
              cap ? cap : "", zone ? " " : "", zone ? zone : "", berth_node_price(m, n));
 }
 
+static const char *plural(int64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static void box(FILE *out, double x, double y, double w, const char *fill, const char *text_cls,
                 const char *text, const char *title)
 {
@@ -85,25 +90,28 @@ int berth_report_disrupt_svg(FILE *out, const berth_disrupt *m, const berth_dpla
     report_fmt_time(p->at, at, sizeof at);
     rsvg_open(out, W, h, NULL);
     rsvg_text(out, M, 30.0, "rs-t", NULL,
-              "disrupt plan at %s: %" PRId64 " nodes \xe2\x86\x92 %" PRId64
+              "disrupt plan at %s: %" PRId64 " node%s \xe2\x86\x92 %" PRId64
               ", $%.4f/h \xe2\x86\x92 $%.4f/h (saves $%.4f/h)",
-              at, p->nodes_before, p->nodes_after, p->cost_before, p->cost_after,
+              at, p->nodes_before, plural(p->nodes_before), p->nodes_after, p->cost_before, p->cost_after,
               p->cost_before - p->cost_after);
     /* cost bars */
     double most = p->cost_before > p->cost_after ? p->cost_before : p->cost_after;
     double scale = most > 0 ? 700.0 / most : 0.0;
     rsvg_text(out, M, 58.0, "rs-l", NULL, "before");
     rsvg_rect(out, M + 50.0, 46.0, p->cost_before * scale, 16.0, "#6b7c8c", "rx=\"2\"",
-              "before: %" PRId64 " nodes, $%.4f per hour", p->nodes_before, p->cost_before);
+              "before: %" PRId64 " node%s, $%.4f per hour", p->nodes_before,
+              plural(p->nodes_before), p->cost_before);
     rsvg_text(out, M + 58.0 + p->cost_before * scale, 58.0, "rs-l", NULL,
-              "%" PRId64 " nodes, $%.4f/h", p->nodes_before, p->cost_before);
+              "%" PRId64 " node%s, $%.4f/h", p->nodes_before, plural(p->nodes_before), p->cost_before);
     rsvg_text(out, M, 82.0, "rs-l", NULL, "after");
     rsvg_rect(out, M + 50.0, 70.0, p->cost_after * scale, 16.0, C_NEW, "rx=\"2\"",
-              "after: %" PRId64 " nodes, $%.4f per hour (lower bound %" PRId64 " nodes, $%.4f/h)",
-              p->nodes_after, p->cost_after, p->bound_nodes, p->bound_cost);
+              "after: %" PRId64 " node%s, $%.4f per hour (lower bound %" PRId64 " node%s, $%.4f/h)",
+              p->nodes_after, plural(p->nodes_after), p->cost_after, p->bound_nodes,
+              plural(p->bound_nodes), p->bound_cost);
     rsvg_text(out, M + 58.0 + p->cost_after * scale, 82.0, "rs-l", NULL,
-              "%" PRId64 " nodes, $%.4f/h (lower bound %" PRId64 " nodes, $%.4f/h)", p->nodes_after,
-              p->cost_after, p->bound_nodes, p->bound_cost);
+              "%" PRId64 " node%s, $%.4f/h (lower bound %" PRId64 " node%s, $%.4f/h)", p->nodes_after,
+              plural(p->nodes_after), p->cost_after, p->bound_nodes, plural(p->bound_nodes),
+              p->bound_cost);
     /* legend */
     static const struct {
         const char *fill, *what;

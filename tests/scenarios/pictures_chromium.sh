@@ -9,8 +9,8 @@
 # 1400 x 900 PNG screenshot, no console message (errors, uncaught
 # exceptions) and, for the SVGs, no XML parse error in the rendered DOM.
 # The screenshots are kept in build/artifacts/pictures/; with
-# BERTH_DOCS_IMG=DIR (e.g. docs/img) they are also copied there (README
-# "Pictures"). Each page is one Chromium run (screenshot, DOM and log
+# BERTH_DOCS_IMG=DIR they are also copied there: the README's pictures are
+# made with `BERTH_DOCS_IMG=docs/img bash tests/scenarios/pictures_chromium.sh`. Each page is one Chromium run (screenshot, DOM and log
 # together) to keep the scenario fast.
 set -u
 BERTH=${BERTH:-build/berth}
@@ -149,10 +149,25 @@ grep -q 'id="heat-map"' "$tmp/serve-page.dom" || fail "the live page has no heat
 n=$(grep -o '<rect [^>]*><title>[^<]*host vCPU used' "$tmp/serve-page.dom" | wc -l)
 [ "$n" -ge 128 ] || fail "the live page's heat map has $n machine squares, want 128"
 
+# the README's pictures: the SVGs shot again at their own height (at most
+# 900 px), palette-reduced with pngquant when it is there
 if [ -n "${BERTH_DOCS_IMG:-}" ]; then
   mkdir -p "$BERTH_DOCS_IMG"
-  for f in layout layout-page kube disrupt autoscale serve-page; do
-    cp "$ART/$f.png" "$BERTH_DOCS_IMG/$f.png"
+  for f in layout kube disrupt autoscale serve-page; do
+    h=900
+    [ -f "$tmp/$f.svg" ] && h=$(sed -n '1s/.* height="\([0-9]*\)".*/\1/p' "$tmp/$f.svg")
+    if [ "${h:-900}" -lt 900 ]; then
+      rm -rf "$tmp/profile"; mkdir -p "$tmp/profile"
+      timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --user-data-dir="$tmp/profile" --window-size=1400,"$h" --screenshot="$ART/$f.png" \
+        "file://$tmp/$f.svg" > /dev/null 2>&1 || fail "$f: docs screenshot failed"
+    fi
+    if command -v pngquant > /dev/null; then
+      pngquant --force --quality=60-90 --output "$BERTH_DOCS_IMG/$f.png" "$ART/$f.png" ||
+        cp "$ART/$f.png" "$BERTH_DOCS_IMG/$f.png"
+    else
+      cp "$ART/$f.png" "$BERTH_DOCS_IMG/$f.png"
+    fi
   done
   echo "copied the screenshots to $BERTH_DOCS_IMG"
 fi
