@@ -76,8 +76,11 @@ static void bar(FILE *out, double x, double y, int64_t old, int64_t add, int64_t
         rsvg_rect(out, x + w_old, y, w_all - w_old, 14.0, C_NEW, NULL, NULL);
     if (f_all > 1.0)
         rsvg_rect(out, x + BAR_W - 3.0, y - 2.0, 3.0, 18.0, C_OVER, NULL, NULL);
-    rsvg_text(out, x + BAR_W + 8.0, y + 11.5, "rs-l", NULL, "%.1f / %.1f  (%.0f%%)",
-              (double)(old + add) / unit, (double)cap / unit, 100.0 * f_all);
+    if (cap > 0)
+        rsvg_text(out, x + BAR_W + 8.0, y + 11.5, "rs-l", NULL, "%.1f / %.1f  (%.0f%%)",
+                  (double)(old + add) / unit, (double)cap / unit, 100.0 * f_all);
+    else
+        rsvg_text(out, x + BAR_W + 8.0, y + 11.5, "rs-l", NULL, "%.1f / 0", (double)(old + add) / unit);
 }
 
 /* Histogram of nodes by requested fraction (10 buckets, the last one
