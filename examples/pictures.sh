@@ -12,7 +12,10 @@ mkdir -p "$out"
 # exit 1 by design: two pods of workloads.yaml do not fit (their reasons are in the picture)
 "$berth" kube schedule examples/kube/workloads.yaml -q --svg "$out/kube.svg" || [ $? -eq 1 ]
 "$berth" disrupt plan examples/disrupt/blocked.yaml --at 2024-05-01T12:00:00Z -q --svg "$out/disrupt.svg"
+"$berth" autoscale simulate examples/autoscale/simulate/estate.yaml \
+  --events examples/autoscale/simulate/events.yaml -q --svg "$out/autoscale.svg"
+# a replacement (spot comes back: the on-demand node is replaced)
 "$berth" autoscale simulate examples/autoscale/simulate/revert-to-spot.yaml \
   --events examples/autoscale/simulate/spot-returns.yaml --from 2024-05-01T12:00:00Z \
-  -q --svg "$out/autoscale.svg"
+  -q --svg "$out/autoscale-replace.svg"
 ls -1 "$out"

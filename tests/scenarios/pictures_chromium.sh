@@ -3,15 +3,16 @@
 # Chromium (Debian's chromium, installed here when missing; SKIP with exit 0
 # only when it cannot be installed) at 1,400 x 900: the nexus layout
 # (`simulate --svg`) and its HTML page (`--html`), `kube schedule --svg`
-# (with a many-node input: drawn nodes capped, the rest summarised),
-# `disrupt plan --svg`, `autoscale simulate --svg`, and the live page of
+# (and, checked in the file only, a many-node input: nodes drawn capped,
+# the rest summarised), `disrupt plan --svg`, `autoscale simulate --svg`, and the live page of
 # `berth serve` with a loaded estate and a cluster. Each one must give a
 # 1400 x 900 PNG screenshot, no console message (errors, uncaught
 # exceptions) and, for the SVGs, no XML parse error in the rendered DOM.
 # The screenshots are kept in build/artifacts/pictures/; with
 # BERTH_DOCS_IMG=DIR they are also copied there: the README's pictures are
-# made with `BERTH_DOCS_IMG=docs/img bash tests/scenarios/pictures_chromium.sh`. Each page is one Chromium run (screenshot, DOM and log
-# together) to keep the scenario fast.
+# made with `BERTH_DOCS_IMG=docs/img bash tests/scenarios/pictures_chromium.sh`.
+# Each page is one Chromium run (screenshot, DOM and log together), three
+# at a time, to keep the scenario fast (about 15-20 s on 2 cores).
 set -u
 BERTH=${BERTH:-build/berth}
 ART=${ARTIFACTS:-build/artifacts}/pictures
@@ -51,22 +52,28 @@ png_size() {
   od -An -tu1 -j16 -N8 "$1" | awk '{ printf "%d %d\n", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8 }'
 }
 
-# shot NAME URL [wait-ms]: one headless run writes NAME.png (1400 x 900),
-# the DOM after load (NAME.dom) and Chromium's log (NAME.log); fails on a
-# console message, an XML parse error or a wrong screenshot size.
+# shot NAME URL [wait-ms]: one headless run (its own profile) writes
+# NAME.png (1400 x 900), the DOM after load (NAME.dom) and Chromium's log
+# (NAME.log); check NAME then fails on a failed run, a console message, an
+# XML parse error or a wrong screenshot size. Shots run in the background
+# (several at once: Chromium mostly waits while starting); wait, then check.
 shot() {
   local name=$1 url=$2 wait=${3:-0} png="$ART/$1.png"
-  rm -rf "$tmp/profile" "$png"; mkdir -p "$tmp/profile" "$ART"
+  rm -rf "$tmp/profile-$name" "$png"; mkdir -p "$tmp/profile-$name" "$ART"
   local budget=()
   [ "$wait" -gt 0 ] && budget=(--virtual-time-budget="$wait")
   timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
-    --disable-dev-shm-usage --hide-scrollbars --user-data-dir="$tmp/profile" \
+    --disable-dev-shm-usage --hide-scrollbars --user-data-dir="$tmp/profile-$name" \
     --enable-logging=stderr --v=0 --window-size=1400,900 "${budget[@]}" \
     --screenshot="$png" --dump-dom "$url" > "$tmp/$name.dom" 2> "$tmp/$name.log"
-  local rc=$?
-  [ $rc -eq 0 ] || fail "$name: chromium exited $rc: $(grep -v dbus "$tmp/$name.log" | tail -3)"
-  [ -s "$png" ] || fail "$name: no screenshot written"
+  echo $? > "$tmp/$name.rc"
+}
+check() {
+  local name=$1 png="$ART/$1.png"
+  local rc; rc=$(cat "$tmp/$name.rc" 2>/dev/null || echo none)
+  [ "$rc" = 0 ] || fail "$name: chromium exited $rc: $(grep -v dbus "$tmp/$name.log" | tail -3)"
+  [ -s "$png" ] || fail "$name: no screenshot written: $(grep -v dbus "$tmp/$name.log" | tail -3)"
   [ "$(png_size "$png")" = "1400 900" ] || fail "$name: screenshot is $(png_size "$png"), want 1400 900"
   grep -q ':CONSOLE' "$tmp/$name.log" &&
     fail "$name: console messages: $(grep ':CONSOLE' "$tmp/$name.log" | head -3)"
@@ -77,14 +84,21 @@ shot() {
 
 # ---- the pictures ----
 "$BERTH" simulate examples/nexus/seed-scenarios.yaml --svg "$tmp/layout.svg" \
-  --html "$tmp/layout.html" -q || fail "simulate --svg --html: exit $?"
+  --html "$tmp/layout-page.html" -q || fail "simulate --svg --html: exit $?"
 "$BERTH" kube schedule examples/kube/workloads.yaml --svg "$tmp/kube.svg" -q
 [ $? -eq 1 ] || fail "kube schedule workloads.yaml --svg: want exit 1 (pods do not fit)"
 "$BERTH" disrupt plan examples/disrupt/blocked.yaml --at 2024-05-01T12:00:00Z \
   --svg "$tmp/disrupt.svg" -q || fail "disrupt plan --svg: exit $?"
+"$BERTH" autoscale simulate examples/autoscale/simulate/estate.yaml \
+  --events examples/autoscale/simulate/events.yaml --svg "$tmp/autoscale.svg" -q ||
+  fail "autoscale simulate --svg: exit $?"
+grep -qx '2 pods pending' "$tmp/autoscale.svg" || fail "autoscale: the steps' pending pods are not shown"
+# a replacement is marked across the charts with the nodes it concerns
 "$BERTH" autoscale simulate examples/autoscale/simulate/revert-to-spot.yaml \
   --events examples/autoscale/simulate/spot-returns.yaml --from 2024-05-01T12:00:00Z \
-  --svg "$tmp/autoscale.svg" -q || fail "autoscale simulate --svg: exit $?"
+  --svg "$tmp/autoscale-replace.svg" -q || fail "autoscale simulate (replacement) --svg: exit $?"
+grep -q '<g><title>2024-05-01T12:03:00Z: replacing ' "$tmp/autoscale-replace.svg" ||
+  fail "autoscale: the replacement is not marked"
 # many nodes: at most 40 drawn, the others summarised
 {
   echo "apiVersion: v1"; echo "kind: NodeList"; echo "items:"
@@ -106,7 +120,7 @@ grep -q 'and 50 more nodes not drawn' "$tmp/kube-many.svg" || fail "kube-many: t
 grep -q 'all 90 nodes by cpu requested' "$tmp/kube-many.svg" || fail "kube-many: no histogram of every node"
 grep -q 'Not scheduled (20 pods)' "$tmp/kube-many.svg" || fail "kube-many: the 20 pods that do not fit are not listed"
 
-for f in layout kube kube-many disrupt autoscale; do
+for f in layout kube kube-many disrupt autoscale autoscale-replace; do
   head -c 4 "$tmp/$f.svg" | grep -q '<svg' || fail "$f.svg is not SVG"
   grep -o 'font-size:[0-9.]*px' "$tmp/$f.svg" | sort -u | while IFS=: read -r _ px; do
     [ "${px%px}" -ge 11 ] 2>/dev/null || { echo "FAIL: $f.svg has text of $px (want >= 11px)"; exit 1; }
@@ -115,13 +129,17 @@ done
 w=$(sed -n '1s/.* width="\([0-9]*\)".*/\1/p' "$tmp/layout.svg")
 [ "${w:-99999}" -le 1400 ] || fail "the layout picture is $w px wide (want <= 1400: racks wrap into rows)"
 
-shot layout "file://$tmp/layout.svg"
-shot layout-page "file://$tmp/layout.html"
+files="layout:svg layout-page:html kube:svg disrupt:svg autoscale:svg"
+jobs=()
+for f in $files; do
+  shot "${f%%:*}" "file://$tmp/${f%%:*}.${f#*:}" &
+  jobs+=($!)
+  # at most three Chromiums at once
+  [ ${#jobs[@]} -ge 3 ] && { wait "${jobs[0]}"; jobs=("${jobs[@]:1}"); }
+done
+wait "${jobs[@]}"
+for f in $files; do check "${f%%:*}"; done
 grep -q '<h2>Utilisation heat map</h2>' "$tmp/layout-page.dom" || fail "the HTML page has no heat map"
-shot kube "file://$tmp/kube.svg"
-shot kube-many "file://$tmp/kube-many.svg"
-shot disrupt "file://$tmp/disrupt.svg"
-shot autoscale "file://$tmp/autoscale.svg"
 
 # ---- the live page of berth serve ----
 printf 'pictures-token\n' > "$tmp/rw"
@@ -145,6 +163,7 @@ code=$(curl -s -m 10 -o "$tmp/out" -w '%{http_code}' "${A[@]}" -X POST \
   --data-binary @examples/serve/cluster-a.yaml "$B/v1/clusters")
 [ "$code" = 201 ] || fail "POST /v1/clusters: $code $(cat "$tmp/out")"
 shot serve-page "$B/?token=pictures-token" 3000
+check serve-page
 grep -q 'id="heat-map"' "$tmp/serve-page.dom" || fail "the live page has no heat map"
 n=$(grep -o '<rect [^>]*><title>[^<]*host vCPU used' "$tmp/serve-page.dom" | wc -l)
 [ "$n" -ge 128 ] || fail "the live page's heat map has $n machine squares, want 128"
@@ -157,9 +176,9 @@ if [ -n "${BERTH_DOCS_IMG:-}" ]; then
     h=900
     [ -f "$tmp/$f.svg" ] && h=$(sed -n '1s/.* height="\([0-9]*\)".*/\1/p' "$tmp/$f.svg")
     if [ "${h:-900}" -lt 900 ]; then
-      rm -rf "$tmp/profile"; mkdir -p "$tmp/profile"
+      rm -rf "$tmp/profile-docs"; mkdir -p "$tmp/profile-docs"
       timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --user-data-dir="$tmp/profile" --window-size=1400,"$h" --screenshot="$ART/$f.png" \
+        --user-data-dir="$tmp/profile-docs" --window-size=1400,"$h" --screenshot="$ART/$f.png" \
         "file://$tmp/$f.svg" > /dev/null 2>&1 || fail "$f: docs screenshot failed"
     fi
     if command -v pngquant > /dev/null; then
