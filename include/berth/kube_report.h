@@ -33,6 +33,22 @@ int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_k
  * total, and the rejected nodes counted by reason. */
 int berth_kube_report_explain(FILE *out, const berth_kube_report *r);
 
+/* The pods decided so far, in queue order: row i's pod (index into the
+ * cluster's pods), its node's name (NULL: not scheduled) and the
+ * kube-scheduler message of a pod not scheduled (else NULL); returns 1
+ * when the pod was skipped because it is being deleted, else 0. O(1). */
+uint32_t berth_kube_report_size(const berth_kube_report *r);
+int berth_kube_report_row(const berth_kube_report *r, uint32_t i, uint32_t *pod, const char **node,
+                           const char **message);
+/* `kube schedule --svg`: the nodes as bars of requested vs allocatable cpu
+ * and memory after the run (pods bound before it darker than those it
+ * placed), at most BERTH_KUBE_SVG_MAX_NODES drawn (the rest summarised with
+ * a utilisation histogram of every node), then the pods not scheduled with
+ * their reason (report/kube_svg.c, docs/output.md "Pictures"). 0,
+ * BERTH_ENOMEM or BERTH_EIO. */
+#define BERTH_KUBE_SVG_MAX_NODES 40u
+int berth_kube_report_svg(FILE *out, const berth_kube_report *r, const berth_kcluster *k);
+
 /* {"pods": [...]} per SPEC 6.3 (new reference to the report's JSON). */
 json_t *berth_kube_report_json(berth_kube_report *r);
 /* Streaming instead of a tree: writes '{"pods": [' to out now, then each

@@ -15,6 +15,11 @@
 
 json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p);
 void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_dplan *p);
+/* `disrupt plan --svg`: the cost before and after, then every node before
+ * and after the plan with its action (deleted, replaced by new nodes,
+ * blocked with the reason, kept) and price (report/disrupt_svg.c). 0,
+ * BERTH_ENOMEM or BERTH_EIO. */
+int berth_report_disrupt_svg(FILE *out, const berth_disrupt *m, const berth_dplan *p);
 json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan *p);
 void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const berth_aplan *p);
 /* `disrupt simulate`: the timeline (report/disrupt_timeline.c). */
@@ -25,6 +30,11 @@ void berth_report_disrupt_timeline_table(FILE *out, const berth_dtimeline *t);
  * from, to and step; t the events the result's indices refer to. */
 json_t *berth_report_autoscale_timeline_json(const berth_atimeline *t, const berth_asim_options *o,
                                              const berth_asim_result *r);
+/* `autoscale simulate --svg`: nodes and pending pods per step, the nodes
+ * launched and terminated per step, and the cost per hour over time
+ * (report/autoscale_svg.c). 0, BERTH_ENOMEM or BERTH_EIO. */
+int berth_report_autoscale_timeline_svg(FILE *out, const berth_asim_options *o,
+                                        const berth_asim_result *r);
 void berth_report_autoscale_timeline_table(FILE *out, const berth_atimeline *t,
                                            const berth_asim_options *o, const berth_asim_result *r);
 

@@ -323,6 +323,8 @@ static void sim_help(FILE *f)
             "                       (default 300s, at least 300s)\n"
             "  --reference          every pass runs the plain (uncached) planner\n"
             "  -o, --output FORMAT  table (default), json or yaml\n"
+            "  --svg FILE           also draw nodes (launched, terminated), pending pods and\n"
+            "                       cost per hour over time\n"
             "  --strict             unknown fields in Kubernetes kinds, and kinds the command\n"
             "                       does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
@@ -343,6 +345,17 @@ static int sim_load_one(void *vc, const berth_source *src, int strict, berth_err
     return rc ? rc : berth_atimeline_scan_pods(c->t, c->m, src, e);
 }
 
+typedef struct svg_args {
+    const berth_asim_options *o;
+    const berth_asim_result *r;
+} svg_args;
+
+static int write_svg(FILE *f, const void *arg)
+{
+    const svg_args *a = arg;
+    return berth_report_autoscale_timeline_svg(f, a->o, a->r);
+}
+
 static int simulate(int argc, char **argv)
 {
     static const char cmd[] = "autoscale simulate";
@@ -352,7 +365,7 @@ static int simulate(int argc, char **argv)
     o.step = 60;
     o.launch_delay = 120;
     o.drain_timeout = 300;
-    const char *events = NULL;
+    const char *events = NULL, *svg = NULL;
     int have_from = 0, have_to = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -372,6 +385,9 @@ static int simulate(int argc, char **argv)
         if (r < 0)
             return 2;
         done = r;
+        if (!done && (r = cli_flag_value(cmd, "--svg", argc, argv, &i, &svg)) < 0)
+            return 2;
+        done = done || r;
         for (int k = 0; !done && k < 2; k++) {
             if ((r = cli_flag_value(cmd, tflags[k], argc, argv, &i, &v)) < 0)
                 return 2;
@@ -449,6 +465,8 @@ static int simulate(int argc, char **argv)
                 code = 3;
         }
     }
+    if (code != 3 && svg && cli_write_file(svg, write_svg, &(svg_args){&o, &r}))
+        code = 3;
     berth_asim_result_free(&r);
     berth_atimeline_free(&t);
     berth_autoscale_free(&m);

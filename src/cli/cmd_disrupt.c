@@ -36,6 +36,8 @@ static void help(FILE *f)
             "  --reference          simulate with one scheduling run per question and per\n"
             "                       replacement option (the slow reference path; same decisions)\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
+            "  --svg FILE           also draw the nodes before and after the plan (deleted,\n"
+            "                       replaced, blocked, kept) with their prices\n"
             "  --strict             unknown fields in Kubernetes and Karpenter kinds, and kinds\n"
             "                       the command does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
@@ -110,12 +112,24 @@ static int fail(berth_disrupt *m, const berth_error *e, int rc)
     return berth_err_exit_code(rc);
 }
 
+typedef struct svg_args {
+    const berth_disrupt *m;
+    const berth_dplan *p;
+} svg_args;
+
+static int write_svg(FILE *f, const void *arg)
+{
+    const svg_args *a = arg;
+    return berth_report_disrupt_svg(f, a->m, a->p);
+}
+
 static int plan(int argc, char **argv)
 {
     cli_common c;
     cli_common_init(&c);
     berth_dplan_options opt = {0};
     int have_at = 0;
+    const char *svg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -139,6 +153,11 @@ static int plan(int argc, char **argv)
             *(a[2] == 'o' ? &opt.optimize : &opt.reference) = 1;
             continue;
         }
+        int r = cli_flag_value("disrupt plan", "--svg", argc, argv, &i, &svg);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
         if (cli_common_or_unknown("disrupt plan", &c, argc, argv, &i) < 0)
             return 2;
     }
@@ -160,6 +179,8 @@ static int plan(int argc, char **argv)
         else if (cli_print_json(berth_report_disrupt_json(&m, &p), c.format))
             code = 3;
     }
+    if (!code && svg && cli_write_file(svg, write_svg, &(svg_args){&m, &p}))
+        code = 3;
     berth_dplan_free(&p);
     berth_disrupt_free(&m);
     return code;

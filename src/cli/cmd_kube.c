@@ -39,6 +39,8 @@ static void help_schedule(FILE *f)
             "  --seed N             seed for --tie-break random (default 0)\n"
             "  --explain            for every pod, print (to stderr) the best nodes with each\n"
             "                       plugin's score and the rejected nodes counted by reason\n"
+            "  --svg FILE           also draw the nodes (requested vs allocatable cpu and\n"
+            "                       memory) and the pods not scheduled with their reason\n"
             "  --reference          plain per-pod recomputation instead of incremental counters\n"
             "                       (same decisions, slower; for checking)\n"
             "  --no-preempt         a pod that fits nowhere stays unschedulable (default: it\n"
@@ -116,11 +118,22 @@ static const berth_kprofile *named_profile(berth_kcluster *k, const char *name,
     return prof;
 }
 
+typedef struct svg_args {
+    const berth_kube_report *rep;
+    const berth_kcluster *k;
+} svg_args;
+
+static int write_svg(FILE *f, const void *arg)
+{
+    const svg_args *a = arg;
+    return berth_kube_report_svg(f, a->rep, a->k);
+}
+
 static int cmd_schedule(int argc, char **argv)
 {
     cli_common c;
     cli_common_init(&c);
-    const char *config = NULL, *profile = NULL;
+    const char *config = NULL, *profile = NULL, *svg = NULL;
     int reference = 0, explain = 0, preempt = 1, detail_all = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -128,13 +141,15 @@ static int cmd_schedule(int argc, char **argv)
             help_schedule(stdout);
             return 0;
         }
-        if (!strcmp(a, "--config") || !strcmp(a, "--profile")) {
+        if (!strcmp(a, "--config") || !strcmp(a, "--profile") || !strcmp(a, "--svg")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "berth kube schedule: %s needs a value\n", a);
                 return 2;
             }
             if (!strcmp(a, "--config"))
                 config = argv[++i];
+            else if (!strcmp(a, "--svg"))
+                svg = argv[++i];
             else
                 profile = argv[++i];
             continue;
@@ -239,6 +254,8 @@ static int cmd_schedule(int argc, char **argv)
                 out = 1; /* printed */
         }
     }
+    if (!out && svg && cli_write_file(svg, write_svg, &(svg_args){rep, &k}))
+        out = 1; /* printed */
     berth_kube_report_free(rep);
     berth_kube_free(&k);
     if (out) {

@@ -639,3 +639,19 @@ int berth_kube_report_explain(FILE *out, const berth_kube_report *r)
     }
     return ferror(out) ? BERTH_EIO : 0;
 }
+
+uint32_t berth_kube_report_size(const berth_kube_report *r)
+{
+    return r->n;
+}
+
+int berth_kube_report_row(const berth_kube_report *r, uint32_t i, uint32_t *pod, const char **node,
+                          const char **message)
+{
+    const row *rw = &r->rows[i];
+    *pod = rw->pod;
+    *node = rw->node;
+    *message = rw->terminating ? "being deleted (metadata.deletionTimestamp): not scheduled"
+                               : rw->message;
+    return rw->terminating;
+}

@@ -4,98 +4,12 @@
  * page that embeds the SVG with rack and cluster/pool summary tables. */
 #include "berth/report.h"
 
+#include "report/svg.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- text: XML escaping, UTF-8 aware truncation ---- */
-
-/* Length of the valid UTF-8 sequence at p that XML 1.0 allows, or 0. */
-static size_t utf8_seq(const unsigned char *p)
-{
-    unsigned c = p[0];
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80u)
-        return (c >= 0x20u || c == '\t' || c == '\n' || c == '\r') ? 1 : 0;
-    if (c >= 0xC2u && c <= 0xDFu) {
-        n = 2;
-        cp = c & 0x1Fu;
-    } else if (c >= 0xE0u && c <= 0xEFu) {
-        n = 3;
-        cp = c & 0x0Fu;
-    } else if (c >= 0xF0u && c <= 0xF4u) {
-        n = 4;
-        cp = c & 0x07u;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0u) != 0x80u)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3Fu);
-    }
-    if ((n == 3 && cp < 0x800u) || (n == 4 && (cp < 0x10000u || cp > 0x10FFFFu)) ||
-        (cp >= 0xD800u && cp <= 0xDFFFu) || cp == 0xFFFEu || cp == 0xFFFFu)
-        return 0;
-    return n;
-}
-
-/* Writes at most nbytes of s (whole sequences only) escaped for XML/HTML
- * text and attributes; bytes XML cannot carry become '?'. */
-static void xml_putn(FILE *out, const char *s, size_t nbytes)
-{
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    const unsigned char *end = p + nbytes;
-    while (p < end && *p) {
-        size_t n = utf8_seq(p);
-        if (n == 0 || p + n > end) {
-            fputc('?', out);
-            p++;
-            continue;
-        }
-        switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default: fwrite(p, 1, n, out); break;
-        }
-        p += n;
-    }
-}
-
-static void xml_put(FILE *out, const char *s)
-{
-    xml_putn(out, s, s ? strlen(s) : 0);
-}
-
-/* Characters (code points, roughly glyphs) in s. */
-static size_t nchars(const char *s)
-{
-    size_t n = 0;
-    for (; s && *s; s++)
-        if (((unsigned char)*s & 0xC0u) != 0x80u)
-            n++;
-    return n;
-}
-
-/* Bytes taken by the first k characters of s. */
-static size_t head_bytes(const char *s, size_t k)
-{
-    size_t i = 0;
-    while (s[i]) {
-        if (((unsigned char)s[i] & 0xC0u) != 0x80u) {
-            if (k == 0)
-                break;
-            k--;
-        }
-        i++;
-    }
-    return i;
-}
 
 static const char *str_or(const char *s, const char *dflt)
 {
@@ -105,15 +19,19 @@ static const char *str_or(const char *s, const char *dflt)
 /* ---- geometry and colours ---- */
 
 #define MARGIN 16.0
-#define FONT 7.0              /* VM and machine labels */
+#define FONT 11.0             /* VM and machine labels: the smallest text drawn */
 #define CHAR_W (FONT * 0.58)  /* estimated glyph width at FONT */
-#define ROW_H 16.0            /* machine row */
-#define ROW_PITCH 19.0
-#define LABEL_W 52.0          /* machine name area */
+#define ROW_H 20.0            /* machine row */
+#define ROW_PITCH 22.0
+#define LABEL_W 86.0          /* machine name area */
 #define CELL_GAP 2.0
-#define RACK_GAP 10.0
-#define RACK_HEAD 32.0
-#define LEGEND_COL_W 330.0
+#define RACK_GAP 12.0
+#define RACK_HEAD 38.0
+#define RACK_ROW_GAP 14.0     /* between rows of racks */
+#define PIC_W 1400.0          /* racks wrap into rows of this width */
+#define MIN_CELL_W 96.0
+#define MAX_CELL_W 260.0
+#define LEGEND_COL_W 440.0
 #define HEAT_SQ 6.0
 #define HEAT_PITCH 7.0
 #define HEAT_MAX_SQUARES 65536u
@@ -331,7 +249,7 @@ static void codes_free(codes *cd, uint32_t n)
 typedef struct picture {
     const berth_nexus *nx;
     FILE *out;
-    uint32_t maxcells, maxrows;
+    uint32_t maxcells, per_row;  /* racks per row of the picture */
     double cell_w, machine_w, rack_w;
     double width, height;
     double racks_y, legend_y;
@@ -405,22 +323,16 @@ static void picture_free(picture *pc)
 
 static void svg_open(FILE *out, double w, double h)
 {
-    fprintf(out,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-            "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n",
-            w, h, w, h);
-    fputs("<style>"
-          ".bth-t{font-size:15px;font-weight:bold;fill:#222}"
-          ".bth-s{font-size:10px;fill:#555}"
-          ".bth-rh{font-size:11px;font-weight:bold;fill:#222}"
-          ".bth-ru{font-size:8px;fill:#555}"
-          ".bth-ml{font-size:7px;fill:#333}"
-          ".bth-vl{font-size:7px;pointer-events:none}"
-          ".bth-lg{font-size:9px;fill:#222}"
-          ".bth-lp{font-size:8px;fill:#333}"
-          ".bth-b{font-size:7px;font-weight:bold;fill:#fff;pointer-events:none}"
-          "</style>\n",
-          out);
+    rsvg_open(out, w, h,
+          ".bth-t{font-size:17px;font-weight:bold;fill:#222}"
+          ".bth-s{font-size:12px;fill:#555}"
+          ".bth-rh{font-size:13px;font-weight:bold;fill:#222}"
+          ".bth-ru{font-size:11px;fill:#555}"
+          ".bth-ml{font-size:11px;fill:#333}"
+          ".bth-vl{font-size:11px;pointer-events:none}"
+          ".bth-lg{font-size:12px;fill:#222}"
+          ".bth-lp{font-size:11px;fill:#333}"
+          ".bth-b{font-size:11px;font-weight:bold;fill:#fff;pointer-events:none}");
     fputs("<defs><pattern id=\"bth-hatch\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
           "patternTransform=\"rotate(45)\"><rect width=\"5\" height=\"5\" fill=\"#9e9e9e\" "
           "fill-opacity=\"0.25\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"5\" stroke=\"#555\" "
@@ -434,11 +346,10 @@ static void svg_open(FILE *out, double w, double h)
 
 static void svg_title_block(FILE *out, const berth_nexus *nx, double w, uint32_t nvms_live)
 {
-    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"100%%\" fill=\"#ffffff\"/>\n", w);
-    fprintf(out, "<text class=\"bth-t\" x=\"%.0f\" y=\"%.0f\">Layout", MARGIN, MARGIN + 14);
+    fprintf(out, "<text class=\"bth-t\" x=\"%.0f\" y=\"%.0f\">Layout", MARGIN, MARGIN + 15);
     if (nx->site_name && *nx->site_name) {
         fputs(" of ", out);
-        xml_put(out, nx->site_name);
+        rsvg_esc(out, nx->site_name);
     }
     fputs("</text>\n", out);
     uint32_t live_clusters = 0;
@@ -448,7 +359,7 @@ static void svg_title_block(FILE *out, const berth_nexus *nx, double w, uint32_t
     fprintf(out,
             "<text class=\"bth-s\" x=\"%.0f\" y=\"%.0f\">%" PRIu32 " racks, %" PRIu32
             " machines, %" PRIu32 " clusters, %" PRIu32 " VMs after %" PRIu32 " steps</text>\n",
-            MARGIN, MARGIN + 30, nx->nracks, nx->nmachines, live_clusters, nvms_live, nx->nsteps);
+            MARGIN, MARGIN + 33, nx->nracks, nx->nmachines, live_clusters, nvms_live, nx->nsteps);
 }
 
 /* Label for a VM block of width w: "cluster/pool", "c/p" codes, the
@@ -457,19 +368,19 @@ static void vm_label(const picture *pc, const berth_pool *p, double w, char *buf
 {
     const char *cname = cluster_name(pc->nx, p->cluster);
     const char *ccode = p->cluster < pc->nx->nclusters ? pc->cd.cluster[p->cluster] : "?";
-    double room = w - 3.0;
+    double room = w - 4.0;
     buf[0] = '\0';
     snprintf(buf, size, "%s/%s", cname, str_or(p->name, "?"));
-    if ((double)nchars(buf) * CHAR_W <= room)
+    if ((double)rsvg_nchars(buf) * CHAR_W <= room)
         return;
     snprintf(buf, size, "%s/%s", ccode, pool_code(p));
-    if ((double)nchars(buf) * CHAR_W <= room)
+    if ((double)rsvg_nchars(buf) * CHAR_W <= room)
         return;
     size_t fit = room > 0 ? (size_t)(room / CHAR_W) : 0;
-    size_t n = nchars(ccode);
+    size_t n = rsvg_nchars(ccode);
     if (fit > n)
         fit = n;
-    size_t b = head_bytes(ccode, fit);
+    size_t b = rsvg_head_bytes(ccode, fit);
     if (b >= size)
         b = size - 1;
     memcpy(buf, ccode, b);
@@ -492,16 +403,16 @@ static void draw_vm(picture *pc, const berth_machine *m, uint32_t v, double mx, 
     berth_nexus_vm_name(nx, v, name, sizeof name);
 
     fputs("<g><title>", out);
-    xml_put(out, name);
+    rsvg_esc(out, name);
     fputs("\nSKU ", out);
-    xml_put(out, sku ? sku->name : "?");
+    rsvg_esc(out, sku ? sku->name : "?");
     if (sku)
         fprintf(out, " (%" PRId32 " vCPU, %" PRId32 " host vCPU, %.0f GiB)", sku->vcpu,
                 sku->host_vcpu, (double)sku->memory / (1024.0 * 1024.0 * 1024.0));
     fputs("\nmachine ", out);
-    xml_put(out, m->name);
+    rsvg_esc(out, m->name);
     fputs(", rack ", out);
-    xml_put(out, rack_name(nx, m->rack));
+    rsvg_esc(out, rack_name(nx, m->rack));
     if (span > 1)
         fprintf(out, ", NUMA cells %" PRIu32 "-%" PRIu32 "</title>\n", vm->cell,
                 vm->cell + span - 1);
@@ -530,9 +441,9 @@ static void draw_vm(picture *pc, const berth_machine *m, uint32_t v, double mx, 
                 cp ? "#222" : "#ffffff", cp ? "0.9" : "0.6", m->down ? " opacity=\"0.45\"" : "");
         vm_label(pc, p, w, label, sizeof label);
         if (label[0]) {
-            fprintf(out, "<text class=\"bth-vl\" x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 1.5,
-                    y + ROW_H / 2.0 + 2.5, col->text);
-            xml_put(out, label);
+            fprintf(out, "<text class=\"bth-vl\" x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 2.0,
+                    y + ROW_H / 2.0 + 4.0, col->text);
+            rsvg_esc(out, label);
             fputs("</text>\n", out);
         }
     }
@@ -548,9 +459,9 @@ static void draw_machine(picture *pc, uint32_t mi, double mx, double y)
     machine_usage(nx, m, &cpu, &ucpu, &mem, &umem);
 
     fputs("<g><title>", out);
-    xml_put(out, m->name);
+    rsvg_esc(out, m->name);
     fputs(" (rack ", out);
-    xml_put(out, rack_name(nx, m->rack));
+    rsvg_esc(out, rack_name(nx, m->rack));
     fprintf(out, ")%s%s\n%" PRId64 "/%" PRId64 " host vCPU, %.0f/%.0f GiB, %" PRIu32 " VMs</title>\n",
             m->cordoned ? ", cordoned" : "", m->down ? ", down" : "", ucpu, cpu,
             (double)umem / 1073741824.0, (double)mem / 1073741824.0,
@@ -564,28 +475,28 @@ static void draw_machine(picture *pc, uint32_t mi, double mx, double y)
     /* badges and the name (its tail when long: the distinguishing part) */
     double lx = mx + 2.0;
     if (m->down) {
-        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" rx=\"1.5\" fill=\"#d9534f\"/>"
+        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"13\" height=\"13\" rx=\"2\" fill=\"#d9534f\"/>"
                      "<text class=\"bth-b\" x=\"%.1f\" y=\"%.1f\">D</text>\n",
-                lx, y + 3.5, lx + 2.2, y + 10.6);
-        lx += 11.0;
+                lx, y + 3.5, lx + 2.8, y + 14.0);
+        lx += 15.0;
     }
     if (m->cordoned) {
-        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" rx=\"1.5\" fill=\"#e0932b\"/>"
+        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"13\" height=\"13\" rx=\"2\" fill=\"#e0932b\"/>"
                      "<text class=\"bth-b\" x=\"%.1f\" y=\"%.1f\">C</text>\n",
-                lx, y + 3.5, lx + 2.2, y + 10.6);
-        lx += 11.0;
+                lx, y + 3.5, lx + 2.8, y + 14.0);
+        lx += 15.0;
     }
     const char *mname = str_or(m->name, "?");
     double room = mx + LABEL_W - 2.0 - lx;
     size_t fit = room > 0 ? (size_t)(room / CHAR_W) : 0;
-    size_t n = nchars(mname);
+    size_t n = rsvg_nchars(mname);
     if (fit > 0) {
-        fprintf(out, "<text class=\"bth-ml\" x=\"%.1f\" y=\"%.1f\">", lx, y + ROW_H / 2.0 + 2.5);
+        fprintf(out, "<text class=\"bth-ml\" x=\"%.1f\" y=\"%.1f\">", lx, y + ROW_H / 2.0 + 4.0);
         if (n <= fit) {
-            xml_put(out, mname);
+            rsvg_esc(out, mname);
         } else if (fit >= 2) {
             fputs("\xe2\x80\xa6", out); /* ellipsis */
-            xml_put(out, mname + head_bytes(mname, n - (fit - 1)));
+            rsvg_esc(out, mname + rsvg_head_bytes(mname, n - (fit - 1)));
         }
         fputs("</text>\n", out);
     }
@@ -613,20 +524,35 @@ static void draw_machine(picture *pc, uint32_t mi, double mx, double y)
     fputs("</g>\n", out);
 }
 
+/* Height of the row of racks starting at rack r0: its tallest rack. */
+static double row_height(const picture *pc, uint32_t r0)
+{
+    uint32_t most = 0;
+    for (uint32_t r = r0; r < r0 + pc->per_row && r < pc->nx->nracks; r++) {
+        uint32_t first, n;
+        rack_span(pc->nx, r, &first, &n);
+        if (n > most)
+            most = n;
+    }
+    return RACK_HEAD + most * ROW_PITCH + 2.0;
+}
+
 static void draw_racks(picture *pc)
 {
     const berth_nexus *nx = pc->nx;
     FILE *out = pc->out;
+    double y = pc->racks_y;
     for (uint32_t r = 0; r < nx->nracks; r++) {
         uint32_t first, n;
         rack_span(nx, r, &first, &n);
         int64_t cpu = 0, ucpu = 0, mem = 0, umem = 0;
         for (uint32_t i = 0; i < n; i++)
             machine_usage(nx, &nx->machines[first + i], &cpu, &ucpu, &mem, &umem);
-        double rx = MARGIN + r * (pc->rack_w + RACK_GAP);
-        double y = pc->racks_y;
+        if (r > 0 && r % pc->per_row == 0)
+            y += row_height(pc, r - pc->per_row) + RACK_ROW_GAP;
+        double rx = MARGIN + (r % pc->per_row) * (pc->rack_w + RACK_GAP);
         fputs("<g><title>Rack ", out);
-        xml_put(out, rack_name(nx, r));
+        rsvg_esc(out, rack_name(nx, r));
         fprintf(out, " (zone)\n%" PRIu32 " machines, %" PRIu32 " VMs, %" PRId64 "/%" PRId64
                      " host vCPU (%.0f%%), %.0f/%.0f GiB</title>\n",
                 n, pc->rack_vms[r], ucpu, cpu, pct(ucpu, cpu), (double)umem / 1073741824.0,
@@ -635,15 +561,15 @@ static void draw_racks(picture *pc)
                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
                 "fill=\"#f6f7f9\" stroke=\"#d5d8dc\"/>\n",
                 rx, y, pc->rack_w, RACK_HEAD + n * ROW_PITCH + 2.0);
-        fprintf(out, "<text class=\"bth-rh\" x=\"%.1f\" y=\"%.1f\">Rack ", rx + 5.0, y + 13.0);
+        fprintf(out, "<text class=\"bth-rh\" x=\"%.1f\" y=\"%.1f\">Rack ", rx + 5.0, y + 15.0);
         const char *rn = rack_name(nx, r);
-        size_t fit = (size_t)((pc->rack_w - 40.0) / 6.5);
-        xml_putn(out, rn, head_bytes(rn, fit));
+        size_t fit = (size_t)((pc->rack_w - 40.0) / 8.0);
+        rsvg_escn(out, rn, rsvg_head_bytes(rn, fit));
         fputs("</text>\n", out);
         fprintf(out,
                 "<text class=\"bth-ru\" x=\"%.1f\" y=\"%.1f\">%.0f%% host vCPU, %" PRIu32
                 " VMs</text>\n",
-                rx + 5.0, y + 25.0, pct(ucpu, cpu), pc->rack_vms[r]);
+                rx + 5.0, y + 30.0, pct(ucpu, cpu), pc->rack_vms[r]);
         for (uint32_t i = 0; i < n; i++)
             draw_machine(pc, first + i, rx + 4.0, y + RACK_HEAD + i * ROW_PITCH);
         fputs("</g>\n", out);
@@ -653,7 +579,7 @@ static void draw_racks(picture *pc)
 /* Legend entries flow into columns, each entry into the shortest one. */
 static double legend_entry_h(const berth_cluster *cl)
 {
-    return 15.0 + 11.0 * cl->npools + 6.0;
+    return 19.0 + 15.0 * cl->npools + 8.0;
 }
 
 static double legend_height(const picture *pc)
@@ -676,7 +602,7 @@ static double legend_height(const picture *pc)
         if (colh[best] > maxh)
             maxh = colh[best];
     }
-    return 40.0 + maxh;
+    return 48.0 + maxh;
 }
 
 static void draw_legend(picture *pc)
@@ -685,24 +611,25 @@ static void draw_legend(picture *pc)
     FILE *out = pc->out;
     double y0 = pc->legend_y;
     fputs("<g>\n", out);
-    fprintf(out, "<text class=\"bth-rh\" x=\"%.0f\" y=\"%.1f\">Legend</text>\n", MARGIN, y0 + 11);
-    double x = MARGIN + 50.0;
+    fprintf(out, "<text class=\"bth-rh\" x=\"%.0f\" y=\"%.1f\">Legend</text>\n", MARGIN, y0 + 12);
+    double x = MARGIN + 64.0;
     fprintf(out,
-            "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"#ffffff\" stroke=\"#aab0b8\"/>"
-            "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"url(#bth-hatch)\"/>"
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\" fill=\"#ffffff\" stroke=\"#aab0b8\"/>"
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\" fill=\"url(#bth-hatch)\"/>"
             "<text class=\"bth-lg\" x=\"%.1f\" y=\"%.1f\">C = cordoned (no new VMs)</text>\n",
-            x, y0 + 3, x, y0 + 3, x + 18, y0 + 11);
-    x += 150.0;
+            x, y0 + 2, x, y0 + 2, x + 21, y0 + 12);
+    x += 200.0;
     fprintf(out,
-            "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"url(#bth-down)\" "
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\" fill=\"url(#bth-down)\" "
             "stroke=\"#d9534f\" stroke-dasharray=\"3 2\"/>"
             "<text class=\"bth-lg\" x=\"%.1f\" y=\"%.1f\">D = down (VMs off)</text>\n",
-            x, y0 + 3, x + 18, y0 + 11);
-    x += 120.0;
+            x, y0 + 2, x + 21, y0 + 12);
+    x += 160.0;
     fprintf(out,
-            "<text class=\"bth-lg\" x=\"%.1f\" y=\"%.1f\">block width = share of the NUMA "
-            "cell's host vCPU; dark outline = control plane</text>\n",
-            x, y0 + 11);
+            "<text class=\"bth-lg\" x=\"%.1f\" y=\"%.1f\">one block per VM, coloured by "
+            "cluster; width = its share of the NUMA cell's host vCPU; dark outline = control "
+            "plane; hover for details</text>\n",
+            x, y0 + 12);
 
     uint32_t ncol = (uint32_t)((pc->width - 2 * MARGIN) / LEGEND_COL_W);
     if (ncol < 1)
@@ -718,7 +645,7 @@ static void draw_legend(picture *pc)
         for (uint32_t k = 1; k < ncol; k++)
             if (colh[k] < colh[best])
                 best = k;
-        double ex = MARGIN + best * LEGEND_COL_W, ey = y0 + 28.0 + colh[best];
+        double ex = MARGIN + best * LEGEND_COL_W, ey = y0 + 32.0 + colh[best];
         colh[best] += legend_entry_h(cl);
         const colour *col = cluster_colour(c);
         uint32_t nvm = 0;
@@ -730,26 +657,26 @@ static void draw_legend(picture *pc)
         fputs("<g>", out);
         if (cl->reason && *cl->reason) {
             fputs("<title>", out);
-            xml_put(out, cl->reason);
+            rsvg_esc(out, cl->reason);
             fputs("</title>", out);
         }
-        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" rx=\"2\" fill=\"%s\"/>",
+        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\" rx=\"2\" fill=\"%s\"/>",
                 ex, ey, col->fill);
         fprintf(out, "<text class=\"bth-lg\" x=\"%.1f\" y=\"%.1f\"><tspan font-weight=\"bold\">",
-                ex + 18, ey + 8.5);
-        xml_put(out, cl->name);
+                ex + 21, ey + 10.5);
+        rsvg_esc(out, cl->name);
         fputs("</tspan> ", out);
         if (strcmp(pc->cd.cluster[c], str_or(cl->name, "?")) != 0) {
             fputs("[", out);
-            xml_put(out, pc->cd.cluster[c]);
+            rsvg_esc(out, pc->cd.cluster[c]);
             fputs("] ", out);
         }
         fprintf(out, " %s, %" PRIu32 " VMs", berth_report_cluster_status_name(cl->status), nvm);
         if (cl->status == BERTH_CLUSTER_FAILED && cl->reason && *cl->reason) {
             const char *rs = cl->reason;
             fputs(": ", out);
-            xml_putn(out, rs, head_bytes(rs, 40));
-            if (nchars(rs) > 40)
+            rsvg_escn(out, rs, rsvg_head_bytes(rs, 40));
+            if (rsvg_nchars(rs) > 40)
                 fputs("\xe2\x80\xa6", out);
         }
         fputs("</text></g>\n", out);
@@ -758,23 +685,23 @@ static void draw_legend(picture *pc)
             if (!p)
                 continue;
             const berth_sku *sku = pool_sku(nx, p);
-            double py = ey + 15.0 + 11.0 * k;
+            double py = ey + 18.0 + 15.0 * k;
             uint32_t placed = 0;
             for (uint32_t i = 0; p->vms && i < p->nvms; i++)
                 placed += live_vm(nx, p->vms[i]) ? 1u : 0u;
             int cp = p->role == BERTH_ROLE_CONTROL_PLANE;
             fprintf(out,
-                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"8\" fill=\"%s\" "
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" fill=\"%s\" "
                     "fill-opacity=\"%.2f\" stroke=\"%s\" stroke-width=\"0.8\"/>",
-                    ex + 20, py, col->fill, pool_opacity(k), cp ? "#222" : "#ffffff");
-            fprintf(out, "<text class=\"bth-lp\" x=\"%.1f\" y=\"%.1f\">", ex + 34, py + 7.0);
+                    ex + 21, py + 1.0, col->fill, pool_opacity(k), cp ? "#222" : "#ffffff");
+            fprintf(out, "<text class=\"bth-lp\" x=\"%.1f\" y=\"%.1f\">", ex + 38, py + 10.0);
             if (strcmp(pool_code(p), str_or(p->name, "?")) != 0) {
-                xml_put(out, pool_code(p));
+                rsvg_esc(out, pool_code(p));
                 fputs(" = ", out);
             }
-            xml_put(out, p->name);
+            rsvg_esc(out, p->name);
             fputs(", ", out);
-            xml_put(out, sku ? sku->name : "?");
+            rsvg_esc(out, sku ? sku->name : "?");
             fprintf(out, ", %" PRIu32 "/%" PRId32 " placed</text>\n", placed, p->count);
         }
     }
@@ -797,20 +724,36 @@ static int svg_detailed(FILE *out, const berth_nexus *nx)
         if (k > pc.maxcells)
             pc.maxcells = k;
     }
-    for (uint32_t r = 0; r < nx->nracks; r++) {
-        uint32_t first, n;
-        rack_span(nx, r, &first, &n);
-        if (n > pc.maxrows)
-            pc.maxrows = n;
-    }
-    pc.cell_w = pc.maxcells <= 2 ? 96.0 : fmax(44.0, 200.0 / pc.maxcells);
+    /* racks wrap into rows at most PIC_W wide (as many as fit, spread
+     * evenly over the rows), their NUMA cells stretched to fill the row */
+    double min_cell = pc.maxcells <= 2 ? MIN_CELL_W : fmax(56.0, 240.0 / pc.maxcells);
+    double fixed = LABEL_W + (pc.maxcells - 1) * CELL_GAP + 2.0 + 8.0; /* rack minus its cells */
+    double avail = PIC_W - 2 * MARGIN;
+    uint32_t per_row = (uint32_t)((avail + RACK_GAP) / (fixed + pc.maxcells * min_cell + RACK_GAP));
+    if (per_row < 1)
+        per_row = 1;
+    if (nx->nracks && per_row > nx->nracks)
+        per_row = nx->nracks;
+    uint32_t nrows = nx->nracks ? (nx->nracks + per_row - 1) / per_row : 0;
+    if (nrows)
+        per_row = (nx->nracks + nrows - 1) / nrows;
+    pc.per_row = per_row;
+    pc.cell_w = (avail - (per_row - 1) * RACK_GAP) / per_row - fixed;
+    pc.cell_w /= pc.maxcells;
+    if (pc.cell_w < min_cell)
+        pc.cell_w = min_cell;
+    if (pc.cell_w > MAX_CELL_W)
+        pc.cell_w = MAX_CELL_W;
     pc.machine_w = LABEL_W + pc.maxcells * pc.cell_w + (pc.maxcells - 1) * CELL_GAP + 2.0;
     pc.rack_w = pc.machine_w + 8.0;
-    pc.width = 2 * MARGIN + nx->nracks * pc.rack_w + (nx->nracks ? (nx->nracks - 1) * RACK_GAP : 0);
+    pc.width = 2 * MARGIN + per_row * pc.rack_w + (per_row - 1) * RACK_GAP;
     if (pc.width < 2 * MARGIN + 2 * LEGEND_COL_W)
         pc.width = 2 * MARGIN + 2 * LEGEND_COL_W;
-    pc.racks_y = MARGIN + 44.0;
-    pc.legend_y = pc.racks_y + RACK_HEAD + pc.maxrows * ROW_PITCH + 24.0;
+    pc.racks_y = MARGIN + 48.0;
+    double racks_h = 0;
+    for (uint32_t r = 0; r < nx->nracks; r += per_row)
+        racks_h += row_height(&pc, r) + RACK_ROW_GAP;
+    pc.legend_y = pc.racks_y + racks_h + 10.0;
     pc.height = pc.legend_y + legend_height(&pc) + MARGIN;
 
     svg_open(out, pc.width, pc.height);
@@ -852,7 +795,7 @@ static void heat_square(FILE *out, const heat_sq *s, double x, double y, int tit
     fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"6\" height=\"6\" fill=\"%s\"", x, y, fill);
     if (titled) {
         fputs("><title>", out);
-        xml_put(out, what);
+        rsvg_esc(out, what);
         fprintf(out, ": %.0f%% host vCPU%s%s</title></rect>\n", pct(s->used, s->cpu),
                 s->cordoned ? ", cordoned" : "", s->down ? ", down" : "");
     } else {
@@ -865,23 +808,23 @@ static void heat_legend(FILE *out, double y)
     static const double stops[5] = {0.0, 0.25, 0.5, 0.75, 1.0};
     double x = MARGIN;
     fprintf(out, "<g>\n<text class=\"bth-lg\" x=\"%.0f\" y=\"%.0f\">host vCPU used:</text>\n", x,
-            y + 8);
-    x += 80;
+            y + 10);
+    x += 100;
     for (int i = 0; i < 5; i++) {
         char fill[8];
         ramp(stops[i], fill);
         fprintf(out,
-                "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\" stroke=\"#ccc\" "
+                "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#ccc\" "
                 "stroke-width=\"0.5\"/><text class=\"bth-lg\" x=\"%.0f\" y=\"%.0f\">%.0f%%</text>\n",
-                x, y, fill, x + 13, y + 8, stops[i] * 100);
-        x += 46;
+                x, y, fill, x + 16, y + 10, stops[i] * 100);
+        x += 56;
     }
     fprintf(out,
-            "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"#9e9e9e\"/>"
+            "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#9e9e9e\"/>"
             "<text class=\"bth-lg\" x=\"%.0f\" y=\"%.0f\">mostly cordoned</text>\n"
-            "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"#d9534f\"/>"
+            "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"#d9534f\"/>"
             "<text class=\"bth-lg\" x=\"%.0f\" y=\"%.0f\">mostly down</text>\n</g>\n",
-            x + 10, y, x + 23, y + 8, x + 110, y, x + 123, y + 8);
+            x + 10, y, x + 26, y + 10, x + 140, y, x + 156, y + 10);
 }
 
 static int svg_heatmap(FILE *out, const berth_nexus *nx)
@@ -890,7 +833,7 @@ static int svg_heatmap(FILE *out, const berth_nexus *nx)
     if (group == 0)
         group = 1;
     int tiles = nx->nracks <= HEAT_TILE_RACKS;
-    double width = 1600.0, tile_w = 0, tile_h = 0;
+    double width = PIC_W, tile_w = 0, tile_h = 0;
     uint32_t tile_cols = 1, per_row = 1, tile_rows_total = 0;
     uint64_t squares = 0;
     double body_h;
@@ -910,7 +853,7 @@ static int svg_heatmap(FILE *out, const berth_nexus *nx)
             tile_cols = 1;
         uint32_t trows = (maxsq + tile_cols - 1) / tile_cols;
         tile_w = tile_cols * HEAT_PITCH;
-        tile_h = trows * HEAT_PITCH + 12.0; /* rack label below */
+        tile_h = trows * HEAT_PITCH + 15.0; /* rack label below */
         per_row = (uint32_t)((width - 2 * MARGIN + 8.0) / (tile_w + 8.0));
         if (per_row < 1)
             per_row = 1;
@@ -925,7 +868,7 @@ static int svg_heatmap(FILE *out, const berth_nexus *nx)
         body_h = ((squares + per_row - 1) / per_row) * HEAT_PITCH;
     }
     int titled = squares <= HEAT_MAX_TITLES;
-    double top = MARGIN + 64.0;
+    double top = MARGIN + 70.0;
     double height = top + body_h + 40.0 + MARGIN;
 
     svg_open(out, width, height);
@@ -938,7 +881,7 @@ static int svg_heatmap(FILE *out, const berth_nexus *nx)
             "<text class=\"bth-s\" x=\"%.0f\" y=\"%.0f\" font-style=\"italic\">Compact view: the "
             "estate exceeds the detailed picture's limits (%u racks or %u machines). Each square "
             "is ",
-            MARGIN, MARGIN + 48, BERTH_REPORT_SVG_MAX_RACKS, BERTH_REPORT_SVG_MAX_MACHINES);
+            MARGIN, MARGIN + 52, BERTH_REPORT_SVG_MAX_RACKS, BERTH_REPORT_SVG_MAX_MACHINES);
     if (group == 1)
         fputs("one machine", out);
     else
@@ -957,7 +900,7 @@ static int svg_heatmap(FILE *out, const berth_nexus *nx)
             for (uint32_t i = 0; i < n; i++)
                 heat_add(&all, nx, first + i);
             fputs("<g><title>Rack ", out);
-            xml_put(out, rack_name(nx, r));
+            rsvg_esc(out, rack_name(nx, r));
             fprintf(out, ": %" PRIu32 " machines, %.0f%% host vCPU</title>\n", n,
                     pct(all.used, all.cpu));
             uint32_t k = 0;
@@ -977,10 +920,10 @@ static int svg_heatmap(FILE *out, const berth_nexus *nx)
             }
             if (tile_w >= 14.0) {
                 const char *rn = rack_name(nx, r);
-                size_t fit = (size_t)(tile_w / 4.0);
+                size_t fit = (size_t)(tile_w / CHAR_W);
                 fprintf(out, "<text class=\"bth-ml\" x=\"%.0f\" y=\"%.0f\">", tx,
                         ty + tile_h - 3.0);
-                xml_putn(out, rn, head_bytes(rn, fit));
+                rsvg_escn(out, rn, rsvg_head_bytes(rn, fit));
                 fputs("</text>\n", out);
             }
             fputs("</g>\n", out);
@@ -1028,8 +971,74 @@ int berth_report_nexus_svg(FILE *out, const berth_nexus *nx)
 static void html_cell(FILE *out, const char *s, int num)
 {
     fputs(num ? "<td class=\"n\">" : "<td>", out);
-    xml_put(out, s);
+    rsvg_esc(out, s);
     fputs("</td>", out);
+}
+
+/* The page's heat map: one row per rack, one square per machine shaded by
+ * host vCPU used (red: down, grey: cordoned), the rack's share at the row's
+ * end; hover titles name the machine. Large estates: the squares shrink
+ * down to 4 px, beyond HTML_HEAT_MAX machines the picture's compact view
+ * above already is the heat map. */
+#define HTML_HEAT_MAX 16384u
+static void html_heatmap(FILE *out, const berth_nexus *nx)
+{
+    if (nx->nracks == 0 || nx->nmachines > HTML_HEAT_MAX || nx->nracks > HTML_MAX_RACK_ROWS)
+        return;
+    uint32_t most = 1;
+    for (uint32_t r = 0; r < nx->nracks; r++) {
+        uint32_t first, n;
+        rack_span(nx, r, &first, &n);
+        if (n > most)
+            most = n;
+    }
+    double label_w = 64.0, tail_w = 48.0;
+    double pitch = fmin(22.0, fmax(4.0, (PIC_W - 2 * MARGIN - label_w - tail_w) / most));
+    double sq = pitch >= 8.0 ? pitch - 2.0 : pitch - 1.0, row = fmax(pitch, 16.0);
+    double w = 2 * MARGIN + label_w + most * pitch + tail_w;
+    if (w < 660.0) /* the legend */
+        w = 660.0;
+    double h = MARGIN + nx->nracks * row + 40.0;
+    fputs("<h2>Utilisation heat map</h2>\n<div class=\"pic\">\n", out);
+    rsvg_open(out, w, h, ".bth-lg{font-size:12px;fill:#222}.bth-ml{font-size:11px;fill:#333}");
+    for (uint32_t r = 0; r < nx->nracks; r++) {
+        uint32_t first, n;
+        rack_span(nx, r, &first, &n);
+        double y = MARGIN / 2 + r * row;
+        heat_sq all = {0};
+        for (uint32_t i = 0; i < n; i++)
+            heat_add(&all, nx, first + i);
+        rsvg_begin_g(out, "Rack %s: %" PRIu32 " machines, %.0f%% host vCPU used", rack_name(nx, r),
+                     n, pct(all.used, all.cpu));
+        fprintf(out, "<text class=\"bth-ml\" x=\"%.0f\" y=\"%.1f\">Rack ", MARGIN,
+                y + row / 2 + 4);
+        rsvg_escn(out, rack_name(nx, r), rsvg_head_bytes(rack_name(nx, r), 8));
+        fputs("</text>\n", out);
+        for (uint32_t i = 0; i < n; i++) {
+            const berth_machine *m = &nx->machines[first + i];
+            heat_sq one = {0};
+            heat_add(&one, nx, first + i);
+            char fill[8];
+            if (m->down)
+                snprintf(fill, sizeof fill, "#d9534f");
+            else if (m->cordoned)
+                snprintf(fill, sizeof fill, "#9e9e9e");
+            else
+                ramp(one.cpu > 0 ? (double)one.used / (double)one.cpu : 0.0, fill);
+            rsvg_rect(out, MARGIN + label_w + i * pitch, y + (row - sq) / 2, sq, sq, fill,
+                      "stroke=\"#d5d8dc\" stroke-width=\"0.5\"",
+                      "%s (rack %s): %" PRId64 "/%" PRId64 " host vCPU used (%.0f%%)%s%s",
+                      str_or(m->name, "?"), rack_name(nx, r), one.used, one.cpu,
+                      pct(one.used, one.cpu), m->cordoned ? ", cordoned" : "",
+                      m->down ? ", down" : "");
+        }
+        fprintf(out, "<text class=\"bth-ml\" x=\"%.0f\" y=\"%.1f\">%.0f%%</text>\n",
+                MARGIN + label_w + n * pitch + 6.0, y + row / 2 + 4, pct(all.used, all.cpu));
+        rsvg_end_g(out);
+    }
+    heat_legend(out, MARGIN / 2 + nx->nracks * row + 10.0);
+    rsvg_close(out);
+    fputs("</div>\n", out);
 }
 
 static int html_racks(FILE *out, const berth_nexus *nx)
@@ -1160,7 +1169,7 @@ static void html_steps(FILE *out, const berth_nexus *nx)
         html_cell(out, str_or(st->name, ""), 0);
         if (st->failed) {
             fputs("<td class=\"st-bad\">FAILED: ", out);
-            xml_put(out, str_or(st->reason, ""));
+            rsvg_esc(out, str_or(st->reason, ""));
             fputs("</td>", out);
         } else if (st->kind == BERTH_STEP_RUNTIME_UPGRADE) {
             uint32_t worst = 0, lost = 0;
@@ -1188,12 +1197,14 @@ int berth_report_nexus_html(FILE *out, const berth_nexus *nx)
           out);
     if (nx->site_name && *nx->site_name) {
         fputs(": ", out);
-        xml_put(out, nx->site_name);
+        rsvg_esc(out, nx->site_name);
     }
     fputs("</title>\n<style>\n"
           "body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff}\n"
           "h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}\n"
           ".pic{overflow:auto;border:1px solid #ddd;padding:4px;max-height:90vh}\n"
+          ".pic svg{display:block;max-width:100%;height:auto}\n"
+          ".row{display:flex;flex-wrap:wrap;gap:0 28px;align-items:flex-start}\n"
           "table{border-collapse:collapse;font-size:0.85em}\n"
           "th,td{border:1px solid #d5d8dc;padding:2px 8px;text-align:left}\n"
           "th{background:#f0f2f5}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
@@ -1204,16 +1215,19 @@ int berth_report_nexus_html(FILE *out, const berth_nexus *nx)
           out);
     if (nx->site_name && *nx->site_name) {
         fputs(": ", out);
-        xml_put(out, nx->site_name);
+        rsvg_esc(out, nx->site_name);
     }
     fputs("</h1>\n<div class=\"pic\">\n", out);
     int rc = berth_report_nexus_svg(out, nx);
     if (rc)
         return rc;
-    fputs("</div>\n", out);
+    fputs("</div>\n<div class=\"row\">\n<div>\n", out);
+    html_heatmap(out, nx);
+    fputs("</div>\n<div>\n", out);
     rc = html_racks(out, nx);
     if (rc)
         return rc;
+    fputs("</div>\n</div>\n", out);
     rc = html_clusters(out, nx);
     if (rc)
         return rc;

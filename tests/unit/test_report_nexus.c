@@ -665,6 +665,66 @@ static void check_compact(uint32_t nracks, uint32_t per_rack, const char *title)
     release(&nx);
 }
 
+/* The smallest font-size in px the document's CSS sets (0 when none;
+ * sizes in em, relative to the browser's 16 px, are not counted). */
+static double min_font(const char *doc)
+{
+    double least = 0;
+    for (const char *p = strstr(doc, "font-size:"); p; p = strstr(p + 10, "font-size:")) {
+        char *end;
+        double v = strtod(p + 10, &end);
+        if (strncmp(end, "px", 2))
+            continue;
+        if (least == 0 || v < least)
+            least = v;
+    }
+    return least;
+}
+
+/* The detailed picture reads at 1,400 px: racks wrap into rows no wider,
+ * spread evenly (12 racks: 3 rows of 4), no text under 11 px; the HTML
+ * page adds the heat map with one titled square per machine. */
+static void test_wrap(void **state)
+{
+    (void)state;
+    berth_nexus nx;
+    build_big(&nx, 12, 6);
+    char *s = render(berth_report_nexus_svg, &nx, NULL);
+    double w = strtod(strstr(s, "width=\"") + 7, NULL);
+    assert_true(w <= 1400.0 && w >= 1000.0);
+    assert_true(min_font(s) >= 11.0);
+    /* rack 5 starts the second row at the left margin, rack 9 the third */
+    const char *r1 = strstr(s, ">Rack 1</text>"), *r5 = strstr(s, ">Rack 5</text>");
+    assert_non_null(r1);
+    assert_non_null(r5);
+    /* each "Rack N" heading is written as <text ... x="X" y="Y">Rack N */
+    double x1 = 0, y1 = 0, x5 = 0, y5 = 0;
+    for (const char *q = r1; q > s && !(x1 && y1); q--) {
+        if (!y1 && !strncmp(q, " y=\"", 4))
+            y1 = strtod(q + 4, NULL);
+        if (y1 && !strncmp(q, " x=\"", 4))
+            x1 = strtod(q + 4, NULL);
+    }
+    for (const char *q = r5; q > s && !(x5 && y5); q--) {
+        if (!y5 && !strncmp(q, " y=\"", 4))
+            y5 = strtod(q + 4, NULL);
+        if (y5 && !strncmp(q, " x=\"", 4))
+            x5 = strtod(q + 4, NULL);
+    }
+    assert_true(x1 > 0 && x5 == x1);
+    assert_true(y5 > y1 + 6 * 20.0);
+    check_markup(s);
+    free(s);
+    char *h = render(berth_report_nexus_html, &nx, NULL);
+    assert_true(min_font(h) >= 11.0);
+    assert_non_null(strstr(h, "<h2>Utilisation heat map</h2>"));
+    assert_non_null(strstr(h, "<title>Rack 5: 6 machines, "));
+    assert_non_null(strstr(h, "<title>bmm-3 (rack 1): "));
+    check_markup(h);
+    free(h);
+    release(&nx);
+}
+
 static void test_compact(void **state)
 {
     (void)state;
@@ -744,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_html),
+        cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_compact),
         cmocka_unit_test(test_compact_grouped),
         cmocka_unit_test(test_empty),
