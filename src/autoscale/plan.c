@@ -545,6 +545,8 @@ int berth_autoscale_plan(const berth_autoscale *m, const berth_aplan_options *op
         rc = ca ? capacity_ca_scale_down(&s, opt, e) : capacity_scale_down(&s, e);
     if (!rc && !ca)
         rc = capacity_replace(&s, opt, e);
+    if (!rc && (rc = capacity_scaleup_bound(m, out)))
+        rc = berth_error_set(e, rc, "out of memory");
     capacity_pass_free(&s);
     if (rc)
         berth_aplan_free(out);

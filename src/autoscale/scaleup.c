@@ -883,6 +883,370 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
     return 0;
 }
 
+/* ---- consolidation: the packing with the instance sizes in view ----
+ *
+ * First-fit decreasing with a per-node option key is myopic: a small type
+ * that a lookahead fills well wins each node, and the round's last nodes
+ * are left half empty. After a group is packed in a round, sets of its new
+ * nodes (not reserved, not for headroom) of one capacity type are replaced
+ * by nodes of one option of that capacity type (1 or more, never more
+ * nodes than the set) when that costs less: the set's pods first-fit in
+ * FFD order onto empty nodes of the option, each pod's template checked.
+ * Cost of a node: price (spot: price x (1 + interruptionRate), the market
+ * score without its zone term); among options of equal cost the lower
+ * market score (zone spread), then the type and zone names. Sets tried per
+ * capacity type: prefixes of 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 nodes of two
+ * orders, least filled first and most expensive per unit of packed work
+ * first. The best saving is applied and the search repeats.
+ * Work bound: CONS_MOVES moves per group and round, each O(2 x 2 x 10 sets
+ * x options x (set pods x set nodes)) after an O(group pods + nodes log
+ * nodes) rebuild; options whose bin lower bound (each resource's total
+ * over the option's free room) already costs more than the set are not
+ * packed. */
+#define CONS_MOVES 64
+#define CONS_SET 32
+
+typedef struct cons {
+    packer *k;
+    uint32_t first_new;
+    int64_t zmin;
+    uint32_t *slot;               /* per pod of the group (by order slot): node position or NONE */
+    uint32_t *pos;                /* per node - first_new: its position in nodes, or NONE */
+    uint32_t npos;
+    uint32_t *nodes, nnodes;      /* candidate nodes of one capacity type */
+    double *cost, *fill, *eff;    /* per position */
+    uint32_t *phead, *plist;      /* per position: its pods' order slots, ascending */
+    uint8_t *inset;               /* per position: in the set being tried */
+    uint32_t *ord;                /* an order of positions */
+    uint32_t *set;                /* the set's nodes (positions) */
+    uint32_t *spods;              /* the set's pods, FFD order */
+    uint32_t *bin, *best_bin;     /* per set pod: its bin */
+    int64_t *bfree;               /* per bin: free cpu, memory, gpu, pods */
+} cons;
+
+/* A node's cost for consolidation: its price, spot its market score at
+ * the zone counts of the pass without the set being replaced. */
+static double cons_cost(const capacity_pass *s, const upfast *f, const berth_offering *of,
+                        int64_t zmin)
+{
+    if (of->capacity_type != BERTH_CT_SPOT)
+        return of->price;
+    return berth_market_score(of, zone_nodes(s, f, of->zone), zmin);
+}
+
+/* Takes node n out of (away 1) or back into (away 0) the zone counts. */
+static void cons_away(capacity_pass *s, upfast *f, uint32_t n, int away)
+{
+    s->n[n].removed = away;
+    int z = f ? fast_zone(f, s->n[n].zone) : -1;
+    if (z >= 0)
+        f->zone_count[z] += away ? -1 : 1;
+}
+
+static int cmp_u32_asc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const uint32_t cons_sizes[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+
+/* comparator context: the values to order positions by, ascending (desc: descending) */
+typedef struct {
+    const double *v;
+    int desc;
+} cons_order;
+
+static int cmp_cons(const void *a, const void *b, void *ctx)
+{
+    const cons_order *o = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (o->v[x] != o->v[y])
+        return (o->v[x] < o->v[y]) != o->desc ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* First-fit of the set's pods (FFD order) onto at most maxb empty nodes
+ * with free room fr; bin[] gets each pod's bin. Returns the bins used, or
+ * 0 when a pod fits no empty node or more than maxb are needed. */
+static uint32_t cons_ffd(cons *c, uint32_t np, const int64_t fr[4], uint32_t maxb)
+{
+    const capacity_pass *s = c->k->s;
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t pod = c->spods[i], b = 0;
+        while (b < nb && !fits_free(s, c->bfree + (size_t)b * 4, pod))
+            b++;
+        if (b == nb) {
+            if (nb == maxb)
+                return 0;
+            memcpy(c->bfree + (size_t)nb * 4, fr, 4 * sizeof *fr);
+            if (!fits_free(s, c->bfree + (size_t)nb * 4, pod))
+                return 0;
+            nb++;
+        }
+        take(s, c->bfree + (size_t)b * 4, pod);
+        c->bin[i] = b;
+    }
+    return nb;
+}
+
+/* One move: the best replacement of a set of candidate nodes (capacity
+ * type ct). 1 applied, 0 none, BERTH_ENOMEM. */
+static int cons_move(cons *c, int ct)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[k->g];
+    upfast *f = k->f;
+    /* candidates and their pods (FFD order) */
+    c->nnodes = 0;
+    for (uint32_t n = c->first_new; n < s->nn; n++) {
+        const capacity_node *x = &s->n[n];
+        c->pos[n - c->first_new] = BERTH_KUBE_NONE;
+        if (x->removed || x->vng != (int)k->g || x->ct != ct || s->node_res[n] >= 0 ||
+            x->headroom_units || !x->npods)
+            continue;
+        const berth_offering *of = berth_instance_offering(&m->types[x->type], x->zone,
+                                                           (berth_capacity_type)x->ct);
+        if (!of)
+            continue;
+        uint32_t p = c->nnodes++;
+        c->pos[n - c->first_new] = p;
+        c->nodes[p] = n;
+        c->cost[p] = of->price; /* orders only; the set's cost is taken without it */
+        c->fill[p] = fmax((double)x->req[0] / (double)(x->alloc[0] > 0 ? x->alloc[0] : 1),
+                          (double)x->req[1] / (double)(x->alloc[1] > 0 ? x->alloc[1] : 1));
+        c->eff[p] = 0;
+        c->phead[p] = 0;
+    }
+    if (!c->nnodes)
+        return 0;
+    for (uint32_t i = 0; i < k->n; i++) {
+        uint32_t n = s->pod_node[k->order[i]];
+        uint32_t p = n != BERTH_KUBE_NONE && n >= c->first_new && n - c->first_new < c->npos
+                         ? c->pos[n - c->first_new] : BERTH_KUBE_NONE;
+        c->slot[i] = p;
+        if (p != BERTH_KUBE_NONE) {
+            c->phead[p]++;
+            c->eff[p] += weight(k, k->order[i]);
+        }
+    }
+    for (uint32_t p = 0, acc = 0; p <= c->nnodes; p++) { /* counts -> starts */
+        uint32_t cnt = p < c->nnodes ? c->phead[p] : 0;
+        c->phead[p] = acc;
+        acc += cnt;
+    }
+    for (uint32_t p = 0; p < c->nnodes; p++)
+        c->eff[p] = c->cost[p] / (c->eff[p] > 0 ? c->eff[p] : 1e-9);
+    {
+        uint32_t *fillp = c->ord; /* scratch: fill pointers */
+        for (uint32_t p = 0; p < c->nnodes; p++)
+            fillp[p] = c->phead[p];
+        for (uint32_t i = 0; i < k->n; i++)
+            if (c->slot[i] != BERTH_KUBE_NONE)
+                c->plist[fillp[c->slot[i]]++] = i;
+    }
+    /* the best move over both orders and every prefix size */
+    double best_save = 0;
+    option best = {0};
+    uint32_t best_np = 0, best_nb = 0, best_nset = 0;
+    uint32_t *best_set = c->set + CONS_SET;
+    uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
+    for (int order = 0; order < 2; order++) {
+        for (uint32_t p = 0; p < c->nnodes; p++)
+            c->ord[p] = p;
+        cons_order co = {order ? c->eff : c->fill, order};
+        qsort_r(c->ord, c->nnodes, sizeof *c->ord, cmp_cons, &co);
+        for (uint32_t si = 0; si < sizeof cons_sizes / sizeof *cons_sizes; si++) {
+            uint32_t j = cons_sizes[si];
+            if (j > c->nnodes)
+                break;
+            /* the set: the first j positions; its pods in FFD order */
+            double have = 0;
+            int64_t sum[4] = {0, 0, 0, 0};
+            uint32_t np = 0;
+            for (uint32_t i = 0; i < j; i++) {
+                c->set[i] = c->ord[i];
+                cons_away(s, f, c->nodes[c->ord[i]], 1);
+            }
+            int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
+            for (uint32_t i = 0; i < j; i++) {
+                const capacity_node *x = &s->n[c->nodes[c->ord[i]]];
+                have += cons_cost(s, f, berth_instance_offering(&m->types[x->type], x->zone,
+                                                                (berth_capacity_type)x->ct), zmin);
+            }
+            for (uint32_t x = 0; x < j; x++)
+                for (uint32_t q = c->phead[c->set[x]]; q < c->phead[c->set[x] + 1]; q++)
+                    c->bin[np++] = c->plist[q];
+            qsort(c->bin, np, sizeof *c->bin, cmp_u32_asc); /* FFD order: slot order */
+            for (uint32_t i = 0; i < np; i++) {
+                uint32_t pod = k->order[c->bin[i]];
+                const berth_kpod *kp = &m->kube.pods[pod];
+                sum[0] += kp->req[BERTH_KRES_CPU];
+                sum[1] += kp->req[BERTH_KRES_MEMORY];
+                sum[2] += s->gpu != BERTH_KUBE_NONE ? kp->req[s->gpu] : 0;
+                sum[3]++;
+                c->spods[i] = pod;
+            }
+            for (uint32_t ti = ti0; ti < tend; ti++) {
+                uint32_t t = f ? f->gtypes[ti] : ti;
+                const berth_instance_type *it = &m->types[t];
+                if (!f && !capacity_vng_allows_type(v, it))
+                    continue;
+                for (uint32_t o = 0; o < it->nofferings; o++) {
+                    const berth_offering *of = &it->offerings[o];
+                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
+                    if (!of->available || (int)of->capacity_type != ct ||
+                        (f ? !f->vzone[k->g * f->nz + (uint32_t)z]
+                           : !capacity_vng_allows_zone(v, of->zone)))
+                        continue;
+                    double cost = cons_cost(s, f, of, zmin);
+                    int64_t fr[4];
+                    capacity_template_free(s, k->g, t, of->zone, ct, fr);
+                    uint64_t lb = 1;
+                    for (int r = 0; r < 4; r++) {
+                        if (!sum[r])
+                            continue;
+                        if (fr[r] <= 0) {
+                            lb = UINT64_MAX;
+                            break;
+                        }
+                        uint64_t x = (uint64_t)((sum[r] + fr[r] - 1) / fr[r]);
+                        lb = x > lb ? x : lb;
+                    }
+                    if (lb > j || have - (double)lb * cost < best_save - 1e-12 ||
+                        have - (double)lb * cost <= 1e-9)
+                        continue;
+                    int ok = 1;
+                    for (uint32_t i = 0; i < np && ok; i++)
+                        ok = hosts_matched(s, f, k->g, t, of->zone, z, ct, c->spods[i]);
+                    if (!ok)
+                        continue;
+                    uint32_t nb = cons_ffd(c, np, fr, j);
+                    if (!nb)
+                        continue;
+                    double save = have - (double)nb * cost;
+                    if (save <= 1e-9)
+                        continue;
+                    option cand = {1, t, of->zone, ct, -1, of->price, 0, 0};
+                    int win = !best.ok || save > best_save + 1e-9;
+                    if (!win && save >= best_save - 1e-9) { /* equal savings */
+                        if (nb != best_nb)
+                            win = nb < best_nb;
+                        else {
+                            int cmp = strcmp(it->name, m->types[best.type].name);
+                            win = cmp < 0 || (!cmp && strcmp(of->zone, best.zone) < 0);
+                        }
+                    }
+                    if (!win)
+                        continue;
+                    best = cand;
+                    best_save = save;
+                    best_np = np;
+                    best_nb = nb;
+                    best_nset = j;
+                    memcpy(best_set, c->set, j * sizeof *best_set);
+                    memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
+                }
+            }
+            for (uint32_t i = 0; i < j; i++)
+                cons_away(s, f, c->nodes[c->set[i]], 0);
+        }
+    }
+    if (!best.ok)
+        return 0;
+    /* apply: the set's pods (FFD order, as packed) leave, its nodes go,
+     * the option's nodes open and take them */
+    uint32_t np = 0;
+    for (uint32_t x = 0; x < best_nset; x++)
+        c->inset[best_set[x]] = 1;
+    for (uint32_t i = 0; i < k->n; i++)
+        if (c->slot[i] != BERTH_KUBE_NONE && c->inset[c->slot[i]])
+            c->spods[np++] = k->order[i];
+    for (uint32_t x = 0; x < best_nset; x++)
+        c->inset[best_set[x]] = 0;
+    if (np != best_np)
+        return BERTH_EINTERNAL;
+    for (uint32_t i = 0; i < np; i++)
+        capacity_unplace(s, c->spods[i]);
+    for (uint32_t x = 0; x < best_nset; x++)
+        drop_node(s, f, c->nodes[best_set[x]]);
+    uint32_t opened[CONS_SET];
+    for (uint32_t b = 0; b < best_nb; b++) {
+        opened[b] = open_node(k, &best);
+        if (opened[b] == BERTH_KUBE_NONE)
+            return BERTH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < np; i++)
+        capacity_place(s, c->spods[i], opened[c->best_bin[i]]);
+    return 1;
+}
+
+/* Consolidates group k->g's new nodes of this round (from first_new). */
+static int consolidate(packer *k, uint32_t first_new)
+{
+    capacity_pass *s = k->s;
+    uint32_t round_nodes = s->nn - first_new;
+    if (round_nodes < 1 || k->hr)
+        return 0;
+    cons c;
+    memset(&c, 0, sizeof c);
+    c.k = k;
+    c.first_new = first_new;
+    c.npos = round_nodes + 2 * CONS_MOVES * CONS_SET + 1;
+    c.slot = malloc(((size_t)k->n + 1) * sizeof *c.slot);
+    c.pos = malloc((size_t)c.npos * sizeof *c.pos);
+    c.nodes = malloc((size_t)c.npos * sizeof *c.nodes);
+    c.cost = malloc((size_t)c.npos * sizeof *c.cost);
+    c.fill = malloc((size_t)c.npos * sizeof *c.fill);
+    c.eff = malloc((size_t)c.npos * sizeof *c.eff);
+    c.phead = malloc(((size_t)c.npos + 1) * sizeof *c.phead);
+    c.ord = malloc(((size_t)c.npos + 1) * sizeof *c.ord);
+    c.plist = malloc(((size_t)k->n + 1) * sizeof *c.plist);
+    c.set = malloc(2 * CONS_SET * sizeof *c.set);
+    c.spods = malloc(((size_t)k->n + 1) * sizeof *c.spods);
+    c.bin = malloc(((size_t)k->n + 1) * sizeof *c.bin);
+    c.best_bin = malloc(((size_t)k->n + 1) * sizeof *c.best_bin);
+    c.bfree = malloc(CONS_SET * 4 * sizeof *c.bfree);
+    c.inset = calloc((size_t)c.npos + 1, 1);
+    int rc = c.slot && c.pos && c.nodes && c.cost && c.fill && c.eff && c.phead && c.ord &&
+                     c.plist && c.set && c.spods && c.bin && c.best_bin && c.bfree && c.inset
+                 ? 0 : BERTH_ENOMEM;
+    /* opened nodes must not join the packer's live list (pack_group is done) */
+    uint32_t *live = k->live;
+    k->live = NULL;
+    for (int ct = BERTH_CT_SPOT; !rc && ct <= BERTH_CT_ON_DEMAND; ct++) {
+        if (ct == BERTH_CT_RESERVED)
+            continue;
+        for (uint32_t moves = 0; moves < CONS_MOVES; moves++) {
+            int r = cons_move(&c, ct);
+            if (r <= 0) {
+                rc = r;
+                break;
+            }
+        }
+    }
+    k->live = live;
+    free(c.slot);
+    free(c.pos);
+    free(c.nodes);
+    free(c.cost);
+    free(c.fill);
+    free(c.eff);
+    free(c.phead);
+    free(c.ord);
+    free(c.plist);
+    free(c.set);
+    free(c.spods);
+    free(c.bin);
+    free(c.best_bin);
+    free(c.bfree);
+    free(c.inset);
+    return rc;
+}
+
 static int group_key_eq(const berth_ascaleup *u, const capacity_node *c, const char *res)
 {
     return u->vng == (uint32_t)c->vng && u->type == (uint32_t)c->type &&
@@ -950,6 +1314,7 @@ static int report(capacity_pass *s)
         x->nodes = nn;
         x->nodes[x->count++] = c->hyp.name;
         x->headroom_units += c->headroom_units;
+        x->headroom_nodes += c->headroom_units > 0;
         uint32_t b0 = head[n - s->nexisting], b1 = head[n - s->nexisting + 1];
         if (b1 > b0) {
             uint32_t *q = realloc(x->pods, (x->npods + (b1 - b0)) * sizeof *q);
@@ -1020,6 +1385,8 @@ static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t 
             rc = berth_ksession_bind(ks, q, nk + slot_of[n - s->nexisting]);
     }
     for (uint32_t n = first_new; !rc && n < s->nn; n++) {
+        if (s->n[n].removed) /* consolidation replaced it */
+            continue;
         if ((rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], &s->n[n].hyp, &sn)))
             break;
         uint32_t cnt = 0;
@@ -1449,7 +1816,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
                 if (pk.ngcls > 64)
                     memset(seen, 0, f->ncls);
             }
-            if ((rc = pack_group(&pk, first_new)))
+            if ((rc = pack_group(&pk, first_new)) || (rc = consolidate(&pk, first_new)))
                 goto out;
         }
         /* confirm node by node: the scheduler places each new node's pods on
