@@ -895,8 +895,8 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
  * Cost of a node: price (spot: price x (1 + interruptionRate), the market
  * score without its zone term); among options of equal cost the lower
  * market score (zone spread), then the type and zone names. Sets tried per
- * capacity type: prefixes of 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 nodes of two
- * orders, least filled first and most expensive per unit of packed work
+ * capacity type: prefixes of 1..8, 12, 16, 24, 32 nodes and all of them
+ * (at most 32) of two orders, least filled first and most expensive per unit of packed work
  * first. The best saving is applied and the search repeats.
  * Work bound: CONS_MOVES moves per group and round, each O(2 x 2 x 10 sets
  * x options x (set pods x set nodes)) after an O(group pods + nodes log
@@ -949,7 +949,7 @@ static int cmp_u32_asc(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static const uint32_t cons_sizes[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+static const uint32_t cons_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32};
 
 /* comparator context: the values to order positions by, ascending (desc: descending) */
 typedef struct {
@@ -1059,9 +1059,13 @@ static int cons_move(cons *c, int ct)
             c->ord[p] = p;
         cons_order co = {order ? c->eff : c->fill, order};
         qsort_r(c->ord, c->nnodes, sizeof *c->ord, cmp_cons, &co);
-        for (uint32_t si = 0; si < sizeof cons_sizes / sizeof *cons_sizes; si++) {
-            uint32_t j = cons_sizes[si];
-            if (j > c->nnodes)
+        const uint32_t nsizes = sizeof cons_sizes / sizeof *cons_sizes;
+        for (uint32_t si = 0; si <= nsizes; si++) {
+            /* the sizes above, then every candidate when at most CONS_SET */
+            uint32_t j = si < nsizes ? cons_sizes[si] : c->nnodes;
+            if (si < nsizes && j >= c->nnodes && c->nnodes <= CONS_SET)
+                j = c->nnodes, si = nsizes;
+            else if (j > c->nnodes || j > CONS_SET)
                 break;
             /* the set: the first j positions; its pods in FFD order */
             double have = 0;
@@ -1659,6 +1663,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
     memset(&fast, 0, sizeof fast);
     int64_t *smin = NULL;
     uint32_t *live = NULL, *gcls = NULL, *head = NULL, *bucket = NULL;
+    size_t head_extra = 0; /* head holds npods + 2 + head_extra entries */
     int *live_z = NULL;
     uint32_t *run_end = NULL;
     double *wpre = NULL;
@@ -1825,6 +1830,16 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
          * to nodes before it, so the buckets stay what the plain scan finds) */
         uint32_t nnext = 0;
         uint32_t nround = s->nn - first_new;
+        if (f && (size_t)nround + 2 > (size_t)k->npods + 2 + head_extra) {
+            /* consolidation's replaced nodes count too: more nodes than pods */
+            uint32_t *nh = realloc(head, ((size_t)nround + 2) * sizeof *head);
+            if (!nh) {
+                rc = BERTH_ENOMEM;
+                goto out;
+            }
+            head = nh;
+            head_extra = (size_t)nround - k->npods;
+        }
         if (f) {
             memset(head, 0, ((size_t)nround + 2) * sizeof *head);
             for (uint32_t i = 0; i < nleft; i++) {
