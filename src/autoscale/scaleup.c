@@ -889,8 +889,8 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
  * that a lookahead fills well wins each node, and the round's last nodes
  * are left half empty. After a group is packed in a round, sets of its new
  * nodes (not reserved, not for headroom) of one capacity type are replaced
- * by nodes of one option of that capacity type (1 or more, never more
- * nodes than the set) when that costs less: the set's pods first-fit in
+ * by nodes of one option of that capacity type (1 or more: up to 32, as
+ * many more than the set as maxNodes leaves room for) when that costs less: the set's pods first-fit in
  * FFD order onto empty nodes of the option, each pod's template checked.
  * Cost of a node: price (spot: price x (1 + interruptionRate), the market
  * score without its zone term); among options of equal cost the lower
@@ -1076,6 +1076,9 @@ static int cons_move(cons *c, int ct)
                 cons_away(s, f, c->nodes[c->ord[i]], 1);
             }
             int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
+            /* nodes the replacement may open: the set's, and maxNodes' room */
+            int64_t room = v->max_nodes - s->vng_nodes[k->g];
+            uint32_t maxb = room >= (int64_t)(CONS_SET - j) ? CONS_SET : j + (uint32_t)(room > 0 ? room : 0);
             for (uint32_t i = 0; i < j; i++) {
                 const capacity_node *x = &s->n[c->nodes[c->ord[i]]];
                 have += cons_cost(s, f, berth_instance_offering(&m->types[x->type], x->zone,
@@ -1120,7 +1123,7 @@ static int cons_move(cons *c, int ct)
                         uint64_t x = (uint64_t)((sum[r] + fr[r] - 1) / fr[r]);
                         lb = x > lb ? x : lb;
                     }
-                    if (lb > j || have - (double)lb * cost < best_save - 1e-12 ||
+                    if (lb > maxb || have - (double)lb * cost < best_save - 1e-12 ||
                         have - (double)lb * cost <= 1e-9)
                         continue;
                     int ok = 1;
@@ -1128,7 +1131,7 @@ static int cons_move(cons *c, int ct)
                         ok = hosts_matched(s, f, k->g, t, of->zone, z, ct, c->spods[i]);
                     if (!ok)
                         continue;
-                    uint32_t nb = cons_ffd(c, np, fr, j);
+                    uint32_t nb = cons_ffd(c, np, fr, maxb);
                     if (!nb)
                         continue;
                     double save = have - (double)nb * cost;
