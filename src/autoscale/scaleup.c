@@ -892,15 +892,18 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
  * by nodes of one option of that capacity type (1 or more: up to 32, as
  * many more than the set as maxNodes leaves room for) when that costs less: the set's pods first-fit in
  * FFD order onto empty nodes of the option, each pod's template checked.
- * Cost of a node: price (spot: price x (1 + interruptionRate), the market
- * score without its zone term); among options of equal cost the lower
- * market score (zone spread), then the type and zone names. Sets tried per
+ * Cost of a node: its price, spot its market score with the zone counts
+ * as the nodes open one after the other (the set's own, or the
+ * replacement's, from the counts without the set); a move must lower both
+ * that cost and the price (so moves never cycle through zone counts); ties: fewer nodes, then the type
+ * and zone names. Sets tried per
  * capacity type: prefixes of 1..8, 12, 16, 24, 32 nodes and all of them
  * (at most 32) of two orders, least filled first and most expensive per unit of packed work
  * first. The best saving is applied and the search repeats.
- * Work bound: CONS_MOVES moves per group and round, each O(2 x 2 x 10 sets
- * x options x (set pods x set nodes)) after an O(group pods + nodes log
- * nodes) rebuild; options whose bin lower bound (each resource's total
+ * Work bound: CONS_MOVES moves per group and round, each after an
+ * O(group pods + round nodes log) rebuild; the fit tests of all moves'
+ * first-fits stop at CONS_WORK + 64 x the group's pods (the search then
+ * keeps the moves made); options whose bin lower bound (each resource's total
  * over the option's free room) already costs more than the set are not
  * packed. */
 #define CONS_MOVES 64
@@ -922,7 +925,21 @@ typedef struct cons {
     uint32_t *spods;              /* the set's pods, FFD order */
     uint32_t *bin, *best_bin;     /* per set pod: its bin */
     int64_t *bfree;               /* per bin: free cpu, memory, gpu, pods */
+    /* two-option moves: the set's best CONS_PAIR options and which pods each hosts */
+    struct copt { option o; double cost, rank; int64_t fr[4]; } *top;
+    uint32_t ntop;
+    uint8_t *hostable;            /* [option * (group pods + 1) + set pod] */
+    uint64_t work, budget;        /* fit tests made, and allowed (CONS_WORK) */
 } cons;
+
+/* fit tests per consolidation of a group and round: this base plus 64 per
+ * pod of the group (the search stops there, keeping the moves made) */
+#define CONS_WORK (1u << 20)
+
+/* two-option moves: sets of at most CONS_PAIR_SET nodes, the CONS_PAIR
+ * options that cover the set's demand at the least cost per covered share */
+#define CONS_PAIR 8
+#define CONS_PAIR_SET 4
 
 /* A node's cost for consolidation: its price, spot its market score at
  * the zone counts of the pass without the set being replaced. */
@@ -932,6 +949,69 @@ static double cons_cost(const capacity_pass *s, const upfast *f, const berth_off
     if (of->capacity_type != BERTH_CT_SPOT)
         return of->price;
     return berth_market_score(of, zone_nodes(s, f, of->zone), zmin);
+}
+
+/* The group's zones (as min_zone_nodes enumerates them, at most 64) with
+ * their node counts, and nodes added to them while a move is scored. */
+typedef struct zlist {
+    const char *z[64];
+    int64_t cnt[64], add[64];
+    uint32_t n;
+} zlist;
+
+static void cons_zones(const capacity_pass *s, const upfast *f, uint32_t g, zlist *zl)
+{
+    zl->n = 0;
+    for (uint32_t t = 0; t < s->m->ntypes; t++) {
+        const berth_instance_type *it = &s->m->types[t];
+        if (f ? !f->vtype[(size_t)g * s->m->ntypes + t] : !capacity_vng_allows_type(&s->m->vngs[g], it))
+            continue;
+        for (uint32_t o = 0; o < it->nofferings; o++) {
+            const char *zn = it->offerings[o].zone;
+            if (!capacity_vng_allows_zone(&s->m->vngs[g], zn))
+                continue;
+            uint32_t q = 0;
+            while (q < zl->n && strcmp(zl->z[q], zn))
+                q++;
+            if (q < zl->n || zl->n == 64)
+                continue;
+            zl->z[zl->n] = zn;
+            zl->cnt[zl->n] = zone_nodes(s, f, zn);
+            zl->add[zl->n++] = 0;
+        }
+    }
+}
+
+/* The cost of n nodes of offering `of` opened one after the other onto
+ * the zone counts zl (added to as they open): spot's market score with
+ * its zone's count and the emptiest zone's, as the purchase order scores
+ * each node it opens; others their price. */
+static double cons_cost_n(const capacity_pass *s, const upfast *f, const berth_offering *of,
+                          zlist *zl, uint32_t n)
+{
+    if (of->capacity_type != BERTH_CT_SPOT)
+        return (double)n * of->price;
+    uint32_t zi = 0;
+    while (zi < zl->n && strcmp(zl->z[zi], of->zone))
+        zi++;
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (zi == zl->n) { /* a zone the group's list lacks: as the plain score */
+            sum += berth_market_score(of, zone_nodes(s, f, of->zone), 0);
+            continue;
+        }
+        int64_t zmin = INT64_MAX;
+        for (uint32_t q = 0; q < zl->n; q++)
+            zmin = zl->cnt[q] + zl->add[q] < zmin ? zl->cnt[q] + zl->add[q] : zmin;
+        sum += berth_market_score(of, zl->cnt[zi] + zl->add[zi], zmin);
+        zl->add[zi]++;
+    }
+    return sum;
+}
+
+static void cons_zreset(zlist *zl)
+{
+    memset(zl->add, 0, zl->n * sizeof *zl->add);
 }
 
 /* Takes node n out of (away 1) or back into (away 0) the zone counts. */
@@ -977,6 +1057,7 @@ static uint32_t cons_ffd(cons *c, uint32_t np, const int64_t fr[4], uint32_t max
         uint32_t pod = c->spods[i], b = 0;
         while (b < nb && !fits_free(s, c->bfree + (size_t)b * 4, pod))
             b++;
+        c->work += b + 1;
         if (b == nb) {
             if (nb == maxb)
                 return 0;
@@ -987,6 +1068,61 @@ static uint32_t cons_ffd(cons *c, uint32_t np, const int64_t fr[4], uint32_t max
         }
         take(s, c->bfree + (size_t)b * 4, pod);
         c->bin[i] = b;
+    }
+    return nb;
+}
+
+/* Two options a (first) and b: the pods only a hosts go first-fit onto a's
+ * nodes, then k1 - (those nodes) more empty a nodes are added, the pods
+ * both host first-fit onto a's nodes (no new one), and the rest first-fit
+ * onto b's nodes. Returns the bins (a's are 0..*k1), 0 when it fails or
+ * needs more than maxb nodes. */
+static uint32_t cons_pair_ffd(cons *c, uint32_t np, uint32_t a, uint32_t b, uint32_t extra,
+                              uint32_t maxb, uint32_t *k1)
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    const uint8_t *ha = c->hostable + a * stride, *hb = c->hostable + b * stride;
+    const int64_t *fa = c->top[a].fr, *fb = c->top[b].fr;
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        c->bin[i] = UINT32_MAX;
+        if (!ha[i] && !hb[i])
+            return 0;
+    }
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) { /* a's nodes are fixed now: the must-a ones plus extra */
+            for (uint32_t x = 0; x < extra || !nb; x++) {
+                if (nb == maxb)
+                    return 0;
+                memcpy(c->bfree + (size_t)nb * 4, fa, 4 * sizeof *fa);
+                nb++;
+            }
+            *k1 = nb;
+        }
+        for (uint32_t i = 0; i < np; i++) {
+            uint32_t pod = c->spods[i];
+            if (c->bin[i] != UINT32_MAX)
+                continue;
+            if (pass == 0 && !(ha[i] && !hb[i]))
+                continue;
+            if (pass == 1 && !(ha[i] && hb[i]))
+                continue;
+            uint32_t lo = pass == 2 ? *k1 : 0, hi = pass == 1 ? *k1 : nb, x = lo;
+            while (x < hi && !fits_free(s, c->bfree + (size_t)x * 4, pod))
+                x++;
+            c->work += x - lo + 1;
+            if (x == hi) {
+                if (pass == 1)
+                    continue; /* to b's nodes */
+                if (nb == maxb)
+                    return 0;
+                memcpy(c->bfree + (size_t)nb * 4, pass == 0 ? fa : fb, 4 * sizeof *fa);
+                nb++;
+            }
+            take(s, c->bfree + (size_t)x * 4, pod);
+            c->bin[i] = x;
+        }
     }
     return nb;
 }
@@ -1051,7 +1187,8 @@ static int cons_move(cons *c, int ct)
     /* the best move over both orders and every prefix size */
     double best_save = 0;
     option best = {0};
-    uint32_t best_np = 0, best_nb = 0, best_nset = 0;
+    uint32_t best_np = 0, best_nb = 0, best_nset = 0, best_k1 = 0;
+    option best2 = {0};
     uint32_t *best_set = c->set + CONS_SET;
     uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
     for (int order = 0; order < 2; order++) {
@@ -1062,6 +1199,8 @@ static int cons_move(cons *c, int ct)
         const uint32_t nsizes = sizeof cons_sizes / sizeof *cons_sizes;
         for (uint32_t si = 0; si <= nsizes; si++) {
             /* the sizes above, then every candidate when at most CONS_SET */
+            if (c->work > c->budget)
+                break; /* the work bound: keep the best move found so far */
             uint32_t j = si < nsizes ? cons_sizes[si] : c->nnodes;
             if (si < nsizes && j >= c->nnodes && c->nnodes <= CONS_SET)
                 j = c->nnodes, si = nsizes;
@@ -1069,6 +1208,7 @@ static int cons_move(cons *c, int ct)
                 break;
             /* the set: the first j positions; its pods in FFD order */
             double have = 0;
+            uint32_t hz_last = 0;
             int64_t sum[4] = {0, 0, 0, 0};
             uint32_t np = 0;
             for (uint32_t i = 0; i < j; i++) {
@@ -1076,13 +1216,28 @@ static int cons_move(cons *c, int ct)
                 cons_away(s, f, c->nodes[c->ord[i]], 1);
             }
             int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
+            zlist zl;
+            zl.n = 0;
+            if (ct == BERTH_CT_SPOT)
+                cons_zones(s, f, k->g, &zl);
             /* nodes the replacement may open: the set's, and maxNodes' room */
             int64_t room = v->max_nodes - s->vng_nodes[k->g];
             uint32_t maxb = room >= (int64_t)(CONS_SET - j) ? CONS_SET : j + (uint32_t)(room > 0 ? room : 0);
+            double have_price = 0; /* a move must lower the price too: no cycles */
+            cons_zreset(&zl);
             for (uint32_t i = 0; i < j; i++) {
-                const capacity_node *x = &s->n[c->nodes[c->ord[i]]];
-                have += cons_cost(s, f, berth_instance_offering(&m->types[x->type], x->zone,
-                                                                (berth_capacity_type)x->ct), zmin);
+                /* in opening order (node index), each scored with the set's
+                 * nodes before it added */
+                uint32_t lo = UINT32_MAX;
+                for (uint32_t q = 0; q < j; q++)
+                    if (c->nodes[c->ord[q]] < lo && (i == 0 || c->nodes[c->ord[q]] > hz_last))
+                        lo = c->nodes[c->ord[q]];
+                hz_last = lo;
+                const capacity_node *x = &s->n[lo];
+                const berth_offering *xo = berth_instance_offering(&m->types[x->type], x->zone,
+                                                                   (berth_capacity_type)x->ct);
+                have += cons_cost_n(s, f, xo, &zl, 1);
+                have_price += xo->price;
             }
             for (uint32_t x = 0; x < j; x++)
                 for (uint32_t q = c->phead[c->set[x]]; q < c->phead[c->set[x] + 1]; q++)
@@ -1097,6 +1252,7 @@ static int cons_move(cons *c, int ct)
                 sum[3]++;
                 c->spods[i] = pod;
             }
+            c->ntop = 0;
             for (uint32_t ti = ti0; ti < tend; ti++) {
                 uint32_t t = f ? f->gtypes[ti] : ti;
                 const berth_instance_type *it = &m->types[t];
@@ -1112,6 +1268,24 @@ static int cons_move(cons *c, int ct)
                     double cost = cons_cost(s, f, of, zmin);
                     int64_t fr[4];
                     capacity_template_free(s, k->g, t, of->zone, ct, fr);
+                    if (j <= CONS_PAIR_SET) {
+                        /* rank for two-option moves: cost per share of the set's
+                         * cpu and memory an empty node covers */
+                        double share = 0;
+                        for (int r = 0; r < 2; r++)
+                            share += sum[r] > 0 ? fmin(1.0, (double)fr[r] / (double)sum[r]) : 0.5;
+                        double rank = share > 0 ? cost / share : INFINITY;
+                        uint32_t at = c->ntop;
+                        while (at > 0 && c->top[at - 1].rank > rank)
+                            at--;
+                        if (at < CONS_PAIR && rank < INFINITY) {
+                            uint32_t last = c->ntop < CONS_PAIR ? c->ntop : CONS_PAIR - 1;
+                            memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
+                            c->top[at] = (struct copt){{1, t, of->zone, ct, -1, of->price, 0, 0},
+                                                       cost, rank, {fr[0], fr[1], fr[2], fr[3]}};
+                            c->ntop = c->ntop < CONS_PAIR ? c->ntop + 1 : CONS_PAIR;
+                        }
+                    }
                     uint64_t lb = 1;
                     for (int r = 0; r < 4; r++) {
                         if (!sum[r])
@@ -1126,16 +1300,22 @@ static int cons_move(cons *c, int ct)
                     if (lb > maxb || have - (double)lb * cost < best_save - 1e-12 ||
                         have - (double)lb * cost <= 1e-9)
                         continue;
+                    /* more nodes than this cost the set's price or more: stop there */
+                    double afford = (have - best_save + 1e-9) / cost;
+                    uint32_t lim = afford < (double)maxb ? (uint32_t)afford : maxb;
+                    if ((uint64_t)lim < lb)
+                        continue;
                     int ok = 1;
                     for (uint32_t i = 0; i < np && ok; i++)
                         ok = hosts_matched(s, f, k->g, t, of->zone, z, ct, c->spods[i]);
                     if (!ok)
                         continue;
-                    uint32_t nb = cons_ffd(c, np, fr, maxb);
+                    uint32_t nb = cons_ffd(c, np, fr, lim);
                     if (!nb)
                         continue;
-                    double save = have - (double)nb * cost;
-                    if (save <= 1e-9)
+                    cons_zreset(&zl);
+                    double save = have - cons_cost_n(s, f, of, &zl, nb);
+                    if (save <= 1e-9 || have_price - (double)nb * of->price <= 1e-9)
                         continue;
                     option cand = {1, t, of->zone, ct, -1, of->price, 0, 0};
                     int win = !best.ok || save > best_save + 1e-9;
@@ -1150,6 +1330,8 @@ static int cons_move(cons *c, int ct)
                     if (!win)
                         continue;
                     best = cand;
+                    best2 = cand;
+                    best_k1 = nb;
                     best_save = save;
                     best_np = np;
                     best_nb = nb;
@@ -1158,6 +1340,65 @@ static int cons_move(cons *c, int ct)
                     memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
                 }
             }
+            /* two options: a (first) for the pods it alone hosts and as many
+             * others as fit, b for the rest */
+            size_t stride = (size_t)k->n + 1;
+            uint8_t hv[CONS_PAIR] = {0}; /* hostable filled (lazily) */
+            for (uint32_t a = 0; j <= CONS_PAIR_SET && a < c->ntop; a++)
+                for (uint32_t b2 = 0; b2 < c->ntop; b2++) {
+                    if (a == b2 || have - c->top[a].cost - c->top[b2].cost <= best_save + 1e-9)
+                        continue;
+                    /* the pair's fractional cover of the set's cpu and memory */
+                    double pc[2] = {c->top[a].cost, c->top[b2].cost};
+                    double p0[2] = {(double)c->top[a].fr[0], (double)c->top[b2].fr[0]};
+                    double p1[2] = {(double)c->top[a].fr[1], (double)c->top[b2].fr[1]};
+                    double pi[2];
+                    if (have - capacity_lp_cover2(pc, p0, p1, 2, (double)sum[0], (double)sum[1], pi) <=
+                        best_save + 1e-9)
+                        continue;
+                    for (uint32_t h = 0; h < 2; h++) {
+                        uint32_t x = h ? b2 : a;
+                        if (hv[x])
+                            continue;
+                        hv[x] = 1;
+                        const option *ox = &c->top[x].o;
+                        for (uint32_t i = 0; i < np; i++) {
+                            int64_t one[4];
+                            memcpy(one, c->top[x].fr, sizeof one);
+                            c->hostable[x * stride + i] =
+                                (uint8_t)(fits_free(s, one, c->spods[i]) &&
+                                          hosts_matched(s, f, k->g, ox->type, ox->zone,
+                                                        f ? fast_zone(f, ox->zone) : -1, ct,
+                                                        c->spods[i]));
+                        }
+                    }
+                    for (uint32_t extra = 0; extra < 2; extra++) {
+                        uint32_t k1 = 0, nb = cons_pair_ffd(c, np, a, b2, extra, maxb, &k1);
+                        if (!nb || nb == k1)
+                            continue; /* b unused: a single-option move */
+                        const option *oa = &c->top[a].o, *ob = &c->top[b2].o;
+                        const berth_offering *ofa = berth_instance_offering(
+                            &m->types[oa->type], oa->zone, (berth_capacity_type)ct);
+                        const berth_offering *ofb = berth_instance_offering(
+                            &m->types[ob->type], ob->zone, (berth_capacity_type)ct);
+                        cons_zreset(&zl);
+                        double save = have - cons_cost_n(s, f, ofa, &zl, k1);
+                        save -= cons_cost_n(s, f, ofb, &zl, nb - k1);
+                        if (save <= best_save + 1e-9 ||
+                            have_price - (double)k1 * c->top[a].o.price -
+                                    (double)(nb - k1) * c->top[b2].o.price <= 1e-9)
+                            continue;
+                        best = c->top[a].o;
+                        best2 = c->top[b2].o;
+                        best_k1 = k1;
+                        best_save = save;
+                        best_np = np;
+                        best_nb = nb;
+                        best_nset = j;
+                        memcpy(best_set, c->set, j * sizeof *best_set);
+                        memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
+                    }
+                }
             for (uint32_t i = 0; i < j; i++)
                 cons_away(s, f, c->nodes[c->set[i]], 0);
         }
@@ -1182,7 +1423,7 @@ static int cons_move(cons *c, int ct)
         drop_node(s, f, c->nodes[best_set[x]]);
     uint32_t opened[CONS_SET];
     for (uint32_t b = 0; b < best_nb; b++) {
-        opened[b] = open_node(k, &best);
+        opened[b] = open_node(k, b < best_k1 ? &best : &best2);
         if (opened[b] == BERTH_KUBE_NONE)
             return BERTH_ENOMEM;
     }
@@ -1202,6 +1443,7 @@ static int consolidate(packer *k, uint32_t first_new)
     memset(&c, 0, sizeof c);
     c.k = k;
     c.first_new = first_new;
+    c.budget = CONS_WORK + 64 * (uint64_t)k->n;
     c.npos = round_nodes + 2 * CONS_MOVES * CONS_SET + 1;
     c.slot = malloc(((size_t)k->n + 1) * sizeof *c.slot);
     c.pos = malloc((size_t)c.npos * sizeof *c.pos);
@@ -1218,8 +1460,10 @@ static int consolidate(packer *k, uint32_t first_new)
     c.best_bin = malloc(((size_t)k->n + 1) * sizeof *c.best_bin);
     c.bfree = malloc(CONS_SET * 4 * sizeof *c.bfree);
     c.inset = calloc((size_t)c.npos + 1, 1);
+    c.top = malloc(CONS_PAIR * sizeof *c.top);
+    c.hostable = malloc(CONS_PAIR * ((size_t)k->n + 1));
     int rc = c.slot && c.pos && c.nodes && c.cost && c.fill && c.eff && c.phead && c.ord &&
-                     c.plist && c.set && c.spods && c.bin && c.best_bin && c.bfree && c.inset
+                     c.plist && c.set && c.spods && c.bin && c.best_bin && c.bfree && c.inset && c.top && c.hostable
                  ? 0 : BERTH_ENOMEM;
     /* opened nodes must not join the packer's live list (pack_group is done) */
     uint32_t *live = k->live;
@@ -1251,6 +1495,8 @@ static int consolidate(packer *k, uint32_t first_new)
     free(c.best_bin);
     free(c.bfree);
     free(c.inset);
+    free(c.top);
+    free(c.hostable);
     return rc;
 }
 
