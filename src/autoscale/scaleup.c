@@ -3,8 +3,10 @@
  * can host them, and are bin-packed onto new nodes by first-fit
  * decreasing; each new node's instance type, zone and capacity type is
  * chosen in Ocean's purchase order (unused reservations, then spot by
- * berth's market score, then on-demand as fallback), then the kube
- * scheduler confirms every new node's pods; headroom is topped up last.
+ * berth's market score, then on-demand as fallback); consolidation then
+ * replaces sets of the round's new nodes by cheaper nodes of one or two
+ * options; the kube scheduler confirms every new node's pods; headroom is
+ * topped up last.
  * Two paths give the same plan: the plain algorithm (reference) and the
  * fast path (template-class caches, interned zones, live node lists, run
  * lookaheads with a bound on the option key, confirmation through one
