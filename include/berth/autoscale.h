@@ -206,6 +206,7 @@ typedef struct berth_ascaleup {
     const char **nodes;           /* the new nodes' names */
     int64_t headroom_units;       /* units of headroom these nodes hold */
     const char *reservation;      /* capacity type reserved: the Reservation used */
+    uint32_t headroom_nodes;      /* of count: nodes opened for headroom only (no pods) */
 } berth_ascaleup;
 
 typedef struct berth_amove {
@@ -279,12 +280,25 @@ typedef struct berth_aplan {
     uint32_t non_existing;
     berth_arena arena;            /* names of new nodes */
     berth_areplace *rep;          uint32_t nrep, caprep; /* replacements, by node name */
+    /* scale-up's cost and its lower bound (autoscale/bound.c, docs/autoscale.md
+     * "Scale-up lower bound"): up_cost = sum of count x price of up[];
+     * up_bound <= the cost of any set of new nodes for the pods of up[] in
+     * their groups, so also <= up_cost */
+    double up_cost;               /* $/h */
+    double up_pods_cost;          /* $/h of the new nodes that hold pods (not headroom-only) */
+    double up_bound;              /* $/h, <= up_pods_cost */
+    int has_up_bound;
 } berth_aplan;
 
 /* One autoscaler pass at opt->now. m is not modified. */
 int berth_autoscale_plan(const berth_autoscale *m, const berth_aplan_options *opt,
                          berth_aplan *out, berth_error *e);
 void berth_aplan_free(berth_aplan *p);
+/* How far the cost of scale-up's nodes that hold pods is above the lower
+ * bound, as a fraction (up_pods_cost / up_bound - 1, at least 0): 1 with
+ * *gap set, 0 when the bound is 0 and the cost is not (no finite
+ * fraction). */
+int berth_aplan_above_bound(const berth_aplan *p, double *gap);
 
 /* ---- helpers shared with tests ---- */
 

@@ -546,6 +546,8 @@ int berth_autoscale_plan(const berth_autoscale *m, const berth_aplan_options *op
         rc = ca ? capacity_ca_scale_down(&s, opt, e) : capacity_scale_down(&s, e);
     if (!rc && !ca && !berth_cancel_expired(opt->cancel))
         rc = capacity_replace(&s, opt, e);
+    if (!rc && (rc = capacity_scaleup_bound(m, out)))
+        rc = berth_error_set(e, rc, "out of memory");
     /* past the deadline nothing is kept, whatever a part made of the
      * stopped scheduling (bad options stay bad options) */
     if (rc != BERTH_EINVAL && berth_cancel_expired(opt->cancel))

@@ -3,8 +3,10 @@
  * can host them, and are bin-packed onto new nodes by first-fit
  * decreasing; each new node's instance type, zone and capacity type is
  * chosen in Ocean's purchase order (unused reservations, then spot by
- * berth's market score, then on-demand as fallback), then the kube
- * scheduler confirms every new node's pods; headroom is topped up last.
+ * berth's market score, then on-demand as fallback); consolidation then
+ * replaces sets of the round's new nodes by cheaper nodes of one or two
+ * options; the kube scheduler confirms every new node's pods; headroom is
+ * topped up last.
  * Two paths give the same plan: the plain algorithm (reference) and the
  * fast path (template-class caches, interned zones, live node lists, run
  * lookaheads with a bound on the option key, confirmation through one
@@ -883,6 +885,623 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
     return 0;
 }
 
+/* ---- consolidation: the packing with the instance sizes in view ----
+ *
+ * First-fit decreasing with a per-node option key is myopic: a small type
+ * that a lookahead fills well wins each node, and the round's last nodes
+ * are left half empty. After a group is packed in a round, sets of its new
+ * nodes (not reserved, not for headroom) of one capacity type are replaced
+ * by nodes of one option of that capacity type (1 or more: up to 32, as
+ * many more than the set as maxNodes leaves room for) when that costs less: the set's pods first-fit in
+ * FFD order onto empty nodes of the option, each pod's template checked.
+ * Cost of a node: its price, spot its market score with the zone counts
+ * as the nodes open one after the other (the set's own, or the
+ * replacement's, from the counts without the set); a move must lower both
+ * that cost and the price (so moves never cycle through zone counts); ties: fewer nodes, then the type
+ * and zone names. Sets tried per
+ * capacity type: prefixes of 1..8, 12, 16, 24, 32 nodes and all of them
+ * (at most 32) of two orders, least filled first and most expensive per unit of packed work
+ * first. The best saving is applied and the search repeats.
+ * Work bound: CONS_MOVES moves per group and round, each after an
+ * O(group pods + round nodes log) rebuild; the fit tests of all moves'
+ * first-fits stop at CONS_WORK + 64 x the group's pods (the search then
+ * keeps the moves made); options whose bin lower bound (each resource's total
+ * over the option's free room) already costs more than the set are not
+ * packed. */
+#define CONS_MOVES 64
+#define CONS_SET 32
+
+typedef struct cons {
+    packer *k;
+    uint32_t first_new;
+    int64_t zmin;
+    uint32_t *slot;               /* per pod of the group (by order slot): node position or NONE */
+    uint32_t *pos;                /* per node - first_new: its position in nodes, or NONE */
+    uint32_t npos;
+    uint32_t *nodes, nnodes;      /* candidate nodes of one capacity type */
+    double *cost, *fill, *eff;    /* per position */
+    uint32_t *phead, *plist;      /* per position: its pods' order slots, ascending */
+    uint8_t *inset;               /* per position: in the set being tried */
+    uint32_t *ord;                /* an order of positions */
+    uint32_t *set;                /* the set's nodes (positions) */
+    uint32_t *spods;              /* the set's pods, FFD order */
+    uint32_t *bin, *best_bin;     /* per set pod: its bin */
+    int64_t *bfree;               /* per bin: free cpu, memory, gpu, pods */
+    /* two-option moves: the set's best CONS_PAIR options and which pods each hosts */
+    struct copt { option o; double cost, rank; int64_t fr[4]; } *top;
+    uint32_t ntop;
+    uint8_t *hostable;            /* [option * (group pods + 1) + set pod] */
+    uint64_t work, budget;        /* fit tests made, and allowed (CONS_WORK) */
+} cons;
+
+/* fit tests per consolidation of a group and round: this base plus 64 per
+ * pod of the group (the search stops there, keeping the moves made) */
+#define CONS_WORK (1u << 20)
+
+/* two-option moves: sets of at most CONS_PAIR_SET nodes, the CONS_PAIR
+ * options that cover the set's demand at the least cost per covered share */
+#define CONS_PAIR 8
+#define CONS_PAIR_SET 4
+
+/* A node's cost for consolidation: its price, spot its market score at
+ * the zone counts of the pass without the set being replaced. */
+static double cons_cost(const capacity_pass *s, const upfast *f, const berth_offering *of,
+                        int64_t zmin)
+{
+    if (of->capacity_type != BERTH_CT_SPOT)
+        return of->price;
+    return berth_market_score(of, zone_nodes(s, f, of->zone), zmin);
+}
+
+/* The group's zones (as min_zone_nodes enumerates them, at most 64) with
+ * their node counts, and nodes added to them while a move is scored. */
+typedef struct zlist {
+    const char *z[64];
+    int64_t cnt[64], add[64];
+    uint32_t n;
+} zlist;
+
+static void cons_zones(const capacity_pass *s, const upfast *f, uint32_t g, zlist *zl)
+{
+    zl->n = 0;
+    for (uint32_t t = 0; t < s->m->ntypes; t++) {
+        const berth_instance_type *it = &s->m->types[t];
+        if (f ? !f->vtype[(size_t)g * s->m->ntypes + t] : !capacity_vng_allows_type(&s->m->vngs[g], it))
+            continue;
+        for (uint32_t o = 0; o < it->nofferings; o++) {
+            const char *zn = it->offerings[o].zone;
+            if (!capacity_vng_allows_zone(&s->m->vngs[g], zn))
+                continue;
+            uint32_t q = 0;
+            while (q < zl->n && strcmp(zl->z[q], zn))
+                q++;
+            if (q < zl->n || zl->n == 64)
+                continue;
+            zl->z[zl->n] = zn;
+            zl->cnt[zl->n] = zone_nodes(s, f, zn);
+            zl->add[zl->n++] = 0;
+        }
+    }
+}
+
+/* The cost of n nodes of offering `of` opened one after the other onto
+ * the zone counts zl (added to as they open): spot's market score with
+ * its zone's count and the emptiest zone's, as the purchase order scores
+ * each node it opens; others their price. */
+static double cons_cost_n(const capacity_pass *s, const upfast *f, const berth_offering *of,
+                          zlist *zl, uint32_t n)
+{
+    if (of->capacity_type != BERTH_CT_SPOT)
+        return (double)n * of->price;
+    uint32_t zi = 0;
+    while (zi < zl->n && strcmp(zl->z[zi], of->zone))
+        zi++;
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (zi == zl->n) { /* a zone the group's list lacks: as the plain score */
+            sum += berth_market_score(of, zone_nodes(s, f, of->zone), 0);
+            continue;
+        }
+        int64_t zmin = INT64_MAX;
+        for (uint32_t q = 0; q < zl->n; q++)
+            zmin = zl->cnt[q] + zl->add[q] < zmin ? zl->cnt[q] + zl->add[q] : zmin;
+        sum += berth_market_score(of, zl->cnt[zi] + zl->add[zi], zmin);
+        zl->add[zi]++;
+    }
+    return sum;
+}
+
+static void cons_zreset(zlist *zl)
+{
+    memset(zl->add, 0, zl->n * sizeof *zl->add);
+}
+
+/* Takes node n out of (away 1) or back into (away 0) the zone counts. */
+static void cons_away(capacity_pass *s, upfast *f, uint32_t n, int away)
+{
+    s->n[n].removed = away;
+    int z = f ? fast_zone(f, s->n[n].zone) : -1;
+    if (z >= 0)
+        f->zone_count[z] += away ? -1 : 1;
+}
+
+static int cmp_u32_asc(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const uint32_t cons_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32};
+
+/* comparator context: the values to order positions by, ascending (desc: descending) */
+typedef struct {
+    const double *v;
+    int desc;
+} cons_order;
+
+static int cmp_cons(const void *a, const void *b, void *ctx)
+{
+    const cons_order *o = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (o->v[x] != o->v[y])
+        return (o->v[x] < o->v[y]) != o->desc ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* First-fit of the set's pods (FFD order) onto at most maxb empty nodes
+ * with free room fr; bin[] gets each pod's bin. Returns the bins used, or
+ * 0 when a pod fits no empty node or more than maxb are needed. */
+static uint32_t cons_ffd(cons *c, uint32_t np, const int64_t fr[4], uint32_t maxb)
+{
+    const capacity_pass *s = c->k->s;
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t pod = c->spods[i], b = 0;
+        while (b < nb && !fits_free(s, c->bfree + (size_t)b * 4, pod))
+            b++;
+        c->work += b + 1;
+        if (b == nb) {
+            if (nb == maxb)
+                return 0;
+            memcpy(c->bfree + (size_t)nb * 4, fr, 4 * sizeof *fr);
+            if (!fits_free(s, c->bfree + (size_t)nb * 4, pod))
+                return 0;
+            nb++;
+        }
+        take(s, c->bfree + (size_t)b * 4, pod);
+        c->bin[i] = b;
+    }
+    return nb;
+}
+
+/* Two options a (first) and b: the pods only a hosts go first-fit onto a's
+ * nodes, then k1 - (those nodes) more empty a nodes are added, the pods
+ * both host first-fit onto a's nodes (no new one), and the rest first-fit
+ * onto b's nodes. Returns the bins (a's are 0..*k1), 0 when it fails or
+ * needs more than maxb nodes. */
+static uint32_t cons_pair_ffd(cons *c, uint32_t np, uint32_t a, uint32_t b, uint32_t extra,
+                              uint32_t maxb, uint32_t *k1)
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    const uint8_t *ha = c->hostable + a * stride, *hb = c->hostable + b * stride;
+    const int64_t *fa = c->top[a].fr, *fb = c->top[b].fr;
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        c->bin[i] = UINT32_MAX;
+        if (!ha[i] && !hb[i])
+            return 0;
+    }
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) { /* a's nodes are fixed now: the must-a ones plus extra */
+            for (uint32_t x = 0; x < extra || !nb; x++) {
+                if (nb == maxb)
+                    return 0;
+                memcpy(c->bfree + (size_t)nb * 4, fa, 4 * sizeof *fa);
+                nb++;
+            }
+            *k1 = nb;
+        }
+        for (uint32_t i = 0; i < np; i++) {
+            uint32_t pod = c->spods[i];
+            if (c->bin[i] != UINT32_MAX)
+                continue;
+            if (pass == 0 && !(ha[i] && !hb[i]))
+                continue;
+            if (pass == 1 && !(ha[i] && hb[i]))
+                continue;
+            uint32_t lo = pass == 2 ? *k1 : 0, hi = pass == 1 ? *k1 : nb, x = lo;
+            while (x < hi && !fits_free(s, c->bfree + (size_t)x * 4, pod))
+                x++;
+            c->work += x - lo + 1;
+            if (x == hi) {
+                if (pass == 1)
+                    continue; /* to b's nodes */
+                if (nb == maxb)
+                    return 0;
+                memcpy(c->bfree + (size_t)nb * 4, pass == 0 ? fa : fb, 4 * sizeof *fa);
+                nb++;
+            }
+            take(s, c->bfree + (size_t)x * 4, pod);
+            c->bin[i] = x;
+        }
+    }
+    return nb;
+}
+
+/* One move: the best replacement of a set of candidate nodes (capacity
+ * type ct). 1 applied, 0 none, BERTH_ENOMEM. */
+static int cons_move(cons *c, int ct)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[k->g];
+    upfast *f = k->f;
+    /* candidates and their pods (FFD order) */
+    c->nnodes = 0;
+    for (uint32_t n = c->first_new; n < s->nn; n++) {
+        const capacity_node *x = &s->n[n];
+        c->pos[n - c->first_new] = BERTH_KUBE_NONE;
+        if (x->removed || x->vng != (int)k->g || x->ct != ct || s->node_res[n] >= 0 ||
+            x->headroom_units || !x->npods)
+            continue;
+        const berth_offering *of = berth_instance_offering(&m->types[x->type], x->zone,
+                                                           (berth_capacity_type)x->ct);
+        if (!of)
+            continue;
+        uint32_t p = c->nnodes++;
+        c->pos[n - c->first_new] = p;
+        c->nodes[p] = n;
+        c->cost[p] = of->price; /* orders only; the set's cost is taken without it */
+        c->fill[p] = fmax((double)x->req[0] / (double)(x->alloc[0] > 0 ? x->alloc[0] : 1),
+                          (double)x->req[1] / (double)(x->alloc[1] > 0 ? x->alloc[1] : 1));
+        c->eff[p] = 0;
+        c->phead[p] = 0;
+    }
+    if (!c->nnodes)
+        return 0;
+    for (uint32_t i = 0; i < k->n; i++) {
+        uint32_t n = s->pod_node[k->order[i]];
+        uint32_t p = n != BERTH_KUBE_NONE && n >= c->first_new && n - c->first_new < c->npos
+                         ? c->pos[n - c->first_new] : BERTH_KUBE_NONE;
+        c->slot[i] = p;
+        if (p != BERTH_KUBE_NONE) {
+            c->phead[p]++;
+            c->eff[p] += weight(k, k->order[i]);
+        }
+    }
+    for (uint32_t p = 0, acc = 0; p <= c->nnodes; p++) { /* counts -> starts */
+        uint32_t cnt = p < c->nnodes ? c->phead[p] : 0;
+        c->phead[p] = acc;
+        acc += cnt;
+    }
+    for (uint32_t p = 0; p < c->nnodes; p++)
+        c->eff[p] = c->cost[p] / (c->eff[p] > 0 ? c->eff[p] : 1e-9);
+    {
+        uint32_t *fillp = c->ord; /* scratch: fill pointers */
+        for (uint32_t p = 0; p < c->nnodes; p++)
+            fillp[p] = c->phead[p];
+        for (uint32_t i = 0; i < k->n; i++)
+            if (c->slot[i] != BERTH_KUBE_NONE)
+                c->plist[fillp[c->slot[i]]++] = i;
+    }
+    /* the best move over both orders and every prefix size */
+    double best_save = 0;
+    option best = {0};
+    uint32_t best_np = 0, best_nb = 0, best_nset = 0, best_k1 = 0;
+    option best2 = {0};
+    uint32_t *best_set = c->set + CONS_SET;
+    uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
+    for (int order = 0; order < 2; order++) {
+        for (uint32_t p = 0; p < c->nnodes; p++)
+            c->ord[p] = p;
+        cons_order co = {order ? c->eff : c->fill, order};
+        qsort_r(c->ord, c->nnodes, sizeof *c->ord, cmp_cons, &co);
+        const uint32_t nsizes = sizeof cons_sizes / sizeof *cons_sizes;
+        for (uint32_t si = 0; si <= nsizes; si++) {
+            /* the sizes above, then every candidate when at most CONS_SET */
+            if (c->work > c->budget)
+                break; /* the work bound: keep the best move found so far */
+            uint32_t j = si < nsizes ? cons_sizes[si] : c->nnodes;
+            if (si < nsizes && j >= c->nnodes && c->nnodes <= CONS_SET)
+                j = c->nnodes, si = nsizes;
+            else if (j > c->nnodes || j > CONS_SET)
+                break;
+            /* the set: the first j positions; its pods in FFD order */
+            double have = 0;
+            uint32_t hz_last = 0;
+            int64_t sum[4] = {0, 0, 0, 0};
+            uint32_t np = 0;
+            for (uint32_t i = 0; i < j; i++) {
+                c->set[i] = c->ord[i];
+                cons_away(s, f, c->nodes[c->ord[i]], 1);
+            }
+            int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
+            zlist zl;
+            zl.n = 0;
+            if (ct == BERTH_CT_SPOT)
+                cons_zones(s, f, k->g, &zl);
+            /* nodes the replacement may open: the set's, and maxNodes' room */
+            int64_t room = v->max_nodes - s->vng_nodes[k->g];
+            uint32_t maxb = room >= (int64_t)(CONS_SET - j) ? CONS_SET : j + (uint32_t)(room > 0 ? room : 0);
+            double have_price = 0; /* a move must lower the price too: no cycles */
+            cons_zreset(&zl);
+            for (uint32_t i = 0; i < j; i++) {
+                /* in opening order (node index), each scored with the set's
+                 * nodes before it added */
+                uint32_t lo = UINT32_MAX;
+                for (uint32_t q = 0; q < j; q++)
+                    if (c->nodes[c->ord[q]] < lo && (i == 0 || c->nodes[c->ord[q]] > hz_last))
+                        lo = c->nodes[c->ord[q]];
+                hz_last = lo;
+                const capacity_node *x = &s->n[lo];
+                const berth_offering *xo = berth_instance_offering(&m->types[x->type], x->zone,
+                                                                   (berth_capacity_type)x->ct);
+                have += cons_cost_n(s, f, xo, &zl, 1);
+                have_price += xo->price;
+            }
+            for (uint32_t x = 0; x < j; x++)
+                for (uint32_t q = c->phead[c->set[x]]; q < c->phead[c->set[x] + 1]; q++)
+                    c->bin[np++] = c->plist[q];
+            qsort(c->bin, np, sizeof *c->bin, cmp_u32_asc); /* FFD order: slot order */
+            for (uint32_t i = 0; i < np; i++) {
+                uint32_t pod = k->order[c->bin[i]];
+                const berth_kpod *kp = &m->kube.pods[pod];
+                sum[0] += kp->req[BERTH_KRES_CPU];
+                sum[1] += kp->req[BERTH_KRES_MEMORY];
+                sum[2] += s->gpu != BERTH_KUBE_NONE ? kp->req[s->gpu] : 0;
+                sum[3]++;
+                c->spods[i] = pod;
+            }
+            c->ntop = 0;
+            for (uint32_t ti = ti0; ti < tend; ti++) {
+                uint32_t t = f ? f->gtypes[ti] : ti;
+                const berth_instance_type *it = &m->types[t];
+                if (!f && !capacity_vng_allows_type(v, it))
+                    continue;
+                for (uint32_t o = 0; o < it->nofferings; o++) {
+                    const berth_offering *of = &it->offerings[o];
+                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
+                    if (!of->available || (int)of->capacity_type != ct ||
+                        (f ? !f->vzone[k->g * f->nz + (uint32_t)z]
+                           : !capacity_vng_allows_zone(v, of->zone)))
+                        continue;
+                    double cost = cons_cost(s, f, of, zmin);
+                    int64_t fr[4];
+                    capacity_template_free(s, k->g, t, of->zone, ct, fr);
+                    if (j <= CONS_PAIR_SET) {
+                        /* rank for two-option moves: cost per share of the set's
+                         * cpu and memory an empty node covers */
+                        double share = 0;
+                        for (int r = 0; r < 2; r++)
+                            share += sum[r] > 0 ? fmin(1.0, (double)fr[r] / (double)sum[r]) : 0.5;
+                        double rank = share > 0 ? cost / share : INFINITY;
+                        uint32_t at = c->ntop;
+                        while (at > 0 && c->top[at - 1].rank > rank)
+                            at--;
+                        if (at < CONS_PAIR && rank < INFINITY) {
+                            uint32_t last = c->ntop < CONS_PAIR ? c->ntop : CONS_PAIR - 1;
+                            memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
+                            c->top[at] = (struct copt){{1, t, of->zone, ct, -1, of->price, 0, 0},
+                                                       cost, rank, {fr[0], fr[1], fr[2], fr[3]}};
+                            c->ntop = c->ntop < CONS_PAIR ? c->ntop + 1 : CONS_PAIR;
+                        }
+                    }
+                    uint64_t lb = 1;
+                    for (int r = 0; r < 4; r++) {
+                        if (!sum[r])
+                            continue;
+                        if (fr[r] <= 0) {
+                            lb = UINT64_MAX;
+                            break;
+                        }
+                        uint64_t x = (uint64_t)((sum[r] + fr[r] - 1) / fr[r]);
+                        lb = x > lb ? x : lb;
+                    }
+                    if (lb > maxb || have - (double)lb * cost < best_save - 1e-12 ||
+                        have - (double)lb * cost <= 1e-9)
+                        continue;
+                    /* more nodes than this cost the set's price or more: stop there */
+                    double afford = (have - best_save + 1e-9) / cost;
+                    uint32_t lim = afford < (double)maxb ? (uint32_t)afford : maxb;
+                    if ((uint64_t)lim < lb)
+                        continue;
+                    int ok = 1;
+                    for (uint32_t i = 0; i < np && ok; i++)
+                        ok = hosts_matched(s, f, k->g, t, of->zone, z, ct, c->spods[i]);
+                    if (!ok)
+                        continue;
+                    uint32_t nb = cons_ffd(c, np, fr, lim);
+                    if (!nb)
+                        continue;
+                    cons_zreset(&zl);
+                    double save = have - cons_cost_n(s, f, of, &zl, nb);
+                    if (save <= 1e-9 || have_price - (double)nb * of->price <= 1e-9)
+                        continue;
+                    option cand = {1, t, of->zone, ct, -1, of->price, 0, 0};
+                    int win = !best.ok || save > best_save + 1e-9;
+                    if (!win && save >= best_save - 1e-9) { /* equal savings */
+                        if (nb != best_nb)
+                            win = nb < best_nb;
+                        else {
+                            int cmp = strcmp(it->name, m->types[best.type].name);
+                            win = cmp < 0 || (!cmp && strcmp(of->zone, best.zone) < 0);
+                        }
+                    }
+                    if (!win)
+                        continue;
+                    best = cand;
+                    best2 = cand;
+                    best_k1 = nb;
+                    best_save = save;
+                    best_np = np;
+                    best_nb = nb;
+                    best_nset = j;
+                    memcpy(best_set, c->set, j * sizeof *best_set);
+                    memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
+                }
+            }
+            /* two options: a (first) for the pods it alone hosts and as many
+             * others as fit, b for the rest */
+            size_t stride = (size_t)k->n + 1;
+            uint8_t hv[CONS_PAIR] = {0}; /* hostable filled (lazily) */
+            for (uint32_t a = 0; j <= CONS_PAIR_SET && a < c->ntop; a++)
+                for (uint32_t b2 = 0; b2 < c->ntop; b2++) {
+                    if (a == b2 || have - c->top[a].cost - c->top[b2].cost <= best_save + 1e-9)
+                        continue;
+                    /* the pair's fractional cover of the set's cpu and memory */
+                    double pc[2] = {c->top[a].cost, c->top[b2].cost};
+                    double p0[2] = {(double)c->top[a].fr[0], (double)c->top[b2].fr[0]};
+                    double p1[2] = {(double)c->top[a].fr[1], (double)c->top[b2].fr[1]};
+                    double pi[2];
+                    if (have - capacity_lp_cover2(pc, p0, p1, 2, (double)sum[0], (double)sum[1], pi) <=
+                        best_save + 1e-9)
+                        continue;
+                    for (uint32_t h = 0; h < 2; h++) {
+                        uint32_t x = h ? b2 : a;
+                        if (hv[x])
+                            continue;
+                        hv[x] = 1;
+                        const option *ox = &c->top[x].o;
+                        for (uint32_t i = 0; i < np; i++) {
+                            int64_t one[4];
+                            memcpy(one, c->top[x].fr, sizeof one);
+                            c->hostable[x * stride + i] =
+                                (uint8_t)(fits_free(s, one, c->spods[i]) &&
+                                          hosts_matched(s, f, k->g, ox->type, ox->zone,
+                                                        f ? fast_zone(f, ox->zone) : -1, ct,
+                                                        c->spods[i]));
+                        }
+                    }
+                    for (uint32_t extra = 0; extra < 2; extra++) {
+                        uint32_t k1 = 0, nb = cons_pair_ffd(c, np, a, b2, extra, maxb, &k1);
+                        if (!nb || nb == k1)
+                            continue; /* b unused: a single-option move */
+                        const option *oa = &c->top[a].o, *ob = &c->top[b2].o;
+                        const berth_offering *ofa = berth_instance_offering(
+                            &m->types[oa->type], oa->zone, (berth_capacity_type)ct);
+                        const berth_offering *ofb = berth_instance_offering(
+                            &m->types[ob->type], ob->zone, (berth_capacity_type)ct);
+                        cons_zreset(&zl);
+                        double save = have - cons_cost_n(s, f, ofa, &zl, k1);
+                        save -= cons_cost_n(s, f, ofb, &zl, nb - k1);
+                        if (save <= best_save + 1e-9 ||
+                            have_price - (double)k1 * c->top[a].o.price -
+                                    (double)(nb - k1) * c->top[b2].o.price <= 1e-9)
+                            continue;
+                        best = c->top[a].o;
+                        best2 = c->top[b2].o;
+                        best_k1 = k1;
+                        best_save = save;
+                        best_np = np;
+                        best_nb = nb;
+                        best_nset = j;
+                        memcpy(best_set, c->set, j * sizeof *best_set);
+                        memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
+                    }
+                }
+            for (uint32_t i = 0; i < j; i++)
+                cons_away(s, f, c->nodes[c->set[i]], 0);
+        }
+    }
+    if (!best.ok)
+        return 0;
+    /* apply: the set's pods (FFD order, as packed) leave, its nodes go,
+     * the option's nodes open and take them */
+    uint32_t np = 0;
+    for (uint32_t x = 0; x < best_nset; x++)
+        c->inset[best_set[x]] = 1;
+    for (uint32_t i = 0; i < k->n; i++)
+        if (c->slot[i] != BERTH_KUBE_NONE && c->inset[c->slot[i]])
+            c->spods[np++] = k->order[i];
+    for (uint32_t x = 0; x < best_nset; x++)
+        c->inset[best_set[x]] = 0;
+    if (np != best_np)
+        return BERTH_EINTERNAL;
+    for (uint32_t i = 0; i < np; i++)
+        capacity_unplace(s, c->spods[i]);
+    for (uint32_t x = 0; x < best_nset; x++)
+        drop_node(s, f, c->nodes[best_set[x]]);
+    uint32_t opened[CONS_SET];
+    for (uint32_t b = 0; b < best_nb; b++) {
+        opened[b] = open_node(k, b < best_k1 ? &best : &best2);
+        if (opened[b] == BERTH_KUBE_NONE)
+            return BERTH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < np; i++)
+        capacity_place(s, c->spods[i], opened[c->best_bin[i]]);
+    return 1;
+}
+
+/* Consolidates group k->g's new nodes of this round (from first_new). */
+static int consolidate(packer *k, uint32_t first_new)
+{
+    capacity_pass *s = k->s;
+    uint32_t round_nodes = s->nn - first_new;
+    if (round_nodes < 1 || k->hr)
+        return 0;
+    cons c;
+    memset(&c, 0, sizeof c);
+    c.k = k;
+    c.first_new = first_new;
+    c.budget = CONS_WORK + 64 * (uint64_t)k->n;
+    c.npos = round_nodes + 2 * CONS_MOVES * CONS_SET + 1;
+    c.slot = malloc(((size_t)k->n + 1) * sizeof *c.slot);
+    c.pos = malloc((size_t)c.npos * sizeof *c.pos);
+    c.nodes = malloc((size_t)c.npos * sizeof *c.nodes);
+    c.cost = malloc((size_t)c.npos * sizeof *c.cost);
+    c.fill = malloc((size_t)c.npos * sizeof *c.fill);
+    c.eff = malloc((size_t)c.npos * sizeof *c.eff);
+    c.phead = malloc(((size_t)c.npos + 1) * sizeof *c.phead);
+    c.ord = malloc(((size_t)c.npos + 1) * sizeof *c.ord);
+    c.plist = malloc(((size_t)k->n + 1) * sizeof *c.plist);
+    c.set = malloc(2 * CONS_SET * sizeof *c.set);
+    c.spods = malloc(((size_t)k->n + 1) * sizeof *c.spods);
+    c.bin = malloc(((size_t)k->n + 1) * sizeof *c.bin);
+    c.best_bin = malloc(((size_t)k->n + 1) * sizeof *c.best_bin);
+    c.bfree = malloc(CONS_SET * 4 * sizeof *c.bfree);
+    c.inset = calloc((size_t)c.npos + 1, 1);
+    c.top = malloc(CONS_PAIR * sizeof *c.top);
+    c.hostable = malloc(CONS_PAIR * ((size_t)k->n + 1));
+    int rc = c.slot && c.pos && c.nodes && c.cost && c.fill && c.eff && c.phead && c.ord &&
+                     c.plist && c.set && c.spods && c.bin && c.best_bin && c.bfree && c.inset && c.top && c.hostable
+                 ? 0 : BERTH_ENOMEM;
+    /* opened nodes must not join the packer's live list (pack_group is done) */
+    uint32_t *live = k->live;
+    k->live = NULL;
+    for (int ct = BERTH_CT_SPOT; !rc && ct <= BERTH_CT_ON_DEMAND; ct++) {
+        if (ct == BERTH_CT_RESERVED)
+            continue;
+        for (uint32_t moves = 0; moves < CONS_MOVES; moves++) {
+            int r = cons_move(&c, ct);
+            if (r <= 0) {
+                rc = r;
+                break;
+            }
+        }
+    }
+    k->live = live;
+    free(c.slot);
+    free(c.pos);
+    free(c.nodes);
+    free(c.cost);
+    free(c.fill);
+    free(c.eff);
+    free(c.phead);
+    free(c.ord);
+    free(c.plist);
+    free(c.set);
+    free(c.spods);
+    free(c.bin);
+    free(c.best_bin);
+    free(c.bfree);
+    free(c.inset);
+    free(c.top);
+    free(c.hostable);
+    return rc;
+}
+
 static int group_key_eq(const berth_ascaleup *u, const capacity_node *c, const char *res)
 {
     return u->vng == (uint32_t)c->vng && u->type == (uint32_t)c->type &&
@@ -950,6 +1569,7 @@ static int report(capacity_pass *s)
         x->nodes = nn;
         x->nodes[x->count++] = c->hyp.name;
         x->headroom_units += c->headroom_units;
+        x->headroom_nodes += c->headroom_units > 0;
         uint32_t b0 = head[n - s->nexisting], b1 = head[n - s->nexisting + 1];
         if (b1 > b0) {
             uint32_t *q = realloc(x->pods, (x->npods + (b1 - b0)) * sizeof *q);
@@ -1022,6 +1642,8 @@ static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t 
             rc = berth_ksession_bind(ks, q, nk + slot_of[n - s->nexisting]);
     }
     for (uint32_t n = first_new; !rc && n < s->nn; n++) {
+        if (s->n[n].removed) /* consolidation replaced it */
+            continue;
         if ((rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], &s->n[n].hyp, &sn)))
             break;
         uint32_t cnt = 0;
@@ -1294,6 +1916,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
     memset(&fast, 0, sizeof fast);
     int64_t *smin = NULL;
     uint32_t *live = NULL, *gcls = NULL, *head = NULL, *bucket = NULL;
+    size_t head_extra = 0; /* head holds npods + 2 + head_extra entries */
     int *live_z = NULL;
     uint32_t *run_end = NULL;
     double *wpre = NULL;
@@ -1451,7 +2074,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
                 if (pk.ngcls > 64)
                     memset(seen, 0, f->ncls);
             }
-            if ((rc = pack_group(&pk, first_new)))
+            if ((rc = pack_group(&pk, first_new)) || (rc = consolidate(&pk, first_new)))
                 goto out;
         }
         /* confirm node by node: the scheduler places each new node's pods on
@@ -1460,6 +2083,16 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
          * to nodes before it, so the buckets stay what the plain scan finds) */
         uint32_t nnext = 0;
         uint32_t nround = s->nn - first_new;
+        if (f && (size_t)nround + 2 > (size_t)k->npods + 2 + head_extra) {
+            /* consolidation's replaced nodes count too: more nodes than pods */
+            uint32_t *nh = realloc(head, ((size_t)nround + 2) * sizeof *head);
+            if (!nh) {
+                rc = BERTH_ENOMEM;
+                goto out;
+            }
+            head = nh;
+            head_extra = (size_t)nround - k->npods;
+        }
         if (f) {
             memset(head, 0, ((size_t)nround + 2) * sizeof *head);
             for (uint32_t i = 0; i < nleft; i++) {

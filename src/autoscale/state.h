@@ -161,6 +161,16 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
 /* Decodes the cluster-autoscaler-priority-expander ConfigMap into
  * m->prio (load.c hands it over; ca.c owns the format). */
 int capacity_load_priority_configmap(berth_autoscale *m, berth_dec *d, const berth_node *doc);
+/* ---- bound.c ---- */
+
+/* The optimum of min sum c[t] x[t] subject to sum a0[t] x[t] >= d0,
+ * sum a1[t] x[t] >= d1, x >= 0 (exact: the best vertex, O(nt^2)); pi gets
+ * an optimal dual (prices per unit of each row). 0 when nothing is
+ * demanded or no type covers it. */
+double capacity_lp_cover2(const double *c, const double *a0, const double *a1, uint32_t nt,
+                          double d0, double d1, double pi[2]);
+/* Sets plan->up_cost and plan->up_bound (the lower bound). */
+int capacity_scaleup_bound(const berth_autoscale *m, berth_aplan *p);
 /* Frees what berth_aplan_free must for replacements and evictions. */
 void capacity_free_plan_extras(berth_aplan *p);
 

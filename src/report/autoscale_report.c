@@ -109,6 +109,20 @@ json_t *berth_report_autoscale_json(const berth_autoscale *m, const berth_aplan 
         report_set(bad, o, "reason", json_string(p->blocked[i].reason));
         report_append(bad, blk, o);
     }
+    /* added fields (SPEC 6.3 allows additions): scale-up's cost, its lower
+     * bound and how far the plan is above it (docs/autoscale.md) */
+    report_set(bad, root, "scaleUpCostPerHour", json_real(report_round6(p->up_cost)));
+    json_t *lb = json_object();
+    report_set(bad, lb, "costPerHour", json_real(report_round6(p->up_bound)));
+    report_set(bad, lb, "method", json_string("fractional"));
+    report_set(bad, lb, "podNodesCostPerHour", json_real(report_round6(p->up_pods_cost)));
+    report_set(bad, lb, "abovePerHour",
+               json_real(report_round6(p->up_pods_cost > p->up_bound ? p->up_pods_cost - p->up_bound
+                                                                      : 0)));
+    double gap;
+    report_set(bad, lb, "above", berth_aplan_above_bound(p, &gap) ? json_real(report_round6(gap))
+                                                                  : json_null());
+    report_set(bad, root, "lowerBound", lb);
     if (berth_report_set_warnings(root, &m->kube.skipped)) /* skipped kinds (SPEC 6.1) */
         fail = 1;
     return report_done(root, fail);
@@ -143,6 +157,19 @@ void berth_report_autoscale_table(FILE *out, const berth_autoscale *m, const ber
         }
         for (uint32_t j = 0; j < u->npods; j++)
             fprintf(out, "    %s/%s\n", m->kube.pods[u->pods[j]].ns, m->kube.pods[u->pods[j]].name);
+    }
+    if (p->nup) {
+        double gap;
+        fprintf(out, "  cost %.4f $/h", p->up_cost);
+        if (p->up_cost > p->up_pods_cost)
+            fprintf(out, " (nodes with pods %.4f $/h, headroom %.4f $/h)", p->up_pods_cost,
+                    p->up_cost - p->up_pods_cost);
+        fprintf(out, ", lower bound %.4f $/h: ", p->up_bound);
+        if (berth_aplan_above_bound(p, &gap))
+            fprintf(out, "%.1f %% above it\n", 100 * gap);
+        else
+            fprintf(out, "%.4f $/h above it\n",
+                    p->up_pods_cost > p->up_bound ? p->up_pods_cost - p->up_bound : 0);
     }
     fprintf(out, "\nSCALE DOWN\n");
     if (!p->ndown)

@@ -16,6 +16,9 @@ T=$("$BERTH" autoscale plan $U --at $AT); rc=$?
 echo "$T" | grep -q "gpu  *g5.xlarge  *reserved .*reservation gpu-ri" || fail "scale-up: no reserved GPU node: $T"
 echo "$T" | grep -q "general  *m5.xlarge  *spot" || fail "scale-up: no spot node: $T"
 echo "$T" | grep -q "default/huge: no virtual node group can host it" || fail "scale-up: huge reason: $T"
+# scale-up's cost, its lower bound and how far above it (docs/output.md section 4):
+# nodes with pods 0.068 + 0.035 + 0 (reserved); web pods 4.5 cpu / 6 GiB on m5 spot
+echo "$T" | grep -q "cost 0.1710 \$/h (nodes with pods 0.1030 \$/h, headroom 0.0680 \$/h), lower bound 0.0781 \$/h: 31.9 % above it" || fail "scale-up: cost and bound line: $T"
 T=$("$BERTH" autoscale plan $D --at $AT); rc=$?
 [ $rc -eq 0 ] || fail "scale-down: exit $rc"
 echo "$T" | grep -q "default/worker -> guarded" || fail "scale-down: worker move: $T"
@@ -30,6 +33,12 @@ for u in d['scaleUp']:
     print(u['virtualNodeGroup'], u['instanceType'], u['capacityType'], u['zone'], u['count'], round(u['pricePerHour'], 4), ','.join(u['pods']))
 for x in d['unschedulable']:
     print('unschedulable', x['pod'])
+lb = d['lowerBound']
+assert lb['method'] == 'fractional', lb
+assert abs(d['scaleUpCostPerHour'] - sum(u['count'] * u['pricePerHour'] for u in d['scaleUp'])) < 1e-6, d
+assert 0 < lb['costPerHour'] <= lb['podNodesCostPerHour'] <= d['scaleUpCostPerHour'], lb
+assert abs(lb['above'] - (lb['podNodesCostPerHour'] / lb['costPerHour'] - 1)) < 1e-5, lb
+assert abs(lb['abovePerHour'] - (lb['podNodesCostPerHour'] - lb['costPerHour'])) < 1e-5, lb
 ")
   want="general m5.xlarge spot us-east-1b 2 0.068 default/web-1,default/web-2
 general m5.large spot us-east-1a 1 0.035 default/web-3

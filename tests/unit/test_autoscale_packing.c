@@ -1,0 +1,222 @@
+/* tests/unit/test_autoscale_packing.c - scale-up's packing against the
+ * optimum (docs/autoscale.md, "Packing quality"): tiny random instances
+ * (one group, one zone, 2-4 instance types without node overhead, 2-7
+ * pending pods) whose cheapest set of new nodes a brute force finds (every
+ * partition of the pods into nodes, each part on its cheapest type); the
+ * plan must stay within the documented bound of it, on average and at
+ * worst. The lower bound must never exceed the optimum nor the plan. And
+ * the issue's case: eight 2-vCPU nodes where one 16-vCPU node is cheaper. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "berth/random.h"
+
+#include "autoscale_fixture.h"
+
+#define NINST 300
+#define MAXP 7
+/* claimed (docs/autoscale.md, "Packing quality"): the average gap above the
+ * optimum, 3 %; the worst is guarded more loosely on these tiny instances
+ * (measured: 0.11 % on average, 18.5 % at worst: one pod too many for the
+ * large type, where the optimum takes two mid-sized types and berth's moves
+ * of at most two options per set start from another packing) */
+#define AVG_GAP 0.03
+#define WORST_GAP 0.20
+
+typedef struct inst {
+    uint32_t ntypes, npods;
+    int64_t tcpu[4], tmem[4]; /* millicores, MiB */
+    double price[4];
+    int64_t pcpu[MAXP], pmem[MAXP];
+} inst;
+
+/* cheapest type hosting the pods of mask (-1 when none) */
+static double part_cost(const inst *x, uint32_t mask)
+{
+    int64_t c = 0, m = 0;
+    for (uint32_t i = 0; i < x->npods; i++)
+        if (mask >> i & 1) {
+            c += x->pcpu[i];
+            m += x->pmem[i];
+        }
+    double best = -1;
+    for (uint32_t t = 0; t < x->ntypes; t++)
+        if (c <= x->tcpu[t] && m <= x->tmem[t] && (best < 0 || x->price[t] < best))
+            best = x->price[t];
+    return best;
+}
+
+/* min over partitions of the pods of `left` (a DP over subsets: the part
+ * holding the lowest pod, then the rest) */
+static double opt_cost(const inst *x, uint32_t left, double *memo)
+{
+    if (!left)
+        return 0;
+    if (memo[left] >= 0)
+        return memo[left];
+    uint32_t low = left & -left, rest = left & ~low;
+    double best = -1;
+    for (uint32_t sub = rest;; sub = (sub - 1) & rest) {
+        double c = part_cost(x, low | sub);
+        if (c >= 0) {
+            double r = opt_cost(x, left & ~(low | sub), memo);
+            if (r >= 0 && (best < 0 || c + r < best))
+                best = c + r;
+        }
+        if (!sub)
+            break;
+    }
+    memo[left] = best;
+    return best;
+}
+
+static void write_inst(buf *b, const inst *x)
+{
+    b->n = 0;
+    add(b, "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: g}\n"
+           "spec: {zones: [z1]}\n");
+    for (uint32_t t = 0; t < x->ntypes; t++)
+        add(b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: T%u}\n"
+               "spec:\n  capacity: {cpu: %lldm, memory: %lldMi, pods: 110}\n"
+               "  offerings: [{zone: z1, capacityType: spot, price: %.4f}]\n",
+            t, (long long)x->tcpu[t], (long long)x->tmem[t], x->price[t]);
+    for (uint32_t i = 0; i < x->npods; i++)
+        add(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%u, namespace: d}\n"
+               "spec:\n  containers: [{name: c, resources: {requests: {cpu: %lldm, "
+               "memory: %lldMi}}}]\n",
+            i, (long long)x->pcpu[i], (long long)x->pmem[i]);
+}
+
+static void test_random_against_brute_force(void **state)
+{
+    (void)state;
+    static buf b;
+    berth_rng r;
+    berth_rng_seed(&r, 18);
+    double sum = 0, worst = 0;
+    uint32_t counted = 0;
+    for (uint32_t n = 0; n < NINST; n++) {
+        inst x;
+        memset(&x, 0, sizeof x);
+        x.ntypes = 2 + (uint32_t)berth_rng_below(&r, 3);
+        static const int64_t sizes[] = {2, 4, 8, 16};
+        for (uint32_t t = 0; t < x.ntypes; t++) {
+            int64_t cpus = sizes[berth_rng_below(&r, 4)];
+            int64_t gib = 1 + (int64_t)berth_rng_below(&r, 8); /* per cpu */
+            x.tcpu[t] = cpus * 1000;
+            x.tmem[t] = cpus * gib * 1024;
+            /* roughly linear with a size and memory component, +-15 % */
+            x.price[t] = (0.03 * (double)cpus + 0.004 * (double)(cpus * gib)) *
+                         (0.85 + 0.3 * (double)berth_rng_below(&r, 1000) / 1000.0);
+            x.price[t] = round(x.price[t] * 1e4) / 1e4; /* as written */
+        }
+        x.npods = 2 + (uint32_t)berth_rng_below(&r, MAXP - 1);
+        for (uint32_t i = 0; i < x.npods; i++) {
+            x.pcpu[i] = 250 * (1 + (int64_t)berth_rng_below(&r, 16));
+            x.pmem[i] = 256 * (1 + (int64_t)berth_rng_below(&r, 32));
+        }
+        double memo[1u << MAXP];
+        for (uint32_t i = 0; i < (1u << MAXP); i++)
+            memo[i] = -1;
+        double opt = opt_cost(&x, (1u << x.npods) - 1, memo);
+        write_inst(&b, &x);
+        run rr;
+        plan_opt(&rr, &b, (berth_aplan_options){0});
+        assert_int_equal(rr.rc, 0);
+        if (opt < 0) { /* some pod fits no type: the plan says so */
+            assert_true(rr.p.nunsched > 0);
+            done(&rr);
+            continue;
+        }
+        assert_int_equal(rr.p.nunsched, 0);
+        double cost = 0;
+        for (uint32_t u = 0; u < rr.p.nup; u++)
+            cost += rr.p.up[u].count * rr.p.up[u].price;
+        assert_true(fabs(cost - rr.p.up_cost) < 1e-9);
+        /* the plan is a set of new nodes: never below the optimum */
+        assert_true(cost >= opt - 1e-9);
+        /* the lower bound: never above the optimum, so never above the plan */
+        assert_true(rr.p.has_up_bound);
+        assert_true(rr.p.up_bound <= opt + 1e-9);
+        assert_true(rr.p.up_bound <= rr.p.up_pods_cost + 1e-9);
+        double gap = cost / opt - 1;
+        sum += gap;
+        worst = gap > worst ? gap : worst;
+        counted++;
+        if (gap > WORST_GAP)
+            print_message("instance %u: plan %.4f, optimum %.4f (+%.1f %%)\n", n, cost, opt,
+                          100 * gap);
+        if (gap > WORST_GAP && getenv("PACKING_DUMP")) { /* PACKING_DUMP=DIR: the input */
+            char path[512];
+            snprintf(path, sizeof path, "%s/packing-%u.yaml", getenv("PACKING_DUMP"), n);
+            FILE *fp = fopen(path, "w");
+            if (fp) {
+                fwrite(b.s, 1, b.n, fp);
+                fclose(fp);
+            }
+        }
+        done(&rr);
+    }
+    print_message("%u instances: average gap %.2f %%, worst %.2f %%\n", counted,
+                  100 * sum / counted, 100 * worst);
+    assert_true(counted > NINST / 2);
+    assert_true(sum / counted <= AVG_GAP);
+    assert_true(worst <= WORST_GAP);
+}
+
+/* The issue's case: a 1.9-cpu pod and seven 1.1-cpu pods. One 2-vCPU node
+ * holds one pod; one 16-vCPU node holds all and costs 5 % less than eight
+ * small ones. The per-node option key alone buys eight small nodes. */
+static void test_eight_small_or_one_large(void **state)
+{
+    (void)state;
+    static buf b;
+    b.n = 0;
+    add(&b, "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: general}\n"
+            "spec: {zones: [z1]}\n"
+            "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: D2}\n"
+            "spec:\n  capacity: {cpu: \"2\", memory: 8Gi, pods: 30}\n"
+            "  offerings: [{zone: z1, capacityType: spot, price: 0.1}]\n"
+            "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: D16}\n"
+            "spec:\n  capacity: {cpu: \"16\", memory: 64Gi, pods: 30}\n"
+            "  offerings: [{zone: z1, capacityType: spot, price: 0.76}]\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\n"
+            "spec:\n  containers: [{name: c, resources: {requests: {cpu: 1900m, memory: 1Gi}}}]\n");
+    for (int i = 1; i <= 7; i++)
+        add(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default}\n"
+                "spec:\n  containers: [{name: c, resources: {requests: {cpu: 1100m, "
+                "memory: 1Gi}}}]\n", i);
+    for (int ref = 0; ref < 2; ref++) {
+        run r;
+        berth_aplan_options o = {0};
+        o.reference = ref;
+        plan_opt(&r, &b, o);
+        assert_int_equal(r.rc, 0);
+        assert_int_equal(r.p.nup, 1);
+        assert_string_equal(r.m.types[r.p.up[0].type].name, "D16");
+        assert_int_equal(r.p.up[0].count, 1);
+        assert_int_equal(r.p.up[0].npods, 8);
+        assert_true(fabs(r.p.up_cost - 0.76) < 1e-9);
+        /* cpu: 9.6 of 16 at 0.76 -> 0.456 */
+        assert_true(fabs(r.p.up_bound - 0.456) < 1e-6);
+        double gap;
+        assert_true(berth_aplan_above_bound(&r.p, &gap));
+        assert_true(fabs(gap - (0.76 / 0.456 - 1)) < 1e-6);
+        done(&r);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_eight_small_or_one_large),
+        cmocka_unit_test(test_random_against_brute_force),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
