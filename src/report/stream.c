@@ -1,0 +1,307 @@
+/* report/stream.c - documents written as they are produced: '{"<key>": [',
+ * one item at a time, then the closing members, as JSON (jansson's dump
+ * flags; the text equals json_dumpf of the whole tree) or as YAML (libyaml's
+ * emitter fed event by event; the text equals berth_report_yaml_write of the
+ * whole tree). The writer keeps no item, so memory does not grow with the
+ * output. Also the JSON -> YAML conversion every `-o yaml` uses. */
+#include "berth/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "berth/error.h"
+
+struct berth_stream {
+    FILE *out;
+    berth_stream_format fmt;
+    size_t flags;          /* JSON: jansson's dump flags */
+    uint64_t written;      /* items written */
+    int failed;            /* YAML: the emitter failed (it cannot go on) */
+    yaml_emitter_t em;
+};
+
+/* ---- YAML ---- */
+
+/* A string that a YAML reader would take for a number, bool or null must
+ * be quoted to stay a string. */
+static yaml_scalar_style_t string_style(const char *v)
+{
+    static const char *const special[] = {"", "~", "null", "Null", "NULL", "true", "True",
+                                          "TRUE", "false", "False", "FALSE", "yes", "Yes",
+                                          "no", "No", "on", "On", "off", "Off", "y", "n", NULL};
+    for (int i = 0; special[i]; i++)
+        if (!strcmp(v, special[i]))
+            return YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    char *end;
+    strtod(v, &end);
+    if (end != v && *end == '\0')
+        return YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    return YAML_ANY_SCALAR_STYLE;
+}
+
+static int emit_scalar(yaml_emitter_t *em, const char *s, size_t len, int plain)
+{
+    yaml_event_t ev;
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, 1, !plain,
+                                      plain ? YAML_PLAIN_SCALAR_STYLE : string_style(s)))
+        return -1;
+    return yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+/* One JSON value as YAML events. */
+static int emit_json(yaml_emitter_t *em, json_t *j)
+{
+    yaml_event_t ev;
+    char buf[64];
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+        if (!yaml_emitter_emit(em, &ev))
+            return -1;
+        const char *k;
+        json_t *v;
+        json_object_foreach(j, k, v)
+        {
+            if (emit_scalar(em, k, strlen(k), 0) || emit_json(em, v))
+                return -1;
+        }
+        yaml_mapping_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev) ? 0 : -1;
+    }
+    case JSON_ARRAY: {
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+        if (!yaml_emitter_emit(em, &ev))
+            return -1;
+        size_t i;
+        json_t *v;
+        json_array_foreach(j, i, v) if (emit_json(em, v)) return -1;
+        yaml_sequence_end_event_initialize(&ev);
+        return yaml_emitter_emit(em, &ev) ? 0 : -1;
+    }
+    case JSON_STRING:
+        return emit_scalar(em, json_string_value(j), json_string_length(j), 0);
+    case JSON_INTEGER:
+        snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+        return emit_scalar(em, buf, strlen(buf), 1);
+    case JSON_REAL:
+        snprintf(buf, sizeof buf, "%.15g", json_real_value(j));
+        return emit_scalar(em, buf, strlen(buf), 1);
+    case JSON_TRUE:
+        return emit_scalar(em, "true", 4, 1);
+    case JSON_FALSE:
+        return emit_scalar(em, "false", 5, 1);
+    case JSON_NULL:
+        return emit_scalar(em, "null", 4, 1);
+    }
+    return -1;
+}
+
+static int write_out(void *data, unsigned char *buffer, size_t size)
+{
+    return fwrite(buffer, 1, size, (FILE *)data) == size;
+}
+
+/* stream start, document start (implicit) */
+static int yaml_open(yaml_emitter_t *em, FILE *out)
+{
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(em))
+        return -1;
+    yaml_emitter_set_output(em, write_out, out);
+    yaml_emitter_set_unicode(em, 1);
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    if (!yaml_emitter_emit(em, &ev))
+        return -1;
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    return yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+static int yaml_close(yaml_emitter_t *em)
+{
+    yaml_event_t ev;
+    yaml_document_end_event_initialize(&ev, 1);
+    if (!yaml_emitter_emit(em, &ev))
+        return -1;
+    yaml_stream_end_event_initialize(&ev);
+    return yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+/* libyaml reports a memory failure as YAML_MEMORY_ERROR, a write failure
+ * as YAML_WRITER_ERROR */
+static int yaml_rc(const yaml_emitter_t *em)
+{
+    return em->error == YAML_MEMORY_ERROR ? BERTH_ENOMEM : BERTH_EIO;
+}
+
+int berth_report_yaml_write(FILE *out, json_t *root)
+{
+    yaml_emitter_t em;
+    memset(&em, 0, sizeof em);
+    int bad = yaml_open(&em, out) || emit_json(&em, root) || yaml_close(&em);
+    int rc = bad ? yaml_rc(&em) : 0;
+    yaml_emitter_delete(&em);
+    if (!rc && (fflush(out) || ferror(out)))
+        rc = BERTH_EIO;
+    return rc;
+}
+
+/* ---- the stream ---- */
+
+static int indent_of(size_t flags) { return (int)(flags & 0x1F); }
+
+/* Writes text, each newline followed by `pad` spaces (a nested value of
+ * an indented dump; JSON strings hold no raw newline). */
+static void put_indented(FILE *out, const char *text, int pad)
+{
+    for (const char *t = text; *t; t++) {
+        fputc(*t, out);
+        if (*t == '\n')
+            fprintf(out, "%*s", pad, "");
+    }
+}
+
+/* a JSON key as jansson writes it (quoted, escaped); NULL when out of memory */
+static char *json_key(const char *key)
+{
+    json_t *ks = json_string(key);
+    char *kt = ks ? json_dumps(ks, JSON_ENCODE_ANY) : NULL;
+    json_decref(ks);
+    return kt;
+}
+
+int berth_stream_open(FILE *out, berth_stream_format fmt, size_t flags, const char *key,
+                      berth_stream **sp)
+{
+    *sp = NULL;
+    berth_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return BERTH_ENOMEM;
+    s->out = out;
+    s->fmt = fmt;
+    s->flags = flags;
+    if (fmt == BERTH_STREAM_YAML) {
+        yaml_event_t ev;
+        int bad = yaml_open(&s->em, out);
+        if (!bad) {
+            yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+            bad = !yaml_emitter_emit(&s->em, &ev) || emit_scalar(&s->em, key, strlen(key), 0);
+        }
+        if (!bad) {
+            yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+            bad = !yaml_emitter_emit(&s->em, &ev);
+        }
+        if (bad) {
+            int rc = yaml_rc(&s->em);
+            berth_stream_free(s);
+            return rc;
+        }
+        *sp = s;
+        return 0;
+    }
+    char *kt = json_key(key);
+    if (!kt) {
+        free(s);
+        return BERTH_ENOMEM;
+    }
+    int ind = indent_of(flags);
+    if (ind)
+        fprintf(out, "{\n%*s%s: [", ind, "", kt);
+    else
+        fprintf(out, flags & JSON_COMPACT ? "{%s:[" : "{%s: [", kt);
+    free(kt);
+    *sp = s;
+    return ferror(out) ? BERTH_EIO : 0;
+}
+
+int berth_stream_item(berth_stream *s, json_t *item)
+{
+    if (s->fmt == BERTH_STREAM_YAML) {
+        if (s->failed || emit_json(&s->em, item)) {
+            s->failed = 1;
+            return yaml_rc(&s->em);
+        }
+        s->written++;
+        return 0;
+    }
+    int ind = indent_of(s->flags);
+    char *t = json_dumps(item, s->flags | JSON_ENCODE_ANY);
+    if (!t)
+        return BERTH_ENOMEM;
+    if (ind) {
+        fprintf(s->out, "%s\n%*s", s->written ? "," : "", 2 * ind, "");
+        put_indented(s->out, t, 2 * ind);
+    } else {
+        if (s->written)
+            fputs(s->flags & JSON_COMPACT ? "," : ", ", s->out);
+        fputs(t, s->out);
+    }
+    free(t);
+    s->written++;
+    return ferror(s->out) ? BERTH_EIO : 0;
+}
+
+int berth_stream_close(berth_stream *s, json_t *tail)
+{
+    FILE *out = s->out;
+    const char *key;
+    json_t *val;
+    if (s->fmt == BERTH_STREAM_YAML) {
+        yaml_event_t ev;
+        int bad = s->failed;
+        if (!bad) {
+            yaml_sequence_end_event_initialize(&ev);
+            bad = !yaml_emitter_emit(&s->em, &ev);
+        }
+        json_object_foreach(tail, key, val)
+        {
+            if (bad)
+                break;
+            bad = emit_scalar(&s->em, key, strlen(key), 0) || emit_json(&s->em, val);
+        }
+        if (!bad) {
+            yaml_mapping_end_event_initialize(&ev);
+            bad = !yaml_emitter_emit(&s->em, &ev) || yaml_close(&s->em);
+        }
+        if (bad) {
+            s->failed = 1;
+            return yaml_rc(&s->em);
+        }
+        return fflush(out) || ferror(out) ? BERTH_EIO : 0;
+    }
+    int ind = indent_of(s->flags), compact = (s->flags & JSON_COMPACT) != 0;
+    if (ind && s->written)
+        fprintf(out, "\n%*s", ind, "");
+    fputc(']', out);
+    json_object_foreach(tail, key, val)
+    {
+        char *kt = json_key(key);
+        char *vt = json_dumps(val, s->flags | JSON_ENCODE_ANY);
+        if (!kt || !vt) {
+            free(kt);
+            free(vt);
+            return BERTH_ENOMEM;
+        }
+        if (ind) {
+            fprintf(out, ",\n%*s%s: ", ind, "", kt);
+            put_indented(out, vt, ind);
+        } else {
+            fprintf(out, compact ? ",%s:%s" : ", %s: %s", kt, vt);
+        }
+        free(kt);
+        free(vt);
+    }
+    fputs(ind ? "\n}" : "}", out);
+    return ferror(out) ? BERTH_EIO : 0;
+}
+
+uint64_t berth_stream_count(const berth_stream *s) { return s->written; }
+
+void berth_stream_free(berth_stream *s)
+{
+    if (!s)
+        return;
+    if (s->fmt == BERTH_STREAM_YAML)
+        yaml_emitter_delete(&s->em);
+    free(s);
+}
