@@ -156,11 +156,16 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
     berth_kube_free(&k);
 }
 
-void serve_fleet_place(const char *body, size_t len, const char *now, const serve_budget *b,
-                       serve_reply *r)
+void serve_fleet_place(const char *body, size_t len, const char *now, const char *detail,
+                       const serve_budget *b, serve_reply *r)
 {
     *r = (serve_reply){0};
     berth_fleet_options opt = {0};
+    if (detail && strcmp(detail, "all") && strcmp(detail, "default")) {
+        serve_reply_error(r, 400, "bad_input", "detail: expected all or default");
+        return;
+    }
+    int all = detail && !strcmp(detail, "all");
     if (now) {
         if (berth_time_parse(now, &opt.now_ms)) {
             serve_reply_error(r, 400, "bad_input",
@@ -208,7 +213,7 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const serv
             bad = 1;
             break;
         }
-        json_t *j = berth_report_fleet_json(ctx, &o, 0);
+        json_t *j = berth_report_fleet_json_detail(ctx, &o, 0, all);
         bad = !j || json_array_append_new(arr, j);
     }
     json_decref(arr);
