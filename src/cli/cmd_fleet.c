@@ -125,10 +125,10 @@ static int place(int argc, char **argv)
     /* JSON and YAML are written placement by placement (berth_stream) */
     berth_stream *st = NULL;
     if (c.format != CLI_TABLE && !c.quiet &&
-        berth_stream_open(stdout, c.format == CLI_YAML ? BERTH_STREAM_YAML : BERTH_STREAM_JSON,
-                          JSON_INDENT(2) | JSON_PRESERVE_ORDER | BERTH_JSON_REAL, "placements",
-                          &st)) {
-        fprintf(stderr, "berth: cannot write output\n");
+        (rc = berth_stream_open(stdout, c.format == CLI_YAML ? BERTH_STREAM_YAML : BERTH_STREAM_JSON,
+                                JSON_INDENT(2) | JSON_PRESERVE_ORDER | BERTH_JSON_REAL,
+                                "placements", &st))) {
+        fprintf(stderr, "berth: %s\n", rc == BERTH_ENOMEM ? "out of memory" : "cannot write output");
         code = 3;
         goto out;
     }

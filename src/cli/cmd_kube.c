@@ -208,13 +208,15 @@ static int cmd_schedule(int argc, char **argv)
         berth_kube_report_explain_to(rep, stderr);
     if (!stream)
         berth_kube_report_rows_only(rep);
-    if (stream && berth_kube_report_stream_format(rep, stdout,
-                                                  c.format == CLI_YAML ? BERTH_STREAM_YAML
-                                                                       : BERTH_STREAM_JSON,
-                                                  JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
+    int src = stream ? berth_kube_report_stream_format(rep, stdout,
+                                                       c.format == CLI_YAML ? BERTH_STREAM_YAML
+                                                                            : BERTH_STREAM_JSON,
+                                                       JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+                     : 0;
+    if (src) {
         berth_kube_report_free(rep);
         berth_kube_free(&k);
-        fprintf(stderr, "berth: cannot write output\n");
+        fprintf(stderr, "berth: %s\n", src == BERTH_ENOMEM ? "out of memory" : "cannot write output");
         return 3;
     }
     int rc = berth_kube_schedule(&k, &opt, &e);
