@@ -150,24 +150,49 @@ int berth_report_yaml_write(FILE *out, json_t *root)
 
 static int indent_of(size_t flags) { return (int)(flags & 0x1F); }
 
-/* Writes text, each newline followed by `pad` spaces (a nested value of
- * an indented dump; JSON strings hold no raw newline). */
-static void put_indented(FILE *out, const char *text, int pad)
+/* jansson's json_dumps builds the text in a buffer, and when growing that
+ * buffer fails while it writes an object's key, jansson 2.14 drops the key
+ * and goes on (do_dump ignores dump_string's result): a document missing a
+ * key, not an error (found by `make torture`). Dumping through a callback
+ * that writes to the FILE allocates nothing of the kind; each newline is
+ * followed by `pad` spaces (a nested value of an indented dump; JSON
+ * strings hold no raw newline). */
+typedef struct dump_to {
+    FILE *out;
+    int pad;
+} dump_to;
+
+static int dump_cb(const char *buffer, size_t size, void *data)
 {
-    for (const char *t = text; *t; t++) {
-        fputc(*t, out);
-        if (*t == '\n')
-            fprintf(out, "%*s", pad, "");
+    const dump_to *d = data;
+    for (size_t i = 0; i < size; i++) {
+        if (putc(buffer[i], d->out) == EOF)
+            return -1;
+        if (buffer[i] == '\n' && d->pad && fprintf(d->out, "%*s", d->pad, "") < 0)
+            return -1;
     }
+    return 0;
 }
 
-/* a JSON key as jansson writes it (quoted, escaped); NULL when out of memory */
-static char *json_key(const char *key)
+/* v as JSON with flags, nested `pad` spaces deep; 0, BERTH_ENOMEM (jansson
+ * failed: its loop check allocates) or BERTH_EIO */
+static int dump_value(FILE *out, json_t *v, size_t flags, int pad)
+{
+    dump_to d = {out, pad};
+    if (json_dump_callback(v, dump_cb, &d, flags | JSON_ENCODE_ANY))
+        return ferror(out) ? BERTH_EIO : BERTH_ENOMEM;
+    return ferror(out) ? BERTH_EIO : 0;
+}
+
+/* a JSON key as jansson writes it (quoted, escaped) */
+static int dump_key(FILE *out, const char *key)
 {
     json_t *ks = json_string(key);
-    char *kt = ks ? json_dumps(ks, JSON_ENCODE_ANY) : NULL;
+    if (!ks)
+        return BERTH_ENOMEM;
+    int rc = dump_value(out, ks, 0, 0);
     json_decref(ks);
-    return kt;
+    return rc;
 }
 
 int berth_stream_open(FILE *out, berth_stream_format fmt, size_t flags, const char *key,
@@ -199,17 +224,16 @@ int berth_stream_open(FILE *out, berth_stream_format fmt, size_t flags, const ch
         *sp = s;
         return 0;
     }
-    char *kt = json_key(key);
-    if (!kt) {
-        free(s);
-        return BERTH_ENOMEM;
-    }
-    int ind = indent_of(flags);
+    int ind = indent_of(flags), rc;
     if (ind)
-        fprintf(out, "{\n%*s%s: [", ind, "", kt);
+        fprintf(out, "{\n%*s", ind, "");
     else
-        fprintf(out, flags & JSON_COMPACT ? "{%s:[" : "{%s: [", kt);
-    free(kt);
+        fputc('{', out);
+    if ((rc = dump_key(out, key))) {
+        free(s);
+        return rc;
+    }
+    fputs(ind || !(flags & JSON_COMPACT) ? ": [" : ":[", out);
     *sp = s;
     return ferror(out) ? BERTH_EIO : 0;
 }
@@ -225,20 +249,15 @@ int berth_stream_item(berth_stream *s, json_t *item)
         return 0;
     }
     int ind = indent_of(s->flags);
-    char *t = json_dumps(item, s->flags | JSON_ENCODE_ANY);
-    if (!t)
-        return BERTH_ENOMEM;
-    if (ind) {
+    if (ind)
         fprintf(s->out, "%s\n%*s", s->written ? "," : "", 2 * ind, "");
-        put_indented(s->out, t, 2 * ind);
-    } else {
-        if (s->written)
-            fputs(s->flags & JSON_COMPACT ? "," : ", ", s->out);
-        fputs(t, s->out);
-    }
-    free(t);
+    else if (s->written)
+        fputs(s->flags & JSON_COMPACT ? "," : ", ", s->out);
+    int rc = dump_value(s->out, item, s->flags, 2 * ind);
+    if (rc)
+        return rc;
     s->written++;
-    return ferror(s->out) ? BERTH_EIO : 0;
+    return 0;
 }
 
 int berth_stream_close(berth_stream *s, json_t *tail)
@@ -275,21 +294,15 @@ int berth_stream_close(berth_stream *s, json_t *tail)
     fputc(']', out);
     json_object_foreach(tail, key, val)
     {
-        char *kt = json_key(key);
-        char *vt = json_dumps(val, s->flags | JSON_ENCODE_ANY);
-        if (!kt || !vt) {
-            free(kt);
-            free(vt);
-            return BERTH_ENOMEM;
-        }
-        if (ind) {
-            fprintf(out, ",\n%*s%s: ", ind, "", kt);
-            put_indented(out, vt, ind);
-        } else {
-            fprintf(out, compact ? ",%s:%s" : ", %s: %s", kt, vt);
-        }
-        free(kt);
-        free(vt);
+        int rc;
+        fputs(ind ? ",\n" : compact ? "," : ", ", out);
+        if (ind)
+            fprintf(out, "%*s", ind, "");
+        if ((rc = dump_key(out, key)))
+            return rc;
+        fputs(compact ? ":" : ": ", out);
+        if ((rc = dump_value(out, val, s->flags, ind)))
+            return rc;
     }
     fputs(ind ? "\n}" : "}", out);
     return ferror(out) ? BERTH_EIO : 0;
