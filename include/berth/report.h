@@ -53,6 +53,12 @@ int berth_report_json_write(FILE *out, json_t *root);
  * Does not take the reference. 0, BERTH_ENOMEM or BERTH_EIO. */
 int berth_report_yaml_write(FILE *out, json_t *root);
 
+/* root as JSON text with jansson's dump flags (malloc'd), or NULL when
+ * memory ran out. Use it instead of json_dumps: jansson 2.14's json_dumps
+ * drops an object's key when its buffer cannot grow and goes on, giving a
+ * document without the key instead of NULL. Does not take the reference. */
+char *berth_report_json_text(json_t *root, size_t flags);
+
 /* ---- streamed documents (report/stream.c) ---- */
 
 /* A document {"<key>": [item, ...], <tail members>} written as it is

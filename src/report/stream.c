@@ -318,3 +318,45 @@ void berth_stream_free(berth_stream *s)
         yaml_emitter_delete(&s->em);
     free(s);
 }
+
+/* ---- a whole document as text, failures reported ---- */
+
+typedef struct text_buf {
+    char *p;
+    size_t n, cap;
+    int failed; /* sticky: jansson ignores a failed write of an object key */
+} text_buf;
+
+static int text_cb(const char *buffer, size_t size, void *data)
+{
+    text_buf *t = data;
+    if (t->failed)
+        return -1;
+    if (t->n + size + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->n + size + 1)
+            cap *= 2;
+        char *q = realloc(t->p, cap);
+        if (!q) {
+            t->failed = 1;
+            return -1;
+        }
+        t->p = q;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->n, buffer, size);
+    t->n += size;
+    t->p[t->n] = '\0';
+    return 0;
+}
+
+char *berth_report_json_text(json_t *root, size_t flags)
+{
+    text_buf t = {0};
+    if (!root || json_dump_callback(root, text_cb, &t, flags | JSON_ENCODE_ANY) || t.failed ||
+        !t.p) {
+        free(t.p);
+        return NULL;
+    }
+    return t.p;
+}

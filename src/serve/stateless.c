@@ -62,6 +62,22 @@ static int over_pairs(const char *what_a, uint64_t a, const char *what_b, uint64
     return -1;
 }
 
+/* 200 with j (taken) as compact JSON: berth_report_json_text, so that a
+ * failed allocation is a 500, never a reply missing a key (jansson's
+ * json_dumps, which serve_reply_json uses, can drop one) */
+static void reply_doc(serve_reply *r, json_t *j)
+{
+    char *t = berth_report_json_text(j, JSON_COMPACT | BERTH_JSON_REAL);
+    json_decref(j);
+    if (!t) {
+        serve_reply_error(r, 500, "internal", "out of memory rendering the reply");
+        return;
+    }
+    free(r->body);
+    r->body = t;
+    r->status = 200;
+}
+
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
                          const char *detail, const serve_budget *b, serve_reply *r)
 {
@@ -221,7 +237,7 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const char
         json_decref(root);
         serve_reply_error(r, 500, "internal", "fleet placement failed");
     } else {
-        serve_reply_json(r, 200, root);
+        reply_doc(r, root);
     }
     berth_fleet_ctx_free(ctx);
     berth_fleet_free(&fl);
@@ -277,7 +293,7 @@ void serve_disrupt_plan(const char *body, size_t len, const char *at, const serv
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
     else
-        serve_reply_json(r, 200, berth_report_disrupt_json(&m, &p));
+        reply_doc(r, berth_report_disrupt_json(&m, &p));
     berth_dplan_free(&p);
     berth_disrupt_free(&m);
 }
@@ -315,7 +331,7 @@ void serve_autoscale_plan(const char *body, size_t len, const char *at, const se
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
     else
-        serve_reply_json(r, 200, berth_report_autoscale_json(&m, &p));
+        reply_doc(r, berth_report_autoscale_json(&m, &p));
     berth_aplan_free(&p);
     berth_autoscale_free(&m);
 }
