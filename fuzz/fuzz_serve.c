@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     serve_reply r = {0};
     switch (which) {
     case 0: serve_kube_schedule(body, len, NULL, NULL, NULL, NULL, &r); check(&r); break;
-    case 1: serve_fleet_place(body, len, "2024-05-01T12:00:00Z", NULL, &r); check(&r); break;
+    case 1: serve_fleet_place(body, len, "2024-05-01T12:00:00Z", NULL, NULL, &r); check(&r); break;
     case 2: serve_disrupt_plan(body, len, "2024-05-01T12:00:00Z", NULL, &r); check(&r); break;
     case 3: serve_autoscale_plan(body, len, "2024-05-01T12:00:00Z", NULL, &r); check(&r); break;
     case 4: engine_call(0, body, len); break;

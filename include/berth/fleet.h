@@ -266,10 +266,24 @@ const char *berth_fleet_cstatus_name(berth_fleet_cstatus s);  /* "Selected", ...
 const char *berth_fleet_type_name(berth_fleet_type t);        /* "PickAll", ... */
 struct json_t;
 /* One placement as SPEC 6.3's placements[] entry (plus "placementType",
- * "status", "reason"; with explain, per-cluster "terms"). NULL on ENOMEM. */
+ * "status", "reason", the summary "clusterCounts" {status: n}, "reasons"
+ * {text: clusters not selected for it} and "clustersOmitted"; with
+ * explain, per-cluster "terms"). Without detail "clusters" lists every
+ * Selected, Invalid and NotFound cluster and at most
+ * BERTH_FLEET_UNSELECTED_SHOWN others (NotSelected first, then Filtered),
+ * so it grows with the answer, not with the fleet; with detail every
+ * cluster. berth_report_fleet_json is detail = 1. NULL on ENOMEM. */
+#define BERTH_FLEET_UNSELECTED_SHOWN 20u
+struct json_t *berth_report_fleet_json_detail(const berth_fleet_ctx *ctx,
+                                              const berth_fleet_outcome *o, int explain,
+                                              int detail);
 struct json_t *berth_report_fleet_json(const berth_fleet_ctx *ctx, const berth_fleet_outcome *o,
                                        int explain);
-/* A table for one placement: heading, then one row per cluster. */
+/* A table for one placement: heading, then one row per cluster (without
+ * detail the clusters berth_report_fleet_json_detail lists, then one line
+ * counting the others). berth_report_fleet_table is detail = 1. */
+int berth_report_fleet_table_detail(FILE *out, const berth_fleet_ctx *ctx,
+                                    const berth_fleet_outcome *o, int explain, int detail);
 int berth_report_fleet_table(FILE *out, const berth_fleet_ctx *ctx, const berth_fleet_outcome *o,
                              int explain);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "berth/kube.h"
+#include "berth/report.h"
 
 typedef struct berth_kube_report berth_kube_report;
 
@@ -28,10 +29,16 @@ int berth_kube_report_status(const berth_kube_report *r);
  * kube-scheduler message for unschedulable pods, or "preempted N pods:
  * ns/a, ..." for a pod placed by preemption (SCORE "-"). */
 int berth_kube_report_table(FILE *out, const berth_kube_report *r, const berth_kcluster *k);
-/* --explain (detail reports only): per pod, the chosen node, the best
- * feasible nodes with each plugin's normalised score and the weighted
- * total, and the rejected nodes counted by reason. */
+/* --explain from the kept tree (detail reports only): per pod, the chosen
+ * node, the best feasible nodes with each plugin's normalised score and
+ * the weighted total, and the rejected nodes counted by reason. */
 int berth_kube_report_explain(FILE *out, const berth_kube_report *r);
+/* The same explanation written to out as each pod is decided (run the
+ * scheduler with berth_kube_options.detail); the pods' JSON shows the
+ * detail fields only when the report was made with detail. */
+void berth_kube_report_explain_to(berth_kube_report *r, FILE *out);
+/* Keep the rows for berth_kube_report_table only, no JSON per pod. */
+void berth_kube_report_rows_only(berth_kube_report *r);
 
 /* The pods decided so far, in queue order: row i's pod (index into the
  * cluster's pods), its node's name (NULL: not scheduled) and the
@@ -51,14 +58,18 @@ int berth_kube_report_svg(FILE *out, const berth_kube_report *r, const berth_kcl
 
 /* {"pods": [...]} per SPEC 6.3 (new reference to the report's JSON). */
 json_t *berth_kube_report_json(berth_kube_report *r);
-/* Streaming instead of a tree: writes '{"pods": [' to out now, then each
- * pod as it is decided (the report keeps no pod JSON, so memory does not
- * grow with the output); berth_kube_report_stream_end writes ']', the
- * members of tail (e.g. "warnings") and '}'. flags are jansson's dump
- * flags (JSON_INDENT(n), JSON_COMPACT, JSON_PRESERVE_ORDER); the text
- * equals json_dumpf of the whole tree with them. 0, BERTH_ENOMEM or
+/* Streaming instead of a tree (berth_stream, berth/report.h): writes
+ * '{"pods": [' (or the YAML "pods:" sequence) to out now, then each pod as
+ * it is decided (the report keeps no pod JSON, so memory does not grow with
+ * the output); berth_kube_report_stream_end writes the end of the
+ * sequence, the members of tail (e.g. "warnings") and the end of the
+ * document. flags are jansson's dump flags (JSON_INDENT(n), JSON_COMPACT,
+ * JSON_PRESERVE_ORDER); the text equals json_dumpf (or
+ * berth_report_yaml_write) of the whole tree. 0, BERTH_ENOMEM or
  * BERTH_EIO. berth_kube_report_json and _explain need the tree. */
-int berth_kube_report_stream(berth_kube_report *r, FILE *out, size_t flags);
+int berth_kube_report_stream_format(berth_kube_report *r, FILE *out, berth_stream_format fmt,
+                                    size_t flags);
+int berth_kube_report_stream(berth_kube_report *r, FILE *out, size_t flags); /* JSON */
 int berth_kube_report_stream_end(berth_kube_report *r, json_t *tail);
 
 /* `kube size`: every pod's QoS class and vSphere Pod size. */

@@ -48,6 +48,39 @@ json_t *berth_report_nexus_cluster_json(const berth_nexus *nx, uint32_t cluster)
  * with a trailing newline. Does not take the reference. */
 int berth_report_json_write(FILE *out, json_t *root);
 
+/* The whole document as YAML (block style; strings a YAML reader would take
+ * for a number, bool or null are quoted): what every `-o yaml` writes.
+ * Does not take the reference. 0, BERTH_ENOMEM or BERTH_EIO. */
+int berth_report_yaml_write(FILE *out, json_t *root);
+
+/* root as JSON text with jansson's dump flags (malloc'd), or NULL when
+ * memory ran out. Use it instead of json_dumps: jansson 2.14's json_dumps
+ * drops an object's key when its buffer cannot grow and goes on, giving a
+ * document without the key instead of NULL. Does not take the reference. */
+char *berth_report_json_text(json_t *root, size_t flags);
+
+/* ---- streamed documents (report/stream.c) ---- */
+
+/* A document {"<key>": [item, ...], <tail members>} written as it is
+ * produced: berth_stream_open writes the opening now, each
+ * berth_stream_item one item (the stream keeps none, so memory does not
+ * grow with the output), berth_stream_close the closing bracket, the
+ * members of tail (e.g. "warnings") and the closing brace. JSON: flags are
+ * jansson's dump flags (JSON_INDENT(n), JSON_COMPACT, JSON_PRESERVE_ORDER,
+ * BERTH_JSON_REAL) and the text equals json_dumpf of the whole tree with
+ * them; YAML: libyaml's emitter fed event by event, the text equals
+ * berth_report_yaml_write of the whole tree. Each returns 0, BERTH_ENOMEM
+ * or BERTH_EIO; after a failure the caller frees the stream (its output
+ * is then incomplete). Threads: one stream belongs to one thread. */
+typedef struct berth_stream berth_stream;
+typedef enum berth_stream_format { BERTH_STREAM_JSON, BERTH_STREAM_YAML } berth_stream_format;
+int berth_stream_open(FILE *out, berth_stream_format fmt, size_t flags, const char *key,
+                      berth_stream **s);
+int berth_stream_item(berth_stream *s, json_t *item); /* does not take the reference */
+int berth_stream_close(berth_stream *s, json_t *tail); /* tail: an object, or NULL */
+uint64_t berth_stream_count(const berth_stream *s);     /* items written */
+void berth_stream_free(berth_stream *s);
+
 /* ---- nexus: pictures ---- */
 
 /* Racks above this count, or machines above BERTH_REPORT_SVG_MAX_MACHINES,

@@ -27,6 +27,9 @@ static void help(FILE *f)
             "                       e.g. 2024-05-01T12:00:00Z; default: the current time)\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
             "  --explain            show each preferred term's contribution per cluster\n"
+            "  --detail all         list every member cluster per placement (default: every\n"
+            "                       Selected, Invalid and NotFound one and at most 20 others,\n"
+            "                       with clusterCounts and reasons counting them all)\n"
             "  --strict             unknown fields in Fleet kinds, and kinds the command does\n"
             "                       not read, are errors too\n"
             "  --reference          decide by plain scans and generic matching (same\n"
@@ -44,7 +47,7 @@ static int place(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     berth_fleet_options opt = {0};
-    int have_now = 0;
+    int have_now = 0, detail = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -73,6 +76,14 @@ static int place(int argc, char **argv)
         }
         if (!strcmp(a, "--reference")) {
             opt.reference = 1;
+            continue;
+        }
+        if (!strcmp(a, "--detail")) {
+            if (i + 1 >= argc || (strcmp(argv[i + 1], "all") && strcmp(argv[i + 1], "default"))) {
+                fprintf(stderr, "berth fleet place: --detail expects 'all' or 'default'\n");
+                return 2;
+            }
+            detail = !strcmp(argv[++i], "all");
             continue;
         }
         if (cli_common_or_unknown("fleet place", &c, argc, argv, &i) < 0)
@@ -111,15 +122,15 @@ static int place(int argc, char **argv)
         return berth_err_exit_code(rc);
     }
     int code = 0;
-    json_t *root = NULL, *arr = NULL;
-    if (c.format != CLI_TABLE) {
-        root = json_object();
-        arr = json_array();
-        if (!root || !arr || json_object_set_new(root, "placements", arr) ||
-            berth_report_set_warnings(root, &fl.skipped)) {
-            code = 3;
-            goto out;
-        }
+    /* JSON and YAML are written placement by placement (berth_stream) */
+    berth_stream *st = NULL;
+    if (c.format != CLI_TABLE && !c.quiet &&
+        (rc = berth_stream_open(stdout, c.format == CLI_YAML ? BERTH_STREAM_YAML : BERTH_STREAM_JSON,
+                                JSON_INDENT(2) | JSON_PRESERVE_ORDER | BERTH_JSON_REAL,
+                                "placements", &st))) {
+        fprintf(stderr, "berth: %s\n", rc == BERTH_ENOMEM ? "out of memory" : "cannot write output");
+        code = 3;
+        goto out;
     }
     for (uint32_t p = 0; p < fl.nplacements; p++) {
         berth_fleet_outcome o;
@@ -140,22 +151,32 @@ static int place(int argc, char **argv)
         if (c.format == CLI_TABLE) {
             if (p)
                 printf("\n");
-            berth_report_fleet_table(stdout, ctx, &o, opt.explain);
+            berth_report_fleet_table_detail(stdout, ctx, &o, opt.explain, detail);
         } else {
-            json_t *j = berth_report_fleet_json(ctx, &o, opt.explain);
-            if (!j || json_array_append_new(arr, j)) {
+            json_t *j = berth_report_fleet_json_detail(ctx, &o, opt.explain, detail);
+            rc = j ? berth_stream_item(st, j) : BERTH_ENOMEM;
+            json_decref(j);
+            if (rc) {
+                fprintf(stderr, "berth: %s\n", rc == BERTH_ENOMEM ? "out of memory" : "cannot write output");
                 code = 3;
                 goto out;
             }
         }
     }
-    if (root && !c.quiet) {
-        json_incref(root);
-        if (cli_print_json(root, c.format))
+    if (st) {
+        json_t *tail = json_object();
+        rc = !tail || berth_report_set_warnings(tail, &fl.skipped) ? BERTH_ENOMEM
+                                                                    : berth_stream_close(st, tail);
+        if (!rc && c.format == CLI_JSON && fputc('\n', stdout) == EOF)
+            rc = BERTH_EIO;
+        json_decref(tail);
+        if (rc) {
+            fprintf(stderr, "berth: %s\n", rc == BERTH_ENOMEM ? "out of memory" : "cannot write output");
             code = 3;
+        }
     }
 out:
-    json_decref(root);
+    berth_stream_free(st);
     berth_fleet_ctx_free(ctx);
     berth_fleet_free(&fl);
     return code;

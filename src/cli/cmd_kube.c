@@ -201,8 +201,9 @@ static int cmd_schedule(int argc, char **argv)
             return 2;
         }
     }
-    /* per (pod, node) detail only when asked for; reasons and top for JSON */
-    int detail = (detail_all && c.format != CLI_TABLE) || explain;
+    /* per (pod, node) detail in the JSON/YAML only when asked for (--explain
+     * reads it per pod, without keeping it); reasons and top for JSON */
+    int detail = detail_all && c.format != CLI_TABLE;
     berth_kube_report *rep = berth_kube_report_new(detail);
     if (!rep) {
         berth_kube_free(&k);
@@ -210,17 +211,27 @@ static int cmd_schedule(int argc, char **argv)
         return 3;
     }
     berth_kube_options opt = {.profile = prof, .tiebreak = c.tiebreak, .seed = c.seed,
-                              .detail = detail, .reference = reference,
+                              .detail = detail || explain, .reference = reference,
                               .on_decision = berth_kube_report_decision, .ctx = rep,
                               .preempt = preempt, .reasons = c.format != CLI_TABLE};
     berth_error e;
     berth_error_clear(&e);
-    /* JSON is streamed as pods are decided (not with --explain, which reads the tree) */
-    int stream = c.format == CLI_JSON && !c.quiet && !explain;
-    if (stream && berth_kube_report_stream(rep, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
+    /* JSON and YAML are streamed as pods are decided, --explain too: memory
+     * does not grow with the output */
+    int stream = c.format != CLI_TABLE && !c.quiet;
+    if (explain)
+        berth_kube_report_explain_to(rep, stderr);
+    if (!stream)
+        berth_kube_report_rows_only(rep);
+    int src = stream ? berth_kube_report_stream_format(rep, stdout,
+                                                       c.format == CLI_YAML ? BERTH_STREAM_YAML
+                                                                            : BERTH_STREAM_JSON,
+                                                       JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+                     : 0;
+    if (src) {
         berth_kube_report_free(rep);
         berth_kube_free(&k);
-        fprintf(stderr, "berth: cannot write output\n");
+        fprintf(stderr, "berth: %s\n", src == BERTH_ENOMEM ? "out of memory" : "cannot write output");
         return 3;
     }
     int rc = berth_kube_schedule(&k, &opt, &e);
@@ -232,26 +243,16 @@ static int cmd_schedule(int argc, char **argv)
         return failed ? berth_err_exit_code(rc) : 3;
     }
     int out = 0;
-    if (explain)
-        out = berth_kube_report_explain(stderr, rep);
-    if (!c.quiet && !out) {
+    if (!c.quiet) {
         if (c.format == CLI_TABLE)
             out = berth_kube_report_table(stdout, rep, &k);
-        else if (stream) {
+        else {
             json_t *tail = json_object();
             out = !tail || berth_report_set_warnings(tail, &k.skipped) ? BERTH_ENOMEM
                                                                        : berth_kube_report_stream_end(rep, tail);
-            if (!out && fputc('\n', stdout) == EOF)
+            if (!out && c.format == CLI_JSON && fputc('\n', stdout) == EOF)
                 out = BERTH_EIO;
             json_decref(tail);
-        } else {
-            json_t *j = berth_kube_report_json(rep);
-            if (j && berth_report_set_warnings(j, &k.skipped)) {
-                json_decref(j);
-                j = NULL; /* out of memory */
-            }
-            if (cli_print_json(j, c.format))
-                out = 1; /* printed */
         }
     }
     if (!out && svg && cli_write_file(svg, write_svg, &(svg_args){rep, &k}))

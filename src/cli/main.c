@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "berth/disrupt.h"
 #include "berth/fleet.h"
@@ -320,87 +319,6 @@ int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void
     return 0;
 }
 
-/* A string that a YAML reader would take for a number, bool or null must
- * be quoted to stay a string. */
-static yaml_scalar_style_t string_style(const char *v)
-{
-    static const char *const special[] = {"", "~", "null", "Null", "NULL", "true", "True",
-                                          "TRUE", "false", "False", "FALSE", "yes", "Yes",
-                                          "no", "No", "on", "On", "off", "Off", "y", "n", NULL};
-    for (int i = 0; special[i]; i++)
-        if (!strcmp(v, special[i]))
-            return YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-    char *end;
-    strtod(v, &end);
-    if (end != v && *end == '\0')
-        return YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-    return YAML_ANY_SCALAR_STYLE;
-}
-
-/* JSON -> YAML through libyaml's emitter. */
-static int emit_json(yaml_emitter_t *em, json_t *j)
-{
-    yaml_event_t ev;
-    char buf[64];
-    switch (json_typeof(j)) {
-    case JSON_OBJECT: {
-        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-        if (!yaml_emitter_emit(em, &ev))
-            return -1;
-        const char *k;
-        json_t *v;
-        json_object_foreach(j, k, v)
-        {
-            yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)k, (int)strlen(k), 1, 1,
-                                         string_style(k));
-            if (!yaml_emitter_emit(em, &ev) || emit_json(em, v))
-                return -1;
-        }
-        yaml_mapping_end_event_initialize(&ev);
-        return yaml_emitter_emit(em, &ev) ? 0 : -1;
-    }
-    case JSON_ARRAY: {
-        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-        if (!yaml_emitter_emit(em, &ev))
-            return -1;
-        size_t i;
-        json_t *v;
-        json_array_foreach(j, i, v) if (emit_json(em, v)) return -1;
-        yaml_sequence_end_event_initialize(&ev);
-        return yaml_emitter_emit(em, &ev) ? 0 : -1;
-    }
-    case JSON_STRING:
-        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)json_string_value(j),
-                                     (int)json_string_length(j), 1, 1,
-                                     string_style(json_string_value(j)));
-        break;
-    case JSON_INTEGER:
-        snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)buf, (int)strlen(buf), 1, 0,
-                                     YAML_PLAIN_SCALAR_STYLE);
-        break;
-    case JSON_REAL:
-        snprintf(buf, sizeof buf, "%.15g", json_real_value(j));
-        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)buf, (int)strlen(buf), 1, 0,
-                                     YAML_PLAIN_SCALAR_STYLE);
-        break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-    case JSON_NULL: {
-        const char *s = json_is_true(j) ? "true" : json_is_false(j) ? "false" : "null";
-        yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 0,
-                                     YAML_PLAIN_SCALAR_STYLE);
-        break;
-    }
-    }
-    return yaml_emitter_emit(em, &ev) ? 0 : -1;
-}
-
-static int write_out(void *data, unsigned char *buffer, size_t size)
-{
-    return fwrite(buffer, 1, size, (FILE *)data) == size;
-}
-
 int cli_print_json(json_t *root, enum cli_format f)
 {
     int rc = 0;
@@ -408,25 +326,10 @@ int cli_print_json(json_t *root, enum cli_format f)
         fprintf(stderr, "berth: out of memory\n");
         return -1;
     }
-    if (f == CLI_YAML) {
-        yaml_emitter_t em;
-        yaml_event_t ev;
-        yaml_emitter_initialize(&em);
-        yaml_emitter_set_output(&em, write_out, stdout);
-        yaml_emitter_set_unicode(&em, 1);
-        yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-        rc |= !yaml_emitter_emit(&em, &ev);
-        yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-        rc |= !yaml_emitter_emit(&em, &ev);
-        rc |= emit_json(&em, root) != 0;
-        yaml_document_end_event_initialize(&ev, 1);
-        rc |= !yaml_emitter_emit(&em, &ev);
-        yaml_stream_end_event_initialize(&ev);
-        rc |= !yaml_emitter_emit(&em, &ev);
-        yaml_emitter_delete(&em);
-    } else {
+    if (f == CLI_YAML)
+        rc = berth_report_yaml_write(stdout, root);
+    else
         rc = berth_report_json_write(stdout, root);
-    }
     json_decref(root);
     if (rc)
         fprintf(stderr, "berth: %s\n", rc == BERTH_ENOMEM ? "out of memory" : "cannot write output");

@@ -230,7 +230,7 @@ static int cmp_order(const void *a, const void *b, void *ctx)
 
 void disrupt_state_free(disrupt_state *s)
 {
-    for (uint32_t i = 0; i < s->nn; i++)
+    for (uint32_t i = 0; s->n && i < s->nn; i++) /* n failed to allocate: nothing to free */
         free(s->n[i].pods);
     free(s->n);
     free(s->pod_node);

@@ -807,7 +807,11 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             d.summary = summary = prescore_error(sp, p);
     } else if (want_summary) {
         summary = fit_error(&rq, b, L->rc, nrc, N + absent);
-        d.summary = summary ? summary : "0 nodes are available.";
+        if (!summary) { /* not a shorter message: that would be a wrong answer */
+            kube_req_free(sp, &rq);
+            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        }
+        d.summary = summary;
     }
     d.sched = sp;
     d.req = &rq;

@@ -249,6 +249,24 @@ static int touch(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v)
 void nexus_ctx_clear(berth_nexus *nx)
 {
     berth_nexus_state *st = nx->state;
+    if (st->touched_lost) {
+        /* a touched list missed an entry (out of memory): clear them all, so
+         * that no stale count steers a later placement (found by `make
+         * torture`: a different answer, exit 0) */
+        st->touched_lost = 0;
+        st->ntouched_machines = st->ntouched_racks = 0;
+        for (uint32_t m = 0; m < nx->nmachines; m++) {
+            st->ctx_cluster_cnt[m] = 0;
+            st->ctx_cluster_xl[m] = 0;
+        }
+        for (uint32_t r = 0; r < nx->nracks; r++) {
+            int rekey = st->ctx_pool_cnt[r] != 0;
+            st->ctx_pool_cnt[r] = 0;
+            st->ctx_cluster_rack[r] = 0;
+            if (rekey)
+                nexus_rack_rekey(nx, r);
+        }
+    }
     for (uint32_t i = 0; i < st->ntouched_machines; i++) {
         uint32_t m = st->touched_machines[i];
         st->ctx_cluster_cnt[m] = 0;
@@ -276,10 +294,12 @@ void nexus_ctx_count(berth_nexus *nx, uint32_t vm, int delta, int rekey)
         return;
     uint32_t m = v->machine, r = nx->machines[m].rack;
     if (delta > 0) {
-        if (st->ctx_cluster_cnt[m] == 0 && st->ctx_cluster_xl[m] == 0)
-            touch(&st->touched_machines, &st->ntouched_machines, &st->captouched_machines, m);
-        if (st->ctx_cluster_rack[r] == 0 && st->ctx_pool_cnt[r] == 0)
-            touch(&st->touched_racks, &st->ntouched_racks, &st->captouched_racks, r);
+        if (st->ctx_cluster_cnt[m] == 0 && st->ctx_cluster_xl[m] == 0 &&
+            touch(&st->touched_machines, &st->ntouched_machines, &st->captouched_machines, m))
+            st->touched_lost = 1;
+        if (st->ctx_cluster_rack[r] == 0 && st->ctx_pool_cnt[r] == 0 &&
+            touch(&st->touched_racks, &st->ntouched_racks, &st->captouched_racks, r))
+            st->touched_lost = 1;
     }
     st->ctx_cluster_cnt[m] += (uint32_t)delta;
     st->ctx_cluster_rack[r] += (uint32_t)delta;

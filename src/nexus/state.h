@@ -50,6 +50,7 @@ struct berth_nexus_state {
     uint32_t ctx_cluster, ctx_pool;
     uint32_t *touched_racks, ntouched_racks, captouched_racks;
     uint32_t *touched_machines, ntouched_machines, captouched_machines;
+    int touched_lost;       /* a touched list could not grow: clear every counter */
     uint8_t *allowed;           /* scratch rack mask */
     int use_index;
     berth_tiebreak tiebreak;

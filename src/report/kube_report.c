@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "berth/report.h"
 #include "report/plan_common.h"
 
 typedef struct row {
@@ -25,10 +26,9 @@ struct berth_kube_report {
     int detail, status;
     row *rows;
     uint32_t n, cap;
-    json_t *pods;           /* the JSON array, when not streaming */
-    FILE *out;              /* streaming: pods are written here as decided */
-    size_t flags;           /* jansson's dump flags for the stream */
-    uint32_t written;       /* pods written to out */
+    json_t *pods;           /* the JSON array, when not streaming (NULL: rows only) */
+    berth_stream *stream;   /* streaming: pods are written here as decided */
+    FILE *explain;          /* --explain: each pod's explanation is written here */
 };
 
 berth_kube_report *berth_kube_report_new(int detail)
@@ -55,6 +55,7 @@ void berth_kube_report_free(berth_kube_report *r)
     }
     free(r->rows);
     json_decref(r->pods);
+    berth_stream_free(r->stream);
     free(r);
 }
 
@@ -245,84 +246,38 @@ static json_t *decision_json(const berth_kcluster *k, const berth_kdecision *d, 
     return report_done(o, fail);
 }
 
-/* Writes text, each newline followed by `pad` spaces (a nested value of
- * an indented dump; JSON strings hold no raw newline). */
-static void put_indented(FILE *out, const char *text, int pad)
+int berth_kube_report_stream_format(berth_kube_report *r, FILE *out, berth_stream_format fmt,
+                                    size_t flags)
 {
-    for (const char *t = text; *t; t++) {
-        fputc(*t, out);
-        if (*t == '\n')
-            fprintf(out, "%*s", pad, "");
+    berth_stream_free(r->stream);
+    r->stream = NULL;
+    int rc = berth_stream_open(out, fmt, flags, "pods", &r->stream);
+    if (!rc) { /* the pods go to the stream, not to a tree */
+        json_decref(r->pods);
+        r->pods = NULL;
     }
+    return rc;
 }
-
-static int indent_of(size_t flags) { return (int)(flags & 0x1F); }
 
 int berth_kube_report_stream(berth_kube_report *r, FILE *out, size_t flags)
 {
-    r->out = out;
-    r->flags = flags;
-    r->written = 0;
-    int ind = indent_of(flags);
-    if (ind)
-        fprintf(out, "{\n%*s\"pods\": [", ind, "");
-    else
-        fputs(flags & JSON_COMPACT ? "{\"pods\":[" : "{\"pods\": [", out);
-    return ferror(out) ? BERTH_EIO : 0;
-}
-
-static int stream_pod(berth_kube_report *r, json_t *o)
-{
-    int ind = indent_of(r->flags);
-    char *t = json_dumps(o, r->flags);
-    if (!t)
-        return BERTH_ENOMEM;
-    if (ind) {
-        fprintf(r->out, "%s\n%*s", r->written ? "," : "", 2 * ind, "");
-        put_indented(r->out, t, 2 * ind);
-    } else {
-        if (r->written)
-            fputs(r->flags & JSON_COMPACT ? "," : ", ", r->out);
-        fputs(t, r->out);
-    }
-    free(t);
-    r->written++;
-    return ferror(r->out) ? BERTH_EIO : 0;
+    return berth_kube_report_stream_format(r, out, BERTH_STREAM_JSON, flags);
 }
 
 int berth_kube_report_stream_end(berth_kube_report *r, json_t *tail)
 {
-    FILE *out = r->out;
-    int ind = indent_of(r->flags), compact = (r->flags & JSON_COMPACT) != 0;
-    if (ind && r->written)
-        fprintf(out, "\n%*s", ind, "");
-    fputc(']', out);
-    const char *key;
-    json_t *val;
-    json_object_foreach(tail, key, val)
-    {
-        json_t *ks = json_string(key);
-        char *kt = ks ? json_dumps(ks, JSON_ENCODE_ANY) : NULL;
-        char *vt = json_dumps(val, r->flags | JSON_ENCODE_ANY);
-        json_decref(ks);
-        if (!kt || !vt) {
-            free(kt);
-            free(vt);
-            return BERTH_ENOMEM;
-        }
-        if (ind) {
-            fprintf(out, ",\n%*s%s: ", ind, "", kt);
-            put_indented(out, vt, ind);
-        } else {
-            fprintf(out, compact ? ",%s:%s" : ", %s: %s", kt, vt);
-        }
-        free(kt);
-        free(vt);
-    }
-    fputs(ind ? "\n}" : "}", out);
-    r->out = NULL;
-    return ferror(out) ? BERTH_EIO : 0;
+    return r->stream ? berth_stream_close(r->stream, tail) : BERTH_EINVAL;
 }
+
+void berth_kube_report_rows_only(berth_kube_report *r)
+{
+    json_decref(r->pods);
+    r->pods = NULL;
+}
+
+void berth_kube_report_explain_to(berth_kube_report *r, FILE *out) { r->explain = out; }
+
+static int explain_pod(FILE *out, json_t *pod);
 
 void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
 {
@@ -351,16 +306,31 @@ void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_
     }
     if (d->nvictims && !(rw->preempted = preempted_text(k, d)))
         r->status = BERTH_ENOMEM;
-    json_t *o = decision_json(k, d, rw, r->detail);
+    if (!r->pods && !r->stream && !r->explain)
+        return; /* rows only (the table) */
+    json_t *o = decision_json(k, d, rw, r->detail || r->explain);
     if (!o) {
         r->status = BERTH_ENOMEM;
         return;
     }
-    if (r->out) {
-        int rc = stream_pod(r, o);
+    if (r->explain) {
+        int rc = explain_pod(r->explain, o);
+        if (rc)
+            r->status = rc;
+        if (!r->detail) { /* explain read the detail; the JSON does not show it */
+            json_object_del(o, "feasible");
+            json_object_del(o, "filtered");
+            json_object_del(o, "scores");
+            json_object_del(o, "weights");
+        }
+    }
+    if (r->stream) {
+        int rc = berth_stream_item(r->stream, o);
         json_decref(o);
         if (rc)
             r->status = rc;
+    } else if (!r->pods) {
+        json_decref(o);
     } else if (json_array_append_new(r->pods, o)) {
         r->status = BERTH_ENOMEM;
     }
@@ -558,11 +528,9 @@ static int cmp_total_desc(const void *a, const void *b)
     return tx > ty ? -1 : tx < ty;
 }
 
-int berth_kube_report_explain(FILE *out, const berth_kube_report *r)
+/* one pod of --explain, from its JSON with detail */
+static int explain_pod(FILE *out, json_t *pod)
 {
-    size_t i;
-    json_t *pod;
-    json_array_foreach(r->pods, i, pod)
     {
         const json_t *node = json_object_get(pod, "node");
         fprintf(out, "explain %s/%s: %s\n", json_string_value(json_object_get(pod, "namespace")),
@@ -654,4 +622,17 @@ int berth_kube_report_row(const berth_kube_report *r, uint32_t i, uint32_t *pod,
     *message = rw->terminating ? "being deleted (metadata.deletionTimestamp): not scheduled"
                                : rw->message;
     return rw->terminating;
+}
+
+int berth_kube_report_explain(FILE *out, const berth_kube_report *r)
+{
+    size_t i;
+    json_t *pod;
+    json_array_foreach(r->pods, i, pod)
+    {
+        int rc = explain_pod(out, pod);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }

@@ -595,7 +595,7 @@ static void dispatch(berth_server *s, const char *method, route_match *m, req *r
         serve_kube_schedule(body, r->len, r->arg[0], r->arg[1], r->arg[2], &s->budget, rep);
         return;
     case SERVE_RT_FLEET:
-        serve_fleet_place(body, r->len, r->arg[0], &s->budget, rep);
+        serve_fleet_place(body, r->len, r->arg[0], r->arg[1], &s->budget, rep);
         return;
     case SERVE_RT_DISRUPT:
         serve_disrupt_plan(body, r->len, r->arg[0], &s->budget, rep);
@@ -658,7 +658,7 @@ static void submit(berth_server *s, struct MHD_Connection *c, req *r)
     const char *key = NULL, *key2 = NULL, *key3 = NULL;
     switch (r->route) {
     case SERVE_RT_KUBE: key = "profile"; key2 = "preempt"; key3 = "detail"; break;
-    case SERVE_RT_FLEET: key = "now"; break;
+    case SERVE_RT_FLEET: key = "now"; key2 = "detail"; break;
     case SERVE_RT_DISRUPT:
     case SERVE_RT_AUTOSCALE: key = "at"; break;
     case SERVE_RT_EXT_FILTER:

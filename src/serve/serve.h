@@ -227,8 +227,10 @@ typedef struct serve_budget {
 /* POST /v1/kube/schedule?profile=NAME&preempt=true|false (default true). */
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
                          const char *detail, const serve_budget *b, serve_reply *r);
-void serve_fleet_place(const char *body, size_t len, const char *now, const serve_budget *b,
-                       serve_reply *r);
+/* POST /v1/fleet/place?now=T&detail=all|default (default: each placement's
+ * "clusters" bounded as berth_report_fleet_json_detail says). */
+void serve_fleet_place(const char *body, size_t len, const char *now, const char *detail,
+                       const serve_budget *b, serve_reply *r);
 /* POST /v1/disrupt/plan?at=T and /v1/autoscale/plan?at=T (stateless). */
 void serve_disrupt_plan(const char *body, size_t len, const char *at, const serve_budget *b,
                         serve_reply *r);

@@ -86,6 +86,22 @@ static void over_time(const serve_budget *b, serve_reply *r)
     r->stopped = 1;
 }
 
+/* 200 with j (taken) as compact JSON: berth_report_json_text, so that a
+ * failed allocation is a 500, never a reply missing a key (jansson's
+ * json_dumps, which serve_reply_json uses, can drop one) */
+static void reply_doc(serve_reply *r, json_t *j)
+{
+    char *t = berth_report_json_text(j, JSON_COMPACT | BERTH_JSON_REAL);
+    json_decref(j);
+    if (!t) {
+        serve_reply_error(r, 500, "internal", "out of memory rendering the reply");
+        return;
+    }
+    free(r->body);
+    r->body = t;
+    r->status = 200;
+}
+
 void serve_kube_schedule(const char *body, size_t len, const char *profile, const char *preempt,
                          const char *detail, const serve_budget *b, serve_reply *r)
 {
@@ -191,11 +207,16 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
     berth_kube_free(&k);
 }
 
-void serve_fleet_place(const char *body, size_t len, const char *now, const serve_budget *b,
-                       serve_reply *r)
+void serve_fleet_place(const char *body, size_t len, const char *now, const char *detail,
+                       const serve_budget *b, serve_reply *r)
 {
     *r = (serve_reply){0};
     berth_fleet_options opt = {0};
+    if (detail && strcmp(detail, "all") && strcmp(detail, "default")) {
+        serve_reply_error(r, 400, "bad_input", "detail: expected all or default");
+        return;
+    }
+    int all = detail && !strcmp(detail, "all");
     berth_cancel cancel;
     opt.cancel = start_clock(b, &cancel);
     if (now) {
@@ -248,7 +269,7 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const serv
             bad = 1;
             break;
         }
-        json_t *j = berth_report_fleet_json(ctx, &o, 0);
+        json_t *j = berth_report_fleet_json_detail(ctx, &o, 0, all);
         bad = !j || json_array_append_new(arr, j);
     }
     json_decref(arr);
@@ -259,7 +280,7 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const serv
         else
             serve_reply_error(r, 500, "internal", "fleet placement failed");
     } else {
-        serve_reply_json(r, 200, root);
+        reply_doc(r, root);
     }
     berth_fleet_ctx_free(ctx);
     berth_fleet_free(&fl);
@@ -319,7 +340,7 @@ void serve_disrupt_plan(const char *body, size_t len, const char *at, const serv
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
     else
-        serve_reply_json(r, 200, berth_report_disrupt_json(&m, &p));
+        reply_doc(r, berth_report_disrupt_json(&m, &p));
     berth_dplan_free(&p);
     berth_disrupt_free(&m);
 }
@@ -361,7 +382,7 @@ void serve_autoscale_plan(const char *body, size_t len, const char *at, const se
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
     else
-        serve_reply_json(r, 200, berth_report_autoscale_json(&m, &p));
+        reply_doc(r, berth_report_autoscale_json(&m, &p));
     berth_aplan_free(&p);
     berth_autoscale_free(&m);
 }

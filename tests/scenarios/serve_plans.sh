@@ -56,6 +56,40 @@ for f in examples/kube/workloads.yaml examples/kube/preemption.yaml examples/kub
 done
 post 400 "/v1/kube/schedule?detail=some" examples/kube/workloads.yaml
 grep -q 'detail: expected' "$tmp/out" || fail "bad detail: $(cat "$tmp/out")"
+
+# fleet place: by default at most 20 unselected clusters per placement
+# (clustersOmitted counts the rest), ?detail=all every one; both equal the CLI
+{
+  echo "apiVersion: v1"; echo "kind: List"; echo "items:"
+  for i in $(seq -w 1 40); do
+    cat <<YAML
+- apiVersion: cluster.kubernetes-fleet.io/v1beta1
+  kind: MemberCluster
+  metadata: {name: m-$i, labels: {env: prod}}
+  status:
+    agentStatus: [{type: MemberAgent, lastReceivedHeartbeat: "2024-05-01T11:59:30Z",
+                   conditions: [{type: Joined, status: "True"},
+                                {type: Healthy, status: "True", lastTransitionTime: "2024-04-01T00:00:00Z"}]}]
+YAML
+  done
+  cat <<'YAML'
+- apiVersion: placement.kubernetes-fleet.io/v1beta1
+  kind: ClusterResourcePlacement
+  metadata: {name: two}
+  spec:
+    resourceSelectors: [{group: "", kind: Namespace, version: v1, name: web}]
+    policy: {placementType: PickN, numberOfClusters: 2}
+YAML
+} > "$tmp/fleet40.yaml"
+post 200 "/v1/fleet/place?now=$AT" "$tmp/fleet40.yaml"
+[ "$(grep -o '"affinityScore"' "$tmp/out" | wc -l)" -eq 22 ] || fail "fleet default: 22 clusters expected: $(head -c 300 "$tmp/out")"
+grep -q '"clustersOmitted":18' "$tmp/out" || fail "fleet default: clustersOmitted 18 expected"
+same_as_cli fleet place "$tmp/fleet40.yaml" --now "$AT"
+post 200 "/v1/fleet/place?now=$AT&detail=all" "$tmp/fleet40.yaml"
+[ "$(grep -o '"affinityScore"' "$tmp/out" | wc -l)" -eq 40 ] || fail "fleet detail=all: 40 clusters expected"
+same_as_cli fleet place "$tmp/fleet40.yaml" --now "$AT" --detail all
+post 400 "/v1/fleet/place?now=$AT&detail=some" "$tmp/fleet40.yaml"
+grep -q 'detail: expected' "$tmp/out" || fail "fleet bad detail: $(cat "$tmp/out")"
 # the planner's warnings come over HTTP too (examples/disrupt/warnings.yaml)
 post 200 "/v1/disrupt/plan?at=$AT" examples/disrupt/warnings.yaml
 grep -q '"1 NodeClaim whose Node is not in the input' "$tmp/out" || fail "no planner warning over HTTP"

@@ -94,7 +94,7 @@ static char *slurp(const char *path, size_t *len)
 typedef void (*endpoint)(const char *body, size_t len, serve_reply *r);
 
 static void ep_kube(const char *b, size_t n, serve_reply *r) { serve_kube_schedule(b, n, NULL, NULL, NULL, NULL, r); }
-static void ep_fleet(const char *b, size_t n, serve_reply *r) { serve_fleet_place(b, n, "2024-05-01T12:00:00Z", NULL, r); }
+static void ep_fleet(const char *b, size_t n, serve_reply *r) { serve_fleet_place(b, n, "2024-05-01T12:00:00Z", NULL, NULL, r); }
 static void ep_disrupt(const char *b, size_t n, serve_reply *r) { serve_disrupt_plan(b, n, "2024-05-01T12:00:00Z", NULL, r); }
 static void ep_autoscale(const char *b, size_t n, serve_reply *r) { serve_autoscale_plan(b, n, "2024-05-01T12:00:00Z", NULL, r); }
 
