@@ -576,6 +576,11 @@ typedef struct berth_kube_options {
                                        * feasible/plugin_scores/totals (the full pipeline:
                                        * no pod-class fast path), without detail's
                                        * per-node fail masks */
+    uint32_t threads;                 /* threads in all for the per-node loops (filters,
+                                       * per-node scores, the fast path's scans) of one
+                                       * pod, created once per run; 0 or 1: the calling
+                                       * thread only. Decisions do not depend on it
+                                       * (docs/kube.md "Threads"). */
 } berth_kube_options;
 
 /* Schedules every pending pod in queue order. Sorts k->nodes by name first
