@@ -676,6 +676,7 @@ typedef struct fast_scan {
     uint32_t n;           /* nodes (filtered) or N (argmax) */
     uint32_t *ties;       /* filtered: chunk k's ties at ties + k * FAST_CHUNK */
     fast_slot *slot;
+    int tiebreak;         /* argmax: which ties the merge reads */
 } fast_scan;
 
 /* Filtered chunk k: PodTopologySpread / InterPodAffinity filters on the
@@ -717,35 +718,63 @@ static void filtered_chunk(void *ctx, uint32_t k)
     j->slot[k] = (fast_slot){best, n, nties, nties ? ties[0] : 0, nties ? ties[nties - 1] : 0};
 }
 
-/* Plain argmax chunk k over nodes [k * FAST_CHUNK, ...) of part. */
+/* Plain argmax chunk k over nodes [k * FAST_CHUNK, ...) of part: the best
+ * value and its first node; the ties' count and last node only when the
+ * tie-break reads them (random, last). */
 static void argmax_chunk(void *ctx, uint32_t k)
 {
     fast_scan *j = ctx;
     uint32_t lo = k * FAST_CHUNK, hi = j->n - lo < FAST_CHUNK ? j->n : lo + FAST_CHUNK;
     const int32_t *part = j->part;
-    int32_t best = INT32_MIN;
-    for (uint32_t nd = lo; nd < hi; nd++)
-        best = part[nd] > best ? part[nd] : best;
+    /* four independent maxima: no chain of dependent compares */
+    int32_t m[4] = {INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
+    uint32_t nd = lo;
+    for (; nd + 4 <= hi; nd += 4)
+        for (int u = 0; u < 4; u++)
+            m[u] = part[nd + u] > m[u] ? part[nd + u] : m[u];
+    for (; nd < hi; nd++)
+        m[0] = part[nd] > m[0] ? part[nd] : m[0];
+    int32_t best = m[0];
+    for (int u = 1; u < 4; u++)
+        best = m[u] > best ? m[u] : best;
     fast_slot sl = {best, 0, 0, 0, 0};
     if (best != INT32_MIN) {
-        uint32_t nd = lo;
+        nd = lo;
         while (part[nd] != best)
             nd++;
         sl.first = sl.last = nd;
-        for (; nd < hi; nd++)
-            if (part[nd] == best) {
-                sl.nties++;
-                sl.last = nd;
-            }
+        sl.nties = 1;
+        if (j->tiebreak == BERTH_TIE_RANDOM) {
+            for (nd++; nd < hi; nd++)
+                if (part[nd] == best) {
+                    sl.nties++;
+                    sl.last = nd;
+                }
+        } else if (j->tiebreak == BERTH_TIE_LAST) {
+            /* only the last one is read (rank = ties - 1): count it as
+             * the chunk's second tie when it differs from the first */
+            nd = hi - 1;
+            while (part[nd] != best)
+                nd--;
+            sl.last = nd;
+            sl.nties = nd != sl.first ? 2 : 1;
+        }
     }
     j->slot[k] = sl;
 }
 
-/* Runs chunks [0, nch) of a scan: on the pool when the scan is big enough
- * (profile prepared: the filters' lazy state built first), else here. */
-static void fast_run(kube_sched *s, uint32_t n, uint32_t nch, berth_pool_fn fn, fast_scan *j)
+/* The plain argmax costs about a nanosecond per node: below this many
+ * nodes waking a second thread costs more than it saves (bench_kube
+ * kube.pods_per_sec.basic.5k.threads2, docs/kube.md "Threads"). */
+#define FAST_ARGMAX_PAR_MIN 65536
+
+/* Runs chunks [0, nch) of a scan over n nodes: on the pool when n >= min
+ * (the filters' lazy state built first by the caller), else here, in
+ * chunk order. */
+static void fast_run(kube_sched *s, uint32_t n, uint32_t min, uint32_t nch, berth_pool_fn fn,
+                     fast_scan *j)
 {
-    berth_pool_run(n >= BERTH_PAR_MIN ? s->pool : NULL, nch, fn, j);
+    berth_pool_run(n >= min ? s->pool : NULL, nch, fn, j);
 }
 
 /* The merged best over slots [0, nch): the value, the ties' count, and the
@@ -812,9 +841,10 @@ static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_r
         c->flist_stale = 0;
     }
     uint32_t nch = (c->nflist + FAST_CHUNK - 1) / FAST_CHUNK;
-    fast_scan j = {s, prof, r, part, c->flist, c->nflist, f->list, f->slot};
+    fast_scan j = {s, prof, r, part, c->flist, c->nflist, f->list, f->slot, prof->tiebreak};
     /* the filters' per-pod state is built before chunks share it */
-    fast_run(s, kube_terms_par_prepare(s, r) ? 0 : c->nflist, nch, filtered_chunk, &j);
+    fast_run(s, kube_terms_par_prepare(s, r) ? 0 : c->nflist, BERTH_PAR_MIN, nch, filtered_chunk,
+             &j);
     uint32_t nfeasible = 0, chunk = 0, rank = 0;
     int32_t best = merge_slots(f->slot, nch, prof->tiebreak, rng, &nfeasible, &chunk, &rank);
     if (!nfeasible)
@@ -1014,8 +1044,8 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
      * in node order */
     const int32_t *part = c->part;
     uint32_t nch = (N + FAST_CHUNK - 1) / FAST_CHUNK;
-    fast_scan j = {s, prof, r, part, NULL, N, NULL, f->slot};
-    fast_run(s, N, nch, argmax_chunk, &j);
+    fast_scan j = {s, prof, r, part, NULL, N, NULL, f->slot, prof->tiebreak};
+    fast_run(s, N, FAST_ARGMAX_PAR_MIN, nch, argmax_chunk, &j);
     uint32_t nf = 0, chunk = 0, rank = 0;
     int32_t best = merge_slots(f->slot, nch, prof->tiebreak, rng, &nf, &chunk, &rank);
     const fast_slot *sl = &f->slot[chunk];
