@@ -128,7 +128,8 @@ typedef struct berth_cycle {
      * plugins, in chunks of BERTH_PAR_CHUNK on the pool's threads; chunk
      * results are merged in candidate order, so every output (feasible
      * list, scores, reject counts, explain capture, the pick and the rng
-     * stream) equals the one-thread run's. Owned by the caller. */
+     * stream) equals the one-thread run's. Owned by the caller; set it
+     * with berth_cycle_set_pool. */
     struct berth_pool *pool;
     uint32_t *chunk_scratch;  /* per chunk: BERTH_MAX_PLUGINS + 2 counters */
 } berth_cycle;
@@ -147,6 +148,9 @@ typedef struct berth_pick {
 
 int berth_cycle_init(berth_cycle *c, uint32_t cap, uint32_t max_scores, uint64_t seed);
 void berth_cycle_free(berth_cycle *c);
+/* Gives c a pool (NULL: none) and, the first time, its per-chunk scratch.
+ * 0 or BERTH_ENOMEM (then c is unchanged). */
+int berth_cycle_set_pool(berth_cycle *c, struct berth_pool *pool);
 
 /* Runs one pick. ncand is the total number of candidates (ids 0..ncand-1).
  * use_index: 1 to let profile->narrow propose the batch, 0 for the plain

@@ -552,7 +552,11 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
             kube_loop_free(L);
             return berth_error_set(e, prc, "cannot start %u threads", opt->threads);
         }
-        L->s.pool = L->c.pool = L->pool;
+        if (berth_cycle_set_pool(&L->c, L->pool)) {
+            kube_loop_free(L);
+            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        }
+        L->s.pool = L->pool;
     }
     for (uint32_t i = 0; i < k->nprofiles; i++)
         build_profile(&L->built[i], &k->profiles[i], opt->tiebreak);

@@ -29,14 +29,24 @@ int berth_cycle_init(berth_cycle *c, uint32_t cap, uint32_t max_scores, uint64_t
     c->ties = malloc(cap * sizeof *c->ties);
     c->first_reject = calloc(cap, 1);
     c->reject_mask = calloc(cap, sizeof *c->reject_mask);
-    c->chunk_scratch = malloc(((size_t)cap / BERTH_PAR_CHUNK + 1) * CHUNK_SLOTS *
-                              sizeof *c->chunk_scratch);
     berth_rng_seed(&c->rng, seed);
     if (!c->cand || !c->verdict || !c->feasible || !c->scores || !c->total || !c->ties ||
-        !c->first_reject || !c->reject_mask || !c->chunk_scratch) {
+        !c->first_reject || !c->reject_mask) {
         berth_cycle_free(c);
         return BERTH_ENOMEM;
     }
+    return 0;
+}
+
+int berth_cycle_set_pool(berth_cycle *c, struct berth_pool *pool)
+{
+    if (pool && !c->chunk_scratch) {
+        c->chunk_scratch = malloc(((size_t)c->cap / BERTH_PAR_CHUNK + 1) * CHUNK_SLOTS *
+                                  sizeof *c->chunk_scratch);
+        if (!c->chunk_scratch)
+            return BERTH_ENOMEM;
+    }
+    c->pool = pool;
     return 0;
 }
 

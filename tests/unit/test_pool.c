@@ -152,7 +152,7 @@ static void test_pipeline_same_with_pool(void **state)
         assert_int_equal(berth_cycle_init(&c2, NC, 2, 7), 0);
         c1.explain = c2.explain = 1;
         c1.all_filters = c2.all_filters = round % 2;
-        c2.pool = pool;
+        assert_int_equal(berth_cycle_set_pool(&c2, pool), 0);
         for (int pick = 0; pick < 5; pick++) {
             berth_pick a, b;
             d.prepared = 0;
