@@ -581,6 +581,11 @@ typedef struct berth_kube_options {
                                        * per-node fail masks */
     const berth_cancel *cancel;       /* NULL: no limit; else checked every 8 pods
                                        * (berth/cancel.h): BERTH_ETIMEDOUT once expired */
+    uint32_t threads;                 /* threads in all for the per-node loops (filters,
+                                       * per-node scores, the fast path's scans) of one
+                                       * pod, created once per run; 0 or 1: the calling
+                                       * thread only. Decisions do not depend on it
+                                       * (docs/kube.md "Threads"). */
 } berth_kube_options;
 
 /* Schedules every pending pod in queue order. Sorts k->nodes by name first

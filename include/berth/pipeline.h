@@ -13,7 +13,10 @@
  * berth_cycle_init.
  *
  * Threads: a berth_cycle is one thread's scratch; distinct cycles may run
- * at once over state their plugins only read. Profiles are constant. */
+ * at once over state their plugins only read. Profiles are constant. A
+ * cycle given a pool (berth_cycle.pool) runs filter and per-node score
+ * calls on chunks of one batch concurrently, after profile->prepare: those
+ * calls then must only read shared state and write their own slots. */
 #ifndef BERTH_PIPELINE_H
 #define BERTH_PIPELINE_H
 
@@ -52,6 +55,10 @@ typedef struct berth_score_plugin {
     const char *name;
     void (*score)(void *state, const void *req, const uint32_t *cand, uint32_t n, int64_t *out);
     void (*normalize)(void *state, const void *req, int64_t *scores, uint32_t n);
+    /* 1: out[i] depends on cand[i] alone (not on the rest of the batch), so
+     * the pipeline may score chunks of the batch in parallel (berth_cycle.pool).
+     * 0: always one call over the whole batch. */
+    int per_node;
 } berth_score_plugin;
 
 typedef enum berth_combine {
@@ -82,6 +89,12 @@ typedef struct berth_profile {
     /* Optional: commit / roll back a pick in the domain's state. */
     int (*reserve)(void *state, const void *req, uint32_t c);
     void (*unreserve)(void *state, const void *req, uint32_t c);
+    /* Optional: called on the calling thread before a batch of n candidates
+     * is filtered (and scored by per_node plugins) in parallel chunks; it
+     * builds whatever the plugins build lazily for this request, so that
+     * the chunks only read shared state. A profile without it is never run
+     * in parallel. Returns 0, or an error to run the batch in one thread. */
+    int (*prepare)(void *state, const void *req, const uint32_t *cand, uint32_t n);
 } berth_profile;
 
 /* Scratch space for picks over up to `cap` candidates, reused across
@@ -110,7 +123,21 @@ typedef struct berth_cycle {
      * (kube's percentageOfNodesToScore); 0 = filter the whole batch.
      * Candidates are taken in batch order. */
     uint32_t max_feasible;
+    /* pool: when set (berth/pool.h) and the profile has prepare, batches of
+     * at least BERTH_PAR_MIN candidates are filtered, and scored by per_node
+     * plugins, in chunks of BERTH_PAR_CHUNK on the pool's threads; chunk
+     * results are merged in candidate order, so every output (feasible
+     * list, scores, reject counts, explain capture, the pick and the rng
+     * stream) equals the one-thread run's. Owned by the caller; set it
+     * with berth_cycle_set_pool. */
+    struct berth_pool *pool;
+    uint32_t *chunk_scratch;  /* per chunk: BERTH_MAX_PLUGINS + 2 counters */
 } berth_cycle;
+
+/* Chunk size of the parallel loops (candidates), and the smallest batch
+ * worth splitting: below it one thread is faster than waking another. */
+#define BERTH_PAR_CHUNK 256
+#define BERTH_PAR_MIN 1024
 
 typedef struct berth_pick {
     uint32_t chosen;         /* candidate id or BERTH_NO_CANDIDATE */
@@ -121,6 +148,9 @@ typedef struct berth_pick {
 
 int berth_cycle_init(berth_cycle *c, uint32_t cap, uint32_t max_scores, uint64_t seed);
 void berth_cycle_free(berth_cycle *c);
+/* Gives c a pool (NULL: none) and, the first time, its per-chunk scratch.
+ * 0 or BERTH_ENOMEM (then c is unchanged). */
+int berth_cycle_set_pool(berth_cycle *c, struct berth_pool *pool);
 
 /* Runs one pick. ncand is the total number of candidates (ids 0..ncand-1).
  * use_index: 1 to let profile->narrow propose the batch, 0 for the plain

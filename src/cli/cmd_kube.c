@@ -7,6 +7,7 @@
 
 #include "berth/kube.h"
 #include "berth/kube_report.h"
+#include "berth/pool.h"
 #include "berth/report.h"
 
 static void help_schedule(FILE *f)
@@ -45,6 +46,9 @@ static void help_schedule(FILE *f)
             "                       (same decisions, slower; for checking)\n"
             "  --no-preempt         a pod that fits nowhere stays unschedulable (default: it\n"
             "                       preempts lower-priority pods as DefaultPreemption does)\n"
+            "  --threads N          threads for one pod's per-node filters and scores on\n"
+            "                       clusters of 1024 nodes or more (default: online cores);\n"
+            "                       decisions and output are the same for every N\n"
             "  --strict             unknown fields in Kubernetes objects, and kinds the\n"
             "                       command does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
@@ -135,6 +139,7 @@ static int cmd_schedule(int argc, char **argv)
     cli_common_init(&c);
     const char *config = NULL, *profile = NULL, *svg = NULL;
     int reference = 0, explain = 0, preempt = 1, detail_all = 0;
+    uint32_t threads = berth_threads_online();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -172,6 +177,17 @@ static int cmd_schedule(int argc, char **argv)
         }
         if (!strcmp(a, "--no-preempt")) {
             preempt = 0;
+            continue;
+        }
+        if (!strcmp(a, "--threads")) {
+            char *end = NULL;
+            long long x = i + 1 < argc ? strtoll(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || !*argv[i + 1] || *end || x < 1 || x > 256) {
+                fprintf(stderr, "berth kube schedule: --threads expects an integer from 1 to 256\n");
+                return 2;
+            }
+            threads = (uint32_t)x;
+            i++;
             continue;
         }
         int r = cli_common_flag(&c, argc, argv, &i);
@@ -213,7 +229,8 @@ static int cmd_schedule(int argc, char **argv)
     berth_kube_options opt = {.profile = prof, .tiebreak = c.tiebreak, .seed = c.seed,
                               .detail = detail || explain, .reference = reference,
                               .on_decision = berth_kube_report_decision, .ctx = rep,
-                              .preempt = preempt, .reasons = c.format != CLI_TABLE};
+                              .preempt = preempt, .reasons = c.format != CLI_TABLE,
+                              .threads = threads};
     berth_error e;
     berth_error_clear(&e);
     /* JSON and YAML are streamed as pods are decided, --explain too: memory

@@ -13,6 +13,7 @@
  * without host ports, in profiles made of these plugins, with every node
  * scored; anything else takes the full pipeline. Decisions are identical:
  * tests compare both paths. */
+#include "berth/pool.h"
 #include "kube/fastpath.h"
 #include "kube/terms.h"
 
@@ -23,6 +24,17 @@
 #define FAST_MAX_CLASSES 4096
 #define FAST_MAX_BYTES (512u * 1024u * 1024u)
 #define FAST_MAX_LOG (1u << 22)
+#define FAST_CHUNK 256 /* nodes per chunk of a scan */
+
+/* One chunk's share of a scan (filtered chunks, plain argmax): merged in
+ * chunk order, so the answer does not depend on which thread ran it. */
+typedef struct fast_slot {
+    int32_t best;         /* INT32_MIN: nothing feasible in the chunk */
+    uint32_t nfeasible;
+    uint32_t nties;       /* nodes at best in the chunk */
+    uint32_t first, last; /* first and last of them */
+} fast_slot;
+
 
 typedef struct fast_class {
     char *key;
@@ -72,6 +84,7 @@ struct kube_fast {
     uint32_t *all, *list;
     uint8_t *verdict;
     int64_t *col, *col2;
+    fast_slot *slot; /* per chunk of FAST_CHUNK nodes (the parallel scans) */
     char *keybuf;
     size_t keycap;
 };
@@ -120,6 +133,7 @@ void kube_fast_free(kube_sched *s)
     free(f->verdict);
     free(f->col);
     free(f->col2);
+    free(f->slot);
     free(f->keybuf);
     free(f);
     s->fast = NULL;
@@ -138,9 +152,11 @@ int kube_fast_init(kube_sched *s)
     f->col = malloc(N * sizeof *f->col);
     f->col2 = malloc(N * sizeof *f->col2);
     f->seen = calloc(N, sizeof *f->seen);
+    f->slot = malloc((N / FAST_CHUNK + 1) * sizeof *f->slot);
     f->tcap = 1024;
     f->table = calloc(f->tcap, sizeof *f->table);
-    if (!f->all || !f->list || !f->verdict || !f->col || !f->col2 || !f->seen || !f->table) {
+    if (!f->all || !f->list || !f->verdict || !f->col || !f->col2 || !f->seen || !f->slot ||
+        !f->table) {
         kube_fast_free(s);
         return BERTH_ENOMEM;
     }
@@ -651,17 +667,165 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
  * stay in L1, tracking the best value, its ties (in node order) and the
  * feasible count on the way: the same feasible set, winner and count as the
  * pipeline. */
-#define FAST_CHUNK 256
+typedef struct fast_scan {
+    kube_sched *s;
+    const berth_profile *prof;
+    kube_req *r;
+    const int32_t *part;
+    const uint32_t *nodes; /* filtered chunks: the class's feasible list */
+    uint32_t n;           /* nodes (filtered) or N (argmax) */
+    uint32_t *ties;       /* filtered: chunk k's ties at ties + k * FAST_CHUNK */
+    fast_slot *slot;
+    int tiebreak;         /* argmax: which ties the merge reads */
+} fast_scan;
+
+/* Filtered chunk k: PodTopologySpread / InterPodAffinity filters on the
+ * chunk's feasible nodes (each filter sees the survivors of the one
+ * before), then the best part value and its ties in node order. */
+static void filtered_chunk(void *ctx, uint32_t k)
+{
+    fast_scan *j = ctx;
+    const berth_profile *prof = j->prof;
+    uint32_t base = k * FAST_CHUNK;
+    uint32_t n = j->n - base < FAST_CHUNK ? j->n - base : FAST_CHUNK;
+    uint32_t list[FAST_CHUNK];
+    uint8_t verdict[FAST_CHUNK];
+    memcpy(list, j->nodes + base, n * sizeof *list);
+    for (uint32_t f = 0; f < prof->nfilters && n; f++) {
+        if (!plugin_is(prof, f, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
+            !plugin_is(prof, f, BERTH_KP_INTER_POD_AFFINITY, 0))
+            continue;
+        memset(verdict, BERTH_FIT, n);
+        prof->filters[f]->filter(j->s, j->r, list, n, verdict);
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            list[m] = list[i];
+            m += verdict[i] == BERTH_FIT;
+        }
+        n = m;
+    }
+    int32_t best = INT32_MIN;
+    uint32_t nties = 0, *ties = j->ties + base;
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t v = j->part[list[i]];
+        if (v > best) {
+            best = v;
+            nties = 0;
+        }
+        if (v == best)
+            ties[nties++] = list[i];
+    }
+    j->slot[k] = (fast_slot){best, n, nties, nties ? ties[0] : 0, nties ? ties[nties - 1] : 0};
+}
+
+/* Plain argmax chunk k over nodes [k * FAST_CHUNK, ...) of part: the best
+ * value and its first node; the ties' count and last node only when the
+ * tie-break reads them (random, last). */
+static void argmax_chunk(void *ctx, uint32_t k)
+{
+    fast_scan *j = ctx;
+    uint32_t lo = k * FAST_CHUNK, hi = j->n - lo < FAST_CHUNK ? j->n : lo + FAST_CHUNK;
+    const int32_t *part = j->part;
+    /* four independent maxima: no chain of dependent compares */
+    int32_t m[4] = {INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
+    uint32_t nd = lo;
+    for (; nd + 4 <= hi; nd += 4)
+        for (int u = 0; u < 4; u++)
+            m[u] = part[nd + u] > m[u] ? part[nd + u] : m[u];
+    for (; nd < hi; nd++)
+        m[0] = part[nd] > m[0] ? part[nd] : m[0];
+    int32_t best = m[0];
+    for (int u = 1; u < 4; u++)
+        best = m[u] > best ? m[u] : best;
+    fast_slot sl = {best, 0, 0, 0, 0};
+    if (best != INT32_MIN) {
+        nd = lo;
+        while (part[nd] != best)
+            nd++;
+        sl.first = sl.last = nd;
+        sl.nties = 1;
+        if (j->tiebreak == BERTH_TIE_RANDOM) {
+            for (nd++; nd < hi; nd++)
+                if (part[nd] == best) {
+                    sl.nties++;
+                    sl.last = nd;
+                }
+        } else if (j->tiebreak == BERTH_TIE_LAST) {
+            /* only the last one is read (rank = ties - 1): count it as
+             * the chunk's second tie when it differs from the first */
+            nd = hi - 1;
+            while (part[nd] != best)
+                nd--;
+            sl.last = nd;
+            sl.nties = nd != sl.first ? 2 : 1;
+        }
+    }
+    j->slot[k] = sl;
+}
+
+/* The plain argmax costs about a nanosecond per node: below this many
+ * nodes waking a second thread costs more than it saves (bench_kube
+ * kube.pods_per_sec.basic.5k.threads2, docs/kube.md "Threads"). */
+#define FAST_ARGMAX_PAR_MIN 65536
+
+/* Runs chunks [0, nch) of a scan over n nodes: on the pool when n >= min
+ * (the filters' lazy state built first by the caller), else here, in
+ * chunk order. */
+static void fast_run(kube_sched *s, uint32_t n, uint32_t min, uint32_t nch, berth_pool_fn fn,
+                     fast_scan *j)
+{
+    berth_pool_run(n >= min ? s->pool : NULL, nch, fn, j);
+}
+
+/* The merged best over slots [0, nch): the value, the ties' count, and the
+ * chunk holding the chosen tie (first, last or the k-th at random, k drawn
+ * once from rng as the one-thread scan draws it) with its rank there. */
+static int32_t merge_slots(const fast_slot *slot, uint32_t nch, int tiebreak, berth_rng *rng,
+                           uint32_t *nfeasible, uint32_t *chunk, uint32_t *rank)
+{
+    int32_t best = INT32_MIN;
+    uint32_t nties = 0, nf = 0;
+    for (uint32_t k = 0; k < nch; k++) {
+        nf += slot[k].nfeasible;
+        if (slot[k].nties && slot[k].best > best)
+            best = slot[k].best;
+    }
+    for (uint32_t k = 0; k < nch; k++)
+        if (slot[k].nties && slot[k].best == best)
+            nties += slot[k].nties;
+    *nfeasible = nf;
+    if (!nties)
+        return INT32_MIN;
+    uint64_t want = 0;
+    if (tiebreak == BERTH_TIE_RANDOM && nties > 1)
+        want = berth_rng_below(rng, nties);
+    else if (tiebreak == BERTH_TIE_LAST)
+        want = nties - 1;
+    for (uint32_t k = 0; k < nch; k++) {
+        if (!slot[k].nties || slot[k].best != best)
+            continue;
+        if (want < slot[k].nties) {
+            *chunk = k;
+            *rank = (uint32_t)want;
+            return best;
+        }
+        want -= slot[k].nties;
+    }
+    return INT32_MIN; /* not reached */
+}
+
+/* Only spread/affinity FILTERS apply (their scores are 0 everywhere): the
+ * total is part + constant. Nodes go through the two filters in chunks that
+ * stay in L1 (on the pool's threads when there are enough), tracking the
+ * best value, its ties (in node order) and the feasible count per chunk;
+ * merged in chunk order: the same feasible set, winner and count as the
+ * pipeline. */
 static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_req *r,
                                 berth_rng *rng, fast_class *c, kube_fast_result *out)
 {
     kube_fast *f = s->fast;
-    uint32_t N = s->k->nnodes, nfeasible = 0, nties = 0;
+    uint32_t N = s->k->nnodes;
     const int32_t *part = c->part;
-    int32_t best = INT32_MIN;
-    uint32_t list[FAST_CHUNK];
-    uint8_t verdict[FAST_CHUNK];
-    uint32_t *ties = f->list; /* node-order ties of the best value */
     if (!c->flist || c->flist_stale) {
         if (!c->flist) {
             c->flist = malloc((N ? N : 1) * sizeof *c->flist);
@@ -676,42 +840,16 @@ static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_r
         c->nflist = m;
         c->flist_stale = 0;
     }
-    for (uint32_t base = 0; base < c->nflist; base += FAST_CHUNK) {
-        uint32_t n = c->nflist - base < FAST_CHUNK ? c->nflist - base : FAST_CHUNK;
-        memcpy(list, c->flist + base, n * sizeof *list);
-        /* each filter sees the survivors of the one before */
-        for (uint32_t j = 0; j < prof->nfilters && n; j++) {
-            if (!plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
-                !plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0))
-                continue;
-            memset(verdict, BERTH_FIT, n);
-            prof->filters[j]->filter(s, r, list, n, verdict);
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < n; i++) {
-                list[k] = list[i];
-                k += verdict[i] == BERTH_FIT;
-            }
-            n = k;
-        }
-        nfeasible += n;
-        for (uint32_t i = 0; i < n; i++) {
-            int32_t v = part[list[i]];
-            if (v > best) {
-                best = v;
-                nties = 0;
-            }
-            if (v == best)
-                ties[nties++] = list[i];
-        }
-    }
+    uint32_t nch = (c->nflist + FAST_CHUNK - 1) / FAST_CHUNK;
+    fast_scan j = {s, prof, r, part, c->flist, c->nflist, f->list, f->slot, prof->tiebreak};
+    /* the filters' per-pod state is built before chunks share it */
+    fast_run(s, kube_terms_par_prepare(s, r) ? 0 : c->nflist, BERTH_PAR_MIN, nch, filtered_chunk,
+             &j);
+    uint32_t nfeasible = 0, chunk = 0, rank = 0;
+    int32_t best = merge_slots(f->slot, nch, prof->tiebreak, rng, &nfeasible, &chunk, &rank);
     if (!nfeasible)
         return 2; /* no node fits: the full path explains why */
-    uint32_t chosen = 0;
-    if (prof->tiebreak == BERTH_TIE_RANDOM && nties > 1)
-        chosen = (uint32_t)berth_rng_below(rng, nties);
-    else if (prof->tiebreak == BERTH_TIE_LAST)
-        chosen = nties - 1;
-    out->node = ties[chosen];
+    out->node = f->list[chunk * FAST_CHUNK + rank];
     out->nfeasible = nfeasible;
     out->total = (int64_t)best + c->constant;
     return 1;
@@ -900,34 +1038,24 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
         return 2; /* no node fits: the full path explains why */
     if (!inert(r))
         return pick_with_terms(s, prof, r, rng, c, out);
-    /* argmax of part (INT64_MIN where infeasible); ties as the pipeline
-     * breaks them: first by index, last, or the k-th of the ties at random */
+    /* argmax of part (INT32_MIN where infeasible); ties as the pipeline
+     * breaks them: first by index, last, or the k-th of the ties at random;
+     * per chunk of nodes (on the pool's threads in large clusters), merged
+     * in node order */
     const int32_t *part = c->part;
-    int32_t best = INT32_MIN;
-    for (uint32_t nd = 0; nd < N; nd++)
-        best = part[nd] > best ? part[nd] : best;
-    uint32_t first = 0;
-    while (part[first] != best)
-        first++;
-    uint32_t chosen = first;
-    if (prof->tiebreak == BERTH_TIE_RANDOM) {
-        uint32_t nties = 0;
-        for (uint32_t nd = first; nd < N; nd++)
-            nties += part[nd] == best;
-        if (nties > 1) {
-            uint64_t k = berth_rng_below(rng, nties);
-            for (uint32_t nd = first; nd < N; nd++)
-                if (part[nd] == best && k-- == 0) {
-                    chosen = nd;
-                    break;
-                }
-        }
-    } else if (prof->tiebreak == BERTH_TIE_LAST) {
-        for (uint32_t nd = N; nd-- > first;)
-            if (part[nd] == best) {
-                chosen = nd;
-                break;
-            }
+    uint32_t nch = (N + FAST_CHUNK - 1) / FAST_CHUNK;
+    fast_scan j = {s, prof, r, part, NULL, N, NULL, f->slot, prof->tiebreak};
+    fast_run(s, N, FAST_ARGMAX_PAR_MIN, nch, argmax_chunk, &j);
+    uint32_t nf = 0, chunk = 0, rank = 0;
+    int32_t best = merge_slots(f->slot, nch, prof->tiebreak, rng, &nf, &chunk, &rank);
+    const fast_slot *sl = &f->slot[chunk];
+    uint32_t chosen = rank == 0 ? sl->first : sl->last;
+    if (rank && rank + 1 < sl->nties) {
+        /* the rank-th tie in the chunk (random tie-break) */
+        uint32_t nd = sl->first;
+        for (uint32_t left = rank; left; left -= part[nd] == best)
+            nd++;
+        chosen = nd;
     }
     out->node = chosen;
     out->nfeasible = c->nfeasible;

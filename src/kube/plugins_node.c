@@ -1250,6 +1250,35 @@ static int64_t memo_value(int kind, const kube_sched *s, const berth_kprofile *p
     }
 }
 
+/* Before a batch of n candidates is filtered or scored in parallel chunks
+ * (berth_profile.prepare, kube/sched.c): the plugin cache and every
+ * memoised column the pod's first call would fill, filled here on the
+ * calling thread with the values the plugins would write, so that the
+ * chunks only read them. */
+int kube_plugins_par_prepare(kube_sched *s, const kube_req *r, uint32_t n)
+{
+    if (s->reference)
+        return 0;
+    if (kube_plugins_prepare(s))
+        return BERTH_ENOMEM;
+    const berth_kpod *p = r->p;
+    const berth_kprofile *prof = s->prof;
+    int want[KUBE_MEMO_KINDS];
+    want[KUBE_MEMO_AFF_FILTER] = p->node_selector.n || p->has_req_affinity ||
+                                 (prof && prof->has_added_req);
+    want[KUBE_MEMO_AFF_SCORE] = p->npref_terms || (prof && prof->nadded_pref);
+    want[KUBE_MEMO_TAINT_FILTER] = p->ntols != 0;
+    want[KUBE_MEMO_TAINT_SCORE] = 1;
+    for (int kind = 0; kind < KUBE_MEMO_KINDS; kind++) {
+        int fresh;
+        int64_t *col = want[kind] ? memo_get(s, kind, r, n, &fresh) : NULL;
+        if (col && fresh)
+            for (uint32_t c = 0; c < s->k->nnodes; c++)
+                col[c] = memo_value(kind, s, prof, p, c);
+    }
+    return 0;
+}
+
 /* ---- plugin objects (tabled in kube/plugins.c) ---- */
 
 const berth_filter_plugin kube_unschedulable_filter = {BERTH_PLUGIN_VERSION, "NodeUnschedulable",
@@ -1259,11 +1288,11 @@ const berth_filter_plugin kube_node_name_filter = {BERTH_PLUGIN_VERSION, "NodeNa
 const berth_filter_plugin kube_taint_filter = {BERTH_PLUGIN_VERSION, "TaintToleration", f_taints,
                                                r_taints};
 const berth_score_plugin kube_taint_score = {BERTH_PLUGIN_VERSION, "TaintToleration", s_taints,
-                                             n_reverse};
+                                             n_reverse, 1};
 const berth_filter_plugin kube_affinity_filter = {BERTH_PLUGIN_VERSION, "NodeAffinity",
                                                   f_affinity, r_affinity};
 const berth_score_plugin kube_affinity_score = {BERTH_PLUGIN_VERSION, "NodeAffinity", s_affinity,
-                                                n_forward};
+                                                n_forward, 1};
 const berth_filter_plugin kube_ports_filter = {BERTH_PLUGIN_VERSION, "NodePorts", f_ports,
                                                r_ports};
 const berth_filter_plugin kube_volume_zone_filter = {BERTH_PLUGIN_VERSION, "VolumeZone",

@@ -377,9 +377,10 @@ static void n_headroom(void *state, const void *req, int64_t *scores, uint32_t n
 
 const berth_filter_plugin kube_fit_filter = {BERTH_PLUGIN_VERSION, "NodeResourcesFit", f_fit,
                                              r_fit};
-const berth_score_plugin kube_fit_score = {BERTH_PLUGIN_VERSION, "NodeResourcesFit", s_fit, NULL};
+const berth_score_plugin kube_fit_score = {BERTH_PLUGIN_VERSION, "NodeResourcesFit", s_fit, NULL,
+                                           1};
 const berth_score_plugin kube_balanced_score = {BERTH_PLUGIN_VERSION,
                                                 "NodeResourcesBalancedAllocation", s_balanced,
-                                                NULL};
+                                                NULL, 1};
 const berth_score_plugin kube_headroom_score = {BERTH_PLUGIN_VERSION, "UsageHeadroom", s_headroom,
-                                                n_headroom};
+                                                n_headroom, 1};

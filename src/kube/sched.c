@@ -4,6 +4,7 @@
  * profile (enabled filters in SPEC 2.5 order, weighted scores), the
  * percentageOfNodesToScore round robin, decisions handed to the caller and
  * kube-scheduler's "0/N nodes are available: ..." summary. */
+#include "berth/pool.h"
 #include "kube/fastpath.h"
 #include "kube/state.h"
 
@@ -349,6 +350,17 @@ struct kube_prof_built {
 };
 typedef struct kube_prof_built prof_built;
 
+/* berth_profile.prepare: what the plugins build lazily for this pod, built
+ * before a batch is filtered or scored in parallel chunks. */
+static int kube_par_prepare(void *state, const void *req, const uint32_t *cand, uint32_t n)
+{
+    kube_sched *s = state;
+    const kube_req *r = req;
+    (void)cand;
+    int rc = kube_plugins_par_prepare(s, r, n);
+    return rc ? rc : kube_terms_par_prepare(s, r);
+}
+
 static void build_profile(prof_built *b, const berth_kprofile *kp, berth_tiebreak tb)
 {
     memset(b, 0, sizeof *b);
@@ -377,6 +389,7 @@ static void build_profile(prof_built *b, const berth_kprofile *kp, berth_tiebrea
     b->p.nscores = ns;
     b->p.combine = BERTH_COMBINE_SUM;
     b->p.tiebreak = tb;
+    b->p.prepare = kube_par_prepare;
 }
 
 static int cmp_queue(const void *a, const void *b, void *ctx)
@@ -495,6 +508,7 @@ void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n)
 void kube_loop_free(kube_loop *L)
 {
     kube_preempt_free(L);
+    berth_pool_destroy(L->pool);
     free(L->rc);
     free(L->reasons);
     free(L->batch);
@@ -528,6 +542,19 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
         (!opt->reference && !opt->detail && !opt->reasons && kube_fast_init(&L->s))) {
         kube_loop_free(L);
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    }
+    if (opt->threads > 1 && k->nnodes >= BERTH_PAR_MIN) {
+        /* once per run; small clusters never split a batch */
+        int prc = berth_pool_create(&L->pool, opt->threads);
+        if (prc) {
+            kube_loop_free(L);
+            return berth_error_set(e, prc, "cannot start %u threads", opt->threads);
+        }
+        if (berth_cycle_set_pool(&L->c, L->pool)) {
+            kube_loop_free(L);
+            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        }
+        L->s.pool = L->pool;
     }
     for (uint32_t i = 0; i < k->nprofiles; i++)
         build_profile(&L->built[i], &k->profiles[i], opt->tiebreak);

@@ -56,6 +56,9 @@ typedef struct kube_sched {
      * node creates no PodTopologySpread domain. ncand: nodes not off. */
     uint8_t *off;
     uint32_t ncand;
+    /* worker threads of the per-node loops (berth_kube_options.threads),
+     * owned by the loop that created them; NULL: one thread */
+    struct berth_pool *pool;
 } kube_sched;
 
 /* Per-pod request handed to the plugins. */
@@ -119,6 +122,7 @@ typedef struct kube_loop {
     struct kube_reason_count *rc;    /* reason counting scratch (KUBE_MAX_REASONS) */
     berth_kreason *reasons;          /* the decision's view of rc */
     uint32_t cancel_tick;            /* pods since the last look at opt->cancel */
+    struct berth_pool *pool;         /* opt->threads > 1 (also in s.pool, c.pool) */
 } kube_loop;
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
                    uint32_t nspare, berth_error *e);
@@ -167,6 +171,10 @@ int kube_terms_node_changed(kube_sched *s, uint32_t n);
  * affinity terms, existing pods' terms that match it). */
 int kube_terms_prepare(kube_sched *s, kube_req *r);
 void kube_terms_release(kube_sched *s, kube_req *r);
+/* Builds what PodTopologySpread's and InterPodAffinity's filters build on
+ * their first call for r, so that parallel chunks only read (0 or
+ * BERTH_ENOMEM; then the batch runs in one thread). */
+int kube_terms_par_prepare(kube_sched *s, const kube_req *r);
 extern const berth_filter_plugin kube_pts_filter, kube_ipa_filter;
 extern const berth_score_plugin kube_pts_score, kube_ipa_score;
 
@@ -178,6 +186,9 @@ const berth_score_plugin *kube_score_plugin(berth_kplugin p);
  * 0 or BERTH_ENOMEM. (kube/plugins_node.c) */
 int kube_plugins_prepare(kube_sched *s);
 void kube_plugins_free(kube_sched *s);
+/* The cache and the memoised columns r's filters and scores would fill on
+ * a batch of n, filled now (berth_profile.prepare; kube/plugins_node.c). */
+int kube_plugins_par_prepare(kube_sched *s, const kube_req *r, uint32_t n);
 /* Node n became (non-)candidate (data = 0) or its data changed (data = 1;
  * had_images: its previous data listed images): updates the plugin cache;
  * returns 1 when ImageLocality's scores changed on every node (the image

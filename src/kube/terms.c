@@ -2217,6 +2217,21 @@ static void ipa_score(void *state, const void *req, const uint32_t *cand, uint32
     q->pool_used = mark;
 }
 
+/* Before r's batch is filtered in parallel chunks (berth_profile.prepare):
+ * the domain totals both filters build on their first call, built here on
+ * the calling thread so that the chunks only read them. */
+int kube_terms_par_prepare(kube_sched *s, const kube_req *r)
+{
+    kube_terms_req *q = r->terms;
+    if (!q || !s->terms)
+        return 0;
+    if (q->npf && pts_filter_ready(s, q))
+        return BERTH_ENOMEM;
+    if ((q->naff || q->nanti) && ipa_filter_ready(s, q))
+        return BERTH_ENOMEM;
+    return 0;
+}
+
 const berth_filter_plugin kube_pts_filter = {BERTH_PLUGIN_VERSION, "PodTopologySpread",
                                              pts_filter, pts_reason};
 const berth_score_plugin kube_pts_score = {BERTH_PLUGIN_VERSION, "PodTopologySpread", pts_score,

@@ -4,10 +4,14 @@
  * domain's decisions go through berth_pipeline_pick. */
 #include "berth/pipeline.h"
 #include "berth/error.h"
+#include "berth/pool.h"
 #include "core/invariant.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* per chunk of a parallel filter: reject counts, unresolvable, kept */
+#define CHUNK_SLOTS (BERTH_MAX_PLUGINS + 2)
 
 int berth_cycle_init(berth_cycle *c, uint32_t cap, uint32_t max_scores, uint64_t seed)
 {
@@ -34,6 +38,18 @@ int berth_cycle_init(berth_cycle *c, uint32_t cap, uint32_t max_scores, uint64_t
     return 0;
 }
 
+int berth_cycle_set_pool(berth_cycle *c, struct berth_pool *pool)
+{
+    if (pool && !c->chunk_scratch) {
+        c->chunk_scratch = malloc(((size_t)c->cap / BERTH_PAR_CHUNK + 1) * CHUNK_SLOTS *
+                                  sizeof *c->chunk_scratch);
+        if (!c->chunk_scratch)
+            return BERTH_ENOMEM;
+    }
+    c->pool = pool;
+    return 0;
+}
+
 void berth_cycle_free(berth_cycle *c)
 {
     free(c->cand);
@@ -44,28 +60,33 @@ void berth_cycle_free(berth_cycle *c)
     free(c->ties);
     free(c->first_reject);
     free(c->reject_mask);
+    free(c->chunk_scratch);
     memset(c, 0, sizeof *c);
 }
 
-/* Filters cand[0..n) in place; returns the survivors' count. */
-static uint32_t run_filters(const berth_profile *p, void *state, const void *req, berth_cycle *c,
-                            uint32_t *cand, uint32_t n)
+/* Filters cand[0..n) in place with verdict[0..n) as scratch, counting
+ * rejections into reject_count[] and *unresolvable; returns the survivors'
+ * count. Touches per-candidate arrays only at cand[0..n)'s ids, so chunks
+ * of one batch may run at once. */
+static uint32_t filter_span(const berth_profile *p, void *state, const void *req,
+                            const berth_cycle *c, uint32_t *cand, uint32_t n, uint8_t *verdict,
+                            uint32_t *reject_count, uint32_t *unresolvable)
 {
     if (c->all_filters) {
         for (uint32_t i = 0; i < n; i++)
             c->reject_mask[cand[i]] = 0;
         for (uint32_t f = 0; f < p->nfilters && n; f++) {
-            memset(c->verdict, BERTH_FIT, n);
-            p->filters[f]->filter(state, req, cand, n, c->verdict);
+            memset(verdict, BERTH_FIT, n);
+            p->filters[f]->filter(state, req, cand, n, verdict);
             for (uint32_t i = 0; i < n; i++) {
-                BERTH_ASSERT(cand[i] < c->cap && c->verdict[i] <= BERTH_UNRESOLVABLE);
-                if (c->verdict[i] == BERTH_FIT)
+                BERTH_ASSERT(cand[i] < c->cap && verdict[i] <= BERTH_UNRESOLVABLE);
+                if (verdict[i] == BERTH_FIT)
                     continue;
                 if (!c->reject_mask[cand[i]]) {
                     if (f < BERTH_MAX_PLUGINS)
-                        c->reject_count[f]++;
-                    if (c->verdict[i] == BERTH_UNRESOLVABLE)
-                        c->unresolvable++;
+                        reject_count[f]++;
+                    if (verdict[i] == BERTH_UNRESOLVABLE)
+                        (*unresolvable)++;
                     if (c->explain)
                         c->first_reject[cand[i]] = (uint8_t)(f + 1);
                 }
@@ -79,24 +100,103 @@ static uint32_t run_filters(const berth_profile *p, void *state, const void *req
         return k;
     }
     for (uint32_t f = 0; f < p->nfilters && n; f++) {
-        memset(c->verdict, BERTH_FIT, n);
-        p->filters[f]->filter(state, req, cand, n, c->verdict);
+        memset(verdict, BERTH_FIT, n);
+        p->filters[f]->filter(state, req, cand, n, verdict);
         uint32_t k = 0;
         for (uint32_t i = 0; i < n; i++) {
-            if (c->verdict[i] == BERTH_FIT) {
+            if (verdict[i] == BERTH_FIT) {
                 cand[k++] = cand[i];
                 continue;
             }
             if (f < BERTH_MAX_PLUGINS)
-                c->reject_count[f]++;
-            if (c->verdict[i] == BERTH_UNRESOLVABLE)
-                c->unresolvable++;
+                reject_count[f]++;
+            if (verdict[i] == BERTH_UNRESOLVABLE)
+                (*unresolvable)++;
             if (c->explain && cand[i] < c->cap)
                 c->first_reject[cand[i]] = (uint8_t)(f + 1);
         }
         n = k;
     }
     return n;
+}
+
+/* ---- parallel chunks (berth_cycle.pool) ---- */
+
+typedef struct par_job {
+    const berth_profile *p;
+    void *state;
+    const void *req;
+    berth_cycle *c;
+    uint32_t *cand;
+    uint32_t n;
+    uint32_t score;          /* score plugin index (score jobs) */
+    int64_t *out;
+} par_job;
+
+static void filter_chunk(void *ctx, uint32_t k)
+{
+    par_job *j = ctx;
+    uint32_t lo = k * BERTH_PAR_CHUNK, len = j->n - lo < BERTH_PAR_CHUNK ? j->n - lo : BERTH_PAR_CHUNK;
+    uint32_t *slot = j->c->chunk_scratch + (size_t)k * CHUNK_SLOTS;
+    memset(slot, 0, CHUNK_SLOTS * sizeof *slot);
+    slot[BERTH_MAX_PLUGINS + 1] = filter_span(j->p, j->state, j->req, j->c, j->cand + lo, len,
+                                              j->c->verdict + lo, slot, slot + BERTH_MAX_PLUGINS);
+}
+
+static void score_chunk(void *ctx, uint32_t k)
+{
+    par_job *j = ctx;
+    uint32_t lo = k * BERTH_PAR_CHUNK, len = j->n - lo < BERTH_PAR_CHUNK ? j->n - lo : BERTH_PAR_CHUNK;
+    j->p->scores[j->score]->score(j->state, j->req, j->cand + lo, len, j->out + lo);
+}
+
+static uint32_t nchunks_of(uint32_t n)
+{
+    return (n + BERTH_PAR_CHUNK - 1) / BERTH_PAR_CHUNK;
+}
+
+/* Whether a batch of n goes to the pool (profile->prepare then ran). */
+static int go_parallel(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                       const uint32_t *cand, uint32_t n)
+{
+    return c->pool && p->prepare && n >= BERTH_PAR_MIN && c->chunk_scratch &&
+           p->prepare(state, req, cand, n) == 0;
+}
+
+/* Filters cand[0..n) in place; returns the survivors' count. */
+static uint32_t run_filters(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                            uint32_t *cand, uint32_t n)
+{
+    if (!go_parallel(p, state, req, c, cand, n))
+        return filter_span(p, state, req, c, cand, n, c->verdict, c->reject_count,
+                           &c->unresolvable);
+    par_job j = {p, state, req, c, cand, n, 0, NULL};
+    uint32_t nch = nchunks_of(n);
+    berth_pool_run(c->pool, nch, filter_chunk, &j);
+    /* merge in chunk order: survivors compacted, counts summed */
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < nch; k++) {
+        const uint32_t *slot = c->chunk_scratch + (size_t)k * CHUNK_SLOTS;
+        for (uint32_t f = 0; f < BERTH_MAX_PLUGINS; f++)
+            c->reject_count[f] += slot[f];
+        c->unresolvable += slot[BERTH_MAX_PLUGINS];
+        uint32_t got = slot[BERTH_MAX_PLUGINS + 1];
+        memmove(cand + kept, cand + (size_t)k * BERTH_PAR_CHUNK, got * sizeof *cand);
+        kept += got;
+    }
+    return kept;
+}
+
+/* Score plugin j over the feasible batch into col. */
+static void run_score(const berth_profile *p, void *state, const void *req, berth_cycle *c,
+                      uint32_t j, uint32_t n, int64_t *col, int parallel)
+{
+    if (!parallel || !p->scores[j]->per_node) {
+        p->scores[j]->score(state, req, c->feasible, n, col);
+        return;
+    }
+    par_job jb = {p, state, req, c, c->feasible, n, j, col};
+    berth_pool_run(c->pool, nchunks_of(n), score_chunk, &jb);
 }
 
 /* Filters with an early stop after max_feasible survivors: the batch is
@@ -205,9 +305,13 @@ static int pick_rest(const berth_profile *p, void *state, const void *req, berth
         return 0;
 
     uint32_t ns = p->nscores;
+    int par = 0;
+    for (uint32_t j = 0; j < ns && !par; j++)
+        par = p->scores[j]->per_node;
+    par = par && go_parallel(p, state, req, c, c->feasible, n);
     for (uint32_t j = 0; j < ns; j++) {
         int64_t *col = c->scores + (size_t)j * c->cap;
-        p->scores[j]->score(state, req, c->feasible, n, col);
+        run_score(p, state, req, c, j, n, col, par);
         if (p->combine == BERTH_COMBINE_SUM && p->scores[j]->normalize)
             p->scores[j]->normalize(state, req, col, n);
     }
