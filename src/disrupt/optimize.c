@@ -45,6 +45,10 @@
 #define TRIAL_WORK_PER_CAND 3
 /* rounds of phases 2 and 3 in a trial, while a round replaces nodes */
 #define TRIAL_ROUNDS 4
+/* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
+ * multi-node limit */
+#define BOUND_GROUP_MAX 100
+enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2 };
 
 enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
 
@@ -284,11 +288,54 @@ static double trial_saving(const berth_dplan *t, int64_t *net)
 /* One trial: phase 2 with `order`, then phase 3 (groups_first: phase 3,
  * then phase 2), its actions appended to t; *work += the moves tried and
  * consolidation decisions run. */
-static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int groups_first,
-                     uint32_t *rest, uint32_t *taken, uint32_t *group, berth_dplan *t,
-                     uint64_t *work)
+/* The within-budgets bound's choice as one command: per pool, its
+ * Underutilized allowance of the candidates first in `order` (dearest
+ * first), at most BOUND_GROUP_MAX nodes in all (Karpenter's multi-node
+ * limit), deleted or replaced by one node when Karpenter's decision for the
+ * group allows it; nothing when it does not. */
+static int trial_bound_group(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *taken,
+                             berth_dplan *t, uint64_t *work)
 {
-    int rc = 0;
+    disrupt_state *s = c->s;
+    uint32_t ng = 0;
+    for (uint32_t i = 0; i < nl && ng < BOUND_GROUP_MAX; i++) {
+        uint32_t n = order[i];
+        if (c->used[n])
+            continue;
+        int64_t in_pool = 0;
+        for (uint32_t g = 0; g < ng; g++)
+            in_pool += s->n[taken[g]].pool == s->n[n].pool;
+        if (c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] > in_pool)
+            taken[ng++] = n;
+    }
+    if (ng < 2)
+        return 0;
+    disrupt_repl r;
+    char why[240] = "";
+    int res = 0, ok = 0, rc;
+    (*work)++;
+    if ((rc = disrupt_consolidate(s, taken, ng, 1, &r, why, sizeof why, &res)) || !res)
+        return rc;
+    if ((rc = commit_move(c, taken, ng, res == 2 ? &r.chosen : NULL, &ok)) || !ok)
+        return rc;
+    berth_daction *a;
+    if ((rc = disrupt_add_action(t, &a)) || (rc = disrupt_set_nodes(a, taken, ng, s)) ||
+        (res == 2 && (rc = disrupt_fill_repl(s, a, &r))))
+        return rc;
+    a->reason = BERTH_DR_UNDERUTILIZED;
+    for (uint32_t g = 0; g < ng; g++) {
+        c->used[taken[g]] = 1;
+        c->al[s->n[taken[g]].pool][BERTH_DR_UNDERUTILIZED]--;
+    }
+    return 0;
+}
+
+static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, uint32_t *rest,
+                     uint32_t *taken, uint32_t *group, berth_dplan *t, uint64_t *work)
+{
+    int rc = 0, groups_first = mode & MODE_GROUPS_FIRST;
+    if ((mode & MODE_BOUND_GROUP) && (rc = trial_bound_group(c, order, nl, taken, t, work)))
+        return rc;
     for (uint32_t round = 0; round < TRIAL_ROUNDS && !rc; round++) {
         uint32_t n0 = t->nactions;
         if (groups_first)
@@ -310,7 +357,7 @@ static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int groups_
     }
     if (getenv("BERTH_OPT_DEBUG")) {
         int64_t net;
-        fprintf(stderr, "trial gf=%d saving %.4f work %llu\n", groups_first,
+        fprintf(stderr, "trial mode=%d saving %.4f work %llu\n", mode,
                 trial_saving(t, &net), (unsigned long long)*work);
     }
     return rc;
@@ -540,16 +587,28 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     double best_sav = 0;
     int64_t best_net = 0;
     int best_gf = 0;
-    /* phase-2 orders, and whether phase 3 goes first */
-    static const int orders[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION};
-    static const int groups_first[] = {0, 0, 1, 0, 0};
+    /* phase-2 orders and their modes (phase 3 first; the within-budgets
+     * group first, tried only when some pool's allowance is below its
+     * candidates) */
+    static const int orders[] = {ORD_SAVING, ORD_PRICE, ORD_PRICE, ORD_SAVING, ORD_NET,
+                                 ORD_FRACTION};
+    static const int modes[] = {0, MODE_BOUND_GROUP, 0, MODE_GROUPS_FIRST, 0, 0};
+    int binds = 0;
+    for (uint32_t p = 0; p < m->npools && !binds; p++) {
+        int64_t cands = 0;
+        for (uint32_t i = 0; i < nl; i++)
+            cands += s->n[list[i]].pool == (int)p;
+        binds = cands > c.al[p][BERTH_DR_UNDERUTILIZED];
+    }
     uint32_t norders = (uint32_t)(sizeof orders / sizeof orders[0]);
     /* local search: insert = a candidate the best trial kept goes first
      * (dearest first); drop = one it deleted in phase 2 goes last (least
      * price per requested capacity first); alternately */
     for (uint32_t step = 0; trials < MAX_TRIALS && (!trials || work + last <= limit); step++) {
         uint32_t no = nl;
-        int gf = step < norders ? groups_first[step] : best_gf;
+        int gf = step < norders ? modes[step] : best_gf;
+        if (step < norders && (gf & MODE_BOUND_GROUP) && !binds)
+            continue;
         if (step < norders) {
             for (uint32_t i = 0; i < nl; i++)
                 c.key[list[i]] = order_key(s, list[i], orders[step], u, &req[2 * list[i]],
