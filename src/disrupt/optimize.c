@@ -1,5 +1,5 @@
-/* disrupt/optimize.c - `--optimize` (issue item 5): a consolidation that
- * can beat Karpenter's one greedy command, under the same rules - the
+/* disrupt/optimize.c - `--optimize` (issues 5 and 18): a consolidation
+ * that can beat Karpenter's one greedy command, under the same rules - the
  * allowances of every pool and reason at the start of the pass, candidates
  * only (so do-not-disrupt, PDBs, NodePool templates, consolidateAfter and
  * policies hold as for Karpenter), Karpenter's replacement price rules and
@@ -7,21 +7,35 @@
  * kept for the next question:
  *   1. emptiness: the empty consolidatable candidates within the Empty
  *      allowance (as Karpenter), one delete;
- *   2. deletion: every consolidatable candidate (not only the first 100),
- *      least requested first (the larger of its cpu and memory fractions,
- *      then the higher price), is deleted when all its pods fit on the nodes
- *      left; one delete of all of them;
- *   3. groups: the remaining candidates, most expensive first, each starts
- *      a group that takes the next candidates (a window of GROUP_WINDOW, at
- *      most GROUP_MAX nodes) while Karpenter's consolidation decision for
- *      the group (delete, or replace by one strictly cheaper node) saves
- *      more; each accepted group is one command, at most
- *      DISRUPT_SPARE_SLOTS - 1 replacements.
+ *   then trials, each from the state after 1, the one saving the most per
+ *   hour kept (ties: more nodes gone). A trial takes an order of the
+ *   consolidation candidates and runs rounds (at most TRIAL_ROUNDS, while a
+ *   round replaces nodes: new nodes may leave room) of
+ *   2. deletion: each candidate in the order is deleted when all its pods
+ *      fit on the nodes left; one delete per round;
+ *   3. groups: the remaining candidates, in the order, each start a group
+ *      that takes the next ones (a window of GROUP_WINDOW, at most
+ *      GROUP_MAX nodes) while Karpenter's consolidation decision for the
+ *      group (delete, or replace by one strictly cheaper node) saves more;
+ *      each accepted group one command, at most DISRUPT_SPARE_SLOTS - 1
+ *      replacements.
+ *   The orders: by the saving a deletion buys (price per the cheapest
+ *   price of the capacity its pods request), dearest first, by price minus
+ *   that cost of its requests, least requested first; one trial runs 3
+ *   before 2; when budgets bind, one first deletes the within-budgets
+ *   bound's choice (per pool the allowance's dearest candidates, at most
+ *   BOUND_GROUP_MAX) as one command when Karpenter's decision allows it.
+ *   Then a local search on the best order: a candidate it kept goes first
+ *   (insert), one it deleted goes last (drop).
  * The caller keeps Karpenter's plan unless this one is strictly better.
- * Work bound: phase 2 places each candidate's pods at most once and stops
- * after DELETE_FAILS failed tries; phase 3 runs at most GROUP_EVALS
- * consolidation decisions (each the scheduler's work for the group's pods
- * and the option filter) and stops after GROUP_UNPLACED leftover pods. */
+ * Work bound: phase 2 places each candidate's pods at most once per round
+ * and stops after max(DELETE_FAILS, FAIL_NODE_WORK / nodes) failed tries;
+ * phase 3 runs at most GROUP_EVALS consolidation decisions (each the
+ * scheduler's work for the group's pods and the option filter) and stops
+ * after max(GROUP_UNPLACED, FAIL_NODE_WORK / nodes) leftover pods; at most
+ * MAX_TRIALS trials, a trial starting only while the work so far plus the
+ * last trial's stays within max(TRIAL_WORK_FACTOR x the first trial's,
+ * TRIAL_NODE_WORK / nodes) moves and decisions (disrupt_optimize). */
 #include "disrupt/state.h"
 
 #include <stdio.h>
@@ -29,7 +43,7 @@
 #include <string.h>
 
 #define GROUP_WINDOW 16
-#define GROUP_MAX 8
+#define GROUP_MAX 4
 #define GROUP_EVALS 1024
 /* A pod that fits nowhere costs the scheduler's failure analysis (O(nodes)
  * reason strings): phase 2 stops after DELETE_FAILS failed tries (one such
@@ -41,10 +55,10 @@
 #define FAIL_NODE_WORK (512u * 10000u)
 /* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
 #define MAX_TRIALS 24
-#define TRIAL_WORK_MIN 20000
-#define TRIAL_WORK_PER_CAND 3
+#define TRIAL_WORK_FACTOR 2
+#define TRIAL_NODE_WORK 5000000u
 /* rounds of phases 2 and 3 in a trial, while a round replaces nodes */
-#define TRIAL_ROUNDS 4
+#define TRIAL_ROUNDS 8
 /* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
  * multi-node limit */
 #define BOUND_GROUP_MAX 100
@@ -191,15 +205,12 @@ static int trial_groups(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
 {
     disrupt_state *s = c->s;
     int rc = 0;
-    /* 3. groups onto the nodes left plus one cheaper node, most expensive
-     * first */
+    /* 3. groups onto the nodes left plus one cheaper node, in the trial's
+     * order */
     uint32_t nr = 0;
     for (uint32_t i = 0; i < nl; i++)
-        if (!c->used[order[i]] && budget_left(c, order[i], BERTH_DR_UNDERUTILIZED)) {
-            c->key[order[i]] = -s->n[order[i]].price;
+        if (!c->used[order[i]] && budget_left(c, order[i], BERTH_DR_UNDERUTILIZED))
             rest[nr++] = order[i];
-        }
-    qsort_r(rest, nr, sizeof *rest, cmp_key_asc, (void *)c);
     uint32_t evals = 0;
     uint64_t unplaced0 = s->unplaced;
     for (uint32_t i = 0; i < nr && evals < GROUP_EVALS && c->nspare < DISRUPT_SPARE_SLOTS &&
@@ -354,11 +365,6 @@ static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, u
             replaced |= t->actions[i].nreplacements > 0;
         if (!replaced)
             break;
-    }
-    if (getenv("BERTH_OPT_DEBUG")) {
-        int64_t net;
-        fprintf(stderr, "trial mode=%d saving %.4f work %llu\n", mode,
-                trial_saving(t, &net), (unsigned long long)*work);
     }
     return rc;
 }
@@ -570,17 +576,18 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     }
     double u[2];
     unit_prices(s, list, nl, u);
-    /* trials: phases 2 and 3 for each order of ORDERS, then local-search
+    /* trials: phases 2 and 3 for each order of `orders`, then local-search
      * moves on the best order (below); each from the same state, the best
      * kept. Work bound: at most MAX_TRIALS trials, and a trial starts only
      * while the work so far plus the last trial's stays within
-     * max(TRIAL_WORK_MIN, TRIAL_WORK_PER_CAND x candidates) (work = moves
-     * tried in phase 2 + consolidation decisions in phase 3; the first
-     * trial always runs and is itself bounded as in the header) */
+     * max(TRIAL_WORK_FACTOR x the first trial's work, TRIAL_NODE_WORK /
+     * nodes) (work = moves tried in phase 2 + consolidation decisions in
+     * phase 3, each a scheduling run over the estate's nodes; the first
+     * trial always runs and is itself bounded as in the header). So on a
+     * large estate the optimiser costs at most about TRIAL_WORK_FACTOR
+     * times one trial, on a small one it searches more. */
     snap_take(&c, &sn);
-    uint64_t limit = (uint64_t)nl * TRIAL_WORK_PER_CAND;
-    if (limit < TRIAL_WORK_MIN)
-        limit = TRIAL_WORK_MIN;
+    uint64_t limit = 0;
     uint64_t work = 0, last = 0;
     uint32_t trials = 0;
     int have = 0;
@@ -590,9 +597,6 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     /* phase-2 orders and their modes (phase 3 first; the within-budgets
      * group first, tried only when some pool's allowance is below its
      * candidates) */
-    static const int orders[] = {ORD_SAVING, ORD_PRICE, ORD_PRICE, ORD_SAVING, ORD_NET,
-                                 ORD_FRACTION};
-    static const int modes[] = {0, MODE_BOUND_GROUP, 0, MODE_GROUPS_FIRST, 0, 0};
     int binds = 0;
     for (uint32_t p = 0; p < m->npools && !binds; p++) {
         int64_t cands = 0;
@@ -600,15 +604,22 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             cands += s->n[list[i]].pool == (int)p;
         binds = cands > c.al[p][BERTH_DR_UNDERUTILIZED];
     }
-    uint32_t norders = (uint32_t)(sizeof orders / sizeof orders[0]);
+    /* the first trial is the one a large estate gets alone: dearest first
+     * with the within-budgets group when budgets bind, else by saving */
+    static const int orders_b[] = {ORD_PRICE, ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET,
+                                   ORD_FRACTION};
+    static const int modes_b[] = {MODE_BOUND_GROUP, 0, 0, MODE_GROUPS_FIRST, 0, 0};
+    static const int orders_u[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION};
+    static const int modes_u[] = {0, 0, MODE_GROUPS_FIRST, 0, 0};
+    const int *orders = binds ? orders_b : orders_u, *modes = binds ? modes_b : modes_u;
+    uint32_t norders = binds ? (uint32_t)(sizeof orders_b / sizeof orders_b[0])
+                             : (uint32_t)(sizeof orders_u / sizeof orders_u[0]);
     /* local search: insert = a candidate the best trial kept goes first
      * (dearest first); drop = one it deleted in phase 2 goes last (least
      * price per requested capacity first); alternately */
     for (uint32_t step = 0; trials < MAX_TRIALS && (!trials || work + last <= limit); step++) {
         uint32_t no = nl;
         int gf = step < norders ? modes[step] : best_gf;
-        if (step < norders && (gf & MODE_BOUND_GROUP) && !binds)
-            continue;
         if (step < norders) {
             for (uint32_t i = 0; i < nl; i++)
                 c.key[list[i]] = order_key(s, list[i], orders[step], u, &req[2 * list[i]],
@@ -655,7 +666,11 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
         uint64_t w0 = work;
         rc = run_trial(&c, order, no, gf, rest, taken, group, &trial, &work);
         last = work - w0;
-        trials++;
+        if (!trials++) {
+            limit = last * TRIAL_WORK_FACTOR;
+            if (s->nn && TRIAL_NODE_WORK / s->nn > limit)
+                limit = TRIAL_NODE_WORK / s->nn;
+        }
         int rb = snap_restore(&c, &sn);
         if (rc || (rc = rb))
             goto out;
