@@ -29,10 +29,10 @@
  *   (insert), one it deleted goes last (drop).
  * The caller keeps Karpenter's plan unless this one is strictly better.
  * Work bound: phase 2 places each candidate's pods at most once per round
- * and stops after max(DELETE_FAILS, FAIL_NODE_WORK / nodes) failed tries;
+ * and stops after DELETE_FAILS x max(1, FAIL_NODES / nodes) failed tries;
  * phase 3 runs at most GROUP_EVALS consolidation decisions (each the
  * scheduler's work for the group's pods and the option filter) and stops
- * after max(GROUP_UNPLACED, FAIL_NODE_WORK / nodes) leftover pods; at most
+ * after GROUP_UNPLACED x max(1, FAIL_NODES / nodes) leftover pods; at most
  * MAX_TRIALS trials, a trial starting only while the work so far plus the
  * last trial's stays within max(TRIAL_WORK_FACTOR x the first trial's,
  * TRIAL_NODE_WORK / nodes) moves and decisions (disrupt_optimize). */
@@ -50,13 +50,13 @@
  * pod each), phase 3 after GROUP_UNPLACED pods left over in its decisions. */
 #define DELETE_FAILS 256
 #define GROUP_UNPLACED 512
-/* ... both raised on smaller estates to FAIL_NODE_WORK / nodes (the same
- * failure-analysis work over fewer nodes) */
-#define FAIL_NODE_WORK (512u * 10000u)
+/* ... both raised on estates of fewer than FAIL_NODES nodes by FAIL_NODES /
+ * nodes (the same failure-analysis work as on FAIL_NODES nodes) */
+#define FAIL_NODES 10000u
 /* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
 #define MAX_TRIALS 24
 #define TRIAL_WORK_FACTOR 2
-#define TRIAL_NODE_WORK 5000000u
+#define TRIAL_NODE_WORK 2000000u
 /* rounds of phases 2 and 3 in a trial, while a round replaces nodes */
 #define TRIAL_ROUNDS 8
 /* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
@@ -474,10 +474,10 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     memset(alt, 0, sizeof *alt);
     opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, 1, NULL, DELETE_FAILS,
                  GROUP_UNPLACED};
-    if (s->nn && FAIL_NODE_WORK / s->nn > DELETE_FAILS)
-        c.max_fails = FAIL_NODE_WORK / s->nn;
-    if (s->nn && FAIL_NODE_WORK / s->nn > GROUP_UNPLACED)
-        c.max_unplaced = FAIL_NODE_WORK / s->nn;
+    if (s->nn && s->nn < FAIL_NODES) {
+        c.max_fails = (uint64_t)DELETE_FAILS * FAIL_NODES / s->nn;
+        c.max_unplaced = (uint64_t)GROUP_UNPLACED * FAIL_NODES / s->nn;
+    }
     if (!c.ks)
         return BERTH_ENOMEM;
     uint64_t base = berth_ksession_mark(c.ks);
