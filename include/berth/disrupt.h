@@ -316,6 +316,11 @@ typedef struct berth_dplan {
     int optimized;
     int64_t karpenter_nodes_after;
     double karpenter_savings;
+    /* --optimize ran (opt->optimize and the pass was no drift replacement):
+     * what the optimiser's own plan leaves, shown or not */
+    int optimize_ran;
+    int64_t optimizer_nodes_after;
+    double optimizer_cost_after;
 } berth_dplan;
 
 /* One disruption pass at opt->now (SPEC 4.1). m is not modified. */

@@ -1,5 +1,5 @@
-/* disrupt/optimize.c - `--optimize` (issue item 5): a consolidation that
- * can beat Karpenter's one greedy command, under the same rules - the
+/* disrupt/optimize.c - `--optimize` (issues 5 and 18): a consolidation
+ * that can beat Karpenter's one greedy command, under the same rules - the
  * allowances of every pool and reason at the start of the pass, candidates
  * only (so do-not-disrupt, PDBs, NodePool templates, consolidateAfter and
  * policies hold as for Karpenter), Karpenter's replacement price rules and
@@ -7,21 +7,35 @@
  * kept for the next question:
  *   1. emptiness: the empty consolidatable candidates within the Empty
  *      allowance (as Karpenter), one delete;
- *   2. deletion: every consolidatable candidate (not only the first 100),
- *      least requested first (the larger of its cpu and memory fractions,
- *      then the higher price), is deleted when all its pods fit on the nodes
- *      left; one delete of all of them;
- *   3. groups: the remaining candidates, most expensive first, each starts
- *      a group that takes the next candidates (a window of GROUP_WINDOW, at
- *      most GROUP_MAX nodes) while Karpenter's consolidation decision for
- *      the group (delete, or replace by one strictly cheaper node) saves
- *      more; each accepted group is one command, at most
- *      DISRUPT_SPARE_SLOTS - 1 replacements.
+ *   then trials, each from the state after 1, the one saving the most per
+ *   hour kept (ties: more nodes gone). A trial takes an order of the
+ *   consolidation candidates and runs rounds (at most TRIAL_ROUNDS, while a
+ *   round replaces nodes: new nodes may leave room) of
+ *   2. deletion: each candidate in the order is deleted when all its pods
+ *      fit on the nodes left; one delete per round;
+ *   3. groups: the remaining candidates, in the order, each start a group
+ *      that takes the next ones (a window of GROUP_WINDOW, at most
+ *      GROUP_MAX nodes) while Karpenter's consolidation decision for the
+ *      group (delete, or replace by one strictly cheaper node) saves more;
+ *      each accepted group one command, at most DISRUPT_SPARE_SLOTS - 1
+ *      replacements.
+ *   The orders: by the saving a deletion buys (price per the cheapest
+ *   price of the capacity its pods request), dearest first, by price minus
+ *   that cost of its requests, least requested first; one trial runs 3
+ *   before 2; when budgets bind, one first deletes the within-budgets
+ *   bound's choice (per pool the allowance's dearest candidates, at most
+ *   BOUND_GROUP_MAX) as one command when Karpenter's decision allows it.
+ *   Then a local search on the best order: a candidate it kept goes first
+ *   (insert), one it deleted goes last (drop).
  * The caller keeps Karpenter's plan unless this one is strictly better.
- * Work bound: phase 2 places each candidate's pods at most once and stops
- * after DELETE_FAILS failed tries; phase 3 runs at most GROUP_EVALS
- * consolidation decisions (each the scheduler's work for the group's pods
- * and the option filter) and stops after GROUP_UNPLACED leftover pods. */
+ * Work bound: phase 2 places each candidate's pods at most once per round
+ * and stops after DELETE_FAILS x max(1, FAIL_NODES / nodes) failed tries;
+ * phase 3 runs at most GROUP_EVALS consolidation decisions (each the
+ * scheduler's work for the group's pods and the option filter) and stops
+ * after GROUP_UNPLACED x max(1, FAIL_NODES / nodes) leftover pods; at most
+ * MAX_TRIALS trials, a trial starting only while the work so far plus the
+ * last trial's stays within max(TRIAL_WORK_FACTOR x the first trial's,
+ * TRIAL_NODE_WORK / nodes) moves and decisions (disrupt_optimize). */
 #include "disrupt/state.h"
 
 #include <stdio.h>
@@ -29,13 +43,28 @@
 #include <string.h>
 
 #define GROUP_WINDOW 16
-#define GROUP_MAX 8
+#define GROUP_MAX 4
 #define GROUP_EVALS 1024
 /* A pod that fits nowhere costs the scheduler's failure analysis (O(nodes)
  * reason strings): phase 2 stops after DELETE_FAILS failed tries (one such
  * pod each), phase 3 after GROUP_UNPLACED pods left over in its decisions. */
 #define DELETE_FAILS 256
 #define GROUP_UNPLACED 512
+/* ... both raised on estates of fewer than FAIL_NODES nodes by FAIL_NODES /
+ * nodes (the same failure-analysis work as on FAIL_NODES nodes) */
+#define FAIL_NODES 10000u
+/* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
+#define MAX_TRIALS 24
+#define TRIAL_WORK_FACTOR 2
+#define TRIAL_NODE_WORK 2000000u
+/* rounds of phases 2 and 3 in a trial, while a round replaces nodes */
+#define TRIAL_ROUNDS 8
+/* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
+ * multi-node limit */
+#define BOUND_GROUP_MAX 100
+enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2 };
+
+enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
 
 typedef struct opt_ctx {
     disrupt_state *s;
@@ -45,6 +74,7 @@ typedef struct opt_ctx {
     uint32_t *moving, *placed;
     uint32_t nspare;            /* replacement slots used (from 1) */
     double *key;                /* sort keys per node */
+    uint64_t max_fails, max_unplaced; /* DELETE_FAILS, GROUP_UNPLACED, scaled */
 } opt_ctx;
 
 static int cmp_key_asc(const void *a, const void *b, void *ctx)
@@ -55,23 +85,6 @@ static int cmp_key_asc(const void *a, const void *b, void *ctx)
     if (kx != ky)
         return kx < ky ? -1 : 1;
     return (x > y) - (x < y);
-}
-
-/* The larger of the node's requested cpu and memory fractions, from the
- * pods that would move; lower first, then the higher price. */
-static double requested_fraction(const disrupt_state *s, uint32_t n)
-{
-    const berth_kcluster *k = &s->m->kube;
-    const berth_knode *kn = &k->nodes[n];
-    double cpu = 0, mem = 0;
-    for (uint32_t j = 0; j < s->n[n].npods; j++) {
-        const berth_kpod *p = &k->pods[s->n[n].pods[j]];
-        cpu += (double)p->req[BERTH_KRES_CPU];
-        mem += (double)p->req[BERTH_KRES_MEMORY];
-    }
-    double fc = kn->alloc[BERTH_KRES_CPU] > 0 ? cpu / (double)kn->alloc[BERTH_KRES_CPU] : 0;
-    double fm = kn->alloc[BERTH_KRES_MEMORY] > 0 ? mem / (double)kn->alloc[BERTH_KRES_MEMORY] : 0;
-    return fc > fm ? fc : fm;
 }
 
 /* Keeps what the session did since the last commit: records the pods
@@ -153,17 +166,328 @@ static int add_delete(disrupt_state *s, berth_dplan *alt, const uint32_t *nodes,
     return 0;
 }
 
+/* The trial's phases 2 and 3 with `order` for phase 2, appended to t;
+ * *work += the moves tried and consolidation decisions run. */
+static int trial_delete(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *taken,
+                        berth_dplan *t, uint64_t *work)
+{
+    disrupt_state *s = c->s;
+    int rc = 0;
+    /* 2. deletion in the given order */
+    uint32_t nt = 0;
+    double saved = 0;
+    uint32_t fails = 0;
+    for (uint32_t i = 0; i < nl && fails < c->max_fails; i++) {
+        uint32_t n = order[i];
+        if (c->used[n] || !budget_left(c, n, BERTH_DR_UNDERUTILIZED))
+            continue;
+        taken[nt] = n;
+        if (!disrupt_balanced_ok(s, taken, nt + 1, saved + s->n[n].price))
+            continue;
+        int ok;
+        (*work)++;
+        if ((rc = commit_move(c, &n, 1, NULL, &ok)))
+            return rc;
+        if (!ok) {
+            fails++;
+            continue;
+        }
+        c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED]--;
+        c->used[n] = 1;
+        saved += s->n[n].price;
+        nt++;
+    }
+    return add_delete(s, t, taken, nt, BERTH_DR_UNDERUTILIZED);
+}
+
+static int trial_groups(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *rest,
+                        uint32_t *group, berth_dplan *t, uint64_t *work)
+{
+    disrupt_state *s = c->s;
+    int rc = 0;
+    /* 3. groups onto the nodes left plus one cheaper node, in the trial's
+     * order */
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < nl; i++)
+        if (!c->used[order[i]] && budget_left(c, order[i], BERTH_DR_UNDERUTILIZED))
+            rest[nr++] = order[i];
+    uint32_t evals = 0;
+    uint64_t unplaced0 = s->unplaced;
+    for (uint32_t i = 0; i < nr && evals < GROUP_EVALS && c->nspare < DISRUPT_SPARE_SLOTS &&
+                         s->unplaced - unplaced0 < c->max_unplaced;
+         i++) {
+        uint32_t first = rest[i];
+        if (c->used[first] || !budget_left(c, first, BERTH_DR_UNDERUTILIZED))
+            continue;
+        uint32_t ng = 1;
+        group[0] = first;
+        int best = 0;
+        double best_sav = 0;
+        disrupt_repl best_r;
+        memset(&best_r, 0, sizeof best_r);
+        for (uint32_t j = i; j < nr && j <= i + GROUP_WINDOW && ng <= GROUP_MAX &&
+                            evals < GROUP_EVALS && s->unplaced - unplaced0 < c->max_unplaced;
+             j++) {
+            if (j > i) {
+                uint32_t n = rest[j];
+                if (c->used[n] || ng == GROUP_MAX)
+                    continue;
+                /* the pool's allowance must cover the group */
+                int64_t need = 1;
+                for (uint32_t g = 0; g < ng; g++)
+                    need += s->n[group[g]].pool == s->n[n].pool;
+                if (c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] < need)
+                    continue;
+                group[ng++] = n;
+            }
+            disrupt_repl r;
+            char why[240] = "";
+            int res = 0;
+            evals++;
+            (*work)++;
+            if ((rc = disrupt_consolidate(s, group, ng, ng > 1, &r, why, sizeof why, &res)))
+                return rc;
+            double sav = 0;
+            for (uint32_t g = 0; g < ng; g++)
+                sav += s->n[group[g]].price;
+            if (res == 2)
+                sav -= disrupt_option_offering(s, &r.chosen)->price;
+            if (res && (!best || sav > best_sav + 1e-12)) {
+                best = res;
+                best_sav = sav;
+                best_r = r;
+            } else if (j > i) {
+                ng--; /* this node does not help: leave it out */
+            }
+        }
+        /* group holds exactly the nodes of the best result (a node that did
+         * not improve it was left out again) */
+        if (!best)
+            continue;
+        int res = best;
+        disrupt_repl r = best_r;
+        int ok;
+        if ((rc = commit_move(c, group, ng, res == 2 ? &r.chosen : NULL, &ok)))
+            return rc;
+        if (!ok)
+            continue;
+        berth_daction *a;
+        if ((rc = disrupt_add_action(t, &a)) || (rc = disrupt_set_nodes(a, group, ng, s)) ||
+            (res == 2 && (rc = disrupt_fill_repl(s, a, &r))))
+            return rc;
+        a->reason = BERTH_DR_UNDERUTILIZED;
+        for (uint32_t g = 0; g < ng; g++) {
+            c->used[group[g]] = 1;
+            c->al[s->n[group[g]].pool][BERTH_DR_UNDERUTILIZED]--;
+        }
+    }
+    return 0;
+}
+
+/* What a trial saves per hour and the nodes it removes net. */
+static double trial_saving(const berth_dplan *t, int64_t *net)
+{
+    double sav = 0;
+    *net = 0;
+    for (uint32_t i = 0; i < t->nactions; i++) {
+        sav += t->actions[i].savings;
+        *net += (int64_t)t->actions[i].nnodes - (int64_t)t->actions[i].nreplacements;
+    }
+    return sav;
+}
+
+/* One trial: phase 2 with `order`, then phase 3 (groups_first: phase 3,
+ * then phase 2), its actions appended to t; *work += the moves tried and
+ * consolidation decisions run. */
+/* The within-budgets bound's choice as one command: per pool, its
+ * Underutilized allowance of the candidates first in `order` (dearest
+ * first), at most BOUND_GROUP_MAX nodes in all (Karpenter's multi-node
+ * limit), deleted or replaced by one node when Karpenter's decision for the
+ * group allows it; nothing when it does not. */
+static int trial_bound_group(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *taken,
+                             berth_dplan *t, uint64_t *work)
+{
+    disrupt_state *s = c->s;
+    uint32_t ng = 0;
+    for (uint32_t i = 0; i < nl && ng < BOUND_GROUP_MAX; i++) {
+        uint32_t n = order[i];
+        if (c->used[n])
+            continue;
+        int64_t in_pool = 0;
+        for (uint32_t g = 0; g < ng; g++)
+            in_pool += s->n[taken[g]].pool == s->n[n].pool;
+        if (c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] > in_pool)
+            taken[ng++] = n;
+    }
+    if (ng < 2)
+        return 0;
+    disrupt_repl r;
+    char why[240] = "";
+    int res = 0, ok = 0, rc;
+    (*work)++;
+    if ((rc = disrupt_consolidate(s, taken, ng, 1, &r, why, sizeof why, &res)) || !res)
+        return rc;
+    if ((rc = commit_move(c, taken, ng, res == 2 ? &r.chosen : NULL, &ok)) || !ok)
+        return rc;
+    berth_daction *a;
+    if ((rc = disrupt_add_action(t, &a)) || (rc = disrupt_set_nodes(a, taken, ng, s)) ||
+        (res == 2 && (rc = disrupt_fill_repl(s, a, &r))))
+        return rc;
+    a->reason = BERTH_DR_UNDERUTILIZED;
+    for (uint32_t g = 0; g < ng; g++) {
+        c->used[taken[g]] = 1;
+        c->al[s->n[taken[g]].pool][BERTH_DR_UNDERUTILIZED]--;
+    }
+    return 0;
+}
+
+static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, uint32_t *rest,
+                     uint32_t *taken, uint32_t *group, berth_dplan *t, uint64_t *work)
+{
+    int rc = 0, groups_first = mode & MODE_GROUPS_FIRST;
+    if ((mode & MODE_BOUND_GROUP) && (rc = trial_bound_group(c, order, nl, taken, t, work)))
+        return rc;
+    for (uint32_t round = 0; round < TRIAL_ROUNDS && !rc; round++) {
+        uint32_t n0 = t->nactions;
+        if (groups_first)
+            rc = trial_groups(c, order, nl, rest, group, t, work);
+        else
+            rc = trial_delete(c, order, nl, taken, t, work);
+        if (rc)
+            break;
+        if (groups_first)
+            rc = trial_delete(c, order, nl, taken, t, work);
+        else
+            rc = trial_groups(c, order, nl, rest, group, t, work);
+        /* a round that replaced nodes may have left room on the new ones */
+        int replaced = 0;
+        for (uint32_t i = n0; i < t->nactions; i++)
+            replaced |= t->actions[i].nreplacements > 0;
+        if (!replaced)
+            break;
+    }
+    return rc;
+}
+
+/* The state a trial starts from (after phase 1), restored after each. */
+typedef struct opt_snap {
+    uint64_t mark;
+    int64_t (*al)[BERTH_DR_BUDGET_COUNT];
+    uint8_t *used;
+    uint32_t *in_head, *in_next;
+    int64_t *lim;
+    uint32_t nspare;
+} opt_snap;
+
+static void snap_take(const opt_ctx *c, opt_snap *sn)
+{
+    const disrupt_state *s = c->s;
+    sn->mark = berth_ksession_mark(c->ks);
+    memcpy(sn->al, c->al, s->m->npools * sizeof *c->al);
+    memcpy(sn->used, c->used, s->nn);
+    memcpy(sn->in_head, s->in_head, (s->nn + DISRUPT_SPARE_SLOTS) * sizeof *s->in_head);
+    memcpy(sn->in_next, s->in_next, s->m->kube.npods * sizeof *s->in_next);
+    if (s->nlim)
+        memcpy(sn->lim, s->lim_used, s->nlim * sizeof *sn->lim);
+    sn->nspare = c->nspare;
+}
+
+static int snap_restore(opt_ctx *c, const opt_snap *sn)
+{
+    disrupt_state *s = c->s;
+    memcpy(c->al, sn->al, s->m->npools * sizeof *c->al);
+    memcpy(c->used, sn->used, s->nn);
+    memcpy(s->in_head, sn->in_head, (s->nn + DISRUPT_SPARE_SLOTS) * sizeof *s->in_head);
+    memcpy(s->in_next, sn->in_next, s->m->kube.npods * sizeof *s->in_next);
+    if (s->nlim)
+        memcpy(s->lim_used, sn->lim, s->nlim * sizeof *sn->lim);
+    c->nspare = sn->nspare;
+    return berth_ksession_rollback(c->ks, sn->mark);
+}
+
+/* Moves t's actions to the end of dst (t is left empty). */
+static int take_actions(berth_dplan *dst, berth_dplan *t)
+{
+    for (uint32_t i = 0; i < t->nactions; i++) {
+        berth_daction *a;
+        int rc = disrupt_add_action(dst, &a);
+        if (rc)
+            return rc;
+        *a = t->actions[i];
+        memset(&t->actions[i], 0, sizeof t->actions[i]);
+    }
+    t->nactions = 0;
+    return 0;
+}
+
+/* Per unit of cpu and memory the lowest price among the candidates and the
+ * usable replacement options: what the requests of a node cost at best
+ * elsewhere. */
+static void unit_prices(disrupt_state *s, const uint32_t *list, uint32_t nl, double u[2])
+{
+    u[0] = u[1] = 0;
+    const berth_kcluster *k = &s->m->kube;
+    for (uint32_t i = 0; i < nl; i++) {
+        const berth_knode *kn = &k->nodes[list[i]];
+        double pr = s->n[list[i]].price;
+        for (int r = 0; r < 2; r++) {
+            int64_t a = kn->alloc[r ? BERTH_KRES_MEMORY : BERTH_KRES_CPU];
+            if (a > 0 && pr > 0 && (u[r] == 0 || pr / (double)a < u[r]))
+                u[r] = pr / (double)a;
+        }
+    }
+    if (disrupt_options_ready(s))
+        return; /* out of memory: the candidates' prices alone */
+    for (uint32_t i = 0; i < s->nopts; i++) {
+        double pr = disrupt_option_offering(s, &s->opts[i])->price;
+        for (int r = 0; r < 2; r++) {
+            int64_t a = s->opt_nodes[i].alloc[r ? BERTH_KRES_MEMORY : BERTH_KRES_CPU];
+            if (a > 0 && pr > 0 && (u[r] == 0 || pr / (double)a < u[r]))
+                u[r] = pr / (double)a;
+        }
+    }
+}
+
+/* The sort key (ascending) of candidate n for phase-2 order `ord`: req
+ * holds the cpu and memory requests of the pods that would move off it,
+ * frac the larger of their fractions of its allocatable. */
+static double order_key(const disrupt_state *s, uint32_t n, int ord, const double u[2],
+                        const double req[2], double frac)
+{
+    double price = s->n[n].price;
+    double dom = req[0] * u[0] > req[1] * u[1] ? req[0] * u[0] : req[1] * u[1];
+    switch (ord) {
+    case ORD_SAVING: /* price released per (cheapest) price of the capacity it needs */
+        return -(price / (dom + 1e-9));
+    case ORD_PRICE: /* dearest first: the within-budgets bound's choice */
+        return -price + dom * 1e-9;
+    case ORD_NET: /* price released minus what its requests cost at best */
+        return -(price - req[0] * u[0] - req[1] * u[1]);
+    default: /* ORD_FRACTION: least requested first, then the higher price */
+        return frac - price * 1e-9;
+    }
+}
+
 int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan *alt)
 {
     const berth_disrupt *m = s->m;
     memset(alt, 0, sizeof *alt);
-    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, 1, NULL};
+    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, 1, NULL, DELETE_FAILS,
+                 GROUP_UNPLACED};
+    if (s->nn && s->nn < FAIL_NODES) {
+        c.max_fails = (uint64_t)DELETE_FAILS * FAIL_NODES / s->nn;
+        c.max_unplaced = (uint64_t)GROUP_UNPLACED * FAIL_NODES / s->nn;
+    }
     if (!c.ks)
         return BERTH_ENOMEM;
     uint64_t base = berth_ksession_mark(c.ks);
     /* every question builds on the moves kept so far: the session path */
     int reference = s->reference;
     s->reference = 0;
+    berth_dplan trial, best;
+    memset(&trial, 0, sizeof trial);
+    memset(&best, 0, sizeof best);
+    opt_snap sn = {0, NULL, NULL, NULL, NULL, NULL, 0};
     c.al = malloc((m->npools + 1) * sizeof *c.al);
     c.used = calloc(s->nn + 1, 1);
     c.moving = malloc((m->kube.npods + 1) * sizeof *c.moving);
@@ -171,20 +495,35 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     c.key = malloc((s->nn + 1) * sizeof *c.key);
     s->in_head = malloc((s->nn + DISRUPT_SPARE_SLOTS + 1) * sizeof *s->in_head);
     s->in_next = malloc((m->kube.npods + 1) * sizeof *s->in_next);
+    sn.al = malloc((m->npools + 1) * sizeof *sn.al);
+    sn.used = malloc(s->nn + 1);
+    sn.in_head = malloc((s->nn + DISRUPT_SPARE_SLOTS + 1) * sizeof *sn.in_head);
+    sn.in_next = malloc((m->kube.npods + 1) * sizeof *sn.in_next);
+    sn.lim = malloc((s->nlim + 1) * sizeof *sn.lim);
     uint32_t *list = malloc((s->nn + 1) * sizeof *list);
+    uint32_t *order = malloc((s->nn + 1) * sizeof *order);
+    uint32_t *best_order = malloc((s->nn + 1) * sizeof *best_order);
+    uint32_t *rest = malloc((s->nn + 1) * sizeof *rest);
     uint32_t *taken = malloc((s->nn + 1) * sizeof *taken);
     uint32_t *group = malloc((GROUP_MAX + 2) * sizeof *group);
+    double *req = malloc((2 * (size_t)s->nn + 1) * sizeof *req);
+    double *frac = malloc((s->nn + 1) * sizeof *frac);
+    uint8_t *gone = malloc(s->nn + 1), *tried = calloc(s->nn + 1, 1);
     int64_t *lim_saved = malloc((s->nlim + 1) * sizeof *lim_saved);
     int rc = 0;
     if (lim_saved && s->nlim)
         memcpy(lim_saved, s->lim_used, s->nlim * sizeof *lim_saved);
     if (!c.al || !c.used || !c.moving || !c.placed || !c.key || !s->in_head || !s->in_next ||
-        !list || !taken || !group || !lim_saved) {
+        !sn.al || !sn.used || !sn.in_head || !sn.in_next || !sn.lim || !list || !order ||
+        !best_order || !rest || !taken || !group || !req || !frac || !gone || !tried ||
+        !lim_saved) {
         rc = BERTH_ENOMEM;
         goto out;
     }
     for (uint32_t i = 0; i < s->nn + DISRUPT_SPARE_SLOTS; i++)
         s->in_head[i] = BERTH_KUBE_NONE;
+    for (uint32_t i = 0; i < m->kube.npods; i++)
+        s->in_next[i] = BERTH_KUBE_NONE;
     for (uint32_t p = 0; p < m->npools; p++)
         memcpy(c.al[p], karpenter->pools[p].allowed, sizeof c.al[p]);
     /* Karpenter's expirations stand */
@@ -213,123 +552,156 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     }
     if ((rc = add_delete(s, alt, taken, nt, BERTH_DR_EMPTY)))
         goto out;
-    /* 2. deletion, least requested first */
+    /* the consolidation candidates and what would move off each */
     uint32_t nl = 0;
+    const berth_kcluster *k = &m->kube;
     for (uint32_t i = 0; i < s->norder; i++) {
         uint32_t n = s->order[i];
-        if (!c.used[n] && disrupt_consolidation_eligible(s, n)) {
-            c.key[n] = requested_fraction(s, n) - s->n[n].price * 1e-9;
-            list[nl++] = n;
+        if (c.used[n] || !disrupt_consolidation_eligible(s, n))
+            continue;
+        double cpu = 0, mem = 0;
+        for (uint32_t j = 0; j < s->n[n].npods; j++) {
+            const berth_kpod *p = &k->pods[s->n[n].pods[j]];
+            cpu += (double)p->req[BERTH_KRES_CPU];
+            mem += (double)p->req[BERTH_KRES_MEMORY];
         }
+        const berth_knode *kn = &k->nodes[n];
+        double fc = kn->alloc[BERTH_KRES_CPU] > 0 ? cpu / (double)kn->alloc[BERTH_KRES_CPU] : 0;
+        double fm = kn->alloc[BERTH_KRES_MEMORY] > 0 ? mem / (double)kn->alloc[BERTH_KRES_MEMORY]
+                                                     : 0;
+        req[2 * n] = cpu;
+        req[2 * n + 1] = mem;
+        frac[n] = fc > fm ? fc : fm;
+        list[nl++] = n;
     }
-    qsort_r(list, nl, sizeof *list, cmp_key_asc, (void *)&c);
-    nt = 0;
-    double saved = 0;
-    uint32_t fails = 0;
-    for (uint32_t i = 0; i < nl && fails < DELETE_FAILS; i++) {
-        uint32_t n = list[i];
-        if (!budget_left(&c, n, BERTH_DR_UNDERUTILIZED))
-            continue;
-        taken[nt] = n;
-        if (!disrupt_balanced_ok(s, taken, nt + 1, saved + s->n[n].price))
-            continue;
-        int ok;
-        if ((rc = commit_move(&c, &n, 1, NULL, &ok)))
+    double u[2];
+    unit_prices(s, list, nl, u);
+    /* trials: phases 2 and 3 for each order of `orders`, then local-search
+     * moves on the best order (below); each from the same state, the best
+     * kept. Work bound: at most MAX_TRIALS trials, and a trial starts only
+     * while the work so far plus the last trial's stays within
+     * max(TRIAL_WORK_FACTOR x the first trial's work, TRIAL_NODE_WORK /
+     * nodes) (work = moves tried in phase 2 + consolidation decisions in
+     * phase 3, each a scheduling run over the estate's nodes; the first
+     * trial always runs and is itself bounded as in the header). So on a
+     * large estate the optimiser costs at most about TRIAL_WORK_FACTOR
+     * times one trial, on a small one it searches more. */
+    snap_take(&c, &sn);
+    uint64_t limit = 0;
+    uint64_t work = 0, last = 0;
+    uint32_t trials = 0;
+    int have = 0;
+    double best_sav = 0;
+    int64_t best_net = 0;
+    int best_gf = 0;
+    /* phase-2 orders and their modes (phase 3 first; the within-budgets
+     * group first, tried only when some pool's allowance is below its
+     * candidates) */
+    int binds = 0;
+    for (uint32_t p = 0; p < m->npools && !binds; p++) {
+        int64_t cands = 0;
+        for (uint32_t i = 0; i < nl; i++)
+            cands += s->n[list[i]].pool == (int)p;
+        binds = cands > c.al[p][BERTH_DR_UNDERUTILIZED];
+    }
+    /* the first trial is the one a large estate gets alone: dearest first
+     * with the within-budgets group when budgets bind, else by saving */
+    static const int orders_b[] = {ORD_PRICE, ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET,
+                                   ORD_FRACTION};
+    static const int modes_b[] = {MODE_BOUND_GROUP, 0, 0, MODE_GROUPS_FIRST, 0, 0};
+    static const int orders_u[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION};
+    static const int modes_u[] = {0, 0, MODE_GROUPS_FIRST, 0, 0};
+    const int *orders = binds ? orders_b : orders_u, *modes = binds ? modes_b : modes_u;
+    uint32_t norders = binds ? (uint32_t)(sizeof orders_b / sizeof orders_b[0])
+                             : (uint32_t)(sizeof orders_u / sizeof orders_u[0]);
+    /* local search: insert = a candidate the best trial kept goes first
+     * (dearest first); drop = one it deleted in phase 2 goes last (least
+     * price per requested capacity first); alternately */
+    for (uint32_t step = 0; trials < MAX_TRIALS && (!trials || work + last <= limit); step++) {
+        uint32_t no = nl;
+        int gf = step < norders ? modes[step] : best_gf;
+        if (step < norders) {
+            for (uint32_t i = 0; i < nl; i++)
+                c.key[list[i]] = order_key(s, list[i], orders[step], u, &req[2 * list[i]],
+                                           frac[list[i]]);
+            memcpy(order, list, nl * sizeof *order);
+            qsort_r(order, nl, sizeof *order, cmp_key_asc, (void *)&c);
+        } else {
+            /* the next move not tried yet: insert on even steps, drop on odd */
+            int insert = (step - norders) % 2 == 0;
+            uint32_t pick = BERTH_KUBE_NONE;
+            double pk = 0;
+            for (uint32_t i = 0; i < nl; i++) {
+                uint32_t n = best_order[i];
+                if (tried[n] & (insert ? 1 : 2) || gone[n] != (insert ? 0 : 1))
+                    continue;
+                double kk = insert ? s->n[n].price
+                                   : -order_key(s, n, ORD_SAVING, u, &req[2 * n], frac[n]);
+                if (pick == BERTH_KUBE_NONE || (insert ? kk > pk : kk < pk)) {
+                    pick = n;
+                    pk = kk;
+                }
+            }
+            if (pick == BERTH_KUBE_NONE) {
+                /* this kind is exhausted; stop when both are */
+                int other = 0;
+                for (uint32_t i = 0; i < nl && !other; i++) {
+                    uint32_t n = best_order[i];
+                    other = !(tried[n] & (insert ? 2 : 1)) && gone[n] == (insert ? 1 : 0);
+                }
+                if (!other)
+                    break;
+                continue;
+            }
+            tried[pick] |= insert ? 1 : 2;
+            no = 0;
+            if (insert)
+                order[no++] = pick;
+            for (uint32_t i = 0; i < nl; i++)
+                if (best_order[i] != pick)
+                    order[no++] = best_order[i];
+            if (!insert)
+                order[no++] = pick;
+        }
+        uint64_t w0 = work;
+        rc = run_trial(&c, order, no, gf, rest, taken, group, &trial, &work);
+        last = work - w0;
+        if (!trials++) {
+            limit = last * TRIAL_WORK_FACTOR;
+            if (s->nn && TRIAL_NODE_WORK / s->nn > limit)
+                limit = TRIAL_NODE_WORK / s->nn;
+        }
+        int rb = snap_restore(&c, &sn);
+        if (rc || (rc = rb))
             goto out;
-        if (!ok) {
-            fails++;
-            continue;
+        int64_t net;
+        double sav = trial_saving(&trial, &net);
+        if (!have || sav > best_sav + 1e-9 || (sav > best_sav - 1e-9 && net > best_net)) {
+            berth_dplan_free(&best);
+            best = trial;
+            memset(&trial, 0, sizeof trial);
+            have = 1;
+            best_sav = sav;
+            best_net = net;
+            best_gf = gf;
+            memcpy(best_order, order, nl * sizeof *order);
+            memset(gone, 0, s->nn);
+            /* 1 deleted, 2 replaced (neither move takes it) */
+            for (uint32_t i = 0; i < best.nactions; i++)
+                for (uint32_t j = 0; j < best.actions[i].nnodes; j++)
+                    gone[best.actions[i].nodes[j]] = best.actions[i].nreplacements ? 2 : 1;
         }
-        c.al[s->n[n].pool][BERTH_DR_UNDERUTILIZED]--;
-        c.used[n] = 1;
-        saved += s->n[n].price;
-        nt++;
+        berth_dplan_free(&trial);
     }
-    if ((rc = add_delete(s, alt, taken, nt, BERTH_DR_UNDERUTILIZED)))
+    if (have && (rc = take_actions(alt, &best)))
         goto out;
-    /* 3. groups onto the nodes left plus one cheaper node, most expensive
-     * first */
-    uint32_t nr = 0;
-    for (uint32_t i = 0; i < nl; i++)
-        if (!c.used[list[i]]) {
-            c.key[list[i]] = -s->n[list[i]].price;
-            list[nr++] = list[i];
-        }
-    qsort_r(list, nr, sizeof *list, cmp_key_asc, (void *)&c);
-    uint32_t evals = 0;
-    uint64_t unplaced0 = s->unplaced;
-    for (uint32_t i = 0; i < nr && evals < GROUP_EVALS && c.nspare < DISRUPT_SPARE_SLOTS &&
-                         s->unplaced - unplaced0 < GROUP_UNPLACED;
-         i++) {
-        uint32_t first = list[i];
-        if (c.used[first] || !budget_left(&c, first, BERTH_DR_UNDERUTILIZED))
-            continue;
-        uint32_t ng = 1;
-        group[0] = first;
-        int best = 0;
-        double best_sav = 0;
-        disrupt_repl best_r;
-        memset(&best_r, 0, sizeof best_r);
-        for (uint32_t j = i; j < nr && j <= i + GROUP_WINDOW && ng <= GROUP_MAX &&
-                            evals < GROUP_EVALS && s->unplaced - unplaced0 < GROUP_UNPLACED;
-             j++) {
-            if (j > i) {
-                uint32_t n = list[j];
-                if (c.used[n] || ng == GROUP_MAX)
-                    continue;
-                /* the pool's allowance must cover the group */
-                int64_t need = 1;
-                for (uint32_t g = 0; g < ng; g++)
-                    need += s->n[group[g]].pool == s->n[n].pool;
-                if (c.al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] < need)
-                    continue;
-                group[ng++] = n;
-            }
-            disrupt_repl r;
-            char why[240] = "";
-            int res = 0;
-            evals++;
-            if ((rc = disrupt_consolidate(s, group, ng, ng > 1, &r, why, sizeof why, &res)))
-                goto out;
-            double sav = 0;
-            for (uint32_t g = 0; g < ng; g++)
-                sav += s->n[group[g]].price;
-            if (res == 2)
-                sav -= disrupt_option_offering(s, &r.chosen)->price;
-            if (res && (!best || sav > best_sav + 1e-12)) {
-                best = res;
-                best_sav = sav;
-                best_r = r;
-            } else if (j > i) {
-                ng--; /* this node does not help: leave it out */
-            }
-        }
-        /* group holds exactly the nodes of the best result (a node that did
-         * not improve it was left out again) */
-        if (!best)
-            continue;
-        int res = best;
-        disrupt_repl r = best_r;
-        int ok;
-        if ((rc = commit_move(&c, group, ng, res == 2 ? &r.chosen : NULL, &ok)))
-            goto out;
-        if (!ok)
-            continue;
-        berth_daction *a;
-        if ((rc = disrupt_add_action(alt, &a)) || (rc = disrupt_set_nodes(a, group, ng, s)) ||
-            (res == 2 && (rc = disrupt_fill_repl(s, a, &r))))
-            goto out;
-        a->reason = BERTH_DR_UNDERUTILIZED;
-        for (uint32_t g = 0; g < ng; g++) {
-            c.used[group[g]] = 1;
-            c.al[s->n[group[g]].pool][BERTH_DR_UNDERUTILIZED]--;
-        }
-    }
 out:
     s->reference = reference;
     berth_ksession_rollback(c.ks, base);
     if (lim_saved && s->nlim)
         memcpy(s->lim_used, lim_saved, s->nlim * sizeof *lim_saved);
+    berth_dplan_free(&trial);
+    berth_dplan_free(&best);
     free(lim_saved);
     free(s->in_head);
     free(s->in_next);
@@ -339,9 +711,21 @@ out:
     free(c.moving);
     free(c.placed);
     free(c.key);
+    free(sn.al);
+    free(sn.used);
+    free(sn.in_head);
+    free(sn.in_next);
+    free(sn.lim);
     free(list);
+    free(order);
+    free(best_order);
+    free(rest);
     free(taken);
     free(group);
+    free(req);
+    free(frac);
+    free(gone);
+    free(tried);
     if (rc)
         berth_dplan_free(alt);
     return rc;

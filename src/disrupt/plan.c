@@ -530,6 +530,9 @@ static int optimize(disrupt_state *s, berth_dplan *out)
         berth_dplan_free(&alt);
         return rc;
     }
+    out->optimize_ran = 1;
+    out->optimizer_nodes_after = alt.nodes_after;
+    out->optimizer_cost_after = alt.cost_after;
     double eps = 1e-9;
     int better = alt.cost_after < out->cost_after - eps ||
                  (alt.cost_after <= out->cost_after + eps && alt.nodes_after < out->nodes_after);

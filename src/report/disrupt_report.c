@@ -17,6 +17,26 @@ static json_t *allowed_json(int64_t v)
     return json_integer(v);
 }
 
+/* 100 x part / whole, rounded to 0.01; null when whole is not positive */
+static double percent_of(double part, double whole)
+{
+    double v = 100.0 * part / whole;
+    return (double)(long long)(v * 100.0 + (v < 0 ? -0.5 : 0.5)) / 100.0;
+}
+
+static json_t *percent_json(double part, double whole)
+{
+    return whole > 1e-12 ? json_real(percent_of(part, whole)) : json_null();
+}
+
+static void percent_text(double part, double whole, char *buf, size_t size)
+{
+    if (whole > 1e-12)
+        snprintf(buf, size, " (+%.2f %%)", percent_of(part, whole));
+    else
+        buf[0] = 0;
+}
+
 json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
 {
     json_t *root = json_object(), *pools = json_array(), *acts = json_array(), *blk = json_array();
@@ -38,12 +58,36 @@ json_t *berth_report_disrupt_json(const berth_disrupt *m, const berth_dplan *p)
     report_set(bad, lb, "nodesWithinBudgets", json_integer(p->bound_nodes_budgets));
     report_set(bad, lb, "costPerHourWithinBudgets",
                         json_real(report_round6(p->bound_cost_budgets)));
+    /* how far the shown plan is above the bound (per hour, percent of the
+     * bound: null when the bound is 0) */
+    report_set(bad, lb, "nodesAbove", json_integer(p->nodes_after - p->bound_nodes));
+    report_set(bad, lb, "costPerHourAbove", json_real(report_round6(p->cost_after - p->bound_cost)));
+    report_set(bad, lb, "percentAbove", percent_json(p->cost_after - p->bound_cost, p->bound_cost));
+    report_set(bad, lb, "nodesAboveWithinBudgets",
+                        json_integer(p->nodes_after - p->bound_nodes_budgets));
+    report_set(bad, lb, "costPerHourAboveWithinBudgets",
+                        json_real(report_round6(p->cost_after - p->bound_cost_budgets)));
+    report_set(bad, lb, "percentAboveWithinBudgets",
+                        percent_json(p->cost_after - p->bound_cost_budgets, p->bound_cost_budgets));
     report_set(bad, root, "lowerBound", lb);
     report_set(bad, root, "optimized", json_boolean(p->optimized));
     json_t *kp = json_object();
     report_set(bad, kp, "nodesAfter", json_integer(p->karpenter_nodes_after));
     report_set(bad, kp, "savingsPerHour", json_real(report_round6(p->karpenter_savings)));
+    report_set(bad, kp, "costAfter", json_real(report_round6(p->cost_before - p->karpenter_savings)));
     report_set(bad, root, "karpenter", kp);
+    if (p->optimize_ran) {
+        /* --optimize: its own plan (shown or not) and what the shown plan
+         * gained over Karpenter's pass (0 when Karpenter's stays) */
+        double kc = p->cost_before - p->karpenter_savings;
+        json_t *op = json_object();
+        report_set(bad, op, "nodesAfter", json_integer(p->optimizer_nodes_after));
+        report_set(bad, op, "costAfter", json_real(report_round6(p->optimizer_cost_after)));
+        report_set(bad, op, "gainPerHour", json_real(report_round6(kc - p->cost_after)));
+        report_set(bad, op, "gainPercent", percent_json(kc - p->cost_after, kc));
+        report_set(bad, op, "gainNodes", json_integer(p->karpenter_nodes_after - p->nodes_after));
+        report_set(bad, root, "optimizer", op);
+    }
     for (uint32_t i = 0; i < p->npools; i++) {
         const berth_dpool_allow *a = &p->pools[i];
         json_t *o = json_object(), *al = json_object();
@@ -176,9 +220,29 @@ void berth_report_disrupt_table(FILE *out, const berth_disrupt *m, const berth_d
             (long long)p->nodes_before, (long long)p->nodes_after, (long long)p->bound_nodes,
             (long long)p->bound_nodes_budgets, p->cost_before, p->cost_after, p->bound_cost,
             p->bound_cost_budgets);
+    char pa[40], pb[40];
+    percent_text(p->cost_after - p->bound_cost, p->bound_cost, pa, sizeof pa);
+    percent_text(p->cost_after - p->bound_cost_budgets, p->bound_cost_budgets, pb, sizeof pb);
+    fprintf(out, "above the lower bound: +%lld nodes, +%.4f/h%s; within budgets: +%lld nodes, "
+                 "+%.4f/h%s\n",
+            (long long)(p->nodes_after - p->bound_nodes), p->cost_after - p->bound_cost, pa,
+            (long long)(p->nodes_after - p->bound_nodes_budgets),
+            p->cost_after - p->bound_cost_budgets, pb);
     if (p->optimized)
         fprintf(out, "optimized: Karpenter's pass would leave %lld nodes, saving %.4f/h\n",
                 (long long)p->karpenter_nodes_after, p->karpenter_savings);
+    if (p->optimize_ran) {
+        double kc = p->cost_before - p->karpenter_savings;
+        char pg[40];
+        percent_text(kc - p->cost_after, kc, pg, sizeof pg);
+        if (p->optimized)
+            fprintf(out, "optimize: gained %.4f/h%s and %lld nodes over Karpenter's pass\n",
+                    kc - p->cost_after, pg, (long long)(p->karpenter_nodes_after - p->nodes_after));
+        else
+            fprintf(out, "optimize: no gain over Karpenter's pass (the optimiser's plan leaves "
+                         "%lld nodes, %.4f/h)\n",
+                    (long long)p->optimizer_nodes_after, p->optimizer_cost_after);
+    }
     fprintf(out, "\nBLOCKED\n");
     if (!p->nblocked)
         fprintf(out, "  (none)\n");

@@ -94,6 +94,49 @@ const char *serve_reason_name(serve_reason r)
     return (unsigned)r < SERVE_REJ_COUNT ? reason_names[r] : "internal";
 }
 
+/* json_dumps through a callback that remembers a failed append: jansson
+ * 2.14's do_dump ignores the result of writing an object's key, so an
+ * allocation failure there left a 200 reply with the key missing (torture
+ * finding). NULL on any failure. */
+typedef struct dump_buf {
+    char *s;
+    size_t n, cap;
+    int failed;
+} dump_buf;
+
+static int dump_append(const char *buf, size_t size, void *data)
+{
+    dump_buf *d = data;
+    if (d->failed)
+        return -1;
+    if (d->n + size + 1 > d->cap) {
+        size_t nc = d->cap ? d->cap : 256;
+        while (nc < d->n + size + 1)
+            nc *= 2;
+        char *q = realloc(d->s, nc);
+        if (!q) {
+            d->failed = 1;
+            return -1;
+        }
+        d->s = q;
+        d->cap = nc;
+    }
+    memcpy(d->s + d->n, buf, size);
+    d->n += size;
+    d->s[d->n] = 0;
+    return 0;
+}
+
+static char *dumps_checked(const json_t *j, size_t flags)
+{
+    dump_buf d = {NULL, 0, 0, 0};
+    if (json_dump_callback(j, dump_append, &d, flags) || d.failed || !d.s) {
+        free(d.s);
+        return NULL;
+    }
+    return d.s;
+}
+
 void serve_reply_error(serve_reply *r, int status, const char *code, const char *msg)
 {
     free(r->body);
@@ -102,7 +145,7 @@ void serve_reply_error(serve_reply *r, int status, const char *code, const char 
     json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg ? msg : "");
     if (!j) /* message not UTF-8 */
         j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", "(unprintable message)");
-    r->body = j ? json_dumps(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
+    r->body = j ? dumps_checked(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
     json_decref(j);
     if (!r->body) {
         r->status = 500;
@@ -113,7 +156,7 @@ void serve_reply_error(serve_reply *r, int status, const char *code, const char 
 void serve_reply_json(serve_reply *r, int status, json_t *j)
 {
     free(r->body);
-    r->body = j ? json_dumps(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
+    r->body = j ? dumps_checked(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
     json_decref(j);
     r->status = status;
     if (!r->body)

@@ -412,12 +412,198 @@ static void test_random_fast_equals_reference_and_bound(void **st)
     assert_true(optimized > 5);
 }
 
+/* ---- exact check on tiny estates (issue 18): every subset of the
+ * deletable nodes within the budget is tried, the moved pods packed onto
+ * the kept nodes by backtracking; the pool launches nothing (its cpu
+ * limit is used up), so deleting is the only move and that subset search
+ * is the optimum. --optimize is never below it nor above the plain pass,
+ * the bound within budgets never above it ---- */
+
+#define EX_NODES 9
+#define EX_PODS 4
+
+typedef struct ex_estate {
+    uint32_t nn;
+    int cpu[EX_NODES];              /* allocatable, millicores */
+    double price[EX_NODES];
+    int deletable[EX_NODES];
+    int npods[EX_NODES];
+    int pod[EX_NODES][EX_PODS];     /* requests, millicores */
+    int allowed;
+} ex_estate;
+
+/* Places pods[i..n) onto free (cpu) and slots (pod count); 1 when all fit. */
+static int ex_pack(const int *pods, uint32_t i, uint32_t n, int *free, int *slots, uint32_t nk)
+{
+    if (i == n)
+        return 1;
+    for (uint32_t k = 0; k < nk; k++) {
+        int dup = 0; /* a node with the same room as an earlier one: same subtree */
+        for (uint32_t j = 0; j < k && !dup; j++)
+            dup = free[j] == free[k] && slots[j] == slots[k];
+        if (dup || free[k] < pods[i] || !slots[k])
+            continue;
+        free[k] -= pods[i];
+        slots[k]--;
+        int ok = ex_pack(pods, i + 1, n, free, slots, nk);
+        free[k] += pods[i];
+        slots[k]++;
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_int_desc(const void *a, const void *b)
+{
+    return *(const int *)b - *(const int *)a;
+}
+
+/* The least cost per hour any set of deletions within the budget leaves. */
+static double ex_optimum(const ex_estate *x)
+{
+    double total = 0, best = 0;
+    for (uint32_t i = 0; i < x->nn; i++)
+        total += x->price[i];
+    for (uint32_t mask = 1; mask < (1u << x->nn); mask++) {
+        int cnt = 0, ok = 1;
+        double saved = 0;
+        for (uint32_t i = 0; i < x->nn; i++)
+            if (mask >> i & 1) {
+                ok &= x->deletable[i];
+                cnt++;
+                saved += x->price[i];
+            }
+        if (!ok || cnt > x->allowed || saved <= best)
+            continue;
+        int pods[EX_NODES * EX_PODS], free[EX_NODES], slots[EX_NODES];
+        uint32_t np = 0, nk = 0;
+        for (uint32_t i = 0; i < x->nn; i++) {
+            if (mask >> i & 1) {
+                for (int j = 0; j < x->npods[i]; j++)
+                    pods[np++] = x->pod[i][j];
+                continue;
+            }
+            int used = 0;
+            for (int j = 0; j < x->npods[i]; j++)
+                used += x->pod[i][j];
+            free[nk] = x->cpu[i] - used;
+            slots[nk++] = 30 - x->npods[i];
+        }
+        qsort(pods, np, sizeof *pods, cmp_int_desc);
+        if (ex_pack(pods, 0, np, free, slots, nk))
+            best = saved;
+    }
+    return total - best;
+}
+
+static void ex_random(buf *b, berth_rng *r, ex_estate *x)
+{
+    static const int cpus[5] = {250, 500, 1000, 1500, 2000};
+    static const char *budgets[4] = {"100%", "100%", "30%", "2"};
+    uint32_t bi = (uint32_t)berth_rng_below(r, 4);
+    b->n = 0;
+    memset(x, 0, sizeof *x);
+    /* launches nothing: its cpu limit is used up */
+    add(b, "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec:\n"
+           "  template:\n    spec:\n"
+           "      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}\n"
+           "  limits: {cpu: \"1\"}\n"
+           "  disruption:\n    consolidationPolicy: WhenEmptyOrUnderutilized\n"
+           "    consolidateAfter: 0s\n    budgets: [{nodes: \"%s\"}]\n",
+        budgets[bi]);
+    types(b);
+    add(b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
+           "namespace: default}\nspec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\n");
+    x->nn = 4 + (uint32_t)berth_rng_below(r, EX_NODES - 3);
+    char name[16], pname[32];
+    for (uint32_t i = 0; i < x->nn; i++) {
+        int size = 2 << berth_rng_below(r, 3);
+        x->cpu[i] = size * 1000;
+        x->price[i] = 0.05 * size;
+        x->deletable[i] = 1;
+        snprintf(name, sizeof name, "n%u", i);
+        node(b, name, "p", size, "on-demand", "z1", NULL, NULL);
+        int np = 1 + (int)berth_rng_below(r, EX_PODS), used = 0;
+        for (int j = 0; j < np; j++) {
+            int c = cpus[berth_rng_below(r, 5)];
+            if (used + c > x->cpu[i])
+                continue;
+            used += c;
+            x->pod[i][x->npods[i]++] = c;
+            snprintf(pname, sizeof pname, "p%u-%d", i, j);
+            char cpu[16];
+            snprintf(cpu, sizeof cpu, "%dm", c);
+            uint64_t kind = berth_rng_below(r, 30);
+            const char *meta = NULL;
+            if (kind == 0)
+                meta = "  annotations: {karpenter.sh/do-not-disrupt: \"true\"}\n";
+            else if (kind == 1)
+                meta = "  labels: {app: web}\n";
+            if (meta)
+                x->deletable[i] = 0;
+            pod(b, pname, name, cpu, meta, NULL);
+        }
+    }
+    x->allowed = bi < 2 ? (int)x->nn : bi == 2 ? (int)((x->nn * 30 + 99) / 100) : 2;
+}
+
+static void test_exact_tiny_estates(void **st)
+{
+    (void)st;
+    static buf b;
+    berth_rng r;
+    berth_rng_seed(&r, 18);
+    const char *env = getenv("DISRUPT_EXACT_ITERS"); /* longer local runs */
+    int iters = env ? atoi(env) : 150;
+    double sum = 0, worst = 0, sum_plain = 0;
+    int hit = 0, n = 0;
+    for (int iter = 0; iter < iters; iter++) {
+        ex_estate x;
+        ex_random(&b, &r, &x);
+        double opt = ex_optimum(&x);
+        fixture f, h;
+        plan(&f, &b, 0, 0, 0);
+        plan(&h, &b, 1, 0, 0);
+        /* the optimum is a plan, so neither the bound nor any plan is below it */
+        if (h.p.cost_after < opt - 1e-9 || f.p.cost_after < opt - 1e-9 ||
+            h.p.bound_cost_budgets > opt + 1e-9)
+            fail_msg("estate %d: optimum %.4f, plain %.4f, optimized %.4f, bound %.4f\n%s", iter,
+                     opt, f.p.cost_after, h.p.cost_after, h.p.bound_cost_budgets, b.s);
+        assert_true(h.p.cost_after <= f.p.cost_after + 1e-9);
+        double gap = (h.p.cost_after - opt) / opt;
+        /* DISRUPT_EXACT_DUMP=N: every gap, and estate N's input */
+        const char *dump = getenv("DISRUPT_EXACT_DUMP");
+        if (gap > 1e-9 && dump)
+            fprintf(stderr, "estate %d gap %.2f %% (plain %.2f %%)\n%s", iter, 100 * gap,
+                    100 * (f.p.cost_after - opt) / opt, atoi(dump) == iter ? b.s : "");
+        sum += gap;
+        sum_plain += (f.p.cost_after - opt) / opt;
+        worst = gap > worst ? gap : worst;
+        hit += gap < 1e-9;
+        n++;
+        done(&f);
+        done(&h);
+    }
+    print_message("exact: %d estates, --optimize %.2f %% above the optimum on average (worst "
+                  "%.2f %%, optimal in %d), plain pass %.2f %%\n",
+                  n, 100 * sum / n, 100 * worst, hit, 100 * sum_plain / n);
+    /* the claim (docs/disrupt.md "Quality"): within 3 % of the optimum on
+     * average. Per estate the kube scheduler's placement (queue order,
+     * least-allocated scoring) is not an optimal packing, so a deletion
+     * set that fits only when packed tightly is out of reach (one node
+     * of four is a large fraction): at least 90 % of the estates optimal */
+    assert_true(sum / n <= 0.03);
+    assert_true(hit * 10 >= n * 9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_optimizer_beats_greedy),
         cmocka_unit_test(test_optimizer_respects_budgets_and_dnd),
         cmocka_unit_test(test_random_fast_equals_reference_and_bound),
+        cmocka_unit_test(test_exact_tiny_estates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
