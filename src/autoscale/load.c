@@ -89,8 +89,11 @@ static int dec_headroom_unit(berth_dec *d, const berth_node *h, const char *cons
 
 static int add_headroom(berth_dec *d, berth_vng *v, const berth_headroom *h)
 {
-    if (berth_grow((void **)&v->headroom, &v->capheadroom, v->nheadroom + 1, sizeof *v->headroom,
-                   1024))
+    int rc = berth_grow((void **)&v->headroom, &v->capheadroom, v->nheadroom + 1,
+                        sizeof *v->headroom, 1024);
+    if (rc == BERTH_ENOMEM) /* an allocation failure is not bad input */
+        return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
+    if (rc)
         return berth_dec_fail(d, NULL, "too many headroom specs for group '%s'", v->name);
     v->headroom[v->nheadroom++] = *h;
     return 0;

@@ -532,7 +532,7 @@ static void serve_call(int ep, const char *body, size_t len, const serve_budget 
 {
     switch (ep) {
     case 0: serve_kube_schedule(body, len, NULL, NULL, NULL, b, r); break;
-    case 1: serve_fleet_place(body, len, "2024-05-01T12:00:00Z", b, r); break;
+    case 1: serve_fleet_place(body, len, "2024-05-01T12:00:00Z", NULL, b, r); break;
     case 2: serve_disrupt_plan(body, len, "2024-05-01T12:00:00Z", b, r); break;
     default: serve_autoscale_plan(body, len, "2024-05-01T12:00:00Z", b, r); break;
     }
