@@ -122,6 +122,22 @@ int berth_xl_prepare(berth_xl *x, const berth_nexus *nx, berth_error *e);
  * step `step`. 0 or an error. */
 int berth_xl_on_step(void *ctx, const berth_nexus *nx, uint32_t step, berth_error *e);
 
+/* After a run: the phases of runtime-upgrade steps that left a
+ * PodDisruptionBudget below its minimum (0: the upgrade keeps every PDB;
+ * `simulate --advise-upgrade` searches the maxUnavailable that gives 0). */
+uint32_t berth_xl_upgrade_pdb_breaches(const berth_nexus *nx, const berth_xl *x);
+
+/* The bare-metal advice of `simulate --advise-upgrade` (no node can be
+ * bought on an NKS cluster): the runtime upgrade's maxUnavailable as given
+ * (the largest over its steps, capped at the largest rack), the phases that
+ * broke a PDB with it, and the largest maxUnavailable (given or fewer) whose
+ * run breaks none, 0 when even 1 does. */
+typedef struct berth_xl_advice {
+    int64_t given;
+    uint32_t breaches;
+    int64_t safe;
+} berth_xl_advice;
+
 /* ---- report (report/crosslayer_report.c) ---- */
 
 /* Adds the kube view to root (berth_report_nexus_json's object, SPEC 6.3
@@ -133,6 +149,10 @@ int berth_xl_on_step(void *ctx, const berth_nexus *nx, uint32_t step, berth_erro
 struct json_t;
 int berth_report_crosslayer_json(struct json_t *root, const berth_nexus *nx, const berth_xl *x,
                                  int detail);
+/* root["upgradeAdvice"] = {"maxUnavailable", "pdbBreaches", "safeMaxUnavailable" (null when
+ * none)}; the table's advice line. 0 or BERTH_ENOMEM. */
+int berth_report_crosslayer_advice_json(struct json_t *root, const berth_xl_advice *a);
+void berth_report_crosslayer_advice_text(FILE *out, const berth_xl_advice *a);
 /* The per-step table of the kube view (after berth_report_nexus_table). */
 int berth_report_crosslayer_table(FILE *out, const berth_nexus *nx, const berth_xl *x, int detail);
 

@@ -40,6 +40,9 @@ static void help(FILE *f)
             "                       is the one whose VMs the file's Nodes name\n"
             "  --detail MODE        summary (default: counts and a few example pods per step)\n"
             "                       or all (every pod) for --workloads\n"
+            "  --advise-upgrade     with --workloads: the largest runtime-upgrade maxUnavailable\n"
+            "                       that keeps every PodDisruptionBudget at its minimum (re-runs\n"
+            "                       the timeline with fewer machines per batch)\n"
             "  -q, --quiet          print nothing on success (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -136,13 +139,81 @@ static int load_workloads(berth_nexus *nx, berth_xl *xl, const char *const *file
     return 0;
 }
 
+/* One more run of the whole input with every runtime upgrade's
+ * maxUnavailable set to mu: *breaches gets its PDB-breaking phases. */
+static int advise_trial(const cli_common *c, const char *const *wl, int nwl, int64_t mu,
+                        const berth_nexus_options *base, uint32_t *breaches)
+{
+    berth_nexus nx;
+    berth_nexus_init(&nx);
+    berth_xl xl;
+    berth_xl_init(&xl);
+    int code = cli_load_nexus(&nx, c);
+    if (!code)
+        code = load_workloads(&nx, &xl, wl, nwl, c->strict);
+    if (!code) {
+        for (uint32_t i = 0; i < nx.nsteps; i++)
+            if (nx.steps[i].kind == BERTH_STEP_RUNTIME_UPGRADE)
+                nx.steps[i].strategy.max_unavailable = mu;
+        berth_nexus_options opt = *base;
+        opt.explain_vm = NULL;
+        opt.explain_found = NULL;
+        opt.step_ctx = &xl;
+        berth_error e;
+        berth_error_clear(&e);
+        int rc = berth_nexus_run(&nx, &opt, &e);
+        if (rc && rc != BERTH_ENOFIT) {
+            fprintf(stderr, "berth: %s\n", e.msg);
+            code = berth_err_exit_code(rc);
+        }
+        *breaches = berth_xl_upgrade_pdb_breaches(&nx, &xl);
+    }
+    berth_xl_free(&xl);
+    berth_nexus_free(&nx);
+    return code;
+}
+
+/* --advise-upgrade: the given maxUnavailable (the largest over the upgrade
+ * steps, at most the largest rack), its PDB breaches, and the largest
+ * smaller value without any (one re-run per value tried, downwards). */
+static int advise_upgrade(const cli_common *c, const char *const *wl, int nwl,
+                          const berth_nexus_options *opt, const berth_nexus *nx, const berth_xl *xl,
+                          berth_xl_advice *adv)
+{
+    uint32_t rack_max = 1;
+    for (uint32_t r = 0; r < nx->nracks; r++)
+        if (nx->racks[r].nmachines > rack_max)
+            rack_max = nx->racks[r].nmachines;
+    adv->given = 0;
+    for (uint32_t i = 0; i < nx->nsteps; i++)
+        if (nx->steps[i].kind == BERTH_STEP_RUNTIME_UPGRADE) {
+            int64_t m = nx->steps[i].strategy.max_unavailable;
+            m = m > 0 && m < rack_max ? m : rack_max;
+            if (m > adv->given)
+                adv->given = m;
+        }
+    adv->breaches = berth_xl_upgrade_pdb_breaches(nx, xl);
+    adv->safe = adv->breaches ? 0 : adv->given;
+    for (int64_t m = adv->given - 1; adv->breaches && m >= 1; m--) {
+        uint32_t b = 0;
+        int code = advise_trial(c, wl, nwl, m, opt, &b);
+        if (code)
+            return code;
+        if (!b) {
+            adv->safe = m;
+            break;
+        }
+    }
+    return 0;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     cli_common c;
     cli_common_init(&c);
     const char *svg = NULL, *html = NULL;
     const char *explain[64];
-    int nexplain = 0, partial = 0, reference = 0, detail = 0;
+    int nexplain = 0, partial = 0, reference = 0, detail = 0, advise = 0;
     const char *workloads[256];
     int nworkloads = 0;
     for (int i = 1; i < argc; i++) {
@@ -186,6 +257,10 @@ int cmd_simulate(int argc, char **argv)
             detail = !strcmp(v, "all");
             continue;
         }
+        if (!strcmp(a, "--advise-upgrade")) {
+            advise = 1;
+            continue;
+        }
         if (!strcmp(a, "--partial")) {
             partial = 1;
             continue;
@@ -196,6 +271,10 @@ int cmd_simulate(int argc, char **argv)
         }
         if (cli_common_or_unknown("simulate", &c, argc, argv, &i) < 0)
             return 2;
+    }
+    if (advise && !nworkloads) {
+        fprintf(stderr, "berth simulate: --advise-upgrade needs --workloads\n");
+        return 2;
     }
     berth_nexus nx;
     berth_nexus_init(&nx);
@@ -244,14 +323,26 @@ int cmd_simulate(int argc, char **argv)
     }
     if (nworkloads && !c.quiet)
         berth_report_warnings_text(stderr, &xl.warnings);
+    berth_xl_advice adv = {0};
+    if (advise) {
+        int arc = advise_upgrade(&c, workloads, nworkloads, &opt, &nx, &xl, &adv);
+        if (arc) {
+            berth_xl_free(&xl);
+            berth_nexus_free(&nx);
+            return arc;
+        }
+    }
     if (!c.quiet) {
         if (c.format == CLI_TABLE) {
             berth_report_nexus_table(stdout, &nx);
             if (nworkloads)
                 berth_report_crosslayer_table(stdout, &nx, &xl, detail);
+            if (advise)
+                berth_report_crosslayer_advice_text(stdout, &adv);
         } else {
             json_t *j = berth_report_nexus_json(&nx);
-            if (j && nworkloads && berth_report_crosslayer_json(j, &nx, &xl, detail)) {
+            if (j && ((nworkloads && berth_report_crosslayer_json(j, &nx, &xl, detail)) ||
+                      (advise && berth_report_crosslayer_advice_json(j, &adv)))) {
                 json_decref(j);
                 j = NULL;
             }

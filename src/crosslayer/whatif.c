@@ -432,3 +432,12 @@ int berth_xl_on_step(void *ctx, const berth_nexus *nx, uint32_t step, berth_erro
     }
     return 0;
 }
+
+uint32_t berth_xl_upgrade_pdb_breaches(const berth_nexus *nx, const berth_xl *x)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < x->nphases; i++)
+        n += x->phases[i].npdbs > 0 && x->phases[i].step < nx->nsteps &&
+             nx->steps[x->phases[i].step].kind == BERTH_STEP_RUNTIME_UPGRADE;
+    return n;
+}

@@ -219,3 +219,31 @@ int berth_report_crosslayer_table(FILE *out, const berth_nexus *nx, const berth_
     }
     return 0;
 }
+
+int berth_report_crosslayer_advice_json(json_t *root, const berth_xl_advice *a)
+{
+    json_t *o = json_object();
+    if (set(root, "upgradeAdvice", o) || set(o, "maxUnavailable", json_integer(a->given)) ||
+        set(o, "pdbBreaches", json_integer(a->breaches)) ||
+        set(o, "safeMaxUnavailable", a->safe > 0 ? json_integer(a->safe) : json_null()))
+        return BERTH_ENOMEM;
+    return 0;
+}
+
+void berth_report_crosslayer_advice_text(FILE *out, const berth_xl_advice *a)
+{
+    fprintf(out, "\nUpgrade advice (bare metal: no node can be bought)\n");
+    if (!a->breaches)
+        fprintf(out, "  maxUnavailable %lld keeps every PodDisruptionBudget at its minimum\n",
+                (long long)a->given);
+    else if (a->safe > 0)
+        fprintf(out, "  maxUnavailable %lld leaves a PodDisruptionBudget below its minimum in %u "
+                     "batch%s; maxUnavailable %lld keeps every one\n",
+                (long long)a->given, a->breaches, a->breaches == 1 ? "" : "es",
+                (long long)a->safe);
+    else
+        fprintf(out, "  maxUnavailable %lld leaves a PodDisruptionBudget below its minimum in %u "
+                     "batch%s, and so does 1: the remaining nodes cannot hold the drained pods "
+                     "(add machines or nodes)\n",
+                (long long)a->given, a->breaches, a->breaches == 1 ? "" : "es");
+}

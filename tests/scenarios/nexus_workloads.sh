@@ -90,6 +90,30 @@ else
   grep -q '"belowDesired"' "$tmp/a.json" || bad "no belowDesired in JSON"
 fi
 
+# --advise-upgrade: the whole rack at once breaks db's PDB; the advice's
+# value, checked by a run of the site with that maxUnavailable, breaks none
+run -o json --advise-upgrade 2>/dev/null >"$tmp/adv.json" || bad "--advise-upgrade failed"
+sed 's/updateStrategy: {strategyType: Rack, waitTimeMinutes: 15}/updateStrategy: {strategyType: Rack, waitTimeMinutes: 15, maxUnavailable: 1}/' \
+  "$D/site.yaml" >"$tmp/site1.yaml"
+grep -q "maxUnavailable: 1" "$tmp/site1.yaml" || bad "could not set maxUnavailable in the site copy"
+"$BERTH" simulate "$tmp/site1.yaml" --workloads "$D/core.yaml" --workloads "edge=$D/edge.yaml" -o json \
+  2>/dev/null >"$tmp/one.json" || bad "maxUnavailable 1 run failed"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$tmp/adv.json" "$tmp/one.json" "$tmp/a.json" <<'PY' || bad "advice checks failed"
+import json, sys
+adv = json.load(open(sys.argv[1]))["upgradeAdvice"]
+one, whole = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+def breaches(d):
+    up = next(s for s in d["steps"] if s["kind"] == "runtime-upgrade")
+    return sum(1 for b in up["batches"] for w in b["workloads"] if w["pdbsBelowMinimum"] > 0)
+assert adv["maxUnavailable"] == 2 and adv["pdbBreaches"] == breaches(whole) > 0, adv
+assert adv["safeMaxUnavailable"] == 1, adv
+assert breaches(one) == 0, "maxUnavailable 1 still breaks a PDB"
+PY
+fi
+"$BERTH" simulate "$D/site.yaml" --advise-upgrade >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--advise-upgrade without --workloads: want exit 2"
+
 run >"$tmp/table" 2>/dev/null || bad "table run failed"
 grep -q "^Workloads (the kube view of each step" "$tmp/table" || bad "no Workloads section"
 grep -q "held     shop/db-1 on core-worker-4 for 10 min" "$tmp/table" || bad "table lacks the held drain"
