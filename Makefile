@@ -11,7 +11,7 @@ INC     := -Iinclude -Isrc
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/io/*.c src/model/*.c src/pipeline/*.c \
                              src/nexus/*.c src/fleet/*.c src/k8s/*.c src/kube/*.c src/autoscale/*.c \
-                             src/disrupt/*.c src/serve/*.c src/report/*.c))
+                             src/disrupt/*.c src/serve/*.c src/report/*.c src/crosslayer/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))

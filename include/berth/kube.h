@@ -419,6 +419,11 @@ int berth_kpdb_matches(const berth_kpdb *b, const berth_kpod *p);
  * and at least 0, where desired is minAvailable, or expected -
  * maxUnavailable (percentages of expected rounded up), or 0. O(1). */
 int64_t berth_kpdb_allowed(const berth_kpdb *b, int64_t expected, int64_t healthy);
+/* PDB b's desired healthy pods given `expected` matching pods (upstream
+ * disruption controller's getExpectedScale/desiredHealthy): minAvailable,
+ * or expected - maxUnavailable (percentages of expected rounded up), or 0;
+ * status.disruptionsAllowed is not consulted. O(1). */
+int64_t berth_kpdb_desired(const berth_kpdb *b, int64_t expected);
 /* berth_kpdb_allowed with the counts taken from k's pods: a matching pod
  * not terminating is expected, and healthy when healthy(ctx, pod index)
  * is non-zero (every one when healthy is NULL). Work: O(pods) when

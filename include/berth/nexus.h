@@ -143,6 +143,7 @@ typedef struct berth_upgrade_batch {
     uint32_t npools_zero;
     int64_t start_minute;        /* offset from the upgrade's start */
     uint32_t threshold_machines; /* machines that must come back for the rack to count */
+    uint32_t first_machine;      /* the batch's machines: first_machine .. + machines_down */
 } berth_upgrade_batch;
 
 typedef struct berth_step {
@@ -218,6 +219,12 @@ typedef struct berth_nexus_options {
     const char *explain_vm;  /* VM name to explain, or NULL */
     FILE *explain_out;       /* where the explanation goes */
     int *explain_found;      /* when not NULL: set to 1 once explain_vm was explained */
+    /* when not NULL: called by berth_nexus_run after each step (also a
+     * failed one) with the estate as that step left it (a runtime
+     * upgrade's batches filled); a non-zero return stops the run with it
+     * (berth simulate --workloads: the kube view per step, crosslayer.h) */
+    int (*on_step)(void *ctx, const berth_nexus *nx, uint32_t step, berth_error *e);
+    void *step_ctx;
 } berth_nexus_options;
 
 void berth_nexus_init(berth_nexus *nx);

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "berth/crosslayer.h"
 #include "berth/report.h"
 
 static void help(FILE *f)
@@ -31,6 +32,17 @@ static void help(FILE *f)
             "  --strict             unknown fields in Azure kinds are errors too\n"
             "  --reference          decide every VM by a plain scan of all machines instead of\n"
             "                       the rack index (same decisions, slower; for checking)\n"
+            "  --workloads [CLUSTER=]FILE\n"
+            "                       an NKS cluster's Kubernetes objects (kubectl -o yaml: Nodes,\n"
+            "                       Pods, workloads, PDBs; repeatable): each step's nodes that go\n"
+            "                       down are drained and their pods rescheduled (docs/nexus.md,\n"
+            "                       \"Workloads across the layers\"); without CLUSTER= the cluster\n"
+            "                       is the one whose VMs the file's Nodes name\n"
+            "  --detail MODE        summary (default: counts and a few example pods per step)\n"
+            "                       or all (every pod) for --workloads\n"
+            "  --advise-upgrade     with --workloads: the largest runtime-upgrade maxUnavailable\n"
+            "                       that keeps every PodDisruptionBudget at its minimum (re-runs\n"
+            "                       the timeline with fewer machines per batch)\n"
             "  -q, --quiet          print nothing on success (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -72,13 +84,138 @@ static void explain_unknown(const berth_nexus *nx, const char *want)
     fprintf(stderr, "\n");
 }
 
+/* --workloads [CLUSTER=]FILE...: each file into its cluster's kube model
+ * (named, else the cluster whose VMs its Nodes name), then expanded. */
+static int load_workloads(berth_nexus *nx, berth_xl *xl, const char *const *files, int n,
+                          int strict)
+{
+    berth_error e;
+    berth_error_clear(&e);
+    for (int i = 0; i < n; i++) {
+        const char *path = files[i], *eq = strchr(files[i], '=');
+        char cluster[256] = "";
+        if (eq && eq != files[i] && (size_t)(eq - files[i]) < sizeof cluster &&
+            !memchr(files[i], '/', (size_t)(eq - files[i]))) {
+            memcpy(cluster, files[i], (size_t)(eq - files[i]));
+            path = eq + 1;
+        }
+        berth_source src;
+        int rc = cli_load_doc(&nx->arena, path, &src, &e);
+        if (!rc && !cluster[0]) {
+            berth_kcluster probe;
+            berth_kube_init(&probe);
+            rc = berth_kube_load(&probe, &src, strict, &e);
+            const char *name = NULL, *other = NULL;
+            int g = rc ? 0 : berth_xl_guess_cluster(nx, &probe, &name, &other);
+            if (g == 1)
+                rc = berth_error_set(&e, BERTH_EINVAL,
+                                     "%s: no Node names a VM of the estate's clusters; give the "
+                                     "cluster as --workloads CLUSTER=%s",
+                                     path, path);
+            else if (g == 2)
+                rc = berth_error_set(&e, BERTH_EINVAL,
+                                     "%s: its Nodes name VMs of clusters %s and %s; give the "
+                                     "cluster as --workloads CLUSTER=%s",
+                                     path, name, other, path);
+            else if (!rc)
+                snprintf(cluster, sizeof cluster, "%s", name);
+            berth_kube_free(&probe);
+        }
+        berth_kcluster *k = NULL;
+        if (!rc && berth_xl_cluster_for(xl, cluster, &k, NULL))
+            rc = berth_error_set(&e, BERTH_ENOMEM, "out of memory");
+        if (!rc)
+            rc = berth_kube_load(k, &src, strict, &e);
+        if (rc) {
+            fprintf(stderr, "berth: %s\n", e.msg);
+            return berth_err_exit_code(rc);
+        }
+    }
+    int rc = berth_xl_prepare(xl, nx, &e);
+    if (rc) {
+        fprintf(stderr, "berth: %s\n", e.msg);
+        return berth_err_exit_code(rc);
+    }
+    return 0;
+}
+
+/* One more run of the whole input with every runtime upgrade's
+ * maxUnavailable set to mu: *breaches gets its PDB-breaking phases. */
+static int advise_trial(const cli_common *c, const char *const *wl, int nwl, int64_t mu,
+                        const berth_nexus_options *base, uint32_t *breaches)
+{
+    berth_nexus nx;
+    berth_nexus_init(&nx);
+    berth_xl xl;
+    berth_xl_init(&xl);
+    int code = cli_load_nexus(&nx, c);
+    if (!code)
+        code = load_workloads(&nx, &xl, wl, nwl, c->strict);
+    if (!code) {
+        for (uint32_t i = 0; i < nx.nsteps; i++)
+            if (nx.steps[i].kind == BERTH_STEP_RUNTIME_UPGRADE)
+                nx.steps[i].strategy.max_unavailable = mu;
+        berth_nexus_options opt = *base;
+        opt.explain_vm = NULL;
+        opt.explain_found = NULL;
+        opt.step_ctx = &xl;
+        berth_error e;
+        berth_error_clear(&e);
+        int rc = berth_nexus_run(&nx, &opt, &e);
+        if (rc && rc != BERTH_ENOFIT) {
+            fprintf(stderr, "berth: %s\n", e.msg);
+            code = berth_err_exit_code(rc);
+        }
+        *breaches = berth_xl_upgrade_pdb_breaches(&nx, &xl);
+    }
+    berth_xl_free(&xl);
+    berth_nexus_free(&nx);
+    return code;
+}
+
+/* --advise-upgrade: the given maxUnavailable (the largest over the upgrade
+ * steps, at most the largest rack), its PDB breaches, and the largest
+ * smaller value without any (one re-run per value tried, downwards). */
+static int advise_upgrade(const cli_common *c, const char *const *wl, int nwl,
+                          const berth_nexus_options *opt, const berth_nexus *nx, const berth_xl *xl,
+                          berth_xl_advice *adv)
+{
+    uint32_t rack_max = 1;
+    for (uint32_t r = 0; r < nx->nracks; r++)
+        if (nx->racks[r].nmachines > rack_max)
+            rack_max = nx->racks[r].nmachines;
+    adv->given = 0;
+    for (uint32_t i = 0; i < nx->nsteps; i++)
+        if (nx->steps[i].kind == BERTH_STEP_RUNTIME_UPGRADE) {
+            int64_t m = nx->steps[i].strategy.max_unavailable;
+            m = m > 0 && m < rack_max ? m : rack_max;
+            if (m > adv->given)
+                adv->given = m;
+        }
+    adv->breaches = berth_xl_upgrade_pdb_breaches(nx, xl);
+    adv->safe = adv->breaches ? 0 : adv->given;
+    for (int64_t m = adv->given - 1; adv->breaches && m >= 1; m--) {
+        uint32_t b = 0;
+        int code = advise_trial(c, wl, nwl, m, opt, &b);
+        if (code)
+            return code;
+        if (!b) {
+            adv->safe = m;
+            break;
+        }
+    }
+    return 0;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     cli_common c;
     cli_common_init(&c);
     const char *svg = NULL, *html = NULL;
     const char *explain[64];
-    int nexplain = 0, partial = 0, reference = 0;
+    int nexplain = 0, partial = 0, reference = 0, detail = 0, advise = 0;
+    const char *workloads[256];
+    int nworkloads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -98,6 +235,32 @@ int cmd_simulate(int argc, char **argv)
                 explain[nexplain++] = argv[++i];
             continue;
         }
+        const char *v = NULL;
+        int got = cli_flag_value("simulate", "--workloads", argc, argv, &i, &v);
+        if (got < 0)
+            return 2;
+        if (got) {
+            if (nworkloads == 256) {
+                fprintf(stderr, "berth simulate: at most 256 --workloads files\n");
+                return 2;
+            }
+            workloads[nworkloads++] = v;
+            continue;
+        }
+        if ((got = cli_flag_value("simulate", "--detail", argc, argv, &i, &v)) < 0)
+            return 2;
+        if (got) {
+            if (strcmp(v, "all") && strcmp(v, "summary")) {
+                fprintf(stderr, "berth simulate: --detail must be summary or all, got '%s'\n", v);
+                return 2;
+            }
+            detail = !strcmp(v, "all");
+            continue;
+        }
+        if (!strcmp(a, "--advise-upgrade")) {
+            advise = 1;
+            continue;
+        }
         if (!strcmp(a, "--partial")) {
             partial = 1;
             continue;
@@ -109,10 +272,21 @@ int cmd_simulate(int argc, char **argv)
         if (cli_common_or_unknown("simulate", &c, argc, argv, &i) < 0)
             return 2;
     }
+    if (advise && !nworkloads) {
+        fprintf(stderr, "berth simulate: --advise-upgrade needs --workloads\n");
+        return 2;
+    }
     berth_nexus nx;
     berth_nexus_init(&nx);
     int code = cli_load_nexus(&nx, &c);
     if (code) {
+        berth_nexus_free(&nx);
+        return code;
+    }
+    berth_xl xl;
+    berth_xl_init(&xl);
+    if (nworkloads && (code = load_workloads(&nx, &xl, workloads, nworkloads, c.strict))) {
+        berth_xl_free(&xl);
         berth_nexus_free(&nx);
         return code;
     }
@@ -122,6 +296,10 @@ int cmd_simulate(int argc, char **argv)
                                .explain_out = stderr};
     int found = 0;
     opt.explain_found = &found;
+    if (nworkloads) {
+        opt.on_step = berth_xl_on_step;
+        opt.step_ctx = &xl;
+    }
     berth_error e;
     berth_error_clear(&e);
     int rc = berth_nexus_run(&nx, &opt, &e);
@@ -132,21 +310,44 @@ int cmd_simulate(int argc, char **argv)
                 explain[0]);
     if (rc && rc != BERTH_ENOFIT) {
         fprintf(stderr, "berth: %s\n", e.msg);
+        berth_xl_free(&xl);
         berth_nexus_free(&nx);
         return berth_err_exit_code(rc);
     }
     if (nexplain && !found) {
         /* no VM of that name was ever placed: name the closest ones */
         explain_unknown(&nx, explain[0]);
+        berth_xl_free(&xl);
         berth_nexus_free(&nx);
         return 2;
+    }
+    if (nworkloads && !c.quiet)
+        berth_report_warnings_text(stderr, &xl.warnings);
+    berth_xl_advice adv = {0};
+    if (advise) {
+        int arc = advise_upgrade(&c, workloads, nworkloads, &opt, &nx, &xl, &adv);
+        if (arc) {
+            berth_xl_free(&xl);
+            berth_nexus_free(&nx);
+            return arc;
+        }
     }
     if (!c.quiet) {
         if (c.format == CLI_TABLE) {
             berth_report_nexus_table(stdout, &nx);
+            if (nworkloads)
+                berth_report_crosslayer_table(stdout, &nx, &xl, detail);
+            if (advise)
+                berth_report_crosslayer_advice_text(stdout, &adv);
         } else {
             json_t *j = berth_report_nexus_json(&nx);
+            if (j && ((nworkloads && berth_report_crosslayer_json(j, &nx, &xl, detail)) ||
+                      (advise && berth_report_crosslayer_advice_json(j, &adv)))) {
+                json_decref(j);
+                j = NULL;
+            }
             if (cli_print_json(j, c.format)) { /* printed the failure */
+                berth_xl_free(&xl);
                 berth_nexus_free(&nx);
                 return 3;
             }
@@ -157,6 +358,7 @@ int cmd_simulate(int argc, char **argv)
         werr = 1;
     if (html && cli_write_file(html, write_html, &nx))
         werr = 1;
+    berth_xl_free(&xl);
     berth_nexus_free(&nx);
     if (werr)
         return 3;

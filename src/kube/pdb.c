@@ -12,17 +12,22 @@ int berth_kpdb_matches(const berth_kpdb *b, const berth_kpod *p)
     return !strcmp(b->ns, p->ns) && berth_selector_matches(&b->selector, &p->labels);
 }
 
-int64_t berth_kpdb_allowed(const berth_kpdb *b, int64_t expected, int64_t healthy)
+int64_t berth_kpdb_desired(const berth_kpdb *b, int64_t expected)
 {
-    if (b->has_disruptions_allowed)
-        return b->disruptions_allowed;
     int64_t desired = 0;
     if (b->has_min_available)
         desired = b->min_pct ? (b->min_available * expected + 99) / 100 : b->min_available;
     else if (b->has_max_unavailable)
         desired = expected - (b->max_pct ? (b->max_unavailable * expected + 99) / 100
                                          : b->max_unavailable);
-    int64_t a = healthy - desired;
+    return desired;
+}
+
+int64_t berth_kpdb_allowed(const berth_kpdb *b, int64_t expected, int64_t healthy)
+{
+    if (b->has_disruptions_allowed)
+        return b->disruptions_allowed;
+    int64_t a = healthy - berth_kpdb_desired(b, expected);
     return a > 0 ? a : 0;
 }
 

@@ -744,11 +744,11 @@ int berth_nexus_run(berth_nexus *nx, const berth_nexus_options *opt, berth_error
     int any_fail = 0;
     for (uint32_t i = 0; i < nx->nsteps; i++) {
         rc = run_step(nx, &nx->steps[i], opt, e);
-        if (rc == BERTH_ENOFIT) {
+        if (rc && rc != BERTH_ENOFIT)
+            return rc;
+        if (rc == BERTH_ENOFIT)
             any_fail = 1;
-            continue;
-        }
-        if (rc)
+        if (opt && opt->on_step && (rc = opt->on_step(opt->step_ctx, nx, i, e)))
             return rc;
     }
     return any_fail ? BERTH_ENOFIT : 0;

@@ -126,6 +126,7 @@ int berth_nexus_runtime_upgrade(berth_nexus *nx, berth_step *step, berth_error *
             if (last > rk->first_machine + rk->nmachines)
                 last = rk->first_machine + rk->nmachines;
             bt->machines_down = last - first;
+            bt->first_machine = first;
             uint32_t ntouched = 0;
             for (uint32_t j = mstart[first]; j < mstart[last]; j++) {
                 uint32_t v = mvms[j];
