@@ -189,13 +189,15 @@ static void print_explain(berth_nexus *nx, const char *vmname, nexus_req *rq)
             pool->name, nx->clusters[pool->cluster].name);
 }
 
-/* Places one more VM of pool. Returns 0, BERTH_ENOFIT, or an error. */
-static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
+/* Places one more VM of pool; rq is the pool's request (nexus_req_for_pool)
+ * and prof its profile, both made once per run of VMs. Returns 0,
+ * BERTH_ENOFIT, or an error. */
+static int place_vm(berth_nexus *nx, uint32_t pool, nexus_req *rqp, const berth_profile *prof,
+                    uint32_t *vm_out)
 {
     berth_nexus_state *st = nx->state;
     berth_pool *p = &nx->pools[pool];
-    nexus_req rq;
-    nexus_req_for_pool(nx, pool, &rq);
+    nexus_req rq = *rqp;
     if (st->explain_vm) {
         char name[256];
         snprintf(name, sizeof name, "%s-%s-%u", nx->clusters[p->cluster].name, p->name,
@@ -206,11 +208,8 @@ static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
                 *st->explain_found = 1;
         }
     }
-    berth_profile prof = profile_for(nx);
     berth_pick pk;
-    if (nexus_sku_activate(nx, rq.sku))
-        return BERTH_ENOMEM;
-    int rc = berth_pipeline_place(&prof, nx, &rq, &st->cycle, nx->nmachines, st->use_index, &pk);
+    int rc = berth_pipeline_place(prof, nx, &rq, &st->cycle, nx->nmachines, st->use_index, &pk);
     if (rc)
         return rc;
     if (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + 1, sizeof *nx->vms))
@@ -278,9 +277,14 @@ static const char *nofit_reason(berth_nexus *nx, uint32_t pool, uint32_t placed,
 static int place_many(berth_nexus *nx, uint32_t pool, uint32_t add, uint32_t **placed,
                       uint32_t *nplaced, uint32_t *capplaced, const char **reason)
 {
+    nexus_req rq;
+    nexus_req_for_pool(nx, pool, &rq);
+    berth_profile prof = profile_for(nx);
+    if (add && nexus_sku_activate(nx, rq.sku))
+        return BERTH_ENOMEM;
     for (uint32_t i = 0; i < add; i++) {
         uint32_t vm;
-        int rc = place_vm(nx, pool, &vm);
+        int rc = place_vm(nx, pool, &rq, &prof, &vm);
         if (rc == BERTH_ENOFIT) {
             *reason = nofit_reason(nx, pool, i, add);
             return rc;

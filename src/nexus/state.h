@@ -41,6 +41,18 @@ struct berth_nexus_state {
     uint32_t *ctx_cluster_rack; /* VMs of the context cluster */
     uint32_t *fit_cnt;          /* nracks x nskus: machines fitting */
     uint32_t *xlfit_cnt;        /* nracks x nskus: fitting machines hosting XL */
+    /* bit columns over machines, `words` 64-bit words each (machine m is
+     * bit m % 64 of word m / 64): per SKU, the machines whose fit flags
+     * have NEXUS_FIT (fitbits) and NEXUS_XLFIT (xlfitbits), SKU-major, so a
+     * rack's fitting machines are a few consecutive words; ctxbits: the
+     * machines hosting a VM of the context cluster. */
+    uint32_t words;
+    uint64_t *fitbits, *xlfitbits; /* nskus x words */
+    uint64_t *ctxbits;             /* words */
+    /* per active SKU, what one VM needs per used cell (set on activation) */
+    int32_t *need_cpu;
+    int64_t *need_mem;
+    uint8_t *need_cells;
     /* segment trees: per active sku, 2*leaves keys, leaf i at leaves + i.
      * Only SKUs that have been asked for are indexed (activated lazily). */
     uint32_t leaves;
