@@ -60,10 +60,17 @@ void nexus_state_free(berth_nexus *nx)
         for (uint32_t i = 0; i < s->nskus; i++)
             free(s->tree[i]);
     free(s->tree);
+    if (s->dirty)
+        for (uint32_t i = 0; i < s->nskus; i++)
+            free(s->dirty[i]);
+    free(s->dirty);
+    free(s->ndirty);
+    free(s->dirty_flag);
     free(s->active);
     free(s->touched_racks);
     free(s->touched_machines);
     free(s->allowed);
+    free(s->placed);
     free(s);
     nx->state = NULL;
 }
@@ -155,25 +162,43 @@ static uint32_t first_in(const uint64_t *a, const uint64_t *not, uint32_t lo, ui
 void nexus_rack_rekey(berth_nexus *nx, uint32_t r)
 {
     berth_nexus_state *st = nx->state;
-    uint32_t L = st->leaves;
     int64_t cap = st->rack_cap_cpu[r];
     uint64_t u = cap > 0 ? (uint64_t)st->rack_used_cpu[r] * 1000000u / (uint64_t)cap : 0;
     st->rack_util[r] = (uint32_t)(u > 1000000u ? 1000000u : u);
-    uint64_t base = pack_key(st->ctx_pool_cnt[r], 0, st->rack_util[r], r);
-    const uint32_t *fc = st->fit_cnt + (size_t)r * st->nskus;
-    const uint32_t *xc = st->xlfit_cnt + (size_t)r * st->nskus;
+    uint8_t *flag = st->dirty_flag + r;
+    size_t R = st->nracks;
     for (uint32_t k = 0; k < st->nactive; k++) {
         uint32_t s = st->active[k];
-        uint64_t *t = st->tree[s];
-        uint32_t i = L + r;
+        if (flag[s * R])
+            continue;
+        flag[s * R] = 1;
+        st->dirty[s][st->ndirty[s]++] = r;
+    }
+}
+
+void nexus_index_flush(berth_nexus *nx, uint32_t s)
+{
+    berth_nexus_state *st = nx->state;
+    uint32_t n = st->ndirty[s];
+    if (!n)
+        return;
+    uint64_t *t = st->tree[s];
+    const uint32_t *list = st->dirty[s];
+    uint8_t *flag = st->dirty_flag + (size_t)s * st->nracks;
+    uint64_t xlbit = nx->skus[s].extra_large ? 1ull << (KEY_RACK_BITS + KEY_UTIL_BITS) : 0;
+    for (uint32_t d = 0; d < n; d++) {
+        uint32_t r = list[d];
+        flag[r] = 0;
+        size_t ri = (size_t)r * st->nskus + s;
         uint64_t v = UINT64_MAX;
-        if (fc[s])
-            v = base | ((uint64_t)(nx->skus[s].extra_large && xc[s] == 0)
-                        << (KEY_RACK_BITS + KEY_UTIL_BITS));
+        if (st->fit_cnt[ri])
+            v = pack_key(st->ctx_pool_cnt[r], 0, st->rack_util[r], r) |
+                (st->xlfit_cnt[ri] == 0 ? xlbit : 0);
+        uint32_t i = st->leaves + r;
         if (t[i] == v)
             continue;
         t[i] = v;
-        /* the tree held minima before this leaf changed: stop at the first
+        /* the tree holds minima over its current leaves: stop at the first
          * node whose minimum stays the same */
         for (i >>= 1; i; i >>= 1) {
             uint64_t a = t[2 * i], b = t[2 * i + 1], mn = a < b ? a : b;
@@ -182,6 +207,7 @@ void nexus_rack_rekey(berth_nexus *nx, uint32_t r)
             t[i] = mn;
         }
     }
+    st->ndirty[s] = 0;
 }
 
 /* Does machine m fit one VM of active SKU s (schedulable not checked)? */
@@ -239,6 +265,7 @@ int nexus_index_init(berth_nexus *nx)
     berth_nexus_state *st = nx->state;
     uint32_t R = nx->nracks, M = nx->nmachines, S = nx->nskus;
     st->nskus = S;
+    st->nracks = R;
     st->leaves = 1;
     while (st->leaves < R)
         st->leaves <<= 1;
@@ -262,13 +289,16 @@ int nexus_index_init(berth_nexus *nx)
     st->need_mem = calloc(S + 1, sizeof *st->need_mem);
     st->need_cells = calloc(S + 1, sizeof *st->need_cells);
     st->tree = calloc(S, sizeof *st->tree);
+    st->dirty = calloc(S + 1, sizeof *st->dirty);
+    st->ndirty = calloc(S + 1, sizeof *st->ndirty);
+    st->dirty_flag = calloc((size_t)S * R + 1, 1);
     st->active = calloc(S, sizeof *st->active);
     st->allowed = calloc(R, 1);
     if (!st->sched || !st->xl_cnt || !st->ctx_cluster_cnt || !st->ctx_cluster_xl || !st->fit ||
         !st->rack_cap_cpu || !st->rack_used_cpu || !st->rack_util || !st->ctx_pool_cnt ||
         !st->ctx_cluster_rack || !st->fit_cnt || !st->xlfit_cnt || !st->tree || !st->active ||
         !st->allowed || !st->fitbits || !st->xlfitbits || !st->ctxbits || !st->need_cpu ||
-        !st->need_mem || !st->need_cells)
+        !st->need_mem || !st->need_cells || !st->dirty || !st->ndirty || !st->dirty_flag)
         return BERTH_ENOMEM;
     st->ctx_cluster = st->ctx_pool = BERTH_NEXUS_NONE;
     for (uint32_t m = 0; m < M; m++) {
@@ -294,8 +324,12 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
         return 0;
     uint32_t L = st->leaves;
     uint64_t *t = malloc((size_t)2 * L * sizeof *t);
-    if (!t)
+    uint32_t *dl = malloc((nx->nracks ? nx->nracks : 1) * sizeof *dl);
+    if (!t || !dl) {
+        free(t);
+        free(dl);
         return BERTH_ENOMEM;
+    }
     nexus_req rq;
     sku_req(nx, s, &rq);
     st->need_cpu[s] = rq.cell_cpu;
@@ -314,13 +348,15 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
     for (uint32_t i = L; --i > 0;)
         t[i] = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
     st->tree[s] = t;
+    st->dirty[s] = dl;
+    st->ndirty[s] = 0;
     st->active[st->nactive++] = s;
     return 0;
 }
 
 static int touch(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v)
 {
-    if (nexus_grow((void **)arr, cap, *n + 1, sizeof **arr))
+    if (*n >= *cap && nexus_grow((void **)arr, cap, *n + 1, sizeof **arr))
         return BERTH_ENOMEM;
     (*arr)[(*n)++] = v;
     return 0;
@@ -379,6 +415,31 @@ void nexus_ctx_count(berth_nexus *nx, uint32_t vm, int delta, int rekey)
 void nexus_ctx_set(berth_nexus *nx, uint32_t cluster, uint32_t pool)
 {
     berth_nexus_state *st = nx->state;
+    if (cluster == st->ctx_cluster && cluster != BERTH_NEXUS_NONE) {
+        /* the next pool of the same cluster: the cluster counters stay, only
+         * the pool's rack counters change (its racks are already touched,
+         * as they hold VMs of the cluster) */
+        if (pool == st->ctx_pool)
+            return;
+        for (uint32_t i = 0; i < st->ntouched_racks; i++) {
+            uint32_t r = st->touched_racks[i];
+            if (st->ctx_pool_cnt[r]) {
+                st->ctx_pool_cnt[r] = 0;
+                nexus_rack_rekey(nx, r);
+            }
+        }
+        st->ctx_pool = pool;
+        const berth_pool *p = &nx->pools[pool];
+        for (uint32_t j = 0; j < p->nvms; j++) {
+            const berth_vm *v = &nx->vms[p->vms[j]];
+            if (v->machine == BERTH_NEXUS_NONE)
+                continue;
+            uint32_t r = nx->machines[v->machine].rack;
+            st->ctx_pool_cnt[r]++;
+            nexus_rack_rekey(nx, r);
+        }
+        return;
+    }
     nexus_ctx_clear(nx);
     st->ctx_cluster = cluster;
     st->ctx_pool = pool;
@@ -449,7 +510,7 @@ static u128 rack_exact(const berth_nexus *nx, uint32_t r, const nexus_req *rq, u
 
 int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
 {
-    const berth_nexus *nx = state;
+    berth_nexus *nx = state;
     const nexus_req *rq = req;
     const berth_nexus_state *st = nx->state;
     if (!st->use_index || st->tiebreak == BERTH_TIE_RANDOM)
@@ -458,6 +519,7 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     const uint64_t *t = st->tree[rq->sku];
     if (!t || cap == 0)
         return -1;
+    nexus_index_flush(nx, rq->sku);
     u128 best = ~(u128)0;
     uint32_t best_rack = BERTH_NEXUS_NONE, best_m = BERTH_NEXUS_NONE;
     uint64_t best_leaf = UINT64_MAX;

@@ -57,7 +57,7 @@ uint32_t berth_nexus_rack_util_ppm(const berth_nexus *nx, uint32_t rack)
 
 static int pool_push_vm(berth_pool *p, uint32_t vm)
 {
-    if (nexus_grow((void **)&p->vms, &p->capvms, p->nvms + 1, sizeof *p->vms))
+    if (p->nvms >= p->capvms && nexus_grow((void **)&p->vms, &p->capvms, p->nvms + 1, sizeof *p->vms))
         return BERTH_ENOMEM;
     p->vms[p->nvms++] = vm;
     return 0;
@@ -212,7 +212,8 @@ static int place_vm(berth_nexus *nx, uint32_t pool, nexus_req *rqp, const berth_
     int rc = berth_pipeline_place(prof, nx, &rq, &st->cycle, nx->nmachines, st->use_index, &pk);
     if (rc)
         return rc;
-    if (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + 1, sizeof *nx->vms))
+    if (nx->nvms >= nx->capvms &&
+        nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + 1, sizeof *nx->vms))
         return BERTH_ENOMEM;
     uint32_t vm = nx->nvms++;
     berth_vm *v = &nx->vms[vm];
@@ -282,6 +283,15 @@ static int place_many(berth_nexus *nx, uint32_t pool, uint32_t add, uint32_t **p
     berth_profile prof = profile_for(nx);
     if (add && nexus_sku_activate(nx, rq.sku))
         return BERTH_ENOMEM;
+    /* room for every VM of the run up front: nothing grows per VM */
+    berth_pool *p = &nx->pools[pool];
+    if (add && (add > UINT32_MAX - nx->nvms || add > UINT32_MAX - *nplaced ||
+                add > UINT32_MAX - p->nvms))
+        return BERTH_ELIMIT;
+    if (add && (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + add, sizeof *nx->vms) ||
+                nexus_grow((void **)&p->vms, &p->capvms, p->nvms + add, sizeof *p->vms) ||
+                nexus_grow((void **)placed, capplaced, *nplaced + add, sizeof **placed)))
+        return BERTH_ENOMEM;
     for (uint32_t i = 0; i < add; i++) {
         uint32_t vm;
         int rc = place_vm(nx, pool, &rq, &prof, &vm);
@@ -291,7 +301,8 @@ static int place_many(berth_nexus *nx, uint32_t pool, uint32_t add, uint32_t **p
         }
         if (rc)
             return rc;
-        if (nexus_grow((void **)placed, capplaced, *nplaced + 1, sizeof **placed))
+        if (*nplaced >= *capplaced &&
+            nexus_grow((void **)placed, capplaced, *nplaced + 1, sizeof **placed))
             return BERTH_ENOMEM;
         (*placed)[(*nplaced)++] = vm;
     }
@@ -386,14 +397,16 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
         if (rc)
             return rc;
     }
-    uint32_t *placed = NULL, nplaced = 0, capplaced = 0;
+    /* the VMs placed so far, in the state's scratch list (kept across calls) */
+    berth_nexus_state *st = nx->state;
+    uint32_t nplaced = 0;
     const char *reason = NULL;
     int fit = 0;
     for (uint32_t i = 0; i < nx->clusters[cid].npools && !rc; i++) {
         uint32_t pid = nx->clusters[cid].pools[i];
         nexus_ctx_set(nx, cid, pid);
-        rc = place_many(nx, pid, (uint32_t)nx->pools[pid].count, &placed, &nplaced, &capplaced,
-                        &reason);
+        rc = place_many(nx, pid, (uint32_t)nx->pools[pid].count, &st->placed, &nplaced,
+                        &st->capplaced, &reason);
         if (rc == BERTH_ENOFIT && opt && opt->partial) {
             fit = BERTH_ENOFIT;
             rc = 0;
@@ -404,7 +417,7 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
     c = &nx->clusters[cid];
     if (rc == BERTH_ENOFIT) {
         for (uint32_t i = nplaced; i-- > 0;)
-            release_vm(nx, placed[i]);
+            release_vm(nx, st->placed[i]);
         c->status = BERTH_CLUSTER_FAILED;
         c->reason = berth_arena_strdup(&nx->arena, reason ? reason : "does not fit");
         berth_error_set(e, BERTH_ENOFIT, "cluster %s: %s", c->name, c->reason);
@@ -417,7 +430,6 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
         berth_error_set(e, rc, "cluster %s: %s", c->name, berth_strerror(rc));
     }
     nexus_ctx_clear(nx);
-    free(placed);
     return rc;
 }
 
@@ -450,23 +462,24 @@ int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
             release_vm(nx, p->vms[p->nvms - 1]);
         return 0;
     }
-    uint32_t *placed = NULL, nplaced = 0, capplaced = 0;
+    berth_nexus_state *st = nx->state;
+    uint32_t nplaced = 0;
     const char *reason = NULL;
     nexus_ctx_set(nx, p->cluster, pool);
-    rc = place_many(nx, pool, (uint32_t)count - p->nvms, &placed, &nplaced, &capplaced, &reason);
+    rc = place_many(nx, pool, (uint32_t)count - p->nvms, &st->placed, &nplaced, &st->capplaced,
+                    &reason);
     if (rc == BERTH_ENOFIT) {
         if (!(opt && opt->partial)) {
             /* all or nothing: no VM kept and no name used up (the pool's
              * count stays the desired one, as the failed request asked) */
             for (uint32_t i = nplaced; i-- > 0;)
-                release_vm(nx, placed[i]);
+                release_vm(nx, st->placed[i]);
             p = &nx->pools[pool];
             p->next_ordinal = old_ordinal;
         }
         berth_error_set(e, BERTH_ENOFIT, "cluster %s: %s", nx->clusters[p->cluster].name, reason);
     }
     nexus_ctx_clear(nx);
-    free(placed);
     return rc;
 }
 

@@ -27,7 +27,7 @@ typedef struct nexus_req {
 
 struct berth_nexus_state {
     berth_cycle cycle;
-    uint32_t nskus;
+    uint32_t nskus, nracks;
     /* per machine */
     uint8_t *sched;             /* up and not cordoned */
     uint32_t *xl_cnt;           /* extra-large VMs hosted */
@@ -58,11 +58,19 @@ struct berth_nexus_state {
     uint32_t leaves;
     uint64_t **tree;            /* per sku, NULL until active */
     uint32_t *active, nactive;  /* active sku ids */
+    /* Leaves are re-keyed lazily: a rack's change marks it in every active
+     * SKU's dirty list, and a SKU's tree is brought up to date (each dirty
+     * leaf re-keyed, its path re-minimised) by nexus_index_flush before it
+     * is read, so a change costs a walk only in the trees that get asked. */
+    uint32_t **dirty;           /* per active sku: racks to re-key (nracks room) */
+    uint32_t *ndirty;           /* per sku */
+    uint8_t *dirty_flag;        /* nskus x nracks: rack is in the sku's list */
     /* context */
     uint32_t ctx_cluster, ctx_pool;
     uint32_t *touched_racks, ntouched_racks, captouched_racks;
     uint32_t *touched_machines, ntouched_machines, captouched_machines;
     uint8_t *allowed;           /* scratch rack mask */
+    uint32_t *placed, capplaced; /* scratch: VMs placed by the running operation */
     int use_index;
     berth_tiebreak tiebreak;
     /* explain */
@@ -83,8 +91,11 @@ void nexus_req_for_pool(const berth_nexus *nx, uint32_t pool, nexus_req *rq);
 /* Recomputes machine m's fit flags and the rack counters/index after its
  * cells, XL count or schedulability changed. */
 void nexus_machine_changed(berth_nexus *nx, uint32_t m);
-/* Re-keys rack r in every SKU tree (after util, context or fit changes). */
+/* Re-keys rack r in every SKU tree (after util, context or fit changes):
+ * updates its utilisation and marks it dirty in every active SKU. */
 void nexus_rack_rekey(berth_nexus *nx, uint32_t r);
+/* Brings sku's tree up to date (no-op when nothing is pending). */
+void nexus_index_flush(berth_nexus *nx, uint32_t sku);
 /* Sets / clears the placement context (cluster and pool being placed). */
 void nexus_ctx_set(berth_nexus *nx, uint32_t cluster, uint32_t pool);
 void nexus_ctx_clear(berth_nexus *nx);
