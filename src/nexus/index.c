@@ -186,6 +186,23 @@ void nexus_index_flush(berth_nexus *nx, uint32_t s)
     const uint32_t *list = st->dirty[s];
     uint8_t *flag = st->dirty_flag + (size_t)s * st->nracks;
     uint64_t xlbit = nx->skus[s].extra_large ? 1ull << (KEY_RACK_BITS + KEY_UTIL_BITS) : 0;
+    uint32_t L = st->leaves, depth = (uint32_t)__builtin_ctz(L) + 1;
+    if ((uint64_t)n * depth > L) {
+        /* many pending (a pool switch after a run of another SKU): set the
+         * leaves, then one bottom-up pass is cheaper than n walks */
+        for (uint32_t d = 0; d < n; d++) {
+            uint32_t r = list[d];
+            flag[r] = 0;
+            size_t ri = (size_t)r * st->nskus + s;
+            t[L + r] = st->fit_cnt[ri] ? pack_key(st->ctx_pool_cnt[r], 0, st->rack_util[r], r) |
+                                             (st->xlfit_cnt[ri] == 0 ? xlbit : 0)
+                                       : UINT64_MAX;
+        }
+        for (uint32_t i = L; --i > 0;)
+            t[i] = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+        st->ndirty[s] = 0;
+        return;
+    }
     for (uint32_t d = 0; d < n; d++) {
         uint32_t r = list[d];
         flag[r] = 0;
