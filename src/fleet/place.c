@@ -310,8 +310,9 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
             t->key = key;
             t->ndom = 0;
             t->dom = malloc((ctx->n ? ctx->n : 1) * sizeof *t->dom);
+            t->bkt = malloc((ctx->n ? ctx->n : 1) * sizeof *t->bkt);
             uint32_t *map = calloc(ctx->nstrs + 1, sizeof *map);   /* id -> domain + 1 */
-            if (!t->dom || !map) {
+            if (!t->dom || !t->bkt || !map) {
                 free(map);
                 return BERTH_ENOMEM;
             }
@@ -326,6 +327,8 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
                 t->dom[c] = map[val[c]] - 1;
             }
             free(map);
+            for (uint32_t c = 0; c < ctx->n; c++)
+                t->bkt[c] = t->dom[c] == UINT32_MAX ? t->ndom : t->dom[c];
             if (t->ndom > ctx->maxdom)
                 ctx->maxdom = t->ndom;
         }
@@ -648,6 +651,9 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
     ctx->topk_max = (uint32_t)kmax;
     ctx->topk = malloc((kmax ? nb * kmax : 1) * sizeof *ctx->topk);
     ctx->topn = calloc(nb, 1);
+    ctx->ktail = calloc(nb, sizeof *ctx->ktail);
+    ctx->stash_a = calloc(na, sizeof *ctx->stash_a);
+    ctx->stash_s = calloc(na, sizeof *ctx->stash_s);
     ctx->fin_r = calloc(nb, 1);
     ctx->fin_s = calloc(nb, sizeof *ctx->fin_s);
     ctx->blist = malloc(nb * sizeof *ctx->blist);
@@ -655,7 +661,7 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
     ctx->bind_start = calloc((size_t)f->nplacements + 1, sizeof *ctx->bind_start);
     ctx->bind_idx = malloc((f->nbindings ? f->nbindings : 1) * sizeof *ctx->bind_idx);
     if (!ctx->counts || !ctx->dchange || !ctx->dviol || !ctx->snap_change || !ctx->snap_viol ||
-        !ctx->topk || !ctx->topn || !ctx->fin_r || !ctx->fin_s || !ctx->blist || !ctx->bind_start || !ctx->bind_idx) {
+        !ctx->topk || !ctx->topn || !ctx->ktail || !ctx->stash_a || !ctx->stash_s || !ctx->fin_r || !ctx->fin_s || !ctx->blist || !ctx->bind_start || !ctx->bind_idx) {
         rc = BERTH_ENOMEM;
         goto fail;
     }
@@ -723,6 +729,9 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     free(ctx->bind_start);
     free(ctx->bind_idx);
     free(ctx->topk);
+    free(ctx->ktail);
+    free(ctx->stash_a);
+    free(ctx->stash_s);
     free(ctx->topn);
     free(ctx->fin_r);
     free(ctx->fin_s);
@@ -738,8 +747,10 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     for (uint32_t i = 0; i < ctx->nlabels; i++)
         free(ctx->labels[i].val);
     free(ctx->labels);
-    for (uint32_t i = 0; i < ctx->ntopos; i++)
+    for (uint32_t i = 0; i < ctx->ntopos; i++) {
         free(ctx->topos[i].dom);
+        free(ctx->topos[i].bkt);
+    }
     free(ctx->topos);
     free(ctx->strs);
     free(ctx->hash);
@@ -800,6 +811,8 @@ static void prepare(berth_fleet_ctx *ctx, uint32_t p)
         aff[c] = a;
     }
     ctx->stat = stat;
+    ctx->nacol = 0;
+    ctx->aff_ready = 1;
 }
 
 /* The fast path reads both from columns shared by every placement with the
@@ -855,23 +868,96 @@ static void prepare_fast(berth_fleet_ctx *ctx, uint32_t p)
     const uint32_t n = ctx->n;
     int64_t *restrict aff = ctx->aff;
     ctx->stat = stat_column(ctx, cp->stat_id);
+    ctx->nacol = 0;
+    ctx->aff_ready = 1;
     if (pl->type != BERTH_FLEET_PICK_N || cp->nprefs == 0) {
         memset(aff, 0, n * sizeof *aff);
         return;
     }
-    const int8_t *restrict a0 = pref_column(ctx, cp->pref_id[0]);
-    if (cp->nprefs >= 2) {
-        const int8_t *restrict a1 = pref_column(ctx, cp->pref_id[1]);
-        for (uint32_t c = 0; c < n; c++)
-            aff[c] = (int64_t)a0[c] + a1[c];
-    } else {
-        for (uint32_t c = 0; c < n; c++)
-            aff[c] = a0[c];
+    if (cp->nprefs <= 2) {
+        /* cached columns: summed later, in the pass that reads them all */
+        uint32_t t;
+        for (t = 0; t < cp->nprefs; t++) {
+            ctx->acol[t] = pref_column(ctx, cp->pref_id[t]);
+            if ((const void *)ctx->acol[t] == (const void *)ctx->pref_scratch)
+                break;
+        }
+        if (t == cp->nprefs) {
+            ctx->nacol = cp->nprefs;
+            ctx->aff_ready = 0;
+            return;
+        }
     }
-    for (uint32_t t = 2; t < cp->nprefs; t++) {
+    /* a scratch column is overwritten by the next: add each as it comes */
+    memset(aff, 0, n * sizeof *aff);
+    for (uint32_t t = 0; t < cp->nprefs; t++) {
         const int8_t *restrict a = pref_column(ctx, cp->pref_id[t]);
         for (uint32_t c = 0; c < n; c++)
             aff[c] += a[c];
+    }
+}
+
+/* Sums the cached affinity columns into aff (when no pass did). */
+static void aff_fill(berth_fleet_ctx *ctx)
+{
+    if (ctx->aff_ready)
+        return;
+    int64_t *restrict aff = ctx->aff;
+    const int8_t *restrict a0 = ctx->acol[0];
+    if (ctx->nacol == 2) {
+        const int8_t *restrict a1 = ctx->acol[1];
+        for (uint32_t c = 0; c < ctx->n; c++)
+            aff[c] = (int64_t)a0[c] + a1[c];
+    } else {
+        for (uint32_t c = 0; c < ctx->n; c++)
+            aff[c] = a0[c];
+    }
+    ctx->aff_ready = 1;
+}
+
+/* One top-K insertion of key into bucket a (k slots, descending). */
+static inline void topk_insert(uint64_t *a, uint32_t k, uint64_t key)
+{
+    uint32_t j = k - 1;
+    while (j > 0 && a[j - 1] < key) {
+        a[j] = a[j - 1];
+        j--;
+    }
+    a[j] = key;
+}
+
+/* The scan of topk_build for nacol columns (0: aff already filled), and
+ * bkt (NULL: one bucket); the affinity is summed into aff on the way. */
+static inline __attribute__((always_inline)) void
+topk_scan(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *restrict bkt, uint32_t nacol)
+{
+    const uint8_t *restrict st = ctx->stat, *restrict picked = ctx->picked,
+                            *restrict held = ctx->held;
+    int64_t *restrict aff = ctx->aff;
+    uint64_t *restrict topk = ctx->topk, *restrict tail = ctx->ktail;
+    const int8_t *restrict a0 = nacol > 0 ? ctx->acol[0] : NULL;
+    const int8_t *restrict a1 = nacol > 1 ? ctx->acol[1] : NULL;
+    const uint32_t n = ctx->n;
+    for (uint32_t c = 0; c < n; c++) {
+        int64_t a;
+        if (nacol == 0) {
+            a = aff[c];
+        } else {
+            a = a0[c];
+            if (nacol > 1)
+                a += a1[c];
+            aff[c] = a;
+        }
+        uint32_t b = bkt ? bkt[c] : 0;
+        /* key 0 = empty slot: real keys are >= 2^57; an infeasible or
+         * picked cluster is skipped like a key not above the bucket's k-th */
+        uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) |
+                       ((uint64_t)(held[c] == 2) << 32) | c;
+        if ((st[c] | picked[c]) || key <= tail[b])
+            continue;
+        uint64_t *slot = topk + (size_t)b * k;
+        topk_insert(slot, k, key);
+        tail[b] = slot[k - 1];
     }
 }
 
@@ -879,35 +965,36 @@ static void prepare_fast(berth_fleet_ctx *ctx, uint32_t p)
  * (affinity, held-before, index) keys among statically feasible, unpicked
  * clusters. Every cycle's best is the best remaining key of some bucket:
  * within a bucket every cluster has the same topology-spread verdict and
- * score, and at most k picks are made. */
-static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *dom, uint32_t nodom)
+ * score, and at most k picks are made. bkt: the constraint's bucket column
+ * (nb buckets), NULL for one bucket. One pass over the clusters, which also
+ * sums their affinity when it is still pending. */
+static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb)
 {
-    const uint32_t nb = dom ? nodom + 1 : 1;
+    if (!bkt)
+        nb = 1;
     ctx->topk_k = k;
-    const uint8_t *st = ctx->stat, *picked = ctx->picked, *held = ctx->held;
-    const int64_t *aff = ctx->aff;
-    uint64_t *topk = ctx->topk;
-    /* key 0 = empty slot: real keys are >= 2^57, and an infeasible or
-     * picked cluster gets key 0, so the scan has one predictable branch */
-    memset(topk, 0, (size_t)nb * k * sizeof *topk);
-    for (uint32_t c = 0; c < ctx->n; c++) {
-        uint32_t b = dom ? (dom[c] == UINT32_MAX ? nodom : dom[c]) : 0;
-        uint64_t key = ((uint64_t)(aff[c] + ((int64_t)1 << 24)) << 33) |
-                       ((uint64_t)(held[c] == 2) << 32) | c;
-        key = (st[c] | picked[c]) ? 0 : key;
-        uint64_t *a = topk + (size_t)b * k;
-        if (key <= a[k - 1])
-            continue;
-        uint32_t j = k - 1;
-        while (j > 0 && a[j - 1] < key) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = key;
+    memset(ctx->topk, 0, (size_t)nb * k * sizeof *ctx->topk);
+    memset(ctx->ktail, 0, (size_t)nb * sizeof *ctx->ktail);
+    uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
+    if (bkt) {
+        if (nacol == 2)
+            topk_scan(ctx, k, bkt, 2);
+        else if (nacol == 1)
+            topk_scan(ctx, k, bkt, 1);
+        else
+            topk_scan(ctx, k, bkt, 0);
+    } else {
+        if (nacol == 2)
+            topk_scan(ctx, k, NULL, 2);
+        else if (nacol == 1)
+            topk_scan(ctx, k, NULL, 1);
+        else
+            topk_scan(ctx, k, NULL, 0);
     }
+    ctx->aff_ready = 1;
     ctx->nblist = 0;
     for (uint32_t b = 0; b < nb; b++) {
-        const uint64_t *a = topk + (size_t)b * k;
+        const uint64_t *a = ctx->topk + (size_t)b * k;
         uint32_t m = 0;
         while (m < k && a[m])
             m++;
@@ -1005,6 +1092,7 @@ static void reset_scratch(berth_fleet_ctx *ctx)
  * (snap_*), as the full scan would have computed them. */
 static void finish_fast(berth_fleet_ctx *ctx)
 {
+    aff_fill(ctx);
     const berth_fleet_placement *pl = &ctx->f->placements[ctx->cur];
     const uint8_t *st = ctx->stat, *picked = ctx->picked, *rel = ctx->rel;
     const int64_t *aff = ctx->aff;
@@ -1013,8 +1101,9 @@ static void finish_fast(berth_fleet_ctx *ctx)
     const uint32_t n = ctx->n, nk = ctx->spread_on ? pl->nspread : 0, md = ctx->maxdom;
     if (nk <= 1) {
         /* one verdict and score per domain (bucket nodom: no key) */
-        const uint32_t *dom = nk ? ctx->kdom[0] : NULL;
-        const uint32_t nodom = nk ? ctx->topos[ctx->cp[ctx->cur].spread_col[0]].ndom : 0;
+        const fleet_topo *tp = nk ? &ctx->topos[ctx->cp[ctx->cur].spread_col[0]] : NULL;
+        const uint32_t *restrict bkt = tp ? tp->bkt : NULL;
+        const uint32_t nodom = tp ? tp->ndom : 0;
         uint8_t *br = ctx->fin_r;
         int64_t *bs = ctx->fin_s;
         const int anyway = nk && pl->spread[0].schedule_anyway;
@@ -1025,18 +1114,45 @@ static void finish_fast(berth_fleet_ctx *ctx)
         }
         br[nodom] = 0;
         bs[nodom] = 0;
-        for (uint32_t c = 0; c < n; c++) {
-            uint32_t b = dom ? (dom[c] == UINT32_MAX ? nodom : dom[c]) : 0;
-            uint8_t r = st[c] ? st[c] : br[b];
-            if (picked[c]) {
-                reject[c] = 0;
-                cstatus[c] = rel[c] ? BERTH_FLEET_NOT_SELECTED : BERTH_FLEET_SELECTED;
-                continue;
+        /* the selected clusters (picked, released) keep the scores they
+         * have: put aside, one branch-free pass over every cluster, then
+         * their statuses and scores restored */
+        uint32_t *keep = ctx->order, nkeep = 0;
+        for (uint32_t i = 0; i < ctx->nsel; i++)
+            keep[nkeep++] = ctx->sel[i];
+        for (uint32_t i = ctx->bind_start[ctx->cur]; i < ctx->bind_start[ctx->cur + 1]; i++) {
+            uint32_t c = ctx->f->bindings[ctx->bind_idx[i]].cluster;
+            if (rel[c] && picked[c] && nkeep < n)
+                keep[nkeep++] = c;
+        }
+        for (uint32_t i = 0; i < nkeep; i++) {
+            ctx->stash_a[i] = oa[keep[i]];
+            ctx->stash_s[i] = os[keep[i]];
+        }
+        if (bkt) {
+            for (uint32_t c = 0; c < n; c++) {
+                uint32_t b = bkt[c];
+                uint8_t r = st[c] ? st[c] : br[b];
+                reject[c] = r;
+                cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
+                oa[c] = r ? 0 : aff[c];
+                os[c] = r ? 0 : bs[b];
             }
-            reject[c] = r;
-            cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
-            oa[c] = r ? 0 : aff[c];
-            os[c] = r ? 0 : bs[b];
+        } else {
+            for (uint32_t c = 0; c < n; c++) {
+                uint8_t r = st[c];
+                reject[c] = r;
+                cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
+                oa[c] = r ? 0 : aff[c];
+                os[c] = 0;
+            }
+        }
+        for (uint32_t i = 0; i < nkeep; i++) {
+            uint32_t c = keep[i];
+            reject[c] = 0;
+            cstatus[c] = rel[c] ? BERTH_FLEET_NOT_SELECTED : BERTH_FLEET_SELECTED;
+            oa[c] = ctx->stash_a[i];
+            os[c] = ctx->stash_s[i];
         }
         return;
     }
@@ -1177,7 +1293,7 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
     }
     /* held scores: the binding's recorded decision, else the affinity now */
     for (uint32_t i = 0; i < nheld; i++) {
-        ctx->out_aff[ctx->order[i]] = ctx->aff[ctx->order[i]];
+        ctx->out_aff[ctx->order[i]] = fleet_aff(ctx, ctx->order[i]);
         ctx->out_spread[ctx->order[i]] = 0;
     }
     for (uint32_t i = b0; i < b1; i++) {
@@ -1234,12 +1350,15 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
         out->wanted = (uint32_t)pl->n;
         if (fast && ctx->nsel < want && want - ctx->nsel <= ctx->topk_max && pl->nspread <= 1) {
             uint32_t k = (uint32_t)(want - ctx->nsel);
-            if (pl->nspread == 1)
-                topk_build(ctx, k, ctx->kdom[0], ctx->topos[cp->spread_col[0]].ndom);
-            else
-                topk_build(ctx, k, NULL, 0);
+            if (pl->nspread == 1) {
+                const fleet_topo *tp = &ctx->topos[cp->spread_col[0]];
+                topk_build(ctx, k, tp->bkt, tp->ndom + 1);
+            } else {
+                topk_build(ctx, k, NULL, 1);
+            }
             ctx->use_topk = 1;
         }
+        aff_fill(ctx);
         int cycles = 0;
         rc = 0;
         while (ctx->nsel < want) {

@@ -58,6 +58,7 @@ typedef struct fleet_cplace {       /* a placement compiled against the run's co
 typedef struct fleet_topo {         /* domains of one topology key */
     const char *key;
     uint32_t *dom;                  /* per cluster, UINT32_MAX without the key */
+    uint32_t *bkt;                  /* per cluster: dom, or ndom without the key */
     uint32_t ndom;
 } fleet_topo;
 
@@ -112,6 +113,16 @@ struct berth_fleet_ctx {
     int use_topk;
     uint32_t topk_k, topk_max;
     uint64_t *topk;                 /* (maxdom + 1) x FLEET_TOPK_MAX */
+    uint64_t *ktail;                /* per bucket: its k-th best key (0: fewer) */
+    /* affinity of the fast path: the placement's preferred-term columns
+     * (acol, nacol <= 2, all cached), summed into aff by the pass that
+     * first needs every cluster's (topk_build, or aff_fill); aff_ready once
+     * aff holds them. With more terms, or a column beyond the cache, aff is
+     * filled when the placement is prepared. */
+    const int8_t *acol[2];
+    uint32_t nacol;
+    int aff_ready;
+    int64_t *stash_a, *stash_s;     /* final pass: scores of selected clusters */
     uint8_t *topn;                  /* per bucket */
     uint32_t *blist, nblist;        /* non-empty buckets */
     uint8_t *fin_r;                 /* final pass: per bucket spread reject */
@@ -141,6 +152,17 @@ struct berth_fleet_ctx {
     uint8_t *rel;
     char spread_why[BERTH_FLEET_MAX_TERMS];
 };
+
+/* The affinity score of cluster c for the placement being placed. */
+static inline int64_t fleet_aff(const berth_fleet_ctx *ctx, uint32_t c)
+{
+    if (ctx->aff_ready)
+        return ctx->aff[c];
+    int64_t a = 0;
+    for (uint32_t t = 0; t < ctx->nacol; t++)
+        a += ctx->acol[t][c];
+    return a;
+}
 
 /* plugins.c */
 int fleet_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap);
