@@ -576,6 +576,29 @@ static int assign_ids(berth_fleet_ctx *ctx)
         ctx->statcol[i] = ctx->pool + off;
     for (uint32_t i = 0; i < ctx->nprefcols && off + n <= size; i++, off += n)
         ctx->prefcol[i] = (int8_t *)(ctx->pool + off);
+    /* sorted orders of the cached columns, feasible counts per bucket */
+    size_t ncols = 0, nslots = 0, nbk = (size_t)ctx->maxdom + 1, ntk = (size_t)ctx->ntopos + 1;
+    while (ncols < ctx->nprefcols && ctx->prefcol[ncols] &&
+           (ncols + 1) * n * sizeof(uint32_t) <= FLEET_ORDER_BYTES)
+        ncols++;
+    while (nslots < (size_t)ctx->nstatcols * ntk &&
+           (nslots + 1) * nbk * sizeof(uint32_t) <= FLEET_BCOUNT_BYTES)
+        nslots++;
+    ctx->preford = calloc(ctx->nprefcols + 1, sizeof *ctx->preford);
+    ctx->preford_built = calloc(ctx->nprefcols + 1, 1);
+    ctx->prefordbuf = malloc((ncols ? ncols * n : 1) * sizeof *ctx->prefordbuf);
+    ctx->bcount = calloc((size_t)ctx->nstatcols * ntk + 1, sizeof *ctx->bcount);
+    ctx->bcount_built = calloc((size_t)ctx->nstatcols * ntk + 1, 1);
+    ctx->bcountbuf = malloc((nslots ? nslots * nbk : 1) * sizeof *ctx->bcountbuf);
+    ctx->seen = calloc(n, sizeof *ctx->seen);
+    ctx->remain = calloc(nbk, sizeof *ctx->remain);
+    if (!ctx->preford || !ctx->preford_built || !ctx->prefordbuf || !ctx->bcount ||
+        !ctx->bcount_built || !ctx->bcountbuf || !ctx->seen || !ctx->remain)
+        return BERTH_ENOMEM;
+    for (size_t i = 0; i < ncols; i++)
+        ctx->preford[i] = ctx->prefordbuf + i * n;
+    for (size_t i = 0; i < nslots; i++)
+        ctx->bcount[i] = ctx->bcountbuf + i * nbk;
     return 0;
 }
 
@@ -730,6 +753,14 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     free(ctx->bind_idx);
     free(ctx->topk);
     free(ctx->ktail);
+    free(ctx->preford);
+    free(ctx->preford_built);
+    free(ctx->prefordbuf);
+    free(ctx->bcount);
+    free(ctx->bcount_built);
+    free(ctx->bcountbuf);
+    free(ctx->seen);
+    free(ctx->remain);
     free(ctx->stash_a);
     free(ctx->stash_s);
     free(ctx->topn);
@@ -879,6 +910,7 @@ static void prepare_fast(berth_fleet_ctx *ctx, uint32_t p)
         uint32_t t;
         for (t = 0; t < cp->nprefs; t++) {
             ctx->acol[t] = pref_column(ctx, cp->pref_id[t]);
+            ctx->acol_id[t] = cp->pref_id[t];
             if ((const void *)ctx->acol[t] == (const void *)ctx->pref_scratch)
                 break;
         }
@@ -961,6 +993,132 @@ topk_scan(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *restrict bkt, uint32
     }
 }
 
+/* The clusters by column id's contribution descending, then index
+ * descending (a counting sort of the int8 values on first use); NULL when
+ * the column has no room for an order. */
+static const uint32_t *pref_order(berth_fleet_ctx *ctx, uint32_t id)
+{
+    uint32_t *o = ctx->preford[id];
+    if (!o || ctx->preford_built[id])
+        return o;
+    const int8_t *col = ctx->prefcol[id];
+    uint32_t cnt[256] = {0}, pos = 0;
+    for (uint32_t c = 0; c < ctx->n; c++)
+        cnt[(uint8_t)(col[c] + 128)]++;
+    for (uint32_t v = 256; v-- > 0;) {
+        uint32_t x = cnt[v];
+        cnt[v] = pos;
+        pos += x;
+    }
+    for (uint32_t c = ctx->n; c-- > 0;)
+        o[cnt[(uint8_t)(col[c] + 128)]++] = c;
+    ctx->preford_built[id] = 1;
+    return o;
+}
+
+/* Statically feasible clusters per bucket of (static column sid, topology
+ * tix; ntopos = one bucket), counted on first use; NULL without room. */
+static const uint32_t *feasible_counts(berth_fleet_ctx *ctx, uint32_t sid, uint32_t tix,
+                                       const uint32_t *bkt, uint32_t nb)
+{
+    size_t slot = (size_t)sid * (ctx->ntopos + 1) + tix;
+    uint32_t *bc = ctx->bcount[slot];
+    if (!bc || ctx->bcount_built[slot])
+        return bc;
+    memset(bc, 0, (size_t)nb * sizeof *bc);
+    const uint8_t *st = ctx->stat;
+    for (uint32_t c = 0; c < ctx->n; c++)
+        bc[bkt ? bkt[c] : 0] += st[c] == 0;
+    ctx->bcount_built[slot] = 1;
+    return bc;
+}
+
+/* The top-K index by sorted access (Fagin's threshold algorithm): the
+ * clusters are read in the order of each affinity column, alternately;
+ * every statically feasible, unpicked cluster read is offered to its
+ * bucket. An unread cluster's affinity is at most the sum of the columns'
+ * values at the next positions (T), so a bucket is complete once its k-th
+ * key is above the largest key an affinity of T could make, or once all its
+ * feasible clusters were read. Returns 0 (the caller scans) when a column
+ * has no sorted order, there are many buckets, or aff is filled already.
+ * Leaves aff unfilled: the final pass sums the columns itself. */
+static int topk_ta(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb,
+                   uint32_t sid, uint32_t tix)
+{
+    const uint32_t nacol = ctx->nacol, n = ctx->n;
+    if (ctx->aff_ready || nacol == 0 || nb > FLEET_TA_BUCKETS || n == 0)
+        return 0;
+    const uint32_t *oa = pref_order(ctx, ctx->acol_id[0]);
+    const uint32_t *ob = nacol > 1 ? pref_order(ctx, ctx->acol_id[1]) : NULL;
+    const uint32_t *bc = feasible_counts(ctx, sid, tix, bkt, nb);
+    if (!oa || (nacol > 1 && !ob) || !bc)
+        return 0;
+    const int8_t *A = ctx->acol[0], *B = nacol > 1 ? ctx->acol[1] : NULL;
+    const uint8_t *st = ctx->stat, *held = ctx->held;
+    uint32_t *seen = ctx->seen, *remain = ctx->remain;
+    uint64_t *topk = ctx->topk, *tail = ctx->ktail;
+    if (++ctx->epoch == 0) {
+        memset(seen, 0, n * sizeof *seen);
+        ctx->epoch = 1;
+    }
+    const uint32_t ep = ctx->epoch;
+    memcpy(remain, bc, (size_t)nb * sizeof *remain);
+    /* picked clusters (held, released) are no candidates: read already */
+    for (uint32_t i = 0; i < ctx->nsel; i++) {
+        uint32_t c = ctx->sel[i];
+        if (seen[c] != ep) {
+            seen[c] = ep;
+            remain[bkt ? bkt[c] : 0] -= st[c] == 0;
+        }
+    }
+    for (uint32_t i = ctx->bind_start[ctx->cur]; i < ctx->bind_start[ctx->cur + 1]; i++) {
+        uint32_t c = ctx->f->bindings[ctx->bind_idx[i]].cluster;
+        if (ctx->picked[c] && seen[c] != ep) {
+            seen[c] = ep;
+            remain[bkt ? bkt[c] : 0] -= st[c] == 0;
+        }
+    }
+    uint32_t ia = 0, ib = 0;
+    for (;;) {
+        for (int side = 0; side < (B ? 2 : 1); side++) {
+            const uint32_t *o = side ? ob : oa;
+            uint32_t *pi = side ? &ib : &ia;
+            while (*pi < n && seen[o[*pi]] == ep)
+                (*pi)++;
+            if (*pi == n)
+                continue;
+            uint32_t c = o[(*pi)++];
+            seen[c] = ep;
+            if (st[c])
+                continue;
+            uint32_t b = bkt ? bkt[c] : 0;
+            remain[b]--;
+            int64_t a = (int64_t)A[c] + (B ? B[c] : 0);
+            uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) |
+                           ((uint64_t)(held[c] == 2) << 32) | c;
+            if (key > tail[b]) {
+                uint64_t *slot = topk + (size_t)b * k;
+                topk_insert(slot, k, key);
+                tail[b] = slot[k - 1];
+            }
+        }
+        while (ia < n && seen[oa[ia]] == ep)
+            ia++;
+        if (ia == n)
+            break;   /* every cluster read (each is in column A's order) */
+        while (B && ib < n && seen[ob[ib]] == ep)
+            ib++;
+        int64_t T = (int64_t)A[oa[ia]] + (B && ib < n ? B[ob[ib]] : 0);
+        uint64_t bound = ((uint64_t)(T + ((int64_t)1 << 24)) << 33) | 0x1FFFFFFFFull;
+        uint32_t b = 0;
+        while (b < nb && (remain[b] == 0 || tail[b] > bound))
+            b++;
+        if (b == nb)
+            break;
+    }
+    return 1;
+}
+
 /* Builds the top-K index (see state.h): per bucket the k best
  * (affinity, held-before, index) keys among statically feasible, unpicked
  * clusters. Every cycle's best is the best remaining key of some bucket:
@@ -968,7 +1126,8 @@ topk_scan(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *restrict bkt, uint32
  * score, and at most k picks are made. bkt: the constraint's bucket column
  * (nb buckets), NULL for one bucket. One pass over the clusters, which also
  * sums their affinity when it is still pending. */
-static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb)
+static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb,
+                       uint32_t tix)
 {
     if (!bkt)
         nb = 1;
@@ -976,7 +1135,9 @@ static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, ui
     memset(ctx->topk, 0, (size_t)nb * k * sizeof *ctx->topk);
     memset(ctx->ktail, 0, (size_t)nb * sizeof *ctx->ktail);
     uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
-    if (bkt) {
+    if (topk_ta(ctx, k, bkt, nb, ctx->cp[ctx->cur].stat_id, tix)) {
+        nacol = UINT32_MAX;   /* built; aff stays pending */
+    } else if (bkt) {
         if (nacol == 2)
             topk_scan(ctx, k, bkt, 2);
         else if (nacol == 1)
@@ -991,7 +1152,8 @@ static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, ui
         else
             topk_scan(ctx, k, NULL, 0);
     }
-    ctx->aff_ready = 1;
+    if (nacol != UINT32_MAX)
+        ctx->aff_ready = 1;
     ctx->nblist = 0;
     for (uint32_t b = 0; b < nb; b++) {
         const uint64_t *a = ctx->topk + (size_t)b * k;
@@ -1090,9 +1252,32 @@ static void reset_scratch(berth_fleet_ctx *ctx)
 /* Final statuses (fast path): the last cycle's verdicts and scores derived
  * per cluster from its static verdict and the domain state that cycle saw
  * (snap_*), as the full scan would have computed them. */
+/* The final pass's loop over every cluster (one verdict and score per
+ * bucket): nacol 0 reads aff, else sums the cached columns. */
+static inline __attribute__((always_inline)) void
+finish_scan(berth_fleet_ctx *ctx, const uint32_t *restrict bkt, uint32_t nacol)
+{
+    const uint8_t *restrict st = ctx->stat, *restrict br = ctx->fin_r;
+    const int64_t *restrict bs = ctx->fin_s, *restrict aff = ctx->aff;
+    const int8_t *restrict a0 = nacol > 0 ? ctx->acol[0] : NULL;
+    const int8_t *restrict a1 = nacol > 1 ? ctx->acol[1] : NULL;
+    uint8_t *restrict reject = ctx->reject, *restrict cstatus = ctx->cstatus;
+    int64_t *restrict oa = ctx->out_aff, *restrict os = ctx->out_spread;
+    for (uint32_t c = 0, n = ctx->n; c < n; c++) {
+        uint32_t b = bkt ? bkt[c] : 0;
+        uint8_t r = st[c];
+        if (bkt)
+            r = r ? r : br[b];
+        int64_t a = nacol == 0 ? aff[c] : nacol == 1 ? a0[c] : (int64_t)a0[c] + a1[c];
+        reject[c] = r;
+        cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
+        oa[c] = r ? 0 : a;
+        os[c] = r || !bkt ? 0 : bs[b];
+    }
+}
+
 static void finish_fast(berth_fleet_ctx *ctx)
 {
-    aff_fill(ctx);
     const berth_fleet_placement *pl = &ctx->f->placements[ctx->cur];
     const uint8_t *st = ctx->stat, *picked = ctx->picked, *rel = ctx->rel;
     const int64_t *aff = ctx->aff;
@@ -1129,23 +1314,21 @@ static void finish_fast(berth_fleet_ctx *ctx)
             ctx->stash_a[i] = oa[keep[i]];
             ctx->stash_s[i] = os[keep[i]];
         }
+        uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
         if (bkt) {
-            for (uint32_t c = 0; c < n; c++) {
-                uint32_t b = bkt[c];
-                uint8_t r = st[c] ? st[c] : br[b];
-                reject[c] = r;
-                cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
-                oa[c] = r ? 0 : aff[c];
-                os[c] = r ? 0 : bs[b];
-            }
+            if (nacol == 2)
+                finish_scan(ctx, bkt, 2);
+            else if (nacol == 1)
+                finish_scan(ctx, bkt, 1);
+            else
+                finish_scan(ctx, bkt, 0);
         } else {
-            for (uint32_t c = 0; c < n; c++) {
-                uint8_t r = st[c];
-                reject[c] = r;
-                cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
-                oa[c] = r ? 0 : aff[c];
-                os[c] = 0;
-            }
+            if (nacol == 2)
+                finish_scan(ctx, NULL, 2);
+            else if (nacol == 1)
+                finish_scan(ctx, NULL, 1);
+            else
+                finish_scan(ctx, NULL, 0);
         }
         for (uint32_t i = 0; i < nkeep; i++) {
             uint32_t c = keep[i];
@@ -1156,6 +1339,7 @@ static void finish_fast(berth_fleet_ctx *ctx)
         }
         return;
     }
+    aff_fill(ctx);
     for (uint32_t c = 0; c < n; c++) {
         if (picked[c]) {
             reject[c] = 0;
@@ -1352,13 +1536,12 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
             uint32_t k = (uint32_t)(want - ctx->nsel);
             if (pl->nspread == 1) {
                 const fleet_topo *tp = &ctx->topos[cp->spread_col[0]];
-                topk_build(ctx, k, tp->bkt, tp->ndom + 1);
+                topk_build(ctx, k, tp->bkt, tp->ndom + 1, cp->spread_col[0]);
             } else {
-                topk_build(ctx, k, NULL, 1);
+                topk_build(ctx, k, NULL, 1, ctx->ntopos);
             }
             ctx->use_topk = 1;
         }
-        aff_fill(ctx);
         int cycles = 0;
         rc = 0;
         while (ctx->nsel < want) {

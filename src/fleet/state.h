@@ -10,6 +10,9 @@
 
 #define FLEET_TOPK_MAX 16u
 #define FLEET_CACHE_BYTES ((size_t)64 << 20)
+#define FLEET_ORDER_BYTES ((size_t)64 << 20)   /* sorted orders of cached columns */
+#define FLEET_BCOUNT_BYTES ((size_t)16 << 20)  /* feasible counts per bucket */
+#define FLEET_TA_BUCKETS 64u                   /* top-K by sorted access up to this */
 
 /* Filter slots, in the profile's order (SPEC 3.1). */
 enum { FLEET_F_AFFINITY = 1, FLEET_F_ELIGIBILITY, FLEET_F_TAINT, FLEET_F_SPREAD };
@@ -120,8 +123,24 @@ struct berth_fleet_ctx {
      * aff holds them. With more terms, or a column beyond the cache, aff is
      * filled when the placement is prepared. */
     const int8_t *acol[2];
+    uint32_t acol_id[2];            /* their preferred-term column ids */
     uint32_t nacol;
     int aff_ready;
+    /* sorted access for the top-K build (threshold algorithm): per cached
+     * preferred-term column, the clusters by contribution descending, then
+     * index descending (prefordbuf, filled on first use, NULL beyond
+     * FLEET_ORDER_BYTES); per (static column, topology key or none), the
+     * statically feasible clusters per bucket (bcount, bcount_built, NULL
+     * beyond FLEET_BCOUNT_BYTES); seen: per cluster the epoch it was last
+     * read in. */
+    uint32_t **preford;
+    uint8_t *preford_built;
+    uint32_t *prefordbuf;
+    uint32_t **bcount;
+    uint8_t *bcount_built;
+    uint32_t *bcountbuf;
+    uint32_t *seen, epoch;
+    uint32_t *remain;               /* per bucket: feasible clusters not read yet */
     int64_t *stash_a, *stash_s;     /* final pass: scores of selected clusters */
     uint8_t *topn;                  /* per bucket */
     uint32_t *blist, nblist;        /* non-empty buckets */
