@@ -1255,26 +1255,39 @@ static void reset_scratch(berth_fleet_ctx *ctx)
 /* The final pass's loop over every cluster (one verdict and score per
  * bucket): nacol 0 reads aff, else sums the cached columns. */
 static inline __attribute__((always_inline)) void
-finish_scan(berth_fleet_ctx *ctx, const uint32_t *restrict bkt, uint32_t nacol)
+finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
 {
+    const uint32_t *restrict bkt = has_bkt ? ctx->topos[ctx->cp[ctx->cur].spread_col[0]].bkt : NULL;
     const uint8_t *restrict st = ctx->stat, *restrict br = ctx->fin_r;
     const int64_t *restrict bs = ctx->fin_s, *restrict aff = ctx->aff;
     const int8_t *restrict a0 = nacol > 0 ? ctx->acol[0] : NULL;
     const int8_t *restrict a1 = nacol > 1 ? ctx->acol[1] : NULL;
     uint8_t *restrict reject = ctx->reject, *restrict cstatus = ctx->cstatus;
     int64_t *restrict oa = ctx->out_aff, *restrict os = ctx->out_spread;
-    for (uint32_t c = 0, n = ctx->n; c < n; c++) {
-        uint32_t b = bkt ? bkt[c] : 0;
+    const uint8_t cs_pass = BERTH_FLEET_NOT_SELECTED, cs_fail = BERTH_FLEET_FILTERED;
+    const uint32_t n = ctx->n;
+    /* branch-free: the verdicts come in no predictable order */
+    for (uint32_t c = 0; c < n; c++) {
+        uint32_t b = has_bkt ? bkt[c] : 0;
         uint8_t r = st[c];
-        if (bkt)
-            r = r ? r : br[b];
+        if (has_bkt)
+            r = (uint8_t)(r | (br[b] & (uint8_t)-(r == 0)));
         int64_t a = nacol == 0 ? aff[c] : nacol == 1 ? a0[c] : (int64_t)a0[c] + a1[c];
+        int64_t keep = -(int64_t)(r == 0);
         reject[c] = r;
-        cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
-        oa[c] = r ? 0 : a;
-        os[c] = r || !bkt ? 0 : bs[b];
+        cstatus[c] = (uint8_t)(cs_fail ^ ((cs_fail ^ cs_pass) & (uint8_t)keep));
+        oa[c] = a & keep;
+        os[c] = has_bkt ? bs[b] & keep : 0;
     }
 }
+
+/* finish_scan's variants, each its own small function (registers) */
+static __attribute__((noinline)) void finish_b2(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 2); }
+static __attribute__((noinline)) void finish_b1(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 1); }
+static __attribute__((noinline)) void finish_b0(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 0); }
+static __attribute__((noinline)) void finish_n2(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 2); }
+static __attribute__((noinline)) void finish_n1(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 1); }
+static __attribute__((noinline)) void finish_n0(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 0); }
 
 static void finish_fast(berth_fleet_ctx *ctx)
 {
@@ -1315,21 +1328,10 @@ static void finish_fast(berth_fleet_ctx *ctx)
             ctx->stash_s[i] = os[keep[i]];
         }
         uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
-        if (bkt) {
-            if (nacol == 2)
-                finish_scan(ctx, bkt, 2);
-            else if (nacol == 1)
-                finish_scan(ctx, bkt, 1);
-            else
-                finish_scan(ctx, bkt, 0);
-        } else {
-            if (nacol == 2)
-                finish_scan(ctx, NULL, 2);
-            else if (nacol == 1)
-                finish_scan(ctx, NULL, 1);
-            else
-                finish_scan(ctx, NULL, 0);
-        }
+        if (bkt)
+            (nacol == 2 ? finish_b2 : nacol == 1 ? finish_b1 : finish_b0)(ctx);
+        else
+            (nacol == 2 ? finish_n2 : nacol == 1 ? finish_n1 : finish_n0)(ctx);
         for (uint32_t i = 0; i < nkeep; i++) {
             uint32_t c = keep[i];
             reject[c] = 0;
