@@ -4,9 +4,11 @@
  * referenced key, topology domains, and each placement compiled (a policy
  * error - wrong number of values, unparsable quantity, unknown operator or
  * sort order - makes it Invalid). Per placement: static verdicts and
- * affinity scores in one pass over the clusters, held clusters from
- * bindings, then PickAll (one filter pass), PickN (one pick per cycle
- * through the pipeline, re-scoring each time) or PickFixed (no plugins).
+ * affinity scores (the reference: one pass over the clusters; the fast
+ * path: columns cached by policy identity, the top-K index built by sorted
+ * access over them), held clusters from bindings, then PickAll (one filter
+ * pass), PickN (one pick per cycle through the pipeline, re-scoring each
+ * time) or PickFixed (no plugins), and the final pass over every cluster.
  * Nothing allocates per placement. */
 #include "fleet/state.h"
 
