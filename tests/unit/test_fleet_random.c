@@ -5,7 +5,8 @@
  * required and preferred terms, 0-2 spread constraints, tolerations) and
  * bindings (Scheduled / Bound under the latest policy snapshot or an older
  * one, Unscheduled, some to clusters that are gone). Every outcome field and every per-cluster reason must agree,
- * placing in input order and again in a shuffled order (scratch reuse). */
+ * placing in input order and again in a shuffled order (scratch reuse).
+ * FLEET_RANDOM_RUNS=N in the environment runs N fleets per test. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -254,13 +255,19 @@ static void compare(run *a, run *b, uint32_t p, uint32_t iter)
     }
 }
 
+static uint32_t runs_or(uint32_t dflt)
+{
+    const char *env = getenv("FLEET_RANDOM_RUNS");
+    return env && atoi(env) > 0 ? (uint32_t)atoi(env) : dflt;
+}
+
 static void test_fast_equals_reference(void **state)
 {
     (void)state;
     berth_rng rng;
     berth_rng_seed(&rng, 20240501);
-    uint32_t compared = 0, obsolete = 0, ignored = 0;
-    for (uint32_t iter = 0; iter < 400; iter++) {
+    uint32_t compared = 0, obsolete = 0, ignored = 0, runs = runs_or(400);
+    for (uint32_t iter = 0; iter < runs; iter++) {
         buf b = {NULL, 0, 0};
         uint32_t nc, np;
         gen(&rng, &b, &nc, &np);
@@ -360,8 +367,8 @@ static void test_ties_and_obsolete_bindings(void **state)
     (void)state;
     berth_rng rng;
     berth_rng_seed(&rng, 20240502);
-    uint32_t compared = 0, obsolete = 0;
-    for (uint32_t iter = 0; iter < 300; iter++) {
+    uint32_t compared = 0, obsolete = 0, runs = runs_or(300);
+    for (uint32_t iter = 0; iter < runs; iter++) {
         buf b = {NULL, 0, 0};
         uint32_t nc, np;
         gen_ties(&rng, &b, &nc, &np);
