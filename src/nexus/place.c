@@ -283,14 +283,15 @@ static int place_many(berth_nexus *nx, uint32_t pool, uint32_t add, uint32_t **p
     berth_profile prof = profile_for(nx);
     if (add && nexus_sku_activate(nx, rq.sku))
         return BERTH_ENOMEM;
-    /* room for every VM of the run up front: nothing grows per VM */
+    /* room for the run up front (up to 64 k VMs: a library caller may ask
+     * for more than any estate holds): nothing grows per VM */
     berth_pool *p = &nx->pools[pool];
-    if (add && (add > UINT32_MAX - nx->nvms || add > UINT32_MAX - *nplaced ||
-                add > UINT32_MAX - p->nvms))
+    uint32_t pre = add < 65536 ? add : 65536;
+    if (pre > UINT32_MAX - nx->nvms || pre > UINT32_MAX - *nplaced || pre > UINT32_MAX - p->nvms)
         return BERTH_ELIMIT;
-    if (add && (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + add, sizeof *nx->vms) ||
-                nexus_grow((void **)&p->vms, &p->capvms, p->nvms + add, sizeof *p->vms) ||
-                nexus_grow((void **)placed, capplaced, *nplaced + add, sizeof **placed)))
+    if (pre && (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + pre, sizeof *nx->vms) ||
+                nexus_grow((void **)&p->vms, &p->capvms, p->nvms + pre, sizeof *p->vms) ||
+                nexus_grow((void **)placed, capplaced, *nplaced + pre, sizeof **placed)))
         return BERTH_ENOMEM;
     for (uint32_t i = 0; i < add; i++) {
         uint32_t vm;
