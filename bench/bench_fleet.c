@@ -3,7 +3,8 @@
  * selector, one topology spread constraint) over 5,000 member clusters.
  * Input is generated as YAML and loaded (not timed); the timed loop is
  * berth_fleet_place per placement, three runs over fresh contexts. Prints
- * the median: BENCH fleet.placements_per_sec.5k <value> placements/s. */
+ * the median: BENCH fleet.placements_per_sec.5k <value> placements/s.
+ * `bench_fleet N` makes N runs (1..3; 1 for callgrind instruction counts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,11 @@ static void put(buf *b, const char *fmt, ...)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int runs = RUNS;
+    if (argc > 1 && atoi(argv[1]) >= 1 && atoi(argv[1]) <= RUNS)
+        runs = atoi(argv[1]);
     berth_rng rng;
     berth_rng_seed(&rng, 42);
     buf b = {NULL, 0, 0};
@@ -96,7 +100,7 @@ int main(void)
     /* three runs, each with a fresh context (its cached columns are built
      * inside the timed loop); the median is reported */
     double rate[RUNS];
-    for (int run = 0; run < RUNS; run++) {
+    for (int run = 0; run < runs; run++) {
         berth_fleet_ctx *ctx = NULL;
         if (berth_fleet_ctx_new(&f, &opt, &ctx, &e)) {
             fprintf(stderr, "bench_fleet: %s\n", e.msg);
@@ -121,13 +125,13 @@ int main(void)
         rate[run] = NPLACEMENTS / dt;
         berth_fleet_ctx_free(ctx);
     }
-    for (int i = 1; i < RUNS; i++)
+    for (int i = 1; i < runs; i++)
         for (int j = i; j > 0 && rate[j - 1] > rate[j]; j--) {
             double t = rate[j];
             rate[j] = rate[j - 1];
             rate[j - 1] = t;
         }
-    printf("BENCH fleet.placements_per_sec.5k %.0f placements/s\n", rate[RUNS / 2]);
+    printf("BENCH fleet.placements_per_sec.5k %.0f placements/s\n", rate[runs / 2]);
     berth_fleet_free(&f);
     return 0;
 }

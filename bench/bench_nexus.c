@@ -2,7 +2,8 @@
  * mix across 10,000 clusters on 100,000 machines (1,000 racks x 100), and the
  * mean time per placement at 1k, 10k and 100k machines with the estate
  * filled to the same ratio. Prints BENCH lines (median of several runs where
- * the run is short). */
+ * the run is short). `bench_nexus 1k|10k|100k` runs that size once and
+ * prints its line only (for valgrind --tool=callgrind instruction counts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,32 +90,38 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct {
         uint32_t racks, clusters, reps;
         const char *name;
     } sizes[] = {{10, 100, 5, "1k"}, {100, 1000, 5, "10k"}, {1000, 10000, 3, "100k"}};
     double ns_100k = 0, pps_100k = 0;
+    const char *only = argc > 1 ? argv[1] : NULL;
     for (size_t s = 0; s < 3; s++) {
         double per[8];
         result r = {0};
-        for (uint32_t k = 0; k < sizes[s].reps; k++) {
+        if (only && strcmp(only, sizes[s].name) != 0)
+            continue;
+        uint32_t reps = only ? 1 : sizes[s].reps;
+        for (uint32_t k = 0; k < reps; k++) {
             if (run(sizes[s].racks, sizes[s].clusters, 1, 42, &r))
                 return 1;
             per[k] = r.seconds * 1e9 / (double)(r.placed ? r.placed : 1);
         }
-        qsort(per, sizes[s].reps, sizeof per[0], cmp_d);
-        double med = per[sizes[s].reps / 2];
+        qsort(per, reps, sizeof per[0], cmp_d);
+        double med = per[reps / 2];
         fprintf(stderr, "nexus %s machines: %llu VMs placed, %llu clusters failed, median %.0f ns/VM over %u runs\n",
                 sizes[s].name, (unsigned long long)r.placed, (unsigned long long)r.failed_clusters,
-                med, sizes[s].reps);
+                med, reps);
         printf("BENCH nexus.ns_per_placement.%s %.0f ns\n", sizes[s].name, med);
         if (s == 2) {
             ns_100k = med;
             pps_100k = 1e9 / med;
         }
     }
+    if (only)
+        return 0;
     /* the plain reference scan at 1k machines, for the index's speed-up */
     result r;
     if (run(10, 100, 0, 42, &r))

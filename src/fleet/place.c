@@ -4,9 +4,11 @@
  * referenced key, topology domains, and each placement compiled (a policy
  * error - wrong number of values, unparsable quantity, unknown operator or
  * sort order - makes it Invalid). Per placement: static verdicts and
- * affinity scores in one pass over the clusters, held clusters from
- * bindings, then PickAll (one filter pass), PickN (one pick per cycle
- * through the pipeline, re-scoring each time) or PickFixed (no plugins).
+ * affinity scores (the reference: one pass over the clusters; the fast
+ * path: columns cached by policy identity, the top-K index built by sorted
+ * access over them), held clusters from bindings, then PickAll (one filter
+ * pass), PickN (one pick per cycle through the pipeline, re-scoring each
+ * time) or PickFixed (no plugins), and the final pass over every cluster.
  * Nothing allocates per placement. */
 #include "fleet/state.h"
 
@@ -310,8 +312,9 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
             t->key = key;
             t->ndom = 0;
             t->dom = malloc((ctx->n ? ctx->n : 1) * sizeof *t->dom);
+            t->bkt = malloc((ctx->n ? ctx->n : 1) * sizeof *t->bkt);
             uint32_t *map = calloc(ctx->nstrs + 1, sizeof *map);   /* id -> domain + 1 */
-            if (!t->dom || !map) {
+            if (!t->dom || !t->bkt || !map) {
                 free(map);
                 return BERTH_ENOMEM;
             }
@@ -326,6 +329,8 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
                 t->dom[c] = map[val[c]] - 1;
             }
             free(map);
+            for (uint32_t c = 0; c < ctx->n; c++)
+                t->bkt[c] = t->dom[c] == UINT32_MAX ? t->ndom : t->dom[c];
             if (t->ndom > ctx->maxdom)
                 ctx->maxdom = t->ndom;
         }
@@ -573,6 +578,29 @@ static int assign_ids(berth_fleet_ctx *ctx)
         ctx->statcol[i] = ctx->pool + off;
     for (uint32_t i = 0; i < ctx->nprefcols && off + n <= size; i++, off += n)
         ctx->prefcol[i] = (int8_t *)(ctx->pool + off);
+    /* sorted orders of the cached columns, feasible counts per bucket */
+    size_t ncols = 0, nslots = 0, nbk = (size_t)ctx->maxdom + 1, ntk = (size_t)ctx->ntopos + 1;
+    while (ncols < ctx->nprefcols && ctx->prefcol[ncols] &&
+           (ncols + 1) * n * sizeof(uint32_t) <= FLEET_ORDER_BYTES)
+        ncols++;
+    while (nslots < (size_t)ctx->nstatcols * ntk &&
+           (nslots + 1) * nbk * sizeof(uint32_t) <= FLEET_BCOUNT_BYTES)
+        nslots++;
+    ctx->preford = calloc(ctx->nprefcols + 1, sizeof *ctx->preford);
+    ctx->preford_built = calloc(ctx->nprefcols + 1, 1);
+    ctx->prefordbuf = malloc((ncols ? ncols * n : 1) * sizeof *ctx->prefordbuf);
+    ctx->bcount = calloc((size_t)ctx->nstatcols * ntk + 1, sizeof *ctx->bcount);
+    ctx->bcount_built = calloc((size_t)ctx->nstatcols * ntk + 1, 1);
+    ctx->bcountbuf = malloc((nslots ? nslots * nbk : 1) * sizeof *ctx->bcountbuf);
+    ctx->seen = calloc(n, sizeof *ctx->seen);
+    ctx->remain = calloc(nbk, sizeof *ctx->remain);
+    if (!ctx->preford || !ctx->preford_built || !ctx->prefordbuf || !ctx->bcount ||
+        !ctx->bcount_built || !ctx->bcountbuf || !ctx->seen || !ctx->remain)
+        return BERTH_ENOMEM;
+    for (size_t i = 0; i < ncols; i++)
+        ctx->preford[i] = ctx->prefordbuf + i * n;
+    for (size_t i = 0; i < nslots; i++)
+        ctx->bcount[i] = ctx->bcountbuf + i * nbk;
     return 0;
 }
 
@@ -648,6 +676,9 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
     ctx->topk_max = (uint32_t)kmax;
     ctx->topk = malloc((kmax ? nb * kmax : 1) * sizeof *ctx->topk);
     ctx->topn = calloc(nb, 1);
+    ctx->ktail = calloc(nb, sizeof *ctx->ktail);
+    ctx->stash_a = calloc(na, sizeof *ctx->stash_a);
+    ctx->stash_s = calloc(na, sizeof *ctx->stash_s);
     ctx->fin_r = calloc(nb, 1);
     ctx->fin_s = calloc(nb, sizeof *ctx->fin_s);
     ctx->blist = malloc(nb * sizeof *ctx->blist);
@@ -655,7 +686,7 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
     ctx->bind_start = calloc((size_t)f->nplacements + 1, sizeof *ctx->bind_start);
     ctx->bind_idx = malloc((f->nbindings ? f->nbindings : 1) * sizeof *ctx->bind_idx);
     if (!ctx->counts || !ctx->dchange || !ctx->dviol || !ctx->snap_change || !ctx->snap_viol ||
-        !ctx->topk || !ctx->topn || !ctx->fin_r || !ctx->fin_s || !ctx->blist || !ctx->bind_start || !ctx->bind_idx) {
+        !ctx->topk || !ctx->topn || !ctx->ktail || !ctx->stash_a || !ctx->stash_s || !ctx->fin_r || !ctx->fin_s || !ctx->blist || !ctx->bind_start || !ctx->bind_idx) {
         rc = BERTH_ENOMEM;
         goto fail;
     }
@@ -723,6 +754,17 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     free(ctx->bind_start);
     free(ctx->bind_idx);
     free(ctx->topk);
+    free(ctx->ktail);
+    free(ctx->preford);
+    free(ctx->preford_built);
+    free(ctx->prefordbuf);
+    free(ctx->bcount);
+    free(ctx->bcount_built);
+    free(ctx->bcountbuf);
+    free(ctx->seen);
+    free(ctx->remain);
+    free(ctx->stash_a);
+    free(ctx->stash_s);
     free(ctx->topn);
     free(ctx->fin_r);
     free(ctx->fin_s);
@@ -738,8 +780,10 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     for (uint32_t i = 0; i < ctx->nlabels; i++)
         free(ctx->labels[i].val);
     free(ctx->labels);
-    for (uint32_t i = 0; i < ctx->ntopos; i++)
+    for (uint32_t i = 0; i < ctx->ntopos; i++) {
         free(ctx->topos[i].dom);
+        free(ctx->topos[i].bkt);
+    }
     free(ctx->topos);
     free(ctx->strs);
     free(ctx->hash);
@@ -800,6 +844,8 @@ static void prepare(berth_fleet_ctx *ctx, uint32_t p)
         aff[c] = a;
     }
     ctx->stat = stat;
+    ctx->nacol = 0;
+    ctx->aff_ready = 1;
 }
 
 /* The fast path reads both from columns shared by every placement with the
@@ -855,59 +901,264 @@ static void prepare_fast(berth_fleet_ctx *ctx, uint32_t p)
     const uint32_t n = ctx->n;
     int64_t *restrict aff = ctx->aff;
     ctx->stat = stat_column(ctx, cp->stat_id);
+    ctx->nacol = 0;
+    ctx->aff_ready = 1;
     if (pl->type != BERTH_FLEET_PICK_N || cp->nprefs == 0) {
         memset(aff, 0, n * sizeof *aff);
         return;
     }
-    const int8_t *restrict a0 = pref_column(ctx, cp->pref_id[0]);
-    if (cp->nprefs >= 2) {
-        const int8_t *restrict a1 = pref_column(ctx, cp->pref_id[1]);
-        for (uint32_t c = 0; c < n; c++)
-            aff[c] = (int64_t)a0[c] + a1[c];
-    } else {
-        for (uint32_t c = 0; c < n; c++)
-            aff[c] = a0[c];
+    if (cp->nprefs <= 2) {
+        /* cached columns: summed later, in the pass that reads them all */
+        uint32_t t;
+        for (t = 0; t < cp->nprefs; t++) {
+            ctx->acol[t] = pref_column(ctx, cp->pref_id[t]);
+            ctx->acol_id[t] = cp->pref_id[t];
+            if ((const void *)ctx->acol[t] == (const void *)ctx->pref_scratch)
+                break;
+        }
+        if (t == cp->nprefs) {
+            ctx->nacol = cp->nprefs;
+            ctx->aff_ready = 0;
+            return;
+        }
     }
-    for (uint32_t t = 2; t < cp->nprefs; t++) {
+    /* a scratch column is overwritten by the next: add each as it comes */
+    memset(aff, 0, n * sizeof *aff);
+    for (uint32_t t = 0; t < cp->nprefs; t++) {
         const int8_t *restrict a = pref_column(ctx, cp->pref_id[t]);
         for (uint32_t c = 0; c < n; c++)
             aff[c] += a[c];
     }
 }
 
+/* Sums the cached affinity columns into aff (when no pass did). */
+static void aff_fill(berth_fleet_ctx *ctx)
+{
+    if (ctx->aff_ready)
+        return;
+    int64_t *restrict aff = ctx->aff;
+    const int8_t *restrict a0 = ctx->acol[0];
+    if (ctx->nacol == 2) {
+        const int8_t *restrict a1 = ctx->acol[1];
+        for (uint32_t c = 0; c < ctx->n; c++)
+            aff[c] = (int64_t)a0[c] + a1[c];
+    } else {
+        for (uint32_t c = 0; c < ctx->n; c++)
+            aff[c] = a0[c];
+    }
+    ctx->aff_ready = 1;
+}
+
+/* One top-K insertion of key into bucket a (k slots, descending). */
+static inline void topk_insert(uint64_t *a, uint32_t k, uint64_t key)
+{
+    uint32_t j = k - 1;
+    while (j > 0 && a[j - 1] < key) {
+        a[j] = a[j - 1];
+        j--;
+    }
+    a[j] = key;
+}
+
+/* The scan of topk_build for nacol columns (0: aff already filled), and
+ * bkt (NULL: one bucket); the affinity is summed into aff on the way. */
+static inline __attribute__((always_inline)) void
+topk_scan(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *restrict bkt, uint32_t nacol)
+{
+    const uint8_t *restrict st = ctx->stat, *restrict picked = ctx->picked,
+                            *restrict held = ctx->held;
+    int64_t *restrict aff = ctx->aff;
+    uint64_t *restrict topk = ctx->topk, *restrict tail = ctx->ktail;
+    const int8_t *restrict a0 = nacol > 0 ? ctx->acol[0] : NULL;
+    const int8_t *restrict a1 = nacol > 1 ? ctx->acol[1] : NULL;
+    const uint32_t n = ctx->n;
+    for (uint32_t c = 0; c < n; c++) {
+        int64_t a;
+        if (nacol == 0) {
+            a = aff[c];
+        } else {
+            a = a0[c];
+            if (nacol > 1)
+                a += a1[c];
+            aff[c] = a;
+        }
+        uint32_t b = bkt ? bkt[c] : 0;
+        /* key 0 = empty slot: real keys are >= 2^57; an infeasible or
+         * picked cluster is skipped like a key not above the bucket's k-th */
+        uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) |
+                       ((uint64_t)(held[c] == 2) << 32) | c;
+        if ((st[c] | picked[c]) || key <= tail[b])
+            continue;
+        uint64_t *slot = topk + (size_t)b * k;
+        topk_insert(slot, k, key);
+        tail[b] = slot[k - 1];
+    }
+}
+
+/* The clusters by column id's contribution descending, then index
+ * descending (a counting sort of the int8 values on first use); NULL when
+ * the column has no room for an order. */
+static const uint32_t *pref_order(berth_fleet_ctx *ctx, uint32_t id)
+{
+    uint32_t *o = ctx->preford[id];
+    if (!o || ctx->preford_built[id])
+        return o;
+    const int8_t *col = ctx->prefcol[id];
+    uint32_t cnt[256] = {0}, pos = 0;
+    for (uint32_t c = 0; c < ctx->n; c++)
+        cnt[(uint8_t)(col[c] + 128)]++;
+    for (uint32_t v = 256; v-- > 0;) {
+        uint32_t x = cnt[v];
+        cnt[v] = pos;
+        pos += x;
+    }
+    for (uint32_t c = ctx->n; c-- > 0;)
+        o[cnt[(uint8_t)(col[c] + 128)]++] = c;
+    ctx->preford_built[id] = 1;
+    return o;
+}
+
+/* Statically feasible clusters per bucket of (static column sid, topology
+ * tix; ntopos = one bucket), counted on first use; NULL without room. */
+static const uint32_t *feasible_counts(berth_fleet_ctx *ctx, uint32_t sid, uint32_t tix,
+                                       const uint32_t *bkt, uint32_t nb)
+{
+    size_t slot = (size_t)sid * (ctx->ntopos + 1) + tix;
+    uint32_t *bc = ctx->bcount[slot];
+    if (!bc || ctx->bcount_built[slot])
+        return bc;
+    memset(bc, 0, (size_t)nb * sizeof *bc);
+    const uint8_t *st = ctx->stat;
+    for (uint32_t c = 0; c < ctx->n; c++)
+        bc[bkt ? bkt[c] : 0] += st[c] == 0;
+    ctx->bcount_built[slot] = 1;
+    return bc;
+}
+
+/* The top-K index by sorted access (Fagin's threshold algorithm): the
+ * clusters are read in the order of each affinity column, alternately;
+ * every statically feasible, unpicked cluster read is offered to its
+ * bucket. An unread cluster's affinity is at most the sum of the columns'
+ * values at the next positions (T), so a bucket is complete once its k-th
+ * key is above the largest key an affinity of T could make, or once all its
+ * feasible clusters were read. Returns 0 (the caller scans) when a column
+ * has no sorted order, there are many buckets, or aff is filled already.
+ * Leaves aff unfilled: the final pass sums the columns itself. */
+static int topk_ta(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb,
+                   uint32_t sid, uint32_t tix)
+{
+    const uint32_t nacol = ctx->nacol, n = ctx->n;
+    if (ctx->aff_ready || nacol == 0 || nb > FLEET_TA_BUCKETS || n == 0)
+        return 0;
+    const uint32_t *oa = pref_order(ctx, ctx->acol_id[0]);
+    const uint32_t *ob = nacol > 1 ? pref_order(ctx, ctx->acol_id[1]) : NULL;
+    const uint32_t *bc = feasible_counts(ctx, sid, tix, bkt, nb);
+    if (!oa || (nacol > 1 && !ob) || !bc)
+        return 0;
+    const int8_t *A = ctx->acol[0], *B = nacol > 1 ? ctx->acol[1] : NULL;
+    const uint8_t *st = ctx->stat, *held = ctx->held;
+    uint32_t *seen = ctx->seen, *remain = ctx->remain;
+    uint64_t *topk = ctx->topk, *tail = ctx->ktail;
+    if (++ctx->epoch == 0) {
+        memset(seen, 0, n * sizeof *seen);
+        ctx->epoch = 1;
+    }
+    const uint32_t ep = ctx->epoch;
+    memcpy(remain, bc, (size_t)nb * sizeof *remain);
+    /* picked clusters (held, released) are no candidates: read already */
+    for (uint32_t i = 0; i < ctx->nsel; i++) {
+        uint32_t c = ctx->sel[i];
+        if (seen[c] != ep) {
+            seen[c] = ep;
+            remain[bkt ? bkt[c] : 0] -= st[c] == 0;
+        }
+    }
+    for (uint32_t i = ctx->bind_start[ctx->cur]; i < ctx->bind_start[ctx->cur + 1]; i++) {
+        uint32_t c = ctx->f->bindings[ctx->bind_idx[i]].cluster;
+        if (ctx->picked[c] && seen[c] != ep) {
+            seen[c] = ep;
+            remain[bkt ? bkt[c] : 0] -= st[c] == 0;
+        }
+    }
+    uint32_t ia = 0, ib = 0;
+    for (;;) {
+        for (int side = 0; side < (B ? 2 : 1); side++) {
+            const uint32_t *o = side ? ob : oa;
+            uint32_t *pi = side ? &ib : &ia;
+            while (*pi < n && seen[o[*pi]] == ep)
+                (*pi)++;
+            if (*pi == n)
+                continue;
+            uint32_t c = o[(*pi)++];
+            seen[c] = ep;
+            if (st[c])
+                continue;
+            uint32_t b = bkt ? bkt[c] : 0;
+            remain[b]--;
+            int64_t a = (int64_t)A[c] + (B ? B[c] : 0);
+            uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) |
+                           ((uint64_t)(held[c] == 2) << 32) | c;
+            if (key > tail[b]) {
+                uint64_t *slot = topk + (size_t)b * k;
+                topk_insert(slot, k, key);
+                tail[b] = slot[k - 1];
+            }
+        }
+        while (ia < n && seen[oa[ia]] == ep)
+            ia++;
+        if (ia == n)
+            break;   /* every cluster read (each is in column A's order) */
+        while (B && ib < n && seen[ob[ib]] == ep)
+            ib++;
+        int64_t T = (int64_t)A[oa[ia]] + (B && ib < n ? B[ob[ib]] : 0);
+        uint64_t bound = ((uint64_t)(T + ((int64_t)1 << 24)) << 33) | 0x1FFFFFFFFull;
+        uint32_t b = 0;
+        while (b < nb && (remain[b] == 0 || tail[b] > bound))
+            b++;
+        if (b == nb)
+            break;
+    }
+    return 1;
+}
+
 /* Builds the top-K index (see state.h): per bucket the k best
  * (affinity, held-before, index) keys among statically feasible, unpicked
  * clusters. Every cycle's best is the best remaining key of some bucket:
  * within a bucket every cluster has the same topology-spread verdict and
- * score, and at most k picks are made. */
-static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *dom, uint32_t nodom)
+ * score, and at most k picks are made. bkt: the constraint's bucket column
+ * (nb buckets), NULL for one bucket. One pass over the clusters, which also
+ * sums their affinity when it is still pending. */
+static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb,
+                       uint32_t tix)
 {
-    const uint32_t nb = dom ? nodom + 1 : 1;
+    if (!bkt)
+        nb = 1;
     ctx->topk_k = k;
-    const uint8_t *st = ctx->stat, *picked = ctx->picked, *held = ctx->held;
-    const int64_t *aff = ctx->aff;
-    uint64_t *topk = ctx->topk;
-    /* key 0 = empty slot: real keys are >= 2^57, and an infeasible or
-     * picked cluster gets key 0, so the scan has one predictable branch */
-    memset(topk, 0, (size_t)nb * k * sizeof *topk);
-    for (uint32_t c = 0; c < ctx->n; c++) {
-        uint32_t b = dom ? (dom[c] == UINT32_MAX ? nodom : dom[c]) : 0;
-        uint64_t key = ((uint64_t)(aff[c] + ((int64_t)1 << 24)) << 33) |
-                       ((uint64_t)(held[c] == 2) << 32) | c;
-        key = (st[c] | picked[c]) ? 0 : key;
-        uint64_t *a = topk + (size_t)b * k;
-        if (key <= a[k - 1])
-            continue;
-        uint32_t j = k - 1;
-        while (j > 0 && a[j - 1] < key) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = key;
+    memset(ctx->topk, 0, (size_t)nb * k * sizeof *ctx->topk);
+    memset(ctx->ktail, 0, (size_t)nb * sizeof *ctx->ktail);
+    uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
+    if (topk_ta(ctx, k, bkt, nb, ctx->cp[ctx->cur].stat_id, tix)) {
+        nacol = UINT32_MAX;   /* built; aff stays pending */
+    } else if (bkt) {
+        if (nacol == 2)
+            topk_scan(ctx, k, bkt, 2);
+        else if (nacol == 1)
+            topk_scan(ctx, k, bkt, 1);
+        else
+            topk_scan(ctx, k, bkt, 0);
+    } else {
+        if (nacol == 2)
+            topk_scan(ctx, k, NULL, 2);
+        else if (nacol == 1)
+            topk_scan(ctx, k, NULL, 1);
+        else
+            topk_scan(ctx, k, NULL, 0);
     }
+    if (nacol != UINT32_MAX)
+        ctx->aff_ready = 1;
     ctx->nblist = 0;
     for (uint32_t b = 0; b < nb; b++) {
-        const uint64_t *a = topk + (size_t)b * k;
+        const uint64_t *a = ctx->topk + (size_t)b * k;
         uint32_t m = 0;
         while (m < k && a[m])
             m++;
@@ -1003,6 +1254,43 @@ static void reset_scratch(berth_fleet_ctx *ctx)
 /* Final statuses (fast path): the last cycle's verdicts and scores derived
  * per cluster from its static verdict and the domain state that cycle saw
  * (snap_*), as the full scan would have computed them. */
+/* The final pass's loop over every cluster (one verdict and score per
+ * bucket): nacol 0 reads aff, else sums the cached columns. */
+static inline __attribute__((always_inline)) void
+finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
+{
+    const uint32_t *restrict bkt = has_bkt ? ctx->topos[ctx->cp[ctx->cur].spread_col[0]].bkt : NULL;
+    const uint8_t *restrict st = ctx->stat, *restrict br = ctx->fin_r;
+    const int64_t *restrict bs = ctx->fin_s, *restrict aff = ctx->aff;
+    const int8_t *restrict a0 = nacol > 0 ? ctx->acol[0] : NULL;
+    const int8_t *restrict a1 = nacol > 1 ? ctx->acol[1] : NULL;
+    uint8_t *restrict reject = ctx->reject, *restrict cstatus = ctx->cstatus;
+    int64_t *restrict oa = ctx->out_aff, *restrict os = ctx->out_spread;
+    const uint8_t cs_pass = BERTH_FLEET_NOT_SELECTED, cs_fail = BERTH_FLEET_FILTERED;
+    const uint32_t n = ctx->n;
+    /* branch-free: the verdicts come in no predictable order */
+    for (uint32_t c = 0; c < n; c++) {
+        uint32_t b = has_bkt ? bkt[c] : 0;
+        uint8_t r = st[c];
+        if (has_bkt)
+            r = (uint8_t)(r | (br[b] & (uint8_t)-(r == 0)));
+        int64_t a = nacol == 0 ? aff[c] : nacol == 1 ? a0[c] : (int64_t)a0[c] + a1[c];
+        int64_t keep = -(int64_t)(r == 0);
+        reject[c] = r;
+        cstatus[c] = (uint8_t)(cs_fail ^ ((cs_fail ^ cs_pass) & (uint8_t)keep));
+        oa[c] = a & keep;
+        os[c] = has_bkt ? bs[b] & keep : 0;
+    }
+}
+
+/* finish_scan's variants, each its own small function (registers) */
+static __attribute__((noinline)) void finish_b2(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 2); }
+static __attribute__((noinline)) void finish_b1(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 1); }
+static __attribute__((noinline)) void finish_b0(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 0); }
+static __attribute__((noinline)) void finish_n2(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 2); }
+static __attribute__((noinline)) void finish_n1(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 1); }
+static __attribute__((noinline)) void finish_n0(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 0); }
+
 static void finish_fast(berth_fleet_ctx *ctx)
 {
     const berth_fleet_placement *pl = &ctx->f->placements[ctx->cur];
@@ -1013,8 +1301,9 @@ static void finish_fast(berth_fleet_ctx *ctx)
     const uint32_t n = ctx->n, nk = ctx->spread_on ? pl->nspread : 0, md = ctx->maxdom;
     if (nk <= 1) {
         /* one verdict and score per domain (bucket nodom: no key) */
-        const uint32_t *dom = nk ? ctx->kdom[0] : NULL;
-        const uint32_t nodom = nk ? ctx->topos[ctx->cp[ctx->cur].spread_col[0]].ndom : 0;
+        const fleet_topo *tp = nk ? &ctx->topos[ctx->cp[ctx->cur].spread_col[0]] : NULL;
+        const uint32_t *restrict bkt = tp ? tp->bkt : NULL;
+        const uint32_t nodom = tp ? tp->ndom : 0;
         uint8_t *br = ctx->fin_r;
         int64_t *bs = ctx->fin_s;
         const int anyway = nk && pl->spread[0].schedule_anyway;
@@ -1025,21 +1314,36 @@ static void finish_fast(berth_fleet_ctx *ctx)
         }
         br[nodom] = 0;
         bs[nodom] = 0;
-        for (uint32_t c = 0; c < n; c++) {
-            uint32_t b = dom ? (dom[c] == UINT32_MAX ? nodom : dom[c]) : 0;
-            uint8_t r = st[c] ? st[c] : br[b];
-            if (picked[c]) {
-                reject[c] = 0;
-                cstatus[c] = rel[c] ? BERTH_FLEET_NOT_SELECTED : BERTH_FLEET_SELECTED;
-                continue;
-            }
-            reject[c] = r;
-            cstatus[c] = r ? BERTH_FLEET_FILTERED : BERTH_FLEET_NOT_SELECTED;
-            oa[c] = r ? 0 : aff[c];
-            os[c] = r ? 0 : bs[b];
+        /* the selected clusters (picked, released) keep the scores they
+         * have: put aside, one branch-free pass over every cluster, then
+         * their statuses and scores restored */
+        uint32_t *keep = ctx->order, nkeep = 0;
+        for (uint32_t i = 0; i < ctx->nsel; i++)
+            keep[nkeep++] = ctx->sel[i];
+        for (uint32_t i = ctx->bind_start[ctx->cur]; i < ctx->bind_start[ctx->cur + 1]; i++) {
+            uint32_t c = ctx->f->bindings[ctx->bind_idx[i]].cluster;
+            if (rel[c] && picked[c] && nkeep < n)
+                keep[nkeep++] = c;
+        }
+        for (uint32_t i = 0; i < nkeep; i++) {
+            ctx->stash_a[i] = oa[keep[i]];
+            ctx->stash_s[i] = os[keep[i]];
+        }
+        uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
+        if (bkt)
+            (nacol == 2 ? finish_b2 : nacol == 1 ? finish_b1 : finish_b0)(ctx);
+        else
+            (nacol == 2 ? finish_n2 : nacol == 1 ? finish_n1 : finish_n0)(ctx);
+        for (uint32_t i = 0; i < nkeep; i++) {
+            uint32_t c = keep[i];
+            reject[c] = 0;
+            cstatus[c] = rel[c] ? BERTH_FLEET_NOT_SELECTED : BERTH_FLEET_SELECTED;
+            oa[c] = ctx->stash_a[i];
+            os[c] = ctx->stash_s[i];
         }
         return;
     }
+    aff_fill(ctx);
     for (uint32_t c = 0; c < n; c++) {
         if (picked[c]) {
             reject[c] = 0;
@@ -1181,7 +1485,7 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
     }
     /* held scores: the binding's recorded decision, else the affinity now */
     for (uint32_t i = 0; i < nheld; i++) {
-        ctx->out_aff[ctx->order[i]] = ctx->aff[ctx->order[i]];
+        ctx->out_aff[ctx->order[i]] = fleet_aff(ctx, ctx->order[i]);
         ctx->out_spread[ctx->order[i]] = 0;
     }
     for (uint32_t i = b0; i < b1; i++) {
@@ -1238,10 +1542,12 @@ int berth_fleet_place(berth_fleet_ctx *ctx, uint32_t p, berth_fleet_outcome *out
         out->wanted = (uint32_t)pl->n;
         if (fast && ctx->nsel < want && want - ctx->nsel <= ctx->topk_max && pl->nspread <= 1) {
             uint32_t k = (uint32_t)(want - ctx->nsel);
-            if (pl->nspread == 1)
-                topk_build(ctx, k, ctx->kdom[0], ctx->topos[cp->spread_col[0]].ndom);
-            else
-                topk_build(ctx, k, NULL, 0);
+            if (pl->nspread == 1) {
+                const fleet_topo *tp = &ctx->topos[cp->spread_col[0]];
+                topk_build(ctx, k, tp->bkt, tp->ndom + 1, cp->spread_col[0]);
+            } else {
+                topk_build(ctx, k, NULL, 1, ctx->ntopos);
+            }
             ctx->use_topk = 1;
         }
         int cycles = 0;

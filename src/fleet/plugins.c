@@ -179,9 +179,8 @@ static void s_spread(void *state, const void *req, const uint32_t *cand, uint32_
 static void s_affinity(void *state, const void *req, const uint32_t *cand, uint32_t n, int64_t *out)
 {
     const berth_fleet_ctx *ctx = state;
-    const int64_t *aff = ctx->aff;
     for (uint32_t i = 0; i < n; i++)
-        out[i] = aff[cand[i]];
+        out[i] = fleet_aff(ctx, cand[i]);
 }
 
 static void s_held(void *state, const void *req, const uint32_t *cand, uint32_t n, int64_t *out)

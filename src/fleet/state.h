@@ -10,6 +10,9 @@
 
 #define FLEET_TOPK_MAX 16u
 #define FLEET_CACHE_BYTES ((size_t)64 << 20)
+#define FLEET_ORDER_BYTES ((size_t)64 << 20)   /* sorted orders of cached columns */
+#define FLEET_BCOUNT_BYTES ((size_t)16 << 20)  /* feasible counts per bucket */
+#define FLEET_TA_BUCKETS 64u                   /* top-K by sorted access up to this */
 
 /* Filter slots, in the profile's order (SPEC 3.1). */
 enum { FLEET_F_AFFINITY = 1, FLEET_F_ELIGIBILITY, FLEET_F_TAINT, FLEET_F_SPREAD };
@@ -58,6 +61,7 @@ typedef struct fleet_cplace {       /* a placement compiled against the run's co
 typedef struct fleet_topo {         /* domains of one topology key */
     const char *key;
     uint32_t *dom;                  /* per cluster, UINT32_MAX without the key */
+    uint32_t *bkt;                  /* per cluster: dom, or ndom without the key */
     uint32_t ndom;
 } fleet_topo;
 
@@ -113,6 +117,32 @@ struct berth_fleet_ctx {
     int use_topk;
     uint32_t topk_k, topk_max;
     uint64_t *topk;                 /* (maxdom + 1) x FLEET_TOPK_MAX */
+    uint64_t *ktail;                /* per bucket: its k-th best key (0: fewer) */
+    /* affinity of the fast path: the placement's preferred-term columns
+     * (acol, nacol <= 2, all cached), summed into aff by the pass that
+     * first needs every cluster's (topk_build, or aff_fill); aff_ready once
+     * aff holds them. With more terms, or a column beyond the cache, aff is
+     * filled when the placement is prepared. */
+    const int8_t *acol[2];
+    uint32_t acol_id[2];            /* their preferred-term column ids */
+    uint32_t nacol;
+    int aff_ready;
+    /* sorted access for the top-K build (threshold algorithm): per cached
+     * preferred-term column, the clusters by contribution descending, then
+     * index descending (prefordbuf, filled on first use, NULL beyond
+     * FLEET_ORDER_BYTES); per (static column, topology key or none), the
+     * statically feasible clusters per bucket (bcount, bcount_built, NULL
+     * beyond FLEET_BCOUNT_BYTES); seen: per cluster the epoch it was last
+     * read in. */
+    uint32_t **preford;
+    uint8_t *preford_built;
+    uint32_t *prefordbuf;
+    uint32_t **bcount;
+    uint8_t *bcount_built;
+    uint32_t *bcountbuf;
+    uint32_t *seen, epoch;
+    uint32_t *remain;               /* per bucket: feasible clusters not read yet */
+    int64_t *stash_a, *stash_s;     /* final pass: scores of selected clusters */
     uint8_t *topn;                  /* per bucket */
     uint32_t *blist, nblist;        /* non-empty buckets */
     uint8_t *fin_r;                 /* final pass: per bucket spread reject */
@@ -142,6 +172,17 @@ struct berth_fleet_ctx {
     uint8_t *rel;
     char spread_why[BERTH_FLEET_MAX_TERMS];
 };
+
+/* The affinity score of cluster c for the placement being placed. */
+static inline int64_t fleet_aff(const berth_fleet_ctx *ctx, uint32_t c)
+{
+    if (ctx->aff_ready)
+        return ctx->aff[c];
+    int64_t a = 0;
+    for (uint32_t t = 0; t < ctx->nacol; t++)
+        a += ctx->acol[t][c];
+    return a;
+}
 
 /* plugins.c */
 int fleet_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap);

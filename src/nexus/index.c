@@ -6,10 +6,16 @@
  * index), UINT64_MAX where nothing fits. narrow() finds the best rack by
  * branch and bound over that tree, evaluating racks that already hold VMs
  * of the context cluster exactly (their machine-spread term can be > 0),
- * and hands that rack's machines to the pipeline. Cost per placement:
- * O(nskus * log racks) to update, O(log racks + machines per rack) to pick,
- * independent of the number of racks otherwise. */
+ * and hands the pipeline the one machine the full scan would pick there:
+ * inside a rack every machine shares the rack terms, so the pick is the
+ * lowest fitting machine with the fewest context-cluster VMs, then packing
+ * extra-large; per-SKU fit bit columns and the context-cluster bit column
+ * find it in a few words (a rack of 100 machines is 2-3 words). Cost per
+ * placement: O(active SKUs * log racks) to update (a tree walk stops where
+ * the minimum no longer changes), O(log racks + machines per rack / 64) to
+ * pick, independent of the number of racks otherwise. */
 #include "nexus/state.h"
+#include "core/invariant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,14 +50,27 @@ void nexus_state_free(berth_nexus *nx)
     free(s->ctx_cluster_rack);
     free(s->fit_cnt);
     free(s->xlfit_cnt);
+    free(s->fitbits);
+    free(s->xlfitbits);
+    free(s->ctxbits);
+    free(s->need_cpu);
+    free(s->need_mem);
+    free(s->need_cells);
     if (s->tree)
         for (uint32_t i = 0; i < s->nskus; i++)
             free(s->tree[i]);
     free(s->tree);
+    if (s->dirty)
+        for (uint32_t i = 0; i < s->nskus; i++)
+            free(s->dirty[i]);
+    free(s->dirty);
+    free(s->ndirty);
+    free(s->dirty_flag);
     free(s->active);
     free(s->touched_racks);
     free(s->touched_machines);
     free(s->allowed);
+    free(s->placed);
     free(s);
     nx->state = NULL;
 }
@@ -110,23 +129,130 @@ static uint64_t leaf_key(const berth_nexus *nx, uint32_t r, uint32_t s)
     return pack_key(st->ctx_pool_cnt[r], noxl, st->rack_util[r], r);
 }
 
+static inline void bit_put(uint64_t *w, uint32_t m, int on)
+{
+    uint64_t b = 1ull << (m & 63);
+    if (on)
+        w[m >> 6] |= b;
+    else
+        w[m >> 6] &= ~b;
+}
+
+/* The lowest machine in [lo, hi) whose bit is set in a and clear in not
+ * (NULL: no exclusion), or BERTH_NEXUS_NONE. */
+static uint32_t first_in(const uint64_t *a, const uint64_t *not, uint32_t lo, uint32_t hi)
+{
+    if (lo >= hi)
+        return BERTH_NEXUS_NONE;
+    uint32_t w = lo >> 6, last = (hi - 1) >> 6;
+    uint64_t x = (a[w] & ~(not ? not[w] : 0)) & (~0ull << (lo & 63));
+    for (;;) {
+        if (w == last) {
+            if (hi & 63)
+                x &= (1ull << (hi & 63)) - 1;
+            return x ? (w << 6) + (uint32_t)__builtin_ctzll(x) : BERTH_NEXUS_NONE;
+        }
+        if (x)
+            return (w << 6) + (uint32_t)__builtin_ctzll(x);
+        w++;
+        x = a[w] & ~(not ? not[w] : 0);
+    }
+}
+
 void nexus_rack_rekey(berth_nexus *nx, uint32_t r)
 {
     berth_nexus_state *st = nx->state;
-    uint32_t L = st->leaves;
     int64_t cap = st->rack_cap_cpu[r];
     uint64_t u = cap > 0 ? (uint64_t)st->rack_used_cpu[r] * 1000000u / (uint64_t)cap : 0;
     st->rack_util[r] = (uint32_t)(u > 1000000u ? 1000000u : u);
+    uint8_t *flag = st->dirty_flag + r;
+    size_t R = st->nracks;
     for (uint32_t k = 0; k < st->nactive; k++) {
         uint32_t s = st->active[k];
-        uint64_t *t = st->tree[s];
-        uint32_t i = L + r;
-        t[i] = leaf_key(nx, r, s);
+        if (flag[s * R])
+            continue;
+        flag[s * R] = 1;
+        st->dirty[s][st->ndirty[s]++] = r;
+    }
+}
+
+void nexus_index_flush(berth_nexus *nx, uint32_t s)
+{
+    berth_nexus_state *st = nx->state;
+    uint32_t n = st->ndirty[s];
+    if (!n)
+        return;
+    uint64_t *t = st->tree[s];
+    const uint32_t *list = st->dirty[s];
+    uint8_t *flag = st->dirty_flag + (size_t)s * st->nracks;
+    uint64_t xlbit = nx->skus[s].extra_large ? 1ull << (KEY_RACK_BITS + KEY_UTIL_BITS) : 0;
+    uint32_t L = st->leaves, depth = (uint32_t)__builtin_ctz(L) + 1;
+    if ((uint64_t)n * depth > L) {
+        /* many pending (a pool switch after a run of another SKU): set the
+         * leaves, then one bottom-up pass is cheaper than n walks */
+        for (uint32_t d = 0; d < n; d++) {
+            uint32_t r = list[d];
+            flag[r] = 0;
+            size_t ri = (size_t)r * st->nskus + s;
+            t[L + r] = st->fit_cnt[ri] ? pack_key(st->ctx_pool_cnt[r], 0, st->rack_util[r], r) |
+                                             (st->xlfit_cnt[ri] == 0 ? xlbit : 0)
+                                       : UINT64_MAX;
+        }
+        for (uint32_t i = L; --i > 0;)
+            t[i] = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+        st->ndirty[s] = 0;
+        return;
+    }
+    for (uint32_t d = 0; d < n; d++) {
+        uint32_t r = list[d];
+        flag[r] = 0;
+        size_t ri = (size_t)r * st->nskus + s;
+        uint64_t v = UINT64_MAX;
+        if (st->fit_cnt[ri])
+            v = pack_key(st->ctx_pool_cnt[r], 0, st->rack_util[r], r) |
+                (st->xlfit_cnt[ri] == 0 ? xlbit : 0);
+        uint32_t i = st->leaves + r;
+        if (t[i] == v)
+            continue;
+        t[i] = v;
+        /* the tree holds minima over its current leaves: stop at the first
+         * node whose minimum stays the same */
         for (i >>= 1; i; i >>= 1) {
-            uint64_t a = t[2 * i], b = t[2 * i + 1];
-            t[i] = a < b ? a : b;
+            uint64_t a = t[2 * i], b = t[2 * i + 1], mn = a < b ? a : b;
+            if (t[i] == mn)
+                break;
+            t[i] = mn;
         }
     }
+    st->ndirty[s] = 0;
+}
+
+/* Does machine m fit one VM of active SKU s (schedulable not checked)? */
+static inline int fits_sku(const berth_nexus *nx, const berth_nexus_state *st, uint32_t m,
+                           uint32_t s)
+{
+    const berth_machine *mm = &nx->machines[m];
+    const berth_cell *c = &nx->cells[mm->first_cell];
+    int32_t cpu = st->need_cpu[s];
+    int64_t mem = st->need_mem[s];
+    uint32_t got = 0;
+    for (uint32_t i = 0; i < mm->ncells; i++)
+        got += (c[i].cpu - c[i].used_cpu >= cpu) & (c[i].memory - c[i].used_memory >= mem);
+    return got >= st->need_cells[s];
+}
+
+/* Sets machine m's fit flags for SKU s to nf: counters and bit columns. */
+static void set_fit(berth_nexus_state *st, uint32_t m, uint32_t r, uint32_t s, uint8_t nf)
+{
+    size_t fi = (size_t)m * st->nskus + s, ri = (size_t)r * st->nskus + s;
+    uint8_t of = st->fit[fi];
+    if (nf == of)
+        return;
+    st->fit_cnt[ri] += (nf & NEXUS_FIT ? 1u : 0u) - (of & NEXUS_FIT ? 1u : 0u);
+    st->xlfit_cnt[ri] += (nf & NEXUS_XLFIT ? 1u : 0u) - (of & NEXUS_XLFIT ? 1u : 0u);
+    st->fit[fi] = nf;
+    bit_put(st->fitbits + (size_t)s * st->words, m, nf & NEXUS_FIT);
+    bit_put(st->xlfitbits + (size_t)s * st->words, m, nf & NEXUS_XLFIT);
 }
 
 /* Recomputes fit flags of machine m for every SKU; adjusts rack counters. */
@@ -134,23 +260,14 @@ static void machine_refit(berth_nexus *nx, uint32_t m)
 {
     berth_nexus_state *st = nx->state;
     uint32_t r = nx->machines[m].rack;
-    uint8_t *f = st->fit + (size_t)m * st->nskus;
-    uint32_t *fc = st->fit_cnt + (size_t)r * st->nskus;
-    uint32_t *xc = st->xlfit_cnt + (size_t)r * st->nskus;
-    int hosts_xl = st->xl_cnt[m] > 0;
+    uint8_t hosts = st->xl_cnt[m] > 0 ? NEXUS_XLFIT : 0;
+    int sched = st->sched[m];
     for (uint32_t a = 0; a < st->nactive; a++) {
         uint32_t s = st->active[a];
-        nexus_req rq;
-        sku_req(nx, s, &rq);
         uint8_t nf = 0;
-        if (st->sched[m] && nexus_machine_fits(nx, m, &rq))
-            nf = NEXUS_FIT | (hosts_xl ? NEXUS_XLFIT : 0);
-        uint8_t of = f[s];
-        if (nf == of)
-            continue;
-        fc[s] += (nf & NEXUS_FIT ? 1u : 0u) - (of & NEXUS_FIT ? 1u : 0u);
-        xc[s] += (nf & NEXUS_XLFIT ? 1u : 0u) - (of & NEXUS_XLFIT ? 1u : 0u);
-        f[s] = nf;
+        if (sched && fits_sku(nx, st, m, s))
+            nf = NEXUS_FIT | hosts;
+        set_fit(st, m, r, s, nf);
     }
 }
 
@@ -165,6 +282,7 @@ int nexus_index_init(berth_nexus *nx)
     berth_nexus_state *st = nx->state;
     uint32_t R = nx->nracks, M = nx->nmachines, S = nx->nskus;
     st->nskus = S;
+    st->nracks = R;
     st->leaves = 1;
     while (st->leaves < R)
         st->leaves <<= 1;
@@ -180,13 +298,24 @@ int nexus_index_init(berth_nexus *nx)
     st->ctx_cluster_rack = calloc(R, sizeof *st->ctx_cluster_rack);
     st->fit_cnt = calloc((size_t)R * S, sizeof *st->fit_cnt);
     st->xlfit_cnt = calloc((size_t)R * S, sizeof *st->xlfit_cnt);
+    st->words = (M + 63) / 64;
+    st->fitbits = calloc((size_t)S * st->words + 1, sizeof *st->fitbits);
+    st->xlfitbits = calloc((size_t)S * st->words + 1, sizeof *st->xlfitbits);
+    st->ctxbits = calloc((size_t)st->words + 1, sizeof *st->ctxbits);
+    st->need_cpu = calloc(S + 1, sizeof *st->need_cpu);
+    st->need_mem = calloc(S + 1, sizeof *st->need_mem);
+    st->need_cells = calloc(S + 1, sizeof *st->need_cells);
     st->tree = calloc(S, sizeof *st->tree);
+    st->dirty = calloc(S + 1, sizeof *st->dirty);
+    st->ndirty = calloc(S + 1, sizeof *st->ndirty);
+    st->dirty_flag = calloc((size_t)S * R + 1, 1);
     st->active = calloc(S, sizeof *st->active);
     st->allowed = calloc(R, 1);
     if (!st->sched || !st->xl_cnt || !st->ctx_cluster_cnt || !st->ctx_cluster_xl || !st->fit ||
         !st->rack_cap_cpu || !st->rack_used_cpu || !st->rack_util || !st->ctx_pool_cnt ||
         !st->ctx_cluster_rack || !st->fit_cnt || !st->xlfit_cnt || !st->tree || !st->active ||
-        !st->allowed)
+        !st->allowed || !st->fitbits || !st->xlfitbits || !st->ctxbits || !st->need_cpu ||
+        !st->need_mem || !st->need_cells || !st->dirty || !st->ndirty || !st->dirty_flag)
         return BERTH_ENOMEM;
     st->ctx_cluster = st->ctx_pool = BERTH_NEXUS_NONE;
     for (uint32_t m = 0; m < M; m++) {
@@ -212,18 +341,22 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
         return 0;
     uint32_t L = st->leaves;
     uint64_t *t = malloc((size_t)2 * L * sizeof *t);
-    if (!t)
+    uint32_t *dl = malloc((nx->nracks ? nx->nracks : 1) * sizeof *dl);
+    if (!t || !dl) {
+        free(t);
+        free(dl);
         return BERTH_ENOMEM;
+    }
     nexus_req rq;
     sku_req(nx, s, &rq);
+    st->need_cpu[s] = rq.cell_cpu;
+    st->need_mem[s] = rq.cell_mem;
+    st->need_cells[s] = (uint8_t)rq.ncells;
     for (uint32_t m = 0; m < nx->nmachines; m++) {
         uint8_t f = 0;
-        if (st->sched[m] && nexus_machine_fits(nx, m, &rq))
+        if (st->sched[m] && fits_sku(nx, st, m, s))
             f = NEXUS_FIT | (st->xl_cnt[m] > 0 ? NEXUS_XLFIT : 0);
-        st->fit[(size_t)m * st->nskus + s] = f;
-        uint32_t r = nx->machines[m].rack;
-        st->fit_cnt[(size_t)r * st->nskus + s] += f & NEXUS_FIT ? 1u : 0u;
-        st->xlfit_cnt[(size_t)r * st->nskus + s] += f & NEXUS_XLFIT ? 1u : 0u;
+        set_fit(st, m, nx->machines[m].rack, s, f);
     }
     for (uint32_t i = 0; i < 2 * L; i++)
         t[i] = UINT64_MAX;
@@ -232,13 +365,15 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
     for (uint32_t i = L; --i > 0;)
         t[i] = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
     st->tree[s] = t;
+    st->dirty[s] = dl;
+    st->ndirty[s] = 0;
     st->active[st->nactive++] = s;
     return 0;
 }
 
 static int touch(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v)
 {
-    if (nexus_grow((void **)arr, cap, *n + 1, sizeof **arr))
+    if (*n >= *cap && nexus_grow((void **)arr, cap, *n + 1, sizeof **arr))
         return BERTH_ENOMEM;
     (*arr)[(*n)++] = v;
     return 0;
@@ -271,6 +406,7 @@ void nexus_ctx_clear(berth_nexus *nx)
         uint32_t m = st->touched_machines[i];
         st->ctx_cluster_cnt[m] = 0;
         st->ctx_cluster_xl[m] = 0;
+        bit_put(st->ctxbits, m, 0);
     }
     for (uint32_t i = 0; i < st->ntouched_racks; i++) {
         uint32_t r = st->touched_racks[i];
@@ -302,6 +438,7 @@ void nexus_ctx_count(berth_nexus *nx, uint32_t vm, int delta, int rekey)
             st->touched_lost = 1;
     }
     st->ctx_cluster_cnt[m] += (uint32_t)delta;
+    bit_put(st->ctxbits, m, st->ctx_cluster_cnt[m] != 0);
     st->ctx_cluster_rack[r] += (uint32_t)delta;
     if (nx->skus[p->sku].extra_large)
         st->ctx_cluster_xl[m] += (uint32_t)delta;
@@ -315,6 +452,31 @@ void nexus_ctx_count(berth_nexus *nx, uint32_t vm, int delta, int rekey)
 void nexus_ctx_set(berth_nexus *nx, uint32_t cluster, uint32_t pool)
 {
     berth_nexus_state *st = nx->state;
+    if (cluster == st->ctx_cluster && cluster != BERTH_NEXUS_NONE) {
+        /* the next pool of the same cluster: the cluster counters stay, only
+         * the pool's rack counters change (its racks are already touched,
+         * as they hold VMs of the cluster) */
+        if (pool == st->ctx_pool)
+            return;
+        for (uint32_t i = 0; i < st->ntouched_racks; i++) {
+            uint32_t r = st->touched_racks[i];
+            if (st->ctx_pool_cnt[r]) {
+                st->ctx_pool_cnt[r] = 0;
+                nexus_rack_rekey(nx, r);
+            }
+        }
+        st->ctx_pool = pool;
+        const berth_pool *p = &nx->pools[pool];
+        for (uint32_t j = 0; j < p->nvms; j++) {
+            const berth_vm *v = &nx->vms[p->vms[j]];
+            if (v->machine == BERTH_NEXUS_NONE)
+                continue;
+            uint32_t r = nx->machines[v->machine].rack;
+            st->ctx_pool_cnt[r]++;
+            nexus_rack_rekey(nx, r);
+        }
+        return;
+    }
     nexus_ctx_clear(nx);
     st->ctx_cluster = cluster;
     st->ctx_pool = pool;
@@ -337,22 +499,46 @@ static u128 exact_of(uint64_t key, uint32_t k2)
     return ((u128)pc << 96) | ((u128)k2 << 64) | lo;
 }
 
-/* Exact rack key for a rack holding VMs of the context cluster. */
-static u128 rack_exact(const berth_nexus *nx, uint32_t r, const nexus_req *rq, uint64_t bound)
+/* Exact rack key for a rack holding VMs of the context cluster, and in
+ * *best_m the machine the full scan would pick in that rack: the fewest VMs
+ * of the context cluster, then (extra-large SKU) one hosting another
+ * cluster's extra-large VM, then the lowest index. A fitting machine
+ * without context-cluster VMs has 0 of them and packs exactly when it hosts
+ * any extra-large VM (NEXUS_XLFIT); only when every fitting machine of the
+ * rack hosts the context cluster are their counters compared one by one. */
+static u128 rack_exact(const berth_nexus *nx, uint32_t r, const nexus_req *rq, uint64_t bound,
+                       uint32_t *best_m)
 {
     const berth_nexus_state *st = nx->state;
     const berth_rack *rk = &nx->racks[r];
-    uint32_t best_k2 = UINT32_MAX, best_noxl = 1;
-    for (uint32_t m = rk->first_machine; m < rk->first_machine + rk->nmachines; m++) {
-        if (!(st->fit[(size_t)m * st->nskus + rq->sku] & NEXUS_FIT))
-            continue;
-        uint32_t k2 = st->ctx_cluster_cnt[m];
-        uint32_t noxl = rq->xl ? !(st->xl_cnt[m] > st->ctx_cluster_xl[m]) : 0;
-        if (k2 < best_k2 || (k2 == best_k2 && noxl < best_noxl)) {
-            best_k2 = k2;
-            best_noxl = noxl;
+    uint32_t lo = rk->first_machine, hi = lo + rk->nmachines;
+    const uint64_t *fit = st->fitbits + (size_t)rq->sku * st->words;
+    const uint64_t *xlfit = st->xlfitbits + (size_t)rq->sku * st->words;
+    uint32_t best_k2 = UINT32_MAX, best_noxl = 1, bm = BERTH_NEXUS_NONE;
+    uint32_t m = BERTH_NEXUS_NONE;
+    if (rq->xl)
+        m = first_in(xlfit, st->ctxbits, lo, hi);
+    if (m != BERTH_NEXUS_NONE) {
+        best_k2 = 0;
+        best_noxl = 0;
+        bm = m;
+    } else if ((m = first_in(fit, st->ctxbits, lo, hi)) != BERTH_NEXUS_NONE) {
+        best_k2 = 0;
+        best_noxl = rq->xl ? 1 : 0;
+        bm = m;
+    } else {
+        for (m = first_in(fit, NULL, lo, hi); m != BERTH_NEXUS_NONE;
+             m = first_in(fit, NULL, m + 1, hi)) {
+            uint32_t k2 = st->ctx_cluster_cnt[m];
+            uint32_t noxl = rq->xl ? !(st->xl_cnt[m] > st->ctx_cluster_xl[m]) : 0;
+            if (k2 < best_k2 || (k2 == best_k2 && noxl < best_noxl)) {
+                best_k2 = k2;
+                best_noxl = noxl;
+                bm = m;
+            }
         }
     }
+    *best_m = bm;
     if (best_k2 == UINT32_MAX)
         return ~(u128)0;
     uint64_t key = pack_key((uint32_t)(bound >> KEY_PC_SHIFT), best_noxl, st->rack_util[r], r);
@@ -361,17 +547,19 @@ static u128 rack_exact(const berth_nexus *nx, uint32_t r, const nexus_req *rq, u
 
 int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
 {
-    const berth_nexus *nx = state;
+    berth_nexus *nx = state;
     const nexus_req *rq = req;
     const berth_nexus_state *st = nx->state;
     if (!st->use_index || st->tiebreak == BERTH_TIE_RANDOM)
         return -1;
     uint32_t L = st->leaves;
     const uint64_t *t = st->tree[rq->sku];
-    if (!t)
+    if (!t || cap == 0)
         return -1;
+    nexus_index_flush(nx, rq->sku);
     u128 best = ~(u128)0;
-    uint32_t best_rack = BERTH_NEXUS_NONE;
+    uint32_t best_rack = BERTH_NEXUS_NONE, best_m = BERTH_NEXUS_NONE;
+    uint64_t best_leaf = UINT64_MAX;
     uint32_t stack[64];
     int sp = 0;
     stack[sp++] = 1;
@@ -381,13 +569,15 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
         if (k == UINT64_MAX || exact_of(k, 0) >= best)
             continue;
         if (i >= L) {
-            uint32_t r = i - L;
+            uint32_t r = i - L, m = BERTH_NEXUS_NONE;
             if (rq->allowed && !rq->allowed[r])
                 continue;
-            u128 ex = st->ctx_cluster_rack[r] ? rack_exact(nx, r, rq, k) : exact_of(k, 0);
+            u128 ex = st->ctx_cluster_rack[r] ? rack_exact(nx, r, rq, k, &m) : exact_of(k, 0);
             if (ex < best) {
                 best = ex;
                 best_rack = r;
+                best_m = m;
+                best_leaf = k;
             }
             continue;
         }
@@ -403,15 +593,19 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     }
     if (best_rack == BERTH_NEXUS_NONE)
         return 0;
-    const berth_rack *rk = &nx->racks[best_rack];
-    if (rk->nmachines > cap)
+    if (best_m == BERTH_NEXUS_NONE) {
+        /* a rack without context-cluster VMs: every fitting machine has the
+         * same rack terms and machine spread 0; the leaf's no-XL-host bit
+         * says whether one packs with another cluster's extra-large VM */
+        const berth_rack *rk = &nx->racks[best_rack];
+        uint32_t lo = rk->first_machine, hi = lo + rk->nmachines;
+        int noxl = (int)((best_leaf >> (KEY_RACK_BITS + KEY_UTIL_BITS)) & 1);
+        const uint64_t *col = rq->xl && !noxl ? st->xlfitbits : st->fitbits;
+        best_m = first_in(col + (size_t)rq->sku * st->words, NULL, lo, hi);
+    }
+    if (NEVER(best_m == BERTH_NEXUS_NONE))
         return -1;
-    /* the rack's machines that fit (the filters re-check them) */
-    uint32_t n = 0;
-    const uint8_t *fit = st->fit + rq->sku;
-    size_t stride = st->nskus;
-    for (uint32_t m = rk->first_machine; m < rk->first_machine + rk->nmachines; m++)
-        if (fit[(size_t)m * stride] & NEXUS_FIT)
-            cand[n++] = m;
-    return (int)n;
+    /* the full scan's pick; the pipeline's filters and scores re-check it */
+    cand[0] = best_m;
+    return 1;
 }

@@ -57,7 +57,7 @@ uint32_t berth_nexus_rack_util_ppm(const berth_nexus *nx, uint32_t rack)
 
 static int pool_push_vm(berth_pool *p, uint32_t vm)
 {
-    if (nexus_grow((void **)&p->vms, &p->capvms, p->nvms + 1, sizeof *p->vms))
+    if (p->nvms >= p->capvms && nexus_grow((void **)&p->vms, &p->capvms, p->nvms + 1, sizeof *p->vms))
         return BERTH_ENOMEM;
     p->vms[p->nvms++] = vm;
     return 0;
@@ -189,13 +189,15 @@ static void print_explain(berth_nexus *nx, const char *vmname, nexus_req *rq)
             pool->name, nx->clusters[pool->cluster].name);
 }
 
-/* Places one more VM of pool. Returns 0, BERTH_ENOFIT, or an error. */
-static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
+/* Places one more VM of pool; rq is the pool's request (nexus_req_for_pool)
+ * and prof its profile, both made once per run of VMs. Returns 0,
+ * BERTH_ENOFIT, or an error. */
+static int place_vm(berth_nexus *nx, uint32_t pool, nexus_req *rqp, const berth_profile *prof,
+                    uint32_t *vm_out)
 {
     berth_nexus_state *st = nx->state;
     berth_pool *p = &nx->pools[pool];
-    nexus_req rq;
-    nexus_req_for_pool(nx, pool, &rq);
+    nexus_req rq = *rqp;
     if (st->explain_vm) {
         char name[256];
         snprintf(name, sizeof name, "%s-%s-%u", nx->clusters[p->cluster].name, p->name,
@@ -206,14 +208,12 @@ static int place_vm(berth_nexus *nx, uint32_t pool, uint32_t *vm_out)
                 *st->explain_found = 1;
         }
     }
-    berth_profile prof = profile_for(nx);
     berth_pick pk;
-    if (nexus_sku_activate(nx, rq.sku))
-        return BERTH_ENOMEM;
-    int rc = berth_pipeline_place(&prof, nx, &rq, &st->cycle, nx->nmachines, st->use_index, &pk);
+    int rc = berth_pipeline_place(prof, nx, &rq, &st->cycle, nx->nmachines, st->use_index, &pk);
     if (rc)
         return rc;
-    if (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + 1, sizeof *nx->vms))
+    if (nx->nvms >= nx->capvms &&
+        nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + 1, sizeof *nx->vms))
         return BERTH_ENOMEM;
     uint32_t vm = nx->nvms++;
     berth_vm *v = &nx->vms[vm];
@@ -278,16 +278,32 @@ static const char *nofit_reason(berth_nexus *nx, uint32_t pool, uint32_t placed,
 static int place_many(berth_nexus *nx, uint32_t pool, uint32_t add, uint32_t **placed,
                       uint32_t *nplaced, uint32_t *capplaced, const char **reason)
 {
+    nexus_req rq;
+    nexus_req_for_pool(nx, pool, &rq);
+    berth_profile prof = profile_for(nx);
+    if (add && nexus_sku_activate(nx, rq.sku))
+        return BERTH_ENOMEM;
+    /* room for the run up front (up to 64 k VMs: a library caller may ask
+     * for more than any estate holds): nothing grows per VM */
+    berth_pool *p = &nx->pools[pool];
+    uint32_t pre = add < 65536 ? add : 65536;
+    if (pre > UINT32_MAX - nx->nvms || pre > UINT32_MAX - *nplaced || pre > UINT32_MAX - p->nvms)
+        return BERTH_ELIMIT;
+    if (pre && (nexus_grow((void **)&nx->vms, &nx->capvms, nx->nvms + pre, sizeof *nx->vms) ||
+                nexus_grow((void **)&p->vms, &p->capvms, p->nvms + pre, sizeof *p->vms) ||
+                nexus_grow((void **)placed, capplaced, *nplaced + pre, sizeof **placed)))
+        return BERTH_ENOMEM;
     for (uint32_t i = 0; i < add; i++) {
         uint32_t vm;
-        int rc = place_vm(nx, pool, &vm);
+        int rc = place_vm(nx, pool, &rq, &prof, &vm);
         if (rc == BERTH_ENOFIT) {
             *reason = nofit_reason(nx, pool, i, add);
             return rc;
         }
         if (rc)
             return rc;
-        if (nexus_grow((void **)placed, capplaced, *nplaced + 1, sizeof **placed))
+        if (*nplaced >= *capplaced &&
+            nexus_grow((void **)placed, capplaced, *nplaced + 1, sizeof **placed))
             return BERTH_ENOMEM;
         (*placed)[(*nplaced)++] = vm;
     }
@@ -382,14 +398,16 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
         if (rc)
             return rc;
     }
-    uint32_t *placed = NULL, nplaced = 0, capplaced = 0;
+    /* the VMs placed so far, in the state's scratch list (kept across calls) */
+    berth_nexus_state *st = nx->state;
+    uint32_t nplaced = 0;
     const char *reason = NULL;
     int fit = 0;
     for (uint32_t i = 0; i < nx->clusters[cid].npools && !rc; i++) {
         uint32_t pid = nx->clusters[cid].pools[i];
         nexus_ctx_set(nx, cid, pid);
-        rc = place_many(nx, pid, (uint32_t)nx->pools[pid].count, &placed, &nplaced, &capplaced,
-                        &reason);
+        rc = place_many(nx, pid, (uint32_t)nx->pools[pid].count, &st->placed, &nplaced,
+                        &st->capplaced, &reason);
         if (rc == BERTH_ENOFIT && opt && opt->partial) {
             fit = BERTH_ENOFIT;
             rc = 0;
@@ -400,7 +418,7 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
     c = &nx->clusters[cid];
     if (rc == BERTH_ENOFIT) {
         for (uint32_t i = nplaced; i-- > 0;)
-            release_vm(nx, placed[i]);
+            release_vm(nx, st->placed[i]);
         c->status = BERTH_CLUSTER_FAILED;
         c->reason = berth_arena_strdup(&nx->arena, reason ? reason : "does not fit");
         berth_error_set(e, BERTH_ENOFIT, "cluster %s: %s", c->name, c->reason);
@@ -413,7 +431,6 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
         berth_error_set(e, rc, "cluster %s: %s", c->name, berth_strerror(rc));
     }
     nexus_ctx_clear(nx);
-    free(placed);
     return rc;
 }
 
@@ -446,23 +463,24 @@ int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
             release_vm(nx, p->vms[p->nvms - 1]);
         return 0;
     }
-    uint32_t *placed = NULL, nplaced = 0, capplaced = 0;
+    berth_nexus_state *st = nx->state;
+    uint32_t nplaced = 0;
     const char *reason = NULL;
     nexus_ctx_set(nx, p->cluster, pool);
-    rc = place_many(nx, pool, (uint32_t)count - p->nvms, &placed, &nplaced, &capplaced, &reason);
+    rc = place_many(nx, pool, (uint32_t)count - p->nvms, &st->placed, &nplaced, &st->capplaced,
+                    &reason);
     if (rc == BERTH_ENOFIT) {
         if (!(opt && opt->partial)) {
             /* all or nothing: no VM kept and no name used up (the pool's
              * count stays the desired one, as the failed request asked) */
             for (uint32_t i = nplaced; i-- > 0;)
-                release_vm(nx, placed[i]);
+                release_vm(nx, st->placed[i]);
             p = &nx->pools[pool];
             p->next_ordinal = old_ordinal;
         }
         berth_error_set(e, BERTH_ENOFIT, "cluster %s: %s", nx->clusters[p->cluster].name, reason);
     }
     nexus_ctx_clear(nx);
-    free(placed);
     return rc;
 }
 

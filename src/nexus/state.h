@@ -27,7 +27,7 @@ typedef struct nexus_req {
 
 struct berth_nexus_state {
     berth_cycle cycle;
-    uint32_t nskus;
+    uint32_t nskus, nracks;
     /* per machine */
     uint8_t *sched;             /* up and not cordoned */
     uint32_t *xl_cnt;           /* extra-large VMs hosted */
@@ -41,17 +41,37 @@ struct berth_nexus_state {
     uint32_t *ctx_cluster_rack; /* VMs of the context cluster */
     uint32_t *fit_cnt;          /* nracks x nskus: machines fitting */
     uint32_t *xlfit_cnt;        /* nracks x nskus: fitting machines hosting XL */
+    /* bit columns over machines, `words` 64-bit words each (machine m is
+     * bit m % 64 of word m / 64): per SKU, the machines whose fit flags
+     * have NEXUS_FIT (fitbits) and NEXUS_XLFIT (xlfitbits), SKU-major, so a
+     * rack's fitting machines are a few consecutive words; ctxbits: the
+     * machines hosting a VM of the context cluster. */
+    uint32_t words;
+    uint64_t *fitbits, *xlfitbits; /* nskus x words */
+    uint64_t *ctxbits;             /* words */
+    /* per active SKU, what one VM needs per used cell (set on activation) */
+    int32_t *need_cpu;
+    int64_t *need_mem;
+    uint8_t *need_cells;
     /* segment trees: per active sku, 2*leaves keys, leaf i at leaves + i.
      * Only SKUs that have been asked for are indexed (activated lazily). */
     uint32_t leaves;
     uint64_t **tree;            /* per sku, NULL until active */
     uint32_t *active, nactive;  /* active sku ids */
+    /* Leaves are re-keyed lazily: a rack's change marks it in every active
+     * SKU's dirty list, and a SKU's tree is brought up to date (each dirty
+     * leaf re-keyed, its path re-minimised) by nexus_index_flush before it
+     * is read, so a change costs a walk only in the trees that get asked. */
+    uint32_t **dirty;           /* per active sku: racks to re-key (nracks room) */
+    uint32_t *ndirty;           /* per sku */
+    uint8_t *dirty_flag;        /* nskus x nracks: rack is in the sku's list */
     /* context */
     uint32_t ctx_cluster, ctx_pool;
     uint32_t *touched_racks, ntouched_racks, captouched_racks;
     uint32_t *touched_machines, ntouched_machines, captouched_machines;
     int touched_lost;       /* a touched list could not grow: clear every counter */
     uint8_t *allowed;           /* scratch rack mask */
+    uint32_t *placed, capplaced; /* scratch: VMs placed by the running operation */
     int use_index;
     berth_tiebreak tiebreak;
     /* explain */
@@ -72,8 +92,11 @@ void nexus_req_for_pool(const berth_nexus *nx, uint32_t pool, nexus_req *rq);
 /* Recomputes machine m's fit flags and the rack counters/index after its
  * cells, XL count or schedulability changed. */
 void nexus_machine_changed(berth_nexus *nx, uint32_t m);
-/* Re-keys rack r in every SKU tree (after util, context or fit changes). */
+/* Re-keys rack r in every SKU tree (after util, context or fit changes):
+ * updates its utilisation and marks it dirty in every active SKU. */
 void nexus_rack_rekey(berth_nexus *nx, uint32_t r);
+/* Brings sku's tree up to date (no-op when nothing is pending). */
+void nexus_index_flush(berth_nexus *nx, uint32_t sku);
 /* Sets / clears the placement context (cluster and pool being placed). */
 void nexus_ctx_set(berth_nexus *nx, uint32_t cluster, uint32_t pool);
 void nexus_ctx_clear(berth_nexus *nx);

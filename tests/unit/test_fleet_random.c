@@ -5,7 +5,8 @@
  * required and preferred terms, 0-2 spread constraints, tolerations) and
  * bindings (Scheduled / Bound under the latest policy snapshot or an older
  * one, Unscheduled, some to clusters that are gone). Every outcome field and every per-cluster reason must agree,
- * placing in input order and again in a shuffled order (scratch reuse). */
+ * placing in input order and again in a shuffled order (scratch reuse).
+ * FLEET_RANDOM_RUNS=N in the environment runs N fleets per test. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -254,13 +255,19 @@ static void compare(run *a, run *b, uint32_t p, uint32_t iter)
     }
 }
 
+static uint32_t runs_or(uint32_t dflt)
+{
+    const char *env = getenv("FLEET_RANDOM_RUNS");
+    return env && atoi(env) > 0 ? (uint32_t)atoi(env) : dflt;
+}
+
 static void test_fast_equals_reference(void **state)
 {
     (void)state;
     berth_rng rng;
     berth_rng_seed(&rng, 20240501);
-    uint32_t compared = 0, obsolete = 0, ignored = 0;
-    for (uint32_t iter = 0; iter < 400; iter++) {
+    uint32_t compared = 0, obsolete = 0, ignored = 0, runs = runs_or(400);
+    for (uint32_t iter = 0; iter < runs; iter++) {
         buf b = {NULL, 0, 0};
         uint32_t nc, np;
         gen(&rng, &b, &nc, &np);
@@ -292,10 +299,107 @@ static void test_fast_equals_reference(void **state)
     assert_true(ignored > 5);     /* and Unscheduled bindings to clusters that are gone */
 }
 
+/* Heavy ties and many obsolete bindings: few property values (affinity
+ * sums tie across many clusters), PickN of 1-4 with one or two sorters and
+ * at most one spread constraint (the top-K index by sorted access), and
+ * for most placements many bindings made under an older policy snapshot
+ * (+1 in ranking, among the tied). */
+static void gen_ties(berth_rng *r, buf *b, uint32_t *ncl, uint32_t *npl)
+{
+    uint32_t nc = 20 + rnd(r, 100), np = 1 + rnd(r, 6);
+    *ncl = nc;
+    *npl = np;
+    for (uint32_t i = 0; i < nc; i++) {
+        char labels[64] = "";
+        if (rnd(r, 6))
+            snprintf(labels, sizeof labels, "zone: %s", zones[rnd(r, 2)]);
+        put(b,
+            "---\napiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\n"
+            "metadata: {name: t%03u, labels: {%s}}\n"
+            "status:\n  agentStatus:\n  - type: MemberAgent\n"
+            "    lastReceivedHeartbeat: \"2024-05-01T11:59:00Z\"\n"
+            "    conditions:\n    - {type: Joined, status: \"True\"}\n"
+            "    - {type: Healthy, status: \"True\", lastTransitionTime: \"2024-04-01T00:00:00Z\"}\n"
+            "  properties: {p: {value: \"%u\"}, q: {value: \"%u\"}}\n",
+            i, labels, rnd(r, 3), rnd(r, 2));
+    }
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t npref = 1 + rnd(r, 2);
+        put(b,
+            "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+            "kind: ClusterResourcePlacement\nmetadata: {name: crp-%u}\nspec:\n  policy:\n"
+            "    placementType: PickN\n    numberOfClusters: %u\n    affinity:\n"
+            "      clusterAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n",
+            i, 1 + rnd(r, 4));
+        for (uint32_t t = 0; t < npref; t++)
+            put(b,
+                "        - weight: %d\n          preference: {propertySorter: {name: %s, "
+                "sortOrder: %s}}\n",
+                rnd(r, 2) ? 50 : 100, t ? "q" : "p", rnd(r, 4) ? "Descending" : "Ascending");
+        if (rnd(r, 2))
+            put(b, "    topologySpreadConstraints:\n    - {maxSkew: %u, topologyKey: zone}\n",
+                1 + rnd(r, 2));
+        for (uint32_t k = 0; k < 2; k++)
+            put(b,
+                "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+                "kind: ClusterSchedulingPolicySnapshot\nmetadata:\n  name: crp-%u-%u\n"
+                "  labels: {kubernetes-fleet.io/parent-CRP: crp-%u, "
+                "kubernetes-fleet.io/is-latest-snapshot: \"%s\", "
+                "kubernetes-fleet.io/policy-index: \"%u\"}\n"
+                "spec: {policyHash: YWJj}\n",
+                i, k, i, k ? "true" : "false", k);
+        /* distinct clusters: a random stride through the ring of clusters */
+        uint32_t nb = rnd(r, 4) ? rnd(r, nc / 2) : 0, start = rnd(r, nc);
+        for (uint32_t j = 0; j < nb; j++)
+            put(b,
+                "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+                "kind: ClusterResourceBinding\n"
+                "metadata: {name: b%u-%u, labels: {kubernetes-fleet.io/parent-CRP: crp-%u}}\n"
+                "spec: {targetCluster: t%03u, state: %s, schedulingPolicySnapshotName: "
+                "crp-%u-%u}\n",
+                i, j, i, (start + 2 * j) % nc, rnd(r, 2) ? "Scheduled" : "Bound", i,
+                rnd(r, 8) ? 0 : 1);
+    }
+}
+
+static void test_ties_and_obsolete_bindings(void **state)
+{
+    (void)state;
+    berth_rng rng;
+    berth_rng_seed(&rng, 20240502);
+    uint32_t compared = 0, obsolete = 0, runs = runs_or(300);
+    for (uint32_t iter = 0; iter < runs; iter++) {
+        buf b = {NULL, 0, 0};
+        uint32_t nc, np;
+        gen_ties(&rng, &b, &nc, &np);
+        run fast, ref;
+        int rc = start(&fast, &b, 0, 0);
+        if (rc) {   /* a binding pair drawn twice: both paths reject it */
+            assert_int_equal(start(&ref, &b, 1, 0), rc);
+            free(b.p);
+            continue;
+        }
+        assert_int_equal(start(&ref, &b, 1, 0), 0);
+        for (uint32_t i = 0; i < fast.f.nbindings; i++)
+            obsolete += (uint32_t)fast.f.bindings[i].obsolete;
+        for (uint32_t p = 0; p < fast.f.nplacements; p++)
+            compare(&fast, &ref, p, iter);
+        for (uint32_t i = 0; i < 2 * fast.f.nplacements; i++)
+            compare(&fast, &ref, rnd(&rng, fast.f.nplacements), iter);
+        compared += fast.f.nplacements;
+        stop(&fast);
+        stop(&ref);
+        free(b.p);
+    }
+    assert_true(compared > 500);
+    assert_true(obsolete > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_equals_reference),
+        cmocka_unit_test(test_ties_and_obsolete_bindings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

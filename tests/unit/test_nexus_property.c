@@ -494,13 +494,34 @@ static void check_invariants(const berth_nexus *nx)
     const berth_nexus_state *st = nx->state;
     if (st) {
         uint32_t S = st->nskus;
+        /* pending re-keys: each listed once, flagged exactly when listed;
+         * then the trees are brought up to date and checked */
+        for (uint32_t s = 0; s < S; s++) {
+            if (!st->tree[s]) {
+                CHECK(st->ndirty[s] == 0, "inactive SKU %s has pending re-keys", nx->skus[s].name);
+                continue;
+            }
+            uint32_t flagged = 0;
+            for (uint32_t r = 0; r < nx->nracks; r++)
+                flagged += st->dirty_flag[(size_t)s * nx->nracks + r];
+            CHECK(flagged == st->ndirty[s] && st->ndirty[s] <= nx->nracks,
+                  "%s: %u racks flagged dirty, %u listed", nx->skus[s].name, flagged,
+                  st->ndirty[s]);
+            for (uint32_t d = 0; d < st->ndirty[s]; d++)
+                CHECK(st->dirty[s][d] < nx->nracks &&
+                          st->dirty_flag[(size_t)s * nx->nracks + st->dirty[s][d]],
+                      "%s: listed dirty rack %u not flagged", nx->skus[s].name, st->dirty[s][d]);
+            nexus_index_flush((berth_nexus *)nx, s);
+            CHECK(st->ndirty[s] == 0, "%s: flush left pending re-keys", nx->skus[s].name);
+        }
         CHECK(st->ctx_cluster == NONE && st->ctx_pool == NONE, "placement context left set");
         for (uint32_t m = 0; m < nx->nmachines; m++) {
             const berth_machine *mm = &nx->machines[m];
             CHECK(st->sched[m] == (!mm->cordoned && !mm->down), "sched[%u] stale", m);
             CHECK(st->xl_cnt[m] == xl[m], "xl_cnt[%s] = %u, VMs say %u", mm->name, st->xl_cnt[m],
                   xl[m]);
-            CHECK(st->ctx_cluster_cnt[m] == 0 && st->ctx_cluster_xl[m] == 0,
+            CHECK(st->ctx_cluster_cnt[m] == 0 && st->ctx_cluster_xl[m] == 0 &&
+                      !((st->ctxbits[m / 64] >> (m % 64)) & 1),
                   "context machine counters not cleared on %s", mm->name);
         }
         for (uint32_t r = 0; r < nx->nracks; r++) {
@@ -538,6 +559,12 @@ static void check_invariants(const berth_nexus *nx)
                     CHECK(st->fit[(size_t)m * S + s] == want,
                           "fit flags of %s for %s are %u, expected %u", mm->name, nx->skus[s].name,
                           st->fit[(size_t)m * S + s], want);
+                    const uint64_t *fb = st->fitbits + (size_t)s * st->words;
+                    const uint64_t *xb = st->xlfitbits + (size_t)s * st->words;
+                    CHECK((int)((fb[m / 64] >> (m % 64)) & 1) == !!(want & NEXUS_FIT) &&
+                              (int)((xb[m / 64] >> (m % 64)) & 1) == !!(want & NEXUS_XLFIT),
+                          "fit bit columns of %s for %s disagree with its flags %u", mm->name,
+                          nx->skus[s].name, want);
                     fc += fits;
                     xc += fits && xl[m];
                 }
@@ -545,9 +572,14 @@ static void check_invariants(const berth_nexus *nx)
                       "rack %s %s fit counters %u/%u, expected %u/%u", rk->name, nx->skus[s].name,
                       st->fit_cnt[(size_t)r * S + s], st->xlfit_cnt[(size_t)r * S + s], fc, xc);
                 uint64_t leaf = st->tree[s][st->leaves + r];
-                CHECK((leaf == UINT64_MAX) == (fc == 0) &&
-                          (leaf == UINT64_MAX || (leaf & 0xFFFFFFu) == r),
-                      "index leaf of rack %s for %s stale", rk->name, nx->skus[s].name);
+                /* key layout (src/nexus/index.c): pool VMs (0 outside a
+                 * placement), no-XL-host flag, utilisation ppm, rack */
+                uint64_t noxl = nx->skus[s].extra_large && xc == 0;
+                uint64_t key = fc == 0 ? UINT64_MAX
+                                       : (noxl << 44) | ((uint64_t)st->rack_util[r] << 24) | r;
+                CHECK(leaf == key, "index leaf of rack %s for %s is %llx, expected %llx",
+                      rk->name, nx->skus[s].name, (unsigned long long)leaf,
+                      (unsigned long long)key);
             }
         }
         for (uint32_t s = 0; s < S; s++) {
