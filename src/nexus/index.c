@@ -550,7 +550,9 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     berth_nexus *nx = state;
     const nexus_req *rq = req;
     const berth_nexus_state *st = nx->state;
-    if (!st->use_index || st->tiebreak == BERTH_TIE_RANDOM)
+    /* the descent resolves ties to the lowest rack and machine: other
+     * tie-breaks take the full scan (the reference) */
+    if (!st->use_index || st->tiebreak != BERTH_TIE_FIRST)
         return -1;
     uint32_t L = st->leaves;
     const uint64_t *t = st->tree[rq->sku];
