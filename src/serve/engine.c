@@ -1492,6 +1492,39 @@ static void maybe_checkpoint(serve_engine *g)
         fprintf(stderr, "berth serve: checkpoint at revision %lld: %s\n", (long long)rev, e.msg);
 }
 
+/* The worker's plans leave a Deleted cluster entry (with its pools and
+ * VM slots) per planned create, hidden from every reply; real deletes
+ * leave one too. Once they outnumber the live clusters (and at least 64),
+ * the state is rebuilt from its own snapshot: the same live objects in the
+ * same order (as a replica joining from a snapshot), none of the dead ones.
+ * Under the state lock, between batches, so no plan is outstanding. */
+static void maybe_compact(serve_engine *g)
+{
+    pthread_rwlock_wrlock(&g->state);
+    berth_nexus *nx = g->nx;
+    uint32_t live = 0;
+    for (uint32_t c = 0; nx && c < nx->nclusters; c++)
+        live += nx->clusters[c].status != BERTH_CLUSTER_DELETED;
+    uint32_t dead = nx ? nx->nclusters - live : 0;
+    char *text = !g->mid_batch && dead >= 64 && dead >= live ? snapshot_text(g) : NULL;
+    if (text) {
+        serve_engine_stats keep = g->st;
+        int64_t changes = g->changes;
+        berth_error e;
+        berth_error_clear(&e);
+        if (snapshot_load(g, text, strlen(text), &e)) {
+            fprintf(stderr, "berth serve: cannot rebuild the state: %s\n", e.msg);
+            __atomic_store_n(&g->fatal, 1, __ATOMIC_SEQ_CST);
+        }
+        g->st = keep;
+        g->st.rebuilds++;
+        if (g->changes != changes)
+            __atomic_store_n(&g->fatal, 1, __ATOMIC_SEQ_CST);
+        free(text);
+    }
+    pthread_rwlock_unlock(&g->state);
+}
+
 static void *checkpoint_main(void *arg)
 {
     serve_engine *g = arg;
@@ -1515,6 +1548,7 @@ static void *checkpoint_main(void *arg)
         }
         if (leader)
             maybe_checkpoint(g);
+        maybe_compact(g);
         if (!leader) {
             next_defrag = t + g->defrag_seconds; /* counted from when it leads */
         } else if (t >= next_defrag) {
@@ -1836,6 +1870,7 @@ void serve_engine_stats_get(serve_engine *g, serve_engine_stats *st)
         for (uint32_t c = 0; c < nx->nclusters; c++)
             if (nx->clusters[c].status != BERTH_CLUSTER_DELETED)
                 st->clusters++;
+        st->cluster_entries = nx->nclusters;
         for (uint32_t p = 0; p < nx->npools; p++)
             if (nx->clusters[nx->pools[p].cluster].status != BERTH_CLUSTER_DELETED)
                 st->vms += nx->pools[p].nvms;

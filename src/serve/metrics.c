@@ -207,10 +207,17 @@ char *serve_metrics_render(serve_metrics *m, serve_engine *g)
         "berth_replicated_log_keys_removed_total %llu\n"
         "# HELP berth_replicated_defragmentations_total etcd defragmentations it ran.\n"
         "# TYPE berth_replicated_defragmentations_total counter\n"
-        "berth_replicated_defragmentations_total %llu\n",
+        "berth_replicated_defragmentations_total %llu\n"
+        "# HELP berth_replicated_state_rebuilds_total Times the in-memory state was rebuilt from "
+        "its own snapshot to drop deleted cluster entries.\n"
+        "# TYPE berth_replicated_state_rebuilds_total counter\n"
+        "berth_replicated_state_rebuilds_total %llu\n"
+        "# HELP berth_estate_cluster_entries Cluster entries held in memory, deleted ones "
+        "included.\n"
+        "# TYPE berth_estate_cluster_entries gauge\nberth_estate_cluster_entries %u\n",
         (unsigned long long)st.replans, (long long)st.revision, (long long)st.snapshot_revision,
         st.leader, (unsigned long long)st.checkpoints, (unsigned long long)st.log_keys_removed,
-        (unsigned long long)st.defrags);
+        (unsigned long long)st.defrags, (unsigned long long)st.rebuilds, st.cluster_entries);
     out(&b,
         "# HELP berth_estate_loaded 1 when an estate is loaded.\n# TYPE berth_estate_loaded "
         "gauge\nberth_estate_loaded %d\n"

@@ -187,6 +187,8 @@ typedef struct serve_engine_stats {
     uint64_t log_keys_removed;            /* etcd: log keys it deleted below its snapshots */
     uint64_t defrags;                     /* etcd: defragmentations it ran */
     int leader;                           /* etcd: this replica is the checkpoint leader */
+    uint64_t rebuilds;                    /* etcd: state rebuilt to drop deleted entries */
+    uint32_t cluster_entries;             /* cluster slots held, deleted ones included */
     uint64_t vms;                         /* live VMs */
     int64_t cpu, used_cpu, memory, used_memory;
     uint32_t machines, clusters;

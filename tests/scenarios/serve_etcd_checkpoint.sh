@@ -158,6 +158,27 @@ c=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${ports[0]}/v1/clus
 c=$(create 1 fresh1); [ "$c" = 409 ] || fail "a taken name on replica 1: $c"
 same 0 1 2
 
+# deleted cluster entries (a planned create leaves one on its replica, a
+# delete on every replica) are dropped by rebuilding the state once they
+# outnumber the live clusters
+for n in $(seq 1 40); do
+  c=$(create 2 "tmp$n"); [ "$c" = 201 ] || fail "create tmp$n: $c"
+done
+for n in $(seq 1 40); do
+  c=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "http://127.0.0.1:${ports[2]}/v1/clusters/tmp$n")
+  [ "$c" = 204 ] || fail "delete tmp$n: $c"
+done
+for _ in $(seq 1 50); do
+  [ "$(metric 2 berth_replicated_state_rebuilds_total)" -ge 1 ] && break
+  sleep 0.1
+done
+[ "$(metric 2 berth_replicated_state_rebuilds_total)" -ge 1 ] || fail "replica 2 kept its deleted entries"
+entries=$(metric 2 berth_estate_cluster_entries)
+[ "$entries" -lt 64 ] || fail "replica 2 still holds $entries cluster entries"
+same 0 1 2
+c=$(create 2 fresh2); [ "$c" = 201 ] || fail "create after the rebuild: $c"
+same 0 1 2
+
 # quorum loss: etcd stopped; 3 s after the last heartbeat every replica is
 # unready and answers 503 at once
 kill -STOP "$etcd_pid"
@@ -204,4 +225,4 @@ for i in 0 2; do
 done
 same 0 1 2
 grep -q '"lost\|"dead' "$tmp/clusters0.json" && fail "a change answered 503 was applied"
-echo "serve_etcd_checkpoint: ok (snapshot at revision $srev by replica $leader, $removed log keys removed, $total left; fresh replica identical; 503 and unready without etcd, back after SIGCONT and a restart)"
+echo "serve_etcd_checkpoint: ok (snapshot at revision $srev by replica $leader, $removed log keys removed, $total left; fresh replica identical; state rebuilt to $entries cluster entries; 503 and unready without etcd, back after SIGCONT and a restart)"
