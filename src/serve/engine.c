@@ -1043,8 +1043,28 @@ static int wait_applied(serve_engine *g, int64_t rev, double seconds)
 
 /* etcd: plan, undo, append, wait for the follower's verdict. Operations
  * whose record the check rejected are re-planned (returned in *again). */
+static int sync_read(serve_engine *g, serve_reply *r);
+
 static void run_batch_shared(serve_engine *g, serve_op *batch, unsigned n, serve_op **again)
 {
+    /* plan on a state at least as new as the log when the batch was
+     * taken: a change another replica acknowledged is seen (a create right
+     * after the estate's PUT elsewhere, a scale of a cluster just created) */
+    serve_reply sr = {0};
+    if (sync_read(g, &sr)) {
+        pthread_mutex_lock(&g->mu);
+        for (serve_op *op = batch; op; op = op->next) {
+            serve_reply_error(&op->reply, 503, "storage",
+                              "this replica cannot catch up with the log before planning");
+            op->accepted = 0;
+            op->done = 1;
+        }
+        pthread_cond_broadcast(&g->done);
+        pthread_mutex_unlock(&g->mu);
+        free(sr.body);
+        return;
+    }
+    free(sr.body);
     serve_op **ops = calloc(n, sizeof *ops);
     serve_record *recs = calloc(n, sizeof *recs);
     char (*ids)[128] = calloc(n, sizeof *ids);

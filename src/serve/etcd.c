@@ -7,7 +7,12 @@
  * key's create revision, so a retried batch lands once; its value is
  * {"batch": ID, "changes": [{"id", "kind", "format", "cluster", "pool",
  * "count", "body", "decision"}...]}. Log order is the etcd revision of
- * each key. Followers watch the prefix from the revision they applied.
+ * each key. Every append also rewrites /berth/v1/<estate>/head (the newest
+ * record's revision, for linearizable reads). The checkpoint leader holds
+ * /berth/v1/<estate>/checkpoint-leader (with a lease) and writes the
+ * snapshot in parts under /berth/v1/<estate>/snapshot/<rev>/<part>, then
+ * the pointer /berth/v1/<estate>/snapshot ("<rev> <parts>"). Followers
+ * load the snapshot and the log after it, then watch the log prefix.
  * Threads: append and revision may be called from any thread (one curl
  * handle per call); follow runs on the engine's follower thread. */
 #include "serve/serve.h"
@@ -20,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define SNAP_PART (768u * 1024u) /* bytes of state per snapshot part */
+
 typedef struct etcd_log {
     serve_log log;
     char **urls;
@@ -27,7 +34,8 @@ typedef struct etcd_log {
     char *prefix;            /* "/berth/v1/<estate>/log/" */
     char *prefix_b64, *end_b64;
     char *head_b64;          /* "/berth/v1/<estate>/head": rewritten by every append */
-    char *snap_b64;          /* "/berth/v1/<estate>/snapshot" */
+    char *snap_key;          /* "/berth/v1/<estate>/snapshot": the pointer "<rev> <parts>" */
+    char *snap_b64;          /* its base64; the parts: snap_key/<rev>/<part> */
     char *elect_b64;         /* "/berth/v1/<estate>/checkpoint-leader" */
     pthread_mutex_t mu;
     size_t cur;              /* endpoint that answered last (under mu) */
@@ -394,6 +402,72 @@ static int cmp_mod(const void *a, const void *b, void *ctx)
     return x < y ? -1 : x > y;
 }
 
+/* The base64 key of a snapshot part, or (part < 0) of the prefix of a
+ * snapshot's parts, or (rev < 0) of the prefix of every part; end: its
+ * range end instead. Malloc'd. */
+static char *part_key(const etcd_log *l, long long rev, long part, int end)
+{
+    char k[512];
+    int n;
+    if (rev < 0)
+        n = snprintf(k, sizeof k, "%s/", l->snap_key);
+    else if (part < 0)
+        n = snprintf(k, sizeof k, "%s/%020lld/", l->snap_key, rev);
+    else
+        n = snprintf(k, sizeof k, "%s/%020lld/%06ld", l->snap_key, rev, part);
+    if (end && n > 0 && k[n - 1] == '/')
+        k[n - 1] = '0'; /* '/' + 1 */
+    return b64_encode(k, (size_t)n);
+}
+
+/* The parts of the snapshot at rev, in order, into one malloc'd text. */
+static int read_parts(etcd_log *l, long long rev, size_t nparts, char **out, size_t *len,
+                      berth_error *e)
+{
+    char *k = part_key(l, rev, -1, 0), *end = part_key(l, rev, -1, 1);
+    char body[1024];
+    snprintf(body, sizeof body, "{\"key\":\"%s\",\"range_end\":\"%s\"}", k ? k : "",
+             end ? end : "");
+    free(k);
+    free(end);
+    json_t *r;
+    int rc = post_t(l, "/v3/kv/range", body, 30000L, &r, e);
+    if (rc)
+        return rc;
+    json_t *kvs = json_object_get(r, "kvs");
+    if (json_array_size(kvs) != nparts) {
+        json_decref(r);
+        return berth_error_set(e, BERTH_EIO, "etcd: snapshot %lld has %zu of %zu parts (a newer "
+                               "one replaced it?)", rev, json_array_size(kvs), nparts);
+    }
+    size_t cap = 1, n = 0;
+    for (size_t i = 0; i < nparts; i++) {
+        const char *v = json_string_value(json_object_get(json_array_get(kvs, i), "value"));
+        cap += v ? strlen(v) : 0;
+    }
+    char *text = malloc(cap);
+    for (size_t i = 0; text && i < nparts; i++) { /* by key: in part order */
+        const char *v = json_string_value(json_object_get(json_array_get(kvs, i), "value"));
+        size_t pn = 0;
+        char *p = v ? b64_decode(v, &pn) : NULL;
+        if (!p) {
+            free(text);
+            text = NULL;
+            break;
+        }
+        memcpy(text + n, p, pn);
+        n += pn;
+        free(p);
+    }
+    json_decref(r);
+    if (!text)
+        return berth_error_set(e, BERTH_EIO, "etcd: snapshot %lld is not readable", rev);
+    text[n] = 0;
+    *out = text;
+    *len = n;
+    return 0;
+}
+
 /* A new or restarted replica (or one whose watch fell behind a compaction):
  * the latest snapshot and the log keys after it, read in one transaction
  * (one revision: *at), to the load callback, then every record after the
@@ -419,14 +493,22 @@ static int load_state(etcd_log *l, const serve_follow_fns *f, int64_t *at, berth
         json_object_get(json_object_get(json_array_get(rs, 1), "response_range"), "kvs");
     const char *sv = json_string_value(json_object_get(skv, "value"));
     size_t n = 0;
-    char *snap = sv ? b64_decode(sv, &n) : NULL;
-    /* "<revision>\n<the engine's state>" */
-    char *nl = snap ? memchr(snap, '\n', n) : NULL;
-    int64_t srev = nl ? strtoll(snap, NULL, 10) : 0;
-    if (nl)
-        f->load(f->ctx, nl + 1, n - (size_t)(nl + 1 - snap), srev);
-    else
-        f->load(f->ctx, NULL, 0, 0);
+    char *ptr = sv ? b64_decode(sv, &n) : NULL;
+    /* the pointer: "<revision> <parts>\n"; the parts: the engine's state */
+    long long srev = 0, nparts = 0;
+    if (ptr && sscanf(ptr, "%lld %lld", &srev, &nparts) != 2)
+        srev = nparts = 0;
+    free(ptr);
+    char *snap = NULL;
+    size_t slen = 0;
+    if (srev > 0 && nparts > 0) {
+        rc = read_parts(l, srev, (size_t)nparts, &snap, &slen, e);
+        if (rc) {
+            json_decref(out);
+            return rc;
+        }
+    }
+    f->load(f->ctx, snap, slen, snap ? srev : 0);
     free(snap);
     size_t nk = json_array_size(kvs);
     json_t **order = malloc((nk ? nk : 1) * sizeof *order);
@@ -667,45 +749,12 @@ static int guarded(etcd_log *l, const char *ops, berth_error *e)
     return 0;
 }
 
-/* As leader: the snapshot covering revision rev, then the log keys at or
- * below rev deleted (transactions of at most 100 deletes, under etcd's
- * default --max-txn-ops 128), then etcd compacted at rev. */
-static int etcd_checkpoint(serve_log *s, const char *state, size_t len, int64_t rev,
-                           size_t *removed, berth_error *e)
+/* Deletes the keys of kvs (range results) in guarded transactions of at
+ * most 100 deletes (etcd's default --max-txn-ops is 128); *removed counts
+ * them. */
+static int delete_keys(etcd_log *l, json_t *kvs, size_t *removed, berth_error *e)
 {
-    etcd_log *l = of_log(s);
-    *removed = 0;
-    if (!l->elect_rev)
-        return berth_error_set(e, BERTH_ENOENT, "not the checkpoint leader");
-    size_t n = len + 32;
-    char *text = malloc(n);
-    if (!text)
-        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    int hl = snprintf(text, n, "%lld\n", (long long)rev);
-    memcpy(text + hl, state, len);
-    char *v64 = b64_encode(text, (size_t)hl + len);
-    free(text);
-    size_t on = v64 ? strlen(v64) + 256 : 0;
-    char *ops = v64 ? malloc(on) : NULL;
-    if (!ops) {
-        free(v64);
-        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    }
-    snprintf(ops, on, "[{\"requestPut\":{\"key\":\"%s\",\"value\":\"%s\"}}]", l->snap_b64, v64);
-    free(v64);
-    int rc = guarded(l, ops, e);
-    free(ops);
-    if (rc)
-        return rc;
-    char body[1024];
-    snprintf(body, sizeof body,
-             "{\"key\":\"%s\",\"range_end\":\"%s\",\"keys_only\":true,\"max_mod_revision\":"
-             "\"%lld\"}",
-             l->prefix_b64, l->end_b64, (long long)rev);
-    json_t *out;
-    if ((rc = post_t(l, "/v3/kv/range", body, 30000L, &out, e)))
-        return rc;
-    json_t *kvs = json_object_get(out, "kvs");
+    int rc = 0;
     size_t nk = json_array_size(kvs);
     for (size_t i = 0; !rc && i < nk; i += 100) {
         size_t cap = 64, used = 1;
@@ -742,6 +791,91 @@ static int etcd_checkpoint(serve_log *s, const char *state, size_t len, int64_t 
         }
         free(del);
     }
+    return rc;
+}
+
+/* As leader: the snapshot covering revision rev, then the log keys at or
+ * below rev deleted (transactions of at most 100 deletes, under etcd's
+ * default --max-txn-ops 128), then etcd compacted at rev. */
+static int etcd_checkpoint(serve_log *s, const char *state, size_t len, int64_t rev,
+                           size_t *removed, berth_error *e)
+{
+    etcd_log *l = of_log(s);
+    *removed = 0;
+    if (!l->elect_rev)
+        return berth_error_set(e, BERTH_ENOENT, "not the checkpoint leader");
+    /* the state in parts under etcd's request limit (--max-request-bytes,
+     * default 1.5 MiB: 768 KiB is 1 MiB in base64), then the pointer */
+    size_t nparts = len ? (len + SNAP_PART - 1) / SNAP_PART : 1;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < nparts; i++) {
+        size_t off = i * SNAP_PART, pl = len - off < SNAP_PART ? len - off : SNAP_PART;
+        char *k = part_key(l, (long long)rev, (long)i, 0);
+        char *v = b64_encode(state + off, pl);
+        size_t on = k && v ? strlen(k) + strlen(v) + 128 : 0;
+        char *ops = on ? malloc(on) : NULL;
+        if (ops) {
+            snprintf(ops, on, "[{\"requestPut\":{\"key\":\"%s\",\"value\":\"%s\"}}]", k, v);
+            rc = guarded(l, ops, e);
+        } else {
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        }
+        free(ops);
+        free(k);
+        free(v);
+    }
+    if (!rc) {
+        char ptr[64], ops[512];
+        snprintf(ptr, sizeof ptr, "%lld %zu\n", (long long)rev, nparts);
+        char *v = b64_encode(ptr, strlen(ptr));
+        snprintf(ops, sizeof ops, "[{\"requestPut\":{\"key\":\"%s\",\"value\":\"%s\"}}]",
+                 l->snap_b64, v ? v : "");
+        rc = v ? guarded(l, ops, e) : berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        free(v);
+    }
+    if (rc)
+        return rc;
+    /* older snapshots' parts */
+    char *pk = part_key(l, -1, -1, 0), *pe = part_key(l, -1, -1, 1);
+    char *cur = part_key(l, (long long)rev, -1, 0);
+    char q[1024];
+    snprintf(q, sizeof q, "{\"key\":\"%s\",\"range_end\":\"%s\",\"keys_only\":true}",
+             pk ? pk : "", pe ? pe : "");
+    free(pk);
+    free(pe);
+    json_t *old;
+    if (cur && !post_t(l, "/v3/kv/range", q, 30000L, &old, e)) {
+        json_t *stale = json_array();
+        size_t i;
+        json_t *kv;
+        char *cur_text = NULL;
+        size_t cur_len = 0;
+        cur_text = b64_decode(cur, &cur_len);
+        json_array_foreach(json_object_get(old, "kvs"), i, kv) {
+            const char *k64 = json_string_value(json_object_get(kv, "key"));
+            size_t kl = 0;
+            char *k = k64 ? b64_decode(k64, &kl) : NULL;
+            if (k && cur_text && (kl < cur_len || memcmp(k, cur_text, cur_len)))
+                json_array_append(stale, kv);
+            free(k);
+        }
+        free(cur_text);
+        size_t gone = 0;
+        delete_keys(l, stale, &gone, e);
+        json_decref(stale);
+        json_decref(old);
+    }
+    free(cur);
+    berth_error_clear(e);
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"key\":\"%s\",\"range_end\":\"%s\",\"keys_only\":true,\"max_mod_revision\":"
+             "\"%lld\"}",
+             l->prefix_b64, l->end_b64, (long long)rev);
+    json_t *out;
+    if ((rc = post_t(l, "/v3/kv/range", body, 30000L, &out, e)))
+        return rc;
+    rc = delete_keys(l, json_object_get(out, "kvs"), removed, e);
     json_decref(out);
     if (rc)
         return rc;
@@ -822,6 +956,7 @@ static void etcd_close(serve_log *s)
     free(l->end_b64);
     free(l->head_b64);
     free(l->snap_b64);
+    free(l->snap_key);
     free(l->elect_b64);
     pthread_mutex_destroy(&l->mu);
     free(l);
@@ -894,11 +1029,13 @@ int serve_log_open_etcd(const char *endpoints, const char *estate, serve_log **o
             l->head_b64 = b64_encode(end, strlen(end));
             snprintf(end, n, "/berth/v1/%s/snapshot", estate);
             l->snap_b64 = b64_encode(end, strlen(end));
+            l->snap_key = strdup(end);
             snprintf(end, n, "/berth/v1/%s/checkpoint-leader", estate);
             l->elect_b64 = b64_encode(end, strlen(end));
         }
         free(end);
-        if (!l->prefix_b64 || !l->end_b64 || !l->head_b64 || !l->snap_b64 || !l->elect_b64)
+        if (!l->prefix_b64 || !l->end_b64 || !l->head_b64 || !l->snap_b64 || !l->elect_b64 ||
+            !l->snap_key)
             rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
     }
     if (!rc) { /* reachable now, or say so */

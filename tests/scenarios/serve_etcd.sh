@@ -37,17 +37,19 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; for i in 0 1 2; do tail -5 "$tmp/r$i.log" 2>/dev/null; done; exit 1; }
 cc -std=c11 -O1 -o "$tmp/check" tests/tools/estate_check.c -ljansson || fail "cannot build the checker"
 
-free_port() {
-  local p
+taken=" "
+free_port() { # a port nothing listens on, not handed out before (sets $port)
   for _ in $(seq 1 50); do
-    p=$(( 20000 + RANDOM % 20000 ))
-    (echo > /dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
+    port=$(( 20000 + RANDOM % 20000 ))
+    case $taken in *" $port "*) continue ;; esac
+    (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
+    taken+="$port "; return
   done
-  echo 0
+  port=0
 }
 cport=(); pport=(); epids=(); initial=
 for m in 0 1 2; do
-  cport[$m]=$(free_port); pport[$m]=$(free_port)
+  free_port; cport[$m]=$port; free_port; pport[$m]=$port
   initial+="${initial:+,}m$m=http://127.0.0.1:${pport[$m]}"
 done
 start_member() { # m
