@@ -16,8 +16,12 @@
  * records in log (revision) order with a deterministic check (name still
  * free, cluster version unchanged, every VM still fits its NUMA cell); a
  * record the check rejects is re-planned (at most 3 times) or answered
- * 409. Reads first catch up with the log revision current when they
- * arrive (linearizable). docs/ARCHITECTURE.md "Replicas on etcd". */
+ * 409. Reads, and the worker before it plans a batch, first catch up with
+ * the log revision current when they arrive (linearizable). Two more
+ * threads with etcd: a heartbeat (3 s without an answer: 503 and not
+ * ready) and the checkpoint thread (the leader's snapshots, the rebuild
+ * that drops deleted cluster entries). docs/ARCHITECTURE.md "Replicas on
+ * etcd". */
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -91,9 +95,9 @@ struct serve_engine {
     int mid_batch;              /* a batch is partly applied: no snapshot now */
     uint64_t since_snapshot;    /* log batches applied since the latest snapshot */
     double snapshot_at;         /* monotonic time of the latest snapshot (loaded or written) */
-    /* the checkpoint thread */
-    pthread_t checkpointer;
-    int checkpointing;
+    /* the checkpoint and heartbeat threads */
+    pthread_t checkpointer, heartbeater;
+    int checkpointing, heartbeating;
     unsigned checkpoint_every;  /* log batches between snapshots */
     double checkpoint_seconds;  /* at most this long between snapshots when the log grew */
     double defrag_seconds;      /* between defragmentations */
@@ -1475,7 +1479,7 @@ static void *follower_main(void *arg)
     return NULL;
 }
 
-/* ---- the checkpoint thread (etcd): heartbeat, leader, snapshots ---- */
+/* ---- the checkpoint thread (etcd): leader, snapshots, rebuilds ---- */
 
 /* As leader: a snapshot when the log grew by checkpoint_every batches, or
  * when it grew at all and checkpoint_seconds passed. */
@@ -1554,11 +1558,6 @@ static void *checkpoint_main(void *arg)
         double t = mono_now();
         berth_error e;
         berth_error_clear(&e);
-        if (!g->store->vt->heartbeat(g->store, 1000L, &e)) {
-            pthread_mutex_lock(&g->mu);
-            g->last_ok = mono_now();
-            pthread_mutex_unlock(&g->mu);
-        }
         if (t >= next_lead) {
             leader = g->store->vt->lead(g->store, g->replica, &e) == 1;
             next_lead = t + 5.0; /* a third of the lease's 15 s */
@@ -1582,6 +1581,27 @@ static void *checkpoint_main(void *arg)
             next_defrag = mono_now() + g->defrag_seconds;
         }
         for (int k = 0; k < 20 && !__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST); k++)
+            usleep(50000);
+    }
+    return NULL;
+}
+
+/* The heartbeat, on its own thread (a checkpoint, a rebuild or a
+ * defragmentation may take longer than the 3 s it guards): a linearizable
+ * read of etcd every second, answered within 1 s. */
+static void *heartbeat_main(void *arg)
+{
+    serve_engine *g = arg;
+    while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
+        double t = mono_now();
+        berth_error e;
+        berth_error_clear(&e);
+        if (!g->store->vt->heartbeat(g->store, 1000L, &e)) {
+            pthread_mutex_lock(&g->mu);
+            g->last_ok = mono_now();
+            pthread_mutex_unlock(&g->mu);
+        }
+        while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST) && mono_now() - t < 1.0)
             usleep(50000);
     }
     return NULL;
@@ -1708,6 +1728,12 @@ int serve_engine_open_config(const serve_engine_config *c, serve_engine **out, b
         else
             g->checkpointing = 1;
     }
+    if (!rc && g->shared) {
+        if (pthread_create(&g->heartbeater, NULL, heartbeat_main, g) != 0)
+            rc = berth_error_set(e, BERTH_EINTERNAL, "cannot start the heartbeat thread");
+        else
+            g->heartbeating = 1;
+    }
     if (!rc && pthread_create(&g->worker, NULL, worker_main, g) != 0)
         rc = berth_error_set(e, BERTH_EINTERNAL, "cannot start the worker thread");
     else if (!rc)
@@ -1744,6 +1770,8 @@ void serve_engine_close(serve_engine *g)
         pthread_join(g->follower, NULL);
     if (g->checkpointing)
         pthread_join(g->checkpointer, NULL);
+    if (g->heartbeating)
+        pthread_join(g->heartbeater, NULL);
     if (g->store)
         g->store->vt->close(g->store);
     free_nexus(g->nx);
