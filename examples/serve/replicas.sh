@@ -29,7 +29,7 @@ for _ in $(seq 1 100); do
 done
 for r in 1 2 3; do
   "$berth" serve --listen "127.0.0.1:$((8080 + r))" --etcd "$endpoints" --estate lab \
-    --db "$work/replica$r.db" -q &
+    --db "$work/replica$r.db" --checkpoint-every 3 -q &
   pids+=($!)
 done
 for r in 1 2 3; do
@@ -51,3 +51,14 @@ for r in 1 2 3; do
   echo "replica $r: revision $rev, estate $(md5sum < "$work/estate$r.json" | cut -c1-12)"
 done
 curl -s http://127.0.0.1:8082/v1/clusters; echo
+# --checkpoint-every 3: the elected leader has written a snapshot and removed the log below it;
+# a fourth replica joins from the snapshot and answers the same estate
+sleep 2
+for r in 1 2 3; do
+  curl -s "http://127.0.0.1:$((8080 + r))/metrics" | grep -E '^berth_replicated_(checkpoint_leader|snapshot_revision) ' |
+    tr '\n' ' ' | sed "s/^/replica $r: /"; echo
+done
+"$berth" serve --listen 127.0.0.1:8084 --etcd "$endpoints" --estate lab --db "$work/replica4.db" -q &
+pids+=($!)
+for _ in $(seq 1 100); do curl -sf http://127.0.0.1:8084/readyz > /dev/null && break; sleep 0.1; done
+echo "replica 4 (joined from the snapshot): estate $(curl -s http://127.0.0.1:8084/v1/estate | md5sum | cut -c1-12)"

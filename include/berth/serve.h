@@ -56,6 +56,7 @@ typedef struct berth_serve_options {
     const char *etcd;               /* "http://HOST:PORT[,...]": keep the estate's log in etcd
                                      * (shared by replicas) instead of db; NULL: SQLite */
     const char *estate;             /* the estate's name in etcd (with etcd) */
+    unsigned checkpoint_every;      /* etcd: log batches between snapshots, default 1000 */
 } berth_serve_options;
 
 typedef struct berth_server berth_server;

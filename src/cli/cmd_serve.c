@@ -23,6 +23,8 @@ static void help(FILE *f)
             "  --etcd URL[,URL...]          keep the estate's log in etcd instead, shared by\n"
             "                               several replicas (http://HOST:PORT of its members)\n"
             "  --estate NAME                the estate's name in etcd (needed with --etcd)\n"
+            "  --checkpoint-every N         etcd: a snapshot every N log batches, the log\n"
+            "                               below it removed (default 1000)\n"
             "  --listen ADDR:PORT           where to listen (default 127.0.0.1:8080;\n"
             "                               [::1]:PORT for IPv6; port 0 picks a free port)\n"
             "  --token-file FILE            bearer tokens allowed to read and write, one per line\n"
@@ -104,7 +106,8 @@ int cmd_serve(int argc, char **argv)
                                              "--request-timeout", "--threads", "--workers",
                                              "--planner-threads", "--planner-queue",
                                              "--max-objects", "--max-pairs", "--etcd",
-                                             "--estate", "--max-request-seconds", NULL};
+                                             "--estate", "--max-request-seconds",
+                                             "--checkpoint-every", NULL};
         int k = -1;
         for (int j = 0; valued[j]; j++)
             if (!strcmp(a, valued[j]))
@@ -166,6 +169,11 @@ int cmd_serve(int argc, char **argv)
         case 19:
             if (parse_seconds(a, v, &o.max_request_seconds))
                 return 2;
+            break;
+        case 20:
+            if (parse_uint(a, v, 1ull << 30, &x))
+                return 2;
+            o.checkpoint_every = (unsigned)x;
             break;
         case 15:
         case 16:

@@ -16,8 +16,12 @@
  * records in log (revision) order with a deterministic check (name still
  * free, cluster version unchanged, every VM still fits its NUMA cell); a
  * record the check rejects is re-planned (at most 3 times) or answered
- * 409. Reads first catch up with the log revision current when they
- * arrive (linearizable). docs/ARCHITECTURE.md "Replicas on etcd". */
+ * 409. Reads, and the worker before it plans a batch, first catch up with
+ * the log revision current when they arrive (linearizable). Two more
+ * threads with etcd: a heartbeat (3 s without an answer: 503 and not
+ * ready) and the checkpoint thread (the leader's snapshots, the rebuild
+ * that drops deleted cluster entries). docs/ARCHITECTURE.md "Replicas on
+ * etcd". */
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -81,6 +85,22 @@ struct serve_engine {
     char inflight[80];          /* "<replica>-<batch>-": request id prefix in flight */
     serve_op **inflight_ops;
     size_t ninflight;
+    double last_ok;             /* monotonic time of the last heartbeat etcd answered */
+    /* etcd: what a snapshot needs besides the estate (state lock) */
+    char *ebody;                /* the estate's text (its latest ESTATE record) */
+    size_t elen;
+    char **cbody;               /* per cluster id: its create request's text */
+    size_t *clen;
+    uint32_t capcbody;
+    int mid_batch;              /* a batch is partly applied: no snapshot now */
+    uint64_t since_snapshot;    /* log batches applied since the latest snapshot */
+    double snapshot_at;         /* monotonic time of the latest snapshot (loaded or written) */
+    /* the checkpoint and heartbeat threads */
+    pthread_t checkpointer, heartbeater;
+    int checkpointing, heartbeating;
+    unsigned checkpoint_every;  /* log batches between snapshots */
+    double checkpoint_seconds;  /* at most this long between snapshots when the log grew */
+    double defrag_seconds;      /* between defragmentations */
 };
 
 /* ---- replies ---- */
@@ -602,6 +622,64 @@ static int unplan(serve_engine *g, serve_op *op)
     return 0;
 }
 
+/* etcd: the text a cluster was created from, kept for snapshots (body
+ * NULL: forgotten). 0 or BERTH_ENOMEM. */
+static int keep_body(serve_engine *g, uint32_t cid, const char *body, size_t len)
+{
+    if (!g->shared)
+        return 0;
+    if (cid >= g->capcbody) {
+        uint32_t cap = g->capcbody ? g->capcbody : 64;
+        while (cap <= cid)
+            cap *= 2;
+        char **b = realloc(g->cbody, cap * sizeof *b);
+        if (!b)
+            return BERTH_ENOMEM;
+        g->cbody = b;
+        size_t *l = realloc(g->clen, cap * sizeof *l);
+        if (!l)
+            return BERTH_ENOMEM;
+        g->clen = l;
+        memset(b + g->capcbody, 0, (cap - g->capcbody) * sizeof *b);
+        memset(l + g->capcbody, 0, (cap - g->capcbody) * sizeof *l);
+        g->capcbody = cap;
+    }
+    free(g->cbody[cid]);
+    g->cbody[cid] = NULL;
+    g->clen[cid] = 0;
+    if (!body)
+        return 0;
+    if (!(g->cbody[cid] = malloc(len + 1)))
+        return BERTH_ENOMEM;
+    memcpy(g->cbody[cid], body, len);
+    g->cbody[cid][len] = 0;
+    g->clen[cid] = len;
+    return 0;
+}
+
+static void forget_bodies(serve_engine *g)
+{
+    for (uint32_t i = 0; i < g->capcbody; i++) {
+        free(g->cbody[i]);
+        g->cbody[i] = NULL;
+    }
+}
+
+static int keep_estate(serve_engine *g, const char *body, size_t len)
+{
+    if (!g->shared)
+        return 0;
+    free(g->ebody);
+    g->ebody = malloc(len + 1);
+    if (!g->ebody)
+        return BERTH_ENOMEM;
+    memcpy(g->ebody, body, len);
+    g->ebody[len] = 0;
+    g->elen = len;
+    forget_bodies(g);
+    return 0;
+}
+
 /* ---- apply a recorded decision (replay, and the etcd follower) ---- */
 
 /* What the apply check decided about one record. */
@@ -677,6 +755,8 @@ static void rec_create(serve_engine *g, const serve_record *r, json_t *d, rec_ou
         }
         if (!rc)
             rc = count_change(g, cid);
+        if (!rc)
+            rc = keep_body(g, cid, r->body, r->body_len);
         if (!rc) {
             o->accepted = 1;
             serve_reply_json(&o->reply, 201, berth_report_nexus_cluster_json(nx, cid));
@@ -754,7 +834,8 @@ static void rec_delete(serve_engine *g, const serve_record *r, json_t *d, rec_ou
         conflict(g, o, "the cluster changed since this delete was planned");
         return;
     }
-    if (berth_nexus_delete_cluster(g->nx, cid, NULL) || count_change(g, cid)) {
+    if (berth_nexus_delete_cluster(g->nx, cid, NULL) || count_change(g, cid) ||
+        keep_body(g, cid, NULL, 0)) {
         reject(g, &o->reply, SERVE_REJ_INTERNAL, 500, "out of memory");
         return;
     }
@@ -767,6 +848,11 @@ static void rec_estate(serve_engine *g, const serve_record *r, json_t *d, rec_ou
     serve_op op = {0};
     if (parse_estate(&g->opt, r->body, r->body_len, &op.parsed, &o->reply))
         return;
+    if (keep_estate(g, r->body, r->body_len)) {
+        free_nexus(op.parsed);
+        reject(g, &o->reply, SERVE_REJ_INTERNAL, 500, "out of memory");
+        return;
+    }
     apply_estate(g, &op);
     free_nexus(op.parsed);
     /* SQLite records carry the count the estate replaced (older records
@@ -1004,8 +1090,28 @@ static int wait_applied(serve_engine *g, int64_t rev, double seconds)
 
 /* etcd: plan, undo, append, wait for the follower's verdict. Operations
  * whose record the check rejected are re-planned (returned in *again). */
+static int sync_read(serve_engine *g, serve_reply *r);
+
 static void run_batch_shared(serve_engine *g, serve_op *batch, unsigned n, serve_op **again)
 {
+    /* plan on a state at least as new as the log when the batch was
+     * taken: a change another replica acknowledged is seen (a create right
+     * after the estate's PUT elsewhere, a scale of a cluster just created) */
+    serve_reply sr = {0};
+    if (sync_read(g, &sr)) {
+        pthread_mutex_lock(&g->mu);
+        for (serve_op *op = batch; op; op = op->next) {
+            serve_reply_error(&op->reply, 503, "storage",
+                              "this replica cannot catch up with the log before planning");
+            op->accepted = 0;
+            op->done = 1;
+        }
+        pthread_cond_broadcast(&g->done);
+        pthread_mutex_unlock(&g->mu);
+        free(sr.body);
+        return;
+    }
+    free(sr.body);
     serve_op **ops = calloc(n, sizeof *ops);
     serve_record *recs = calloc(n, sizeof *recs);
     char (*ids)[128] = calloc(n, sizeof *ids);
@@ -1148,6 +1254,7 @@ static int follow_record(void *ctx, const serve_record *r, berth_error *e)
     serve_engine *g = ctx;
     rec_outcome o = {0};
     pthread_rwlock_wrlock(&g->state);
+    g->mid_batch = 1;
     if (r->format >= 2)
         apply_record(g, r, &o);
     else
@@ -1179,10 +1286,13 @@ static int follow_record(void *ctx, const serve_record *r, berth_error *e)
 
 static void follow_batch(void *ctx, int64_t rev, const char *batch_id)
 {
-    (void)batch_id;
     serve_engine *g = ctx;
     pthread_rwlock_wrlock(&g->state);
-    g->st.revision = rev;
+    if (rev > g->st.revision)
+        g->st.revision = rev;
+    g->mid_batch = 0;
+    if (batch_id)
+        g->since_snapshot++;
     pthread_rwlock_unlock(&g->state);
     pthread_mutex_lock(&g->mu);
     if (rev > g->applied_rev)
@@ -1199,11 +1309,357 @@ static void follow_alive(void *ctx, int ok)
     pthread_mutex_unlock(&g->mu);
 }
 
+/* ---- snapshots (etcd) ---- */
+
+static void set_cver(serve_engine *g, uint32_t cid, int64_t v)
+{
+    int64_t keep = g->changes;
+    g->changes = v - 1;
+    count_change(g, cid); /* grows cver; sets cver[cid] = v */
+    g->changes = keep;
+}
+
+/* The state as a snapshot (state lock held): the estate's text, the change
+ * count, every live cluster (name, version, creation text) in id order,
+ * its pools' counts and name counters, every live VM in VM id order (so
+ * a replica built from it lists everything in the same order). NULL when
+ * out of memory or a cluster's text is missing. */
+static char *snapshot_text(serve_engine *g)
+{
+    berth_nexus *nx = g->nx;
+    json_t *root = json_pack("{s:i,s:I}", "format", 1, "changes", (json_int_t)g->changes);
+    json_t *cls = json_array(), *pools = json_array(), *vms = json_array();
+    uint32_t *ci = nx ? calloc(nx->nclusters + 1, sizeof *ci) : NULL;
+    uint32_t *vc = nx ? calloc(nx->nvms + 1, sizeof *vc) : NULL;
+    uint32_t *vp = nx ? calloc(nx->nvms + 1, sizeof *vp) : NULL;
+    int bad = !root || !cls || !pools || !vms || (nx && (!ci || !vc || !vp));
+    if (!bad)
+        bad = json_object_set_new(root, "estate", nx && g->ebody
+                                                      ? json_stringn(g->ebody, g->elen)
+                                                      : json_null());
+    uint32_t nlive = 0;
+    for (uint32_t c = 0; !bad && nx && c < nx->nclusters; c++) {
+        const berth_cluster *cl = &nx->clusters[c];
+        if (cl->status == BERTH_CLUSTER_DELETED)
+            continue;
+        if (c >= g->capcbody || !g->cbody[c]) {
+            bad = 1;
+            break;
+        }
+        ci[c] = ++nlive;
+        bad = json_array_append_new(cls, json_pack("[s,I,s%]", cl->name,
+                                                   (json_int_t)cver_get(g, c), g->cbody[c],
+                                                   g->clen[c]));
+        for (uint32_t i = 0; !bad && i < cl->npools; i++) {
+            const berth_pool *p = &nx->pools[cl->pools[i]];
+            bad = json_array_append_new(pools, json_pack("[I,I,I,I]", (json_int_t)nlive - 1,
+                                                         (json_int_t)i, (json_int_t)p->count,
+                                                         (json_int_t)p->next_ordinal));
+            for (uint32_t k = 0; k < p->nvms; k++) {
+                vc[p->vms[k]] = nlive;
+                vp[p->vms[k]] = i;
+            }
+        }
+    }
+    for (uint32_t v = 0; !bad && nx && v < nx->nvms; v++) {
+        if (!vc[v])
+            continue;
+        const berth_vm *vm = &nx->vms[v];
+        bad = json_array_append_new(
+            vms, json_pack("[I,I,I,I,s,I]", (json_int_t)vc[v] - 1, (json_int_t)vp[v],
+                           (json_int_t)vm->ordinal, (json_int_t)vm->machine,
+                           nx->machines[vm->machine].name, (json_int_t)vm->cells_mask));
+    }
+    free(ci);
+    free(vc);
+    free(vp);
+    char *t = NULL;
+    if (!bad && !json_object_set_new(root, "clusters", cls) &&
+        !json_object_set_new(root, "pools", pools) && !json_object_set_new(root, "vms", vms)) {
+        cls = pools = vms = NULL;
+        t = json_dumps(root, JSON_COMPACT);
+    }
+    json_decref(cls);
+    json_decref(pools);
+    json_decref(vms);
+    json_decref(root);
+    return t;
+}
+
+/* Rebuilds the state from a snapshot (state lock held exclusively;
+ * text NULL: the empty state). 0, or an error in e. */
+static int snapshot_load(serve_engine *g, const char *text, size_t len, berth_error *e)
+{
+    reset_state(g);
+    forget_bodies(g);
+    free(g->ebody);
+    g->ebody = NULL;
+    if (!text)
+        return 0;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, 0, &je);
+    json_t *est = json_object_get(root, "estate");
+    if (!json_is_object(root) || json_integer_value(json_object_get(root, "format")) != 1) {
+        json_decref(root);
+        return berth_error_set(e, BERTH_EINVAL, "the snapshot is not a format-1 snapshot");
+    }
+    int rc = 0;
+    if (json_is_string(est)) {
+        serve_reply r = {0};
+        if (parse_estate(&g->opt, json_string_value(est), json_string_length(est), &g->nx, &r))
+            rc = berth_error_set(e, BERTH_EINVAL, "the snapshot's estate: %s", r.body);
+        free(r.body);
+        if (!rc)
+            rc = keep_estate(g, json_string_value(est), json_string_length(est));
+    }
+    berth_nexus *nx = g->nx;
+    json_t *cls = json_object_get(root, "clusters");
+    size_t ncl = json_array_size(cls);
+    uint32_t *cid = calloc(ncl + 1, sizeof *cid);
+    if (!rc && !cid)
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    if (!rc && ncl && !nx)
+        rc = berth_error_set(e, BERTH_EINVAL, "the snapshot has clusters but no estate");
+    for (size_t i = 0; !rc && i < ncl; i++) {
+        json_t *c = json_array_get(cls, i);
+        json_t *body = json_array_get(c, 2);
+        serve_reply r = {0};
+        berth_nexus *parsed = NULL;
+        if (!json_is_string(body) ||
+            parse_cluster(json_string_value(body), json_string_length(body), &parsed, &r)) {
+            rc = berth_error_set(e, BERTH_EINVAL, "snapshot cluster %zu: %s", i,
+                                 r.body ? r.body : "no text");
+            free(r.body);
+            break;
+        }
+        berth_cluster_spec cs;
+        berth_pool_spec *ps = copy_spec(nx, &parsed->specs[0], &cs, 1);
+        cid[i] = BERTH_NEXUS_NONE;
+        rc = ps ? berth_nexus_create_cluster(nx, &cs, &g->opt, &cid[i], e) : BERTH_ENOMEM;
+        free(ps);
+        free_nexus(parsed);
+        if (!rc) {
+            set_cver(g, cid[i], json_integer_value(json_array_get(c, 1)));
+            rc = keep_body(g, cid[i], json_string_value(body), json_string_length(body));
+        }
+    }
+    json_t *pools = json_object_get(root, "pools"), *vms = json_object_get(root, "vms"), *x;
+    size_t i;
+    json_array_foreach(vms, i, x) {
+        if (rc)
+            break;
+        json_int_t c = json_integer_value(json_array_get(x, 0));
+        json_int_t pi = json_integer_value(json_array_get(x, 1));
+        json_int_t ord = json_integer_value(json_array_get(x, 2));
+        json_int_t m = json_integer_value(json_array_get(x, 3));
+        const char *mname = json_string_value(json_array_get(x, 4));
+        json_int_t mask = json_integer_value(json_array_get(x, 5));
+        if (c < 0 || (size_t)c >= ncl || pi < 0 ||
+            pi >= (json_int_t)nx->clusters[cid[c]].npools || m < 0 ||
+            m >= (json_int_t)nx->nmachines || !mname || strcmp(mname, nx->machines[m].name) ||
+            ord < 1 || ord > UINT32_MAX || mask <= 0 || mask > UINT32_MAX) {
+            rc = berth_error_set(e, BERTH_EINVAL, "snapshot VM %zu names no VM of the estate", i);
+            break;
+        }
+        rc = berth_nexus_place_at(nx, nx->clusters[cid[c]].pools[pi], (uint32_t)m,
+                                  (uint32_t)mask, (uint32_t)ord, e);
+    }
+    json_array_foreach(pools, i, x) {
+        if (rc)
+            break;
+        json_int_t c = json_integer_value(json_array_get(x, 0));
+        json_int_t pi = json_integer_value(json_array_get(x, 1));
+        if (c < 0 || (size_t)c >= ncl || pi < 0 ||
+            pi >= (json_int_t)nx->clusters[cid[c]].npools) {
+            rc = berth_error_set(e, BERTH_EINVAL, "snapshot pool %zu names no pool", i);
+            break;
+        }
+        berth_pool *p = &nx->pools[nx->clusters[cid[c]].pools[pi]];
+        p->count = (int32_t)json_integer_value(json_array_get(x, 2));
+        p->next_ordinal = (uint32_t)json_integer_value(json_array_get(x, 3));
+    }
+    free(cid);
+    if (!rc)
+        g->changes = json_integer_value(json_object_get(root, "changes"));
+    json_decref(root);
+    return rc;
+}
+
+static void follow_load(void *ctx, const char *state, size_t len, int64_t rev)
+{
+    serve_engine *g = ctx;
+    berth_error e;
+    berth_error_clear(&e);
+    pthread_rwlock_wrlock(&g->state);
+    serve_engine_stats keep = g->st;
+    int rc = snapshot_load(g, state, len, &e);
+    g->st = keep;
+    g->st.revision = rev;
+    g->mid_batch = 0;
+    g->since_snapshot = 0;
+    g->snapshot_at = mono_now();
+    if (state)
+        g->st.snapshot_revision = rev;
+    pthread_rwlock_unlock(&g->state);
+    if (rc) {
+        fprintf(stderr, "berth serve: etcd: the snapshot at revision %lld cannot be loaded: %s\n",
+                (long long)rev, e.msg);
+        __atomic_store_n(&g->fatal, 1, __ATOMIC_SEQ_CST);
+    }
+    pthread_mutex_lock(&g->mu);
+    if (rev > g->applied_rev)
+        g->applied_rev = rev;
+    pthread_cond_broadcast(&g->applied_cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
 static void *follower_main(void *arg)
 {
     serve_engine *g = arg;
-    g->store->vt->follow(g->store, 0, follow_record, follow_batch, follow_alive, g, &g->stop);
+    serve_follow_fns f = {.record = follow_record, .batch = follow_batch, .alive = follow_alive,
+                          .load = follow_load, .ctx = g};
+    g->store->vt->follow(g->store, &f, &g->stop);
     return NULL;
+}
+
+/* ---- the checkpoint thread (etcd): leader, snapshots, rebuilds ---- */
+
+/* As leader: a snapshot when the log grew by checkpoint_every batches, or
+ * when it grew at all and checkpoint_seconds passed. */
+static void maybe_checkpoint(serve_engine *g)
+{
+    pthread_rwlock_rdlock(&g->state);
+    uint64_t batches = g->since_snapshot;
+    int due = !g->mid_batch && !__atomic_load_n(&g->fatal, __ATOMIC_SEQ_CST) &&
+              (batches >= g->checkpoint_every ||
+               (batches > 0 && mono_now() - g->snapshot_at >= g->checkpoint_seconds));
+    int64_t rev = g->st.revision;
+    char *text = due ? snapshot_text(g) : NULL;
+    pthread_rwlock_unlock(&g->state);
+    if (!text) {
+        if (due)
+            fprintf(stderr, "berth serve: checkpoint: cannot write the snapshot\n");
+        return;
+    }
+    berth_error e;
+    berth_error_clear(&e);
+    size_t removed = 0;
+    int rc = g->store->vt->checkpoint(g->store, text, strlen(text), rev, &removed, &e);
+    free(text);
+    pthread_rwlock_wrlock(&g->state);
+    if (!rc) {
+        g->since_snapshot -= batches < g->since_snapshot ? batches : g->since_snapshot;
+        g->snapshot_at = mono_now();
+        g->st.checkpoints++;
+        g->st.snapshot_revision = rev;
+    }
+    g->st.log_keys_removed += removed;
+    pthread_rwlock_unlock(&g->state);
+    if (rc && rc != BERTH_ENOENT)
+        fprintf(stderr, "berth serve: checkpoint at revision %lld: %s\n", (long long)rev, e.msg);
+}
+
+/* The worker's plans leave a Deleted cluster entry (with its pools and
+ * VM slots) per planned create, hidden from every reply; real deletes
+ * leave one too. Once they outnumber the live clusters (and at least 64),
+ * the state is rebuilt from its own snapshot: the same live objects in the
+ * same order (as a replica joining from a snapshot), none of the dead ones.
+ * Under the state lock, between batches, so no plan is outstanding. */
+static void maybe_compact(serve_engine *g)
+{
+    pthread_rwlock_wrlock(&g->state);
+    berth_nexus *nx = g->nx;
+    uint32_t live = 0;
+    for (uint32_t c = 0; nx && c < nx->nclusters; c++)
+        live += nx->clusters[c].status != BERTH_CLUSTER_DELETED;
+    uint32_t dead = nx ? nx->nclusters - live : 0;
+    char *text = !g->mid_batch && dead >= 64 && dead >= live ? snapshot_text(g) : NULL;
+    if (text) {
+        serve_engine_stats keep = g->st;
+        int64_t changes = g->changes;
+        berth_error e;
+        berth_error_clear(&e);
+        if (snapshot_load(g, text, strlen(text), &e)) {
+            fprintf(stderr, "berth serve: cannot rebuild the state: %s\n", e.msg);
+            __atomic_store_n(&g->fatal, 1, __ATOMIC_SEQ_CST);
+        }
+        g->st = keep;
+        g->st.rebuilds++;
+        if (g->changes != changes)
+            __atomic_store_n(&g->fatal, 1, __ATOMIC_SEQ_CST);
+        free(text);
+    }
+    pthread_rwlock_unlock(&g->state);
+}
+
+static void *checkpoint_main(void *arg)
+{
+    serve_engine *g = arg;
+    double next_lead = 0, next_defrag = mono_now() + g->defrag_seconds;
+    int leader = 0;
+    while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
+        double t = mono_now();
+        berth_error e;
+        berth_error_clear(&e);
+        if (t >= next_lead) {
+            leader = g->store->vt->lead(g->store, g->replica, &e) == 1;
+            next_lead = t + 5.0; /* a third of the lease's 15 s */
+            pthread_rwlock_wrlock(&g->state);
+            g->st.leader = leader;
+            pthread_rwlock_unlock(&g->state);
+        }
+        if (leader)
+            maybe_checkpoint(g);
+        maybe_compact(g);
+        if (!leader) {
+            next_defrag = t + g->defrag_seconds; /* counted from when it leads */
+        } else if (t >= next_defrag) {
+            if (g->store->vt->defragment(g->store, &e))
+                fprintf(stderr, "berth serve: defragment: %s\n", e.msg);
+            else {
+                pthread_rwlock_wrlock(&g->state);
+                g->st.defrags++;
+                pthread_rwlock_unlock(&g->state);
+            }
+            next_defrag = mono_now() + g->defrag_seconds;
+        }
+        for (int k = 0; k < 20 && !__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST); k++)
+            usleep(50000);
+    }
+    return NULL;
+}
+
+/* The heartbeat, on its own thread (a checkpoint, a rebuild or a
+ * defragmentation may take longer than the 3 s it guards): a linearizable
+ * read of etcd every second, answered within 1 s. */
+static void *heartbeat_main(void *arg)
+{
+    serve_engine *g = arg;
+    while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
+        double t = mono_now();
+        berth_error e;
+        berth_error_clear(&e);
+        if (!g->store->vt->heartbeat(g->store, 1000L, &e)) {
+            pthread_mutex_lock(&g->mu);
+            g->last_ok = mono_now();
+            pthread_mutex_unlock(&g->mu);
+        }
+        while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST) && mono_now() - t < 1.0)
+            usleep(50000);
+    }
+    return NULL;
+}
+
+/* etcd: 1 when the last heartbeat etcd answered is older than 3 s (quorum
+ * lost, or etcd unreachable from here). */
+static int etcd_lost(serve_engine *g)
+{
+    if (!g->shared)
+        return 0;
+    pthread_mutex_lock(&g->mu);
+    double age = mono_now() - g->last_ok;
+    pthread_mutex_unlock(&g->mu);
+    return age > 3.0;
 }
 
 /* etcd: catches up with the log's current revision (a linearizable read);
@@ -1212,6 +1668,10 @@ static int sync_read(serve_engine *g, serve_reply *r)
 {
     if (!g->shared)
         return 0;
+    if (etcd_lost(g)) {
+        serve_reply_error(r, 503, "storage", "this replica has not reached etcd for 3 s");
+        return -1;
+    }
     berth_error e;
     berth_error_clear(&e);
     int64_t rev = 0;
@@ -1234,6 +1694,10 @@ static int sync_read(serve_engine *g, serve_reply *r)
 
 static void submit(serve_engine *g, serve_op *op)
 {
+    if (etcd_lost(g)) {
+        serve_reply_error(&op->reply, 503, "storage", "this replica has not reached etcd for 3 s");
+        return;
+    }
     pthread_mutex_lock(&g->mu);
     if (g->stop) {
         pthread_mutex_unlock(&g->mu);
@@ -1290,11 +1754,28 @@ int serve_engine_open_config(const serve_engine_config *c, serve_engine **out, b
         if (!rc)
             rc = reload(g, e);
     }
+    g->checkpoint_every = c->checkpoint_every ? c->checkpoint_every : 1000;
+    g->checkpoint_seconds = c->checkpoint_seconds > 0 ? c->checkpoint_seconds : 600.0;
+    g->defrag_seconds = c->defrag_seconds > 0 ? c->defrag_seconds : 3600.0;
+    g->last_ok = mono_now();
+    g->snapshot_at = g->last_ok;
     if (!rc && g->shared) {
         if (pthread_create(&g->follower, NULL, follower_main, g) != 0)
             rc = berth_error_set(e, BERTH_EINTERNAL, "cannot start the follower thread");
         else
             g->following = 1;
+    }
+    if (!rc && g->shared) {
+        if (pthread_create(&g->checkpointer, NULL, checkpoint_main, g) != 0)
+            rc = berth_error_set(e, BERTH_EINTERNAL, "cannot start the checkpoint thread");
+        else
+            g->checkpointing = 1;
+    }
+    if (!rc && g->shared) {
+        if (pthread_create(&g->heartbeater, NULL, heartbeat_main, g) != 0)
+            rc = berth_error_set(e, BERTH_EINTERNAL, "cannot start the heartbeat thread");
+        else
+            g->heartbeating = 1;
     }
     if (!rc && pthread_create(&g->worker, NULL, worker_main, g) != 0)
         rc = berth_error_set(e, BERTH_EINTERNAL, "cannot start the worker thread");
@@ -1330,10 +1811,18 @@ void serve_engine_close(serve_engine *g)
         pthread_join(g->worker, NULL);
     if (g->following)
         pthread_join(g->follower, NULL);
+    if (g->checkpointing)
+        pthread_join(g->checkpointer, NULL);
+    if (g->heartbeating)
+        pthread_join(g->heartbeater, NULL);
     if (g->store)
         g->store->vt->close(g->store);
     free_nexus(g->nx);
     free(g->cver);
+    forget_bodies(g);
+    free(g->cbody);
+    free(g->clen);
+    free(g->ebody);
     pthread_rwlock_destroy(&g->state);
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->wake);
@@ -1472,6 +1961,7 @@ void serve_engine_stats_get(serve_engine *g, serve_engine_stats *st)
         for (uint32_t c = 0; c < nx->nclusters; c++)
             if (nx->clusters[c].status != BERTH_CLUSTER_DELETED)
                 st->clusters++;
+        st->cluster_entries = nx->nclusters;
         for (uint32_t p = 0; p < nx->npools; p++)
             if (nx->clusters[nx->pools[p].cluster].status != BERTH_CLUSTER_DELETED)
                 st->vms += nx->pools[p].nvms;
@@ -1483,7 +1973,7 @@ int serve_engine_ready(serve_engine *g)
 {
     pthread_mutex_lock(&g->mu);
     int ok = !g->stop && !__atomic_load_n(&g->fatal, __ATOMIC_SEQ_CST) &&
-             (!g->shared || g->alive);
+             (!g->shared || (g->alive && mono_now() - g->last_ok <= 3.0));
     pthread_mutex_unlock(&g->mu);
     return ok;
 }

@@ -853,7 +853,8 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
         rc = berth_error_set(e, BERTH_EINVAL, "--etcd needs --estate NAME");
     if (!rc) {
         serve_engine_config ec = {.db = o->db, .etcd = o->etcd, .estate = o->estate,
-                                  .max_batch = o->max_batch};
+                                  .max_batch = o->max_batch,
+                                  .checkpoint_every = o->checkpoint_every};
         rc = serve_engine_open_config(&ec, &s->engine, e);
     }
     if (!rc)

@@ -194,8 +194,30 @@ char *serve_metrics_render(serve_metrics *m, serve_engine *g)
         "rejected (the estate changed since the plan), planned again (etcd; at most 3 each).\n"
         "# TYPE berth_replicated_replans_total counter\nberth_replicated_replans_total %llu\n"
         "# HELP berth_replicated_revision The etcd log revision this replica applied.\n"
-        "# TYPE berth_replicated_revision gauge\nberth_replicated_revision %lld\n",
-        (unsigned long long)st.replans, (long long)st.revision);
+        "# TYPE berth_replicated_revision gauge\nberth_replicated_revision %lld\n"
+        "# HELP berth_replicated_snapshot_revision The revision of the latest snapshot this "
+        "replica loaded or wrote.\n"
+        "# TYPE berth_replicated_snapshot_revision gauge\nberth_replicated_snapshot_revision %lld\n"
+        "# HELP berth_replicated_checkpoint_leader 1 while this replica is the checkpoint leader.\n"
+        "# TYPE berth_replicated_checkpoint_leader gauge\nberth_replicated_checkpoint_leader %d\n"
+        "# HELP berth_replicated_checkpoints_total Snapshots this replica wrote as leader.\n"
+        "# TYPE berth_replicated_checkpoints_total counter\nberth_replicated_checkpoints_total %llu\n"
+        "# HELP berth_replicated_log_keys_removed_total Log keys it deleted below its snapshots.\n"
+        "# TYPE berth_replicated_log_keys_removed_total counter\n"
+        "berth_replicated_log_keys_removed_total %llu\n"
+        "# HELP berth_replicated_defragmentations_total etcd defragmentations it ran.\n"
+        "# TYPE berth_replicated_defragmentations_total counter\n"
+        "berth_replicated_defragmentations_total %llu\n"
+        "# HELP berth_replicated_state_rebuilds_total Times the in-memory state was rebuilt from "
+        "its own snapshot to drop deleted cluster entries.\n"
+        "# TYPE berth_replicated_state_rebuilds_total counter\n"
+        "berth_replicated_state_rebuilds_total %llu\n"
+        "# HELP berth_estate_cluster_entries Cluster entries held in memory, deleted ones "
+        "included.\n"
+        "# TYPE berth_estate_cluster_entries gauge\nberth_estate_cluster_entries %u\n",
+        (unsigned long long)st.replans, (long long)st.revision, (long long)st.snapshot_revision,
+        st.leader, (unsigned long long)st.checkpoints, (unsigned long long)st.log_keys_removed,
+        (unsigned long long)st.defrags, (unsigned long long)st.rebuilds, st.cluster_entries);
     out(&b,
         "# HELP berth_estate_loaded 1 when an estate is loaded.\n# TYPE berth_estate_loaded "
         "gauge\nberth_estate_loaded %d\n"

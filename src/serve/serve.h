@@ -44,6 +44,19 @@ typedef struct serve_record {
 typedef struct serve_log serve_log;
 typedef int (*serve_record_fn)(void *ctx, const serve_record *r, berth_error *e);
 
+/* What a follower calls (shared logs): record per record in log order,
+ * batch after each batch with its revision (batch_id NULL: everything up
+ * to rev is applied), alive when the watch is up (1) or down (0), load
+ * with a snapshot (state NULL: none, the empty estate) covering rev before
+ * the records after it. */
+typedef struct serve_follow_fns {
+    serve_record_fn record;
+    void (*batch)(void *ctx, int64_t rev, const char *batch_id);
+    void (*alive)(void *ctx, int ok);
+    void (*load)(void *ctx, const char *state, size_t len, int64_t rev);
+    void *ctx;
+} serve_follow_fns;
+
 typedef struct serve_log_vt {
     const char *name;
     /* 0: this process is the only writer, a batch is applied as planned
@@ -59,14 +72,24 @@ typedef struct serve_log_vt {
     /* Calls fn on every record after revision from, in log order, up to the
      * end known now (SQLite: from its latest estate). */
     int (*read)(serve_log *l, int64_t from, serve_record_fn fn, void *ctx, berth_error *e);
-    /* shared logs: the log's current revision (a linearizable read), and a
-     * blocking follow from revision from + 1 (fn per record in order,
-     * batch_fn after each batch with its revision, alive on every heartbeat)
-     * until *stop. NULL for SQLite. */
+    /* shared logs (NULL for SQLite). revision: the revision of the newest
+     * record (a linearizable read); heartbeat: the same read answered
+     * within timeout_ms (0: etcd has quorum and answers). follow: blocks
+     * until *stop: loads the latest snapshot and the records after it
+     * (f->load, then f->record / f->batch), then follows the log. */
     int (*revision)(serve_log *l, int64_t *rev, berth_error *e);
-    void (*follow)(serve_log *l, int64_t from, serve_record_fn fn,
-                   void (*batch_fn)(void *ctx, int64_t rev, const char *batch_id),
-                   void (*alive)(void *ctx, int ok), void *ctx, const int *stop);
+    int (*heartbeat)(serve_log *l, long timeout_ms, berth_error *e);
+    void (*follow)(serve_log *l, const struct serve_follow_fns *f, const int *stop);
+    /* The checkpoint leader (called from one thread only). lead: keeps
+     * this replica's candidacy (lease and election key); 1 when it leads.
+     * checkpoint: as leader, stores state (the engine's snapshot text,
+     * covering revision rev), removes the log records at or below rev
+     * (*removed: how many log keys), compacts the store's history;
+     * BERTH_ENOENT when it does not lead. defragment: the store's files. */
+    int (*lead)(serve_log *l, const char *id, berth_error *e);
+    int (*checkpoint)(serve_log *l, const char *state, size_t len, int64_t rev, size_t *removed,
+                      berth_error *e);
+    int (*defragment)(serve_log *l, berth_error *e);
     uint64_t (*commits)(serve_log *l);
     void (*close)(serve_log *l);
 } serve_log_vt;
@@ -159,6 +182,13 @@ typedef struct serve_engine_stats {
     uint64_t commits, batches, batched_ops;
     uint64_t replans;                     /* etcd: records rejected by the apply check, re-planned */
     int64_t revision;                     /* etcd: the log revision applied */
+    int64_t snapshot_revision;            /* etcd: revision of the latest snapshot loaded/written */
+    uint64_t checkpoints;                 /* etcd: snapshots this replica wrote as leader */
+    uint64_t log_keys_removed;            /* etcd: log keys it deleted below its snapshots */
+    uint64_t defrags;                     /* etcd: defragmentations it ran */
+    int leader;                           /* etcd: this replica is the checkpoint leader */
+    uint64_t rebuilds;                    /* etcd: state rebuilt to drop deleted entries */
+    uint32_t cluster_entries;             /* cluster slots held, deleted ones included */
     uint64_t vms;                         /* live VMs */
     int64_t cpu, used_cpu, memory, used_memory;
     uint32_t machines, clusters;
@@ -176,6 +206,12 @@ typedef struct serve_engine_config {
     /* tests only: the planner's tie rule (default BERTH_TIE_FIRST); a log
      * replayed under another rule must give the same estate */
     int tiebreak;
+    /* etcd checkpoints: a snapshot every checkpoint_every log batches
+     * (default 1000) or after checkpoint_seconds (default 600) when the
+     * log grew; etcd defragmented every defrag_seconds (default 3600) */
+    unsigned checkpoint_every;
+    double checkpoint_seconds;
+    double defrag_seconds;
 } serve_engine_config;
 int serve_engine_open_config(const serve_engine_config *c, serve_engine **out, berth_error *e);
 void serve_engine_close(serve_engine *g);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # serve_etcd: three `berth serve --etcd` replicas share one estate through a
-# one-member etcd (data dir under the build folder, stopped by PID). 24
+# three-member etcd (data dirs under the build folder, stopped by PID). 32
 # concurrent curl loops spread over the replicas create clusters, half of
 # the names asked twice on different replicas, and scale pools; one
-# replica is killed with SIGKILL mid-load and restarted. At the end every
+# replica and then the etcd leader are killed with SIGKILL mid-load and
+# restarted. At the end every
 # acknowledged (201) cluster is present exactly once on every replica, no
 # VM is placed twice, no NUMA cell is over capacity
 # (tests/tools/estate_check.c), and the three replicas answer byte-identical
@@ -25,37 +26,62 @@ if ! command -v etcd > /dev/null 2>&1; then
 fi
 mkdir -p "$BUILD_DIR"
 tmp=$(mktemp -d "$BUILD_DIR/etcd-test.XXXXXX")
-etcd_pid=; pids=(); loops=()
+epids=(); pids=(); loops=()
 cleanup() {
   for l in "${loops[@]}"; do kill "$l" 2>/dev/null; done
   for p in "${pids[@]}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
-  [ -n "$etcd_pid" ] && kill "$etcd_pid" 2>/dev/null
+  for p in "${epids[@]}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
   wait 2>/dev/null; rm -rf "$tmp"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; for i in 0 1 2; do tail -5 "$tmp/r$i.log" 2>/dev/null; done; exit 1; }
 cc -std=c11 -O1 -o "$tmp/check" tests/tools/estate_check.c -ljansson || fail "cannot build the checker"
 
-free_port() {
-  local p
+taken=" "
+free_port() { # a port nothing listens on, not handed out before (sets $port)
   for _ in $(seq 1 50); do
-    p=$(( 20000 + RANDOM % 20000 ))
-    (echo > /dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
+    port=$(( 20000 + RANDOM % 20000 ))
+    case $taken in *" $port "*) continue ;; esac
+    (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
+    taken+="$port "; return
   done
-  echo 0
+  port=0
 }
-cport=$(free_port); pport=$(free_port)
-etcd --name t --data-dir "$tmp/etcd" --listen-client-urls "http://127.0.0.1:$cport" \
-  --advertise-client-urls "http://127.0.0.1:$cport" --listen-peer-urls "http://127.0.0.1:$pport" \
-  --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
-  --initial-cluster "t=http://127.0.0.1:$pport" > "$tmp/etcd.log" 2>&1 &
-etcd_pid=$!
-for _ in $(seq 1 100); do
-  curl -sf -X POST -d '{}' "http://127.0.0.1:$cport/v3/maintenance/status" > /dev/null && break
-  kill -0 "$etcd_pid" 2>/dev/null || fail "etcd exited: $(tail -3 "$tmp/etcd.log")"
-  sleep 0.1
+cport=(); pport=(); epids=(); initial=
+for m in 0 1 2; do
+  free_port; cport[$m]=$port; free_port; pport[$m]=$port
+  initial+="${initial:+,}m$m=http://127.0.0.1:${pport[$m]}"
 done
-ETCD="http://127.0.0.1:$cport"
+start_member() { # m
+  local m=$1
+  etcd --name "m$m" --data-dir "$tmp/etcd$m" --listen-client-urls "http://127.0.0.1:${cport[$m]}" \
+    --advertise-client-urls "http://127.0.0.1:${cport[$m]}" \
+    --listen-peer-urls "http://127.0.0.1:${pport[$m]}" \
+    --initial-advertise-peer-urls "http://127.0.0.1:${pport[$m]}" \
+    --initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token scen \
+    >> "$tmp/etcd$m.log" 2>&1 &
+  epids[$m]=$!
+}
+for m in 0 1 2; do start_member $m; done
+for m in 0 1 2; do
+  for _ in $(seq 1 150); do
+    curl -sf -X POST -d '{}' "http://127.0.0.1:${cport[$m]}/v3/maintenance/status" > /dev/null && break
+    kill -0 "${epids[$m]}" 2>/dev/null || fail "etcd member $m exited: $(tail -3 "$tmp/etcd$m.log")"
+    sleep 0.1
+  done
+done
+ETCD="http://127.0.0.1:${cport[0]},http://127.0.0.1:${cport[1]},http://127.0.0.1:${cport[2]}"
+# the member that leads: its status names itself as leader
+etcd_leader() {
+  local m st
+  for m in 0 1 2; do
+    st=$(curl -s --max-time 2 -X POST -d '{}' "http://127.0.0.1:${cport[$m]}/v3/maintenance/status")
+    [ -n "$st" ] || continue
+    [ "$(sed -n 's/.*"member_id":"\([0-9]*\)".*/\1/p' <<< "$st")" = \
+      "$(sed -n 's/.*"leader":"\([0-9]*\)".*/\1/p' <<< "$st")" ] && { echo $m; return; }
+  done
+  echo -1
+}
 
 ports=(0 0 0)
 start() { # replica i
@@ -78,10 +104,10 @@ sed 's/racks: 8/racks: 16/' examples/serve/site.yaml > "$tmp/site.yaml"
 curl -sf -X PUT --data-binary @"$tmp/site.yaml" "http://127.0.0.1:${ports[1]}/v1/estate" \
   > /dev/null || fail "cannot load the estate"
 
-# loop W on replica W%3: clusters c<W%12>-<i> (loops W and W+12 ask the same
+# loop W on replica W%3: clusters c<W%16>-<i> (loops W and W+16 ask the same
 # names on different replicas: exactly one of each pair may win), then a scale
 loop() {
-  local w=$1 i=0 code r=$(( $1 % 3 )) n=$(( $1 % 12 ))
+  local w=$1 i=0 code r=$(( $1 % 3 )) n=$(( $1 % 16 ))
   while [ $i -lt 12 ]; do
     i=$((i+1))
     printf 'kind: KubernetesCluster\nmetadata: {name: c%s-%s}\nspec:\n  controlPlaneNodeConfiguration: {count: 1, vmSkuName: NC_G2_8_v1}\n  initialAgentPoolConfigurations:\n  - {name: p, count: 2, vmSkuName: NC_G6_28_v1}\n' "$n" "$i" > "$tmp/body.$w"
@@ -97,19 +123,32 @@ loop() {
       "http://127.0.0.1:${ports[$r]}/v1/clusters/c$n-$((i-1))/pools/p"
   done
 }
-for w in $(seq 0 23); do : > "$tmp/acked.$w"; loop $w & loops+=($!); done
-# kill replica 2 mid-load, restart it
-for _ in $(seq 1 200); do
-  [ "$(cat "$tmp"/acked.* | wc -l)" -ge 40 ] && break
+for w in $(seq 0 31); do : > "$tmp/acked.$w"; loop $w & loops+=($!); done
+# kill replica 2 mid-load (after a random 30-60 acknowledged creations),
+# restart it
+at=$(( 30 + RANDOM % 31 ))
+for _ in $(seq 1 300); do
+  [ "$(cat "$tmp"/acked.* | wc -l)" -ge $at ] && break
   sleep 0.05
 done
 kill -9 "${pids[2]}"; wait "${pids[2]}" 2>/dev/null
 start 2
+# then the etcd leader (after 20-40 more), restarted on its data dir
+at=$(( $(cat "$tmp"/acked.* | wc -l) + 20 + RANDOM % 21 ))
+for _ in $(seq 1 300); do
+  [ "$(cat "$tmp"/acked.* | wc -l)" -ge $at ] && break
+  sleep 0.05
+done
+lead=$(etcd_leader)
+[ "$lead" -ge 0 ] || fail "no etcd leader"
+kill -9 "${epids[$lead]}"; wait "${epids[$lead]}" 2>/dev/null
+sleep 0.5
+start_member "$lead"
 for l in "${loops[@]}"; do wait "$l"; done; loops=()
 cat "$tmp"/odd.* 2>/dev/null | sort | uniq -c | sed 's/^/unexpected status: /'
 cat "$tmp"/acked.* | sort > "$tmp/acked"
 n=$(wc -l < "$tmp/acked")
-[ "$n" -ge 24 ] || fail "only $n clusters acknowledged"
+[ "$n" -ge 32 ] || fail "only $n clusters acknowledged"
 [ "$(sort -u "$tmp/acked" | wc -l)" = "$n" ] || fail "a name was acknowledged twice: $(uniq -d "$tmp/acked")"
 
 for i in 0 1 2; do
@@ -135,4 +174,4 @@ done
 replans=$(curl -s "http://127.0.0.1:${ports[0]}/metrics" | sed -n 's/^berth_replicated_replans_total \([0-9]*\)/\1/p')
 [ -n "$replans" ] || fail "no berth_replicated_replans_total in /metrics"
 read -r _ nclusters _ nvms < "$tmp/check0.out"
-echo "serve_etcd: ok ($n acknowledged, $nclusters clusters, $nvms VMs, identical on 3 replicas, $replans re-plans on replica 0)"
+echo "serve_etcd: ok ($n acknowledged, $nclusters clusters, $nvms VMs, identical on 3 replicas, $replans re-plans on replica 0; replica 2 and etcd leader m$lead killed and restarted)"
