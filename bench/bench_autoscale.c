@@ -373,9 +373,16 @@ static double time_plan(const berth_autoscale *m, int runs, char *summary, size_
         uint32_t nodes = 0;
         for (uint32_t u = 0; u < p.nup; u++)
             nodes += p.up[u].count;
+        /* FNV-1a over the blocked nodes' reasons: a change that must keep
+         * the texts byte-identical keeps this hash */
+        uint64_t h = 1469598103934665603u;
+        for (uint32_t j = 0; j < p.nblocked; j++)
+            for (const char *q = p.blocked[j].reason; *q; q++)
+                h = (h ^ (unsigned char)*q) * 1099511628211u;
         snprintf(summary, size, "%u new nodes in %u groups, %u on existing, %u unschedulable, "
-                                "%u scaled down, %u blocked",
-                 nodes, p.nup, p.non_existing, p.nunsched, p.ndown, p.nblocked);
+                                "%u scaled down, %u blocked, reasons %016llx",
+                 nodes, p.nup, p.non_existing, p.nunsched, p.ndown, p.nblocked,
+                 (unsigned long long)h);
         berth_aplan_free(&p);
     }
     qsort(t, (size_t)runs, sizeof *t, cmp_d);
