@@ -7,7 +7,10 @@
  * matching groups, tolerations, a few GPU pods). Times one
  * berth_autoscale_plan: BENCH autoscale.pods_per_sec.50k. Scale-down: 5,000
  * existing nodes with bound pods at mixed utilisation, no pending pod:
- * BENCH autoscale.scaledown_plan_seconds.5k. Medians of 3 runs.
+ * BENCH autoscale.scaledown_plan_seconds.5k (`bench_autoscale 0 10000`:
+ * .10k, not in make bench). The summary carries a hash of the blocked
+ * nodes' reasons (texts kept byte-identical across optimisations). Medians
+ * of 3 runs.
  * Arguments (optional): pending pods, scale-down nodes, runs (to measure
  * smaller sizes; the BENCH names keep the issue's sizes only at them). */
 #include <stdarg.h>
@@ -373,9 +376,16 @@ static double time_plan(const berth_autoscale *m, int runs, char *summary, size_
         uint32_t nodes = 0;
         for (uint32_t u = 0; u < p.nup; u++)
             nodes += p.up[u].count;
+        /* FNV-1a over the blocked nodes' reasons: a change that must keep
+         * the texts byte-identical keeps this hash */
+        uint64_t h = 1469598103934665603u;
+        for (uint32_t j = 0; j < p.nblocked; j++)
+            for (const char *q = p.blocked[j].reason; *q; q++)
+                h = (h ^ (unsigned char)*q) * 1099511628211u;
         snprintf(summary, size, "%u new nodes in %u groups, %u on existing, %u unschedulable, "
-                                "%u scaled down, %u blocked",
-                 nodes, p.nup, p.non_existing, p.nunsched, p.ndown, p.nblocked);
+                                "%u scaled down, %u blocked, reasons %016llx",
+                 nodes, p.nup, p.non_existing, p.nunsched, p.ndown, p.nblocked,
+                 (unsigned long long)h);
         berth_aplan_free(&p);
     }
     qsort(t, (size_t)runs, sizeof *t, cmp_d);
@@ -419,6 +429,8 @@ int main(int argc, char **argv)
                 m.kube.nnodes, m.kube.npods, t, cpu, summary);
         if (nnodes == 5000)
             printf("BENCH autoscale.scaledown_plan_seconds.5k %.3f s\n", t);
+        else if (nnodes == 10000) /* issue 18: `bench_autoscale 0 10000` */
+            printf("BENCH autoscale.scaledown_plan_seconds.10k %.3f s\n", t);
         else
             printf("BENCH autoscale.scaledown_plan_seconds.%u %.3f s\n", nnodes, t);
         berth_autoscale_free(&m);

@@ -782,6 +782,13 @@ static void r_affinity(void *state, const void *req, uint32_t c, char *buf, size
         snprintf(buf, size, "node(s) didn't match Pod's node affinity/selector");
 }
 
+/* r_affinity's text as a code: which of its two texts */
+uint32_t kube_affinity_reason_code(const kube_sched *s, const kube_req *r, uint32_t c)
+{
+    (void)r;
+    return (uint32_t)added_affinity_matches(s->prof, &s->k->nodes[c]);
+}
+
 static int64_t pref_terms_sum(const berth_kpref_term *terms, uint32_t n, const berth_knode *nd)
 {
     int64_t sum = 0;

@@ -146,6 +146,28 @@ static void r_fit(void *state, const void *req, uint32_t c, char *buf, size_t si
 #undef KUBE_APPEND
 }
 
+/* r_fit's text as bits (which of its parts it writes): bit 0 "Too many
+ * pods", bit 1 + j the j-th fit resource, bit 1 + BERTH_KUBE_MAX_RES the
+ * usage-aware memory admission. Same bits, same text. */
+uint32_t kube_fit_reason_code(const kube_sched *s, const kube_req *r, uint32_t c)
+{
+    const berth_kpod *p = r->p;
+    uint32_t code = s->npods[c] + 1 > s->alloc_pods[c];
+    uint32_t res[BERTH_KUBE_MAX_RES];
+    uint32_t m = fit_resources(s, p, res);
+    int ua = usage_aware(s);
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t q = res[j];
+        if (ua && q == BERTH_KRES_MEMORY)
+            continue;
+        if (p->req[q] > s->alloc[q][c] - s->requested[q][c])
+            code |= 2u << j;
+    }
+    if (ua && !admits_memory(s, p, c))
+        code |= 2u << BERTH_KUBE_MAX_RES;
+    return code;
+}
+
 /* ---- NodeResourcesFit score ---- */
 
 typedef struct fit_term {

@@ -415,6 +415,52 @@ typedef struct kube_reason_count {
     uint32_t count;
 } reason_count;
 
+/* Adds count to each ';'-separated reason in buf (buf is cut up). */
+static uint32_t add_reasons(char *buf, uint32_t count, reason_count *rc, uint32_t nrc)
+{
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        while (*tok == ' ')
+            tok++;
+        uint32_t j = 0;
+        while (j < nrc && strcmp(rc[j].text, tok) != 0)
+            j++;
+        if (j == nrc && nrc < KUBE_MAX_REASONS) {
+            snprintf(rc[nrc].text, sizeof rc[nrc].text, "%s", tok);
+            rc[nrc].count = 0;
+            nrc++;
+        }
+        if (j < nrc)
+            rc[j].count += count;
+    }
+    return nrc;
+}
+
+/* Nodes whose first failing plugin gives the same reason code (same text),
+ * grouped so that each text is formatted once: an open-addressed table on
+ * the stack; a node whose group finds no slot is formatted on its own. */
+#define KUBE_REASON_GROUPS 256
+typedef struct {
+    uint32_t f, code, count, done; /* f = 0: empty slot */
+} reason_group;
+
+static reason_group *reason_group_find(reason_group *g, uint32_t f, uint32_t code, int add)
+{
+    uint32_t h = (code * 2654435761u) ^ (f * 40503u);
+    for (uint32_t i = 0; i < KUBE_REASON_GROUPS; i++) {
+        reason_group *x = &g[(h + i) % KUBE_REASON_GROUPS];
+        if (x->f == f && x->code == code)
+            return x;
+        if (!x->f) {
+            if (!add)
+                return NULL;
+            *x = (reason_group){f, code, 0, 0};
+            return x;
+        }
+    }
+    return NULL;
+}
+
 static uint32_t count_reasons(kube_sched *s, const prof_built *b, const kube_req *rq,
                               const berth_cycle *c, const uint32_t *examined, uint32_t nexamined,
                               uint32_t nnodes, uint32_t absent, reason_count *rc)
@@ -426,28 +472,39 @@ static uint32_t count_reasons(kube_sched *s, const prof_built *b, const kube_req
         rc[0].count = nnodes;
         return 1;
     }
+    /* first the nodes per (plugin, reason code); then, in node order, each
+     * group's text at its first node with the group's count: the same
+     * texts, counts and order as formatting every node */
+    reason_group g[KUBE_REASON_GROUPS];
+    memset(g, 0, sizeof g);
+    for (uint32_t i = 0; i < nexamined; i++) {
+        uint32_t n = examined[i];
+        uint32_t f = c->first_reject[n];
+        if (!f)
+            continue;
+        uint32_t code = kube_reason_code(s, rq, b->filter_of[f - 1], n);
+        reason_group *x =
+            code == KUBE_NO_REASON_CODE ? NULL : reason_group_find(g, f, code, 1);
+        if (x)
+            x->count++;
+    }
     char buf[512];
     for (uint32_t i = 0; i < nexamined; i++) {
         uint32_t n = examined[i];
         uint32_t f = c->first_reject[n];
         if (!f)
             continue;
-        b->filters[f - 1]->reason(s, rq, n, buf, sizeof buf);
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-            while (*tok == ' ')
-                tok++;
-            uint32_t j = 0;
-            while (j < nrc && strcmp(rc[j].text, tok) != 0)
-                j++;
-            if (j == nrc && nrc < KUBE_MAX_REASONS) {
-                snprintf(rc[nrc].text, sizeof rc[nrc].text, "%s", tok);
-                rc[nrc].count = 0;
-                nrc++;
-            }
-            if (j < nrc)
-                rc[j].count++;
+        uint32_t code = kube_reason_code(s, rq, b->filter_of[f - 1], n), count = 1;
+        reason_group *x =
+            code == KUBE_NO_REASON_CODE ? NULL : reason_group_find(g, f, code, 0);
+        if (x) {
+            if (x->done)
+                continue;
+            x->done = 1;
+            count = x->count;
         }
+        b->filters[f - 1]->reason(s, rq, n, buf, sizeof buf);
+        nrc = add_reasons(buf, count, rc, nrc);
     }
     if (absent && nrc < KUBE_MAX_REASONS) {
         /* nodes outside NodeAffinity's PreFilter result (upstream

@@ -182,6 +182,14 @@ extern const berth_score_plugin kube_pts_score, kube_ipa_score;
  * or no score. */
 const berth_filter_plugin *kube_filter_plugin(berth_kplugin p);
 const berth_score_plugin *kube_score_plugin(berth_kplugin p);
+/* A code for the reason filter plugin f gives for r on node c: two nodes
+ * with the same code get the same reason text from f (for the same pod and
+ * state), so the reasons are formatted once per code (count_reasons).
+ * KUBE_NO_REASON_CODE when f has no codes (then each node is formatted). */
+#define KUBE_NO_REASON_CODE UINT32_MAX
+uint32_t kube_reason_code(const kube_sched *s, const kube_req *r, berth_kplugin f, uint32_t c);
+uint32_t kube_fit_reason_code(const kube_sched *s, const kube_req *r, uint32_t c);
+uint32_t kube_affinity_reason_code(const kube_sched *s, const kube_req *r, uint32_t c);
 /* Builds s->pcache now (the plugins otherwise build it on first use);
  * 0 or BERTH_ENOMEM. (kube/plugins_node.c) */
 int kube_plugins_prepare(kube_sched *s);
