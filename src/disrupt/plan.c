@@ -228,15 +228,15 @@ static const char *drop_text(int code)
  * (an unavailable offering, the NodePool's requirements or template
  * labels, its limits, a later NodePool in weight order, the pods, the
  * price rules, the capacity-type order). */
-static void explain(disrupt_state *s, const disrupt_sim *sim, const uint8_t *drop,
-                    const disrupt_option *chosen, disrupt_repl *r, const uint32_t *left,
-                    uint32_t nleft)
+static int explain(disrupt_state *s, const disrupt_sim *sim, const uint8_t *drop,
+                   const disrupt_option *chosen, disrupt_repl *r, const uint32_t *left,
+                   uint32_t nleft)
 {
     r->nexcluded = 0;
     double cp = disrupt_option_offering(s, chosen)->price;
     xcand *v = malloc((s->nopts + s->nrejects + 1) * sizeof *v);
     if (!v)
-        return;
+        return BERTH_ENOMEM; /* never a shorter list: the plan fails instead */
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->nrejects; i++) {
         double p = disrupt_option_offering(s, &s->rejects[i].o)->price;
@@ -300,28 +300,35 @@ static void explain(disrupt_state *s, const disrupt_sim *sim, const uint8_t *dro
                      berth_capacity_type_name(disrupt_option_offering(s, chosen)->capacity_type));
     }
     free(v);
+    return 0;
 }
 
-void disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x)
+int disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x)
 {
     disrupt_repl r;
     memset(&r, 0, sizeof r);
     disrupt_sim none = *sim;
     none.nfeasible = 0; /* no price rules: every cheaper option failed before them */
-    explain(s, &none, NULL, &sim->chosen[0], &r, sim->left0, sim->nleft0);
+    int rc = explain(s, &none, NULL, &sim->chosen[0], &r, sim->left0, sim->nleft0);
+    if (rc)
+        return rc;
     memcpy(x->excluded, r.excluded, sizeof r.excluded);
     x->nexcluded = r.nexcluded;
+    return 0;
 }
 
-static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t nc,
-                               const disrupt_sim *sim, int multi, disrupt_repl *r)
+/* 0, or BERTH_ENOMEM (never reported as a reason: an allocation failure
+ * is not a decision) */
+static int decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t nc,
+                              const disrupt_sim *sim, int multi, disrupt_repl *r)
 {
+    int rc = 0;
     memset(r, 0, sizeof *r);
     uint32_t n = sim->nfeasible;
     const disrupt_option *o = sim->feasible;
     uint8_t *keep = malloc(n + 1), *drop = calloc(n + 1, 1);
     if (!keep || !drop) {
-        snprintf(r->why, sizeof r->why, "out of memory");
+        rc = BERTH_ENOMEM;
         goto out;
     }
     memset(keep, 1, n + 1);
@@ -400,10 +407,11 @@ static void decide_replacement(disrupt_state *s, const uint32_t *cands, uint32_t
             best = (int)i;
     r->ok = 1;
     r->chosen = o[best];
-    explain(s, sim, drop, &r->chosen, r, sim->left, sim->nleft);
+    rc = explain(s, sim, drop, &r->chosen, r, sim->left, sim->nleft);
 out:
     free(keep);
     free(drop);
+    return rc;
 }
 
 static void set_requirements(const disrupt_state *s, berth_dreplacement *x, uint32_t pool)
@@ -486,14 +494,14 @@ int disrupt_consolidate(disrupt_state *s, const uint32_t *cands, uint32_t nc, in
     else if (!sim.nnew)
         res = disrupt_balanced_ok(s, cands, nc, price) ? 1 : 0;
     else {
-        decide_replacement(s, cands, nc, &sim, multi, r);
         int confirmed = 1;
-        if (r->ok && (rc = disrupt_sim_confirm(&sim, &r->chosen, &confirmed))) {
+        if ((rc = decide_replacement(s, cands, nc, &sim, multi, r)) ||
+            (r->ok && (rc = disrupt_sim_confirm(&sim, &r->chosen, &confirmed))) ||
+            (!confirmed && /* decide again on the scheduled set */
+             (rc = decide_replacement(s, cands, nc, &sim, multi, r)))) {
             disrupt_sim_free(&sim);
             return rc;
         }
-        if (!confirmed) /* decide again on the scheduled set */
-            decide_replacement(s, cands, nc, &sim, multi, r);
         if (!sim.nfeasible && !r->ok && !confirmed) {
             snprintf(why, size, "%u pod(s) fit neither the remaining nodes nor one new node",
                      sim.nleft);
@@ -663,8 +671,10 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
                 disrupt_sim_free(&sim);
                 goto done;
             }
-            if (sim.nchosen == 1)
-                disrupt_explain_drift(&s, &sim, &a->replacements[0]);
+            if (sim.nchosen == 1 && (rc = disrupt_explain_drift(&s, &sim, &a->replacements[0]))) {
+                disrupt_sim_free(&sim);
+                goto done;
+            }
             a->reason = BERTH_DR_DRIFTED;
             s.allowed[s.n[n].pool][BERTH_DR_DRIFTED]--;
             out->method = "Drift";

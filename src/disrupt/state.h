@@ -224,8 +224,8 @@ int disrupt_fill_repl(disrupt_state *s, berth_daction *a, const disrupt_repl *r)
 int disrupt_min_values_ok(const disrupt_state *s, const disrupt_option *o, const uint8_t *keep,
                           uint32_t n, char *why, size_t size);
 /* The `excluded` list of a drift's single replacement x (sim: its
- * simulation, max_new > 1). */
-void disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x);
+ * simulation, max_new > 1). 0 or BERTH_ENOMEM. */
+int disrupt_explain_drift(disrupt_state *s, const disrupt_sim *sim, berth_dreplacement *x);
 /* Balanced (v1.14): every Balanced pool among the candidates approves. */
 int disrupt_balanced_ok(const disrupt_state *s, const uint32_t *cands, uint32_t nc, double savings);
 /* computeConsolidation on the session's current state: *decision 0

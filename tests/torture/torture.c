@@ -130,8 +130,15 @@ static void stateless(const char *name, endpoint fn, const char *path)
         } else if (internal_error(&r)) {
             /* out of memory, reported as such */
         } else {
-            WRONG("%s %s: N=%lu: status %d (failure-free: %d): %.300s", name, path, n, r.status,
-                 ref.status, r.body ? r.body : "(no body)");
+            /* the first difference, with some context */
+            size_t at = 0;
+            if (r.body && ref.body)
+                while (r.body[at] && r.body[at] == ref.body[at])
+                    at++;
+            at = at > 80 ? at - 80 : 0;
+            WRONG("%s %s: N=%lu: status %d (failure-free: %d): ...%.300s\n  failure-free: ...%.300s",
+                  name, path, n, r.status, ref.status, r.body ? r.body + at : "(no body)",
+                  ref.body ? ref.body + (ref.body && strlen(ref.body) > at ? at : 0) : "");
         }
         free(r.body);
         if (!failed)
