@@ -57,6 +57,9 @@ typedef struct berth_serve_options {
                                      * (shared by replicas) instead of db; NULL: SQLite */
     const char *estate;             /* the estate's name in etcd (with etcd) */
     unsigned checkpoint_every;      /* etcd: log batches between snapshots, default 1000 */
+    const char *etcd_cacert;        /* etcd: PEM CA bundle to verify its members (https://) */
+    const char *etcd_cert;          /* etcd: PEM client certificate (with etcd_key) */
+    const char *etcd_key;           /* etcd: its PEM private key */
 } berth_serve_options;
 
 typedef struct berth_server berth_server;

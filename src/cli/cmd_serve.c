@@ -25,6 +25,10 @@ static void help(FILE *f)
             "  --estate NAME                the estate's name in etcd (needed with --etcd)\n"
             "  --checkpoint-every N         etcd: a snapshot every N log batches, the log\n"
             "                               below it removed (default 1000)\n"
+            "  --etcd-cacert FILE           etcd: PEM CA bundle its https:// members' certificates\n"
+            "                               are checked against\n"
+            "  --etcd-cert FILE             etcd: PEM client certificate (--client-cert-auth)\n"
+            "  --etcd-key FILE              etcd: the client certificate's PEM private key\n"
             "  --listen ADDR:PORT           where to listen (default 127.0.0.1:8080;\n"
             "                               [::1]:PORT for IPv6; port 0 picks a free port)\n"
             "  --token-file FILE            bearer tokens allowed to read and write, one per line\n"
@@ -107,7 +111,8 @@ int cmd_serve(int argc, char **argv)
                                              "--planner-threads", "--planner-queue",
                                              "--max-objects", "--max-pairs", "--etcd",
                                              "--estate", "--max-request-seconds",
-                                             "--checkpoint-every", NULL};
+                                             "--checkpoint-every", "--etcd-cacert",
+                                             "--etcd-cert", "--etcd-key", NULL};
         int k = -1;
         for (int j = 0; valued[j]; j++)
             if (!strcmp(a, valued[j]))
@@ -130,6 +135,9 @@ int cmd_serve(int argc, char **argv)
         case 7: o.tls_cert = v; break;
         case 17: o.etcd = v; break;
         case 18: o.estate = v; break;
+        case 21: o.etcd_cacert = v; break;
+        case 22: o.etcd_cert = v; break;
+        case 23: o.etcd_key = v; break;
         case 8: o.tls_key = v; break;
         case 4:
             if (parse_uint(a, v, 1ull << 30, &x))

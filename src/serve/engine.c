@@ -1742,7 +1742,7 @@ int serve_engine_open_config(const serve_engine_config *c, serve_engine **out, b
     pthread_cond_init(&g->applied_cv, NULL);
     int rc;
     if (c->etcd) {
-        rc = serve_log_open_etcd(c->etcd, c->estate, &g->store, e);
+        rc = serve_log_open_etcd_tls(c->etcd, c->estate, &c->etcd_tls, &g->store, e);
         g->shared = 1;
         /* request ids: unique per process start */
         struct timespec ts;

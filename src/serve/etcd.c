@@ -18,8 +18,10 @@
 #include "serve/serve.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,7 +46,20 @@ typedef struct etcd_log {
     int64_t lease;           /* granted lease (0: none) */
     double lease_ok;         /* monotonic time its last keepalive succeeded */
     int64_t elect_rev;       /* create revision of our election key (0: not leading) */
+    /* TLS to etcd (NULL: curl's defaults): --etcd-cacert, --etcd-cert, --etcd-key */
+    char *cacert, *cert, *key;
 } etcd_log;
+
+/* The TLS options of every request to etcd. */
+static void tls_setopt(const etcd_log *l, CURL *c)
+{
+    if (l->cacert)
+        curl_easy_setopt(c, CURLOPT_CAINFO, l->cacert);
+    if (l->cert)
+        curl_easy_setopt(c, CURLOPT_SSLCERT, l->cert);
+    if (l->key)
+        curl_easy_setopt(c, CURLOPT_SSLKEY, l->key);
+}
 
 static double mono(void)
 {
@@ -176,6 +191,7 @@ static int post_t(etcd_log *l, const char *path, const char *body, long timeout_
         buf b = {0};
         struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
         curl_easy_setopt(c, CURLOPT_URL, url);
+        tls_setopt(l, c);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -616,6 +632,7 @@ static void etcd_follow(serve_log *s, const serve_follow_fns *f, const int *stop
             break;
         struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
         curl_easy_setopt(c, CURLOPT_URL, url);
+        tls_setopt(l, c);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_watch);
@@ -903,6 +920,7 @@ static int etcd_defragment(serve_log *s, berth_error *e)
             return berth_error_set(e, BERTH_ENOMEM, "out of memory");
         buf b = {0};
         curl_easy_setopt(c, CURLOPT_URL, url);
+        tls_setopt(l, c);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, "{}");
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
@@ -951,6 +969,9 @@ static void etcd_close(serve_log *s)
     for (size_t i = 0; i < l->nurls; i++)
         free(l->urls[i]);
     free(l->urls);
+    free(l->cacert);
+    free(l->cert);
+    free(l->key);
     free(l->prefix);
     free(l->prefix_b64);
     free(l->end_b64);
@@ -977,10 +998,38 @@ static const serve_log_vt etcd_vt = {
     .close = etcd_close,
 };
 
+/* 0 when path names a readable file; else BERTH_EINVAL naming option. */
+static int readable(const char *option, const char *path, berth_error *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return berth_error_set(e, BERTH_EINVAL, "%s: cannot read '%s': %s", option, path,
+                               strerror(errno));
+    fclose(f);
+    return 0;
+}
+
 int serve_log_open_etcd(const char *endpoints, const char *estate, serve_log **out,
                         berth_error *e)
 {
+    return serve_log_open_etcd_tls(endpoints, estate, NULL, out, e);
+}
+
+int serve_log_open_etcd_tls(const char *endpoints, const char *estate,
+                            const serve_etcd_tls *tls, serve_log **out, berth_error *e)
+{
     *out = NULL;
+    if (tls) {
+        if (tls->cacert && readable("--etcd-cacert", tls->cacert, e))
+            return BERTH_EINVAL;
+        if (tls->cert && readable("--etcd-cert", tls->cert, e))
+            return BERTH_EINVAL;
+        if (tls->key && readable("--etcd-key", tls->key, e))
+            return BERTH_EINVAL;
+        if (!tls->cert != !tls->key)
+            return berth_error_set(e, BERTH_EINVAL,
+                                   "--etcd-cert and --etcd-key: both options or neither");
+    }
     if (!estate || !serve_name_valid(estate, strlen(estate)))
         return berth_error_set(e, BERTH_EINVAL,
                                "--estate: a name of 1-63 letters, digits, '-', '_' or '.' is "
@@ -992,6 +1041,10 @@ int serve_log_open_etcd(const char *endpoints, const char *estate, serve_log **o
     l->log.vt = &etcd_vt;
     pthread_mutex_init(&l->mu, NULL);
     int rc = 0;
+    if (tls && ((tls->cacert && !(l->cacert = strdup(tls->cacert))) ||
+                (tls->cert && !(l->cert = strdup(tls->cert))) ||
+                (tls->key && !(l->key = strdup(tls->key)))))
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
     for (const char *p = endpoints; !rc && *p;) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
@@ -999,7 +1052,8 @@ int serve_log_open_etcd(const char *endpoints, const char *estate, serve_log **o
             n--;
         if (n == 0 || (strncmp(p, "http://", 7) && strncmp(p, "https://", 8)) || n > 900) {
             rc = berth_error_set(e, BERTH_EINVAL,
-                                 "--etcd: expected http://HOST:PORT[,http://HOST:PORT...], got "
+                                 "--etcd: expected http(s)://HOST:PORT[,http(s)://HOST:PORT...], "
+                                 "got "
                                  "'%s'", endpoints);
             break;
         }

@@ -854,7 +854,10 @@ int berth_serve_start(const berth_serve_options *o, berth_server **out, berth_er
     if (!rc) {
         serve_engine_config ec = {.db = o->db, .etcd = o->etcd, .estate = o->estate,
                                   .max_batch = o->max_batch,
-                                  .checkpoint_every = o->checkpoint_every};
+                                  .checkpoint_every = o->checkpoint_every,
+                                  .etcd_tls = {.cacert = o->etcd_cacert,
+                                               .cert = o->etcd_cert,
+                                               .key = o->etcd_key}};
         rc = serve_engine_open_config(&ec, &s->engine, e);
     }
     if (!rc)

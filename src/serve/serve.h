@@ -103,6 +103,17 @@ int serve_log_open_sqlite(const char *path, serve_log **out, berth_error *e);
 /* The etcd log of estate name on the comma-separated endpoints, --etcd. */
 int serve_log_open_etcd(const char *endpoints, const char *estate, serve_log **out,
                         berth_error *e);
+/* TLS to etcd: PEM files (each NULL: curl's default), --etcd-cacert,
+ * --etcd-cert, --etcd-key. */
+typedef struct serve_etcd_tls {
+    const char *cacert; /* CA bundle that signed the members' certificates */
+    const char *cert;   /* client certificate (with key) */
+    const char *key;    /* its private key */
+} serve_etcd_tls;
+/* As serve_log_open_etcd, with TLS options (NULL: none); a file that cannot
+ * be read is BERTH_EINVAL naming the option. */
+int serve_log_open_etcd_tls(const char *endpoints, const char *estate,
+                            const serve_etcd_tls *tls, serve_log **out, berth_error *e);
 
 typedef struct serve_store serve_store;
 
@@ -212,6 +223,7 @@ typedef struct serve_engine_config {
     unsigned checkpoint_every;
     double checkpoint_seconds;
     double defrag_seconds;
+    serve_etcd_tls etcd_tls; /* TLS to etcd (all NULL: none) */
 } serve_engine_config;
 int serve_engine_open_config(const serve_engine_config *c, serve_engine **out, berth_error *e);
 void serve_engine_close(serve_engine *g);
