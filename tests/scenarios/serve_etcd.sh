@@ -13,17 +13,8 @@
 set -u
 BERTH=${BERTH:-build/berth}
 BUILD_DIR=$(dirname "$BERTH")
-if ! command -v etcd > /dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server > /dev/null 2>&1
-  elif sudo -n true > /dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive sudo apt-get install -y -qq etcd-server > /dev/null 2>&1
-  fi
-fi
-if ! command -v etcd > /dev/null 2>&1; then
-  echo "serve_etcd: SKIPPED: etcd is not installed and cannot be (apt-get install etcd-server)"
-  exit 0
-fi
+. tests/lib/etcd.sh
+etcd_require serve_etcd
 mkdir -p "$BUILD_DIR"
 tmp=$(mktemp -d "$BUILD_DIR/etcd-test.XXXXXX")
 epids=(); pids=(); loops=()
