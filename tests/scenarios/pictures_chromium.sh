@@ -27,25 +27,9 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# ---- Chromium (as serve_web_e2e.sh finds or installs it) ----
-CHROMIUM=${CHROMIUM:-}
-[ -z "$CHROMIUM" ] && CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-    echo "installing Debian's chromium (apt-get install -y chromium)..."
-    export DEBIAN_FRONTEND=noninteractive
-    timeout 420 apt-get install -y -q chromium > "$tmp/apt.log" 2>&1 ||
-      { timeout 120 apt-get update -q > /dev/null 2>&1 &&
-        timeout 420 apt-get install -y -q chromium > "$tmp/apt.log" 2>&1; }
-    CHROMIUM=$(command -v chromium || true)
-  fi
-  if [ -z "$CHROMIUM" ]; then
-    [ -n "${CI:-}" ] && fail "chromium is required in CI and could not be installed: $(tail -2 "$tmp/apt.log" 2>/dev/null)"
-    echo "SKIP: pictures_chromium needs Debian's chromium and it could not be installed" \
-         "(not root, no apt-get, or the install failed): $(tail -2 "$tmp/apt.log" 2>/dev/null)"
-    exit 0
-  fi
-fi
+# ---- Chromium ----
+. tests/lib/chromium.sh
+chromium_require pictures_chromium ci-strict
 
 # png_size FILE: "WIDTH HEIGHT" from the PNG's IHDR chunk
 png_size() {

@@ -23,23 +23,8 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/log" ] && tail -5 "$tmp/log"; exit 1; }
 
 # ---- Chromium ----
-CHROMIUM=${CHROMIUM:-}
-[ -z "$CHROMIUM" ] && CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-    echo "installing Debian's chromium (apt-get install -y chromium)..."
-    export DEBIAN_FRONTEND=noninteractive
-    timeout 420 apt-get install -y -q chromium > "$tmp/apt.log" 2>&1 ||
-      { timeout 120 apt-get update -q > /dev/null 2>&1 &&
-        timeout 420 apt-get install -y -q chromium > "$tmp/apt.log" 2>&1; }
-    CHROMIUM=$(command -v chromium || true)
-  fi
-  if [ -z "$CHROMIUM" ]; then
-    echo "SKIP: serve_web_e2e needs Debian's chromium and it could not be installed" \
-         "(not root, no apt-get, or the install failed): $(tail -2 "$tmp/apt.log" 2>/dev/null)"
-    exit 0
-  fi
-fi
+. tests/lib/chromium.sh
+chromium_require serve_web_e2e
 
 # chrome URL OUT [extra flags...]: one headless run, bounded in time. The
 # virtual time budget lets the page's timers (the 1.5 s poll) run while the
