@@ -57,6 +57,7 @@ struct serve_extender {
     ext_warm *warm[EXT_WARM];      /* idle or busy (in use by one call) */
     uint64_t warm_tick;
     uint64_t warm_builds, warm_probes; /* states built; cycles answered from one */
+    int warm_off;                  /* serve_extender_set_warm(x, 0): every cycle cold */
 };
 
 /* ---- the node cache ---- */
@@ -1247,6 +1248,11 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
     const char *slash = strchr(q->key, '/');
     char ns[300];
     snprintf(ns, sizeof ns, "%.*s", (int)(slash - q->key), q->key);
+    pthread_mutex_lock(&x->mu);
+    int off = x->warm_off;
+    pthread_mutex_unlock(&x->mu);
+    if (off)
+        return 0;
     uint64_t bgen = serve_bindings_generation(x->bind);
     ext_warm *w = warm_get(x, cache->gen, bgen, profile, ns, names);
     int fresh = !w;
@@ -1734,6 +1740,13 @@ void serve_extender_fast_stats(serve_extender *x, uint64_t *calls, uint64_t *hit
     pthread_mutex_lock(&x->mu);
     *calls = x->fast_calls;
     *hits = x->fast_hits;
+    pthread_mutex_unlock(&x->mu);
+}
+
+void serve_extender_set_warm(serve_extender *x, int on)
+{
+    pthread_mutex_lock(&x->mu);
+    x->warm_off = !on;
     pthread_mutex_unlock(&x->mu);
 }
 
