@@ -1051,6 +1051,7 @@ struct ext_warm {
     size_t nbound;
     const char **keys;        /* keys of the bound pods counted, sorted */
     size_t nkeys;
+    uint32_t decodes;         /* pods decoded into scratch (bounds its arena) */
 };
 
 static void warm_free(serve_extender *x, ext_warm *w)
@@ -1087,7 +1088,7 @@ static ext_warm *warm_get(serve_extender *x, uint64_t cache_gen, uint64_t bind_g
         if (!w || w->busy)
             continue;
         if (w->cache_gen != cache_gen || w->bind_gen != bind_gen ||
-            (w->probe && !berth_kprobe_left(w->probe))) {
+            (w->probe && !berth_kprobe_left(w->probe)) || w->decodes >= EXT_WARM_SLOTS) {
             drop[ndrop++] = w; /* its estate changed, or it is used up */
             x->warm[i] = NULL;
             continue;
@@ -1215,6 +1216,8 @@ fail:
 static berth_kpod *warm_decode(ext_warm *w, const char *seen, const char *key)
 {
     berth_kcluster *s = &w->scratch;
+    if (w->decodes++ >= EXT_WARM_SLOTS)
+        return NULL; /* its arena has grown enough: the state is built again */
     s->npods = 0;
     memcpy(s->res_names, w->k.res_names, sizeof s->res_names);
     s->nres = w->k.nres;
