@@ -107,6 +107,16 @@ int xl_buy_prepare(berth_xl *x, berth_xl_cluster *c, berth_error *e)
 {
     if (x->autoscaler == BERTH_XL_AUTOSCALER_NONE)
         return 0;
+    for (uint32_t i = 0; i < x->nasrcs; i++) { /* CLUSTER= names a --workloads cluster */
+        const char *n = x->asrcs[i].cluster;
+        uint32_t j = 0;
+        while (n && j < x->nclusters && strcmp(x->clusters[j]->name, n))
+            j++;
+        if (n && j == x->nclusters)
+            return berth_error_set(e, BERTH_EINVAL,
+                                   "--autoscaler-config %s=%s: no --workloads file for cluster "
+                                   "'%s'", n, x->asrcs[i].src.path, n);
+    }
     int karp = x->autoscaler == BERTH_XL_AUTOSCALER_KARPENTER;
     berth_kcluster *mk;
     int rc = 0;
