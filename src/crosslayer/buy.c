@@ -15,8 +15,9 @@
  *   nodes and then onto new nodes, per round the offering that takes the
  *   most, then the cheapest, NodePools in weight order within their
  *   limits (docs/disrupt.md "NodePool weight and limits"). Budgets are not
- *   asked (the pods are pending already: PDBs are set to allow) and
- *   do-not-disrupt is cleared in the model for the same reason. */
+ *   asked (the pods are pending already: the model has no PDBs, which
+ *   placement never reads) and do-not-disrupt is cleared in the model for
+ *   the same reason. */
 #include "crosslayer/state.h"
 
 #include <stdio.h>
@@ -186,6 +187,9 @@ int xl_buy_prepare(berth_xl *x, berth_xl_cluster *c, berth_error *e)
                                    "offering", c->name);
         for (uint32_t p = 0; p < k->npods; p++)
             m->pod_info[p].dnd = 0; /* pending already: nothing to protect */
+        /* no budget matters either, and placement never reads PDBs: the
+         * planner then skips matching every pod to every PDB per phase */
+        m->kube.npdbs = 0;
         if (berth_disrupt_add_node(m, 0, t, 0, PHANTOM, 0, 0, &c->phantom))
             return berth_error_set(e, BERTH_ENOMEM, "out of memory");
         m->kube.nodes[c->phantom].unschedulable = 1;
@@ -293,8 +297,6 @@ static int buy_karpenter(berth_xl *x, berth_xl_cluster *c, berth_xl_phase *ph, i
     disrupt_state s;
     if (disrupt_state_init(&s, m, &o))
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    for (uint32_t b = 0; b < m->kube.npdbs; b++)
-        s.pdb_allowed[b] = INT64_MAX; /* the pods are pending already */
     disrupt_sim sim;
     uint32_t cand = c->phantom;
     int rc = disrupt_simulate(&s, &cand, 1, DISRUPT_SPARE_SLOTS, &sim);
