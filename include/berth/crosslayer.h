@@ -20,8 +20,16 @@
  * SPEC 1.5), then goes down with its node and is recreated (forced). Nodes
  * that come back receive pods again and pending pods are retried.
  *
- * Ownership: a berth_xl owns its clusters (their berth_kcluster), the
- * recorded phases and every string (its arena). Threads: one berth_xl from
+ * With x->autoscaler (`--autoscaler`, crosslayer/buy.c) each phase that
+ * leaves pods pending also records what Karpenter (the disruption
+ * planner's new-capacity path), Ocean or the cluster-autoscaler
+ * (berth_autoscale_plan) would launch for them, on the planner's own model
+ * of the cluster set to the phase's state; with x->advise (bare metal,
+ * crosslayer/advice.c) the nodes and machines that would place every
+ * pending pod and, per runtime upgrade, a rack order (docs/nexus.md).
+ *
+ * Ownership: a berth_xl owns its clusters (their berth_kcluster and the
+ * planners' models), the recorded phases and every string (its arena). Threads: one berth_xl from
  * one thread at a time; distinct ones may run concurrently. */
 #ifndef BERTH_CROSSLAYER_H
 #define BERTH_CROSSLAYER_H
