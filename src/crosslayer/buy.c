@@ -190,7 +190,7 @@ int xl_buy_prepare(berth_xl *x, berth_xl_cluster *c, berth_error *e)
         /* no budget matters either, and placement never reads PDBs: the
          * planner then skips matching every pod to every PDB per phase */
         m->kube.npdbs = 0;
-        if (berth_disrupt_add_node(m, 0, t, 0, PHANTOM, 0, 0, &c->phantom))
+        if (berth_disrupt_add_node(m, 0, t, 0, PHANTOM, c->now, c->now, &c->phantom))
             return berth_error_set(e, BERTH_ENOMEM, "out of memory");
         m->kube.nodes[c->phantom].unschedulable = 1;
     }
