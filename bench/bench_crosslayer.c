@@ -9,7 +9,12 @@
  * upgrade's drains; median of 3 runs, wall clock, and its CPU time as
  * crosslayer.upgrade_cpu_seconds) and crosslayer.load_seconds (reading
  * and expanding the Kubernetes objects). Target: upgrade under 10 s on 2
- * cores. */
+ * cores. Then once BENCH crosslayer.upgrade_seconds.karpenter: the same
+ * estate with pods of 230m (the clusters ~95 % full, so batches leave pods
+ * pending) and `--autoscaler karpenter` (one NodePool, two instance
+ * types): every phase with pending pods asks the disruption planner's
+ * new-capacity path (one run, wall clock, and its CPU time as
+ * crosslayer.upgrade_cpu_seconds.karpenter; target under 20 s). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +64,18 @@ static char *site_text(size_t *len)
     return s;
 }
 
-static char *kube_text(int c, size_t *len)
+static const char KARPENTER[] =
+    "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: burst}\nspec:\n  template:\n"
+    "    spec:\n      expireAfter: Never\n      requirements: [{key: karpenter.sh/capacity-type, "
+    "operator: In, values: [on-demand]}]\n"
+    "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: Standard_D4s_v3}\n"
+    "spec: {capacity: {cpu: \"4\", memory: 16Gi, pods: 110}, offerings: [{zone: z1, "
+    "capacityType: on-demand, price: 0.192}]}\n"
+    "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: Standard_D16s_v3}\n"
+    "spec: {capacity: {cpu: \"16\", memory: 64Gi, pods: 110}, offerings: [{zone: z1, "
+    "capacityType: on-demand, price: 0.768}]}\n";
+
+static char *kube_text(int c, int milli, size_t *len)
 {
     char *s = NULL;
     FILE *f = open_memstream(&s, len);
@@ -76,10 +92,10 @@ static char *kube_text(int c, size_t *len)
         fprintf(f, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app%d, "
                    "namespace: ns, uid: u%d}\nspec:\n  replicas: %d\n  selector: {matchLabels: "
                    "{app: a%d}}\n  template:\n    metadata: {labels: {app: a%d}}\n    spec:\n"
-                   "      containers: [{name: m, resources: {requests: {cpu: 100m, memory: 256Mi}}}]\n"
+                   "      containers: [{name: m, resources: {requests: {cpu: %dm, memory: 256Mi}}}]\n"
                    "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p%d, "
                    "namespace: ns}\nspec: {maxUnavailable: 10%%, selector: {matchLabels: {app: a%d}}}\n",
-                d, d, REPLICAS, d, d, d, d);
+                d, d, REPLICAS, d, d, milli, d, d);
     fprintf(f, "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: "
                "kube-system, uid: uds}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n"
                "    metadata: {labels: {app: agent}}\n    spec:\n      tolerations: [{operator: Exists}]\n"
@@ -88,7 +104,8 @@ static char *kube_text(int c, size_t *len)
     return s;
 }
 
-static int run(double *upgrade, double *cpu, double *loadt, uint64_t *moved, uint64_t *pods)
+static int run(int karpenter, double *upgrade, double *cpu, double *loadt, uint64_t *moved,
+               uint64_t *pods, uint64_t *launched)
 {
     berth_nexus nx;
     berth_nexus_init(&nx);
@@ -106,14 +123,26 @@ static int run(double *upgrade, double *cpu, double *loadt, uint64_t *moved, uin
     double t0 = now_s();
     berth_xl x;
     berth_xl_init(&x);
+    if (karpenter) {
+        berth_source as;
+        x.autoscaler = BERTH_XL_AUTOSCALER_KARPENTER;
+        if (berth_doc_load_buffer(&nx.arena, "karpenter", KARPENTER, sizeof KARPENTER - 1, &as,
+                                  &e) ||
+            berth_xl_add_autoscaler_source(&x, NULL, &as)) {
+            fprintf(stderr, "karpenter: %s\n", e.msg);
+            return 1;
+        }
+    }
     for (int c = 0; c < CLUSTERS; c++) {
         char name[16];
         snprintf(name, sizeof name, "c%02d", c);
         berth_kcluster *k;
-        text = kube_text(c, &len);
-        if (!text || berth_xl_cluster_for(&x, name, &k, NULL) ||
+        uint32_t idx;
+        text = kube_text(c, karpenter ? 230 : 100, &len);
+        if (!text || berth_xl_cluster_for(&x, name, &k, &idx) ||
             berth_doc_load_buffer(&k->arena, name, text, len, &src, &e) ||
-            berth_kube_load(k, &src, 0, &e)) {
+            berth_kube_load(k, &src, 0, &e) ||
+            (karpenter && berth_xl_add_source(&x, idx, &src))) {
             fprintf(stderr, "kube %s: %s\n", name, e.msg);
             return 1;
         }
@@ -134,9 +163,11 @@ static int run(double *upgrade, double *cpu, double *loadt, uint64_t *moved, uin
     *loadt = t1 - t0;
     *upgrade = t2 - t1;
     *cpu = c2 - c1;
-    *moved = *pods = 0;
-    for (uint32_t i = 0; i < x.nphases; i++)
+    *moved = *pods = *launched = 0;
+    for (uint32_t i = 0; i < x.nphases; i++) {
         *moved += x.phases[i].moved;
+        *launched += x.phases[i].launch_nodes;
+    }
     for (uint32_t c = 0; c < x.nclusters; c++)
         *pods += berth_xl_kube(&x, c)->npods;
     berth_xl_free(&x);
@@ -153,9 +184,9 @@ static int cmp_d(const void *a, const void *b)
 int main(void)
 {
     double up[3], ld[3], cpu[3];
-    uint64_t moved = 0, pods = 0;
+    uint64_t moved = 0, pods = 0, launched = 0;
     for (int i = 0; i < 3; i++)
-        if (run(&up[i], &cpu[i], &ld[i], &moved, &pods))
+        if (run(0, &up[i], &cpu[i], &ld[i], &moved, &pods, &launched))
             return 1;
     qsort(up, 3, sizeof *up, cmp_d);
     qsort(ld, 3, sizeof *ld, cmp_d);
@@ -165,5 +196,13 @@ int main(void)
     printf("BENCH crosslayer.upgrade_seconds %.3f s\n", up[1]);
     printf("BENCH crosslayer.upgrade_cpu_seconds %.3f s\n", cpu[1]);
     printf("BENCH crosslayer.load_seconds %.3f s\n", ld[1]);
+    fflush(stdout);
+    double ku, kc, kl;
+    if (run(1, &ku, &kc, &kl, &moved, &pods, &launched))
+        return 1;
+    fprintf(stderr, "crosslayer karpenter: %llu pods moved, %llu nodes launched over the phases\n",
+            (unsigned long long)moved, (unsigned long long)launched);
+    printf("BENCH crosslayer.upgrade_seconds.karpenter %.3f s\n", ku);
+    printf("BENCH crosslayer.upgrade_cpu_seconds.karpenter %.3f s\n", kc);
     return 0;
 }

@@ -20,8 +20,16 @@
  * SPEC 1.5), then goes down with its node and is recreated (forced). Nodes
  * that come back receive pods again and pending pods are retried.
  *
- * Ownership: a berth_xl owns its clusters (their berth_kcluster), the
- * recorded phases and every string (its arena). Threads: one berth_xl from
+ * With x->autoscaler (`--autoscaler`, crosslayer/buy.c) each phase that
+ * leaves pods pending also records what Karpenter (the disruption
+ * planner's new-capacity path), Ocean or the cluster-autoscaler
+ * (berth_autoscale_plan) would launch for them, on the planner's own model
+ * of the cluster set to the phase's state; with x->advise (bare metal,
+ * crosslayer/advice.c) the nodes and machines that would place every
+ * pending pod and, per runtime upgrade, a rack order (docs/nexus.md).
+ *
+ * Ownership: a berth_xl owns its clusters (their berth_kcluster and the
+ * planners' models), the recorded phases and every string (its arena). Threads: one berth_xl from
  * one thread at a time; distinct ones may run concurrently. */
 #ifndef BERTH_CROSSLAYER_H
 #define BERTH_CROSSLAYER_H
@@ -76,7 +84,56 @@ typedef struct berth_xl_phase {
     uint32_t hold0, nholds;       /* holds[] */
     uint32_t short0, nshorts;     /* shorts[]: workloads below desired after the phase */
     uint32_t pdb0, npdbs;         /* pdbs[]: PDBs below their minimum after the phase */
+    /* --autoscaler (buy.c): what it launches for the pods pending after
+     * the phase, and for how long (runtime-upgrade batches: the drain
+     * limit when VMs go down plus the re-image; 0 otherwise) */
+    uint32_t launch0, nlaunches;  /* launches[] */
+    uint32_t launch_nodes;        /* nodes of those launches */
+    uint32_t launch_placed;       /* pending pods they take */
+    uint32_t launch_left;         /* pending pods they do not take */
+    double launch_per_hour;       /* sum of count x price */
+    int64_t minutes;              /* the phase's length on the timeline */
+    double window_cost;           /* launch_per_hour x minutes / 60 */
+    /* bare-metal advice (advice.c, --advise-upgrade): nodes of the
+     * cluster's VM SKU that would let every pending pod place (scheduler
+     * with spare nodes), BERTH_XL_NONE: more than BERTH_XL_SPARE_MAX */
+    uint32_t extra_nodes;
+    uint32_t extra_machines;      /* machines of the site's kind holding them (0: none) */
+    const char *extra_pool;       /* the worker pool whose node they copy */
 } berth_xl_phase;
+
+/* One kind of node the autoscaler launches in a phase. Strings live in
+ * the berth_xl. */
+typedef struct berth_xl_launch {
+    const char *group;            /* NodePool / VirtualNodeGroup */
+    const char *instance_type, *zone, *capacity_type;
+    uint32_t count;
+    uint32_t pods;                /* pods the scheduler put there (Karpenter: of the group) */
+    double price;                 /* per node per hour */
+} berth_xl_launch;
+
+typedef enum berth_xl_autoscaler {
+    BERTH_XL_AUTOSCALER_NONE,
+    BERTH_XL_AUTOSCALER_KARPENTER,
+    BERTH_XL_AUTOSCALER_OCEAN,
+    BERTH_XL_AUTOSCALER_CLUSTER_AUTOSCALER
+} berth_xl_autoscaler;
+/* "karpenter", "ocean", "cluster-autoscaler" -> the kind; -1 when unknown. */
+int berth_xl_autoscaler_parse(const char *s);
+const char *berth_xl_autoscaler_name(berth_xl_autoscaler a);
+
+#define BERTH_XL_SPARE_MAX 32     /* spare nodes the machines-to-add advice tries */
+#define BERTH_XL_ORDER_MAX_RACKS 64 /* racks the rack-order search reorders */
+
+/* The rack order advice of one runtime-upgrade step (advice.c). */
+typedef struct berth_xl_order {
+    uint32_t step;
+    uint32_t *racks;              /* advised order (rack indices of nx); nracks entries */
+    uint32_t nracks;
+    uint32_t given_breaches, advised_breaches; /* batches x clusters with a PDB below minimum */
+    uint64_t given_pending, advised_pending;   /* sum over batches of pods pending */
+    int searched;                 /* 0: more racks than BERTH_XL_ORDER_MAX_RACKS, given kept */
+} berth_xl_order;
 
 typedef struct berth_xl berth_xl;
 struct berth_xl {
@@ -88,6 +145,15 @@ struct berth_xl {
     berth_xl_hold *holds;         uint32_t nholds, capholds;
     berth_xl_short *shorts;       uint32_t nshorts, capshorts;
     berth_xl_pdb *pdbs;           uint32_t npdbs, cappdbs;
+    berth_xl_launch *launches;    uint32_t nlaunches, caplaunches;
+    /* options, set before berth_xl_prepare */
+    berth_xl_autoscaler autoscaler;
+    int advise;                   /* bare-metal advice: extra nodes, rack order */
+    int strict;
+    /* results of the advice */
+    berth_xl_order *orders;       uint32_t norders, caporders;
+    int trial;                    /* internal: inside a rack-order trial (nothing reported) */
+    struct berth_xl_asrc *asrcs;  uint32_t nasrcs, capasrcs; /* autoscaler inputs */
     /* test hook: called after every phase with the cluster's down flags
      * (per kube node of berth_xl_kube(x, cluster)) and the node of every
      * pod (BERTH_KUBE_NONE: pending), both valid during the call */
@@ -114,8 +180,21 @@ const berth_kcluster *berth_xl_kube(const berth_xl *x, uint32_t cluster);
 int berth_xl_guess_cluster(const berth_nexus *nx, const berth_kcluster *k, const char **cluster,
                            const char **other);
 
+/* The autoscaler's own input for cluster `cluster` (NULL: every
+ * cluster): NodePools and InstanceTypes (karpenter), VirtualNodeGroups and
+ * InstanceTypes (ocean, cluster-autoscaler). src must live as long as x;
+ * the cluster's --workloads sources are added by berth_xl_add_source (the
+ * autoscaler's model is loaded from both, in that order). 0 or
+ * BERTH_ENOMEM. */
+int berth_xl_add_autoscaler_source(berth_xl *x, const char *cluster, const berth_source *src);
+/* A --workloads source of cluster index `cluster` (berth_xl_cluster_for),
+ * kept for the autoscaler's model. 0 or BERTH_ENOMEM. */
+int berth_xl_add_source(berth_xl *x, uint32_t cluster, const berth_source *src);
+
 /* Once every file is in: berth_kube_expand on every cluster, every
- * cluster name must be a KubernetesCluster of nx. 0 or BERTH_EINVAL. */
+ * cluster name must be a KubernetesCluster of nx; with x->autoscaler, the
+ * autoscaler's model of every cluster (berth_disrupt_load /
+ * berth_autoscale_load of its sources, finalized). 0 or BERTH_EINVAL. */
 int berth_xl_prepare(berth_xl *x, const berth_nexus *nx, berth_error *e);
 
 /* berth_nexus_options.on_step (ctx: the berth_xl): records the phases of
@@ -151,8 +230,15 @@ int berth_report_crosslayer_json(struct json_t *root, const berth_nexus *nx, con
                                  int detail);
 /* root["upgradeAdvice"] = {"maxUnavailable", "pdbBreaches", "safeMaxUnavailable" (null when
  * none)}; the table's advice line. 0 or BERTH_ENOMEM. */
-int berth_report_crosslayer_advice_json(struct json_t *root, const berth_xl_advice *a);
-void berth_report_crosslayer_advice_text(FILE *out, const berth_xl_advice *a);
+int berth_report_crosslayer_advice_json(struct json_t *root, const berth_nexus *nx,
+                                        const berth_xl *x, const berth_xl_advice *a);
+void berth_report_crosslayer_advice_text(FILE *out, const berth_nexus *nx, const berth_xl *x,
+                                         const berth_xl_advice *a);
+/* The HTML page's upgrade timeline (report/crosslayer_svg.c): per runtime
+ * upgrade step an SVG with one lane per rack (its batches over minutes)
+ * and, under them, the pod-impact lane (per batch: pods moved, pending,
+ * drains PDB-blocked, summed over the clusters). 0 or BERTH_EIO. */
+int berth_report_crosslayer_html(FILE *out, const berth_nexus *nx, const berth_xl *x);
 /* The per-step table of the kube view (after berth_report_nexus_table). */
 int berth_report_crosslayer_table(FILE *out, const berth_nexus *nx, const berth_xl *x, int detail);
 

@@ -96,6 +96,10 @@ int berth_report_nexus_svg(FILE *out, const berth_nexus *nx);
 /* A standalone HTML page (no external resources): the same SVG, a per-rack
  * utilisation table, a clusters/pools summary and the timeline. */
 int berth_report_nexus_html(FILE *out, const berth_nexus *nx);
+/* The same page with extra(out, ctx) written after the steps table (NULL:
+ * none; `simulate --workloads` adds its upgrade timeline). */
+int berth_report_nexus_html_with(FILE *out, const berth_nexus *nx,
+                                 int (*extra)(FILE *out, const void *ctx), const void *ctx);
 
 /* ---- shared helpers (also used by the CLI) ---- */
 

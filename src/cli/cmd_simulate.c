@@ -43,6 +43,14 @@ static void help(FILE *f)
             "  --advise-upgrade     with --workloads: the largest runtime-upgrade maxUnavailable\n"
             "                       that keeps every PodDisruptionBudget at its minimum (re-runs\n"
             "                       the timeline with fewer machines per batch)\n"
+            "                       and, with no autoscaler, the rack order and the machines\n"
+            "                       to add\n"
+            "  --autoscaler KIND    with --workloads: karpenter, ocean or cluster-autoscaler:\n"
+            "                       the nodes it launches for each step's pending pods and\n"
+            "                       the cost of the upgrade window\n"
+            "  --autoscaler-config [CLUSTER=]FILE\n"
+            "                       its NodePools (karpenter) or VirtualNodeGroups, and\n"
+            "                       InstanceTypes (repeatable; without CLUSTER=: every cluster)\n"
             "  -q, --quiet          print nothing on success (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -52,6 +60,23 @@ static void help(FILE *f)
 
 static int write_svg(FILE *f, const void *nx) { return berth_report_nexus_svg(f, nx); }
 static int write_html(FILE *f, const void *nx) { return berth_report_nexus_html(f, nx); }
+
+typedef struct xl_page {
+    const berth_nexus *nx;
+    const berth_xl *xl;
+} xl_page;
+
+static int xl_extra(FILE *f, const void *ctx)
+{
+    const xl_page *p = ctx;
+    return berth_report_crosslayer_html(f, p->nx, p->xl);
+}
+
+static int write_xl_html(FILE *f, const void *ctx)
+{
+    const xl_page *p = ctx;
+    return berth_report_nexus_html_with(f, p->nx, xl_extra, p);
+}
 
 /* --explain NAME that no step placed: the three VM names closest to it */
 static void explain_unknown(const berth_nexus *nx, const char *want)
@@ -86,19 +111,42 @@ static void explain_unknown(const berth_nexus *nx, const char *want)
 
 /* --workloads [CLUSTER=]FILE...: each file into its cluster's kube model
  * (named, else the cluster whose VMs its Nodes name), then expanded. */
-static int load_workloads(berth_nexus *nx, berth_xl *xl, const char *const *files, int n,
-                          int strict)
+typedef struct wl_opts {
+    const char *const *files;     /* --workloads */
+    int n;
+    const char *const *acfg;      /* --autoscaler-config */
+    int nacfg;
+    int autoscaler;               /* berth_xl_autoscaler */
+    int advise;                   /* --advise-upgrade */
+    int strict;
+} wl_opts;
+
+/* [CLUSTER=]FILE: *path the file, cluster the name or "". */
+static void split_cluster(const char *arg, char cluster[256], const char **path)
 {
+    const char *eq = strchr(arg, '=');
+    cluster[0] = 0;
+    *path = arg;
+    if (eq && eq != arg && (size_t)(eq - arg) < 256 && !memchr(arg, '/', (size_t)(eq - arg))) {
+        memcpy(cluster, arg, (size_t)(eq - arg));
+        cluster[eq - arg] = 0;
+        *path = eq + 1;
+    }
+}
+
+static int load_workloads(berth_nexus *nx, berth_xl *xl, const wl_opts *w)
+{
+    const char *const *files = w->files;
+    int n = w->n, strict = w->strict;
+    xl->autoscaler = (berth_xl_autoscaler)w->autoscaler;
+    xl->advise = w->advise;
+    xl->strict = strict;
     berth_error e;
     berth_error_clear(&e);
     for (int i = 0; i < n; i++) {
-        const char *path = files[i], *eq = strchr(files[i], '=');
-        char cluster[256] = "";
-        if (eq && eq != files[i] && (size_t)(eq - files[i]) < sizeof cluster &&
-            !memchr(files[i], '/', (size_t)(eq - files[i]))) {
-            memcpy(cluster, files[i], (size_t)(eq - files[i]));
-            path = eq + 1;
-        }
+        const char *path;
+        char cluster[256];
+        split_cluster(files[i], cluster, &path);
         berth_source src;
         int rc = cli_load_doc(&nx->arena, path, &src, &e);
         if (!rc && !cluster[0]) {
@@ -122,10 +170,25 @@ static int load_workloads(berth_nexus *nx, berth_xl *xl, const char *const *file
             berth_kube_free(&probe);
         }
         berth_kcluster *k = NULL;
-        if (!rc && berth_xl_cluster_for(xl, cluster, &k, NULL))
+        uint32_t idx = 0;
+        if (!rc && (berth_xl_cluster_for(xl, cluster, &k, &idx) ||
+                    (w->autoscaler && berth_xl_add_source(xl, idx, &src))))
             rc = berth_error_set(&e, BERTH_ENOMEM, "out of memory");
         if (!rc)
             rc = berth_kube_load(k, &src, strict, &e);
+        if (rc) {
+            fprintf(stderr, "berth: %s\n", e.msg);
+            return berth_err_exit_code(rc);
+        }
+    }
+    for (int i = 0; w->autoscaler && i < w->nacfg; i++) {
+        const char *path;
+        char cluster[256];
+        split_cluster(w->acfg[i], cluster, &path);
+        berth_source src;
+        int rc = cli_load_doc(&nx->arena, path, &src, &e);
+        if (!rc && berth_xl_add_autoscaler_source(xl, cluster[0] ? cluster : NULL, &src))
+            rc = berth_error_set(&e, BERTH_ENOMEM, "out of memory");
         if (rc) {
             fprintf(stderr, "berth: %s\n", e.msg);
             return berth_err_exit_code(rc);
@@ -141,7 +204,7 @@ static int load_workloads(berth_nexus *nx, berth_xl *xl, const char *const *file
 
 /* One more run of the whole input with every runtime upgrade's
  * maxUnavailable set to mu: *breaches gets its PDB-breaking phases. */
-static int advise_trial(const cli_common *c, const char *const *wl, int nwl, int64_t mu,
+static int advise_trial(const cli_common *c, const wl_opts *wl, int64_t mu,
                         const berth_nexus_options *base, uint32_t *breaches)
 {
     berth_nexus nx;
@@ -149,8 +212,11 @@ static int advise_trial(const cli_common *c, const char *const *wl, int nwl, int
     berth_xl xl;
     berth_xl_init(&xl);
     int code = cli_load_nexus(&nx, c);
+    wl_opts w = *wl;
+    w.advise = 0; /* the batch size only: no rack order, no extra nodes */
+    w.autoscaler = 0;
     if (!code)
-        code = load_workloads(&nx, &xl, wl, nwl, c->strict);
+        code = load_workloads(&nx, &xl, &w);
     if (!code) {
         for (uint32_t i = 0; i < nx.nsteps; i++)
             if (nx.steps[i].kind == BERTH_STEP_RUNTIME_UPGRADE)
@@ -176,7 +242,7 @@ static int advise_trial(const cli_common *c, const char *const *wl, int nwl, int
 /* --advise-upgrade: the given maxUnavailable (the largest over the upgrade
  * steps, at most the largest rack), its PDB breaches, and the largest
  * smaller value without any (one re-run per value tried, downwards). */
-static int advise_upgrade(const cli_common *c, const char *const *wl, int nwl,
+static int advise_upgrade(const cli_common *c, const wl_opts *wl,
                           const berth_nexus_options *opt, const berth_nexus *nx, const berth_xl *xl,
                           berth_xl_advice *adv)
 {
@@ -196,7 +262,7 @@ static int advise_upgrade(const cli_common *c, const char *const *wl, int nwl,
     adv->safe = adv->breaches ? 0 : adv->given;
     for (int64_t m = adv->given - 1; adv->breaches && m >= 1; m--) {
         uint32_t b = 0;
-        int code = advise_trial(c, wl, nwl, m, opt, &b);
+        int code = advise_trial(c, wl, m, opt, &b);
         if (code)
             return code;
         if (!b) {
@@ -214,8 +280,8 @@ int cmd_simulate(int argc, char **argv)
     const char *svg = NULL, *html = NULL;
     const char *explain[64];
     int nexplain = 0, partial = 0, reference = 0, detail = 0, advise = 0;
-    const char *workloads[256];
-    int nworkloads = 0;
+    const char *workloads[256], *acfg[256];
+    int nworkloads = 0, nacfg = 0, autoscaler = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -247,6 +313,27 @@ int cmd_simulate(int argc, char **argv)
             workloads[nworkloads++] = v;
             continue;
         }
+        if ((got = cli_flag_value("simulate", "--autoscaler-config", argc, argv, &i, &v)) < 0)
+            return 2;
+        if (got) {
+            if (nacfg == 256) {
+                fprintf(stderr, "berth simulate: at most 256 --autoscaler-config files\n");
+                return 2;
+            }
+            acfg[nacfg++] = v;
+            continue;
+        }
+        if ((got = cli_flag_value("simulate", "--autoscaler", argc, argv, &i, &v)) < 0)
+            return 2;
+        if (got) {
+            autoscaler = berth_xl_autoscaler_parse(v);
+            if (autoscaler < 0) {
+                fprintf(stderr, "berth simulate: --autoscaler must be karpenter, ocean or "
+                                "cluster-autoscaler, got '%s'\n", v);
+                return 2;
+            }
+            continue;
+        }
         if ((got = cli_flag_value("simulate", "--detail", argc, argv, &i, &v)) < 0)
             return 2;
         if (got) {
@@ -276,6 +363,25 @@ int cmd_simulate(int argc, char **argv)
         fprintf(stderr, "berth simulate: --advise-upgrade needs --workloads\n");
         return 2;
     }
+    if ((autoscaler || nacfg) && !nworkloads) {
+        fprintf(stderr, "berth simulate: --autoscaler and --autoscaler-config need --workloads\n");
+        return 2;
+    }
+    if (autoscaler && !nacfg) {
+        fprintf(stderr, "berth simulate: --autoscaler needs --autoscaler-config FILE (NodePools "
+                        "or VirtualNodeGroups, and InstanceTypes)\n");
+        return 2;
+    }
+    if (nacfg && !autoscaler) {
+        fprintf(stderr, "berth simulate: --autoscaler-config needs --autoscaler\n");
+        return 2;
+    }
+    if (advise && autoscaler) {
+        fprintf(stderr, "berth simulate: --advise-upgrade is the bare-metal advice (no node can "
+                        "be bought); with --autoscaler the answer is what it launches\n");
+        return 2;
+    }
+    wl_opts wlo = {workloads, nworkloads, acfg, nacfg, autoscaler, advise, c.strict};
     berth_nexus nx;
     berth_nexus_init(&nx);
     int code = cli_load_nexus(&nx, &c);
@@ -285,7 +391,7 @@ int cmd_simulate(int argc, char **argv)
     }
     berth_xl xl;
     berth_xl_init(&xl);
-    if (nworkloads && (code = load_workloads(&nx, &xl, workloads, nworkloads, c.strict))) {
+    if (nworkloads && (code = load_workloads(&nx, &xl, &wlo))) {
         berth_xl_free(&xl);
         berth_nexus_free(&nx);
         return code;
@@ -325,7 +431,7 @@ int cmd_simulate(int argc, char **argv)
         berth_report_warnings_text(stderr, &xl.warnings);
     berth_xl_advice adv = {0};
     if (advise) {
-        int arc = advise_upgrade(&c, workloads, nworkloads, &opt, &nx, &xl, &adv);
+        int arc = advise_upgrade(&c, &wlo, &opt, &nx, &xl, &adv);
         if (arc) {
             berth_xl_free(&xl);
             berth_nexus_free(&nx);
@@ -338,11 +444,11 @@ int cmd_simulate(int argc, char **argv)
             if (nworkloads)
                 berth_report_crosslayer_table(stdout, &nx, &xl, detail);
             if (advise)
-                berth_report_crosslayer_advice_text(stdout, &adv);
+                berth_report_crosslayer_advice_text(stdout, &nx, &xl, &adv);
         } else {
             json_t *j = berth_report_nexus_json(&nx);
             if (j && ((nworkloads && berth_report_crosslayer_json(j, &nx, &xl, detail)) ||
-                      (advise && berth_report_crosslayer_advice_json(j, &adv)))) {
+                      (advise && berth_report_crosslayer_advice_json(j, &nx, &xl, &adv)))) {
                 json_decref(j);
                 j = NULL;
             }
@@ -356,7 +462,9 @@ int cmd_simulate(int argc, char **argv)
     int werr = 0;
     if (svg && cli_write_file(svg, write_svg, &nx))
         werr = 1;
-    if (html && cli_write_file(html, write_html, &nx))
+    xl_page page = {&nx, &xl};
+    if (html && (nworkloads ? cli_write_file(html, write_xl_html, &page)
+                            : cli_write_file(html, write_html, &nx)))
         werr = 1;
     berth_xl_free(&xl);
     berth_nexus_free(&nx);

@@ -151,7 +151,7 @@ int xl_open(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, uint32_t ci
     if (!c->pod_node || !c->healthy || !c->ready || !c->cand || !c->ev || !c->placed || !c->why ||
         !c->pending)
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-    int rc = berth_ksession_open(&c->s, k, NULL, 0, NULL, e);
+    int rc = berth_ksession_open(&c->s, k, NULL, x->advise ? BERTH_XL_SPARE_MAX : 0, NULL, e);
     if (rc)
         return rc;
     c->npending = 0;

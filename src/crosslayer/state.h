@@ -5,6 +5,7 @@
 #define BERTH_CROSSLAYER_STATE_H
 
 #include "berth/crosslayer.h"
+#include "berth/autoscale.h"
 #include "berth/disrupt.h"
 
 struct berth_xl_cluster {
@@ -38,6 +39,20 @@ struct berth_xl_cluster {
     uint32_t npending;
     int64_t now;                  /* the input's moment: latest creation or start */
     uint32_t start_placed, start_pending;
+    /* the --workloads sources, and the autoscaler's model (buy.c) */
+    berth_source *srcs;
+    uint32_t nsrcs, capsrcs;
+    struct berth_autoscale *am;   /* ocean, cluster-autoscaler */
+    berth_disrupt *dm;            /* karpenter */
+    uint32_t *m_node;             /* per node: the model's node */
+    uint32_t phantom;             /* karpenter: the model node holding the pending pods */
+    /* advice.c: rack-order trials save and restore the state */
+    struct xl_saved *saved;
+};
+
+struct berth_xl_asrc {
+    const char *cluster;          /* NULL: every cluster */
+    berth_source src;
 };
 
 /* map.c */
@@ -59,6 +74,30 @@ int xl_may_evict(const berth_xl_cluster *c, uint32_t pod, int64_t now, char *why
 int xl_is_daemon(const berth_kpod *p);
 /* PDBs per pod, do-not-disrupt, workload ids (once, before xl_open). */
 int xl_drain_init(berth_xl_cluster *c, berth_error *e);
+
+/* buy.c */
+int xl_buy_prepare(berth_xl *x, berth_xl_cluster *c, berth_error *e);
+/* The autoscaler's launches for the pods pending after phase ph. */
+int xl_buy_phase(berth_xl *x, berth_xl_cluster *c, berth_xl_phase *ph, int64_t now,
+                 berth_error *e);
+void xl_buy_free(berth_xl_cluster *c);
+
+/* advice.c */
+/* ph->extra_nodes: spare nodes like the cluster's first VM-backed node
+ * added one at a time until the pending pods all place (rolled back). */
+int xl_extra_nodes(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, berth_xl_phase *ph,
+                   berth_error *e);
+/* The rack-order search of runtime-upgrade step `step` (before its
+ * phases run): state saved, racks tried greedily, state restored. */
+int xl_rack_order(berth_xl *x, const berth_nexus *nx, uint32_t step, berth_error *e);
+void xl_saved_free(berth_xl_cluster *c);
+/* After the step's phases ran: the given order's figures; the given order
+ * kept unless the greedy one is strictly better. */
+void xl_rack_order_finish(berth_xl *x, const berth_nexus *nx, uint32_t step);
+
+/* whatif.c */
+int xl_run_phase(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, uint32_t step,
+                 uint32_t batch, const berth_upgrade_batch *bt, uint32_t ci, berth_error *e);
 
 /* whatif.c: record helpers */
 int xl_push_pod(berth_xl *x, const berth_xl_cluster *c, uint32_t pod, const char *from,

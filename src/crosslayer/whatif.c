@@ -51,6 +51,8 @@ static void cluster_free(berth_xl_cluster *c)
     free(c->placed);
     free(c->why);
     free(c->pending);
+    xl_buy_free(c);
+    xl_saved_free(c);
     berth_kube_free(&c->k);
     free(c);
 }
@@ -68,6 +70,11 @@ void berth_xl_free(berth_xl *x)
     free(x->holds);
     free(x->shorts);
     free(x->pdbs);
+    free(x->launches);
+    for (uint32_t i = 0; i < x->norders; i++)
+        free(x->orders[i].racks);
+    free(x->orders);
+    free(x->asrcs);
     berth_arena_free(&x->arena);
     memset(x, 0, sizeof *x);
 }
@@ -124,6 +131,8 @@ int berth_xl_prepare(berth_xl *x, const berth_nexus *nx, berth_error *e)
         int rc = berth_kube_expand(&c->k, e);
         if (!rc)
             rc = xl_drain_init(c, e);
+        if (!rc)
+            rc = xl_buy_prepare(x, c, e);
         if (rc)
             return rc;
         for (uint32_t j = 0; j < c->k.skipped.n; j++) {
@@ -220,8 +229,8 @@ static int place(berth_xl *x, berth_xl_cluster *c, berth_xl_phase *ph, uint32_t 
     return 0;
 }
 
-static int run_phase(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, uint32_t step,
-                     uint32_t batch, const berth_upgrade_batch *bt, uint32_t ci, berth_error *e)
+int xl_run_phase(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, uint32_t step,
+                 uint32_t batch, const berth_upgrade_batch *bt, uint32_t ci, berth_error *e)
 {
     berth_kcluster *k = &c->k;
     int64_t now = c->now + (bt ? bt->start_minute * 60 : 0);
@@ -247,6 +256,10 @@ static int run_phase(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, ui
     ph->hold0 = x->nholds;
     ph->short0 = x->nshorts;
     ph->pdb0 = x->npdbs;
+    ph->launch0 = x->nlaunches;
+    if (bt)
+        ph->minutes = (bt->vms_down ? BERTH_XL_DRAIN_LIMIT_MINUTES : 0) +
+                      nx->steps[step].strategy.reimage_minutes;
     int rc = 0;
     /* nodes back: uncordoned, their remaining pods (DaemonSets) run again */
     for (uint32_t n = 0; n < k->nnodes; n++) {
@@ -369,6 +382,14 @@ static int run_phase(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, ui
     ph->nholds = x->nholds - ph->hold0;
     ph->nshorts = x->nshorts - ph->short0;
     ph->npdbs = x->npdbs - ph->pdb0;
+    if (x->trial)
+        return 0;
+    if ((rc = xl_buy_phase(x, c, ph, now, e)))
+        return rc;
+    if (x->advise && x->autoscaler == BERTH_XL_AUTOSCALER_NONE && c->npending &&
+        nx->steps[step].kind == BERTH_STEP_RUNTIME_UPGRADE &&
+        (rc = xl_extra_nodes(x, c, nx, ph, e)))
+        return rc;
     if (x->on_phase)
         x->on_phase(x->phase_ctx, x, ci, c->down, c->pod_node);
     return 0;
@@ -423,13 +444,29 @@ int berth_xl_on_step(void *ctx, const berth_nexus *nx, uint32_t step, berth_erro
         } else if (xl_check_vms(x, c, nx, cid)) {
             return berth_error_set(e, BERTH_ENOMEM, "out of memory");
         }
-        if (st->kind == BERTH_STEP_RUNTIME_UPGRADE)
-            for (uint32_t b = 0; b < st->nbatches; b++)
-                if ((rc = run_phase(x, c, nx, step, b, &st->batches[b], ci, e)))
-                    return rc;
-        if ((rc = run_phase(x, c, nx, step, BERTH_XL_NONE, NULL, ci, e)))
+    }
+    /* the bare-metal rack order: tried before the given order runs */
+    if (st->kind == BERTH_STEP_RUNTIME_UPGRADE && x->advise &&
+        x->autoscaler == BERTH_XL_AUTOSCALER_NONE) {
+        int rc = xl_rack_order(x, nx, step, e);
+        if (rc)
             return rc;
     }
+    for (uint32_t ci = 0; ci < x->nclusters; ci++) {
+        berth_xl_cluster *c = x->clusters[ci];
+        if (c->gone || !c->opened)
+            continue;
+        int rc;
+        if (st->kind == BERTH_STEP_RUNTIME_UPGRADE)
+            for (uint32_t b = 0; b < st->nbatches; b++)
+                if ((rc = xl_run_phase(x, c, nx, step, b, &st->batches[b], ci, e)))
+                    return rc;
+        if ((rc = xl_run_phase(x, c, nx, step, BERTH_XL_NONE, NULL, ci, e)))
+            return rc;
+    }
+    if (st->kind == BERTH_STEP_RUNTIME_UPGRADE && x->advise &&
+        x->autoscaler == BERTH_XL_AUTOSCALER_NONE)
+        xl_rack_order_finish(x, nx, step);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "berth/report.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXAMPLES 3
@@ -88,6 +89,34 @@ static json_t *phase_json(const berth_xl *x, const berth_xl_phase *ph, int detai
         set(o, "moved", pods_json(x, ph, 0, detail)) ||
         set(o, "pending", pods_json(x, ph, 1, detail)))
         goto fail;
+    if (set(o, "minutes", json_integer(ph->minutes)))
+        goto fail;
+    if (x->autoscaler != BERTH_XL_AUTOSCALER_NONE) {
+        json_t *as = json_object(), *ls = json_array();
+        if (set(o, "autoscaler", as) || set(as, "launches", ls) ||
+            set(as, "nodes", json_integer(ph->launch_nodes)) ||
+            set(as, "podsPlaced", json_integer(ph->launch_placed)) ||
+            set(as, "podsLeft", json_integer(ph->launch_left)) ||
+            set(as, "costPerHour", json_real(ph->launch_per_hour)) ||
+            set(as, "windowCost", json_real(ph->window_cost)))
+            goto fail;
+        for (uint32_t i = 0; i < ph->nlaunches; i++) {
+            const berth_xl_launch *l = &x->launches[ph->launch0 + i];
+            json_t *r = json_object();
+            if (push(ls, r) || set(r, "group", jstr(l->group)) ||
+                set(r, "instanceType", jstr(l->instance_type)) || set(r, "zone", jstr(l->zone)) ||
+                set(r, "capacityType", jstr(l->capacity_type)) ||
+                set(r, "count", json_integer(l->count)) || set(r, "pods", json_integer(l->pods)) ||
+                set(r, "pricePerHour", json_real(l->price)))
+                goto fail;
+        }
+    }
+    if (ph->extra_pool &&
+        (set(o, "nodesToAdd", ph->extra_nodes == BERTH_XL_NONE ? json_null()
+                                                              : json_integer(ph->extra_nodes)) ||
+         set(o, "nodesToAddPool", jstr(ph->extra_pool)) ||
+         set(o, "machinesToAdd", json_integer(ph->extra_machines))))
+        goto fail;
     json_t *h = holds, *s = shorts, *b = pdbs;
     holds = shorts = pdbs = NULL;
     if (set(o, "blocked", h)) {
@@ -155,6 +184,22 @@ int berth_report_crosslayer_json(json_t *root, const berth_nexus *nx, const bert
             set(o, "pdbs", json_integer(k->npdbs)))
             return BERTH_ENOMEM;
     }
+    if (x->autoscaler != BERTH_XL_AUTOSCALER_NONE) {
+        double cost = 0, peak = 0;
+        uint32_t nodes = 0;
+        for (uint32_t i = 0; i < x->nphases; i++) {
+            cost += x->phases[i].window_cost;
+            nodes += x->phases[i].launch_nodes;
+            if (x->phases[i].launch_per_hour > peak)
+                peak = x->phases[i].launch_per_hour;
+        }
+        json_t *a = json_object();
+        if (set(root, "autoscaler", a) ||
+            set(a, "kind", jstr(berth_xl_autoscaler_name(x->autoscaler))) ||
+            set(a, "launchedNodes", json_integer(nodes)) ||
+            set(a, "peakCostPerHour", json_real(peak)) || set(a, "windowCost", json_real(cost)))
+            return BERTH_ENOMEM;
+    }
     (void)nx;
     return berth_report_set_warnings(root, &x->warnings);
 }
@@ -216,21 +261,148 @@ int berth_report_crosslayer_table(FILE *out, const berth_nexus *nx, const berth_
             fprintf(out, "  pdb      %s/%s: %lld healthy, %lld needed\n", b->ns, b->name,
                     (long long)b->healthy, (long long)b->desired);
         }
+        for (uint32_t j = 0; j < ph->nlaunches; j++) {
+            const berth_xl_launch *l = &x->launches[ph->launch0 + j];
+            fprintf(out, "  launch   %u x %s (%s, %s%s%s) $%.4f/h each\n", l->count,
+                    l->instance_type, l->group, l->capacity_type, *l->zone ? ", zone " : "",
+                    l->zone, l->price);
+        }
+        if (x->autoscaler != BERTH_XL_AUTOSCALER_NONE && ph->pending && !ph->deleted)
+            fprintf(out, "  %s: %u node%s, $%.4f/h, %lld min: $%.4f; %u of %u pending pods "
+                         "placed\n",
+                    berth_xl_autoscaler_name(x->autoscaler), ph->launch_nodes,
+                    ph->launch_nodes == 1 ? "" : "s", ph->launch_per_hour,
+                    (long long)ph->minutes, ph->window_cost, ph->launch_placed, ph->pending);
+        if (ph->extra_pool) {
+            if (ph->extra_nodes == BERTH_XL_NONE)
+                fprintf(out, "  add      more than %u nodes%s%s would not place every pending "
+                             "pod\n",
+                        BERTH_XL_SPARE_MAX, ph->extra_pool ? " of pool " : "",
+                        ph->extra_pool ? ph->extra_pool : "");
+            else
+                fprintf(out, "  add      %u node%s of pool %s (%u machine%s) place every pending "
+                             "pod\n",
+                        ph->extra_nodes, ph->extra_nodes == 1 ? "" : "s", ph->extra_pool,
+                        ph->extra_machines, ph->extra_machines == 1 ? "" : "s");
+        }
+    }
+    if (x->autoscaler != BERTH_XL_AUTOSCALER_NONE) {
+        double cost = 0;
+        uint32_t nodes = 0;
+        for (uint32_t i = 0; i < x->nphases; i++) {
+            cost += x->phases[i].window_cost;
+            nodes += x->phases[i].launch_nodes;
+        }
+        fprintf(out, "\nAutoscaler (%s): %u node%s launched over the steps; upgrade window cost "
+                     "$%.4f (sum over batches of nodes x price x minutes / 60)\n",
+                berth_xl_autoscaler_name(x->autoscaler), nodes, nodes == 1 ? "" : "s", cost);
     }
     return 0;
 }
 
-int berth_report_crosslayer_advice_json(json_t *root, const berth_xl_advice *a)
+static void racks_text(FILE *out, const berth_nexus *nx, const uint32_t *r, uint32_t n)
 {
-    json_t *o = json_object();
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(out, "%s%s", i ? ", " : "", nx->racks[r[i]].name);
+}
+
+/* The given rack order of a runtime upgrade step (as its batches run). */
+static uint32_t given_racks(const berth_step *st, uint32_t *r)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < st->nbatches; b++)
+        if (!n || r[n - 1] != st->batches[b].rack)
+            r[n++] = st->batches[b].rack;
+    return n;
+}
+
+/* Per cluster: the most nodes any phase needs, and their machines. */
+static void extra_of(const berth_xl *x, uint32_t c, uint32_t *nodes, uint32_t *machines,
+                     const char **pool, int *any)
+{
+    *nodes = *machines = 0;
+    *pool = NULL;
+    *any = 0;
+    for (uint32_t i = 0; i < x->nphases; i++) {
+        const berth_xl_phase *ph = &x->phases[i];
+        if (ph->cluster != c || !ph->extra_pool)
+            continue;
+        *any = 1;
+        if (ph->extra_pool)
+            *pool = ph->extra_pool;
+        if (*nodes == BERTH_XL_NONE)
+            continue;
+        if (ph->extra_nodes == BERTH_XL_NONE) {
+            *nodes = BERTH_XL_NONE;
+            continue;
+        }
+        if (ph->extra_nodes > *nodes) {
+            *nodes = ph->extra_nodes;
+            *machines = ph->extra_machines;
+        }
+    }
+}
+
+static json_t *racks_json(const berth_nexus *nx, const uint32_t *r, uint32_t n)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < n; i++)
+        if (push(a, jstr(nx->racks[r[i]].name))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+int berth_report_crosslayer_advice_json(json_t *root, const berth_nexus *nx, const berth_xl *x,
+                                        const berth_xl_advice *a)
+{
+    json_t *o = json_object(), *ro = json_array(), *ma = json_array();
     if (set(root, "upgradeAdvice", o) || set(o, "maxUnavailable", json_integer(a->given)) ||
         set(o, "pdbBreaches", json_integer(a->breaches)) ||
-        set(o, "safeMaxUnavailable", a->safe > 0 ? json_integer(a->safe) : json_null()))
+        set(o, "safeMaxUnavailable", a->safe > 0 ? json_integer(a->safe) : json_null()) ||
+        set(o, "rackOrder", ro) || set(o, "machinesToAdd", ma))
         return BERTH_ENOMEM;
+    uint32_t *tmp = malloc((nx->nracks + 1) * sizeof *tmp);
+    if (!tmp)
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < x->norders; i++) {
+        const berth_xl_order *od = &x->orders[i];
+        const berth_step *st = &nx->steps[od->step];
+        uint32_t ng = given_racks(st, tmp);
+        json_t *r = json_object();
+        if (push(ro, r) || set(r, "step", jstr(st->name)) ||
+            set(r, "racks", racks_json(nx, od->racks, od->nracks)) ||
+            set(r, "pdbBreaches", json_integer(od->advised_breaches)) ||
+            set(r, "podsPending", json_integer((json_int_t)od->advised_pending)) ||
+            set(r, "givenRacks", racks_json(nx, tmp, ng)) ||
+            set(r, "givenPdbBreaches", json_integer(od->given_breaches)) ||
+            set(r, "givenPodsPending", json_integer((json_int_t)od->given_pending)) ||
+            set(r, "searched", json_boolean(od->searched))) {
+            free(tmp);
+            return BERTH_ENOMEM;
+        }
+    }
+    free(tmp);
+    for (uint32_t c = 0; c < x->nclusters; c++) {
+        uint32_t nodes, machines;
+        const char *pool;
+        int any;
+        extra_of(x, c, &nodes, &machines, &pool, &any);
+        if (!any)
+            continue;
+        json_t *r = json_object();
+        if (push(ma, r) || set(r, "cluster", jstr(berth_xl_cluster_name(x, c))) ||
+            set(r, "pool", jstr(pool)) ||
+            set(r, "nodes", nodes == BERTH_XL_NONE ? json_null() : json_integer(nodes)) ||
+            set(r, "machines", nodes == BERTH_XL_NONE ? json_null() : json_integer(machines)))
+            return BERTH_ENOMEM;
+    }
     return 0;
 }
 
-void berth_report_crosslayer_advice_text(FILE *out, const berth_xl_advice *a)
+void berth_report_crosslayer_advice_text(FILE *out, const berth_nexus *nx, const berth_xl *x,
+                                         const berth_xl_advice *a)
 {
     fprintf(out, "\nUpgrade advice (bare metal: no node can be bought)\n");
     if (!a->breaches)
@@ -246,4 +418,38 @@ void berth_report_crosslayer_advice_text(FILE *out, const berth_xl_advice *a)
                      "batch%s, and so does 1: the remaining nodes cannot hold the drained pods "
                      "(add machines or nodes)\n",
                 (long long)a->given, a->breaches, a->breaches == 1 ? "" : "es");
+    uint32_t *tmp = malloc((nx->nracks + 1) * sizeof *tmp);
+    for (uint32_t i = 0; tmp && i < x->norders; i++) {
+        const berth_xl_order *od = &x->orders[i];
+        uint32_t ng = given_racks(&nx->steps[od->step], tmp);
+        fprintf(out, "  rack order (%s) ", nx->steps[od->step].name);
+        racks_text(out, nx, od->racks, od->nracks);
+        fprintf(out, ": %u batch%s below a PDB minimum, %llu pods pending over the batches "
+                     "(given ",
+                od->advised_breaches, od->advised_breaches == 1 ? "" : "es",
+                (unsigned long long)od->advised_pending);
+        racks_text(out, nx, tmp, ng);
+        fprintf(out, ": %u, %llu)%s\n", od->given_breaches,
+                (unsigned long long)od->given_pending,
+                od->searched ? "" : "; not searched: too many racks");
+    }
+    free(tmp);
+    for (uint32_t c = 0; c < x->nclusters; c++) {
+        uint32_t nodes, machines;
+        const char *pool;
+        int any;
+        extra_of(x, c, &nodes, &machines, &pool, &any);
+        if (!any)
+            continue;
+        if (nodes == BERTH_XL_NONE)
+            fprintf(out, "  machines to add (%s): more than %u nodes%s%s would not place every "
+                         "pending pod\n",
+                    berth_xl_cluster_name(x, c), BERTH_XL_SPARE_MAX, pool ? " of pool " : "",
+                    pool ? pool : "");
+        else
+            fprintf(out, "  machines to add (%s): %u (for %u node%s of pool %s) place every pod "
+                         "pending in any step\n",
+                    berth_xl_cluster_name(x, c), machines, nodes, nodes == 1 ? "" : "s",
+                    pool ? pool : "-");
+    }
 }

@@ -1193,6 +1193,12 @@ static void html_steps(FILE *out, const berth_nexus *nx)
 
 int berth_report_nexus_html(FILE *out, const berth_nexus *nx)
 {
+    return berth_report_nexus_html_with(out, nx, NULL, NULL);
+}
+
+int berth_report_nexus_html_with(FILE *out, const berth_nexus *nx,
+                                 int (*extra)(FILE *out, const void *ctx), const void *ctx)
+{
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>berth layout",
           out);
     if (nx->site_name && *nx->site_name) {
@@ -1232,6 +1238,8 @@ int berth_report_nexus_html(FILE *out, const berth_nexus *nx)
     if (rc)
         return rc;
     html_steps(out, nx);
+    if (extra && (rc = extra(out, ctx)))
+        return rc;
     fputs("</body>\n</html>\n", out);
     return ferror(out) ? BERTH_EIO : 0;
 }

@@ -2,7 +2,8 @@
 # pictures_chromium: every picture berth draws, rendered in headless
 # Chromium (Debian's chromium, installed here when missing; SKIP with exit 0
 # only when it cannot be installed) at 1,400 x 900: the nexus layout
-# (`simulate --svg`) and its HTML page (`--html`), `kube schedule --svg`
+# (`simulate --svg`) and its HTML page (`--html`; with `--workloads`: the
+# upgrade timeline and its pod-impact lane), `kube schedule --svg`
 # (and, checked in the file only, a many-node input: nodes drawn capped,
 # the rest summarised), `disrupt plan --svg`, `autoscale simulate --svg`, and the live page of
 # `berth serve` with a loaded estate and a cluster. Each one must give a
@@ -113,7 +114,11 @@ done
 w=$(sed -n '1s/.* width="\([0-9]*\)".*/\1/p' "$tmp/layout.svg")
 [ "${w:-99999}" -le 1400 ] || fail "the layout picture is $w px wide (want <= 1400: racks wrap into rows)"
 
-files="layout:svg layout-page:html kube:svg disrupt:svg autoscale:svg"
+# the upgrade timeline with its pod-impact lane (simulate --workloads --html)
+"$BERTH" simulate examples/nexus/workloads/site.yaml --workloads examples/nexus/workloads/core.yaml \
+  --advise-upgrade --html "$tmp/upgrade-page.html" -q || fail "simulate --workloads --html: exit $?"
+
+files="layout:svg layout-page:html kube:svg disrupt:svg autoscale:svg upgrade-page:html"
 jobs=()
 for f in $files; do
   shot "${f%%:*}" "file://$tmp/${f%%:*}.${f#*:}" &
@@ -124,6 +129,7 @@ done
 wait "${jobs[@]}"
 for f in $files; do check "${f%%:*}"; done
 grep -q '<h2>Utilisation heat map</h2>' "$tmp/layout-page.dom" || fail "the HTML page has no heat map"
+grep -q 'class="xl-pod-lane"' "$tmp/upgrade-page.dom" || fail "the upgrade page has no pod-impact lane"
 
 # ---- the live page of berth serve ----
 printf 'pictures-token\n' > "$tmp/rw"

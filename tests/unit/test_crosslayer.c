@@ -3,7 +3,9 @@
  * pod but a DaemonSet's is on a node that is down, every pod reported
  * moved went to a node that is up, and the phase's pending count is the
  * number of pods without a node; the mapping guesses the cluster from the
- * Nodes' VM names and warns about Nodes without VMs. */
+ * Nodes' VM names and warns about Nodes without VMs; with the bare-metal
+ * advice the recorded phases are the same and the advised rack order is a
+ * permutation of the given one, never worse. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +22,18 @@
 
 typedef struct check {
     uint32_t phases, with_down, moved, held;
+    uint64_t fp;                  /* the run's phases, hashed */
+    uint32_t reordered, extra;    /* --advise-upgrade: racks reordered, extra nodes found */
 } check;
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (v >> (8 * i)) & 0xff;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
 
 static void on_phase(void *ctx, const berth_xl *x, uint32_t cluster, const uint8_t *down,
                      const uint32_t *pod_node)
@@ -63,7 +76,7 @@ static void load(berth_arena *a, const buf *b, const char *name, berth_source *s
         fail_msg("%s", e.msg);
 }
 
-static void one_estate(uint64_t seed, check *ck)
+static void one_estate(uint64_t seed, check *ck, int advise)
 {
     berth_rng r;
     berth_rng_seed(&r, seed);
@@ -135,6 +148,7 @@ static void one_estate(uint64_t seed, check *ck)
     berth_xl_init(&x);
     x.on_phase = on_phase;
     x.phase_ctx = ck;
+    x.advise = advise;
     berth_kcluster *k;
     assert_int_equal(berth_xl_cluster_for(&x, "c1", &k, NULL), 0);
     load(&k->arena, &b, "c1.yaml", &src);
@@ -148,6 +162,39 @@ static void one_estate(uint64_t seed, check *ck)
     berth_nexus_options opt = {.use_index = 1, .on_step = berth_xl_on_step, .step_ctx = &x};
     int rc = berth_nexus_run(&nx, &opt, &e);
     assert_true(rc == 0 || rc == BERTH_ENOFIT);
+    ck->fp = 14695981039346656037ull;
+    for (uint32_t i = 0; i < x.nphases; i++) {
+        const berth_xl_phase *ph = &x.phases[i];
+        const uint64_t v[] = {ph->step, ph->batch, ph->moved, ph->forced, ph->pending,
+                              ph->recovered, ph->ds_left, ph->nholds, ph->nshorts, ph->npdbs,
+                              ph->npods};
+        for (size_t j = 0; j < sizeof v / sizeof *v; j++)
+            ck->fp = fnv(ck->fp, v[j]);
+        if (advise && ph->extra_pool && ph->extra_nodes != BERTH_XL_NONE) {
+            assert_true(ph->pending > 0 && ph->extra_nodes > 0);
+            ck->extra++;
+        }
+    }
+    for (uint32_t i = 0; advise && i < x.norders; i++) {
+        /* a permutation of the given racks, never worse than the given order */
+        const berth_xl_order *o = &x.orders[i];
+        const berth_step *st = &nx.steps[o->step];
+        uint32_t seen = 0, given = 0, differs = 0;
+        for (uint32_t bi = 0; bi < st->nbatches; bi++)
+            if (!bi || st->batches[bi].rack != st->batches[bi - 1].rack) {
+                differs += given < o->nracks && o->racks[given] != st->batches[bi].rack;
+                given++;
+            }
+        assert_int_equal(o->nracks, given);
+        ck->reordered += differs > 0;
+        for (uint32_t a = 0; a < o->nracks; a++) {
+            assert_false(seen & (1u << o->racks[a]));
+            seen |= 1u << o->racks[a];
+        }
+        assert_true(o->advised_breaches < o->given_breaches ||
+                    (o->advised_breaches == o->given_breaches &&
+                     o->advised_pending <= o->given_pending));
+    }
     berth_xl_free(&x);
     berth_nexus_free(&nx);
 }
@@ -157,11 +204,28 @@ static void test_no_pod_on_a_down_node(void **state)
     (void)state;
     check ck = {0};
     for (uint64_t s = 1; s <= 40; s++)
-        one_estate(s, &ck);
+        one_estate(s, &ck, 0);
     /* the property was exercised: nodes went down, pods moved, drains held */
     assert_true(ck.with_down > 40);
     assert_true(ck.moved > 0);
     assert_true(ck.held > 0);
+}
+
+/* --advise-upgrade: the rack-order trials and the extra nodes restore the
+ * state, so the recorded phases are those of the run without advice; the
+ * advised order is a permutation never worse than the given one. */
+static void test_advice_leaves_the_run(void **state)
+{
+    (void)state;
+    check a = {0}, b = {0};
+    for (uint64_t s = 1; s <= 40; s++) {
+        one_estate(s, &a, 0);
+        one_estate(s, &b, 1);
+        assert_true(a.fp == b.fp);
+    }
+    assert_true(b.extra > 0);
+    print_message("advice: %u phases with extra nodes, %u rack orders changed\n", b.extra,
+                  b.reordered);
 }
 
 static void test_guess_and_warnings(void **state)
@@ -240,6 +304,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_pod_on_a_down_node),
+        cmocka_unit_test(test_advice_leaves_the_run),
         cmocka_unit_test(test_guess_and_warnings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
