@@ -18,6 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define FLEET_AVX2 1
+#endif
+
 /* ---- string interning (label values) ---- */
 
 static uint32_t hash_str(const char *s)
@@ -331,6 +336,13 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
             free(map);
             for (uint32_t c = 0; c < ctx->n; c++)
                 t->bkt[c] = t->dom[c] == UINT32_MAX ? t->ndom : t->dom[c];
+            t->bkt8 = NULL;
+            if (t->ndom < FLEET_VEC_BUCKETS) {
+                if (!(t->bkt8 = malloc(ctx->n ? ctx->n : 1)))
+                    return BERTH_ENOMEM;
+                for (uint32_t c = 0; c < ctx->n; c++)
+                    t->bkt8[c] = (uint8_t)t->bkt[c];
+            }
             if (t->ndom > ctx->maxdom)
                 ctx->maxdom = t->ndom;
         }
@@ -617,6 +629,9 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     ctx->f = f;
     ctx->opt = *opt;
+#ifdef FLEET_AVX2
+    ctx->avx2 = __builtin_cpu_supports("avx2");
+#endif
     uint32_t n = ctx->n = f->nclusters, na = n ? n : 1;
     int rc = berth_cycle_init(&ctx->cycle, na, 3, 0);
     if (rc)
@@ -783,6 +798,7 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     for (uint32_t i = 0; i < ctx->ntopos; i++) {
         free(ctx->topos[i].dom);
         free(ctx->topos[i].bkt);
+        free(ctx->topos[i].bkt8);
     }
     free(ctx->topos);
     free(ctx->strs);
@@ -1254,10 +1270,10 @@ static void reset_scratch(berth_fleet_ctx *ctx)
 /* Final statuses (fast path): the last cycle's verdicts and scores derived
  * per cluster from its static verdict and the domain state that cycle saw
  * (snap_*), as the full scan would have computed them. */
-/* The final pass's loop over every cluster (one verdict and score per
+/* The final pass's loop over clusters c0.. (one verdict and score per
  * bucket): nacol 0 reads aff, else sums the cached columns. */
 static inline __attribute__((always_inline)) void
-finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
+finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol, uint32_t c0)
 {
     const uint32_t *restrict bkt = has_bkt ? ctx->topos[ctx->cp[ctx->cur].spread_col[0]].bkt : NULL;
     const uint8_t *restrict st = ctx->stat, *restrict br = ctx->fin_r;
@@ -1269,7 +1285,7 @@ finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
     const uint8_t cs_pass = BERTH_FLEET_NOT_SELECTED, cs_fail = BERTH_FLEET_FILTERED;
     const uint32_t n = ctx->n;
     /* branch-free: the verdicts come in no predictable order */
-    for (uint32_t c = 0; c < n; c++) {
+    for (uint32_t c = c0; c < n; c++) {
         uint32_t b = has_bkt ? bkt[c] : 0;
         uint8_t r = st[c];
         if (has_bkt)
@@ -1283,13 +1299,109 @@ finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
     }
 }
 
-/* finish_scan's variants, each its own small function (registers) */
-static __attribute__((noinline)) void finish_b2(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 2); }
-static __attribute__((noinline)) void finish_b1(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 1); }
-static __attribute__((noinline)) void finish_b0(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 0); }
-static __attribute__((noinline)) void finish_n2(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 2); }
-static __attribute__((noinline)) void finish_n1(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 1); }
-static __attribute__((noinline)) void finish_n0(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 0); }
+/* The same pass 16 clusters at a time with AVX2 (x86-64 with GCC or
+ * Clang, chosen at run time: the CPU is asked once per context), for at
+ * most FLEET_VEC_BUCKETS buckets given in bytes (bkt8): a bucket's verdict
+ * and spread score (|score| <= 1000, as two byte tables) are looked up by
+ * byte shuffles, the affinity is summed in 16-bit lanes and sign-extended to
+ * the outcome's 64-bit scores at the store. The last n % 16 clusters, and
+ * every cluster without AVX2, take finish_scan. */
+#ifdef FLEET_AVX2
+__attribute__((target("avx2"))) static inline void fv_store16(int64_t *out, __m256i v)
+{
+    __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_cvtepi16_epi64(lo));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_cvtepi16_epi64(_mm_srli_si128(lo, 8)));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), _mm256_cvtepi16_epi64(hi));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 12), _mm256_cvtepi16_epi64(_mm_srli_si128(hi, 8)));
+}
+
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+finish_vec(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
+{
+    const fleet_topo *tp = has_bkt ? &ctx->topos[ctx->cp[ctx->cur].spread_col[0]] : NULL;
+    const uint8_t *restrict bkt8 = has_bkt ? tp->bkt8 : NULL;
+    const uint32_t nb = has_bkt ? tp->ndom + 1 : 0;
+    const uint8_t *restrict st = ctx->stat;
+    const int64_t *restrict aff = ctx->aff;
+    const int8_t *restrict a0 = nacol > 0 ? ctx->acol[0] : NULL;
+    const int8_t *restrict a1 = nacol > 1 ? ctx->acol[1] : NULL;
+    uint8_t *restrict reject = ctx->reject, *restrict cstatus = ctx->cstatus;
+    int64_t *restrict oa = ctx->out_aff, *restrict os = ctx->out_spread;
+    const uint8_t cs_pass = BERTH_FLEET_NOT_SELECTED, cs_fail = BERTH_FLEET_FILTERED;
+    uint8_t tr[16] = {0}, tlo[16] = {0}, thi[16] = {0};
+    for (uint32_t d = 0; d < nb; d++) {
+        uint16_t v = (uint16_t)(int16_t)ctx->fin_s[d];
+        tr[d] = ctx->fin_r[d];
+        tlo[d] = (uint8_t)v;
+        thi[d] = (uint8_t)(v >> 8);
+    }
+    const __m128i lr = _mm_loadu_si128((const __m128i *)(const void *)tr),
+                  llo = _mm_loadu_si128((const __m128i *)(const void *)tlo),
+                  lhi = _mm_loadu_si128((const __m128i *)(const void *)thi),
+                  zero = _mm_setzero_si128(), vfail = _mm_set1_epi8((char)cs_fail),
+                  vflip = _mm_set1_epi8((char)(cs_fail ^ cs_pass));
+    const uint32_t n = ctx->n;
+    uint32_t c = 0;
+    for (; c + 16 <= n; c += 16) {
+        __m128i r = _mm_loadu_si128((const __m128i *)(const void *)(st + c));
+        __m256i s16 = _mm256_setzero_si256();
+        if (has_bkt) {
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(bkt8 + c));
+            __m128i rb = _mm_shuffle_epi8(lr, b);
+            r = _mm_or_si128(r, _mm_and_si128(rb, _mm_cmpeq_epi8(r, zero)));
+            __m128i slo = _mm_shuffle_epi8(llo, b), shi = _mm_shuffle_epi8(lhi, b);
+            s16 = _mm256_set_m128i(_mm_unpackhi_epi8(slo, shi), _mm_unpacklo_epi8(slo, shi));
+        }
+        __m128i keep8 = _mm_cmpeq_epi8(r, zero);
+        __m256i keep16 = _mm256_cvtepi8_epi16(keep8);
+        _mm_storeu_si128((__m128i *)(void *)(reject + c), r);
+        _mm_storeu_si128((__m128i *)(void *)(cstatus + c),
+                         _mm_xor_si128(vfail, _mm_and_si128(vflip, keep8)));
+        if (nacol == 0) {
+            __m128i k = keep8;
+            for (int q = 0; q < 4; q++, k = _mm_srli_si128(k, 4)) {
+                __m256i k64 = _mm256_cvtepi8_epi64(k);
+                __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(aff + c + 4 * q));
+                _mm256_storeu_si256((__m256i *)(void *)(oa + c + 4 * q), _mm256_and_si256(v, k64));
+            }
+        } else {
+            __m256i a16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a0 + c)));
+            if (nacol > 1)
+                a16 = _mm256_add_epi16(
+                    a16, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a1 + c))));
+            fv_store16(oa + c, _mm256_and_si256(a16, keep16));
+        }
+        fv_store16(os + c, _mm256_and_si256(s16, keep16));
+    }
+    finish_scan(ctx, has_bkt, nacol, c);
+}
+#endif
+
+/* the variants (b: one spread constraint with byte buckets; n: none; w:
+ * more buckets), each its own small function (registers) */
+#ifdef FLEET_AVX2
+#define FLEET_VEC(name, bk, na)                                                                    \
+    __attribute__((target("avx2"), noinline)) static void name(berth_fleet_ctx *ctx)             \
+    {                                                                                              \
+        finish_vec(ctx, bk, na);                                                                   \
+    }
+#else
+#define FLEET_VEC(name, bk, na)                                                                    \
+    static __attribute__((noinline)) void name(berth_fleet_ctx *ctx) { finish_scan(ctx, bk, na, 0); }
+#endif
+FLEET_VEC(finish_b2, 1, 2)
+FLEET_VEC(finish_b1, 1, 1)
+FLEET_VEC(finish_b0, 1, 0)
+FLEET_VEC(finish_n2, 0, 2)
+FLEET_VEC(finish_n1, 0, 1)
+FLEET_VEC(finish_n0, 0, 0)
+static __attribute__((noinline)) void finish_s2(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 2, 0); }
+static __attribute__((noinline)) void finish_s1(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 1, 0); }
+static __attribute__((noinline)) void finish_s0(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 0, 0); }
+static __attribute__((noinline)) void finish_t2(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 2, 0); }
+static __attribute__((noinline)) void finish_t1(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 1, 0); }
+static __attribute__((noinline)) void finish_t0(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 0, 0); }
 
 static void finish_fast(berth_fleet_ctx *ctx)
 {
@@ -1330,10 +1442,14 @@ static void finish_fast(berth_fleet_ctx *ctx)
             ctx->stash_s[i] = os[keep[i]];
         }
         uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
-        if (bkt)
+        if (bkt && tp->bkt8 && ctx->avx2)
             (nacol == 2 ? finish_b2 : nacol == 1 ? finish_b1 : finish_b0)(ctx);
-        else
+        else if (bkt)
+            (nacol == 2 ? finish_s2 : nacol == 1 ? finish_s1 : finish_s0)(ctx);
+        else if (ctx->avx2)
             (nacol == 2 ? finish_n2 : nacol == 1 ? finish_n1 : finish_n0)(ctx);
+        else
+            (nacol == 2 ? finish_t2 : nacol == 1 ? finish_t1 : finish_t0)(ctx);
         for (uint32_t i = 0; i < nkeep; i++) {
             uint32_t c = keep[i];
             reject[c] = 0;

@@ -13,6 +13,7 @@
 #define FLEET_ORDER_BYTES ((size_t)64 << 20)   /* sorted orders of cached columns */
 #define FLEET_BCOUNT_BYTES ((size_t)16 << 20)  /* feasible counts per bucket */
 #define FLEET_TA_BUCKETS 64u                   /* top-K by sorted access up to this */
+#define FLEET_VEC_BUCKETS 16u                  /* vector final pass up to this many buckets */
 
 /* Filter slots, in the profile's order (SPEC 3.1). */
 enum { FLEET_F_AFFINITY = 1, FLEET_F_ELIGIBILITY, FLEET_F_TAINT, FLEET_F_SPREAD };
@@ -62,6 +63,7 @@ typedef struct fleet_topo {         /* domains of one topology key */
     const char *key;
     uint32_t *dom;                  /* per cluster, UINT32_MAX without the key */
     uint32_t *bkt;                  /* per cluster: dom, or ndom without the key */
+    uint8_t *bkt8;                  /* bkt in a byte when ndom < FLEET_VEC_BUCKETS, else NULL */
     uint32_t ndom;
 } fleet_topo;
 
@@ -69,6 +71,7 @@ struct berth_fleet_ctx {
     const berth_fleet *f;
     berth_fleet_options opt;
     uint32_t cancel_tick;           /* PickN cycles since the last look at opt.cancel */
+    int avx2;                       /* the CPU has AVX2 (the final pass uses it) */
     uint32_t n;                     /* clusters */
     berth_cycle cycle;
     /* run columns */
