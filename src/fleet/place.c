@@ -616,6 +616,87 @@ static int assign_ids(berth_fleet_ctx *ctx)
     return 0;
 }
 
+/* Gives PickN placements with one or two preferred terms and at most one
+ * spread constraint a ranking id (equal static column, topology key and
+ * term columns share one) and reserves the ranked lists of ids that two
+ * placements or more share, within FLEET_RANK_BYTES. */
+static int assign_ranks(berth_fleet_ctx *ctx)
+{
+    const berth_fleet *f = ctx->f;
+    uint32_t np = f->nplacements, hcap = 16;
+    while (hcap < 2 * np + 2)
+        hcap *= 2;
+    uint32_t *tab = calloc(hcap, sizeof *tab);           /* rank ids + 1 */
+    uint32_t *key = malloc((np ? np : 1) * 4 * sizeof *key);
+    uint32_t *uses = calloc(np ? np : 1, sizeof *uses);
+    int rc = BERTH_ENOMEM;
+    if (!tab || !key || !uses)
+        goto out;
+    for (uint32_t p = 0; p < np; p++) {
+        fleet_cplace *cp = &ctx->cp[p];
+        const berth_fleet_placement *pl = &f->placements[p];
+        cp->rank_id = UINT32_MAX;
+        if (cp->error || pl->type != BERTH_FLEET_PICK_N || pl->nspread > 1 || cp->nprefs == 0 ||
+            cp->nprefs > 2)
+            continue;
+        uint32_t k4[4] = {cp->stat_id, pl->nspread ? cp->spread_col[0] : ctx->ntopos,
+                          cp->pref_id[0], cp->nprefs > 1 ? cp->pref_id[1] : UINT32_MAX};
+        uint64_t h = 0;
+        for (int i = 0; i < 4; i++)
+            h = mix(h, k4[i]);
+        uint32_t j = (uint32_t)h & (hcap - 1);
+        for (;; j = (j + 1) & (hcap - 1)) {
+            if (!tab[j]) {
+                memcpy(key + 4 * (size_t)ctx->nranks, k4, sizeof k4);
+                tab[j] = ++ctx->nranks;
+                break;
+            }
+            if (!memcmp(key + 4 * (size_t)(tab[j] - 1), k4, sizeof k4))
+                break;
+        }
+        cp->rank_id = tab[j] - 1;
+        uses[cp->rank_id]++;
+    }
+    uint32_t nr = ctx->nranks ? ctx->nranks : 1;
+    ctx->rank = calloc(nr, sizeof *ctx->rank);
+    ctx->rank_len = calloc(nr, sizeof *ctx->rank_len);
+    ctx->rank_built = calloc(nr, 1);
+    if (!ctx->rank || !ctx->rank_len || !ctx->rank_built)
+        goto out;
+    size_t nkeys = 0, nlen = 0, kk = ctx->topk_max;
+    for (uint32_t r = 0; r < ctx->nranks; r++) {
+        uint32_t tix = key[4 * (size_t)r + 1];
+        size_t nb = tix < ctx->ntopos ? (size_t)ctx->topos[tix].ndom + 1 : 1;
+        if (uses[r] < 2 || nb > FLEET_TA_BUCKETS || kk == 0 ||
+            (nkeys + nb * kk) * sizeof(uint64_t) > FLEET_RANK_BYTES)
+            continue;
+        nkeys += nb * kk;
+        nlen += 2 * nb;
+    }
+    ctx->rankbuf = malloc((nkeys ? nkeys : 1) * sizeof *ctx->rankbuf);
+    ctx->ranklenbuf = malloc(nlen ? nlen : 1);
+    if (!ctx->rankbuf || !ctx->ranklenbuf)
+        goto out;
+    nkeys = nlen = 0;
+    for (uint32_t r = 0; r < ctx->nranks; r++) {
+        uint32_t tix = key[4 * (size_t)r + 1];
+        size_t nb = tix < ctx->ntopos ? (size_t)ctx->topos[tix].ndom + 1 : 1;
+        if (uses[r] < 2 || nb > FLEET_TA_BUCKETS || kk == 0 ||
+            (nkeys + nb * kk) * sizeof(uint64_t) > FLEET_RANK_BYTES)
+            continue;
+        ctx->rank[r] = ctx->rankbuf + nkeys;
+        ctx->rank_len[r] = ctx->ranklenbuf + nlen;
+        nkeys += nb * kk;
+        nlen += 2 * nb;
+    }
+    rc = 0;
+out:
+    free(tab);
+    free(key);
+    free(uses);
+    return rc;
+}
+
 /* ---- context ---- */
 
 int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
@@ -724,7 +805,7 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
         }
         free(pos);
     }
-    if (!opt->reference && (rc = assign_ids(ctx)))
+    if (!opt->reference && ((rc = assign_ids(ctx)) || (rc = assign_ranks(ctx))))
         goto fail;
     *out = ctx;
     return 0;
@@ -778,6 +859,11 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     free(ctx->bcountbuf);
     free(ctx->seen);
     free(ctx->remain);
+    free(ctx->rank);
+    free(ctx->rank_len);
+    free(ctx->rank_built);
+    free(ctx->rankbuf);
+    free(ctx->ranklenbuf);
     free(ctx->stash_a);
     free(ctx->stash_s);
     free(ctx->topn);
@@ -1137,6 +1223,93 @@ static int topk_ta(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32
     return 1;
 }
 
+/* The ranked lists of ranking id r (see state.h), filled on first use by
+ * one pass over the clusters. */
+static const uint64_t *rank_lists(berth_fleet_ctx *ctx, uint32_t r, const uint32_t *bkt,
+                                  uint32_t nb)
+{
+    uint64_t *L = ctx->rank[r];
+    if (!L || ctx->rank_built[r])
+        return L;
+    const uint32_t kk = ctx->topk_max, n = ctx->n;
+    uint8_t *len = ctx->rank_len[r];
+    uint32_t *cnt = ctx->remain;
+    memset(L, 0, (size_t)nb * kk * sizeof *L);
+    memset(cnt, 0, (size_t)nb * sizeof *cnt);
+    uint64_t *tail = ctx->ktail;
+    memset(tail, 0, (size_t)nb * sizeof *tail);
+    const uint8_t *st = ctx->stat;
+    const int8_t *A = ctx->acol[0], *B = ctx->nacol > 1 ? ctx->acol[1] : NULL;
+    for (uint32_t c = 0; c < n; c++) {
+        if (st[c])
+            continue;
+        uint32_t b = bkt ? bkt[c] : 0;
+        cnt[b]++;
+        int64_t a = (int64_t)A[c] + (B ? B[c] : 0);
+        uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) | c;
+        if (key <= tail[b])
+            continue;
+        uint64_t *slot = L + (size_t)b * kk;
+        topk_insert(slot, kk, key);
+        tail[b] = slot[kk - 1];
+    }
+    for (uint32_t b = 0; b < nb; b++) {
+        len[b] = (uint8_t)(cnt[b] < kk ? cnt[b] : kk);
+        len[nb + b] = cnt[b] <= kk;
+    }
+    ctx->rank_built[r] = 1;
+    return L;
+}
+
+/* The top-K index from the placement's ranked lists: per bucket the first
+ * k keys not picked and without a held-before bonus, then the bonus
+ * clusters (obsolete bindings of this placement) inserted with theirs: the
+ * k best of a bucket are among its list's unpicked clusters and the bonus
+ * ones, unless fewer than k of the list are unpicked and the list is not
+ * all of the bucket. Returns 0 then (the caller builds otherwise), and
+ * without ranked lists. */
+static int topk_rank(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb)
+{
+    uint32_t r = ctx->cp[ctx->cur].rank_id;
+    if (r == UINT32_MAX || ctx->aff_ready || ctx->nacol == 0 || !ctx->rank[r])
+        return 0;
+    const uint64_t *L = rank_lists(ctx, r, bkt, nb);
+    const uint8_t *len = ctx->rank_len[r], *picked = ctx->picked, *held = ctx->held;
+    const uint32_t kk = ctx->topk_max;
+    uint64_t *topk = ctx->topk, *tail = ctx->ktail;
+    for (uint32_t b = 0; b < nb; b++) {
+        const uint64_t *l = L + (size_t)b * kk;
+        uint64_t *slot = topk + (size_t)b * k;
+        uint32_t got = 0, avail = 0, m = len[b];
+        for (uint32_t i = 0; i < m && got < k; i++) {
+            uint32_t c = (uint32_t)l[i];
+            avail += !picked[c];
+            if (!(picked[c] | (held[c] == 2)))
+                slot[got++] = l[i];
+        }
+        if (avail < k && !len[nb + b])
+            return 0;
+        for (uint32_t i = got; i < k; i++)
+            slot[i] = 0;
+        tail[b] = slot[k - 1];
+    }
+    const uint8_t *st = ctx->stat;
+    for (uint32_t i = ctx->bind_start[ctx->cur]; i < ctx->bind_start[ctx->cur + 1]; i++) {
+        uint32_t c = ctx->f->bindings[ctx->bind_idx[i]].cluster;
+        if (held[c] != 2 || picked[c] || st[c])
+            continue;
+        uint32_t b = bkt ? bkt[c] : 0;
+        int64_t a = fleet_aff(ctx, c);
+        uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) | ((uint64_t)1 << 32) | c;
+        if (key > tail[b]) {
+            uint64_t *slot = topk + (size_t)b * k;
+            topk_insert(slot, k, key);
+            tail[b] = slot[k - 1];
+        }
+    }
+    return 1;
+}
+
 /* Builds the top-K index (see state.h): per bucket the k best
  * (affinity, held-before, index) keys among statically feasible, unpicked
  * clusters. Every cycle's best is the best remaining key of some bucket:
@@ -1150,11 +1323,15 @@ static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, ui
     if (!bkt)
         nb = 1;
     ctx->topk_k = k;
-    memset(ctx->topk, 0, (size_t)nb * k * sizeof *ctx->topk);
-    memset(ctx->ktail, 0, (size_t)nb * sizeof *ctx->ktail);
     uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
-    if (topk_ta(ctx, k, bkt, nb, ctx->cp[ctx->cur].stat_id, tix)) {
-        nacol = UINT32_MAX;   /* built; aff stays pending */
+    int built = topk_rank(ctx, k, bkt, nb);
+    if (!built) {
+        memset(ctx->topk, 0, (size_t)nb * k * sizeof *ctx->topk);
+        memset(ctx->ktail, 0, (size_t)nb * sizeof *ctx->ktail);
+        built = topk_ta(ctx, k, bkt, nb, ctx->cp[ctx->cur].stat_id, tix);
+    }
+    if (built) {
+        nacol = UINT32_MAX;   /* aff stays pending */
     } else if (bkt) {
         if (nacol == 2)
             topk_scan(ctx, k, bkt, 2);
