@@ -4,7 +4,13 @@
  * Input is generated as YAML and loaded (not timed); the timed loop is
  * berth_fleet_place per placement, three runs over fresh contexts. Prints
  * the median: BENCH fleet.placements_per_sec.5k <value> placements/s.
- * `bench_fleet N` makes N runs (1..3; 1 for callgrind instruction counts). */
+ * In the same run, the plain reference path (--reference: every cluster
+ * matched and scored per placement and cycle) over the first NREF
+ * placements, interleaved with the fast runs so both see the same machine
+ * load, whose selections must equal the fast path's:
+ * BENCH fleet.reference_placements_per_sec.5k (median too).
+ * `bench_fleet N` makes N runs (1..3; 1 for callgrind instruction counts;
+ * 0: the fast runs only). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +22,7 @@
 #define NCLUSTERS 5000
 #define NPLACEMENTS 10000
 #define RUNS 3
+#define NREF 500
 
 static double now_s(void)
 {
@@ -48,9 +55,13 @@ static void put(buf *b, const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
-    int runs = RUNS;
+    int runs = RUNS, with_ref = 1;
     if (argc > 1 && atoi(argv[1]) >= 1 && atoi(argv[1]) <= RUNS)
         runs = atoi(argv[1]);
+    if (argc > 1 && !strcmp(argv[1], "0")) {
+        runs = 1;
+        with_ref = 0;
+    }
     berth_rng rng;
     berth_rng_seed(&rng, 42);
     buf b = {NULL, 0, 0};
@@ -99,7 +110,8 @@ int main(int argc, char **argv)
     free(b.p);
     /* three runs, each with a fresh context (its cached columns are built
      * inside the timed loop); the median is reported */
-    double rate[RUNS];
+    double rate[RUNS], ref_rate[RUNS];
+    static uint32_t fast_sel[NREF][3];
     for (int run = 0; run < runs; run++) {
         berth_fleet_ctx *ctx = NULL;
         if (berth_fleet_ctx_new(&f, &opt, &ctx, &e)) {
@@ -115,6 +127,8 @@ int main(int argc, char **argv)
                 return 1;
             }
             selected += o.nselected;
+            if (p < NREF && o.nselected == 3)
+                memcpy(fast_sel[p], o.selected, sizeof fast_sel[p]);
         }
         double dt = now_s() - t0;
         if (selected != 3ull * NPLACEMENTS) {
@@ -124,6 +138,30 @@ int main(int argc, char **argv)
         }
         rate[run] = NPLACEMENTS / dt;
         berth_fleet_ctx_free(ctx);
+        if (!with_ref)
+            continue;
+        /* the reference path on the first NREF placements */
+        berth_fleet_options ropt = opt;
+        ropt.reference = 1;
+        if (berth_fleet_ctx_new(&f, &ropt, &ctx, &e)) {
+            fprintf(stderr, "bench_fleet: %s\n", e.msg);
+            return 1;
+        }
+        t0 = now_s();
+        for (uint32_t p = 0; p < NREF; p++) {
+            berth_fleet_outcome o;
+            if (berth_fleet_place(ctx, p, &o)) {
+                fprintf(stderr, "bench_fleet: reference placement failed\n");
+                return 1;
+            }
+            if (o.nselected != 3 || memcmp(o.selected, fast_sel[p], sizeof fast_sel[p])) {
+                fprintf(stderr, "bench_fleet: placement %u: the fast path and the reference "
+                                "select differently\n", p);
+                return 1;
+            }
+        }
+        ref_rate[run] = NREF / (now_s() - t0);
+        berth_fleet_ctx_free(ctx);
     }
     for (int i = 1; i < runs; i++)
         for (int j = i; j > 0 && rate[j - 1] > rate[j]; j--) {
@@ -132,6 +170,16 @@ int main(int argc, char **argv)
             rate[j - 1] = t;
         }
     printf("BENCH fleet.placements_per_sec.5k %.0f placements/s\n", rate[runs / 2]);
+    if (with_ref) {
+        for (int i = 1; i < runs; i++)
+            for (int j = i; j > 0 && ref_rate[j - 1] > ref_rate[j]; j--) {
+                double t = ref_rate[j];
+                ref_rate[j] = ref_rate[j - 1];
+                ref_rate[j - 1] = t;
+            }
+        printf("BENCH fleet.reference_placements_per_sec.5k %.0f placements/s\n",
+               ref_rate[runs / 2]);
+    }
     berth_fleet_free(&f);
     return 0;
 }

@@ -18,6 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define FLEET_AVX2 1
+#endif
+
 /* ---- string interning (label values) ---- */
 
 static uint32_t hash_str(const char *s)
@@ -331,6 +336,13 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
             free(map);
             for (uint32_t c = 0; c < ctx->n; c++)
                 t->bkt[c] = t->dom[c] == UINT32_MAX ? t->ndom : t->dom[c];
+            t->bkt8 = NULL;
+            if (t->ndom < FLEET_VEC_BUCKETS) {
+                if (!(t->bkt8 = malloc(ctx->n ? ctx->n : 1)))
+                    return BERTH_ENOMEM;
+                for (uint32_t c = 0; c < ctx->n; c++)
+                    t->bkt8[c] = (uint8_t)t->bkt[c];
+            }
             if (t->ndom > ctx->maxdom)
                 ctx->maxdom = t->ndom;
         }
@@ -604,6 +616,87 @@ static int assign_ids(berth_fleet_ctx *ctx)
     return 0;
 }
 
+/* Gives PickN placements with one or two preferred terms and at most one
+ * spread constraint a ranking id (equal static column, topology key and
+ * term columns share one) and reserves the ranked lists of ids that two
+ * placements or more share, within FLEET_RANK_BYTES. */
+static int assign_ranks(berth_fleet_ctx *ctx)
+{
+    const berth_fleet *f = ctx->f;
+    uint32_t np = f->nplacements, hcap = 16;
+    while (hcap < 2 * np + 2)
+        hcap *= 2;
+    uint32_t *tab = calloc(hcap, sizeof *tab);           /* rank ids + 1 */
+    uint32_t *key = malloc((np ? np : 1) * 4 * sizeof *key);
+    uint32_t *uses = calloc(np ? np : 1, sizeof *uses);
+    int rc = BERTH_ENOMEM;
+    if (!tab || !key || !uses)
+        goto out;
+    for (uint32_t p = 0; p < np; p++) {
+        fleet_cplace *cp = &ctx->cp[p];
+        const berth_fleet_placement *pl = &f->placements[p];
+        cp->rank_id = UINT32_MAX;
+        if (cp->error || pl->type != BERTH_FLEET_PICK_N || pl->nspread > 1 || cp->nprefs == 0 ||
+            cp->nprefs > 2)
+            continue;
+        uint32_t k4[4] = {cp->stat_id, pl->nspread ? cp->spread_col[0] : ctx->ntopos,
+                          cp->pref_id[0], cp->nprefs > 1 ? cp->pref_id[1] : UINT32_MAX};
+        uint64_t h = 0;
+        for (int i = 0; i < 4; i++)
+            h = mix(h, k4[i]);
+        uint32_t j = (uint32_t)h & (hcap - 1);
+        for (;; j = (j + 1) & (hcap - 1)) {
+            if (!tab[j]) {
+                memcpy(key + 4 * (size_t)ctx->nranks, k4, sizeof k4);
+                tab[j] = ++ctx->nranks;
+                break;
+            }
+            if (!memcmp(key + 4 * (size_t)(tab[j] - 1), k4, sizeof k4))
+                break;
+        }
+        cp->rank_id = tab[j] - 1;
+        uses[cp->rank_id]++;
+    }
+    uint32_t nr = ctx->nranks ? ctx->nranks : 1;
+    ctx->rank = calloc(nr, sizeof *ctx->rank);
+    ctx->rank_len = calloc(nr, sizeof *ctx->rank_len);
+    ctx->rank_built = calloc(nr, 1);
+    if (!ctx->rank || !ctx->rank_len || !ctx->rank_built)
+        goto out;
+    size_t nkeys = 0, nlen = 0, kk = ctx->topk_max;
+    for (uint32_t r = 0; r < ctx->nranks; r++) {
+        uint32_t tix = key[4 * (size_t)r + 1];
+        size_t nb = tix < ctx->ntopos ? (size_t)ctx->topos[tix].ndom + 1 : 1;
+        if (uses[r] < 2 || nb > FLEET_TA_BUCKETS || kk == 0 ||
+            (nkeys + nb * kk) * sizeof(uint64_t) > FLEET_RANK_BYTES)
+            continue;
+        nkeys += nb * kk;
+        nlen += 2 * nb;
+    }
+    ctx->rankbuf = malloc((nkeys ? nkeys : 1) * sizeof *ctx->rankbuf);
+    ctx->ranklenbuf = malloc(nlen ? nlen : 1);
+    if (!ctx->rankbuf || !ctx->ranklenbuf)
+        goto out;
+    nkeys = nlen = 0;
+    for (uint32_t r = 0; r < ctx->nranks; r++) {
+        uint32_t tix = key[4 * (size_t)r + 1];
+        size_t nb = tix < ctx->ntopos ? (size_t)ctx->topos[tix].ndom + 1 : 1;
+        if (uses[r] < 2 || nb > FLEET_TA_BUCKETS || kk == 0 ||
+            (nkeys + nb * kk) * sizeof(uint64_t) > FLEET_RANK_BYTES)
+            continue;
+        ctx->rank[r] = ctx->rankbuf + nkeys;
+        ctx->rank_len[r] = ctx->ranklenbuf + nlen;
+        nkeys += nb * kk;
+        nlen += 2 * nb;
+    }
+    rc = 0;
+out:
+    free(tab);
+    free(key);
+    free(uses);
+    return rc;
+}
+
 /* ---- context ---- */
 
 int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
@@ -617,6 +710,9 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     ctx->f = f;
     ctx->opt = *opt;
+#ifdef FLEET_AVX2
+    ctx->avx2 = __builtin_cpu_supports("avx2");
+#endif
     uint32_t n = ctx->n = f->nclusters, na = n ? n : 1;
     int rc = berth_cycle_init(&ctx->cycle, na, 3, 0);
     if (rc)
@@ -709,7 +805,7 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
         }
         free(pos);
     }
-    if (!opt->reference && (rc = assign_ids(ctx)))
+    if (!opt->reference && ((rc = assign_ids(ctx)) || (rc = assign_ranks(ctx))))
         goto fail;
     *out = ctx;
     return 0;
@@ -763,6 +859,11 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     free(ctx->bcountbuf);
     free(ctx->seen);
     free(ctx->remain);
+    free(ctx->rank);
+    free(ctx->rank_len);
+    free(ctx->rank_built);
+    free(ctx->rankbuf);
+    free(ctx->ranklenbuf);
     free(ctx->stash_a);
     free(ctx->stash_s);
     free(ctx->topn);
@@ -783,6 +884,7 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     for (uint32_t i = 0; i < ctx->ntopos; i++) {
         free(ctx->topos[i].dom);
         free(ctx->topos[i].bkt);
+        free(ctx->topos[i].bkt8);
     }
     free(ctx->topos);
     free(ctx->strs);
@@ -1121,6 +1223,93 @@ static int topk_ta(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32
     return 1;
 }
 
+/* The ranked lists of ranking id r (see state.h), filled on first use by
+ * one pass over the clusters. */
+static const uint64_t *rank_lists(berth_fleet_ctx *ctx, uint32_t r, const uint32_t *bkt,
+                                  uint32_t nb)
+{
+    uint64_t *L = ctx->rank[r];
+    if (!L || ctx->rank_built[r])
+        return L;
+    const uint32_t kk = ctx->topk_max, n = ctx->n;
+    uint8_t *len = ctx->rank_len[r];
+    uint32_t *cnt = ctx->remain;
+    memset(L, 0, (size_t)nb * kk * sizeof *L);
+    memset(cnt, 0, (size_t)nb * sizeof *cnt);
+    uint64_t *tail = ctx->ktail;
+    memset(tail, 0, (size_t)nb * sizeof *tail);
+    const uint8_t *st = ctx->stat;
+    const int8_t *A = ctx->acol[0], *B = ctx->nacol > 1 ? ctx->acol[1] : NULL;
+    for (uint32_t c = 0; c < n; c++) {
+        if (st[c])
+            continue;
+        uint32_t b = bkt ? bkt[c] : 0;
+        cnt[b]++;
+        int64_t a = (int64_t)A[c] + (B ? B[c] : 0);
+        uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) | c;
+        if (key <= tail[b])
+            continue;
+        uint64_t *slot = L + (size_t)b * kk;
+        topk_insert(slot, kk, key);
+        tail[b] = slot[kk - 1];
+    }
+    for (uint32_t b = 0; b < nb; b++) {
+        len[b] = (uint8_t)(cnt[b] < kk ? cnt[b] : kk);
+        len[nb + b] = cnt[b] <= kk;
+    }
+    ctx->rank_built[r] = 1;
+    return L;
+}
+
+/* The top-K index from the placement's ranked lists: per bucket the first
+ * k keys not picked and without a held-before bonus, then the bonus
+ * clusters (obsolete bindings of this placement) inserted with theirs: the
+ * k best of a bucket are among its list's unpicked clusters and the bonus
+ * ones, unless fewer than k of the list are unpicked and the list is not
+ * all of the bucket. Returns 0 then (the caller builds otherwise), and
+ * without ranked lists. */
+static int topk_rank(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, uint32_t nb)
+{
+    uint32_t r = ctx->cp[ctx->cur].rank_id;
+    if (r == UINT32_MAX || ctx->aff_ready || ctx->nacol == 0 || !ctx->rank[r])
+        return 0;
+    const uint64_t *L = rank_lists(ctx, r, bkt, nb);
+    const uint8_t *len = ctx->rank_len[r], *picked = ctx->picked, *held = ctx->held;
+    const uint32_t kk = ctx->topk_max;
+    uint64_t *topk = ctx->topk, *tail = ctx->ktail;
+    for (uint32_t b = 0; b < nb; b++) {
+        const uint64_t *l = L + (size_t)b * kk;
+        uint64_t *slot = topk + (size_t)b * k;
+        uint32_t got = 0, avail = 0, m = len[b];
+        for (uint32_t i = 0; i < m && got < k; i++) {
+            uint32_t c = (uint32_t)l[i];
+            avail += !picked[c];
+            if (!(picked[c] | (held[c] == 2)))
+                slot[got++] = l[i];
+        }
+        if (avail < k && !len[nb + b])
+            return 0;
+        for (uint32_t i = got; i < k; i++)
+            slot[i] = 0;
+        tail[b] = slot[k - 1];
+    }
+    const uint8_t *st = ctx->stat;
+    for (uint32_t i = ctx->bind_start[ctx->cur]; i < ctx->bind_start[ctx->cur + 1]; i++) {
+        uint32_t c = ctx->f->bindings[ctx->bind_idx[i]].cluster;
+        if (held[c] != 2 || picked[c] || st[c])
+            continue;
+        uint32_t b = bkt ? bkt[c] : 0;
+        int64_t a = fleet_aff(ctx, c);
+        uint64_t key = ((uint64_t)(a + ((int64_t)1 << 24)) << 33) | ((uint64_t)1 << 32) | c;
+        if (key > tail[b]) {
+            uint64_t *slot = topk + (size_t)b * k;
+            topk_insert(slot, k, key);
+            tail[b] = slot[k - 1];
+        }
+    }
+    return 1;
+}
+
 /* Builds the top-K index (see state.h): per bucket the k best
  * (affinity, held-before, index) keys among statically feasible, unpicked
  * clusters. Every cycle's best is the best remaining key of some bucket:
@@ -1134,11 +1323,15 @@ static void topk_build(berth_fleet_ctx *ctx, uint32_t k, const uint32_t *bkt, ui
     if (!bkt)
         nb = 1;
     ctx->topk_k = k;
-    memset(ctx->topk, 0, (size_t)nb * k * sizeof *ctx->topk);
-    memset(ctx->ktail, 0, (size_t)nb * sizeof *ctx->ktail);
     uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
-    if (topk_ta(ctx, k, bkt, nb, ctx->cp[ctx->cur].stat_id, tix)) {
-        nacol = UINT32_MAX;   /* built; aff stays pending */
+    int built = topk_rank(ctx, k, bkt, nb);
+    if (!built) {
+        memset(ctx->topk, 0, (size_t)nb * k * sizeof *ctx->topk);
+        memset(ctx->ktail, 0, (size_t)nb * sizeof *ctx->ktail);
+        built = topk_ta(ctx, k, bkt, nb, ctx->cp[ctx->cur].stat_id, tix);
+    }
+    if (built) {
+        nacol = UINT32_MAX;   /* aff stays pending */
     } else if (bkt) {
         if (nacol == 2)
             topk_scan(ctx, k, bkt, 2);
@@ -1254,10 +1447,10 @@ static void reset_scratch(berth_fleet_ctx *ctx)
 /* Final statuses (fast path): the last cycle's verdicts and scores derived
  * per cluster from its static verdict and the domain state that cycle saw
  * (snap_*), as the full scan would have computed them. */
-/* The final pass's loop over every cluster (one verdict and score per
+/* The final pass's loop over clusters c0.. (one verdict and score per
  * bucket): nacol 0 reads aff, else sums the cached columns. */
 static inline __attribute__((always_inline)) void
-finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
+finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol, uint32_t c0)
 {
     const uint32_t *restrict bkt = has_bkt ? ctx->topos[ctx->cp[ctx->cur].spread_col[0]].bkt : NULL;
     const uint8_t *restrict st = ctx->stat, *restrict br = ctx->fin_r;
@@ -1269,7 +1462,7 @@ finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
     const uint8_t cs_pass = BERTH_FLEET_NOT_SELECTED, cs_fail = BERTH_FLEET_FILTERED;
     const uint32_t n = ctx->n;
     /* branch-free: the verdicts come in no predictable order */
-    for (uint32_t c = 0; c < n; c++) {
+    for (uint32_t c = c0; c < n; c++) {
         uint32_t b = has_bkt ? bkt[c] : 0;
         uint8_t r = st[c];
         if (has_bkt)
@@ -1283,13 +1476,109 @@ finish_scan(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
     }
 }
 
-/* finish_scan's variants, each its own small function (registers) */
-static __attribute__((noinline)) void finish_b2(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 2); }
-static __attribute__((noinline)) void finish_b1(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 1); }
-static __attribute__((noinline)) void finish_b0(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 0); }
-static __attribute__((noinline)) void finish_n2(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 2); }
-static __attribute__((noinline)) void finish_n1(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 1); }
-static __attribute__((noinline)) void finish_n0(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 0); }
+/* The same pass 16 clusters at a time with AVX2 (x86-64 with GCC or
+ * Clang, chosen at run time: the CPU is asked once per context), for at
+ * most FLEET_VEC_BUCKETS buckets given in bytes (bkt8): a bucket's verdict
+ * and spread score (|score| <= 1000, as two byte tables) are looked up by
+ * byte shuffles, the affinity is summed in 16-bit lanes and sign-extended to
+ * the outcome's 64-bit scores at the store. The last n % 16 clusters, and
+ * every cluster without AVX2, take finish_scan. */
+#ifdef FLEET_AVX2
+__attribute__((target("avx2"))) static inline void fv_store16(int64_t *out, __m256i v)
+{
+    __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_cvtepi16_epi64(lo));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 4), _mm256_cvtepi16_epi64(_mm_srli_si128(lo, 8)));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), _mm256_cvtepi16_epi64(hi));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 12), _mm256_cvtepi16_epi64(_mm_srli_si128(hi, 8)));
+}
+
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+finish_vec(berth_fleet_ctx *ctx, int has_bkt, uint32_t nacol)
+{
+    const fleet_topo *tp = has_bkt ? &ctx->topos[ctx->cp[ctx->cur].spread_col[0]] : NULL;
+    const uint8_t *restrict bkt8 = has_bkt ? tp->bkt8 : NULL;
+    const uint32_t nb = has_bkt ? tp->ndom + 1 : 0;
+    const uint8_t *restrict st = ctx->stat;
+    const int64_t *restrict aff = ctx->aff;
+    const int8_t *restrict a0 = nacol > 0 ? ctx->acol[0] : NULL;
+    const int8_t *restrict a1 = nacol > 1 ? ctx->acol[1] : NULL;
+    uint8_t *restrict reject = ctx->reject, *restrict cstatus = ctx->cstatus;
+    int64_t *restrict oa = ctx->out_aff, *restrict os = ctx->out_spread;
+    const uint8_t cs_pass = BERTH_FLEET_NOT_SELECTED, cs_fail = BERTH_FLEET_FILTERED;
+    uint8_t tr[16] = {0}, tlo[16] = {0}, thi[16] = {0};
+    for (uint32_t d = 0; d < nb; d++) {
+        uint16_t v = (uint16_t)(int16_t)ctx->fin_s[d];
+        tr[d] = ctx->fin_r[d];
+        tlo[d] = (uint8_t)v;
+        thi[d] = (uint8_t)(v >> 8);
+    }
+    const __m128i lr = _mm_loadu_si128((const __m128i *)(const void *)tr),
+                  llo = _mm_loadu_si128((const __m128i *)(const void *)tlo),
+                  lhi = _mm_loadu_si128((const __m128i *)(const void *)thi),
+                  zero = _mm_setzero_si128(), vfail = _mm_set1_epi8((char)cs_fail),
+                  vflip = _mm_set1_epi8((char)(cs_fail ^ cs_pass));
+    const uint32_t n = ctx->n;
+    uint32_t c = 0;
+    for (; c + 16 <= n; c += 16) {
+        __m128i r = _mm_loadu_si128((const __m128i *)(const void *)(st + c));
+        __m256i s16 = _mm256_setzero_si256();
+        if (has_bkt) {
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(bkt8 + c));
+            __m128i rb = _mm_shuffle_epi8(lr, b);
+            r = _mm_or_si128(r, _mm_and_si128(rb, _mm_cmpeq_epi8(r, zero)));
+            __m128i slo = _mm_shuffle_epi8(llo, b), shi = _mm_shuffle_epi8(lhi, b);
+            s16 = _mm256_set_m128i(_mm_unpackhi_epi8(slo, shi), _mm_unpacklo_epi8(slo, shi));
+        }
+        __m128i keep8 = _mm_cmpeq_epi8(r, zero);
+        __m256i keep16 = _mm256_cvtepi8_epi16(keep8);
+        _mm_storeu_si128((__m128i *)(void *)(reject + c), r);
+        _mm_storeu_si128((__m128i *)(void *)(cstatus + c),
+                         _mm_xor_si128(vfail, _mm_and_si128(vflip, keep8)));
+        if (nacol == 0) {
+            __m128i k = keep8;
+            for (int q = 0; q < 4; q++, k = _mm_srli_si128(k, 4)) {
+                __m256i k64 = _mm256_cvtepi8_epi64(k);
+                __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(aff + c + 4 * q));
+                _mm256_storeu_si256((__m256i *)(void *)(oa + c + 4 * q), _mm256_and_si256(v, k64));
+            }
+        } else {
+            __m256i a16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a0 + c)));
+            if (nacol > 1)
+                a16 = _mm256_add_epi16(
+                    a16, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a1 + c))));
+            fv_store16(oa + c, _mm256_and_si256(a16, keep16));
+        }
+        fv_store16(os + c, _mm256_and_si256(s16, keep16));
+    }
+    finish_scan(ctx, has_bkt, nacol, c);
+}
+#endif
+
+/* the variants (b: one spread constraint with byte buckets; n: none; w:
+ * more buckets), each its own small function (registers) */
+#ifdef FLEET_AVX2
+#define FLEET_VEC(name, bk, na)                                                                    \
+    __attribute__((target("avx2"), noinline)) static void name(berth_fleet_ctx *ctx)             \
+    {                                                                                              \
+        finish_vec(ctx, bk, na);                                                                   \
+    }
+#else
+#define FLEET_VEC(name, bk, na)                                                                    \
+    static __attribute__((noinline)) void name(berth_fleet_ctx *ctx) { finish_scan(ctx, bk, na, 0); }
+#endif
+FLEET_VEC(finish_b2, 1, 2)
+FLEET_VEC(finish_b1, 1, 1)
+FLEET_VEC(finish_b0, 1, 0)
+FLEET_VEC(finish_n2, 0, 2)
+FLEET_VEC(finish_n1, 0, 1)
+FLEET_VEC(finish_n0, 0, 0)
+static __attribute__((noinline)) void finish_s2(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 2, 0); }
+static __attribute__((noinline)) void finish_s1(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 1, 0); }
+static __attribute__((noinline)) void finish_s0(berth_fleet_ctx *ctx) { finish_scan(ctx, 1, 0, 0); }
+static __attribute__((noinline)) void finish_t2(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 2, 0); }
+static __attribute__((noinline)) void finish_t1(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 1, 0); }
+static __attribute__((noinline)) void finish_t0(berth_fleet_ctx *ctx) { finish_scan(ctx, 0, 0, 0); }
 
 static void finish_fast(berth_fleet_ctx *ctx)
 {
@@ -1330,10 +1619,14 @@ static void finish_fast(berth_fleet_ctx *ctx)
             ctx->stash_s[i] = os[keep[i]];
         }
         uint32_t nacol = ctx->aff_ready ? 0 : ctx->nacol;
-        if (bkt)
+        if (bkt && tp->bkt8 && ctx->avx2)
             (nacol == 2 ? finish_b2 : nacol == 1 ? finish_b1 : finish_b0)(ctx);
-        else
+        else if (bkt)
+            (nacol == 2 ? finish_s2 : nacol == 1 ? finish_s1 : finish_s0)(ctx);
+        else if (ctx->avx2)
             (nacol == 2 ? finish_n2 : nacol == 1 ? finish_n1 : finish_n0)(ctx);
+        else
+            (nacol == 2 ? finish_t2 : nacol == 1 ? finish_t1 : finish_t0)(ctx);
         for (uint32_t i = 0; i < nkeep; i++) {
             uint32_t c = keep[i];
             reject[c] = 0;

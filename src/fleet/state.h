@@ -13,6 +13,8 @@
 #define FLEET_ORDER_BYTES ((size_t)64 << 20)   /* sorted orders of cached columns */
 #define FLEET_BCOUNT_BYTES ((size_t)16 << 20)  /* feasible counts per bucket */
 #define FLEET_TA_BUCKETS 64u                   /* top-K by sorted access up to this */
+#define FLEET_VEC_BUCKETS 16u                  /* vector final pass up to this many buckets */
+#define FLEET_RANK_BYTES ((size_t)16 << 20)    /* ranked lists of shared policies */
 
 /* Filter slots, in the profile's order (SPEC 3.1). */
 enum { FLEET_F_AFFINITY = 1, FLEET_F_ELIGIBILITY, FLEET_F_TAINT, FLEET_F_SPREAD };
@@ -56,12 +58,14 @@ typedef struct fleet_cplace {       /* a placement compiled against the run's co
     uint32_t *spread_col;           /* per constraint: topology column index */
     uint32_t stat_id;               /* static-verdict column shared by equal policies */
     uint32_t *pref_id;              /* per preferred term: contribution column id */
+    uint32_t rank_id;               /* ranking id (fast path), UINT32_MAX none */
 } fleet_cplace;
 
 typedef struct fleet_topo {         /* domains of one topology key */
     const char *key;
     uint32_t *dom;                  /* per cluster, UINT32_MAX without the key */
     uint32_t *bkt;                  /* per cluster: dom, or ndom without the key */
+    uint8_t *bkt8;                  /* bkt in a byte when ndom < FLEET_VEC_BUCKETS, else NULL */
     uint32_t ndom;
 } fleet_topo;
 
@@ -69,6 +73,7 @@ struct berth_fleet_ctx {
     const berth_fleet *f;
     berth_fleet_options opt;
     uint32_t cancel_tick;           /* PickN cycles since the last look at opt.cancel */
+    int avx2;                       /* the CPU has AVX2 (the final pass uses it) */
     uint32_t n;                     /* clusters */
     berth_cycle cycle;
     /* run columns */
@@ -142,6 +147,20 @@ struct berth_fleet_ctx {
     uint32_t *bcountbuf;
     uint32_t *seen, epoch;
     uint32_t *remain;               /* per bucket: feasible clusters not read yet */
+    /* ranked lists: PickN placements with one or two cached preferred-term
+     * columns and at most one spread constraint share a ranking id when
+     * their static column, topology key and term columns are equal (and
+     * two placements at least have it). rank[id]: per bucket the topk_max
+     * best keys (affinity, index; no held-before bonus) of every statically
+     * feasible cluster, descending, 0-padded (NULL beyond FLEET_RANK_BYTES);
+     * rank_len[id]: per bucket the keys kept, then 1 when they are all of
+     * the bucket's feasible clusters. Filled on first use. */
+    uint64_t **rank;
+    uint8_t **rank_len;
+    uint8_t *rank_built;
+    uint32_t nranks;
+    uint64_t *rankbuf;
+    uint8_t *ranklenbuf;
     int64_t *stash_a, *stash_s;     /* final pass: scores of selected clusters */
     uint8_t *topn;                  /* per bucket */
     uint32_t *blist, nblist;        /* non-empty buckets */

@@ -395,11 +395,139 @@ static void test_ties_and_obsolete_bindings(void **state)
     assert_true(obsolete > 1000);
 }
 
+/* Shared policies: many placements over a few policy shapes (equal static
+ * column, topology key and sorter columns: one ranked list each, shared by
+ * placements of different numberOfClusters), each with its own bindings:
+ * current ones (clusters picked before the cycles, skipped in the ranked
+ * lists; with numberOfClusters above 16 sometimes so many that fewer than
+ * the picks still to make are left in a bucket's list and the index is
+ * built by sorted access) and obsolete ones (the held-before bonus, added
+ * after the lists). Zones of 0 to ~60 clusters: lists that hold every
+ * feasible cluster of their bucket and lists that do not. */
+static void gen_shared(berth_rng *r, buf *b, uint32_t *ncl, uint32_t *npl)
+{
+    uint32_t nc = 10 + rnd(r, 240), np = 4 + rnd(r, 14);
+    *ncl = nc;
+    *npl = np;
+    for (uint32_t i = 0; i < nc; i++) {
+        char labels[64] = "";
+        if (rnd(r, 8))
+            snprintf(labels, sizeof labels, "zone: %s, env: %s", zones[rnd(r, 4)],
+                     rnd(r, 4) ? "prod" : "test");
+        put(b,
+            "---\napiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\n"
+            "metadata: {name: s%03u, labels: {%s}}\n"
+            "status:\n  agentStatus:\n  - type: MemberAgent\n"
+            "    lastReceivedHeartbeat: \"%s\"\n"
+            "    conditions:\n    - {type: Joined, status: \"True\"}\n"
+            "    - {type: Healthy, status: \"True\", lastTransitionTime: \"2024-04-01T00:00:00Z\"}\n"
+            "  properties: {p: {value: \"%u\"}, q: {value: \"%u\"}}\n",
+            i, labels, rnd(r, 10) ? "2024-05-01T11:59:00Z" : "2024-05-01T11:00:00Z", rnd(r, 4),
+            rnd(r, 3));
+    }
+    /* three shapes per fleet */
+    uint32_t sw1[3], sw2[3], ssp[3], sreq[3], snp[3];
+    for (int k = 0; k < 3; k++) {
+        sw1[k] = 1 + rnd(r, 100);
+        sw2[k] = 1 + rnd(r, 100);
+        ssp[k] = rnd(r, 3);   /* 0 none, 1 maxSkew 1, 2 maxSkew 2 */
+        sreq[k] = rnd(r, 2);
+        snp[k] = 1 + rnd(r, 2);
+    }
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t k = rnd(r, 3);
+        put(b,
+            "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+            "kind: ClusterResourcePlacement\nmetadata: {name: crp-%u}\nspec:\n  policy:\n"
+            "    placementType: PickN\n    numberOfClusters: %u\n    affinity:\n"
+            "      clusterAffinity:\n",
+            i, 1 + rnd(r, rnd(r, 3) ? 4 : 24));
+        if (sreq[k])
+            put(b, "        requiredDuringSchedulingIgnoredDuringExecution:\n"
+                   "          clusterSelectorTerms:\n"
+                   "          - labelSelector: {matchLabels: {env: prod}}\n");
+        put(b,
+            "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+            "        - weight: %u\n          preference: {propertySorter: {name: p, "
+            "sortOrder: Descending}}\n",
+            sw1[k]);
+        if (snp[k] > 1)
+            put(b,
+                "        - weight: %u\n          preference: {propertySorter: {name: q, "
+                "sortOrder: Ascending}}\n",
+                sw2[k]);
+        if (ssp[k])
+            put(b, "    topologySpreadConstraints:\n    - {maxSkew: %u, topologyKey: zone}\n",
+                ssp[k]);
+        for (uint32_t v = 0; v < 2; v++)
+            put(b,
+                "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+                "kind: ClusterSchedulingPolicySnapshot\nmetadata:\n  name: crp-%u-%u\n"
+                "  labels: {kubernetes-fleet.io/parent-CRP: crp-%u, "
+                "kubernetes-fleet.io/is-latest-snapshot: \"%s\", "
+                "kubernetes-fleet.io/policy-index: \"%u\"}\n"
+                "spec: {policyHash: YWJj}\n",
+                i, v, i, v ? "true" : "false", v);
+        /* distinct clusters: every third through the ring of clusters, or a
+         * run of the last ones (the top of tied rankings) */
+        uint32_t nb = rnd(r, 3) ? rnd(r, nc / 3) : 0, start = rnd(r, nc), obs = rnd(r, 5);
+        uint32_t stride = rnd(r, 2) ? 3 : 1;
+        if (stride == 1)
+            start = nc - nb;
+        for (uint32_t j = 0; j < nb; j++)
+            put(b,
+                "---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n"
+                "kind: ClusterResourceBinding\n"
+                "metadata: {name: b%u-%u, labels: {kubernetes-fleet.io/parent-CRP: crp-%u}}\n"
+                "spec: {targetCluster: s%03u, state: %s, schedulingPolicySnapshotName: "
+                "crp-%u-%u}\n",
+                i, j, i, (start + stride * j) % nc, rnd(r, 2) ? "Scheduled" : "Bound", i,
+                rnd(r, 4) < obs ? 0 : 1);
+    }
+}
+
+static void test_shared_policies(void **state)
+{
+    (void)state;
+    berth_rng rng;
+    berth_rng_seed(&rng, 20240503);
+    uint32_t compared = 0, obsolete = 0, current = 0, runs = runs_or(200);
+    for (uint32_t iter = 0; iter < runs; iter++) {
+        buf b = {NULL, 0, 0};
+        uint32_t nc, np;
+        gen_shared(&rng, &b, &nc, &np);
+        run fast, ref;
+        int rc = start(&fast, &b, 0, 0);
+        if (rc) {   /* a binding pair drawn twice: both paths reject it */
+            assert_int_equal(start(&ref, &b, 1, 0), rc);
+            free(b.p);
+            continue;
+        }
+        assert_int_equal(start(&ref, &b, 1, 0), 0);
+        for (uint32_t i = 0; i < fast.f.nbindings; i++) {
+            obsolete += (uint32_t)fast.f.bindings[i].obsolete;
+            current += (uint32_t)!fast.f.bindings[i].obsolete;
+        }
+        for (uint32_t p = 0; p < fast.f.nplacements; p++)
+            compare(&fast, &ref, p, iter);
+        for (uint32_t i = 0; i < 2 * fast.f.nplacements; i++)
+            compare(&fast, &ref, rnd(&rng, fast.f.nplacements), iter);
+        compared += fast.f.nplacements;
+        stop(&fast);
+        stop(&ref);
+        free(b.p);
+    }
+    assert_true(compared > 1000);
+    assert_true(obsolete > 1000);
+    assert_true(current > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_equals_reference),
         cmocka_unit_test(test_ties_and_obsolete_bindings),
+        cmocka_unit_test(test_shared_policies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
