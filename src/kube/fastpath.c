@@ -93,6 +93,8 @@ typedef struct fast_class {
     uint32_t nbad;
     int64_t ref[BERTH_KP_COUNT];
     int32_t *bm;          /* block maxima of part */
+    int bm_ok;            /* bm kept up to date (not while only the partition
+                           * below is read: rebuilt when next needed) */
     /* the same values by topology domain of one key (the spread
      * constraints' key), built on first use: see fast_part */
     fast_part *pt;
@@ -130,6 +132,8 @@ struct kube_fast {
     /* per node and per block: stamp of the pick that excluded it (or one
      * of its nodes) (indexed picks) */
     uint32_t *rej, *brej, rgen;
+    int32_t *beff;        /* per block: bm_best's scratch */
+    uint8_t *bexact;
     uint8_t *allow;       /* per domain of the partition key */
     uint32_t allowcap;
 };
@@ -201,20 +205,32 @@ static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int
  * is not stamped rejected (rej[node] == rgen; blocks holding one have
  * brej[block] == rgen; rej NULL: none), and its first position (last:
  * its last). 0 when every position there is infeasible or rejected.
- * O(blocks in the range + FAST_BLOCK x (2 + blocks holding a rejected
- * node)). */
+ *
+ * Blocks are taken best bound first: a block's maximum is exact when the
+ * block lies inside the range and holds no rejected node, else an upper
+ * bound that is made exact (one scan of the block) only when it is the
+ * best bound left. So the cost is O(blocks in the range x (1 + blocks
+ * scanned)), and a block is scanned only when its bound beats every exact
+ * value: rejected nodes far below the best cost nothing. */
 typedef struct bm_query {
     const int32_t *v, *bm;
     const uint32_t *perm, *rej, *brej;
     uint32_t rgen;
     int last;
+    int32_t *eff;         /* scratch per block: the bound, or the exact value */
+    uint8_t *exact;       /* scratch per block */
 } bm_query;
+
+static int rejected(const bm_query *b, uint32_t i)
+{
+    return b->rej && b->rej[b->perm ? b->perm[i] : i] == b->rgen;
+}
 
 static int32_t bm_scan(const bm_query *b, uint32_t lo, uint32_t hi)
 {
     int32_t m = INT32_MIN;
     for (uint32_t i = lo; i < hi; i++)
-        if (b->v[i] > m && !(b->rej && b->rej[b->perm ? b->perm[i] : i] == b->rgen))
+        if (b->v[i] > m && !rejected(b, i))
             m = b->v[i];
     return m;
 }
@@ -223,34 +239,40 @@ static int bm_best(const bm_query *b, uint32_t lo, uint32_t hi, int32_t *bv, uin
 {
     if (lo >= hi)
         return 0;
-    int32_t best = INT32_MIN;
-    uint32_t at = 0;
-    for (uint32_t k = lo / FAST_BLOCK; k * FAST_BLOCK < hi; k++) {
+    uint32_t k0 = lo / FAST_BLOCK, k1 = (hi - 1) / FAST_BLOCK;
+    for (uint32_t k = k0; k <= k1; k++) {
         uint32_t a = k * FAST_BLOCK, z = a + FAST_BLOCK;
-        int32_t m = b->bm[k];
-        if (m == INT32_MIN || m < best || (m == best && !b->last))
+        b->eff[k] = b->bm[k];
+        b->exact[k] = a >= lo && z <= hi && !(b->rej && b->brej[k] == b->rgen);
+    }
+    for (;;) {
+        int32_t best = INT32_MIN;
+        uint32_t at = k0;
+        for (uint32_t k = k0; k <= k1; k++)
+            if (b->eff[k] > best || (b->last && b->eff[k] == best && best != INT32_MIN)) {
+                best = b->eff[k];
+                at = k;
+            }
+        if (best == INT32_MIN)
+            return 0;
+        uint32_t a = at * FAST_BLOCK, z = a + FAST_BLOCK;
+        a = a < lo ? lo : a;
+        z = z > hi ? hi : z;
+        if (!b->exact[at]) {
+            b->eff[at] = bm_scan(b, a, z);
+            b->exact[at] = 1;
             continue;
-        if (a < lo || z > hi || (b->rej && b->brej[k] == b->rgen))
-            m = bm_scan(b, a < lo ? lo : a, z > hi ? hi : z);
-        if (m != INT32_MIN && (m > best || (m == best && b->last))) {
-            best = m;
-            at = k;
         }
-    }
-    if (best == INT32_MIN)
-        return 0;
-    uint32_t a = at * FAST_BLOCK, z = a + FAST_BLOCK;
-    a = a < lo ? lo : a;
-    z = z > hi ? hi : z;
-    for (uint32_t j = 0; j < z - a; j++) {
-        uint32_t i = b->last ? z - 1 - j : a + j;
-        if (b->v[i] == best && !(b->rej && b->rej[b->perm ? b->perm[i] : i] == b->rgen)) {
-            *bv = best;
-            *bpos = i;
-            return 1;
+        for (uint32_t j = 0; j < z - a; j++) {
+            uint32_t i = b->last ? z - 1 - j : a + j;
+            if (b->v[i] == best && !rejected(b, i)) {
+                *bv = best;
+                *bpos = i;
+                return 1;
+            }
         }
+        return 0; /* not reached: the block's exact maximum is there */
     }
-    return 0; /* not reached */
 }
 
 static void part_free(fast_part *pt)
@@ -311,6 +333,8 @@ void kube_fast_free(kube_sched *s)
     }
     free(f->rej);
     free(f->brej);
+    free(f->beff);
+    free(f->bexact);
     free(f->allow);
     free(f);
     s->fast = NULL;
@@ -332,10 +356,12 @@ int kube_fast_init(kube_sched *s)
     f->slot = malloc((N / FAST_CHUNK + 1) * sizeof *f->slot);
     f->rej = calloc(N, sizeof *f->rej);
     f->brej = calloc(nblocks(N), sizeof *f->brej);
+    f->beff = malloc(nblocks(N) * sizeof *f->beff);
+    f->bexact = malloc(nblocks(N));
     f->tcap = 1024;
     f->table = calloc(f->tcap, sizeof *f->table);
     if (!f->all || !f->list || !f->verdict || !f->col || !f->col2 || !f->seen || !f->slot ||
-        !f->table || !f->rej || !f->brej) {
+        !f->table || !f->rej || !f->brej || !f->beff || !f->bexact) {
         kube_fast_free(s);
         return BERTH_ENOMEM;
     }
@@ -700,7 +726,10 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
             continue;
         c->nfeasible += (uint32_t)now - (uint32_t)was;
         c->flist_stale |= now != was;
-        bm_set(c->part, N, c->bm, nd, v);
+        if (c->bm_ok)
+            bm_set(c->part, N, c->bm, nd, v);
+        else
+            c->part[nd] = v;
         if (pt) {
             bm_set(pt->v, N, pt->bm, pos[nd], v);
             pt->dcnt[val[nd] == KUBE_NOVAL ? pt->nr - 1 : val[nd]] += (uint32_t)now - (uint32_t)was;
@@ -730,6 +759,7 @@ static void image_refresh(kube_sched *s, const berth_profile *prof, kube_req *r,
             c->img[nd] = v;
         }
         bm_build(c->part, N, c->bm);
+        c->bm_ok = 1;
         if (c->pt)
             bm_build(c->pt->v, N, c->pt->bm);
     }
@@ -843,6 +873,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     for (uint32_t nd = 0; nd < N; nd++)
         c->part[nd] = INT32_MIN;
     bm_build(c->part, N, c->bm);
+    c->bm_ok = 1;
     memcpy(c->key, f->keybuf, len);
     c->key[len] = '\0';
     c->hash = h;
@@ -1043,6 +1074,15 @@ static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_r
  * once instead of each of its nodes, and the class's part values ordered
  * by domain answer "best feasible node in these domains" from a max tree. */
 
+/* c's block maxima, rebuilt if they were left behind (O(nodes)) */
+static void class_bm(kube_sched *s, fast_class *c)
+{
+    if (!c->bm_ok) {
+        bm_build(c->part, s->k->nnodes, c->bm);
+        c->bm_ok = 1;
+    }
+}
+
 /* The nodes by value of topology key `key` (FAST_NINV keys kept; built
  * again in place after node data changed): its slot in f->inv, or
  * FAST_NINV when every slot holds another key. */
@@ -1165,8 +1205,8 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
             if (q->pf[i].key != K)
                 return 0;
     }
-    /* the per-domain totals both filters read (built once per pod) */
-    if (kube_terms_par_prepare(s, r))
+    /* PodTopologySpread's per-domain totals (built once per pod) */
+    if (kube_terms_pts_prepare(s, r))
         return 0;
     int rc = 0;
     fast_part *pt = NULL;
@@ -1177,6 +1217,10 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
         nr = pt->nr;
     }
     const uint32_t *ppos = pt ? f->inv[pt->inv].pos : NULL;
+    if (pt)
+        c->bm_ok = 0; /* the partition is read: the class's own maxima wait */
+    else
+        class_bm(s, c);
     if (nr > f->allowcap) {
         uint8_t *a = realloc(f->allow, nr);
         if (!a)
@@ -1184,8 +1228,10 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
         f->allow = a;
         f->allowcap = nr;
     }
-    /* domains of K: Filter's verdict is the same for every node of one */
-    uint32_t nfeasible = 0;
+    /* domains of K: Filter's verdict is the same for every node of one.
+     * PodTopologySpread: the domain's matching pods against the minimum
+     * (filtering.go Filter: matchNum + selfMatchNum - minMatchNum >
+     * maxSkew fails); a node without the key fails. */
     for (uint32_t d = 0; d < nr; d++) {
         uint32_t v = pt && d < nr - 1 ? d : KUBE_NOVAL;
         int ok = 1;
@@ -1198,55 +1244,75 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
             int64_t m = q->pool[pc->off + v];
             ok = (m < 0 ? 0 : m) <= (int64_t)pc->max_skew + pc->min - pc->self;
         }
-        for (int pass = 0; use_ipa && pass < 2 && ok && v != KUBE_NOVAL; pass++) {
-            const kube_slot *sl = pass ? q->eslot : q->xslot;
-            uint32_t ns = pass ? q->neslot : q->nxslot;
-            for (uint32_t j = 0; j < ns && ok; j++)
-                ok = sl[j].key != K || q->zpool[sl[j].off + v] <= 0;
-        }
         f->allow[d] = (uint8_t)ok;
-        nfeasible += ok ? (pt ? pt->dcnt[d] : c->nfeasible) : 0;
     }
-    /* nodes excluded by anti-affinity totals on other keys (nodes of the
-     * domains where the total is positive: matching pods' domains, so few
-     * when the key is fine-grained): stamped, and their blocks */
+    /* InterPodAffinity's anti-affinity (the pod's own required terms and
+     * existing pods' required terms matching it): a node fails when some
+     * node of its domain of the term's key counts a matching pod
+     * (filtering.go satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity
+     * over the PreFilter's per-(key, value) counts). The nodes that count
+     * are the term's signature's non-zero list: a domain of K is judged
+     * whole; for another key the nodes of the domain are listed (few when
+     * the key is fine-grained, e.g. the hostname) and stamped. */
+    for (uint32_t i = 0; use_ipa && pt && i < q->nanti; i++) {
+        const kube_term_ref *tr = &q->anti[i];
+        if (tr->key != K)
+            continue;
+        const uint32_t *nz, *val = t->keys[K].val;
+        int exact;
+        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        for (uint32_t j = 0; j < nnz; j++)
+            if ((exact || tr->cnt[nz[j]] > 0) && val[nz[j]] != KUBE_NOVAL)
+                f->allow[val[nz[j]]] = 0;
+    }
+    uint32_t nfeasible = 0;
+    for (uint32_t d = 0; d < nr; d++)
+        nfeasible += f->allow[d] ? (pt ? pt->dcnt[d] : c->nfeasible) : 0;
     if (++f->rgen == 0) {
         memset(f->rej, 0, s->k->nnodes * sizeof *f->rej);
         memset(f->brej, 0, nblocks(s->k->nnodes) * sizeof *f->brej);
         f->rgen = 1;
     }
     const uint32_t *kval = pt ? t->keys[K].val : NULL;
-    uint32_t listed = 0, budget = s->k->nnodes / 8 + 64;
-    for (int pass = 0; use_ipa && pass < 2; pass++) {
-        const kube_slot *sl = pass ? q->eslot : q->xslot;
-        uint32_t ns = pass ? q->neslot : q->nxslot;
-        for (uint32_t j = 0; j < ns; j++) {
-            if (sl[j].key == K)
+    uint32_t listed = 0, nrej = 0, budget = s->k->nnodes / 8 + 64;
+    for (uint32_t i = 0; use_ipa && i < q->nanti; i++) {
+        const kube_term_ref *tr = &q->anti[i];
+        if (tr->key == K)
+            continue;
+        uint32_t ivs = inverse(s, tr->key, &rc);
+        if (ivs == FAST_NINV)
+            return rc;
+        const fast_inv *iv = &f->inv[ivs];
+        const uint32_t *nz, *val = t->keys[tr->key].val;
+        int exact;
+        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        for (uint32_t j = 0; j < nnz; j++) {
+            uint32_t n = nz[j], v = val[n];
+            /* the count itself is read only when some went back to 0 (it
+             * is a cache miss per node otherwise) */
+            if (v == KUBE_NOVAL || (!exact && tr->cnt[n] <= 0))
                 continue;
-            uint32_t ivs = inverse(s, sl[j].key, &rc);
-            if (ivs == FAST_NINV)
-                return rc;
-            const fast_inv *iv = &f->inv[ivs];
-            size_t lo = sl[j].off, hi = lo + t->keys[sl[j].key].nvals;
-            for (size_t z = 0; z < q->ntouch; z++) {
-                size_t idx = q->ztouch[z];
-                if (idx < lo || idx >= hi || q->zpool[idx] <= 0)
+            for (uint32_t x = iv->start[v]; x < iv->start[v + 1]; x++) {
+                uint32_t nd = iv->nodes[x];
+                if (f->rej[nd] == f->rgen)
                     continue;
-                uint32_t v = (uint32_t)(idx - lo);
-                for (uint32_t i = iv->start[v]; i < iv->start[v + 1]; i++) {
-                    uint32_t nd = iv->nodes[i];
-                    if (f->rej[nd] == f->rgen)
-                        continue;
-                    if (++listed > budget)
-                        return 0; /* a wide exclusion: the chunk scan */
-                    f->rej[nd] = f->rgen;
-                    f->brej[(ppos ? ppos[nd] : nd) / FAST_BLOCK] = f->rgen;
-                    uint32_t d = !pt ? 0 : kval[nd] == KUBE_NOVAL ? nr - 1 : kval[nd];
-                    nfeasible -= c->part[nd] != INT32_MIN && f->allow[d];
-                }
+                if (++listed > budget)
+                    return 0; /* a wide exclusion: the chunk scan */
+                f->rej[nd] = f->rgen;
+                f->brej[(ppos ? ppos[nd] : nd) / FAST_BLOCK] = f->rgen;
+                f->list[nrej++] = nd;
             }
         }
     }
+    /* the excluded nodes the domains counted: without a branch on the
+     * class's column, whose reads (one cache line each) then overlap */
+    uint32_t drop = 0;
+    for (uint32_t i = 0; i < nrej; i++) {
+        uint32_t nd = f->list[i];
+        uint32_t d = !pt ? 0 : kval[nd] == KUBE_NOVAL ? nr - 1 : kval[nd];
+        drop += (uint32_t)(c->part[nd] != INT32_MIN) & f->allow[d];
+    }
+    nfeasible -= drop;
     if (!nfeasible)
         return 2; /* no node fits: the full path explains why */
     /* the best allowed node: per domain (a range of positions), merged by
@@ -1257,7 +1323,7 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
     const uint32_t *perm = pt ? f->inv[pt->inv].nodes : NULL;
     const uint32_t *start = pt ? f->inv[pt->inv].start : NULL;
     bm_query bq = {pt ? pt->v : c->part, pt ? pt->bm : c->bm, perm, f->rej, f->brej, f->rgen,
-                   last};
+                   last, f->beff, f->bexact};
     for (uint32_t d = 0; d < nr; d++) {
         if (!f->allow[d] || (pt && !pt->dcnt[d]))
             continue;
@@ -1475,13 +1541,15 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
      * of the ties at random (k drawn as the pipeline's scan draws it, over
      * the ties counted in the blocks that hold the best value) */
     const int32_t *part = c->part;
+    class_bm(s, c);
     uint32_t nb = nblocks(N);
     int32_t best = INT32_MIN;
     for (uint32_t k = 0; k < nb; k++)
         best = c->bm[k] > best ? c->bm[k] : best;
     uint32_t chosen = 0;
     if (prof->tiebreak != BERTH_TIE_RANDOM) {
-        bm_query bq = {part, c->bm, NULL, NULL, NULL, 0, prof->tiebreak == BERTH_TIE_LAST};
+        bm_query bq = {part, c->bm, NULL, NULL, NULL, 0, prof->tiebreak == BERTH_TIE_LAST,
+                       f->beff, f->bexact};
         int32_t bv;
         bm_best(&bq, 0, N, &bv, &chosen);
     } else {

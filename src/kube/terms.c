@@ -39,6 +39,7 @@ static void smap_free(kube_smap *m)
         free(m->keys[i]);
     free(m->keys);
     free(m->vals);
+    free(m->hashes);
     memset(m, 0, sizeof *m);
 }
 
@@ -47,11 +48,12 @@ static int smap_get(const kube_smap *m, const char *k, uint32_t *out)
 {
     if (!m->cap)
         return 0;
-    uint32_t mask = m->cap - 1;
-    for (uint32_t i = (uint32_t)hash_str(k) & mask;; i = (i + 1) & mask) {
+    uint32_t mask = m->cap - 1, h = (uint32_t)hash_str(k);
+    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
         if (!m->keys[i])
             return 0;
-        if (!strcmp(m->keys[i], k)) {
+        /* the stored hash first: a probe that differs reads no key text */
+        if (m->hashes[i] == h && !strcmp(m->keys[i], k)) {
             *out = m->vals[i];
             return 1;
         }
@@ -65,31 +67,36 @@ static int smap_put(kube_smap *m, const char *k, uint32_t v)
         nm.cap = m->cap ? m->cap * 2 : 16;
         nm.keys = calloc(nm.cap, sizeof *nm.keys);
         nm.vals = calloc(nm.cap, sizeof *nm.vals);
-        if (!nm.keys || !nm.vals) {
+        nm.hashes = calloc(nm.cap, sizeof *nm.hashes);
+        if (!nm.keys || !nm.vals || !nm.hashes) {
             free(nm.keys);
             free(nm.vals);
+            free(nm.hashes);
             return BERTH_ENOMEM;
         }
         for (uint32_t i = 0; i < m->cap; i++) {
             if (!m->keys[i])
                 continue;
-            uint32_t j = (uint32_t)hash_str(m->keys[i]) & (nm.cap - 1);
+            uint32_t j = m->hashes[i] & (nm.cap - 1);
             while (nm.keys[j])
                 j = (j + 1) & (nm.cap - 1);
             nm.keys[j] = m->keys[i];
             nm.vals[j] = m->vals[i];
+            nm.hashes[j] = m->hashes[i];
         }
         nm.n = m->n;
         free(m->keys);
         free(m->vals);
+        free(m->hashes);
         *m = nm;
     }
-    uint32_t i = (uint32_t)hash_str(k) & (m->cap - 1);
+    uint32_t h = (uint32_t)hash_str(k), i = h & (m->cap - 1);
     while (m->keys[i])
         i = (i + 1) & (m->cap - 1);
     m->keys[i] = strdup(k);
     if (!m->keys[i])
         return BERTH_ENOMEM;
+    m->hashes[i] = h;
     m->vals[i] = v;
     m->n++;
     return 0;
@@ -2215,6 +2222,23 @@ static void ipa_score(void *state, const void *req, const uint32_t *cand, uint32
         out[i] = (int64_t)f;
     }
     q->pool_used = mark;
+}
+
+/* The fast path's per-domain index (kube/fastpath.c pick_indexed). */
+uint32_t kube_terms_nz(const kube_sched *s, const int32_t *cnt, const uint32_t **nz, int *exact)
+{
+    const kube_sig *g = sig_of(s->terms, cnt);
+    *nz = g->nz;
+    *exact = !g->innz; /* no count went back to 0 */
+    return g->nnz;
+}
+
+int kube_terms_pts_prepare(kube_sched *s, const kube_req *r)
+{
+    kube_terms_req *q = r->terms;
+    if (!q || !s->terms || !q->npf)
+        return 0;
+    return pts_filter_ready(s, q) ? BERTH_ENOMEM : 0;
 }
 
 /* Before r's batch is filtered in parallel chunks (berth_profile.prepare):
