@@ -821,8 +821,10 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     int with_img = 0;
     for (uint32_t j = 0; j < prof->nscores && s->off; j++)
         with_img |= plugin_is(s->fast, prof, j, BERTH_KP_IMAGE_LOCALITY, 1);
-    size_t need = (size_t)N * (1 + (with_img ? 2 : 1) * sizeof(int32_t)) + len + 1 +
-                  nblocks(N) * sizeof(int32_t);
+    /* column(s), static verdicts, key, block maxima, and room for a
+     * partition by domain (its column and block maxima) */
+    size_t need = (size_t)N * (1 + (with_img ? 3 : 2) * sizeof(int32_t)) + len + 1 +
+                  2 * nblocks(N) * sizeof(int32_t);
     if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
         return NULL; /* full path for this pod */
     if (f->nclasses == f->capclasses) {

@@ -328,6 +328,7 @@ static void sig_free(kube_sig *g)
         free(g->cnt - 2);
     free(g->nz);
     free(g->innz);
+    free(g->dtot);
 }
 
 /* The signature owning a count array (incremental mode only: there every
@@ -354,6 +355,8 @@ static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
         g->nz[g->nnz++] = n;
     }
     g->cnt[n] += d;
+    if (g->dtot && g->dval[n] != KUBE_NOVAL)
+        g->dtot[g->dval[n]] += d;
     return 0;
 }
 
@@ -363,6 +366,8 @@ static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
 static int sig_drop(const kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
 {
     g->cnt[n] -= d;
+    if (g->dtot && g->dval[n] != KUBE_NOVAL)
+        g->dtot[g->dval[n]] -= d;
     if (g->cnt[n] || g->innz || !d)
         return 0;
     g->innz = calloc(t->nnodes ? t->nnodes : 1, 1);
@@ -843,6 +848,11 @@ int kube_terms_node_changed(kube_sched *s, uint32_t n)
             k->nreal++;
         }
         k->val[n] = vid;
+    }
+    /* values moved: the per-domain totals are built again when asked */
+    for (uint32_t i = 0; i < t->nsigs; i++) {
+        free(t->sigs[i].dtot);
+        t->sigs[i].dtot = NULL;
     }
     smap_free(&t->naff.map);
     for (uint32_t i = 0; i < t->naff.n; i++)
@@ -1609,6 +1619,45 @@ static int policies_ok(const kube_terms_req *q, const kube_pts_c *c, uint32_t n)
     return 1;
 }
 
+/* 1 when constraint c's per-domain count is its signature's per-domain
+ * total: no node off, every constraint on c's key (a node has the keys iff
+ * it has c's), the inclusion policies pass every node; the totals built
+ * then (once: O(non-zero nodes); kept by sig_bump / sig_drop). 0 to count
+ * node by node (also when memory is short: same result). */
+static int pts_totals(kube_sched *s, kube_terms_req *q, const kube_pts_c *c)
+{
+    kube_terms *t = s->terms;
+    uint32_t N = t->nnodes;
+    if (s->off)
+        return 0;
+    for (uint32_t i = 0; i < q->npf; i++)
+        if (q->pf[i].key != c->key)
+            return 0;
+    if (c->honor_aff && q->aff_ok && memchr(q->aff_ok, 0, N))
+        return 0;
+    if (c->honor_taint && q->tol_ok && memchr(q->tol_ok, 0, N))
+        return 0;
+    kube_sig *g = &t->sigs[((const uint32_t *)c->cnt)[-1]];
+    const kube_tkey *k = &t->keys[c->key];
+    if (g->dtot && (g->dkey != c->key || g->dn != k->nvals)) {
+        free(g->dtot);
+        g->dtot = NULL;
+    }
+    if (!g->dtot) {
+        if (k->nvals > 4096 || !(g->dtot = calloc(k->nvals ? k->nvals : 1, sizeof *g->dtot)))
+            return 0;
+        g->dkey = c->key;
+        g->dn = k->nvals;
+        g->dval = k->val;
+        for (uint32_t j = 0; j < g->nnz; j++) {
+            uint32_t n = g->nz[j];
+            if (k->val[n] != KUBE_NOVAL)
+                g->dtot[k->val[n]] += g->cnt[n];
+        }
+    }
+    return 1;
+}
+
 static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
 {
     kube_terms *t = s->terms;
@@ -1636,7 +1685,12 @@ static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
             dom[val[n]] = 0;
             marked++;
         }
-        if (!s->reference) {
+        if (!s->reference && pts_totals(s, q, c)) {
+            /* every node counts: the signature's per-domain totals */
+            kube_sig *g = (kube_sig *)sig_of(t, c->cnt);
+            for (uint32_t v = 0; v < g->dn; v++)
+                dom[v] += g->dtot[v];
+        } else if (!s->reference) {
             const kube_sig *g = sig_of(t, c->cnt);
             for (uint32_t j = 0; j < g->nnz; j++) {
                 uint32_t n = g->nz[j];

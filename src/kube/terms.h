@@ -61,6 +61,13 @@ typedef struct kube_sig {
                           * (after an unassume it may also list nodes back at 0) */
     uint32_t nnz, capnz;
     uint8_t *innz;       /* per node: listed in nz; NULL until a count drops to 0 */
+    /* per-domain totals of cnt over the values of topology key dkey (dval:
+     * its per-node value ids), kept on every count change once a spread
+     * constraint on that key has asked for them; dropped when node data
+     * change (PodTopologySpread's PreFilter counts, incremental) */
+    int64_t *dtot;
+    const uint32_t *dval;
+    uint32_t dkey, dn;
 } kube_sig;
 
 /* anchor index: signatures by one In requirement (key, value), else general */
