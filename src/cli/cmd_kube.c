@@ -47,7 +47,7 @@ static void help_schedule(FILE *f)
             "  --no-preempt         a pod that fits nowhere stays unschedulable (default: it\n"
             "                       preempts lower-priority pods as DefaultPreemption does)\n"
             "  --threads N          threads for one pod's per-node filters and scores on\n"
-            "                       clusters of 1024 nodes or more (default: online cores);\n"
+            "                       clusters of 1024 nodes or more (default 1);\n"
             "                       decisions and output are the same for every N\n"
             "  --strict             unknown fields in Kubernetes objects, and kinds the\n"
             "                       command does not read, are errors\n"
@@ -139,7 +139,9 @@ static int cmd_schedule(int argc, char **argv)
     cli_common_init(&c);
     const char *config = NULL, *profile = NULL, *svg = NULL;
     int reference = 0, explain = 0, preempt = 1, detail_all = 0;
-    uint32_t threads = berth_threads_online();
+    /* 1: the fast path's per-pod work is too small to split (docs/kube.md
+     * "Threads") */
+    uint32_t threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

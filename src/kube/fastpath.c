@@ -36,6 +36,32 @@ typedef struct fast_slot {
 } fast_slot;
 
 
+/* Block maxima over a column of part values (FAST_BLOCK values a block):
+ * the argmax is a pass over the block maxima and one block; setting a value
+ * is O(1), or one block rescanned when it held the block's maximum. Small
+ * beside the column (1/64), so every class's index stays in cache. */
+#define FAST_BLOCK 64
+
+/* A class's part values ordered by domain of topology key `key` (the
+ * spread constraints' key; the domains and the order are the shared
+ * fast_inv of the key): value by position, block maxima, feasible nodes per
+ * domain. Rebuilt when node data changed (gen). */
+typedef struct fast_part {
+    uint32_t key, inv, nr, gen; /* nr = the key's values + 1 (no value) */
+    int32_t *v;                 /* by position */
+    int32_t *bm;                /* per block of positions */
+    uint32_t *dcnt;             /* per domain */
+} fast_part;
+
+/* nodes by value of one topology key (counting sort; nodes without the key
+ * last): group v is nodes[start[v] .. start[v + 1]), pos the inverse;
+ * rebuilt in place when node data changed (gen) */
+typedef struct fast_inv {
+    uint32_t key, nvals, gen;
+    uint32_t *start, *nodes, *pos;
+} fast_inv;
+#define FAST_NINV 8
+
 typedef struct fast_class {
     char *key;
     uint32_t hash;
@@ -66,6 +92,12 @@ typedef struct fast_class {
     int32_t *img;
     uint32_t nbad;
     int64_t ref[BERTH_KP_COUNT];
+    int32_t *bm;          /* block maxima of part */
+    int bm_ok;            /* bm kept up to date (not while only the partition
+                           * below is read: rebuilt when next needed) */
+    /* the same values by topology domain of one key (the spread
+     * constraints' key), built on first use: see fast_part */
+    fast_part *pt;
 } fast_class;
 
 struct kube_fast {
@@ -87,18 +119,177 @@ struct kube_fast {
     fast_slot *slot; /* per chunk of FAST_CHUNK nodes (the parallel scans) */
     char *keybuf;
     size_t keycap;
+    /* plugin objects by id; profiles already judged (profile_ok) */
+    const berth_filter_plugin *fplug[BERTH_KP_COUNT];
+    const berth_score_plugin *splug[BERTH_KP_COUNT];
+    const berth_profile *okprof[8];
+    int okval[8];
+    uint32_t nok;
+    /* node data changes (kube_fast_node_changed with data): partitions and
+     * inverse maps built before are stale */
+    uint32_t data_gen;
+    fast_inv inv[FAST_NINV];
+    /* per node and per block: stamp of the pick that excluded it (or one
+     * of its nodes) (indexed picks) */
+    uint32_t *rej, *brej, rgen;
+    int32_t *beff;        /* per block: bm_best's scratch */
+    uint8_t *bexact;
+    uint8_t *allow;       /* per domain of the partition key */
+    uint32_t allowcap;
 };
 
+/* eight bytes a step (the class key is hashed for every pod) */
 static uint32_t hash_bytes(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s + i, n - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
+    return (uint32_t)h;
+}
+
+/* ---- block maxima ---- */
+
+static uint32_t nblocks(uint32_t n)
+{
+    return n / FAST_BLOCK + 1;
+}
+
+static int32_t block_max(const int32_t *v, uint32_t n, uint32_t k)
+{
+    uint32_t lo = k * FAST_BLOCK, hi = lo + FAST_BLOCK < n ? lo + FAST_BLOCK : n;
+    int32_t m = INT32_MIN;
+    if (hi - lo == FAST_BLOCK) {
+        /* eight independent lanes (vectorised at -O2) */
+        const int32_t *p = v + lo;
+        int32_t a[8] = {INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN,
+                        INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
+        for (uint32_t i = 0; i < FAST_BLOCK; i += 8)
+            for (uint32_t u = 0; u < 8; u++)
+                a[u] = p[i + u] > a[u] ? p[i + u] : a[u];
+        for (uint32_t u = 0; u < 8; u++)
+            m = a[u] > m ? a[u] : m;
+        return m;
+    }
+    for (uint32_t i = lo; i < hi; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+static void bm_build(const int32_t *v, uint32_t n, int32_t *bm)
+{
+    for (uint32_t k = 0; k < nblocks(n); k++)
+        bm[k] = block_max(v, n, k);
+}
+
+/* v[pos] := x, its block's maximum kept */
+static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int32_t x)
+{
+    int32_t old = v[pos];
+    uint32_t k = pos / FAST_BLOCK;
+    v[pos] = x;
+    if (x >= bm[k])
+        bm[k] = x;
+    else if (old == bm[k])
+        bm[k] = block_max(v, n, k);
+}
+
+/* The best value in positions [lo, hi) of v whose node (perm[pos], or pos)
+ * is not stamped rejected (rej[node] == rgen; blocks holding one have
+ * brej[block] == rgen; rej NULL: none), and its first position (last:
+ * its last). 0 when every position there is infeasible or rejected.
+ *
+ * Blocks are taken best bound first: a block's maximum is exact when the
+ * block lies inside the range and holds no rejected node, else an upper
+ * bound that is made exact (one scan of the block) only when it is the
+ * best bound left. So the cost is O(blocks in the range x (1 + blocks
+ * scanned)), and a block is scanned only when its bound beats every exact
+ * value: rejected nodes far below the best cost nothing. */
+typedef struct bm_query {
+    const int32_t *v, *bm;
+    const uint32_t *perm, *rej, *brej;
+    uint32_t rgen;
+    int last;
+    int32_t *eff;         /* scratch per block: the bound, or the exact value */
+    uint8_t *exact;       /* scratch per block */
+} bm_query;
+
+static int rejected(const bm_query *b, uint32_t i)
+{
+    return b->rej && b->rej[b->perm ? b->perm[i] : i] == b->rgen;
+}
+
+static int32_t bm_scan(const bm_query *b, uint32_t lo, uint32_t hi)
+{
+    int32_t m = INT32_MIN;
+    for (uint32_t i = lo; i < hi; i++)
+        if (b->v[i] > m && !rejected(b, i))
+            m = b->v[i];
+    return m;
+}
+
+static int bm_best(const bm_query *b, uint32_t lo, uint32_t hi, int32_t *bv, uint32_t *bpos)
+{
+    if (lo >= hi)
+        return 0;
+    uint32_t k0 = lo / FAST_BLOCK, k1 = (hi - 1) / FAST_BLOCK;
+    for (uint32_t k = k0; k <= k1; k++) {
+        uint32_t a = k * FAST_BLOCK, z = a + FAST_BLOCK;
+        b->eff[k] = b->bm[k];
+        b->exact[k] = a >= lo && z <= hi && !(b->rej && b->brej[k] == b->rgen);
+    }
+    for (;;) {
+        int32_t best = INT32_MIN;
+        uint32_t at = k0;
+        for (uint32_t k = k0; k <= k1; k++)
+            if (b->eff[k] > best || (b->last && b->eff[k] == best && best != INT32_MIN)) {
+                best = b->eff[k];
+                at = k;
+            }
+        if (best == INT32_MIN)
+            return 0;
+        uint32_t a = at * FAST_BLOCK, z = a + FAST_BLOCK;
+        a = a < lo ? lo : a;
+        z = z > hi ? hi : z;
+        if (!b->exact[at]) {
+            b->eff[at] = bm_scan(b, a, z);
+            b->exact[at] = 1;
+            continue;
+        }
+        for (uint32_t j = 0; j < z - a; j++) {
+            uint32_t i = b->last ? z - 1 - j : a + j;
+            if (b->v[i] == best && !rejected(b, i)) {
+                *bv = best;
+                *bpos = i;
+                return 1;
+            }
+        }
+        return 0; /* not reached: the block's exact maximum is there */
+    }
+}
+
+static void part_free(fast_part *pt)
+{
+    if (!pt)
+        return;
+    free(pt->v);
+    free(pt->bm);
+    free(pt->dcnt);
+    free(pt);
 }
 
 static void class_free(fast_class *c)
 {
+    part_free(c->pt);
+    c->pt = NULL;
+    free(c->bm);
     free(c->key);
     free(c->flist);
     free(c->static_ok);
@@ -135,6 +326,16 @@ void kube_fast_free(kube_sched *s)
     free(f->col2);
     free(f->slot);
     free(f->keybuf);
+    for (uint32_t i = 0; i < FAST_NINV; i++) {
+        free(f->inv[i].start);
+        free(f->inv[i].nodes);
+        free(f->inv[i].pos);
+    }
+    free(f->rej);
+    free(f->brej);
+    free(f->beff);
+    free(f->bexact);
+    free(f->allow);
     free(f);
     s->fast = NULL;
 }
@@ -153,15 +354,23 @@ int kube_fast_init(kube_sched *s)
     f->col2 = malloc(N * sizeof *f->col2);
     f->seen = calloc(N, sizeof *f->seen);
     f->slot = malloc((N / FAST_CHUNK + 1) * sizeof *f->slot);
+    f->rej = calloc(N, sizeof *f->rej);
+    f->brej = calloc(nblocks(N), sizeof *f->brej);
+    f->beff = malloc(nblocks(N) * sizeof *f->beff);
+    f->bexact = malloc(nblocks(N));
     f->tcap = 1024;
     f->table = calloc(f->tcap, sizeof *f->table);
     if (!f->all || !f->list || !f->verdict || !f->col || !f->col2 || !f->seen || !f->slot ||
-        !f->table) {
+        !f->table || !f->rej || !f->brej || !f->beff || !f->bexact) {
         kube_fast_free(s);
         return BERTH_ENOMEM;
     }
     for (uint32_t n = 0; n < N; n++)
         f->all[n] = n;
+    for (uint32_t p = 0; p < BERTH_KP_COUNT; p++) {
+        f->fplug[p] = kube_filter_plugin((berth_kplugin)p);
+        f->splug[p] = kube_score_plugin((berth_kplugin)p);
+    }
     return 0;
 }
 
@@ -191,8 +400,9 @@ int kube_fast_assumed(kube_sched *s, uint32_t node)
     return 0;
 }
 
-static int is_static_filter(const berth_profile *prof, uint32_t j);
-static int plugin_is(const berth_profile *prof, uint32_t j, berth_kplugin p, int score);
+static int is_static_filter(kube_sched *s, const berth_profile *prof, uint32_t j);
+static int plugin_is(const kube_fast *f, const berth_profile *prof, uint32_t j, berth_kplugin p,
+                     int score);
 
 /* static_ok per node: 0 a static filter rejects it; 1 passes (and, when
  * the node is a candidate, its raw TaintToleration / NodeAffinity scores
@@ -221,8 +431,8 @@ static void class_node_raw(kube_sched *s, fast_class *c, uint32_t n)
     int64_t raw[BERTH_KP_COUNT] = {0}, constant = 0;
     int differ = 0;
     for (uint32_t j = 0; j < prof->nscores; j++) {
-        if (!plugin_is(prof, j, BERTH_KP_TAINT_TOLERATION, 1) &&
-            !plugin_is(prof, j, BERTH_KP_NODE_AFFINITY, 1))
+        if (!plugin_is(s->fast, prof, j, BERTH_KP_TAINT_TOLERATION, 1) &&
+            !plugin_is(s->fast, prof, j, BERTH_KP_NODE_AFFINITY, 1))
             continue;
         prof->scores[j]->score(s, &r, &n, 1, &raw[j]);
         differ |= c->has_ref && raw[j] != c->ref[j];
@@ -254,7 +464,7 @@ static void class_node_static(kube_sched *s, fast_class *c, uint32_t n)
         c->nbad--;
     uint8_t v = BERTH_FIT;
     for (uint32_t j = 0; j < prof->nfilters; j++)
-        if (is_static_filter(prof, j))
+        if (is_static_filter(s, prof, j))
             prof->filters[j]->filter(s, &r, &n, 1, &v);
     c->static_ok[n] = v != BERTH_FIT ? ST_NO : s->off && s->off[n] ? ST_UNCHECKED : ST_OK;
     if (c->static_ok[n] == ST_OK)
@@ -279,6 +489,7 @@ int kube_fast_node_changed(kube_sched *s, uint32_t n, int data, int all)
     if (!f)
         return 0;
     f->img_gen += all != 0;
+    f->data_gen += data != 0;
     if (data) {
         if (f->ndlog == f->capdlog && f->capdlog >= FAST_MAX_LOG) {
             /* a very long session: every class rebuilds when next used */
@@ -400,13 +611,15 @@ static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod 
 
 /* ---- eligibility ---- */
 
-static int plugin_is(const berth_profile *prof, uint32_t j, berth_kplugin p, int score)
+/* the plugin objects by id, looked up once (kube_fast_init) */
+static int plugin_is(const kube_fast *f, const berth_profile *prof, uint32_t j, berth_kplugin p,
+                     int score)
 {
-    return score ? prof->scores[j] == kube_score_plugin(p) : prof->filters[j] == kube_filter_plugin(p);
+    return score ? prof->scores[j] == f->splug[p] : prof->filters[j] == f->fplug[p];
 }
 
 /* Profile made only of plugins the cache understands. */
-static int profile_ok(const berth_profile *prof)
+static int profile_ok(kube_sched *s, const berth_profile *prof)
 {
     /* totals must fit the int32 columns: 100 x sum of weights */
     int64_t wsum = 0;
@@ -425,18 +638,32 @@ static int profile_ok(const berth_profile *prof)
     for (uint32_t j = 0; j < prof->nfilters; j++) {
         int ok = 0;
         for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++)
-            ok |= plugin_is(prof, j, filters[i], 0);
+            ok |= plugin_is(s->fast, prof, j, filters[i], 0);
         if (!ok)
             return 0;
     }
     for (uint32_t j = 0; j < prof->nscores; j++) {
         int ok = 0;
         for (size_t i = 0; i < sizeof scores / sizeof scores[0]; i++)
-            ok |= plugin_is(prof, j, scores[i], 1);
+            ok |= plugin_is(s->fast, prof, j, scores[i], 1);
         if (!ok)
             return 0;
     }
     return 1;
+}
+
+static int profile_ok_cached(kube_sched *s, const berth_profile *prof)
+{
+    kube_fast *f = s->fast;
+    for (uint32_t i = 0; i < f->nok; i++)
+        if (f->okprof[i] == prof)
+            return f->okval[i];
+    int ok = profile_ok(s, prof);
+    if (f->nok < sizeof f->okprof / sizeof f->okprof[0]) {
+        f->okprof[f->nok] = prof;
+        f->okval[f->nok++] = ok;
+    }
+    return ok;
 }
 
 static int inert(const kube_req *r)
@@ -447,13 +674,13 @@ static int inert(const kube_req *r)
 
 /* ---- class construction and upkeep ---- */
 
-static int is_static_filter(const berth_profile *prof, uint32_t j)
+static int is_static_filter(kube_sched *s, const berth_profile *prof, uint32_t j)
 {
-    return plugin_is(prof, j, BERTH_KP_NODE_UNSCHEDULABLE, 0) ||
-           plugin_is(prof, j, BERTH_KP_NODE_NAME, 0) ||
-           plugin_is(prof, j, BERTH_KP_TAINT_TOLERATION, 0) ||
-           plugin_is(prof, j, BERTH_KP_NODE_AFFINITY, 0) ||
-           plugin_is(prof, j, BERTH_KP_VOLUME_ZONE, 0);
+    return plugin_is(s->fast, prof, j, BERTH_KP_NODE_UNSCHEDULABLE, 0) ||
+           plugin_is(s->fast, prof, j, BERTH_KP_NODE_NAME, 0) ||
+           plugin_is(s->fast, prof, j, BERTH_KP_TAINT_TOLERATION, 0) ||
+           plugin_is(s->fast, prof, j, BERTH_KP_NODE_AFFINITY, 0) ||
+           plugin_is(s->fast, prof, j, BERTH_KP_VOLUME_ZONE, 0);
 }
 
 /* Recomputes the dynamic columns of class c for nodes[0..n). */
@@ -465,20 +692,20 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
      * pod without ports) */
     memset(f->verdict, BERTH_FIT, n);
     for (uint32_t j = 0; j < prof->nfilters; j++)
-        if (plugin_is(prof, j, BERTH_KP_NODE_RESOURCES_FIT, 0))
+        if (plugin_is(s->fast, prof, j, BERTH_KP_NODE_RESOURCES_FIT, 0))
             prof->filters[j]->filter(s, r, nodes, n, f->verdict);
     for (uint32_t i = 0; i < n; i++)
         f->col2[i] = 0;
     for (uint32_t j = 0; j < prof->nscores; j++) {
-        if (!plugin_is(prof, j, BERTH_KP_NODE_RESOURCES_FIT, 1) &&
-            !plugin_is(prof, j, BERTH_KP_BALANCED_ALLOCATION, 1) &&
-            !plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
+        if (!plugin_is(s->fast, prof, j, BERTH_KP_NODE_RESOURCES_FIT, 1) &&
+            !plugin_is(s->fast, prof, j, BERTH_KP_BALANCED_ALLOCATION, 1) &&
+            !plugin_is(s->fast, prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
             continue;
         prof->scores[j]->score(s, r, nodes, n, f->col);
         int64_t w = prof->weights ? prof->weights[j] : 1;
         for (uint32_t i = 0; i < n; i++)
             f->col2[i] += w * f->col[i];
-        if (c->img && plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
+        if (c->img && plugin_is(s->fast, prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
             for (uint32_t i = 0; i < n; i++)
                 c->img[nodes[i]] = (int32_t)(w * f->col[i]);
     }
@@ -486,13 +713,27 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
     if (off)
         for (uint32_t i = 0; i < n; i++)
             class_node_onoff(s, c, nodes[i]);
+    fast_part *pt = c->pt;
+    const uint32_t *val = pt ? s->terms->keys[pt->key].val : NULL;
+    const uint32_t *pos = pt ? f->inv[pt->inv].pos : NULL;
+    uint32_t N = s->k->nnodes;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t nd = nodes[i];
         int now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT && !(off && off[nd]);
         int was = c->part[nd] != INT32_MIN;
+        int32_t v = now ? (int32_t)f->col2[i] : INT32_MIN;
+        if (v == c->part[nd])
+            continue;
         c->nfeasible += (uint32_t)now - (uint32_t)was;
         c->flist_stale |= now != was;
-        c->part[nd] = now ? (int32_t)f->col2[i] : INT32_MIN;
+        if (c->bm_ok)
+            bm_set(c->part, N, c->bm, nd, v);
+        else
+            c->part[nd] = v;
+        if (pt) {
+            bm_set(pt->v, N, pt->bm, pos[nd], v);
+            pt->dcnt[val[nd] == KUBE_NOVAL ? pt->nr - 1 : val[nd]] += (uint32_t)now - (uint32_t)was;
+        }
     }
 }
 
@@ -504,16 +745,23 @@ static void image_refresh(kube_sched *s, const berth_profile *prof, kube_req *r,
     kube_fast *f = s->fast;
     uint32_t N = s->k->nnodes;
     for (uint32_t j = 0; j < prof->nscores; j++) {
-        if (!plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
+        if (!plugin_is(s->fast, prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
             continue;
         prof->scores[j]->score(s, r, f->all, N, f->col);
         int64_t w = prof->weights ? prof->weights[j] : 1;
         for (uint32_t nd = 0; nd < N; nd++) {
             int32_t v = (int32_t)(w * f->col[nd]);
-            if (c->part[nd] != INT32_MIN)
+            if (c->part[nd] != INT32_MIN && v != c->img[nd]) {
                 c->part[nd] += v - c->img[nd];
+                if (c->pt)
+                    c->pt->v[f->inv[c->pt->inv].pos[nd]] = c->part[nd];
+            }
             c->img[nd] = v;
         }
+        bm_build(c->part, N, c->bm);
+        c->bm_ok = 1;
+        if (c->pt)
+            bm_build(c->pt->v, N, c->pt->bm);
     }
 }
 
@@ -530,8 +778,8 @@ static int constant_part(kube_sched *s, const berth_profile *prof, kube_req *r, 
             f->list[m++] = nd;
     *out = 0;
     for (uint32_t j = 0; j < prof->nscores; j++) {
-        if (!plugin_is(prof, j, BERTH_KP_TAINT_TOLERATION, 1) &&
-            !plugin_is(prof, j, BERTH_KP_NODE_AFFINITY, 1))
+        if (!plugin_is(s->fast, prof, j, BERTH_KP_TAINT_TOLERATION, 1) &&
+            !plugin_is(s->fast, prof, j, BERTH_KP_NODE_AFFINITY, 1))
             continue;
         if (!m)
             continue;
@@ -572,8 +820,11 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     uint32_t N = s->k->nnodes;
     int with_img = 0;
     for (uint32_t j = 0; j < prof->nscores && s->off; j++)
-        with_img |= plugin_is(prof, j, BERTH_KP_IMAGE_LOCALITY, 1);
-    size_t need = (size_t)N * (1 + (with_img ? 2 : 1) * sizeof(int32_t)) + len + 1;
+        with_img |= plugin_is(s->fast, prof, j, BERTH_KP_IMAGE_LOCALITY, 1);
+    /* column(s), static verdicts, key, block maxima, and room for a
+     * partition by domain (its column and block maxima) */
+    size_t need = (size_t)N * (1 + (with_img ? 3 : 2) * sizeof(int32_t)) + len + 1 +
+                  2 * nblocks(N) * sizeof(int32_t);
     if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
         return NULL; /* full path for this pod */
     if (f->nclasses == f->capclasses) {
@@ -611,7 +862,9 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->part = malloc((N ? N : 1) * sizeof *c->part);
     if (with_img)
         c->img = malloc((N ? N : 1) * sizeof *c->img);
-    if (!c->key || !c->static_ok || !c->part || (with_img && !c->img)) {
+    c->bm = malloc(nblocks(N) * sizeof *c->bm);
+    if (!c->key || !c->static_ok || !c->part || (with_img && !c->img) || !c->bm) {
+        free(c->bm);
         free(c->key);
         free(c->static_ok);
         free(c->part);
@@ -621,6 +874,8 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     }
     for (uint32_t nd = 0; nd < N; nd++)
         c->part[nd] = INT32_MIN;
+    bm_build(c->part, N, c->bm);
+    c->bm_ok = 1;
     memcpy(c->key, f->keybuf, len);
     c->key[len] = '\0';
     c->hash = h;
@@ -632,7 +887,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     /* static filters over every node */
     memset(f->verdict, BERTH_FIT, N);
     for (uint32_t j = 0; j < prof->nfilters; j++)
-        if (is_static_filter(prof, j))
+        if (is_static_filter(s, prof, j))
             prof->filters[j]->filter(s, r, f->all, N, f->verdict);
     for (uint32_t nd = 0; nd < N; nd++)
         c->static_ok[nd] = f->verdict[nd] == BERTH_FIT;
@@ -645,6 +900,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
         free(c->static_ok);
         free(c->part);
         free(c->img);
+        free(c->bm);
         return NULL; /* varying static scores: the full path normalises them */
     }
     refresh(s, prof, r, c, f->all, N);
@@ -686,14 +942,15 @@ static void filtered_chunk(void *ctx, uint32_t k)
 {
     fast_scan *j = ctx;
     const berth_profile *prof = j->prof;
+    kube_sched *s = j->s;
     uint32_t base = k * FAST_CHUNK;
     uint32_t n = j->n - base < FAST_CHUNK ? j->n - base : FAST_CHUNK;
     uint32_t list[FAST_CHUNK];
     uint8_t verdict[FAST_CHUNK];
     memcpy(list, j->nodes + base, n * sizeof *list);
     for (uint32_t f = 0; f < prof->nfilters && n; f++) {
-        if (!plugin_is(prof, f, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
-            !plugin_is(prof, f, BERTH_KP_INTER_POD_AFFINITY, 0))
+        if (!plugin_is(s->fast, prof, f, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) &&
+            !plugin_is(s->fast, prof, f, BERTH_KP_INTER_POD_AFFINITY, 0))
             continue;
         memset(verdict, BERTH_FIT, n);
         prof->filters[f]->filter(j->s, j->r, list, n, verdict);
@@ -717,56 +974,6 @@ static void filtered_chunk(void *ctx, uint32_t k)
     }
     j->slot[k] = (fast_slot){best, n, nties, nties ? ties[0] : 0, nties ? ties[nties - 1] : 0};
 }
-
-/* Plain argmax chunk k over nodes [k * FAST_CHUNK, ...) of part: the best
- * value and its first node; the ties' count and last node only when the
- * tie-break reads them (random, last). */
-static void argmax_chunk(void *ctx, uint32_t k)
-{
-    fast_scan *j = ctx;
-    uint32_t lo = k * FAST_CHUNK, hi = j->n - lo < FAST_CHUNK ? j->n : lo + FAST_CHUNK;
-    const int32_t *part = j->part;
-    /* four independent maxima: no chain of dependent compares */
-    int32_t m[4] = {INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
-    uint32_t nd = lo;
-    for (; nd + 4 <= hi; nd += 4)
-        for (int u = 0; u < 4; u++)
-            m[u] = part[nd + u] > m[u] ? part[nd + u] : m[u];
-    for (; nd < hi; nd++)
-        m[0] = part[nd] > m[0] ? part[nd] : m[0];
-    int32_t best = m[0];
-    for (int u = 1; u < 4; u++)
-        best = m[u] > best ? m[u] : best;
-    fast_slot sl = {best, 0, 0, 0, 0};
-    if (best != INT32_MIN) {
-        nd = lo;
-        while (part[nd] != best)
-            nd++;
-        sl.first = sl.last = nd;
-        sl.nties = 1;
-        if (j->tiebreak == BERTH_TIE_RANDOM) {
-            for (nd++; nd < hi; nd++)
-                if (part[nd] == best) {
-                    sl.nties++;
-                    sl.last = nd;
-                }
-        } else if (j->tiebreak == BERTH_TIE_LAST) {
-            /* only the last one is read (rank = ties - 1): count it as
-             * the chunk's second tie when it differs from the first */
-            nd = hi - 1;
-            while (part[nd] != best)
-                nd--;
-            sl.last = nd;
-            sl.nties = nd != sl.first ? 2 : 1;
-        }
-    }
-    j->slot[k] = sl;
-}
-
-/* The plain argmax costs about a nanosecond per node: below this many
- * nodes waking a second thread costs more than it saves (bench_kube
- * kube.pods_per_sec.basic.5k.threads2, docs/kube.md "Threads"). */
-#define FAST_ARGMAX_PAR_MIN 65536
 
 /* Runs chunks [0, nch) of a scan over n nodes: on the pool when n >= min
  * (the filters' lazy state built first by the caller), else here, in
@@ -855,6 +1062,292 @@ static int pick_filtered_chunks(kube_sched *s, const berth_profile *prof, kube_r
     return 1;
 }
 
+/* ---- the per-domain index (PodTopologySpread / InterPodAffinity filters) ----
+ *
+ * kube-scheduler's PodTopologySpread PreFilter counts the matching pods per
+ * domain once per pod and its Filter then checks one node's domain against
+ * the global minimum (pkg/scheduler/framework/plugins/podtopologyspread/
+ * filtering.go: calPreFilterState, Filter); InterPodAffinity's PreFilter
+ * likewise builds per-(key, value) counts of matching existing pods and of
+ * existing pods' anti-affinity terms (interpodaffinity/filtering.go:
+ * getExistingAntiAffinityCounts, getIncomingAffinityAntiAffinityCounts) so
+ * that Filter is a lookup per node. terms.c builds those per-domain totals
+ * (pts_filter_ready, ipa_filter_ready); here a whole domain is judged at
+ * once instead of each of its nodes, and the class's part values ordered
+ * by domain answer "best feasible node in these domains" from a max tree. */
+
+/* c's block maxima, rebuilt if they were left behind (O(nodes)) */
+static void class_bm(kube_sched *s, fast_class *c)
+{
+    if (!c->bm_ok) {
+        bm_build(c->part, s->k->nnodes, c->bm);
+        c->bm_ok = 1;
+    }
+}
+
+/* The nodes by value of topology key `key` (FAST_NINV keys kept; built
+ * again in place after node data changed): its slot in f->inv, or
+ * FAST_NINV when every slot holds another key. */
+static uint32_t inverse(kube_sched *s, uint32_t key, int *rc)
+{
+    kube_fast *f = s->fast;
+    const kube_tkey *tk = &s->terms->keys[key];
+    uint32_t N = s->k->nnodes, i = 0;
+    while (i < FAST_NINV && f->inv[i].start && f->inv[i].key != key)
+        i++;
+    if (i == FAST_NINV)
+        return FAST_NINV;
+    fast_inv *x = &f->inv[i];
+    if (x->start && x->gen == f->data_gen && x->nvals == tk->nvals)
+        return i;
+    free(x->start);
+    free(x->nodes);
+    free(x->pos);
+    memset(x, 0, sizeof *x);
+    x->start = calloc((size_t)tk->nvals + 3, sizeof *x->start);
+    x->nodes = malloc((N ? N : 1) * sizeof *x->nodes);
+    x->pos = malloc((N ? N : 1) * sizeof *x->pos);
+    if (!x->start || !x->nodes || !x->pos) {
+        free(x->start);
+        free(x->nodes);
+        free(x->pos);
+        memset(x, 0, sizeof *x);
+        *rc = BERTH_ENOMEM;
+        return FAST_NINV;
+    }
+    /* group g = value, or nvals for nodes without the key */
+    const uint32_t *val = tk->val;
+    uint32_t ng = tk->nvals + 1;
+    for (uint32_t nd = 0; nd < N; nd++)
+        x->start[(val[nd] == KUBE_NOVAL ? ng - 1 : val[nd]) + 2]++;
+    for (uint32_t g = 0; g + 1 < ng; g++)
+        x->start[g + 2] += x->start[g + 1];
+    for (uint32_t nd = 0; nd < N; nd++) {
+        uint32_t at = x->start[(val[nd] == KUBE_NOVAL ? ng - 1 : val[nd]) + 1]++;
+        x->nodes[at] = nd;
+        x->pos[nd] = at;
+    }
+    x->key = key;
+    x->nvals = tk->nvals;
+    x->gen = f->data_gen;
+    return i;
+}
+
+/* c's part values by domain of topology key `key` (built or rebuilt when
+ * missing, stale or for another key: O(nodes) then, O(1) otherwise); NULL
+ * with *rc 0 when no key slot is free. */
+static fast_part *class_part(kube_sched *s, fast_class *c, uint32_t key, int *rc)
+{
+    kube_fast *f = s->fast;
+    uint32_t N = s->k->nnodes, nr = s->terms->keys[key].nvals + 1;
+    uint32_t iv = inverse(s, key, rc);
+    if (iv == FAST_NINV)
+        return NULL;
+    fast_part *pt = c->pt;
+    if (pt && pt->key == key && pt->gen == f->data_gen && pt->nr == nr)
+        return pt;
+    part_free(pt);
+    c->pt = NULL;
+    pt = calloc(1, sizeof *pt);
+    if (pt) {
+        pt->v = malloc((N ? N : 1) * sizeof *pt->v);
+        pt->bm = malloc(nblocks(N) * sizeof *pt->bm);
+        pt->dcnt = calloc(nr, sizeof *pt->dcnt);
+    }
+    if (!pt || !pt->v || !pt->bm || !pt->dcnt) {
+        part_free(pt);
+        *rc = BERTH_ENOMEM;
+        return NULL;
+    }
+    pt->key = key;
+    pt->inv = iv;
+    pt->nr = nr;
+    pt->gen = f->data_gen;
+    const fast_inv *x = &f->inv[iv];
+    for (uint32_t g = 0; g < nr; g++)
+        for (uint32_t i = x->start[g]; i < x->start[g + 1]; i++) {
+            pt->v[i] = c->part[x->nodes[i]];
+            pt->dcnt[g] += pt->v[i] != INT32_MIN;
+        }
+    bm_build(pt->v, N, pt->bm);
+    c->pt = pt;
+    return pt;
+}
+
+/* With only the spread / affinity filters beside the class (no score of
+ * theirs), tie-break first or last, no required pod affinity and the
+ * DoNotSchedule constraints on one key K: the feasible nodes are the
+ * class's feasible nodes in the domains of K that pass every spread
+ * constraint and every anti-affinity total on K, minus the nodes an
+ * anti-affinity total on another key excludes (listed from the touched
+ * totals: the nodes of existing matching pods' domains). O(domains of K +
+ * those nodes x log nodes) per pod instead of O(nodes). Returns as
+ * kube_fast_pick; 0 when the pod is not of this shape (the chunk scan). */
+static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, fast_class *c,
+                        kube_fast_result *out)
+{
+    kube_fast *f = s->fast;
+    kube_terms_req *q = r->terms;
+    kube_terms *t = s->terms;
+    if (prof->tiebreak != BERTH_TIE_FIRST && prof->tiebreak != BERTH_TIE_LAST)
+        return 0;
+    int use_pts = 0, use_ipa = 0;
+    for (uint32_t j = 0; j < prof->nfilters; j++) {
+        use_pts |= plugin_is(f, prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0);
+        use_ipa |= plugin_is(f, prof, j, BERTH_KP_INTER_POD_AFFINITY, 0);
+    }
+    use_pts &= q->npf != 0;
+    use_ipa &= q->naff != 0 || q->nanti != 0;
+    if (use_ipa && q->naff)
+        return 0;
+    uint32_t K = KUBE_NOVAL;
+    if (use_pts) {
+        K = q->pf[0].key;
+        for (uint32_t i = 1; i < q->npf; i++)
+            if (q->pf[i].key != K)
+                return 0;
+    }
+    /* PodTopologySpread's per-domain totals (built once per pod) */
+    if (kube_terms_pts_prepare(s, r))
+        return 0;
+    int rc = 0;
+    fast_part *pt = NULL;
+    uint32_t nr = 1;
+    if (K != KUBE_NOVAL) {
+        if (!(pt = class_part(s, c, K, &rc)))
+            return rc; /* 0: no key slot free, the chunk scan */
+        nr = pt->nr;
+    }
+    const uint32_t *ppos = pt ? f->inv[pt->inv].pos : NULL;
+    if (pt)
+        c->bm_ok = 0; /* the partition is read: the class's own maxima wait */
+    else
+        class_bm(s, c);
+    if (nr > f->allowcap) {
+        uint8_t *a = realloc(f->allow, nr);
+        if (!a)
+            return BERTH_ENOMEM;
+        f->allow = a;
+        f->allowcap = nr;
+    }
+    /* domains of K: Filter's verdict is the same for every node of one.
+     * PodTopologySpread: the domain's matching pods against the minimum
+     * (filtering.go Filter: matchNum + selfMatchNum - minMatchNum >
+     * maxSkew fails); a node without the key fails. */
+    for (uint32_t d = 0; d < nr; d++) {
+        uint32_t v = pt && d < nr - 1 ? d : KUBE_NOVAL;
+        int ok = 1;
+        for (uint32_t i = 0; use_pts && i < q->npf && ok; i++) {
+            const kube_pts_c *pc = &q->pf[i];
+            if (v == KUBE_NOVAL) {
+                ok = 0; /* the node lacks the key */
+                break;
+            }
+            int64_t m = q->pool[pc->off + v];
+            ok = (m < 0 ? 0 : m) <= (int64_t)pc->max_skew + pc->min - pc->self;
+        }
+        f->allow[d] = (uint8_t)ok;
+    }
+    /* InterPodAffinity's anti-affinity (the pod's own required terms and
+     * existing pods' required terms matching it): a node fails when some
+     * node of its domain of the term's key counts a matching pod
+     * (filtering.go satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity
+     * over the PreFilter's per-(key, value) counts). The nodes that count
+     * are the term's signature's non-zero list: a domain of K is judged
+     * whole; for another key the nodes of the domain are listed (few when
+     * the key is fine-grained, e.g. the hostname) and stamped. */
+    for (uint32_t i = 0; use_ipa && pt && i < q->nanti; i++) {
+        const kube_term_ref *tr = &q->anti[i];
+        if (tr->key != K)
+            continue;
+        const uint32_t *nz, *val = t->keys[K].val;
+        int exact;
+        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        for (uint32_t j = 0; j < nnz; j++)
+            if ((exact || tr->cnt[nz[j]] > 0) && val[nz[j]] != KUBE_NOVAL)
+                f->allow[val[nz[j]]] = 0;
+    }
+    uint32_t nfeasible = 0;
+    for (uint32_t d = 0; d < nr; d++)
+        nfeasible += f->allow[d] ? (pt ? pt->dcnt[d] : c->nfeasible) : 0;
+    if (++f->rgen == 0) {
+        memset(f->rej, 0, s->k->nnodes * sizeof *f->rej);
+        memset(f->brej, 0, nblocks(s->k->nnodes) * sizeof *f->brej);
+        f->rgen = 1;
+    }
+    const uint32_t *kval = pt ? t->keys[K].val : NULL;
+    uint32_t listed = 0, nrej = 0, budget = s->k->nnodes / 8 + 64;
+    for (uint32_t i = 0; use_ipa && i < q->nanti; i++) {
+        const kube_term_ref *tr = &q->anti[i];
+        if (tr->key == K)
+            continue;
+        uint32_t ivs = inverse(s, tr->key, &rc);
+        if (ivs == FAST_NINV)
+            return rc;
+        const fast_inv *iv = &f->inv[ivs];
+        const uint32_t *nz, *val = t->keys[tr->key].val;
+        int exact;
+        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        for (uint32_t j = 0; j < nnz; j++) {
+            uint32_t n = nz[j], v = val[n];
+            /* the count itself is read only when some went back to 0 (it
+             * is a cache miss per node otherwise) */
+            if (v == KUBE_NOVAL || (!exact && tr->cnt[n] <= 0))
+                continue;
+            for (uint32_t x = iv->start[v]; x < iv->start[v + 1]; x++) {
+                uint32_t nd = iv->nodes[x];
+                if (f->rej[nd] == f->rgen)
+                    continue;
+                if (++listed > budget)
+                    return 0; /* a wide exclusion: the chunk scan */
+                f->rej[nd] = f->rgen;
+                f->brej[(ppos ? ppos[nd] : nd) / FAST_BLOCK] = f->rgen;
+                f->list[nrej++] = nd;
+            }
+        }
+    }
+    /* the excluded nodes the domains counted: without a branch on the
+     * class's column, whose reads (one cache line each) then overlap */
+    uint32_t drop = 0;
+    for (uint32_t i = 0; i < nrej; i++) {
+        uint32_t nd = f->list[i];
+        uint32_t d = !pt ? 0 : kval[nd] == KUBE_NOVAL ? nr - 1 : kval[nd];
+        drop += (uint32_t)(c->part[nd] != INT32_MIN) & f->allow[d];
+    }
+    nfeasible -= drop;
+    if (!nfeasible)
+        return 2; /* no node fits: the full path explains why */
+    /* the best allowed node: per domain (a range of positions), merged by
+     * value, then node order */
+    int last = prof->tiebreak == BERTH_TIE_LAST, found = 0;
+    int32_t best = INT32_MIN;
+    uint32_t node = 0;
+    const uint32_t *perm = pt ? f->inv[pt->inv].nodes : NULL;
+    const uint32_t *start = pt ? f->inv[pt->inv].start : NULL;
+    bm_query bq = {pt ? pt->v : c->part, pt ? pt->bm : c->bm, perm, f->rej, f->brej, f->rgen,
+                   last, f->beff, f->bexact};
+    for (uint32_t d = 0; d < nr; d++) {
+        if (!f->allow[d] || (pt && !pt->dcnt[d]))
+            continue;
+        int32_t bv;
+        uint32_t bpos;
+        if (!bm_best(&bq, pt ? start[d] : 0, pt ? start[d + 1] : s->k->nnodes, &bv, &bpos))
+            continue;
+        uint32_t nd = perm ? perm[bpos] : bpos;
+        if (!found || bv > best || (bv == best && (last ? nd > node : nd < node))) {
+            found = 1;
+            best = bv;
+            node = nd;
+        }
+    }
+    if (!found)
+        return 0; /* not reached: nfeasible > 0 */
+    out->node = node;
+    out->nfeasible = nfeasible;
+    out->total = (int64_t)best + c->constant;
+    return 1;
+}
+
 static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r, berth_rng *rng,
                            fast_class *c, kube_fast_result *out)
 {
@@ -862,15 +1355,17 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
     const kube_terms_req *tq = r->terms;
     uint32_t N = s->k->nnodes, n = 0;
     const int32_t *part = c->part;
-    if (!tq->nps && !tq->nisc)
-        return pick_filtered_chunks(s, prof, r, rng, c, out);
+    if (!tq->nps && !tq->nisc) {
+        int rc = pick_indexed(s, prof, r, c, out);
+        return rc ? rc : pick_filtered_chunks(s, prof, r, rng, c, out);
+    }
     if (tq->nps == 2 && !tq->npf && !tq->naff && !tq->nanti && !tq->nisc) {
         /* no filter pass; PodTopologySpread the only score beside part:
          * the system default constraints (hostname and zone) fused with
          * the argmax when that is their shape */
         uint32_t npts = 0, jp = 0;
         for (uint32_t j = 0; j < prof->nscores; j++)
-            if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1)) {
+            if (plugin_is(s->fast, prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1)) {
                 jp = j;
                 npts++;
             }
@@ -896,8 +1391,8 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
         /* each filter passes every node when the pod gives it nothing to
          * check (no DoNotSchedule constraint; no required term of its own or
          * of an existing pod against it): skip the pass */
-        if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) ? !tq->npf
-            : plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 0) ? !tq->naff && !tq->nanti
+        if (plugin_is(s->fast, prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 0) ? !tq->npf
+            : plugin_is(s->fast, prof, j, BERTH_KP_INTER_POD_AFFINITY, 0) ? !tq->naff && !tq->nanti
                                                                  : 1)
             continue;
         memset(f->verdict, BERTH_FIT, n);
@@ -917,8 +1412,8 @@ static int pick_with_terms(kube_sched *s, const berth_profile *prof, kube_req *r
      * static part in the argmax pass itself */
     uint32_t active[2], nact = 0;
     for (uint32_t j = 0; j < prof->nscores; j++)
-        if (plugin_is(prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1) ? q->nps
-            : plugin_is(prof, j, BERTH_KP_INTER_POD_AFFINITY, 1) ? q->nisc
+        if (plugin_is(s->fast, prof, j, BERTH_KP_POD_TOPOLOGY_SPREAD, 1) ? q->nps
+            : plugin_is(s->fast, prof, j, BERTH_KP_INTER_POD_AFFINITY, 1) ? q->nisc
                                                                   : 0)
             active[nact++] = j;
     int64_t best = INT64_MIN;
@@ -986,13 +1481,18 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
                    kube_fast_result *out)
 {
     kube_fast *f = s->fast;
-    if (!f || s->reference || !profile_ok(prof) || r->p->nports)
+    if (!f || s->reference || !profile_ok_cached(s, prof) || r->p->nports)
         return 0;
     int rc = 0;
     fast_class *c = find_class(s, prof, r, &rc);
     if (!c)
         return rc;
     uint32_t N = s->k->nnodes;
+    if (c->pt && c->pt->gen != f->data_gen) {
+        /* node data changed: domains may differ; rebuilt when next asked */
+        part_free(c->pt);
+        c->pt = NULL;
+    }
     /* what-if changes since the class was last used: static data of
      * changed nodes, the image spread */
     for (; c->dpos < f->ndlog; c->dpos++)
@@ -1038,24 +1538,39 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
         return 2; /* no node fits: the full path explains why */
     if (!inert(r))
         return pick_with_terms(s, prof, r, rng, c, out);
-    /* argmax of part (INT32_MIN where infeasible); ties as the pipeline
-     * breaks them: first by index, last, or the k-th of the ties at random;
-     * per chunk of nodes (on the pool's threads in large clusters), merged
-     * in node order */
+    /* argmax of part (INT32_MIN where infeasible) over the block maxima;
+     * ties as the pipeline breaks them: first by index, last, or the k-th
+     * of the ties at random (k drawn as the pipeline's scan draws it, over
+     * the ties counted in the blocks that hold the best value) */
     const int32_t *part = c->part;
-    uint32_t nch = (N + FAST_CHUNK - 1) / FAST_CHUNK;
-    fast_scan j = {s, prof, r, part, NULL, N, NULL, f->slot, prof->tiebreak};
-    fast_run(s, N, FAST_ARGMAX_PAR_MIN, nch, argmax_chunk, &j);
-    uint32_t nf = 0, chunk = 0, rank = 0;
-    int32_t best = merge_slots(f->slot, nch, prof->tiebreak, rng, &nf, &chunk, &rank);
-    const fast_slot *sl = &f->slot[chunk];
-    uint32_t chosen = rank == 0 ? sl->first : sl->last;
-    if (rank && rank + 1 < sl->nties) {
-        /* the rank-th tie in the chunk (random tie-break) */
-        uint32_t nd = sl->first;
-        for (uint32_t left = rank; left; left -= part[nd] == best)
-            nd++;
-        chosen = nd;
+    class_bm(s, c);
+    uint32_t nb = nblocks(N);
+    int32_t best = INT32_MIN;
+    for (uint32_t k = 0; k < nb; k++)
+        best = c->bm[k] > best ? c->bm[k] : best;
+    uint32_t chosen = 0;
+    if (prof->tiebreak != BERTH_TIE_RANDOM) {
+        bm_query bq = {part, c->bm, NULL, NULL, NULL, 0, prof->tiebreak == BERTH_TIE_LAST,
+                       f->beff, f->bexact};
+        int32_t bv;
+        bm_best(&bq, 0, N, &bv, &chosen);
+    } else {
+        uint32_t nties = 0;
+        for (uint32_t k = 0; k < nb; k++)
+            if (c->bm[k] == best)
+                for (uint32_t i = k * FAST_BLOCK; i < N && i < (k + 1) * FAST_BLOCK; i++)
+                    nties += part[i] == best;
+        uint64_t want = nties > 1 ? berth_rng_below(rng, nties) : 0;
+        for (uint32_t k = 0; k < nb; k++) {
+            if (c->bm[k] != best)
+                continue;
+            for (uint32_t i = k * FAST_BLOCK; i < N && i < (k + 1) * FAST_BLOCK; i++)
+                if (part[i] == best && want-- == 0) {
+                    chosen = i;
+                    k = nb;
+                    break;
+                }
+        }
     }
     out->node = chosen;
     out->nfeasible = c->nfeasible;

@@ -39,6 +39,7 @@ static void smap_free(kube_smap *m)
         free(m->keys[i]);
     free(m->keys);
     free(m->vals);
+    free(m->hashes);
     memset(m, 0, sizeof *m);
 }
 
@@ -47,11 +48,12 @@ static int smap_get(const kube_smap *m, const char *k, uint32_t *out)
 {
     if (!m->cap)
         return 0;
-    uint32_t mask = m->cap - 1;
-    for (uint32_t i = (uint32_t)hash_str(k) & mask;; i = (i + 1) & mask) {
+    uint32_t mask = m->cap - 1, h = (uint32_t)hash_str(k);
+    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
         if (!m->keys[i])
             return 0;
-        if (!strcmp(m->keys[i], k)) {
+        /* the stored hash first: a probe that differs reads no key text */
+        if (m->hashes[i] == h && !strcmp(m->keys[i], k)) {
             *out = m->vals[i];
             return 1;
         }
@@ -65,31 +67,36 @@ static int smap_put(kube_smap *m, const char *k, uint32_t v)
         nm.cap = m->cap ? m->cap * 2 : 16;
         nm.keys = calloc(nm.cap, sizeof *nm.keys);
         nm.vals = calloc(nm.cap, sizeof *nm.vals);
-        if (!nm.keys || !nm.vals) {
+        nm.hashes = calloc(nm.cap, sizeof *nm.hashes);
+        if (!nm.keys || !nm.vals || !nm.hashes) {
             free(nm.keys);
             free(nm.vals);
+            free(nm.hashes);
             return BERTH_ENOMEM;
         }
         for (uint32_t i = 0; i < m->cap; i++) {
             if (!m->keys[i])
                 continue;
-            uint32_t j = (uint32_t)hash_str(m->keys[i]) & (nm.cap - 1);
+            uint32_t j = m->hashes[i] & (nm.cap - 1);
             while (nm.keys[j])
                 j = (j + 1) & (nm.cap - 1);
             nm.keys[j] = m->keys[i];
             nm.vals[j] = m->vals[i];
+            nm.hashes[j] = m->hashes[i];
         }
         nm.n = m->n;
         free(m->keys);
         free(m->vals);
+        free(m->hashes);
         *m = nm;
     }
-    uint32_t i = (uint32_t)hash_str(k) & (m->cap - 1);
+    uint32_t h = (uint32_t)hash_str(k), i = h & (m->cap - 1);
     while (m->keys[i])
         i = (i + 1) & (m->cap - 1);
     m->keys[i] = strdup(k);
     if (!m->keys[i])
         return BERTH_ENOMEM;
+    m->hashes[i] = h;
     m->vals[i] = v;
     m->n++;
     return 0;
@@ -321,6 +328,7 @@ static void sig_free(kube_sig *g)
         free(g->cnt - 2);
     free(g->nz);
     free(g->innz);
+    free(g->dtot);
 }
 
 /* The signature owning a count array (incremental mode only: there every
@@ -347,6 +355,8 @@ static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
         g->nz[g->nnz++] = n;
     }
     g->cnt[n] += d;
+    if (g->dtot && g->dval[n] != KUBE_NOVAL)
+        g->dtot[g->dval[n]] += d;
     return 0;
 }
 
@@ -356,6 +366,8 @@ static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
 static int sig_drop(const kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
 {
     g->cnt[n] -= d;
+    if (g->dtot && g->dval[n] != KUBE_NOVAL)
+        g->dtot[g->dval[n]] -= d;
     if (g->cnt[n] || g->innz || !d)
         return 0;
     g->innz = calloc(t->nnodes ? t->nnodes : 1, 1);
@@ -836,6 +848,11 @@ int kube_terms_node_changed(kube_sched *s, uint32_t n)
             k->nreal++;
         }
         k->val[n] = vid;
+    }
+    /* values moved: the per-domain totals are built again when asked */
+    for (uint32_t i = 0; i < t->nsigs; i++) {
+        free(t->sigs[i].dtot);
+        t->sigs[i].dtot = NULL;
     }
     smap_free(&t->naff.map);
     for (uint32_t i = 0; i < t->naff.n; i++)
@@ -1602,6 +1619,45 @@ static int policies_ok(const kube_terms_req *q, const kube_pts_c *c, uint32_t n)
     return 1;
 }
 
+/* 1 when constraint c's per-domain count is its signature's per-domain
+ * total: no node off, every constraint on c's key (a node has the keys iff
+ * it has c's), the inclusion policies pass every node; the totals built
+ * then (once: O(non-zero nodes); kept by sig_bump / sig_drop). 0 to count
+ * node by node (also when memory is short: same result). */
+static int pts_totals(kube_sched *s, kube_terms_req *q, const kube_pts_c *c)
+{
+    kube_terms *t = s->terms;
+    uint32_t N = t->nnodes;
+    if (s->off)
+        return 0;
+    for (uint32_t i = 0; i < q->npf; i++)
+        if (q->pf[i].key != c->key)
+            return 0;
+    if (c->honor_aff && q->aff_ok && memchr(q->aff_ok, 0, N))
+        return 0;
+    if (c->honor_taint && q->tol_ok && memchr(q->tol_ok, 0, N))
+        return 0;
+    kube_sig *g = &t->sigs[((const uint32_t *)c->cnt)[-1]];
+    const kube_tkey *k = &t->keys[c->key];
+    if (g->dtot && (g->dkey != c->key || g->dn != k->nvals)) {
+        free(g->dtot);
+        g->dtot = NULL;
+    }
+    if (!g->dtot) {
+        if (k->nvals > 4096 || !(g->dtot = calloc(k->nvals ? k->nvals : 1, sizeof *g->dtot)))
+            return 0;
+        g->dkey = c->key;
+        g->dn = k->nvals;
+        g->dval = k->val;
+        for (uint32_t j = 0; j < g->nnz; j++) {
+            uint32_t n = g->nz[j];
+            if (k->val[n] != KUBE_NOVAL)
+                g->dtot[k->val[n]] += g->cnt[n];
+        }
+    }
+    return 1;
+}
+
 static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
 {
     kube_terms *t = s->terms;
@@ -1629,7 +1685,12 @@ static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
             dom[val[n]] = 0;
             marked++;
         }
-        if (!s->reference) {
+        if (!s->reference && pts_totals(s, q, c)) {
+            /* every node counts: the signature's per-domain totals */
+            kube_sig *g = (kube_sig *)sig_of(t, c->cnt);
+            for (uint32_t v = 0; v < g->dn; v++)
+                dom[v] += g->dtot[v];
+        } else if (!s->reference) {
             const kube_sig *g = sig_of(t, c->cnt);
             for (uint32_t j = 0; j < g->nnz; j++) {
                 uint32_t n = g->nz[j];
@@ -2215,6 +2276,23 @@ static void ipa_score(void *state, const void *req, const uint32_t *cand, uint32
         out[i] = (int64_t)f;
     }
     q->pool_used = mark;
+}
+
+/* The fast path's per-domain index (kube/fastpath.c pick_indexed). */
+uint32_t kube_terms_nz(const kube_sched *s, const int32_t *cnt, const uint32_t **nz, int *exact)
+{
+    const kube_sig *g = sig_of(s->terms, cnt);
+    *nz = g->nz;
+    *exact = !g->innz; /* no count went back to 0 */
+    return g->nnz;
+}
+
+int kube_terms_pts_prepare(kube_sched *s, const kube_req *r)
+{
+    kube_terms_req *q = r->terms;
+    if (!q || !s->terms || !q->npf)
+        return 0;
+    return pts_filter_ready(s, q) ? BERTH_ENOMEM : 0;
 }
 
 /* Before r's batch is filtered in parallel chunks (berth_profile.prepare):

@@ -25,6 +25,7 @@
 typedef struct kube_smap {
     char **keys;
     uint32_t *vals;
+    uint32_t *hashes;   /* per slot: the key's hash */
     uint32_t cap, n;
 } kube_smap;
 
@@ -60,6 +61,13 @@ typedef struct kube_sig {
                           * (after an unassume it may also list nodes back at 0) */
     uint32_t nnz, capnz;
     uint8_t *innz;       /* per node: listed in nz; NULL until a count drops to 0 */
+    /* per-domain totals of cnt over the values of topology key dkey (dval:
+     * its per-node value ids), kept on every count change once a spread
+     * constraint on that key has asked for them; dropped when node data
+     * change (PodTopologySpread's PreFilter counts, incremental) */
+    int64_t *dtot;
+    const uint32_t *dval;
+    uint32_t dkey, dn;
 } kube_sig;
 
 /* anchor index: signatures by one In requirement (key, value), else general */
@@ -202,5 +210,15 @@ typedef struct kube_pts_pick {
 int kube_pts_pick_hz(kube_sched *s, const kube_req *r, const int32_t *part, uint32_t N,
                      int64_t weight, int tiebreak, berth_rng *rng, uint32_t *ties,
                      kube_pts_pick *out);
+
+/* For the fast path's per-domain index (kube/fastpath.c), incremental mode
+ * only: the nodes where a term reference's count array (kube_term_ref.cnt)
+ * may be non-zero (*nz, the count returned; *exact when none went back to
+ * 0, so every one listed counts > 0); and
+ * PodTopologySpread's per-domain totals for r's DoNotSchedule constraints
+ * (kube_pts_c.off in the pool, .min), built once per pod (0 or
+ * BERTH_ENOMEM). */
+uint32_t kube_terms_nz(const kube_sched *s, const int32_t *cnt, const uint32_t **nz, int *exact);
+int kube_terms_pts_prepare(kube_sched *s, const kube_req *r);
 
 #endif

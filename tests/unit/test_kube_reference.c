@@ -2198,6 +2198,154 @@ static void test_tiebreaks_fast_vs_reference(void **st)
     assert_true(ndec > 1000);
 }
 
+/* The fast path's per-domain index (src/kube/fastpath.c pick_indexed:
+ * PodTopologySpread DoNotSchedule domains judged whole, anti-affinity
+ * exclusions listed per domain, block maxima per class) against the
+ * reference path on random clusters built for it: 70-400 nodes (several
+ * blocks of 64), zone / rack / hostname labels some nodes lack, hostname
+ * values shared by a few nodes, few request shapes (classes repeat), spread
+ * constraints on one key (sometimes two keys or ScheduleAnyway: the other
+ * paths), required anti-affinity on any key, a few required affinity
+ * terms, bound pods carrying anti-affinity. Every placement, feasible count
+ * and total, for tie-breaks first, last and random. */
+static void index_cluster(berth_kcluster *k, uint64_t seed)
+{
+    static const char *keys[] = {ZONE, "rack", HOSTNAME};
+    berth_rng_seed(&G, seed);
+    berth_kube_init(k);
+    berth_arena *a = &k->arena;
+    uint32_t N = 70 + rnd(331);
+    k->nodes = calloc(N, sizeof *k->nodes);
+    k->nnodes = k->capnodes = N;
+    for (uint32_t n = 0; n < N; n++) {
+        berth_knode *nd = &k->nodes[n];
+        nd->name = fmt(a, "node-%03u", n);
+        berth_label *l = aalloc(a, 3 * sizeof *l);
+        uint32_t nl = 0;
+        if (chance(97))
+            l[nl++] = (berth_label){HOSTNAME, chance(3) ? "shared-host" : nd->name};
+        if (chance(90))
+            l[nl++] = (berth_label){ZONE, ZONES[rnd(seed % 2 ? 3 : 4)]};
+        if (chance(80))
+            l[nl++] = (berth_label){"rack", RACKS[rnd(5)]};
+        nd->labels = (berth_labels){l, nl};
+        berth_labels_sort(&nd->labels);
+        int big = chance(30);
+        nd->alloc[BERTH_KRES_CPU] = big ? 8000 : 2000 + 1000 * (int64_t)rnd(3);
+        nd->alloc[BERTH_KRES_MEMORY] = (big ? 16 : 4 + (int64_t)rnd(5)) * GI;
+        nd->alloc[BERTH_KRES_EPHEMERAL] = 50 * GI;
+        nd->alloc_pods = 20 + rnd(30);
+        if (chance(8)) {
+            nd->taints = aalloc(a, sizeof *nd->taints);
+            nd->taints[nd->ntaints++] = TAINTS[0];
+        }
+    }
+    k->namespaces = calloc(1, sizeof *k->namespaces);
+    k->nnamespaces = k->capnamespaces = 1;
+    berth_label *nsl = aalloc(a, sizeof *nsl);
+    nsl[0] = (berth_label){"kubernetes.io/metadata.name", "default"};
+    k->namespaces[0] = (berth_knamespace){.name = "default", .labels = {nsl, 1}};
+    uint32_t P = 60 + rnd(MAXP - 60);
+    k->pods = calloc(P, sizeof *k->pods);
+    k->npods = k->cappods = P;
+    for (uint32_t i = 0; i < P; i++) {
+        berth_kpod *p = &k->pods[i];
+        const char *app = APPS[rnd(4)];
+        p->ns = "default";
+        p->name = fmt(a, "pod-%03u", i);
+        p->order = i;
+        berth_label *l = aalloc(a, sizeof *l);
+        l[0] = (berth_label){"app", app};
+        p->labels = (berth_labels){l, 1};
+        p->ncontainers = 1;
+        p->containers = aalloc(a, sizeof *p->containers);
+        berth_kcontainer *c = &p->containers[0];
+        c->name = "c0";
+        c->image = "reg.io/none:1";
+        c->has_req = BIT(BERTH_KRES_CPU) | BIT(BERTH_KRES_MEMORY);
+        c->req[BERTH_KRES_CPU] = 100 + 150 * (int64_t)rnd(3);
+        c->req[BERTH_KRES_MEMORY] = (128 + 256 * (int64_t)rnd(2)) * MI;
+        int bound = chance(15);
+        if (bound)
+            p->node_name = k->nodes[rnd(N)].name;
+        if (chance(10)) {
+            p->tols = aalloc(a, sizeof *p->tols);
+            p->tols[p->ntols++] = TOLS[0];
+        }
+        if (!bound && chance(75)) {
+            uint32_t two = chance(10);
+            const char *key = keys[rnd(3)];
+            p->spread = aalloc(a, 2 * sizeof *p->spread);
+            for (uint32_t j = 0; j <= two; j++)
+                p->spread[p->nspread++] = (berth_kspread){
+                    .max_skew = 1 + (int32_t)rnd(2),
+                    .topology_key = j && chance(50) ? keys[rnd(3)] : key,
+                    .do_not_schedule = !chance(10),
+                    .selector = sel1(a, "app", chance(85) ? app : APPS[rnd(4)]),
+                    .min_domains = chance(10) ? 4 : 1,
+                    .honor_node_affinity = 1,
+                    .honor_node_taints = chance(20)};
+        }
+        if (chance(60)) {
+            p->anti_req = aalloc(a, sizeof *p->anti_req);
+            p->nanti_req = 1;
+            p->anti_req[0] = (berth_kaffinity_term){
+                .selector = sel1(a, "app", chance(70) ? app : APPS[rnd(4)]),
+                .topology_key = chance(60) ? HOSTNAME : keys[rnd(3)]};
+        }
+        if (!bound && chance(5)) {
+            p->aff_req = aalloc(a, sizeof *p->aff_req);
+            p->naff_req = 1;
+            p->aff_req[0] = (berth_kaffinity_term){.selector = sel1(a, "app", APPS[rnd(4)]),
+                                                   .topology_key = keys[rnd(3)]};
+        }
+    }
+}
+
+static void test_index_fast_vs_reference(void **st)
+{
+    (void)st;
+    static const berth_tiebreak tbs[] = {BERTH_TIE_FIRST, BERTH_TIE_LAST, BERTH_TIE_RANDOM};
+    tie_dec *got = calloc(2, sizeof *got);
+    assert_non_null(got);
+    uint32_t ndec = 0, nnone = 0;
+    for (uint64_t seed = 1; seed <= 60; seed++)
+        for (uint32_t b = 0; b < 3; b++) {
+            uint32_t npods = 0;
+            for (int mode = 0; mode < 2; mode++) {
+                berth_kcluster k;
+                index_cluster(&k, 31000 + seed);
+                berth_kube_options opt = {.tiebreak = tbs[b], .seed = seed};
+                opt.reference = mode == 1;
+                opt.on_decision = on_tie;
+                opt.ctx = &got[mode];
+                memset(&got[mode], 0xff, sizeof got[mode]);
+                berth_error e;
+                berth_error_clear(&e);
+                int rc = berth_kube_schedule(&k, &opt, &e);
+                if (rc && rc != BERTH_ENOFIT)
+                    fail_msg("berth_kube_schedule: %s", e.msg);
+                npods = k.npods;
+                free_cluster(&k);
+            }
+            for (uint32_t p = 0; p < npods; p++) {
+                if (got[0].node[p] != got[1].node[p] || got[0].nfeas[p] != got[1].nfeas[p] ||
+                    got[0].total[p] != got[1].total[p])
+                    fail_msg("index seed %llu tiebreak %d pod %u: fast node %d (%u feasible, "
+                             "total %lld), reference node %d (%u, %lld)",
+                             (unsigned long long)seed, (int)tbs[b], p, got[0].node[p],
+                             got[0].nfeas[p], (long long)got[0].total[p], got[1].node[p],
+                             got[1].nfeas[p], (long long)got[1].total[p]);
+                ndec += got[0].node[p] >= 0;
+                nnone += got[0].node[p] == -1;
+            }
+        }
+    free(got);
+    fprintf(stderr, "index: %u placements, %u unplaced compared\n", ndec, nnone);
+    assert_true(ndec > 5000);
+    assert_true(nnone > 0);
+}
+
 static void test_random_default(void **st)
 {
     (void)st;
@@ -2391,6 +2539,7 @@ int main(void)
         cmocka_unit_test(test_percentage_round_robin),
         cmocka_unit_test(test_random_default),
         cmocka_unit_test(test_tiebreaks_fast_vs_reference),
+        cmocka_unit_test(test_index_fast_vs_reference),
         cmocka_unit_test(test_random_profiles),
         cmocka_unit_test(test_random_percentage),
     };
