@@ -147,7 +147,8 @@ static uint32_t hash_bytes(const unsigned char *b, size_t n)
 }
 
 /* A pod whose filters on the remaining nodes are static except
- * NodeResourcesFit under the default profile. */
+ * NodeResourcesFit under the default profile, and which the scheduler
+ * places whenever a node passes them. */
 static int plain(const berth_kpod *p)
 {
     if (p->naff_req || p->nanti_req || p->nports || p->nclaims || p->nvol_zones || p->vol_error ||
@@ -155,6 +156,11 @@ static int plain(const berth_kpod *p)
         return 0;
     for (uint32_t i = 0; i < p->nspread; i++)
         if (p->spread[i].do_not_schedule)
+            return 0;
+    /* an unparsable preferred term fails NodeAffinity's PreScore (the pod
+     * is not placed although nodes pass) */
+    for (uint32_t i = 0; i < p->npref_terms; i++)
+        if (p->pref_terms[i].term.invalid)
             return 0;
     return 1;
 }
