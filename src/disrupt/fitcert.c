@@ -3,8 +3,9 @@
  * nodes, decided without scheduling (docs/ARCHITECTURE.md "Performance").
  *
  * For plain pods (no required pod (anti-)affinity, no host ports, no
- * DoNotSchedule spread, no volumes, the default profile, and no pod of the
- * cluster with a required anti-affinity term) every filter of the default
+ * DoNotSchedule spread, no volumes, the default profile, and labels that
+ * no required anti-affinity term of any pod of the cluster selects, so
+ * that InterPodAffinity cannot reject them) every filter of the default
  * profile is static (NodeUnschedulable, NodeName, TaintToleration,
  * NodeAffinity, VolumeZone) except NodeResourcesFit. Let M be the largest
  * request per resource among the moved pods and, per remaining node, slots
@@ -22,13 +23,16 @@
  *
  * Work per question: O(moved pods + nodes x (resources + classes present)),
  * classes capped at CERT_MAX_CLASSES; once per plan O(pods x resources)
- * for the free room and O(nodes) per class for its static filters. */
+ * for the free room and the distinct anti-affinity selectors (capped at
+ * CERT_MAX_ANTI), O(nodes) per class for its static filters and, once
+ * per moved pod, O(distinct anti-affinity selectors). */
 #include "disrupt/state.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define CERT_MAX_CLASSES 64
+#define CERT_MAX_ANTI 256
 #define CLS_UNKNOWN 0u
 #define CLS_NOT_PLAIN UINT32_MAX
 #define NO_CLASS (-100)
@@ -54,6 +58,12 @@ struct disrupt_cert {
     unsigned char *kb;          /* the key being built */
     size_t kblen, kbcap;
     int oom;
+    /* the distinct selectors of the cluster's required anti-affinity terms
+     * (namespaces ignored: a pod they might select is not plain) */
+    const berth_selector *anti[CERT_MAX_ANTI];
+    uint32_t anti_hash[CERT_MAX_ANTI];
+    size_t anti_off[CERT_MAX_ANTI], anti_len[CERT_MAX_ANTI];
+    uint32_t nanti;
 };
 
 void disrupt_cert_free(disrupt_state *s)
@@ -138,6 +148,25 @@ static void build_key(struct disrupt_cert *c, const berth_kpod *p)
     }
 }
 
+/* Appends the built key to c->keys; its offset, or (size_t)-1 when out of memory. */
+static size_t keep_key(struct disrupt_cert *c)
+{
+    if (c->nkeys + c->kblen > c->capkeys) {
+        size_t nc = c->capkeys ? c->capkeys * 2 : 1024;
+        while (nc < c->nkeys + c->kblen)
+            nc *= 2;
+        unsigned char *q = realloc(c->keys, nc);
+        if (!q)
+            return (size_t)-1;
+        c->keys = q;
+        c->capkeys = nc;
+    }
+    size_t off = c->nkeys;
+    memcpy(c->keys + off, c->kb, c->kblen);
+    c->nkeys += c->kblen;
+    return off;
+}
+
 static uint32_t hash_bytes(const unsigned char *b, size_t n)
 {
     uint32_t h = 2166136261u;
@@ -172,8 +201,34 @@ static int prepare(disrupt_state *s)
         return BERTH_ENOMEM;
     s->cert = c;
     const berth_kcluster *k = &s->m->kube;
-    if (s->any_anti || k->nprofiles)
+    if (k->nprofiles)
         return 0; /* never usable */
+    /* the distinct anti-affinity selectors */
+    for (uint32_t p = 0; p < k->npods; p++)
+        for (uint32_t i = 0; i < k->pods[p].nanti_req; i++) {
+            const berth_selector *sel = &k->pods[p].anti_req[i].selector;
+            if (sel->nothing)
+                continue; /* selects no pod */
+            c->kblen = 0;
+            put_reqs(c, sel->reqs, sel->n);
+            if (c->oom)
+                return BERTH_ENOMEM;
+            uint32_t h = hash_bytes(c->kb, c->kblen), j = 0;
+            while (j < c->nanti && !(c->anti_hash[j] == h && c->anti_len[j] == c->kblen &&
+                                     !memcmp(c->keys + c->anti_off[j], c->kb, c->kblen)))
+                j++;
+            if (j < c->nanti)
+                continue;
+            if (c->nanti == CERT_MAX_ANTI)
+                return 0; /* too many to test per pod: never usable */
+            size_t off = keep_key(c);
+            if (off == (size_t)-1)
+                return BERTH_ENOMEM;
+            c->anti[c->nanti] = sel;
+            c->anti_hash[c->nanti] = h;
+            c->anti_off[c->nanti] = off;
+            c->anti_len[c->nanti++] = c->kblen;
+        }
     uint32_t N = s->nn;
     c->nres = k->nres;
     for (uint32_t r = 0; r < k->nres; r++)
@@ -215,7 +270,10 @@ static int class_of(disrupt_state *s, uint32_t p)
         return (int)(c->pod_cls[p] - 1);
     const berth_kcluster *k = &s->m->kube;
     const berth_kpod *pd = &k->pods[p];
-    if (!plain(pd)) {
+    int ok = plain(pd);
+    for (uint32_t i = 0; ok && i < c->nanti; i++)
+        ok = !berth_selector_matches(c->anti[i], &pd->labels);
+    if (!ok) {
         c->pod_cls[p] = CLS_NOT_PLAIN;
         return NO_CLASS;
     }
@@ -231,25 +289,14 @@ static int class_of(disrupt_state *s, uint32_t p)
         }
     if (c->ncls == CERT_MAX_CLASSES)
         return NO_CLASS; /* not cached: a later question may find room again */
-    if (c->nkeys + c->kblen > c->capkeys) {
-        size_t nc = c->capkeys ? c->capkeys * 2 : 1024;
-        while (nc < c->nkeys + c->kblen)
-            nc *= 2;
-        unsigned char *q = realloc(c->keys, nc);
-        if (!q)
-            return BERTH_ENOMEM;
-        c->keys = q;
-        c->capkeys = nc;
-    }
     cert_class *x = &c->cls[c->ncls];
-    if (!(x->pass = malloc(s->nn + 1)))
+    size_t off = keep_key(c);
+    if (off == (size_t)-1 || !(x->pass = malloc(s->nn + 1)))
         return BERTH_ENOMEM;
-    memcpy(c->keys + c->nkeys, c->kb, c->kblen);
     x->hash = h;
-    x->keyoff = c->nkeys;
+    x->keyoff = off;
     x->keylen = c->kblen;
     x->stamp = 0;
-    c->nkeys += c->kblen;
     /* the static filters (NodeUnschedulable taken as failing even for a
      * pod that tolerates it: never more nodes than the scheduler has) */
     for (uint32_t n = 0; n < s->nn; n++) {

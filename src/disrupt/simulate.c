@@ -698,12 +698,13 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
                  "%u pod(s) fit neither the remaining nodes nor %s new node%s", left,
                  max_new == 1 ? "one" : "the", max_new == 1 ? "" : "s");
 out:
-    berth_arena_free(&a);
     if (rc || !out->filtered) {
-        /* nothing to confirm later: back to the state before the question */
+        /* nothing to confirm later: back to the state before the question
+         * (before freeing a: the drift rounds' spare nodes are named in it) */
         berth_ksession_rollback(ks, out->mark);
         out->open = 0;
     }
+    berth_arena_free(&a);
     return rc;
 }
 
