@@ -14,6 +14,8 @@
  * (nodeCacheCapable: nodenames) for one pod per cycle, as kube-scheduler
  * does; prints extender requests per second and p50/p99 per request
  * (also as serve.extender_requests_per_sec.5k / serve.extender_p99_ms.5k).
+ * Then the same in process, without HTTP, warm against cold in one run
+ * (serve.extender_pod_us.5k, .5k.cold, serve.extender_warm_speedup.5k).
  * `bench_serve extender` runs the extender part only. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "berth/serve.h"
+#include "serve/serve.h"
 
 #define MAX_CLIENTS 256
 #define SECONDS 3.0
@@ -214,6 +217,8 @@ static void *client_main(void *arg)
 }
 
 static const char *ext_body; /* ExtenderArgs with every node name; "%d" marks the pod */
+static char *ext_nodes;      /* the NodeList */
+static size_t ext_nodes_len;
 
 static void *ext_client_main(void *arg)
 {
@@ -289,7 +294,8 @@ static int ext_setup(void)
     if (fd >= 0)
         close(fd);
     free(buf);
-    free(nodes);
+    ext_nodes = nodes;
+    ext_nodes_len = len;
     if (st != 200) {
         fprintf(stderr, "bench_serve: PUT /v1/kube/nodes: %d\n", st);
         free(args);
@@ -366,6 +372,62 @@ static double placements(int nc, int run, const char *label)
         printf("BENCH serve.errors.%s %llu requests\n", label, (unsigned long long)errors);
     free(all);
     return p99 * 1000;
+}
+
+/* The extender in process (no HTTP), the same 5,000 nodes and pods:
+ * filter + prioritize per pod with warm scheduler states, and the
+ * reference (every cycle cold, as before the warm states), interleaved in
+ * rounds of 10 pods so that both see the same machine load. Prints the
+ * microseconds per pod of each and their ratio. 0 on success. */
+static int ext_in_process(const char *dir)
+{
+    char db[300];
+    snprintf(db, sizeof db, "%s/ext-inproc.db", dir);
+    serve_extender *x;
+    berth_error e;
+    berth_error_clear(&e);
+    if (serve_extender_open(db, &x, &e)) {
+        fprintf(stderr, "bench_serve: %s\n", e.msg);
+        return -1;
+    }
+    serve_reply r = {0};
+    serve_extender_put_nodes(x, ext_nodes, ext_nodes_len, &r);
+    free(r.body);
+    size_t cap = strlen(ext_body) + 64;
+    char *body = malloc(cap);
+    double t[2] = {0, 0};
+    uint64_t pods[2] = {0, 0}, errors = 0;
+    int id = 0;
+    double t0 = now_s();
+    while (body && r.status == 200 && now_s() - t0 < 4.0) {
+        for (int mode = 0; mode < 2; mode++) {
+            serve_extender_set_warm(x, mode == 0);
+            double t1 = now_s();
+            for (int i = 0; i < 10; i++, id++) {
+                int n = snprintf(body, cap, ext_body, 99, id);
+                serve_reply a = {0}, b = {0};
+                serve_extender_filter(x, body, (size_t)n, NULL, &a);
+                serve_extender_prioritize(x, body, (size_t)n, NULL, &b);
+                errors += (a.status != 200) + (b.status != 200);
+                free(a.body);
+                free(b.body);
+            }
+            t[mode] += now_s() - t1;
+            pods[mode] += 10;
+        }
+    }
+    free(body);
+    serve_extender_close(x);
+    if (!pods[0] || !pods[1] || errors) {
+        fprintf(stderr, "bench_serve: in-process extender failed (%llu errors)\n",
+                (unsigned long long)errors);
+        return -1;
+    }
+    double warm = t[0] / (double)pods[0] * 1e6, cold = t[1] / (double)pods[1] * 1e6;
+    printf("BENCH serve.extender_pod_us.5k %.0f us\n", warm);
+    printf("BENCH serve.extender_pod_us.5k.cold %.0f us\n", cold);
+    printf("BENCH serve.extender_warm_speedup.5k %.2f x\n", cold / warm);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -472,8 +534,12 @@ int main(int argc, char **argv)
     printf("BENCH serve.extender_requests_per_sec.5k %.0f requests/s\n", (double)n / el);
     printf("BENCH serve.extender_p99_ms.5k %.2f ms\n", p99 * 1000);
     free(all);
-    free((char *)ext_body);
     berth_serve_stop(s);
+    int inproc = ext_in_process(dir);
+    free((char *)ext_body);
+    free(ext_nodes);
+    if (inproc)
+        return 1;
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

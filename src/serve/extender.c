@@ -24,6 +24,7 @@
 #include <strings.h>
 
 #include "berth/doc.h"
+#include "berth/kprobe.h"
 #include "berth/kube.h"
 
 #define EXT_MAX_SCORE 10 /* MaxExtenderPriority */
@@ -37,7 +38,11 @@ typedef struct node_cache {
 } node_cache;
 
 #define EXT_CYCLES 8 /* scheduling cycles kept for the calls that follow */
+#define EXT_NAMESETS 4 /* nodenames arrays kept with their decoding */
+#define EXT_WARM 4 /* warm scheduler states kept */
 typedef struct ext_cycle ext_cycle;
+typedef struct ext_names ext_names;
+typedef struct ext_warm ext_warm;
 
 struct serve_extender {
     serve_bindings *bind;
@@ -47,6 +52,12 @@ struct serve_extender {
     ext_cycle *cycles[EXT_CYCLES]; /* ring, the next to replace at cycle_next */
     unsigned cycle_next;
     uint64_t fast_calls, fast_hits; /* calls the fast path answered; of those, from a kept cycle */
+    ext_names *names[EXT_NAMESETS]; /* ring, the next to replace at names_next */
+    unsigned names_next;
+    ext_warm *warm[EXT_WARM];      /* idle or busy (in use by one call) */
+    uint64_t warm_tick;
+    uint64_t warm_builds, warm_probes; /* states built; cycles answered from one */
+    int warm_off;                  /* serve_extender_set_warm(x, 0): every cycle cold */
 };
 
 /* ---- the node cache ---- */
@@ -165,13 +176,20 @@ int serve_extender_open(const char *db, serve_extender **out, berth_error *e)
 }
 
 static void cycle_free(ext_cycle *c);
+static void names_free(ext_names *s);
+static void warm_free(serve_extender *x, ext_warm *w);
 
 void serve_extender_close(serve_extender *x)
 {
     if (!x)
         return;
+    /* no call runs any more: every reference is the rings' and the pool's */
     for (unsigned i = 0; i < EXT_CYCLES; i++)
-        cycle_free(x->cycles[i]); /* no call runs any more: every reference is the ring's */
+        cycle_free(x->cycles[i]);
+    for (unsigned i = 0; i < EXT_NAMESETS; i++)
+        names_free(x->names[i]);
+    for (unsigned i = 0; i < EXT_WARM; i++)
+        warm_free(x, x->warm[i]);
     cache_unref(x, x->cache);
     serve_bindings_close(x->bind);
     pthread_mutex_destroy(&x->mu);
@@ -314,7 +332,7 @@ static int unresolvable(berth_kplugin p)
 static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
 {
     ext_call *q = ctx;
-    if (d->pod != q->pod_ix || q->decided)
+    if ((q->pod_ix != BERTH_KUBE_NONE && d->pod != q->pod_ix) || q->decided)
         return;
     q->decided = 1;
     uint32_t n = k->nnodes ? k->nnodes : 1;
@@ -618,6 +636,7 @@ struct ext_cycle {
     size_t npod;
     uint32_t *cis;            /* cache nodes of the cycle, ascending (= its node order) */
     uint32_t m;
+    uint64_t set_hash;        /* of cis (ext_names) */
     uint32_t ncache;
     uint32_t *kof;            /* per cache node: its index in the cycle, or NONE */
     unsigned char *verdict;   /* per cycle node */
@@ -719,16 +738,200 @@ static int key_is(const char *k, size_t n, const char *want)
     return strlen(want) == n && !strncasecmp(k, want, n);
 }
 
+/* ---- name sets: the nodenames arrays seen, decoded once ----
+ *
+ * kube-scheduler sends the same names call after call (every node that
+ * passed its own filters; prioritize: those that passed ours). The last
+ * EXT_NAMESETS arrays are kept with their decoding (each name's cache
+ * node, the named cache nodes ascending, a hash of that set): a call whose
+ * body holds the same bytes at "nodenames" (one memcmp) reuses it, so a
+ * call costs no per-name lookup and no allocation for its names. */
+
+typedef struct ext_names {
+    int refs;
+    uint64_t cache_gen;
+    char *text;               /* the array's text, '[' to ']' */
+    size_t len, bytes;        /* its length; the names' total length */
+    uint32_t n;               /* names, in request order */
+    uint32_t *off, *nlen;     /* per name: its first byte in text, its length */
+    uint32_t *ci;             /* per name: its cache node or BERTH_KUBE_NONE */
+    uint32_t *cis, m;         /* the cache nodes named, ascending */
+    unsigned char *mark;      /* per cache node: named */
+    uint64_t set_hash;        /* of cis[0..m) */
+} ext_names;
+
+static void names_free(ext_names *s)
+{
+    if (!s)
+        return;
+    free(s->text);
+    free(s->off);
+    free(s->nlen);
+    free(s->ci);
+    free(s->cis);
+    free(s->mark);
+    free(s);
+}
+
+static void names_unref(serve_extender *x, ext_names *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&x->mu);
+    int last = --s->refs == 0;
+    pthread_mutex_unlock(&x->mu);
+    if (last)
+        names_free(s);
+}
+
+/* The kept name set whose text is at p (for cache generation gen),
+ * referenced; NULL when none. */
+static ext_names *names_find(serve_extender *x, uint64_t gen, const char *p, const char *e)
+{
+    ext_names *cand[EXT_NAMESETS], *hit = NULL;
+    unsigned nc = 0;
+    pthread_mutex_lock(&x->mu);
+    for (unsigned i = 0; i < EXT_NAMESETS; i++) {
+        ext_names *s = x->names[i];
+        if (s && s->cache_gen == gen && s->len <= (size_t)(e - p) && s->text[1] == p[1]) {
+            s->refs++;
+            cand[nc++] = s;
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    /* compared outside the lock: the texts are immutable */
+    for (unsigned i = 0; i < nc; i++) {
+        if (!hit && !memcmp(cand[i]->text, p, cand[i]->len))
+            hit = cand[i];
+        else
+            names_unref(x, cand[i]);
+    }
+    return hit;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Decodes the array opening at p against cache (NULL: every name unknown)
+ * and keeps it. 1 with *out (referenced) and *end set; 0 to go the general
+ * way (not plain, an empty name, a name twice); -1 out of memory. */
+static int names_build(serve_extender *x, node_cache *cache, const char *p, const char *e,
+                       ext_names **out, const char **end)
+{
+    const char *start = p;
+    uint32_t cap = 0, ncache = cache ? cache->k.nnodes : 0;
+    int plain, rc = -1;
+    ext_names *s = calloc(1, sizeof *s);
+    span *unknown = NULL;
+    if (!s)
+        return -1;
+    p = ws(p + 1, e);
+    if (p < e && *p == ']') {
+        p++;
+    } else {
+        for (;;) {
+            const char *se = p < e && *p == '"' ? str_end(p, e, &plain) : NULL;
+            if (!se || !plain || se - p == 2 || s->n == UINT32_MAX || se - start > UINT32_MAX) {
+                rc = 0;
+                goto out;
+            }
+            if (s->n == cap) {
+                cap = cap ? 2 * cap : 1024;
+                uint32_t *no = realloc(s->off, cap * sizeof *no);
+                if (no)
+                    s->off = no;
+                uint32_t *nl = no ? realloc(s->nlen, cap * sizeof *nl) : NULL;
+                if (!nl)
+                    goto out;
+                s->nlen = nl;
+            }
+            s->off[s->n] = (uint32_t)(p + 1 - start);
+            s->nlen[s->n++] = (uint32_t)(se - p - 2);
+            s->bytes += (size_t)(se - p - 2);
+            p = ws(se, e);
+            if (p < e && *p == ',') {
+                p = ws(p + 1, e);
+                continue;
+            }
+            if (p < e && *p == ']') {
+                p++;
+                break;
+            }
+            rc = 0;
+            goto out;
+        }
+    }
+    s->len = (size_t)(p - start);
+    s->text = malloc(s->len);
+    s->ci = malloc((s->n ? s->n : 1) * sizeof *s->ci);
+    s->cis = malloc((s->n ? s->n : 1) * sizeof *s->cis);
+    s->mark = calloc(ncache ? ncache : 1, 1);
+    if (!s->text || !s->ci || !s->cis || !s->mark)
+        goto out;
+    memcpy(s->text, start, s->len);
+    size_t nunknown = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->ci[i] = cache_find(cache, s->text + s->off[i], s->nlen[i]);
+        if (s->ci[i] == BERTH_KUBE_NONE) {
+            nunknown++;
+        } else if (s->mark[s->ci[i]]++) {
+            rc = 0; /* a name twice: the general way words the error */
+            goto out;
+        }
+    }
+    if (nunknown > 1) {
+        if (!(unknown = malloc(nunknown * sizeof *unknown)))
+            goto out;
+        size_t u = 0;
+        for (uint32_t i = 0; i < s->n; i++)
+            if (s->ci[i] == BERTH_KUBE_NONE)
+                unknown[u++] = (span){s->text + s->off[i], s->nlen[i]};
+        qsort(unknown, u, sizeof *unknown, cmp_span);
+        for (size_t i = 1; i < u; i++)
+            if (!cmp_span(&unknown[i - 1], &unknown[i])) {
+                rc = 0;
+                goto out;
+            }
+    }
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t i = 0; i < ncache; i++)
+        if (s->mark[i]) {
+            s->cis[s->m++] = i;
+            h = (h ^ i) * 1099511628211ull;
+        }
+    s->set_hash = h;
+    s->cache_gen = cache ? cache->gen : 0;
+    s->refs = 2; /* the caller's and the ring's */
+    pthread_mutex_lock(&x->mu);
+    ext_names *old = x->names[x->names_next];
+    x->names[x->names_next] = s;
+    x->names_next = (x->names_next + 1) % EXT_NAMESETS;
+    pthread_mutex_unlock(&x->mu);
+    names_unref(x, old);
+    *out = s;
+    *end = p;
+    s = NULL;
+    rc = 1;
+out:
+    free(unknown);
+    names_free(s);
+    return rc;
+}
+
 /* Scans ExtenderArgs {"pod": {...}, "nodenames": [...]} (Go's field names,
- * any case; "nodes" and other keys only as null). 1 when taken (pod and
- * names set; names malloc'd), 0 to go the general way, -1 out of memory. */
-static int scan_args(const char *b, size_t len, span *pod, span **names, size_t *nnames)
+ * any case; "nodes" and other keys only as null) against cache. 1 when
+ * taken (pod and *names set), 0 to go the general way, -1 out of memory;
+ * *names, when set, is referenced whatever the result. */
+static int scan_args(serve_extender *x, node_cache *cache, const char *b, size_t len, span *pod,
+                     ext_names **names)
 {
     const char *p = ws(b, b + len), *e = b + len;
     int seen_pod = 0, seen_nodes = 0, seen_names = 0, plain;
-    size_t cap = 0;
     *names = NULL;
-    *nnames = 0;
     if (p == e || *p != '{')
         return 0;
     p = ws(p + 1, e);
@@ -755,34 +958,15 @@ static int scan_args(const char *b, size_t len, span *pod, span **names, size_t 
         } else if (key_is(k, kn, "nodenames")) {
             if (seen_names++ || *p != '[')
                 return 0;
-            p = ws(p + 1, e);
-            if (p < e && *p == ']') {
-                p++;
+            ext_names *s = names_find(x, cache ? cache->gen : 0, p, e);
+            if (s) {
+                p += s->len;
             } else {
-                for (;;) {
-                    const char *se = p < e && *p == '"' ? str_end(p, e, &plain) : NULL;
-                    if (!se || !plain || se - p == 2)
-                        return 0;
-                    if (*nnames == cap) {
-                        cap = cap ? 2 * cap : 1024;
-                        span *nn = realloc(*names, cap * sizeof *nn);
-                        if (!nn)
-                            return -1;
-                        *names = nn;
-                    }
-                    (*names)[(*nnames)++] = (span){p + 1, (size_t)(se - p - 2)};
-                    p = ws(se, e);
-                    if (p < e && *p == ',') {
-                        p = ws(p + 1, e);
-                        continue;
-                    }
-                    if (p < e && *p == ']') {
-                        p++;
-                        break;
-                    }
-                    return 0;
-                }
+                int rc = names_build(x, cache, p, e, &s, &p);
+                if (rc <= 0)
+                    return rc;
             }
+            *names = s;
         } else {
             /* "nodes" (nodeCacheCapable: false) or anything else: null only */
             if ((key_is(k, kn, "nodes") && seen_nodes++) || e - p < 4 || memcmp(p, "null", 4))
@@ -801,25 +985,20 @@ static int scan_args(const char *b, size_t len, span *pod, span **names, size_t 
     return ws(p + 1, e) == e && seen_pod && seen_names;
 }
 
-static int cmp_span(const void *a, const void *b)
-{
-    const span *x = a, *y = b;
-    int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
-    return c ? c : (x->n > y->n) - (x->n < y->n);
-}
-
-/* The kept cycle for this question, referenced; NULL when none. */
+/* The kept cycle for this question, referenced; NULL when none. The key:
+ * the pod's text (its UID with it), the node-name set (hash, then the set),
+ * the node cache and bindings generations, the profile. */
 static ext_cycle *cycle_find(serve_extender *x, uint64_t cache_gen, uint64_t bind_gen,
-                             const char *profile, span pod, const uint32_t *cis, uint32_t m)
+                             const char *profile, span pod, const ext_names *names)
 {
     ext_cycle *hit = NULL;
     pthread_mutex_lock(&x->mu);
     for (unsigned i = 0; i < EXT_CYCLES && !hit; i++) {
         ext_cycle *c = x->cycles[i];
-        if (c && c->cache_gen == cache_gen && c->bind_gen == bind_gen && c->m == m &&
-            c->npod == pod.n && !(c->profile ? !profile || strcmp(c->profile, profile)
-                                             : profile != NULL) &&
-            !memcmp(c->pod, pod.p, pod.n) && !memcmp(c->cis, cis, m * sizeof *cis))
+        if (c && c->cache_gen == cache_gen && c->bind_gen == bind_gen &&
+            c->set_hash == names->set_hash && c->m == names->m && c->npod == pod.n &&
+            !(c->profile ? !profile || strcmp(c->profile, profile) : profile != NULL) &&
+            !memcmp(c->pod, pod.p, pod.n) && !memcmp(c->cis, names->cis, c->m * sizeof *c->cis))
             hit = c;
     }
     if (hit)
@@ -839,14 +1018,304 @@ static void cycle_keep(serve_extender *x, ext_cycle *c)
     cycle_unref(x, old);
 }
 
-/* Runs the cycle: the pod (jansson-checked, then decoded by the kube
- * loader) against the cache nodes cis[0..m) and the pods bound on them.
- * Returns the new cycle (referenced), or NULL with the error reply set
- * (*fallback = 1: go the general way instead). */
-static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod, const uint32_t *cis,
-                            uint32_t m, const unsigned char *mark, const char *profile,
-                            serve_reply *r, int *fallback)
+/* ---- the warm scheduler state ----
+ *
+ * A cold cycle builds a cluster of the named nodes and the pods bound on
+ * them, then the kube scheduler's state over it (columns, term counters,
+ * plugin caches), for one pod. A warm state (ext_warm) keeps that cluster
+ * and state (berth_kprobe, kube/probe.c) for the calls that follow, keyed
+ * by what the cold cycle reads: the node cache generation, the bindings
+ * generation, the named set, the profile and the pod's namespace (the
+ * counters read it when built). A new pod is decoded into the state's own
+ * scratch cluster and probed: one scheduling cycle, then its assume is
+ * undone. EXT_WARM states are kept; a state in use is its thread's alone
+ * (busy), so concurrent calls for one key build a second one. A state
+ * answers EXT_WARM_SLOTS pods, then is built again (bounded memory: the
+ * probed pods' decoding lives in its scratch arena). */
+
+#define EXT_WARM_SLOTS 64
+
+struct ext_warm {
+    int busy;
+    uint64_t tick;            /* last use, for replacement */
+    uint64_t cache_gen, bind_gen, set_hash;
+    char *profile, *ns;
+    uint32_t *cis, m;
+    node_cache *cache;        /* held: the nodes' strings live in its arena */
+    berth_kcluster k;         /* the named nodes (shallow copies), the bound pods, the slots */
+    berth_kcluster scratch;   /* probed pods decoded here (arena kept) */
+    berth_kprofile prof;
+    berth_kube_options opt;
+    berth_kprobe *probe;
+    serve_bound *bound;       /* the bindings snapshot (docs valid until close) */
+    size_t nbound;
+    const char **keys;        /* keys of the bound pods counted, sorted */
+    size_t nkeys;
+    uint32_t decodes;         /* pods decoded into scratch (bounds its arena) */
+};
+
+static void warm_free(serve_extender *x, ext_warm *w)
 {
+    if (!w)
+        return;
+    berth_kprobe_close(w->probe);
+    berth_kube_free(&w->k);
+    berth_kube_free(&w->scratch);
+    cache_unref(x, w->cache);
+    free(w->bound);
+    free(w->keys);
+    free(w->cis);
+    free(w->profile);
+    free(w->ns);
+    free(w);
+}
+
+static int same_profile(const char *a, const char *b)
+{
+    return a ? b && !strcmp(a, b) : !b;
+}
+
+/* An idle warm state for this key, made busy; NULL when none. Stale and
+ * used-up idle states are dropped. */
+static ext_warm *warm_get(serve_extender *x, uint64_t cache_gen, uint64_t bind_gen,
+                          const char *profile, const char *ns, const ext_names *names)
+{
+    ext_warm *hit = NULL, *drop[EXT_WARM];
+    unsigned ndrop = 0;
+    pthread_mutex_lock(&x->mu);
+    for (unsigned i = 0; i < EXT_WARM; i++) {
+        ext_warm *w = x->warm[i];
+        if (!w || w->busy)
+            continue;
+        if (w->cache_gen != cache_gen || w->bind_gen != bind_gen ||
+            (w->probe && !berth_kprobe_left(w->probe)) || w->decodes >= EXT_WARM_SLOTS) {
+            drop[ndrop++] = w; /* its estate changed, or it is used up */
+            x->warm[i] = NULL;
+            continue;
+        }
+        if (!hit && w->set_hash == names->set_hash && w->m == names->m &&
+            same_profile(w->profile, profile) && !strcmp(w->ns, ns) &&
+            !memcmp(w->cis, names->cis, w->m * sizeof *w->cis)) {
+            hit = w;
+            w->busy = 1;
+            w->tick = ++x->warm_tick;
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    for (unsigned i = 0; i < ndrop; i++)
+        warm_free(x, drop[i]);
+    return hit;
+}
+
+/* Returns w to the pool (a new one takes a free or the least recently used
+ * idle place; none: it is dropped). */
+static void warm_put(serve_extender *x, ext_warm *w, int fresh)
+{
+    ext_warm *drop = NULL;
+    pthread_mutex_lock(&x->mu);
+    w->busy = 0;
+    w->tick = ++x->warm_tick;
+    if (fresh) {
+        int at = -1;
+        for (unsigned i = 0; i < EXT_WARM; i++)
+            if (!x->warm[i]) {
+                at = (int)i;
+                break;
+            } else if (!x->warm[i]->busy && (at < 0 || x->warm[i]->tick < x->warm[at]->tick)) {
+                at = (int)i;
+            }
+        if (at < 0) {
+            drop = w;
+        } else {
+            drop = x->warm[at];
+            x->warm[at] = w;
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    warm_free(x, drop);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Builds a warm state (busy, not in the pool) for the named nodes of cache
+ * and the pods bound on them, for pods of namespace ns other than the
+ * bound pod `key` (a pod being scheduled is not bound: a cold cycle leaves
+ * a binding of its name out, which a shared state cannot). NULL when it
+ * cannot (the cold cycle then answers). */
+static ext_warm *warm_build(serve_extender *x, node_cache *cache, const ext_names *names,
+                            const char *profile, const char *ns, const char *key)
+{
+    ext_warm *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->busy = 1;
+    berth_kube_init(&w->k);
+    berth_kube_init(&w->scratch);
+    pthread_mutex_lock(&x->mu);
+    cache->refs++;
+    pthread_mutex_unlock(&x->mu);
+    w->cache = cache;
+    w->cache_gen = cache->gen;
+    w->set_hash = names->set_hash;
+    w->m = names->m;
+    w->cis = malloc((names->m ? names->m : 1) * sizeof *w->cis);
+    w->profile = profile ? strdup(profile) : NULL;
+    w->ns = strdup(ns);
+    w->k.nodes = malloc((names->m ? names->m : 1) * sizeof *w->k.nodes);
+    if (!w->cis || (profile && !w->profile) || !w->ns || !w->k.nodes ||
+        serve_bindings_snapshot(x->bind, &w->bound, &w->nbound, &w->bind_gen))
+        goto fail;
+    memcpy(w->cis, names->cis, names->m * sizeof *w->cis);
+    /* the named nodes in name order (the cache's): kube_schedule's order */
+    for (uint32_t i = 0; i < names->m; i++)
+        w->k.nodes[i] = cache->k.nodes[names->cis[i]];
+    w->k.nnodes = w->k.capnodes = names->m;
+    memcpy(w->k.res_names, cache->k.res_names, sizeof w->k.res_names);
+    w->k.nres = cache->k.nres;
+    berth_node **docs = malloc((w->nbound ? w->nbound : 1) * sizeof *docs);
+    w->keys = malloc((w->nbound ? w->nbound : 1) * sizeof *w->keys);
+    if (!docs || !w->keys) {
+        free(docs);
+        goto fail;
+    }
+    for (size_t i = 0; i < w->nbound; i++) {
+        uint32_t ci = cache_find(cache, w->bound[i].node, strlen(w->bound[i].node));
+        if (ci == BERTH_KUBE_NONE || !names->mark[ci])
+            continue;
+        if (!strcmp(w->bound[i].key, key)) {
+            free(docs);
+            goto fail;
+        }
+        docs[w->nkeys] = (berth_node *)w->bound[i].doc;
+        w->keys[w->nkeys++] = w->bound[i].key;
+    }
+    qsort(w->keys, w->nkeys, sizeof *w->keys, cmp_key);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src = {.path = "body", .ndocs = w->nkeys, .docs = docs};
+    int rc = w->nkeys ? berth_kube_load(&w->k, &src, 0, &e) : 0;
+    free(docs);
+    if (rc || w->k.npods != w->nkeys || !profile_of(&w->k, profile, &w->prof))
+        goto fail;
+    w->prof.percentage_of_nodes_to_score = 100;
+    w->opt = (berth_kube_options){.profile = &w->prof, .tiebreak = BERTH_TIE_FIRST, .detail = 1,
+                                  .on_decision = on_decision};
+    return w;
+fail:
+    warm_free(x, w);
+    return NULL;
+}
+
+/* Decodes the pod's compact text into w's scratch cluster as the cold
+ * cycle decodes it; NULL when the cold cycle must answer (an error to
+ * word, a resource the nodes do not have, a bound or terminating pod, a
+ * bound pod of the same name counted in w). */
+static berth_kpod *warm_decode(ext_warm *w, const char *seen, const char *key)
+{
+    berth_kcluster *s = &w->scratch;
+    if (w->decodes++ >= EXT_WARM_SLOTS)
+        return NULL; /* its arena has grown enough: the state is built again */
+    s->npods = 0;
+    memcpy(s->res_names, w->k.res_names, sizeof s->res_names);
+    s->nres = w->k.nres;
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    if (berth_doc_load_buffer(&s->arena, "pod", seen, strlen(seen), &src, &e) || !src.ndocs ||
+        !src.docs[0])
+        return NULL;
+    berth_node *doc = with_kind(&s->arena, src.docs[0], "Pod");
+    berth_source one = {.path = "body", .ndocs = 1, .docs = &doc};
+    if (!doc || berth_kube_load(s, &one, 0, &e) || s->npods != 1 || s->nres != w->k.nres ||
+        s->nnodes || s->nprofiles)
+        return NULL;
+    berth_kpod *p = &s->pods[0];
+    if (p->node_name || p->terminating || strcmp(p->ns ? p->ns : "", w->ns) ||
+        (w->nkeys && bsearch(&key, w->keys, w->nkeys, sizeof *w->keys, cmp_key)))
+        return NULL;
+    /* the extender sees no PersistentVolumeClaims (schedule) */
+    p->vol_error = NULL;
+    p->nvol_zones = 0;
+    return p;
+}
+
+/* One cycle of the pod (q: checked; seen: its compact text) from a warm
+ * state: 1 with q's verdicts, reasons and totals set and *bind_gen the
+ * bindings generation they hold for; 0 when the cold cycle must answer. */
+static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *names,
+                      const char *profile, ext_call *q, const char *seen, uint64_t *bind_gen)
+{
+    const char *slash = strchr(q->key, '/');
+    char ns[300];
+    snprintf(ns, sizeof ns, "%.*s", (int)(slash - q->key), q->key);
+    pthread_mutex_lock(&x->mu);
+    int off = x->warm_off;
+    pthread_mutex_unlock(&x->mu);
+    if (off)
+        return 0;
+    uint64_t bgen = serve_bindings_generation(x->bind);
+    ext_warm *w = warm_get(x, cache->gen, bgen, profile, ns, names);
+    int fresh = !w;
+    if (!w && !(w = warm_build(x, cache, names, profile, ns, q->key)))
+        return 0;
+    berth_kpod *p = warm_decode(w, seen, q->key);
+    int ok = 0;
+    if (p && !w->probe) {
+        berth_error e;
+        berth_error_clear(&e);
+        if (berth_kprobe_open(&w->probe, &w->k, &w->opt, p, EXT_WARM_SLOTS, &e))
+            w->probe = NULL;
+    }
+    if (p && w->probe && berth_kprobe_left(w->probe)) {
+        berth_error e;
+        berth_error_clear(&e);
+        uint32_t slot;
+        q->pod_ix = BERTH_KUBE_NONE; /* the probe's one decision */
+        int rc = berth_kprobe_run(w->probe, p, q, &slot, &e);
+        ok = !rc && q->decided && q->verdict && q->reason && q->total;
+        if (!ok) { /* the cold cycle answers afresh */
+            if (q->reason)
+                for (uint32_t i = 0; i < q->nreason; i++)
+                    free(q->reason[i]);
+            free(q->reason);
+            free(q->verdict);
+            free(q->total);
+            q->reason = NULL;
+            q->verdict = NULL;
+            q->total = NULL;
+            q->nreason = 0;
+            q->decided = 0;
+            q->max_total = 0;
+        }
+    }
+    *bind_gen = w->bind_gen;
+    if (w->probe && ok) {
+        pthread_mutex_lock(&x->mu);
+        x->warm_probes++;
+        x->warm_builds += fresh;
+        pthread_mutex_unlock(&x->mu);
+    }
+    if (!w->probe)
+        warm_free(x, w);
+    else
+        warm_put(x, w, fresh);
+    return ok;
+}
+
+/* Runs the cycle: the pod (jansson-checked, then decoded by the kube
+ * loader) against the named cache nodes and the pods bound on them, from a
+ * warm state when one can answer (warm_cycle), else cold. Returns the new
+ * cycle (referenced), or NULL with the error reply set (*fallback = 1: go
+ * the general way instead). */
+static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
+                            const ext_names *names, const char *profile, serve_reply *r,
+                            int *fallback)
+{
+    const uint32_t *cis = names->cis;
+    uint32_t m = names->m;
     ext_call q;
     memset(&q, 0, sizeof q);
     q.x = x;
@@ -873,9 +1342,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod, cons
     c->cis = malloc((m ? m : 1) * sizeof *c->cis);
     c->kof = malloc((cache->k.nnodes ? cache->k.nnodes : 1) * sizeof *c->kof);
     c->profile = profile ? strdup(profile) : NULL;
-    q.k.nodes = malloc((m ? m : 1) * sizeof *q.k.nodes);
-    if (!seen || !c->uid || !c->pod || !c->cis || !c->kof || (profile && !c->profile) ||
-        !q.k.nodes || serve_bindings_snapshot(x->bind, &q.bound, &nbound, &bind_gen)) {
+    if (!seen || !c->uid || !c->pod || !c->cis || !c->kof || (profile && !c->profile)) {
         serve_reply_error(r, 500, "internal", "out of memory");
         goto fail;
     }
@@ -883,17 +1350,24 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod, cons
     c->npod = pod.n;
     memcpy(c->cis, cis, m * sizeof *cis);
     c->m = m;
+    c->set_hash = names->set_hash;
     c->ncache = cache->k.nnodes;
     c->cache_gen = cache->gen;
-    c->bind_gen = bind_gen;
     memcpy(c->key, q.key, sizeof c->key);
     /* the named nodes in name order (the cache's): kube_schedule's order */
     for (uint32_t i = 0; i < cache->k.nnodes; i++)
         c->kof[i] = BERTH_KUBE_NONE;
-    for (uint32_t i = 0; i < m; i++) {
-        q.k.nodes[i] = cache->k.nodes[cis[i]];
+    for (uint32_t i = 0; i < m; i++)
         c->kof[cis[i]] = i;
+    if (warm_cycle(x, cache, names, profile, &q, seen, &bind_gen))
+        goto decided;
+    q.k.nodes = malloc((m ? m : 1) * sizeof *q.k.nodes);
+    if (!q.k.nodes || serve_bindings_snapshot(x->bind, &q.bound, &nbound, &bind_gen)) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        goto fail;
     }
+    for (uint32_t i = 0; i < m; i++)
+        q.k.nodes[i] = cache->k.nodes[cis[i]];
     q.k.nnodes = q.k.capnodes = m;
     memcpy(q.k.res_names, cache->k.res_names, sizeof q.k.res_names);
     q.k.nres = cache->k.nres;
@@ -919,7 +1393,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod, cons
     /* pods bound through the extender on these nodes (not this pod) */
     for (size_t i = 0; i < nbound; i++) {
         uint32_t ci = cache_find(cache, q.bound[i].node, strlen(q.bound[i].node));
-        if (ci != BERTH_KUBE_NONE && mark[ci] && strcmp(q.bound[i].key, q.key))
+        if (ci != BERTH_KUBE_NONE && names->mark[ci] && strcmp(q.bound[i].key, q.key))
             docs[nd++] = (berth_node *)q.bound[i].doc;
     }
     if (!(docs[nd++] = with_kind(&q.k.arena, src.docs[0], "Pod"))) {
@@ -928,6 +1402,8 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod, cons
     }
     if (schedule(&q, docs, nd, 0, profile, r))
         goto fail;
+decided:
+    c->bind_gen = bind_gen;
     /* the verdicts move into the cycle */
     c->verdict = q.verdict;
     c->reason = q.reason;
@@ -952,22 +1428,28 @@ typedef struct wbuf {
     int oom;
 } wbuf;
 
-static void wput(wbuf *w, const char *s, size_t n)
+/* Grows w for n more bytes and the NUL; 0, or -1 (w->oom) out of memory. */
+static int wgrow(wbuf *w, size_t n)
 {
     if (w->oom)
-        return;
-    if (w->n + n + 1 > w->cap) {
-        size_t cap = w->cap ? w->cap : 4096;
-        while (cap < w->n + n + 1)
-            cap *= 2;
-        char *np = realloc(w->p, cap);
-        if (!np) {
-            w->oom = 1;
-            return;
-        }
-        w->p = np;
-        w->cap = cap;
+        return -1;
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap < w->n + n + 1)
+        cap *= 2;
+    char *np = realloc(w->p, cap);
+    if (!np) {
+        w->oom = 1;
+        return -1;
     }
+    w->p = np;
+    w->cap = cap;
+    return 0;
+}
+
+static inline void wput(wbuf *w, const char *s, size_t n)
+{
+    if (w->n + n + 1 > w->cap && wgrow(w, n))
+        return;
     memcpy(w->p + w->n, s, n);
     w->n += n;
     w->p[w->n] = 0;
@@ -1002,45 +1484,50 @@ static void wstr(wbuf *w, const char *s, size_t n)
     wput(w, s + from, n - from);
     wput(w, "\"", 1);
 }
-
-/* A name of the request (plain: no escape, control or non-ASCII byte) as
- * a JSON string. */
-static void wname(wbuf *w, span s)
+/* Room for n more bytes (and the NUL) without a reallocation. */
+static void wreserve(wbuf *w, size_t n)
 {
-    if (w->oom || w->n + s.n + 3 > w->cap) {
-        wput(w, "\"", 1);
-        wput(w, s.p, s.n);
-        wput(w, "\"", 1);
+    if (w->n + n + 1 > w->cap)
+        wgrow(w, n);
+}
+
+/* Name i of s as a JSON string (plain: no escape, control or non-ASCII
+ * byte). */
+static inline void wname(wbuf *w, const ext_names *s, uint32_t i)
+{
+    const char *p = s->text + s->off[i];
+    size_t n = s->nlen[i];
+    if (w->n + n + 3 > w->cap && wgrow(w, n + 2))
         return;
-    }
-    w->p[w->n++] = '"';
-    memcpy(w->p + w->n, s.p, s.n);
-    w->n += s.n;
-    w->p[w->n++] = '"';
-    w->p[w->n] = 0;
+    char *o = w->p + w->n;
+    o[0] = '"';
+    memcpy(o + 1, p, n);
+    o[n + 1] = '"';
+    o[n + 2] = 0;
+    w->n += n + 2;
 }
 
 static const char *const unknown_why =
     "node(s) were unknown to the extender (berth): load them with PUT /v1/kube/nodes";
 
-/* ExtenderFilterResult for names from cycle c (ci: each name's cache node
- * or NONE). */
-static void write_filter(wbuf *w, const ext_cycle *c, const span *names, const uint32_t *ci,
-                         size_t n)
+/* ExtenderFilterResult for the names of s from cycle c. */
+static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
 {
+    const uint32_t *ci = s->ci;
+    wreserve(w, s->bytes + 3 * (size_t)s->n + 128);
     wlit(w, "{\"nodes\":null,\"nodenames\":[");
     int first = 1;
-    for (size_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < s->n; i++)
         if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE) {
             if (!first)
                 wput(w, ",", 1);
             first = 0;
-            wname(w, names[i]);
+            wname(w, s, i);
         }
     for (int pass = 0; pass < 2; pass++) {
         wlit(w, pass ? "},\"failedAndUnresolvableNodes\":{" : "],\"failedNodes\":{");
         first = 1;
-        for (size_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; i < s->n; i++) {
             int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->verdict[c->kof[ci[i]]];
             if (v == V_FEASIBLE || (v == V_UNRESOLVABLE) != pass)
                 continue;
@@ -1051,7 +1538,7 @@ static void write_filter(wbuf *w, const ext_cycle *c, const span *names, const u
             if (!first)
                 wput(w, ",", 1);
             first = 0;
-            wname(w, names[i]);
+            wname(w, s, i);
             wput(w, ":", 1);
             wstr(w, why, strlen(why));
         }
@@ -1059,12 +1546,15 @@ static void write_filter(wbuf *w, const ext_cycle *c, const span *names, const u
     wlit(w, "},\"error\":\"\"}");
 }
 
-/* HostPriorityList for names from cycle c. */
-static void write_prioritize(wbuf *w, const ext_cycle *c, const span *names, const uint32_t *ci,
-                             size_t n)
+/* HostPriorityList for the names of s from cycle c: one reservation, then
+ * plain copies. */
+static void write_prioritize(wbuf *w, const ext_cycle *c, const ext_names *s)
 {
+    const uint32_t *ci = s->ci;
+    /* per name: ,{"host":"NAME","score":10} */
+    wreserve(w, s->bytes + 32 * (size_t)s->n + 8);
     wput(w, "[", 1);
-    for (size_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < s->n; i++) {
         int64_t score = 0;
         if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE &&
             c->max_total > 0) {
@@ -1080,8 +1570,11 @@ static void write_prioritize(wbuf *w, const ext_cycle *c, const span *names, con
             num[k++] = (char)('0' + score / 10);
         num[k++] = (char)('0' + score % 10);
         num[k++] = '}';
-        wlit(w, i ? ",{\"host\":" : "{\"host\":");
-        wname(w, names[i]);
+        if (i)
+            wput(w, ",{\"host\":", 9);
+        else
+            wput(w, "{\"host\":", 8);
+        wname(w, s, i);
         wput(w, num, k);
     }
     wput(w, "]", 1);
@@ -1092,57 +1585,28 @@ static void write_prioritize(wbuf *w, const ext_cycle *c, const span *names, con
 static int ext_fast(serve_extender *x, const char *body, size_t len, const char *profile,
                     int prioritize, serve_reply *r)
 {
-    span pod, *names = NULL;
-    size_t n = 0;
+    span pod;
+    ext_names *names = NULL;
     if (!body || !profile_known(profile))
         return 0;
-    int sc = scan_args(body, len, &pod, &names, &n);
-    if (sc <= 0) {
-        free(names);
-        if (sc < 0)
-            serve_reply_error(r, 500, "internal", "out of memory");
-        return sc < 0;
-    }
     node_cache *cache = cache_ref(x);
-    uint32_t ncache = cache ? cache->k.nnodes : 0;
-    uint32_t *ci = malloc((n ? n : 1) * sizeof *ci), *cis = malloc((n ? n : 1) * sizeof *cis);
-    unsigned char *mark = calloc(ncache ? ncache : 1, 1);
-    span *unknown = NULL;
-    size_t nunknown = 0;
     ext_cycle *c = NULL;
     int done = 0;
-    if (!ci || !cis || !mark || (ncache && !cache->hix))
+    int sc = scan_args(x, cache, body, len, &pod, &names);
+    if (sc <= 0) {
+        if (sc < 0)
+            serve_reply_error(r, 500, "internal", "out of memory");
+        done = sc < 0;
+        goto out;
+    }
+    if (cache && !cache->hix)
         goto out; /* the general way reports it */
-    for (size_t i = 0; i < n; i++) {
-        ci[i] = cache_find(cache, names[i].p, names[i].n);
-        if (ci[i] == BERTH_KUBE_NONE) {
-            nunknown++;
-        } else if (mark[ci[i]]++) {
-            goto out; /* a name twice: the general way words the error */
-        }
-    }
-    if (nunknown > 1) {
-        if (!(unknown = malloc(nunknown * sizeof *unknown)))
-            goto out;
-        size_t u = 0;
-        for (size_t i = 0; i < n; i++)
-            if (ci[i] == BERTH_KUBE_NONE)
-                unknown[u++] = names[i];
-        qsort(unknown, u, sizeof *unknown, cmp_span);
-        for (size_t i = 1; i < u; i++)
-            if (!cmp_span(&unknown[i - 1], &unknown[i]))
-                goto out;
-    }
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < ncache; i++)
-        if (mark[i])
-            cis[m++] = i;
     c = cycle_find(x, cache ? cache->gen : 0, serve_bindings_generation(x->bind), profile, pod,
-                   cis, m);
+                   names);
     int hit = c != NULL;
     if (!c && cache) {
         int fallback = 0;
-        c = cycle_run(x, cache, pod, cis, m, mark, profile, r, &fallback);
+        c = cycle_run(x, cache, pod, names, profile, r, &fallback);
         if (!c) {
             done = !fallback; /* an error reply, or the general way */
             goto out;
@@ -1153,9 +1617,9 @@ static int ext_fast(serve_extender *x, const char *body, size_t len, const char 
     }
     wbuf w = {0};
     if (prioritize)
-        write_prioritize(&w, c, names, ci, n);
+        write_prioritize(&w, c, names);
     else
-        write_filter(&w, c, names, ci, n);
+        write_filter(&w, c, names);
     if (w.oom) {
         free(w.p);
         serve_reply_error(r, 500, "internal", "out of memory");
@@ -1173,12 +1637,8 @@ static int ext_fast(serve_extender *x, const char *body, size_t len, const char 
     done = 1;
 out:
     cycle_unref(x, c);
+    names_unref(x, names);
     cache_unref(x, cache);
-    free(unknown);
-    free(mark);
-    free(cis);
-    free(ci);
-    free(names);
     return done;
 }
 
@@ -1283,6 +1743,21 @@ void serve_extender_fast_stats(serve_extender *x, uint64_t *calls, uint64_t *hit
     pthread_mutex_lock(&x->mu);
     *calls = x->fast_calls;
     *hits = x->fast_hits;
+    pthread_mutex_unlock(&x->mu);
+}
+
+void serve_extender_set_warm(serve_extender *x, int on)
+{
+    pthread_mutex_lock(&x->mu);
+    x->warm_off = !on;
+    pthread_mutex_unlock(&x->mu);
+}
+
+void serve_extender_warm_stats(serve_extender *x, uint64_t *builds, uint64_t *probes)
+{
+    pthread_mutex_lock(&x->mu);
+    *builds = x->warm_builds;
+    *probes = x->warm_probes;
     pthread_mutex_unlock(&x->mu);
 }
 

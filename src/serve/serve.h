@@ -379,6 +379,12 @@ void serve_extender_put_nodes(serve_extender *x, const char *body, size_t len, s
 /* How many filter and prioritize calls the nodeCacheCapable fast path
  * answered, and how many of them from a kept scheduling cycle. */
 void serve_extender_fast_stats(serve_extender *x, uint64_t *calls, uint64_t *hits);
+/* How many warm scheduler states the fast path built, and how many new
+ * pods' cycles it answered from one (docs/api.md, "warm state"). */
+void serve_extender_warm_stats(serve_extender *x, uint64_t *builds, uint64_t *probes);
+/* on = 0: every new pod's cycle is built cold (the reference the
+ * benchmark compares the warm states with); 1 (the default): warm. */
+void serve_extender_set_warm(serve_extender *x, int on);
 
 enum serve_route {
     SERVE_RT_ESTATE,

@@ -2,9 +2,10 @@
 # tests/tsan/serve_concurrent.sh - `berth serve` built with ThreadSanitizer
 # (make tsan) under concurrent requests, loopback only, bounded in count
 # and time: every stateless endpoint (kube schedule, fleet place, disrupt
-# and autoscale plans, the extender's filter, prioritize and bind, its node
-# cache) and the estate endpoints (estate, clusters, pools, metrics, the
-# picture) at once, several rounds. Fails on any ThreadSanitizer report,
+# and autoscale plans, the extender's filter, prioritize and bind (full
+# objects, and nodeCacheCapable names whose name sets, cycles and warm
+# scheduler states concurrent calls share), its node cache) and the estate
+# endpoints (estate, clusters, pools, metrics, the picture) at once, several rounds. Fails on any ThreadSanitizer report,
 # on a 5xx or a transport error, or when the server does not stop cleanly.
 set -u
 BERTH=${BERTH:-build/tsan/berth}
@@ -52,6 +53,22 @@ kind: Node
 metadata: {name: node-a}
 status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
 YAML
+# the extender's nodeCacheCapable path (name sets, kept cycles, warm
+# scheduler states shared by concurrent calls): a 40-node cache and pods
+# named by nodenames; the cache replaced and bindings recorded in between
+{
+  echo '{"apiVersion": "v1", "kind": "NodeList", "items": ['
+  for i in $(seq 1 40); do
+    [ "$i" -gt 1 ] && echo ','
+    echo '{"metadata": {"name": "x'"$i"'", "labels": {"topology.kubernetes.io/zone": "z'"$((i % 3))"'"}}, "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}'
+  done
+  echo ']}'
+} > "$tmp/ext-nodes.json"
+ext_names=$(seq 1 40 | sed 's/.*/"x&"/' | paste -sd, -)
+for i in 1 2 3 4 5 6; do
+  echo '{"pod": {"metadata": {"name": "w'"$i"'", "namespace": "shop", "uid": "uid-w'"$i"'", "labels": {"app": "w"}}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}], "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "w"}}}]}}, "nodenames": ['"$ext_names"']}' > "$tmp/extn-$i.json"
+  echo '{"PodName": "w'"$i"'", "PodNamespace": "shop", "PodUID": "uid-w'"$i"'", "Node": "x'"$i"'"}' > "$tmp/bindn-$i.json"
+done
 AT=2024-06-01T12:00:00Z
 # a heavier kube input (a NodeList and a PodList as kubectl writes them),
 # so that schedules overlap in time
@@ -90,6 +107,13 @@ AT=2024-06-01T12:00:00Z
     echo "POST /v1/extender/prioritize $tmp/ext.json"
     echo "PUT /v1/kube/nodes $tmp/nodes.yaml"
     echo "POST /v1/extender/bind $tmp/bind.json"
+    echo "PUT /v1/kube/nodes $tmp/ext-nodes.json"
+    for i in 1 2 3 4 5 6; do
+      echo "POST /v1/extender/filter $tmp/extn-$i.json"
+      echo "POST /v1/extender/filter $tmp/extn-$i.json"
+      echo "POST /v1/extender/prioritize $tmp/extn-$i.json"
+      echo "POST /v1/extender/bind $tmp/bindn-$i.json"
+    done
     for c in A B C D E F G H; do echo "POST /v1/clusters $tmp/cluster-$c.yaml"; done
     for c in A B C D; do
       echo "GET /v1/clusters/T$c"

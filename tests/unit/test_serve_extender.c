@@ -188,6 +188,10 @@ static void test_fast_equals_general(void **state)
     serve_extender_fast_stats(x, &calls, &hits);
     assert_true(calls >= 3 * 40 * 4);
     assert_true(hits >= 3 * 40 * 2);
+    /* and new pods were answered from warm scheduler states, some reused */
+    uint64_t builds, probes;
+    serve_extender_warm_stats(x, &builds, &probes);
+    assert_true(probes > builds && builds > 0);
     serve_extender_close(x);
 }
 
@@ -241,11 +245,96 @@ static void test_handed_over(void **state)
     serve_extender_close(x);
 }
 
+
+/* The filter's answer for pod name on names (the fast path, same spec every
+ * time: 800m cpu), malloc'd. */
+static char *filter_of(serve_extender *x, const char *name, const char *names)
+{
+    char body[600];
+    int n = snprintf(body, sizeof body,
+                     "{\"pod\": {\"metadata\": {\"name\": \"%s\", \"namespace\": \"shop\", "
+                     "\"uid\": \"u-%s\"}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+                     "\"resources\": {\"requests\": {\"cpu\": \"800m\"}}}]}}, "
+                     "\"nodenames\": [%s]}",
+                     name, name, names);
+    serve_reply r = {0};
+    serve_extender_filter(x, body, (size_t)n, NULL, &r);
+    assert_int_equal(r.status, 200);
+    return r.body;
+}
+
+static void put_nodes(serve_extender *x, const char *items)
+{
+    char body[1200];
+    int n = snprintf(body, sizeof body,
+                     "{\"apiVersion\": \"v1\", \"kind\": \"NodeList\", \"items\": [%s]}", items);
+    serve_reply r = {0};
+    serve_extender_put_nodes(x, body, (size_t)n, &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+}
+
+#define NODE_JSON(name, cpu)                                                                   \
+    "{\"metadata\": {\"name\": \"" name "\"}, \"status\": {\"allocatable\": {\"cpu\": \"" cpu \
+    "\", \"memory\": \"8Gi\", \"pods\": \"110\"}}}"
+
+/* The warm scheduler state of one estate is not the answer for another: a
+ * pod bound, or the nodes replaced (a node added, a node's size changed),
+ * between two calls with the same names and the same pod spec changes the
+ * answer. Each step first warms the state (two pods answered from it), so
+ * a state kept across the change would give the old answer. */
+static void test_warm_invalidated(void **state)
+{
+    (void)state;
+    serve_extender *x;
+    berth_error e;
+    berth_error_clear(&e);
+    assert_int_equal(serve_extender_open(":memory:", &x, &e), 0);
+    put_nodes(x, NODE_JSON("node-a", "1") ", " NODE_JSON("node-b", "4"));
+    const char *ab = "\"node-a\", \"node-b\"";
+    char *r1 = filter_of(x, "p1", ab), *r2 = filter_of(x, "p2", ab);
+    assert_string_equal(r1, r2); /* warm: both fit both nodes */
+    assert_non_null(strstr(r1, "\"nodenames\":[\"node-a\",\"node-b\"]"));
+    uint64_t builds, probes;
+    serve_extender_warm_stats(x, &builds, &probes);
+    assert_true(probes >= 2 && builds < probes); /* p2 came from p1's state */
+    free(r1);
+    free(r2);
+
+    /* a pod bound on node-a: 800m of its 1000m are taken */
+    const char *bind = "{\"PodName\": \"p2\", \"PodNamespace\": \"shop\", \"Node\": \"node-a\"}";
+    serve_reply r = {0};
+    serve_extender_bind(x, bind, strlen(bind), &r);
+    assert_int_equal(r.status, 200);
+    assert_null(strstr(r.body, "not seen")); /* recorded */
+    free(r.body);
+    char *r3 = filter_of(x, "p3", ab);
+    if (!strstr(r3, "\"nodenames\":[\"node-b\"]") || !strstr(r3, "\"node-a\":\"Insufficient cpu\""))
+        fail_msg("after the binding: %s", r3);
+    free(r3);
+    free(filter_of(x, "p4", ab)); /* the new state warm again */
+
+    /* node-b shrinks and node-c joins: same names asked, other answers */
+    put_nodes(x, NODE_JSON("node-a", "1") ", " NODE_JSON("node-b", "500m") ", "
+                 NODE_JSON("node-c", "2"));
+    char *r5 = filter_of(x, "p5", "\"node-a\", \"node-b\", \"node-c\"");
+    if (!strstr(r5, "\"nodenames\":[\"node-c\"]") || !strstr(r5, "\"node-b\":\"Insufficient cpu\"") ||
+        !strstr(r5, "\"node-a\":\"Insufficient cpu\""))
+        fail_msg("after the nodes changed: %s", r5);
+    free(r5);
+    char *r6 = filter_of(x, "p6", ab);
+    if (!strstr(r6, "\"nodenames\":[]") || !strstr(r6, "\"node-b\":\"Insufficient cpu\""))
+        fail_msg("after the nodes changed, names a and b: %s", r6);
+    free(r6);
+    serve_extender_close(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_equals_general),
         cmocka_unit_test(test_handed_over),
+        cmocka_unit_test(test_warm_invalidated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
