@@ -12,7 +12,7 @@
  * single-threaded plan; building the estate is not timed) and prints the
  * nodes left after its actions, the lower bounds, and the same for
  * --optimize. BENCH_DISRUPT_NODES / BENCH_DISRUPT_PODS scale the estate
- * down (profiling aid). */
+ * down and BENCH_DISRUPT_PLAIN=1 skips --optimize (profiling aids). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,6 +460,11 @@ int main(void)
     printf("BENCH disrupt.lower_bound_nodes_within_budgets.10k %lld nodes\n",
            (long long)p.bound_nodes_budgets);
     berth_dplan_free(&p);
+    const char *plain = getenv("BENCH_DISRUPT_PLAIN");
+    if (plain && atoi(plain)) {
+        berth_disrupt_free(&m);
+        return 0;
+    }
     dt = plan_median(&m, 1, &p, &wall);
     fprintf(stderr,
             "disrupt: optimized plan %.3f s cpu (%.3f s wall, %s), nodes %lld -> %lld, "

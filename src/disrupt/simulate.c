@@ -548,8 +548,7 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
                             uint32_t max_new, disrupt_sim *out)
 {
     const berth_disrupt *m = s->m;
-    berth_ksession *ks = disrupt_session(s);
-    if (!ks || disrupt_options_ready(s))
+    if (disrupt_options_ready(s))
         return BERTH_ENOMEM;
     /* scratch for every question of the plan, allocated once */
     if (!s->sim_moving) {
@@ -558,6 +557,30 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
         if (!s->sim_moving || !s->sim_placed)
             return BERTH_ENOMEM;
     }
+    if (!s->ks || berth_ksession_mark(s->ks) == s->ks_base) {
+        /* at the base: the pods the session would move (disrupt_evict_nodes)
+         * may be certain to fit without scheduling them (fitcert.c) */
+        uint32_t nm = 0;
+        for (uint32_t i = 0; i < nc; i++) {
+            const disrupt_node *dn = &s->n[cands[i]];
+            for (uint32_t j = 0; j < dn->npods; j++)
+                if (disrupt_pod_moves(s, dn->pods[j]))
+                    s->sim_moving[nm++] = dn->pods[j];
+        }
+        int c = disrupt_cert_all_fit(s, cands, nc, s->sim_moving, nm);
+        if (c < 0)
+            return c;
+        if (c == 1) {
+            out->s = s;
+            if (!(out->left = malloc((nm + 1) * sizeof *out->left)))
+                return BERTH_ENOMEM;
+            out->ok = 1;
+            return 0;
+        }
+    }
+    berth_ksession *ks = disrupt_session(s);
+    if (!ks)
+        return BERTH_ENOMEM;
     out->s = s;
     out->mark = berth_ksession_mark(ks);
     out->open = 1;
@@ -676,7 +699,8 @@ static int simulate_session(disrupt_state *s, const uint32_t *cands, uint32_t nc
                  max_new == 1 ? "one" : "the", max_new == 1 ? "" : "s");
 out:
     if (rc || !out->filtered) {
-        /* nothing to confirm later: back to the state before the question */
+        /* nothing to confirm later: back to the state before the question
+         * (before freeing a: the drift rounds' spare nodes are named in it) */
         berth_ksession_rollback(ks, out->mark);
         out->open = 0;
     }

@@ -81,6 +81,9 @@ typedef struct disrupt_state {
      * with the reason (for the replacement's `excluded` list) */
     struct disrupt_reject *rejects;
     uint32_t nrejects;
+    /* fitcert.c: the counting certificate's free room, static classes and
+     * scratch (built on first use) */
+    struct disrupt_cert *cert;
 } disrupt_state;
 
 typedef struct disrupt_reject {
@@ -240,6 +243,15 @@ int disrupt_consolidation_eligible(const disrupt_state *s, uint32_t n);
  * the allowances at the start of the pass (karpenter->pools); Karpenter's
  * expirations are copied first. The session is back at its base after. */
 int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan *alt);
+
+/* fitcert.c: 1 when the kube scheduler is certain to place every pod of
+ * moving on the nodes left at the session's base once cands are excluded
+ * (a sufficient condition for plain pods, see fitcert.c), 0 when unknown
+ * (schedule), or BERTH_ENOMEM. Valid only while the session is at its
+ * base (or not open). */
+int disrupt_cert_all_fit(disrupt_state *s, const uint32_t *cands, uint32_t nc,
+                         const uint32_t *moving, uint32_t nmove);
+void disrupt_cert_free(disrupt_state *s);
 
 /* bound.c */
 /* The lower bound of berth_disrupt_bound on this state. */
