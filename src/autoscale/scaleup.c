@@ -1434,7 +1434,10 @@ static int cons_move(cons *c, int ct)
     return 1;
 }
 
-/* Consolidates group k->g's new nodes of this round (from first_new). */
+static int improve(packer *k, uint32_t first_new);
+
+/* Consolidates group k->g's new nodes of this round (from first_new), then
+ * improves them (improve, below). */
 static int consolidate(packer *k, uint32_t first_new)
 {
     capacity_pass *s = k->s;
@@ -1481,6 +1484,8 @@ static int consolidate(packer *k, uint32_t first_new)
             }
         }
     }
+    if (!rc)
+        rc = improve(k, first_new);
     k->live = live;
     free(c.slot);
     free(c.pos);
@@ -1499,6 +1504,521 @@ static int consolidate(packer *k, uint32_t first_new)
     free(c.inset);
     free(c.top);
     free(c.hostable);
+    return rc;
+}
+
+/* ---- improvement: sets of at most 3 nodes onto options of any types ----
+ *
+ * Consolidation's moves replace a set by nodes of one or two options, and
+ * their first-fits keep FFD's split of the pods, so a set whose cheapest
+ * replacement needs three types, or another split of its pods, stays (on
+ * tiny instances: 18.5 % above the optimum). After the moves, sets of at
+ * most IMP_NODES of the round's new nodes of the group (one capacity type,
+ * not reserved, not for headroom: as consolidation), taken among the
+ * IMP_CAND least filled, are replaced when that costs less by:
+ * - a set of at most IMP_EXACT pods: the cheapest partition of its pods
+ *   into nodes, each part on the cheapest option that hosts it (exact: a
+ *   dynamic programme over the subsets of the set's pods, 3^pods steps,
+ *   any number of parts up to what maxNodes leaves);
+ * - a larger set: the cheapest multiset of at most IMP_NODES options among
+ *   the IMP_OPTS that cover its demand at the least cost per covered share,
+ *   its pods first-fit in FFD order onto the nodes smallest first, then
+ *   largest first.
+ * Options: the group's allowed types and zones with an available offering
+ * of the set's capacity type, each pod's template checked (as
+ * consolidation). Costs, and the rule that a move lowers both the tier's
+ * cost (spot: market score with the zone counts as nodes open) and the
+ * price, are consolidation's: reservations, spot before on-demand, VNG
+ * rules and headroom (topped up after) are kept.
+ * Work bound: at most IMP_MOVES moves per group and round; per move
+ * C(IMP_CAND, <= 3) = 175 sets, each O(options x pods) template and fit
+ * checks plus either 2^IMP_EXACT x options + 3^IMP_EXACT DP steps or
+ * O(IMP_OPTS^3) multisets (an O(1) price and capacity bound first) with
+ * two first-fits of its pods; all of a group's and round's work stops at
+ * IMP_WORK + 16 x the group's pods steps (the moves made are kept). */
+#define IMP_NODES 3
+#define IMP_CAND 10
+#define IMP_EXACT 10
+#define IMP_OPTS 24
+#define IMP_TOP 24
+#define IMP_MOVES 16
+#define IMP_WORK (1u << 19)
+
+typedef struct impopt {
+    option o;
+    const berth_offering *of;
+    double cost, rank, cap;       /* cap: cpu/C + memory/M of its free room (bin order) */
+    int64_t fr[4];
+    uint32_t mask;                /* exact: the set's pods it hosts (bits) */
+} impopt;
+
+typedef struct imp {
+    packer *k;
+    uint32_t first_new;
+    uint32_t *cand, ncand;        /* candidate nodes, least filled first */
+    double *fill;
+    uint32_t *spods, np;          /* the set's pods (FFD order) */
+    uint32_t *plist;              /* the candidates' pods (order slots) */
+    uint32_t phead[IMP_CAND + 1], fillp[IMP_CAND]; /* per candidate: its pods in plist */
+    uint8_t *host;                /* [option * (group pods + 1) + set pod] */
+    uint32_t *bin, *best_bin;     /* per set pod: its bin */
+    impopt top[IMP_TOP];
+    uint32_t ntop;
+    int64_t (*rc)[4];             /* exact: per subset, its requests */
+    double *c1, *best;            /* exact: per subset, cheapest single node / partition */
+    uint8_t *arg, *parts;         /* exact: c1's option; best's parts */
+    uint16_t *choice;             /* exact: best's first part */
+    uint64_t work, budget;
+} imp;
+
+/* comparator context for ordering candidates by fill, then node index */
+static int cmp_fill(const void *a, const void *b, void *ctx)
+{
+    const double *fill = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (fill[x] != fill[y])
+        return fill[x] < fill[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Pods of bins bin[0..np) first-fit onto the option bins of `use` (nb
+ * options, in that order): 1 when all fit. */
+static int imp_ffd(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    for (uint32_t b = 0; b < nb; b++)
+        memcpy(bf[b], c->top[use[b]].fr, sizeof bf[b]);
+    for (uint32_t i = 0; i < c->np; i++) {
+        uint32_t b = 0;
+        while (b < nb && !(c->host[use[b] * stride + i] && fits_free(s, bf[b], c->spods[i])))
+            b++;
+        c->work += b + 1;
+        if (b == nb)
+            return 0;
+        take(s, bf[b], c->spods[i]);
+        c->bin[i] = b;
+    }
+    return 1;
+}
+
+/* Exact: the cheapest partition of the set's pods (np <= IMP_EXACT) into
+ * nodes of the options; bins in c->bin, their options in use[]. Returns
+ * the parts, 0 when none (or more than maxb). */
+static uint32_t imp_exact(imp *c, uint32_t maxb, uint32_t *use)
+{
+    const capacity_pass *s = c->k->s;
+    const berth_autoscale *m = s->m;
+    uint32_t full = (1u << c->np) - 1;
+    size_t stride = (size_t)c->k->n + 1;
+    for (uint32_t o = 0; o < c->ntop; o++) {
+        c->top[o].mask = 0;
+        for (uint32_t i = 0; i < c->np; i++)
+            if (c->host[o * stride + i])
+                c->top[o].mask |= 1u << i;
+    }
+    memset(c->rc[0], 0, sizeof c->rc[0]);
+    c->c1[0] = 0;
+    for (uint32_t mask = 1; mask <= full; mask++) {
+        uint32_t low = (uint32_t)__builtin_ctz(mask);
+        const berth_kpod *p = &m->kube.pods[c->spods[low]];
+        const int64_t *pr = c->rc[mask & (mask - 1)];
+        c->rc[mask][0] = pr[0] + p->req[BERTH_KRES_CPU];
+        c->rc[mask][1] = pr[1] + p->req[BERTH_KRES_MEMORY];
+        c->rc[mask][2] = pr[2] + (s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0);
+        c->rc[mask][3] = pr[3] + 1;
+        c->c1[mask] = INFINITY;
+        c->arg[mask] = 0;
+        for (uint32_t o = 0; o < c->ntop; o++) {
+            const impopt *x = &c->top[o];
+            if ((x->mask & mask) != mask || x->cost >= c->c1[mask])
+                continue;
+            int ok = 1;
+            for (int r = 0; r < 4 && ok; r++)
+                ok = c->rc[mask][r] <= x->fr[r];
+            if (ok) {
+                c->c1[mask] = x->cost;
+                c->arg[mask] = (uint8_t)o;
+            }
+        }
+        c->work += c->ntop;
+    }
+    c->best[0] = 0;
+    c->parts[0] = 0;
+    for (uint32_t mask = 1; mask <= full; mask++) {
+        uint32_t low = mask & (~mask + 1), rest = mask ^ low;
+        double bv = INFINITY;
+        uint32_t bp = 0, bc = 0;
+        for (uint32_t sub = rest;; sub = (sub - 1) & rest) {
+            uint32_t a = low | sub;
+            double v = c->c1[a] + c->best[mask ^ a];
+            uint32_t pv = 1u + c->parts[mask ^ a];
+            if (v < bv - 1e-12 || (v <= bv + 1e-12 && v < INFINITY && pv < bp)) {
+                bv = v;
+                bp = pv;
+                bc = a;
+            }
+            c->work++;
+            if (!sub)
+                break;
+        }
+        c->best[mask] = bv;
+        c->parts[mask] = (uint8_t)(bp > 255 ? 255 : bp);
+        c->choice[mask] = (uint16_t)bc;
+    }
+    if (c->best[full] == INFINITY || c->parts[full] > maxb)
+        return 0;
+    uint32_t nb = 0;
+    for (uint32_t mask = full; mask; mask ^= c->choice[mask]) {
+        uint32_t a = c->choice[mask];
+        use[nb] = c->arg[a];
+        for (uint32_t i = 0; i < c->np; i++)
+            if (a >> i & 1)
+                c->bin[i] = nb;
+        nb++;
+    }
+    return nb;
+}
+
+/* the best replacement found in a move */
+typedef struct impbest {
+    double save;
+    uint32_t set[IMP_NODES], nset, nb, np;
+    option opt[64];
+} impbest;
+
+/* Scores the replacement of set (j nodes, cost have, price have_price) by
+ * nb nodes of options use[] holding the set's pods as c->bin says, with
+ * the zone counts as the nodes open; kept in st when it saves most. */
+static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, const uint32_t *use,
+                      uint32_t nb, double have, double have_price, zlist *zl)
+{
+    const capacity_pass *s = c->k->s;
+    cons_zreset(zl);
+    double cost = 0, price = 0;
+    for (uint32_t q = 0; q < nb; q++) {
+        cost += cons_cost_n(s, c->k->f, c->top[use[q]].of, zl, 1);
+        price += c->top[use[q]].o.price;
+    }
+    double save = have - cost;
+    if (save <= st->save + 1e-9 || have_price - price <= 1e-9)
+        return;
+    st->save = save;
+    st->nset = j;
+    memcpy(st->set, set, j * sizeof *set);
+    st->nb = nb;
+    st->np = c->np;
+    for (uint32_t q = 0; q < nb; q++)
+        st->opt[q] = c->top[use[q]].o;
+    memcpy(c->best_bin, c->bin, c->np * sizeof *c->bin);
+}
+
+/* One move over capacity type ct: 1 applied, 0 none, BERTH_ENOMEM. */
+static int imp_move(imp *c, int ct)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[k->g];
+    upfast *f = k->f;
+    size_t stride = (size_t)k->n + 1;
+    /* candidates: the IMP_CAND least filled */
+    uint32_t nall = 0;
+    for (uint32_t n = c->first_new; n < s->nn; n++) {
+        const capacity_node *x = &s->n[n];
+        if (x->removed || x->vng != (int)k->g || x->ct != ct || s->node_res[n] >= 0 ||
+            x->headroom_units || !x->npods)
+            continue;
+        if (!berth_instance_offering(&m->types[x->type], x->zone, (berth_capacity_type)x->ct))
+            continue;
+        c->fill[n - c->first_new] =
+            fmax((double)x->req[0] / (double)(x->alloc[0] > 0 ? x->alloc[0] : 1),
+                 (double)x->req[1] / (double)(x->alloc[1] > 0 ? x->alloc[1] : 1));
+        c->cand[nall++] = n - c->first_new;
+    }
+    qsort_r(c->cand, nall, sizeof *c->cand, cmp_fill, c->fill);
+    c->ncand = nall < IMP_CAND ? nall : IMP_CAND;
+    for (uint32_t i = 0; i < c->ncand; i++)
+        c->cand[i] += c->first_new;
+    /* the candidates' pods (order slots, ascending): one scan of the group's pods */
+    memset(c->phead, 0, (IMP_CAND + 1) * sizeof *c->phead);
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < k->n; i++) {
+            uint32_t n = s->pod_node[k->order[i]], q = 0;
+            while (q < c->ncand && c->cand[q] != n)
+                q++;
+            if (q == c->ncand)
+                continue;
+            if (!pass)
+                c->phead[q + 1]++;
+            else
+                c->plist[c->fillp[q]++] = i;
+        }
+        if (!pass) {
+            for (uint32_t q = 0; q < c->ncand; q++)
+                c->phead[q + 1] += c->phead[q];
+            memcpy(c->fillp, c->phead, IMP_CAND * sizeof *c->fillp);
+        }
+    }
+    impbest st;
+    memset(&st, 0, sizeof st);
+    uint32_t use[64];
+    int64_t bf[IMP_NODES][4];
+    uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
+    uint32_t idx[IMP_NODES];
+    for (uint32_t j = 1; j <= IMP_NODES && j <= c->ncand; j++) {
+        for (uint32_t q = 0; q < j; q++)
+            idx[q] = q;
+        for (;;) {
+            if (c->work > c->budget)
+                goto done;
+            uint32_t set[IMP_NODES];
+            for (uint32_t q = 0; q < j; q++)
+                set[q] = c->cand[idx[q]];
+            /* the set's pods, FFD order: a merge of its nodes' lists */
+            c->np = 0;
+            int64_t sum[4] = {0, 0, 0, 0};
+            uint32_t cur[IMP_NODES];
+            for (uint32_t q = 0; q < j; q++)
+                cur[q] = c->phead[idx[q]];
+            for (;;) {
+                uint32_t bq = j, bs = UINT32_MAX;
+                for (uint32_t q = 0; q < j; q++)
+                    if (cur[q] < c->phead[idx[q] + 1] && c->plist[cur[q]] < bs)
+                        bs = c->plist[cur[q]], bq = q;
+                if (bq == j)
+                    break;
+                cur[bq]++;
+                uint32_t pod = k->order[bs];
+                const berth_kpod *kp = &m->kube.pods[pod];
+                sum[0] += kp->req[BERTH_KRES_CPU];
+                sum[1] += kp->req[BERTH_KRES_MEMORY];
+                sum[2] += s->gpu != BERTH_KUBE_NONE ? kp->req[s->gpu] : 0;
+                sum[3]++;
+                c->spods[c->np++] = pod;
+            }
+            c->work += c->np + 1;
+            for (uint32_t q = 0; q < j; q++)
+                cons_away(s, f, set[q], 1);
+            int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
+            zlist zl;
+            zl.n = 0;
+            if (ct == BERTH_CT_SPOT)
+                cons_zones(s, f, k->g, &zl);
+            int64_t room = v->max_nodes - s->vng_nodes[k->g];
+            uint32_t maxb = j + (uint32_t)(room > 0 ? (room > 64 ? 64 : room) : 0);
+            maxb = maxb > 64 ? 64 : maxb;
+            /* the set's cost, its nodes in opening order */
+            double have = 0, have_price = 0;
+            uint32_t ord[IMP_NODES];
+            memcpy(ord, set, j * sizeof *ord);
+            qsort(ord, j, sizeof *ord, cmp_u32_asc);
+            cons_zreset(&zl);
+            for (uint32_t q = 0; q < j; q++) {
+                const capacity_node *x = &s->n[ord[q]];
+                const berth_offering *xo = berth_instance_offering(&m->types[x->type], x->zone,
+                                                                   (berth_capacity_type)x->ct);
+                have += cons_cost_n(s, f, xo, &zl, 1);
+                have_price += xo->price;
+            }
+            /* the options: the IMP_TOP best per covered share that host at least one pod */
+            c->ntop = 0;
+            for (uint32_t ti = ti0; ti < tend; ti++) {
+                uint32_t t = f ? f->gtypes[ti] : ti;
+                const berth_instance_type *it = &m->types[t];
+                if (!f && !capacity_vng_allows_type(v, it))
+                    continue;
+                for (uint32_t o = 0; o < it->nofferings; o++) {
+                    const berth_offering *of = &it->offerings[o];
+                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
+                    if (!of->available || (int)of->capacity_type != ct ||
+                        (f ? !f->vzone[k->g * f->nz + (uint32_t)z]
+                           : !capacity_vng_allows_zone(v, of->zone)))
+                        continue;
+                    double cost = cons_cost(s, f, of, zmin);
+                    if (cost >= have - st.save - 1e-9)
+                        continue; /* one such node already costs the set */
+                    int64_t fr[4];
+                    capacity_template_free(s, k->g, t, of->zone, ct, fr);
+                    double share = 0;
+                    for (int r = 0; r < 2; r++)
+                        share += sum[r] > 0 ? fmin(1.0, (double)fr[r] / (double)sum[r]) : 0.5;
+                    double rank = share > 0 ? cost / share : INFINITY;
+                    uint32_t at = c->ntop;
+                    while (at > 0 && c->top[at - 1].rank > rank)
+                        at--;
+                    if (at >= IMP_TOP || rank == INFINITY)
+                        continue;
+                    uint32_t last = c->ntop < IMP_TOP ? c->ntop : IMP_TOP - 1;
+                    memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
+                    impopt *x = &c->top[at];
+                    x->o = (option){1, t, of->zone, ct, -1, of->price, 0, 0};
+                    x->of = of;
+                    x->cost = cost;
+                    x->rank = rank;
+                    memcpy(x->fr, fr, sizeof fr);
+                    x->cap = (double)fr[0] / k->norm[0] + (double)fr[1] / k->norm[1];
+                    c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
+                }
+            }
+            for (uint32_t o = 0; o < c->ntop; o++) {
+                const impopt *x = &c->top[o];
+                for (uint32_t i = 0; i < c->np; i++) {
+                    int64_t one[4];
+                    memcpy(one, x->fr, sizeof one);
+                    c->host[o * stride + i] =
+                        (uint8_t)(fits_free(s, one, c->spods[i]) &&
+                                  hosts_matched(s, f, k->g, x->o.type, x->o.zone,
+                                                f ? fast_zone(f, x->o.zone) : -1, ct, c->spods[i]));
+                }
+                c->work += c->np;
+            }
+            /* candidate replacements: each scored exactly, the best kept */
+            uint32_t nopt = c->ntop < IMP_OPTS ? c->ntop : IMP_OPTS;
+            uint32_t ncombo = 0;
+            if (c->np <= IMP_EXACT) {
+                uint32_t nb = imp_exact(c, maxb, use);
+                if (nb)
+                    imp_score(c, &st, set, j, use, nb, have, have_price, &zl);
+            } else
+                for (uint32_t kind = 1; kind <= IMP_NODES && kind <= maxb; kind++)
+                    for (uint32_t a = 0; a < nopt; a++)
+                        for (uint32_t b = kind >= 2 ? a : 0; b < (kind >= 2 ? nopt : 1); b++)
+                            for (uint32_t d = kind >= 3 ? b : 0; d < (kind >= 3 ? nopt : 1); d++) {
+                                uint32_t nb = kind;
+                                use[0] = a, use[1] = b, use[2] = d;
+                                double cost = 0;
+                                int64_t cap[4] = {0, 0, 0, 0};
+                                for (uint32_t q = 0; q < nb; q++) {
+                                    cost += c->top[use[q]].cost;
+                                    for (int r = 0; r < 4; r++)
+                                        cap[r] += c->top[use[q]].fr[r];
+                                }
+                                c->work++;
+                                ncombo++;
+                                int ok = cost < have - st.save - 1e-9;
+                                for (int r = 0; r < 4 && ok; r++)
+                                    ok = cap[r] >= sum[r];
+                                if (!ok)
+                                    continue;
+                                /* smallest first, then largest first */
+                                for (uint32_t x = 1; x < nb; x++)
+                                    for (uint32_t y = x; y > 0 && c->top[use[y - 1]].cap >
+                                                                      c->top[use[y]].cap; y--) {
+                                        uint32_t tmp = use[y];
+                                        use[y] = use[y - 1];
+                                        use[y - 1] = tmp;
+                                    }
+                                for (int order = 0; order < 2; order++) {
+                                    if (order) {
+                                        if (nb == 1)
+                                            break;
+                                        uint32_t tmp = use[0];
+                                        use[0] = use[nb - 1];
+                                        use[nb - 1] = tmp;
+                                    }
+                                    if (imp_ffd(c, use, nb, bf))
+                                        imp_score(c, &st, set, j, use, nb, have, have_price, &zl);
+                                }
+                            }
+            (void)ncombo;
+            for (uint32_t q = 0; q < j; q++)
+                cons_away(s, f, set[q], 0);
+            /* next set of j candidates */
+            int q = (int)j - 1;
+            while (q >= 0 && idx[q] == c->ncand - j + (uint32_t)q)
+                q--;
+            if (q < 0)
+                break;
+            idx[q]++;
+            for (uint32_t r = (uint32_t)q + 1; r < j; r++)
+                idx[r] = idx[r - 1] + 1;
+        }
+    }
+done:
+    if (!st.nset)
+        return 0;
+    /* apply: the set's pods (FFD order) leave, its nodes go, the bins open */
+    c->np = 0;
+    for (uint32_t i = 0; i < k->n; i++) {
+        uint32_t pod = k->order[i], n = s->pod_node[pod];
+        for (uint32_t q = 0; q < st.nset; q++)
+            if (n == st.set[q]) {
+                c->spods[c->np++] = pod;
+                break;
+            }
+    }
+    if (c->np != st.np)
+        return BERTH_EINTERNAL;
+    for (uint32_t i = 0; i < c->np; i++)
+        capacity_unplace(s, c->spods[i]);
+    for (uint32_t q = 0; q < st.nset; q++)
+        drop_node(s, f, st.set[q]);
+    uint32_t opened[64];
+    for (uint32_t b = 0; b < st.nb; b++) {
+        opened[b] = open_node(k, &st.opt[b]);
+        if (opened[b] == BERTH_KUBE_NONE)
+            return BERTH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < c->np; i++)
+        capacity_place(s, c->spods[i], opened[c->best_bin[i]]);
+    return 1;
+}
+
+/* Improves group k->g's new nodes of this round (from first_new). */
+static int improve(packer *k, uint32_t first_new)
+{
+    capacity_pass *s = k->s;
+    uint32_t round_nodes = s->nn - first_new;
+    if (round_nodes < 1 || k->hr)
+        return 0;
+    imp c;
+    memset(&c, 0, sizeof c);
+    c.k = k;
+    c.first_new = first_new;
+    c.budget = IMP_WORK + 16 * (uint64_t)k->n;
+    size_t nodes = (size_t)round_nodes + (size_t)IMP_MOVES * 64 + 1;
+    size_t sub = (size_t)1 << IMP_EXACT;
+    c.cand = malloc(nodes * sizeof *c.cand);
+    c.fill = malloc(nodes * sizeof *c.fill);
+    c.spods = malloc(((size_t)k->n + 1) * sizeof *c.spods);
+    c.plist = malloc(((size_t)k->n + 1) * sizeof *c.plist);
+    c.bin = malloc(((size_t)k->n + 1) * sizeof *c.bin);
+    c.best_bin = malloc(((size_t)k->n + 1) * sizeof *c.best_bin);
+    c.host = malloc(IMP_TOP * ((size_t)k->n + 1));
+    c.rc = malloc(sub * sizeof *c.rc);
+    c.c1 = malloc(sub * sizeof *c.c1);
+    c.best = malloc(sub * sizeof *c.best);
+    c.arg = malloc(sub);
+    c.parts = malloc(sub);
+    c.choice = malloc(sub * sizeof *c.choice);
+    int rc = c.cand && c.fill && c.spods && c.plist && c.bin && c.best_bin && c.host && c.rc && c.c1 &&
+                     c.best && c.arg && c.parts && c.choice
+                 ? 0 : BERTH_ENOMEM;
+    for (int ct = BERTH_CT_SPOT; !rc && ct <= BERTH_CT_ON_DEMAND; ct++) {
+        if (ct == BERTH_CT_RESERVED)
+            continue;
+        for (uint32_t moves = 0; moves < IMP_MOVES && c.work <= c.budget; moves++) {
+            int r = imp_move(&c, ct);
+            if (r <= 0) {
+                rc = r;
+                break;
+            }
+        }
+    }
+    free(c.cand);
+    free(c.fill);
+    free(c.spods);
+    free(c.plist);
+    free(c.bin);
+    free(c.best_bin);
+    free(c.host);
+    free(c.rc);
+    free(c.c1);
+    free(c.best);
+    free(c.arg);
+    free(c.parts);
+    free(c.choice);
     return rc;
 }
 
