@@ -89,6 +89,8 @@ typedef struct packer {
     uint32_t nmemo, capmemo;
     int oom;                      /* a memo or cache allocation failed */
     int need_all;                 /* replacements: an option must host order[from..n) */
+    int64_t hr_need;              /* headroom mode: units still missing (a node's gain
+                                   * counts no more than these; 0: uncapped) */
 } packer;
 
 static int fast_zone(const upfast *f, const char *zone)
@@ -210,6 +212,9 @@ static double gain_of(packer *k, uint32_t t, const char *zone, int z, int ct, ui
                 int64_t x = freec[r] / per[r];
                 u = x < u ? x : u;
             }
+        if (u != INT64_MAX && k->hr_need > 0 && u > k->hr_need)
+            u = k->hr_need; /* units past the need buy nothing: the cheapest node that
+                             * covers it wins over a larger one (cost / gain) */
         return u == INT64_MAX ? 0 : (double)u;
     }
     double g = 0;
@@ -871,15 +876,18 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
                 break;
             packer k = {s, g, NULL, 0, NULL, {1, 1, 1}, &v->headroom[h]};
             k.f = f;
+            k.hr_need = v->headroom[h].units - held;
             char why[200];
             option o = choose(&k, 0, why, sizeof why);
             free(k.memo);
             if (!o.ok)
                 break;
+            k.hr_need = 0; /* the units the node holds */
+            double units = gain_of(&k, o.type, o.zone, f ? fast_zone(f, o.zone) : -1, o.ct, 0);
             uint32_t n = open_node(&k, &o);
             if (n == BERTH_KUBE_NONE)
                 return BERTH_ENOMEM;
-            s->n[n].headroom_units = (int64_t)o.gain;
+            s->n[n].headroom_units = (int64_t)units;
         }
     }
     return 0;
