@@ -1551,6 +1551,7 @@ static int consolidate(packer *k, uint32_t first_new)
 #define IMP_TOP 24
 #define IMP_MOVES 16
 #define IMP_WORK (1u << 19)
+#define IMP_RES 2
 
 typedef struct impopt {
     option o;
@@ -1567,10 +1568,12 @@ typedef struct imp {
     double *fill;
     uint32_t *spods, np;          /* the set's pods (FFD order) */
     uint32_t *plist;              /* the candidates' pods (order slots) */
-    uint32_t phead[IMP_CAND + 1], fillp[IMP_CAND]; /* per candidate: its pods in plist */
+    uint32_t phead[IMP_CAND + IMP_RES + 1], fillp[IMP_CAND + IMP_RES]; /* per candidate: its
+                                   * pods in plist */
+    uint32_t nres;                /* reserved nodes after the candidates in cand */
     uint8_t *host;                /* [option * (group pods + 1) + set pod] */
     uint32_t *bin, *best_bin;     /* per set pod: its bin */
-    impopt top[IMP_TOP];
+    impopt top[IMP_TOP + 1];      /* [IMP_TOP]: the set's reserved node, kept */
     uint32_t ntop;
     int64_t (*rc)[4];             /* exact: per subset, its requests */
     double *c1, *best;            /* exact: per subset, cheapest single node / partition */
@@ -1606,6 +1609,44 @@ static int imp_ffd(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
             return 0;
         take(s, bf[b], c->spods[i]);
         c->bin[i] = b;
+    }
+    return 1;
+}
+
+/* Pods of the set onto the option bins of `use` (nb options), each to the
+ * bin whose free room best matches its requests (largest sum over cpu and
+ * memory of request share times free share of the bin's room): balances
+ * cpu-heavy and memory-heavy pods where first-fit fills one resource.
+ * 1 when all fit. */
+static int imp_dot(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    for (uint32_t b = 0; b < nb; b++)
+        memcpy(bf[b], c->top[use[b]].fr, sizeof bf[b]);
+    for (uint32_t i = 0; i < c->np; i++) {
+        const berth_kpod *p = &s->m->kube.pods[c->spods[i]];
+        uint32_t best = nb;
+        double bv = -1;
+        for (uint32_t b = 0; b < nb; b++) {
+            if (!c->host[use[b] * stride + i] || !fits_free(s, bf[b], c->spods[i]))
+                continue;
+            const int64_t *fr = c->top[use[b]].fr;
+            double v = 0;
+            for (int r = 0; r < 2; r++)
+                if (fr[r] > 0)
+                    v += (double)p->req[r ? BERTH_KRES_MEMORY : BERTH_KRES_CPU] / (double)fr[r] *
+                         ((double)bf[b][r] / (double)fr[r]);
+            if (v > bv + 1e-12) {
+                bv = v;
+                best = b;
+            }
+        }
+        c->work += nb;
+        if (best == nb)
+            return 0;
+        take(s, bf[best], c->spods[i]);
+        c->bin[i] = best;
     }
     return 1;
 }
@@ -1692,19 +1733,23 @@ static uint32_t imp_exact(imp *c, uint32_t maxb, uint32_t *use)
 typedef struct impbest {
     double save;
     uint32_t set[IMP_NODES], nset, nb, np;
+    uint32_t fixed;               /* the reserved node kept, or UINT32_MAX */
     option opt[64];
+    uint8_t isfix[64];            /* per bin: the kept reserved node */
 } impbest;
 
 /* Scores the replacement of set (j nodes, cost have, price have_price) by
  * nb nodes of options use[] holding the set's pods as c->bin says, with
  * the zone counts as the nodes open; kept in st when it saves most. */
-static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, const uint32_t *use,
-                      uint32_t nb, double have, double have_price, zlist *zl)
+static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, uint32_t fixed,
+                      const uint32_t *use, uint32_t nb, double have, double have_price, zlist *zl)
 {
     const capacity_pass *s = c->k->s;
     cons_zreset(zl);
     double cost = 0, price = 0;
     for (uint32_t q = 0; q < nb; q++) {
+        if (use[q] == IMP_TOP)
+            continue; /* the kept reserved node: paid either way */
         cost += cons_cost_n(s, c->k->f, c->top[use[q]].of, zl, 1);
         price += c->top[use[q]].o.price;
     }
@@ -1716,8 +1761,11 @@ static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, cons
     memcpy(st->set, set, j * sizeof *set);
     st->nb = nb;
     st->np = c->np;
-    for (uint32_t q = 0; q < nb; q++)
+    st->fixed = fixed;
+    for (uint32_t q = 0; q < nb; q++) {
         st->opt[q] = c->top[use[q]].o;
+        st->isfix[q] = use[q] == IMP_TOP;
+    }
     memcpy(c->best_bin, c->bin, c->np * sizeof *c->bin);
 }
 
@@ -1748,14 +1796,24 @@ static int imp_move(imp *c, int ct)
     c->ncand = nall < IMP_CAND ? nall : IMP_CAND;
     for (uint32_t i = 0; i < c->ncand; i++)
         c->cand[i] += c->first_new;
+    /* the round's reserved nodes of the group (the first IMP_RES): a set may
+     * take one along, kept as it is, its pods repacked with the set's */
+    c->nres = 0;
+    for (uint32_t n = c->first_new; n < s->nn && c->nres < IMP_RES; n++) {
+        const capacity_node *x = &s->n[n];
+        if (!x->removed && x->vng == (int)k->g && s->node_res[n] >= 0 && !x->headroom_units &&
+            x->npods && x->type >= 0)
+            c->cand[c->ncand + c->nres++] = n;
+    }
+    uint32_t nlist = c->ncand + c->nres;
     /* the candidates' pods (order slots, ascending): one scan of the group's pods */
-    memset(c->phead, 0, (IMP_CAND + 1) * sizeof *c->phead);
+    memset(c->phead, 0, (IMP_CAND + IMP_RES + 1) * sizeof *c->phead);
     for (uint32_t pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < k->n; i++) {
             uint32_t n = s->pod_node[k->order[i]], q = 0;
-            while (q < c->ncand && c->cand[q] != n)
+            while (q < nlist && c->cand[q] != n)
                 q++;
-            if (q == c->ncand)
+            if (q == nlist)
                 continue;
             if (!pass)
                 c->phead[q + 1]++;
@@ -1763,38 +1821,45 @@ static int imp_move(imp *c, int ct)
                 c->plist[c->fillp[q]++] = i;
         }
         if (!pass) {
-            for (uint32_t q = 0; q < c->ncand; q++)
+            for (uint32_t q = 0; q < nlist; q++)
                 c->phead[q + 1] += c->phead[q];
-            memcpy(c->fillp, c->phead, IMP_CAND * sizeof *c->fillp);
+            memcpy(c->fillp, c->phead, nlist * sizeof *c->fillp);
         }
     }
     impbest st;
     memset(&st, 0, sizeof st);
     uint32_t use[64];
-    int64_t bf[IMP_NODES][4];
+    int64_t bf[IMP_NODES + 1][4];
     uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
     uint32_t idx[IMP_NODES];
     for (uint32_t j = 1; j <= IMP_NODES && j <= c->ncand; j++) {
         for (uint32_t q = 0; q < j; q++)
             idx[q] = q;
         for (;;) {
+          for (uint32_t rr = 0; rr <= c->nres; rr++) {
             if (c->work > c->budget)
                 goto done;
             uint32_t set[IMP_NODES];
             for (uint32_t q = 0; q < j; q++)
                 set[q] = c->cand[idx[q]];
+            /* a reserved node taken along: bin IMP_TOP, kept */
+            uint32_t fixed = rr ? c->cand[c->ncand + rr - 1] : UINT32_MAX, nfix = rr ? 1 : 0;
+            uint32_t lists[IMP_NODES + 1], nl = j;
+            memcpy(lists, idx, j * sizeof *idx);
+            if (rr)
+                lists[nl++] = c->ncand + rr - 1;
             /* the set's pods, FFD order: a merge of its nodes' lists */
             c->np = 0;
             int64_t sum[4] = {0, 0, 0, 0};
-            uint32_t cur[IMP_NODES];
-            for (uint32_t q = 0; q < j; q++)
-                cur[q] = c->phead[idx[q]];
+            uint32_t cur[IMP_NODES + 1];
+            for (uint32_t q = 0; q < nl; q++)
+                cur[q] = c->phead[lists[q]];
             for (;;) {
-                uint32_t bq = j, bs = UINT32_MAX;
-                for (uint32_t q = 0; q < j; q++)
-                    if (cur[q] < c->phead[idx[q] + 1] && c->plist[cur[q]] < bs)
+                uint32_t bq = nl, bs = UINT32_MAX;
+                for (uint32_t q = 0; q < nl; q++)
+                    if (cur[q] < c->phead[lists[q] + 1] && c->plist[cur[q]] < bs)
                         bs = c->plist[cur[q]], bq = q;
-                if (bq == j)
+                if (bq == nl)
                     break;
                 cur[bq]++;
                 uint32_t pod = k->order[bs];
@@ -1816,6 +1881,8 @@ static int imp_move(imp *c, int ct)
             int64_t room = v->max_nodes - s->vng_nodes[k->g];
             uint32_t maxb = j + (uint32_t)(room > 0 ? (room > 64 ? 64 : room) : 0);
             maxb = maxb > 64 ? 64 : maxb;
+            if (ct == BERTH_CT_SPOT && v->spot_percentage < 100)
+                maxb = j; /* the spot share must not grow */
             /* the set's cost, its nodes in opening order */
             double have = 0, have_price = 0;
             uint32_t ord[IMP_NODES];
@@ -1869,7 +1936,19 @@ static int imp_move(imp *c, int ct)
                     c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
                 }
             }
-            for (uint32_t o = 0; o < c->ntop; o++) {
+            if (rr) {
+                const capacity_node *x = &s->n[fixed];
+                impopt *y = &c->top[IMP_TOP];
+                y->o = (option){1, (uint32_t)x->type, x->zone, x->ct, s->node_res[fixed], 0, 0, 0};
+                y->of = NULL;
+                y->cost = 0;
+                y->rank = 0;
+                y->fr[0] = x->alloc[0], y->fr[1] = x->alloc[1], y->fr[2] = x->alloc[2];
+                y->fr[3] = x->alloc_pods;
+                y->cap = (double)y->fr[0] / k->norm[0] + (double)y->fr[1] / k->norm[1];
+            }
+            for (uint32_t oi = 0; oi < c->ntop + nfix; oi++) {
+                uint32_t o = oi < c->ntop ? oi : IMP_TOP;
                 const impopt *x = &c->top[o];
                 for (uint32_t i = 0; i < c->np; i++) {
                     int64_t one[4];
@@ -1877,24 +1956,43 @@ static int imp_move(imp *c, int ct)
                     c->host[o * stride + i] =
                         (uint8_t)(fits_free(s, one, c->spods[i]) &&
                                   hosts_matched(s, f, k->g, x->o.type, x->o.zone,
-                                                f ? fast_zone(f, x->o.zone) : -1, ct, c->spods[i]));
+                                                f ? fast_zone(f, x->o.zone) : -1, x->o.ct,
+                                                c->spods[i]));
                 }
                 c->work += c->np;
             }
             /* candidate replacements: each scored exactly, the best kept */
             uint32_t nopt = c->ntop < IMP_OPTS ? c->ntop : IMP_OPTS;
-            uint32_t ncombo = 0;
-            if (c->np <= IMP_EXACT) {
+            if (c->np <= IMP_EXACT && !rr) {
                 uint32_t nb = imp_exact(c, maxb, use);
                 if (nb)
-                    imp_score(c, &st, set, j, use, nb, have, have_price, &zl);
-            } else
-                for (uint32_t kind = 1; kind <= IMP_NODES && kind <= maxb; kind++)
-                    for (uint32_t a = 0; a < nopt; a++)
-                        for (uint32_t b = kind >= 2 ? a : 0; b < (kind >= 2 ? nopt : 1); b++)
+                    imp_score(c, &st, set, j, fixed, use, nb, have, have_price, &zl);
+            } else {
+                /* the options by cost: multisets in cost order, cut where
+                 * they cost the set's price less the best saving; the kept
+                 * reserved node (use[0]) first */
+                uint32_t byc[IMP_TOP];
+                for (uint32_t x = 0; x < nopt; x++) {
+                    uint32_t y = x;
+                    for (; y > 0 && c->top[byc[y - 1]].cost > c->top[x].cost; y--)
+                        byc[y] = byc[y - 1];
+                    byc[y] = x;
+                }
+                /* one node: at most two; consolidation tried one option */
+                uint32_t kmax = j == 1 ? 2 : IMP_NODES;
+                use[0] = IMP_TOP;
+                for (uint32_t kind = rr ? 0 : 1; kind <= kmax && kind <= maxb; kind++)
+                    for (uint32_t a = 0; a < (kind ? nopt : 1); a++) {
+                        double ca = kind ? c->top[byc[a]].cost : 0;
+                        if (kind && ca * kind >= have - st.save - 1e-9)
+                            break;
+                        for (uint32_t b = kind >= 2 ? a : 0; b < (kind >= 2 ? nopt : 1); b++) {
+                            double cb = kind >= 2 ? c->top[byc[b]].cost : 0;
+                            if (kind && ca + cb * (kind - 1) >= have - st.save - 1e-9)
+                                break;
                             for (uint32_t d = kind >= 3 ? b : 0; d < (kind >= 3 ? nopt : 1); d++) {
-                                uint32_t nb = kind;
-                                use[0] = a, use[1] = b, use[2] = d;
+                                uint32_t nb = kind + nfix, *u = use + nfix;
+                                u[0] = byc[a], u[1] = byc[b], u[2] = byc[d];
                                 double cost = 0;
                                 int64_t cap[4] = {0, 0, 0, 0};
                                 for (uint32_t q = 0; q < nb; q++) {
@@ -1903,35 +2001,42 @@ static int imp_move(imp *c, int ct)
                                         cap[r] += c->top[use[q]].fr[r];
                                 }
                                 c->work++;
-                                ncombo++;
-                                int ok = cost < have - st.save - 1e-9;
+                                if (cost >= have - st.save - 1e-9)
+                                    break;
+                                int ok = 1;
                                 for (int r = 0; r < 4 && ok; r++)
                                     ok = cap[r] >= sum[r];
                                 if (!ok)
                                     continue;
                                 /* smallest first, then largest first */
-                                for (uint32_t x = 1; x < nb; x++)
-                                    for (uint32_t y = x; y > 0 && c->top[use[y - 1]].cap >
-                                                                      c->top[use[y]].cap; y--) {
-                                        uint32_t tmp = use[y];
-                                        use[y] = use[y - 1];
-                                        use[y - 1] = tmp;
+                                for (uint32_t x = 1; x < kind; x++)
+                                    for (uint32_t y = x; y > 0 && c->top[u[y - 1]].cap >
+                                                                      c->top[u[y]].cap; y--) {
+                                        uint32_t tmp = u[y];
+                                        u[y] = u[y - 1];
+                                        u[y - 1] = tmp;
                                     }
-                                for (int order = 0; order < 2; order++) {
-                                    if (order) {
-                                        if (nb == 1)
-                                            break;
-                                        uint32_t tmp = use[0];
-                                        use[0] = use[nb - 1];
-                                        use[nb - 1] = tmp;
+                                for (int order = 0; order < 3; order++) {
+                                    if (order && nb == 1)
+                                        break;
+                                    if (order == 1 && kind > 1) {
+                                        uint32_t tmp = u[0];
+                                        u[0] = u[kind - 1];
+                                        u[kind - 1] = tmp;
                                     }
-                                    if (imp_ffd(c, use, nb, bf))
-                                        imp_score(c, &st, set, j, use, nb, have, have_price, &zl);
+                                    if (order < 2 ? imp_ffd(c, use, nb, bf) : imp_dot(c, use, nb, bf)) {
+                                        imp_score(c, &st, set, j, fixed, use, nb, have, have_price,
+                                                  &zl);
+                                        break; /* the cost is the multiset's */
+                                    }
                                 }
                             }
-            (void)ncombo;
+                        }
+                    }
+            }
             for (uint32_t q = 0; q < j; q++)
                 cons_away(s, f, set[q], 0);
+          }
             /* next set of j candidates */
             int q = (int)j - 1;
             while (q >= 0 && idx[q] == c->ncand - j + (uint32_t)q)
@@ -1950,11 +2055,11 @@ done:
     c->np = 0;
     for (uint32_t i = 0; i < k->n; i++) {
         uint32_t pod = k->order[i], n = s->pod_node[pod];
+        int in = st.fixed != UINT32_MAX && n == st.fixed;
         for (uint32_t q = 0; q < st.nset; q++)
-            if (n == st.set[q]) {
-                c->spods[c->np++] = pod;
-                break;
-            }
+            in |= n == st.set[q];
+        if (in)
+            c->spods[c->np++] = pod;
     }
     if (c->np != st.np)
         return BERTH_EINTERNAL;
@@ -1964,6 +2069,10 @@ done:
         drop_node(s, f, st.set[q]);
     uint32_t opened[64];
     for (uint32_t b = 0; b < st.nb; b++) {
+        if (st.isfix[b]) {
+            opened[b] = st.fixed;
+            continue;
+        }
         opened[b] = open_node(k, &st.opt[b]);
         if (opened[b] == BERTH_KUBE_NONE)
             return BERTH_ENOMEM;
@@ -1993,7 +2102,7 @@ static int improve(packer *k, uint32_t first_new)
     c.plist = malloc(((size_t)k->n + 1) * sizeof *c.plist);
     c.bin = malloc(((size_t)k->n + 1) * sizeof *c.bin);
     c.best_bin = malloc(((size_t)k->n + 1) * sizeof *c.best_bin);
-    c.host = malloc(IMP_TOP * ((size_t)k->n + 1));
+    c.host = malloc((IMP_TOP + 1) * ((size_t)k->n + 1));
     c.rc = malloc(sub * sizeof *c.rc);
     c.c1 = malloc(sub * sizeof *c.c1);
     c.best = malloc(sub * sizeof *c.best);
