@@ -1732,7 +1732,7 @@ static uint32_t imp_exact(imp *c, uint32_t maxb, uint32_t *use)
 /* the best replacement found in a move */
 typedef struct impbest {
     double save;
-    uint32_t set[IMP_NODES], nset, nb, np;
+    uint32_t set[IMP_CAND], nset, nb, np;
     uint32_t fixed;               /* the reserved node kept, or UINT32_MAX */
     option opt[64];
     uint8_t isfix[64];            /* per bin: the kept reserved node */
@@ -1831,27 +1831,31 @@ static int imp_move(imp *c, int ct)
     uint32_t use[64];
     int64_t bf[IMP_NODES + 1][4];
     uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
-    uint32_t idx[IMP_NODES];
-    for (uint32_t j = 1; j <= IMP_NODES && j <= c->ncand; j++) {
+    uint32_t idx[IMP_CAND];
+    /* sets of 1..IMP_NODES candidates, then all of them when they hold at
+     * most IMP_EXACT pods (the exact partition of the whole round) */
+    for (uint32_t j = 1; j <= c->ncand; j = j < IMP_NODES ? j + 1 : (j < c->ncand ? c->ncand : j + 1)) {
+        if (j > IMP_NODES && c->phead[c->ncand] > IMP_EXACT)
+            break;
         for (uint32_t q = 0; q < j; q++)
             idx[q] = q;
         for (;;) {
-          for (uint32_t rr = 0; rr <= c->nres; rr++) {
+          for (uint32_t rr = 0; rr <= (j > IMP_NODES ? 0 : c->nres); rr++) {
             if (c->work > c->budget)
                 goto done;
-            uint32_t set[IMP_NODES];
+            uint32_t set[IMP_CAND];
             for (uint32_t q = 0; q < j; q++)
                 set[q] = c->cand[idx[q]];
             /* a reserved node taken along: bin IMP_TOP, kept */
             uint32_t fixed = rr ? c->cand[c->ncand + rr - 1] : UINT32_MAX, nfix = rr ? 1 : 0;
-            uint32_t lists[IMP_NODES + 1], nl = j;
+            uint32_t lists[IMP_CAND + 1], nl = j;
             memcpy(lists, idx, j * sizeof *idx);
             if (rr)
                 lists[nl++] = c->ncand + rr - 1;
             /* the set's pods, FFD order: a merge of its nodes' lists */
             c->np = 0;
             int64_t sum[4] = {0, 0, 0, 0};
-            uint32_t cur[IMP_NODES + 1];
+            uint32_t cur[IMP_CAND + 1];
             for (uint32_t q = 0; q < nl; q++)
                 cur[q] = c->phead[lists[q]];
             for (;;) {
@@ -1885,7 +1889,7 @@ static int imp_move(imp *c, int ct)
                 maxb = j; /* the spot share must not grow */
             /* the set's cost, its nodes in opening order */
             double have = 0, have_price = 0;
-            uint32_t ord[IMP_NODES];
+            uint32_t ord[IMP_CAND];
             memcpy(ord, set, j * sizeof *ord);
             qsort(ord, j, sizeof *ord, cmp_u32_asc);
             cons_zreset(&zl);
@@ -1979,7 +1983,7 @@ static int imp_move(imp *c, int ct)
                     byc[y] = x;
                 }
                 /* one node: at most two; consolidation tried one option */
-                uint32_t kmax = j == 1 ? 2 : IMP_NODES;
+                uint32_t kmax = j == 1 ? 2 : IMP_NODES; /* (j > IMP_NODES: exact only) */
                 use[0] = IMP_TOP;
                 for (uint32_t kind = rr ? 0 : 1; kind <= kmax && kind <= maxb; kind++)
                     for (uint32_t a = 0; a < (kind ? nopt : 1); a++) {
