@@ -89,6 +89,8 @@ typedef struct packer {
     uint32_t nmemo, capmemo;
     int oom;                      /* a memo or cache allocation failed */
     int need_all;                 /* replacements: an option must host order[from..n) */
+    uint64_t *imp_left;           /* improvement steps left for the whole scale-up (NULL:
+                                   * no improvement) */
     int64_t hr_need;              /* headroom mode: units still missing (a node's gain
                                    * counts no more than these; 0: uncapped) */
 } packer;
@@ -1551,6 +1553,7 @@ static int consolidate(packer *k, uint32_t first_new)
 #define IMP_TOP 24
 #define IMP_MOVES 16
 #define IMP_WORK (1u << 19)
+#define IMP_WORK_POD 16
 #define IMP_RES 2
 
 typedef struct impopt {
@@ -1572,6 +1575,7 @@ typedef struct imp {
                                    * pods in plist */
     uint32_t nres;                /* reserved nodes after the candidates in cand */
     uint8_t *host;                /* [option * (group pods + 1) + set pod] */
+    uint8_t hdone[IMP_TOP + 1];   /* host row filled (this set) */
     uint32_t *bin, *best_bin;     /* per set pod: its bin */
     impopt top[IMP_TOP + 1];      /* [IMP_TOP]: the set's reserved node, kept */
     uint32_t ntop;
@@ -1581,6 +1585,32 @@ typedef struct imp {
     uint16_t *choice;             /* exact: best's first part */
     uint64_t work, budget;
 } imp;
+
+/* Fills the host rows of options use[0..nb) not filled yet for this set:
+ * which of the set's pods an empty node of the option hosts. */
+static void imp_rows(imp *c, const uint32_t *use, uint32_t nb)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    size_t stride = (size_t)k->n + 1;
+    for (uint32_t q = 0; q < nb; q++) {
+        uint32_t o = use[q];
+        if (c->hdone[o])
+            continue;
+        c->hdone[o] = 1;
+        const impopt *x = &c->top[o];
+        int z = k->f ? fast_zone(k->f, x->o.zone) : -1;
+        for (uint32_t i = 0; i < c->np; i++) {
+            int64_t one[4];
+            memcpy(one, x->fr, sizeof one);
+            c->host[o * stride + i] =
+                (uint8_t)(fits_free(s, one, c->spods[i]) &&
+                          hosts_matched(s, k->f, k->g, x->o.type, x->o.zone, z, x->o.ct,
+                                        c->spods[i]));
+        }
+        c->work += c->np;
+    }
+}
 
 /* comparator context for ordering candidates by fill, then node index */
 static int cmp_fill(const void *a, const void *b, void *ctx)
@@ -1598,6 +1628,7 @@ static int imp_ffd(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
 {
     const capacity_pass *s = c->k->s;
     size_t stride = (size_t)c->k->n + 1;
+    imp_rows(c, use, nb);
     for (uint32_t b = 0; b < nb; b++)
         memcpy(bf[b], c->top[use[b]].fr, sizeof bf[b]);
     for (uint32_t i = 0; i < c->np; i++) {
@@ -1622,6 +1653,7 @@ static int imp_dot(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
 {
     const capacity_pass *s = c->k->s;
     size_t stride = (size_t)c->k->n + 1;
+    imp_rows(c, use, nb);
     for (uint32_t b = 0; b < nb; b++)
         memcpy(bf[b], c->top[use[b]].fr, sizeof bf[b]);
     for (uint32_t i = 0; i < c->np; i++) {
@@ -1661,6 +1693,7 @@ static uint32_t imp_exact(imp *c, uint32_t maxb, uint32_t *use)
     uint32_t full = (1u << c->np) - 1;
     size_t stride = (size_t)c->k->n + 1;
     for (uint32_t o = 0; o < c->ntop; o++) {
+        imp_rows(c, &o, 1);
         c->top[o].mask = 0;
         for (uint32_t i = 0; i < c->np; i++)
             if (c->host[o * stride + i])
@@ -1777,7 +1810,6 @@ static int imp_move(imp *c, int ct)
     const berth_autoscale *m = s->m;
     const berth_vng *v = &m->vngs[k->g];
     upfast *f = k->f;
-    size_t stride = (size_t)k->n + 1;
     /* candidates: the IMP_CAND least filled */
     uint32_t nall = 0;
     for (uint32_t n = c->first_new; n < s->nn; n++) {
@@ -1792,6 +1824,8 @@ static int imp_move(imp *c, int ct)
                  (double)x->req[1] / (double)(x->alloc[1] > 0 ? x->alloc[1] : 1));
         c->cand[nall++] = n - c->first_new;
     }
+    if (!nall)
+        return 0;
     qsort_r(c->cand, nall, sizeof *c->cand, cmp_fill, c->fill);
     c->ncand = nall < IMP_CAND ? nall : IMP_CAND;
     for (uint32_t i = 0; i < c->ncand; i++)
@@ -1829,6 +1863,10 @@ static int imp_move(imp *c, int ct)
     impbest st;
     memset(&st, 0, sizeof st);
     uint32_t use[64];
+    zlist zbase; /* the group's zones and node counts (cons_zones), once per move */
+    zbase.n = 0;
+    if (ct == BERTH_CT_SPOT)
+        cons_zones(s, f, k->g, &zbase);
     int64_t bf[IMP_NODES + 1][4];
     uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
     uint32_t idx[IMP_CAND];
@@ -1878,10 +1916,16 @@ static int imp_move(imp *c, int ct)
             for (uint32_t q = 0; q < j; q++)
                 cons_away(s, f, set[q], 1);
             int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
-            zlist zl;
-            zl.n = 0;
-            if (ct == BERTH_CT_SPOT)
-                cons_zones(s, f, k->g, &zl);
+            /* the group's zones with the set away: the move's list less the set's nodes */
+            zlist zl = zbase;
+            for (uint32_t q = 0; q < j && zl.n; q++) {
+                uint32_t zi = 0;
+                while (zi < zl.n && zl.z[zi] != s->n[set[q]].zone &&
+                       strcmp(zl.z[zi], s->n[set[q]].zone))
+                    zi++;
+                if (zi < zl.n)
+                    zl.cnt[zi]--;
+            }
             int64_t room = v->max_nodes - s->vng_nodes[k->g];
             uint32_t maxb = j + (uint32_t)(room > 0 ? (room > 64 ? 64 : room) : 0);
             maxb = maxb > 64 ? 64 : maxb;
@@ -1951,19 +1995,29 @@ static int imp_move(imp *c, int ct)
                 y->fr[3] = x->alloc_pods;
                 y->cap = (double)y->fr[0] / k->norm[0] + (double)y->fr[1] / k->norm[1];
             }
-            for (uint32_t oi = 0; oi < c->ntop + nfix; oi++) {
-                uint32_t o = oi < c->ntop ? oi : IMP_TOP;
-                const impopt *x = &c->top[o];
-                for (uint32_t i = 0; i < c->np; i++) {
-                    int64_t one[4];
-                    memcpy(one, x->fr, sizeof one);
-                    c->host[o * stride + i] =
-                        (uint8_t)(fits_free(s, one, c->spods[i]) &&
-                                  hosts_matched(s, f, k->g, x->o.type, x->o.zone,
-                                                f ? fast_zone(f, x->o.zone) : -1, x->o.ct,
-                                                c->spods[i]));
+            memset(c->hdone, 0, sizeof c->hdone); /* host rows: filled when first used */
+            {
+                /* no replacement from these options costs less than their
+                 * fractional cover of the set's cpu and memory (less the
+                 * kept reserved node's room): skip a set that cannot beat
+                 * the best move */
+                double pc[IMP_TOP], p0[IMP_TOP], p1[IMP_TOP], pi[2];
+                for (uint32_t o = 0; o < c->ntop; o++) {
+                    pc[o] = c->top[o].cost;
+                    p0[o] = (double)c->top[o].fr[0];
+                    p1[o] = (double)c->top[o].fr[1];
                 }
-                c->work += c->np;
+                double d0 = (double)sum[0] - (rr ? (double)c->top[IMP_TOP].fr[0] : 0);
+                double d1 = (double)sum[1] - (rr ? (double)c->top[IMP_TOP].fr[1] : 0);
+                d0 = d0 > 0 ? d0 : 0;
+                d1 = d1 > 0 ? d1 : 0;
+                double lp = c->ntop && (d0 > 0 || d1 > 0)
+                                ? capacity_lp_cover2(pc, p0, p1, c->ntop, d0, d1, pi) : 0;
+                c->work += c->ntop;
+                if (!c->ntop && !rr)
+                    lp = INFINITY; /* no option can take the set's pods */
+                if (have - lp <= st.save + 1e-9)
+                    goto next_set;
             }
             /* candidate replacements: each scored exactly, the best kept */
             uint32_t nopt = c->ntop < IMP_OPTS ? c->ntop : IMP_OPTS;
@@ -2038,6 +2092,7 @@ static int imp_move(imp *c, int ct)
                         }
                     }
             }
+        next_set:
             for (uint32_t q = 0; q < j; q++)
                 cons_away(s, f, set[q], 0);
           }
@@ -2097,7 +2152,9 @@ static int improve(packer *k, uint32_t first_new)
     memset(&c, 0, sizeof c);
     c.k = k;
     c.first_new = first_new;
-    c.budget = IMP_WORK + 16 * (uint64_t)k->n;
+    if (!k->imp_left || !*k->imp_left)
+        return 0;
+    c.budget = *k->imp_left;
     size_t nodes = (size_t)round_nodes + (size_t)IMP_MOVES * 64 + 1;
     size_t sub = (size_t)1 << IMP_EXACT;
     c.cand = malloc(nodes * sizeof *c.cand);
@@ -2127,6 +2184,7 @@ static int improve(packer *k, uint32_t first_new)
             }
         }
     }
+    *k->imp_left = c.work < c.budget ? c.budget - c.work : 0;
     free(c.cand);
     free(c.fill);
     free(c.spods);
@@ -2564,6 +2622,8 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
     uint8_t *seen = NULL;
     packer pk;
     memset(&pk, 0, sizeof pk);
+    /* the improvement step's work for the whole scale-up (all groups and rounds) */
+    uint64_t imp_left = IMP_WORK + IMP_WORK_POD * (uint64_t)k->npods;
     int rc = 0, keep_msg = 0;
     if (!pend || !placed || !why || !rank || !grp || !order || !done || !p->on_existing ||
         !p->on_existing_node) {
@@ -2664,6 +2724,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             pk.capmemo = capmemo;
             pk.cand = cand;
             pk.capcand = capcand;
+            pk.imp_left = &imp_left;
             for (uint32_t i = 0; i < nleft; i++)
                 if (grp[i] == (int)g)
                     order[pk.n++] = pend[i];
