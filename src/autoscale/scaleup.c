@@ -1517,36 +1517,49 @@ static int consolidate(packer *k, uint32_t first_new)
     return rc;
 }
 
-/* ---- improvement: sets of at most 3 nodes onto options of any types ----
+/* ---- improvement: small sets of nodes onto options of any types ----
  *
  * Consolidation's moves replace a set by nodes of one or two options, and
  * their first-fits keep FFD's split of the pods, so a set whose cheapest
  * replacement needs three types, or another split of its pods, stays (on
- * tiny instances: 18.5 % above the optimum). After the moves, sets of at
- * most IMP_NODES of the round's new nodes of the group (one capacity type,
- * not reserved, not for headroom: as consolidation), taken among the
- * IMP_CAND least filled, are replaced when that costs less by:
+ * tiny instances: 18.5 % above the optimum). After the moves, sets of
+ * 1..IMP_SET of the round's new nodes of the group (one capacity type, not
+ * reserved, not for headroom: as consolidation) among the IMP_CAND least
+ * filled, and all IMP_CAND of them when they hold at most IMP_EXACT pods,
+ * are replaced when that costs less by:
  * - a set of at most IMP_EXACT pods: the cheapest partition of its pods
  *   into nodes, each part on the cheapest option that hosts it (exact: a
- *   dynamic programme over the subsets of the set's pods, 3^pods steps,
- *   any number of parts up to what maxNodes leaves);
- * - a larger set: the cheapest multiset of at most IMP_NODES options among
- *   the IMP_OPTS that cover its demand at the least cost per covered share,
- *   its pods first-fit in FFD order onto the nodes smallest first, then
- *   largest first.
- * Options: the group's allowed types and zones with an available offering
- * of the set's capacity type, each pod's template checked (as
- * consolidation). Costs, and the rule that a move lowers both the tier's
- * cost (spot: market score with the zone counts as nodes open) and the
- * price, are consolidation's: reservations, spot before on-demand, VNG
- * rules and headroom (topped up after) are kept.
- * Work bound: at most IMP_MOVES moves per group and round; per move
- * C(IMP_CAND, <= 3) = 175 sets, each O(options x pods) template and fit
- * checks plus either 2^IMP_EXACT x options + 3^IMP_EXACT DP steps or
- * O(IMP_OPTS^3) multisets (an O(1) price and capacity bound first) with
- * two first-fits of its pods; all of a group's and round's work stops at
- * IMP_WORK + 16 x the group's pods steps (the moves made are kept). */
+ *   dynamic programme over the subsets of the set's pods, 2^pods x options
+ *   + 3^pods steps, any number of parts up to what maxNodes leaves);
+ * - a larger set: the cheapest multiset of 1..IMP_NODES options (one node:
+ *   at most two) among the IMP_OPTS that cover its demand at the least
+ *   cost per covered share, in cost order (cut where a multiset costs the
+ *   set's price less the best saving), each after an O(1) capacity bound
+ *   packed three ways: first-fit in FFD order onto the nodes smallest
+ *   first, largest first, and each pod to the node whose free room best
+ *   matches its requests.
+ * A set may take one of the round's reserved nodes of the group along: it
+ * stays (a reservation is not traded for price), its pods are repacked
+ * with the set's (bin IMP_TOP). A set is skipped when the options'
+ * fractional cover of its cpu and memory (capacity_lp_cover2) leaves no
+ * saving above the best move's. Options: the group's allowed types and
+ * zones with an available offering of the set's capacity type, each pod's
+ * template checked (as consolidation). Costs, and the rule that a move
+ * lowers both the tier's cost (spot: market score with the zone counts as
+ * nodes open) and the price, are consolidation's; with spotPercentage
+ * below 100 a spot set is never replaced by more spot nodes. So
+ * reservations, spot before on-demand, VNG rules and headroom (topped up
+ * after) are kept.
+ * Work bound: at most IMP_MOVES moves per capacity type, group and round;
+ * per move at most sum_{j<=5} C(IMP_CAND, j) = 637 sets (x 3 with reserved
+ * nodes), each O(pods) to merge, O(options) to rank and bound, then the DP
+ * (<= 2^10 x 24 + 3^10 steps) or at most 2,924 multisets with three
+ * packings of O(pods x 3) each and O(options x pods) template checks; all
+ * of it, over every group and round of one scale-up, stops after IMP_WORK
+ * + IMP_WORK_POD x pending pods steps (fit tests, DP steps, multisets,
+ * template checks; the moves made are kept). */
 #define IMP_NODES 3
+#define IMP_SET 5
 #define IMP_CAND 10
 #define IMP_EXACT 10
 #define IMP_OPTS 24
@@ -1870,15 +1883,15 @@ static int imp_move(imp *c, int ct)
     int64_t bf[IMP_NODES + 1][4];
     uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
     uint32_t idx[IMP_CAND];
-    /* sets of 1..IMP_NODES candidates, then all of them when they hold at
+    /* sets of 1..IMP_SET candidates, then all of them when they hold at
      * most IMP_EXACT pods (the exact partition of the whole round) */
-    for (uint32_t j = 1; j <= c->ncand; j = j < IMP_NODES ? j + 1 : (j < c->ncand ? c->ncand : j + 1)) {
-        if (j > IMP_NODES && c->phead[c->ncand] > IMP_EXACT)
+    for (uint32_t j = 1; j <= c->ncand; j = j < IMP_SET ? j + 1 : (j < c->ncand ? c->ncand : j + 1)) {
+        if (j > IMP_SET && c->phead[c->ncand] > IMP_EXACT)
             break;
         for (uint32_t q = 0; q < j; q++)
             idx[q] = q;
         for (;;) {
-          for (uint32_t rr = 0; rr <= (j > IMP_NODES ? 0 : c->nres); rr++) {
+          for (uint32_t rr = 0; rr <= (j > IMP_SET ? 0 : c->nres); rr++) {
             if (c->work > c->budget)
                 goto done;
             uint32_t set[IMP_CAND];
@@ -2037,7 +2050,7 @@ static int imp_move(imp *c, int ct)
                     byc[y] = x;
                 }
                 /* one node: at most two; consolidation tried one option */
-                uint32_t kmax = j == 1 ? 2 : IMP_NODES; /* (j > IMP_NODES: exact only) */
+                uint32_t kmax = j == 1 ? 2 : IMP_NODES; /* (j > IMP_SET: exact only) */
                 use[0] = IMP_TOP;
                 for (uint32_t kind = rr ? 0 : 1; kind <= kmax && kind <= maxb; kind++)
                     for (uint32_t a = 0; a < (kind ? nopt : 1); a++) {
