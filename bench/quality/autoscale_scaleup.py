@@ -18,9 +18,25 @@ slots per node, symmetry broken by y[t, j] >= y[t, j + 1]; at most
 floor(berth's cost / price(t)) nodes of type t (a cheaper plan cannot have more).
 Solved with CBC through PuLP (Debian coinor-cbc, python3-pulp).
 
+Instance classes (--shape; "all": each in turn, --n instances each): mixed (the
+above), small (4-8 Deployments of 4-16 replicas of 50m..500m), large (2-5 Deployments
+of 1-4 replicas of 4..24 cpu), memory (6-16 GiB per cpu), vng (an instanceTypes list
+of 4-10 types that still hosts every pod), tiers (on-demand offerings at list price,
+spot at 25-45 % of it for about 60 % of the types and unavailable for the others, a
+reserved instance of one type, count 1-3, and a headroom of 1-6 units). For tiers the
+exact model follows SPEC 5's purchase order: a pod that an available spot offering
+hosts goes to spot nodes, the others to on-demand nodes, the reservation's nodes (paid
+already, price 0) take any pod (a relaxation: never above the rules' optimum), and
+headroom units are integer variables per node within its free room. The mixed class
+draws the same instances for a seed as earlier versions of this script.
+
 Usage: bench/quality/autoscale_scaleup.py [--berth build/berth] [--n 40] [--seed 1]
-       [--keep DIR] [--time-limit 60]
-Prints one line per instance and the average and worst gap (berth / optimum - 1).
+       [--shape mixed|small|large|memory|vng|tiers|all] [--keep DIR] [--time-limit 60]
+       [--cache FILE] [--baseline OTHER_BERTH]
+--cache keeps CBC's optima by instance text, so another binary is measured on the same
+instances without solving again. Prints one line per instance and, per class, the
+average and worst gap (berth / optimum - 1), also over the instances whose optimum
+CBC proved.
 """
 import argparse
 import hashlib
