@@ -1791,6 +1791,15 @@ static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, uint
                       const uint32_t *use, uint32_t nb, double have, double have_price, zlist *zl)
 {
     const capacity_pass *s = c->k->s;
+    for (uint32_t q = 0; q < nb; q++)
+        if (use[q] == IMP_TOP) { /* the kept reserved node must keep pods (else it would
+                                  * be dropped and its reservation given back) */
+            uint32_t i = 0;
+            while (i < c->np && c->bin[i] != q)
+                i++;
+            if (i == c->np)
+                return;
+        }
     cons_zreset(zl);
     double cost = 0, price = 0;
     for (uint32_t q = 0; q < nb; q++) {

@@ -205,6 +205,68 @@ static void test_random_against_brute_force_seed_2026(void **state)
     against_brute_force(2026);
 }
 
+/* Reservations are not traded for price: random instances as above (no
+ * instanceTypes list) plus a reserved instance of a type that hosts every
+ * pod (count 1-3, already paid; spot and on-demand offerings of it too). Reservations
+ * come first in the purchase order, and neither consolidation nor the
+ * improvement step may drop a reserved node: the plan keeps every reserved
+ * node it can fill (all of them, or only reserved nodes); and the lower
+ * bound stays at most the cost of the nodes with pods. */
+static void test_reservations_kept(void **state)
+{
+    (void)state;
+    static buf b;
+    berth_rng r;
+    berth_rng_seed(&r, 5);
+    uint32_t moved = 0;
+    for (uint32_t n = 0; n < 200; n++) {
+        inst x;
+        memset(&x, 0, sizeof x);
+        x.ntypes = 2 + (uint32_t)berth_rng_below(&r, 3);
+        x.allowed = (1u << x.ntypes) - 1;
+        for (uint32_t t = 0; t < x.ntypes; t++) {
+            int64_t cpus = 2 << berth_rng_below(&r, 3);
+            x.tcpu[t] = cpus * 1000;
+            x.tmem[t] = cpus * (1 + (int64_t)berth_rng_below(&r, 8)) * 1024;
+            x.price[t] = round((0.03 * (double)cpus + 0.004 * (double)x.tmem[t] / 1024) *
+                               (0.85 + 0.3 * (double)berth_rng_below(&r, 1000) / 1000.0) * 1e4) / 1e4;
+        }
+        x.npods = 2 + (uint32_t)berth_rng_below(&r, MAXP - 1);
+        for (uint32_t i = 0; i < x.npods; i++) {
+            x.pcpu[i] = 250 * (1 + (int64_t)berth_rng_below(&r, 8));
+            x.pmem[i] = 256 * (1 + (int64_t)berth_rng_below(&r, 16));
+        }
+        uint32_t count = 1 + (uint32_t)berth_rng_below(&r, 3);
+        write_inst(&b, &x);
+        add(&b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: R}\n"
+                "spec:\n  capacity: {cpu: \"4\", memory: 8Gi, pods: 110}\n"
+                "  offerings: [{zone: z1, capacityType: spot, price: 0.2}, "
+                "{zone: z1, capacityType: on-demand, price: 0.5}]\n"
+                "---\napiVersion: berth.io/v1\nkind: Reservation\nmetadata: {name: ri}\n"
+                "spec: {instanceType: R, zone: z1, count: %u}\n", count);
+        run rr;
+        plan_opt(&rr, &b, (berth_aplan_options){0});
+        assert_int_equal(rr.rc, 0);
+        assert_int_equal(rr.p.nunsched, 0);
+        uint32_t reserved = 0, total = 0;
+        for (uint32_t u = 0; u < rr.p.nup; u++) {
+            total += rr.p.up[u].count;
+            if (rr.p.up[u].capacity_type == BERTH_CT_RESERVED) {
+                reserved += rr.p.up[u].count;
+                assert_int_equal(rr.p.up[u].headroom_nodes, 0);
+                assert_true(rr.p.up[u].npods >= rr.p.up[u].count); /* none left empty */
+            }
+        }
+        assert_true(reserved <= count);
+        assert_true(reserved == count || reserved == total);
+        moved += total > reserved;
+        assert_true(rr.p.has_up_bound);
+        assert_true(rr.p.up_bound <= rr.p.up_pods_cost + 1e-9);
+        done(&rr);
+    }
+    assert_true(moved > 20); /* spot nodes beside the reservation in many instances */
+}
+
 /* The issue's case: a 1.9-cpu pod and seven 1.1-cpu pods. One 2-vCPU node
  * holds one pod; one 16-vCPU node holds all and costs 5 % less than eight
  * small ones. The per-node option key alone buys eight small nodes. */
@@ -254,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_random_against_brute_force),
         cmocka_unit_test(test_random_against_brute_force_seed_7),
         cmocka_unit_test(test_random_against_brute_force_seed_2026),
+        cmocka_unit_test(test_reservations_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
