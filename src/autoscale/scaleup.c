@@ -1696,6 +1696,100 @@ static int imp_dot(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
     return 1;
 }
 
+/* Two nodes (use[0], use[1]) exactly: the set's pods in classes (runs of
+ * equal requests and equal host answers, at most IMP_CLS), a depth-first
+ * search over how many of each class the first node takes, the most
+ * first, cut where the classes left exceed both nodes' room; at most
+ * IMP_DFS steps. Finds the tight splits of cpu-heavy and memory-heavy
+ * pods that the greedy packings miss. 1 when all fit (c->bin set). */
+#define IMP_CLS 16
+#define IMP_DFS 4096
+
+typedef struct impdfs {
+    uint32_t ncls, start[IMP_CLS + 1], cnt[IMP_CLS], take[IMP_CLS];
+    int64_t req[IMP_CLS][4], rem[IMP_CLS + 1][4];
+    uint8_t ha[IMP_CLS], hb[IMP_CLS];
+    uint32_t steps;
+} impdfs;
+
+static int imp_dfs(impdfs *d, uint32_t cl, int64_t fa[4], int64_t fb[4])
+{
+    if (cl == d->ncls)
+        return 1;
+    if (++d->steps > IMP_DFS)
+        return 0;
+    for (int r = 0; r < 4; r++)
+        if (d->rem[cl][r] > fa[r] + fb[r])
+            return 0;
+    int64_t hi = d->ha[cl] ? d->cnt[cl] : 0, lo = d->hb[cl] ? 0 : d->cnt[cl];
+    for (int r = 0; r < 4; r++)
+        if (d->req[cl][r] > 0) {
+            int64_t ina = fa[r] / d->req[cl][r], inb = fb[r] / d->req[cl][r];
+            hi = ina < hi ? ina : hi;
+            lo = (int64_t)d->cnt[cl] - inb > lo ? (int64_t)d->cnt[cl] - inb : lo;
+        }
+    for (int64_t n = hi; n >= lo; n--) {
+        int64_t na[4], nb[4];
+        for (int r = 0; r < 4; r++) {
+            na[r] = fa[r] - n * d->req[cl][r];
+            nb[r] = fb[r] - ((int64_t)d->cnt[cl] - n) * d->req[cl][r];
+        }
+        d->take[cl] = (uint32_t)n;
+        if (imp_dfs(d, cl + 1, na, nb))
+            return 1;
+        if (d->steps > IMP_DFS)
+            return 0;
+    }
+    return 0;
+}
+
+static int imp_two(imp *c, const uint32_t *use)
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    imp_rows(c, use, 2);
+    const uint8_t *ha = c->host + use[0] * stride, *hb = c->host + use[1] * stride;
+    impdfs d;
+    d.ncls = 0;
+    d.steps = 0;
+    for (uint32_t i = 0; i < c->np; i++) {
+        const berth_kpod *p = &s->m->kube.pods[c->spods[i]];
+        int64_t rq[4] = {p->req[BERTH_KRES_CPU], p->req[BERTH_KRES_MEMORY],
+                         s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0, 1};
+        if (!ha[i] && !hb[i])
+            return 0;
+        uint32_t k = d.ncls;
+        if (k && !memcmp(d.req[k - 1], rq, sizeof rq) && d.ha[k - 1] == ha[i] &&
+            d.hb[k - 1] == hb[i]) {
+            d.cnt[k - 1]++;
+            continue;
+        }
+        if (k == IMP_CLS)
+            return 0;
+        memcpy(d.req[k], rq, sizeof rq);
+        d.ha[k] = ha[i];
+        d.hb[k] = hb[i];
+        d.cnt[k] = 1;
+        d.start[k] = i;
+        d.ncls++;
+    }
+    memset(d.rem[d.ncls], 0, sizeof d.rem[d.ncls]);
+    for (uint32_t k = d.ncls; k-- > 0;)
+        for (int r = 0; r < 4; r++)
+            d.rem[k][r] = d.rem[k + 1][r] + (int64_t)d.cnt[k] * d.req[k][r];
+    int64_t fa[4], fb[4];
+    memcpy(fa, c->top[use[0]].fr, sizeof fa);
+    memcpy(fb, c->top[use[1]].fr, sizeof fb);
+    int ok = imp_dfs(&d, 0, fa, fb);
+    c->work += d.steps + c->np;
+    if (!ok)
+        return 0;
+    for (uint32_t k = 0; k < d.ncls; k++)
+        for (uint32_t x = 0; x < d.cnt[k]; x++)
+            c->bin[d.start[k] + x] = x < d.take[k] ? 0 : 1;
+    return 1;
+}
+
 /* Exact: the cheapest partition of the set's pods (np <= IMP_EXACT) into
  * nodes of the options; bins in c->bin, their options in use[]. Returns
  * the parts, 0 when none (or more than maxb). */
@@ -2096,15 +2190,19 @@ static int imp_move(imp *c, int ct)
                                         u[y] = u[y - 1];
                                         u[y - 1] = tmp;
                                     }
-                                for (int order = 0; order < 3; order++) {
+                                for (int order = 0; order < 4; order++) {
                                     if (order && nb == 1)
+                                        break;
+                                    if (order == 3 && nb != 2)
                                         break;
                                     if (order == 1 && kind > 1) {
                                         uint32_t tmp = u[0];
                                         u[0] = u[kind - 1];
                                         u[kind - 1] = tmp;
                                     }
-                                    if (order < 2 ? imp_ffd(c, use, nb, bf) : imp_dot(c, use, nb, bf)) {
+                                    if (order < 2   ? imp_ffd(c, use, nb, bf)
+                                        : order < 3 ? imp_dot(c, use, nb, bf)
+                                                    : imp_two(c, use)) {
                                         imp_score(c, &st, set, j, fixed, use, nb, have, have_price,
                                                   &zl);
                                         break; /* the cost is the multiset's */
