@@ -1535,9 +1535,9 @@ static int consolidate(packer *k, uint32_t first_new)
  *   at most two) among the IMP_OPTS that cover its demand at the least
  *   cost per covered share, in cost order (cut where a multiset costs the
  *   set's price less the best saving), each after an O(1) capacity bound
- *   packed three ways: first-fit in FFD order onto the nodes smallest
- *   first, largest first, and each pod to the node whose free room best
- *   matches its requests.
+ *   packed up to four ways: first-fit in FFD order onto the nodes smallest
+ *   first, largest first, each pod to the node whose free room best
+ *   matches its requests, and for two nodes an exact split (imp_two).
  * A set may take one of the round's reserved nodes of the group along: it
  * stays (a reservation is not traded for price), its pods are repacked
  * with the set's (bin IMP_TOP). A set is skipped when the options'
@@ -1553,8 +1553,9 @@ static int consolidate(packer *k, uint32_t first_new)
  * Work bound: at most IMP_MOVES moves per capacity type, group and round;
  * per move at most sum_{j<=5} C(IMP_CAND, j) = 637 sets (x 3 with reserved
  * nodes), each O(pods) to merge, O(options) to rank and bound, then the DP
- * (<= 2^10 x 24 + 3^10 steps) or at most 2,924 multisets with three
- * packings of O(pods x 3) each and O(options x pods) template checks; all
+ * (<= 2^10 x 24 + 3^10 steps) or at most 2,924 multisets with packings of
+ * O(pods x 3) each (two nodes: + IMP_DFS search steps) and O(options x
+ * pods) template checks; all
  * of it, over every group and round of one scale-up, stops after IMP_WORK
  * + IMP_WORK_POD x pending pods steps (fit tests, DP steps, multisets,
  * template checks; the moves made are kept). */
