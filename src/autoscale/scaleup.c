@@ -89,6 +89,10 @@ typedef struct packer {
     uint32_t nmemo, capmemo;
     int oom;                      /* a memo or cache allocation failed */
     int need_all;                 /* replacements: an option must host order[from..n) */
+    uint64_t *imp_left;           /* improvement steps left for the whole scale-up (NULL:
+                                   * no improvement) */
+    int64_t hr_need;              /* headroom mode: units still missing (a node's gain
+                                   * counts no more than these; 0: uncapped) */
 } packer;
 
 static int fast_zone(const upfast *f, const char *zone)
@@ -210,6 +214,9 @@ static double gain_of(packer *k, uint32_t t, const char *zone, int z, int ct, ui
                 int64_t x = freec[r] / per[r];
                 u = x < u ? x : u;
             }
+        if (u != INT64_MAX && k->hr_need > 0 && u > k->hr_need)
+            u = k->hr_need; /* units past the need buy nothing: the cheapest node that
+                             * covers it wins over a larger one (cost / gain) */
         return u == INT64_MAX ? 0 : (double)u;
     }
     double g = 0;
@@ -871,15 +878,18 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
                 break;
             packer k = {s, g, NULL, 0, NULL, {1, 1, 1}, &v->headroom[h]};
             k.f = f;
+            k.hr_need = v->headroom[h].units - held;
             char why[200];
             option o = choose(&k, 0, why, sizeof why);
             free(k.memo);
             if (!o.ok)
                 break;
+            k.hr_need = 0; /* the units the node holds */
+            double units = gain_of(&k, o.type, o.zone, f ? fast_zone(f, o.zone) : -1, o.ct, 0);
             uint32_t n = open_node(&k, &o);
             if (n == BERTH_KUBE_NONE)
                 return BERTH_ENOMEM;
-            s->n[n].headroom_units = (int64_t)o.gain;
+            s->n[n].headroom_units = (int64_t)units;
         }
     }
     return 0;
@@ -1434,7 +1444,10 @@ static int cons_move(cons *c, int ct)
     return 1;
 }
 
-/* Consolidates group k->g's new nodes of this round (from first_new). */
+static int improve(packer *k, uint32_t first_new);
+
+/* Consolidates group k->g's new nodes of this round (from first_new), then
+ * improves them (improve, below). */
 static int consolidate(packer *k, uint32_t first_new)
 {
     capacity_pass *s = k->s;
@@ -1481,6 +1494,8 @@ static int consolidate(packer *k, uint32_t first_new)
             }
         }
     }
+    if (!rc)
+        rc = improve(k, first_new);
     k->live = live;
     free(c.slot);
     free(c.pos);
@@ -1499,6 +1514,811 @@ static int consolidate(packer *k, uint32_t first_new)
     free(c.inset);
     free(c.top);
     free(c.hostable);
+    return rc;
+}
+
+/* ---- improvement: small sets of nodes onto options of any types ----
+ *
+ * Consolidation's moves replace a set by nodes of one or two options, and
+ * their first-fits keep FFD's split of the pods, so a set whose cheapest
+ * replacement needs three types, or another split of its pods, stays (on
+ * tiny instances: 18.5 % above the optimum). After the moves, sets of
+ * 1..IMP_SET of the round's new nodes of the group (one capacity type, not
+ * reserved, not for headroom: as consolidation) among the IMP_CAND least
+ * filled, and all IMP_CAND of them when they hold at most IMP_EXACT pods,
+ * are replaced when that costs less by:
+ * - a set of at most IMP_EXACT pods: the cheapest partition of its pods
+ *   into nodes, each part on the cheapest option that hosts it (exact: a
+ *   dynamic programme over the subsets of the set's pods, 2^pods x options
+ *   + 3^pods steps, any number of parts up to what maxNodes leaves);
+ * - a larger set: the cheapest multiset of 1..IMP_NODES options (one node:
+ *   at most two) among the IMP_OPTS that cover its demand at the least
+ *   cost per covered share, in cost order (cut where a multiset costs the
+ *   set's price less the best saving), each after an O(1) capacity bound
+ *   packed up to four ways: first-fit in FFD order onto the nodes smallest
+ *   first, largest first, each pod to the node whose free room best
+ *   matches its requests, and for two nodes an exact split (imp_two).
+ * A set may take one of the round's reserved nodes of the group along: it
+ * stays (a reservation is not traded for price), its pods are repacked
+ * with the set's (bin IMP_TOP). A set is skipped when the options'
+ * fractional cover of its cpu and memory (capacity_lp_cover2) leaves no
+ * saving above the best move's. Options: the group's allowed types and
+ * zones with an available offering of the set's capacity type, each pod's
+ * template checked (as consolidation). Costs, and the rule that a move
+ * lowers both the tier's cost (spot: market score with the zone counts as
+ * nodes open) and the price, are consolidation's; with spotPercentage
+ * below 100 a spot set is never replaced by more spot nodes. So
+ * reservations, spot before on-demand, VNG rules and headroom (topped up
+ * after) are kept.
+ * Work bound: at most IMP_MOVES moves per capacity type, group and round;
+ * per move at most sum_{j<=5} C(IMP_CAND, j) = 637 sets (x 3 with reserved
+ * nodes), each O(pods) to merge, O(options) to rank and bound, then the DP
+ * (<= 2^10 x 24 + 3^10 steps) or at most 2,924 multisets with packings of
+ * O(pods x 3) each (two nodes: + IMP_DFS search steps) and O(options x
+ * pods) template checks; all
+ * of it, over every group and round of one scale-up, stops after IMP_WORK
+ * + IMP_WORK_POD x pending pods steps (fit tests, DP steps, multisets,
+ * template checks; the moves made are kept). */
+#define IMP_NODES 3
+#define IMP_SET 5
+#define IMP_CAND 10
+#define IMP_EXACT 10
+#define IMP_OPTS 24
+#define IMP_TOP 24
+#define IMP_MOVES 16
+#define IMP_WORK (1u << 19)
+#define IMP_WORK_POD 16
+#define IMP_RES 2
+
+typedef struct impopt {
+    option o;
+    const berth_offering *of;
+    double cost, rank, cap;       /* cap: cpu/C + memory/M of its free room (bin order) */
+    int64_t fr[4];
+    uint32_t mask;                /* exact: the set's pods it hosts (bits) */
+} impopt;
+
+typedef struct imp {
+    packer *k;
+    uint32_t first_new;
+    uint32_t *cand, ncand;        /* candidate nodes, least filled first */
+    double *fill;
+    uint32_t *spods, np;          /* the set's pods (FFD order) */
+    uint32_t *plist;              /* the candidates' pods (order slots) */
+    uint32_t phead[IMP_CAND + IMP_RES + 1], fillp[IMP_CAND + IMP_RES]; /* per candidate: its
+                                   * pods in plist */
+    uint32_t nres;                /* reserved nodes after the candidates in cand */
+    uint8_t *host;                /* [option * (group pods + 1) + set pod] */
+    uint8_t hdone[IMP_TOP + 1];   /* host row filled (this set) */
+    uint32_t *bin, *best_bin;     /* per set pod: its bin */
+    impopt top[IMP_TOP + 1];      /* [IMP_TOP]: the set's reserved node, kept */
+    uint32_t ntop;
+    int64_t (*rc)[4];             /* exact: per subset, its requests */
+    double *c1, *best;            /* exact: per subset, cheapest single node / partition */
+    uint8_t *arg, *parts;         /* exact: c1's option; best's parts */
+    uint16_t *choice;             /* exact: best's first part */
+    uint64_t work, budget;
+} imp;
+
+/* Fills the host rows of options use[0..nb) not filled yet for this set:
+ * which of the set's pods an empty node of the option hosts. */
+static void imp_rows(imp *c, const uint32_t *use, uint32_t nb)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    size_t stride = (size_t)k->n + 1;
+    for (uint32_t q = 0; q < nb; q++) {
+        uint32_t o = use[q];
+        if (c->hdone[o])
+            continue;
+        c->hdone[o] = 1;
+        const impopt *x = &c->top[o];
+        int z = k->f ? fast_zone(k->f, x->o.zone) : -1;
+        for (uint32_t i = 0; i < c->np; i++) {
+            int64_t one[4];
+            memcpy(one, x->fr, sizeof one);
+            c->host[o * stride + i] =
+                (uint8_t)(fits_free(s, one, c->spods[i]) &&
+                          hosts_matched(s, k->f, k->g, x->o.type, x->o.zone, z, x->o.ct,
+                                        c->spods[i]));
+        }
+        c->work += c->np;
+    }
+}
+
+/* comparator context for ordering candidates by fill, then node index */
+static int cmp_fill(const void *a, const void *b, void *ctx)
+{
+    const double *fill = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (fill[x] != fill[y])
+        return fill[x] < fill[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Pods of bins bin[0..np) first-fit onto the option bins of `use` (nb
+ * options, in that order): 1 when all fit. */
+static int imp_ffd(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    imp_rows(c, use, nb);
+    for (uint32_t b = 0; b < nb; b++)
+        memcpy(bf[b], c->top[use[b]].fr, sizeof bf[b]);
+    for (uint32_t i = 0; i < c->np; i++) {
+        uint32_t b = 0;
+        while (b < nb && !(c->host[use[b] * stride + i] && fits_free(s, bf[b], c->spods[i])))
+            b++;
+        c->work += b + 1;
+        if (b == nb)
+            return 0;
+        take(s, bf[b], c->spods[i]);
+        c->bin[i] = b;
+    }
+    return 1;
+}
+
+/* Pods of the set onto the option bins of `use` (nb options), each to the
+ * bin whose free room best matches its requests (largest sum over cpu and
+ * memory of request share times free share of the bin's room): balances
+ * cpu-heavy and memory-heavy pods where first-fit fills one resource.
+ * 1 when all fit. */
+static int imp_dot(imp *c, const uint32_t *use, uint32_t nb, int64_t bf[][4])
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    imp_rows(c, use, nb);
+    for (uint32_t b = 0; b < nb; b++)
+        memcpy(bf[b], c->top[use[b]].fr, sizeof bf[b]);
+    for (uint32_t i = 0; i < c->np; i++) {
+        const berth_kpod *p = &s->m->kube.pods[c->spods[i]];
+        uint32_t best = nb;
+        double bv = -1;
+        for (uint32_t b = 0; b < nb; b++) {
+            if (!c->host[use[b] * stride + i] || !fits_free(s, bf[b], c->spods[i]))
+                continue;
+            const int64_t *fr = c->top[use[b]].fr;
+            double v = 0;
+            for (int r = 0; r < 2; r++)
+                if (fr[r] > 0)
+                    v += (double)p->req[r ? BERTH_KRES_MEMORY : BERTH_KRES_CPU] / (double)fr[r] *
+                         ((double)bf[b][r] / (double)fr[r]);
+            if (v > bv + 1e-12) {
+                bv = v;
+                best = b;
+            }
+        }
+        c->work += nb;
+        if (best == nb)
+            return 0;
+        take(s, bf[best], c->spods[i]);
+        c->bin[i] = best;
+    }
+    return 1;
+}
+
+/* Two nodes (use[0], use[1]) exactly: the set's pods in classes (runs of
+ * equal requests and equal host answers, at most IMP_CLS), a depth-first
+ * search over how many of each class the first node takes, the most
+ * first, cut where the classes left exceed both nodes' room; at most
+ * IMP_DFS steps. Finds the tight splits of cpu-heavy and memory-heavy
+ * pods that the greedy packings miss. 1 when all fit (c->bin set). */
+#define IMP_CLS 16
+#define IMP_DFS 4096
+
+typedef struct impdfs {
+    uint32_t ncls, start[IMP_CLS + 1], cnt[IMP_CLS], take[IMP_CLS];
+    int64_t req[IMP_CLS][4], rem[IMP_CLS + 1][4];
+    uint8_t ha[IMP_CLS], hb[IMP_CLS];
+    uint32_t steps;
+} impdfs;
+
+static int imp_dfs(impdfs *d, uint32_t cl, int64_t fa[4], int64_t fb[4])
+{
+    if (cl == d->ncls)
+        return 1;
+    if (++d->steps > IMP_DFS)
+        return 0;
+    for (int r = 0; r < 4; r++)
+        if (d->rem[cl][r] > fa[r] + fb[r])
+            return 0;
+    int64_t hi = d->ha[cl] ? d->cnt[cl] : 0, lo = d->hb[cl] ? 0 : d->cnt[cl];
+    for (int r = 0; r < 4; r++)
+        if (d->req[cl][r] > 0) {
+            int64_t ina = fa[r] / d->req[cl][r], inb = fb[r] / d->req[cl][r];
+            hi = ina < hi ? ina : hi;
+            lo = (int64_t)d->cnt[cl] - inb > lo ? (int64_t)d->cnt[cl] - inb : lo;
+        }
+    for (int64_t n = hi; n >= lo; n--) {
+        int64_t na[4], nb[4];
+        for (int r = 0; r < 4; r++) {
+            na[r] = fa[r] - n * d->req[cl][r];
+            nb[r] = fb[r] - ((int64_t)d->cnt[cl] - n) * d->req[cl][r];
+        }
+        d->take[cl] = (uint32_t)n;
+        if (imp_dfs(d, cl + 1, na, nb))
+            return 1;
+        if (d->steps > IMP_DFS)
+            return 0;
+    }
+    return 0;
+}
+
+static int imp_two(imp *c, const uint32_t *use)
+{
+    const capacity_pass *s = c->k->s;
+    size_t stride = (size_t)c->k->n + 1;
+    imp_rows(c, use, 2);
+    const uint8_t *ha = c->host + use[0] * stride, *hb = c->host + use[1] * stride;
+    impdfs d;
+    d.ncls = 0;
+    d.steps = 0;
+    for (uint32_t i = 0; i < c->np; i++) {
+        const berth_kpod *p = &s->m->kube.pods[c->spods[i]];
+        int64_t rq[4] = {p->req[BERTH_KRES_CPU], p->req[BERTH_KRES_MEMORY],
+                         s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0, 1};
+        if (!ha[i] && !hb[i])
+            return 0;
+        uint32_t k = d.ncls;
+        if (k && !memcmp(d.req[k - 1], rq, sizeof rq) && d.ha[k - 1] == ha[i] &&
+            d.hb[k - 1] == hb[i]) {
+            d.cnt[k - 1]++;
+            continue;
+        }
+        if (k == IMP_CLS)
+            return 0;
+        memcpy(d.req[k], rq, sizeof rq);
+        d.ha[k] = ha[i];
+        d.hb[k] = hb[i];
+        d.cnt[k] = 1;
+        d.start[k] = i;
+        d.ncls++;
+    }
+    memset(d.rem[d.ncls], 0, sizeof d.rem[d.ncls]);
+    for (uint32_t k = d.ncls; k-- > 0;)
+        for (int r = 0; r < 4; r++)
+            d.rem[k][r] = d.rem[k + 1][r] + (int64_t)d.cnt[k] * d.req[k][r];
+    int64_t fa[4], fb[4];
+    memcpy(fa, c->top[use[0]].fr, sizeof fa);
+    memcpy(fb, c->top[use[1]].fr, sizeof fb);
+    int ok = imp_dfs(&d, 0, fa, fb);
+    c->work += d.steps + c->np;
+    if (!ok)
+        return 0;
+    for (uint32_t k = 0; k < d.ncls; k++)
+        for (uint32_t x = 0; x < d.cnt[k]; x++)
+            c->bin[d.start[k] + x] = x < d.take[k] ? 0 : 1;
+    return 1;
+}
+
+/* Exact: the cheapest partition of the set's pods (np <= IMP_EXACT) into
+ * nodes of the options; bins in c->bin, their options in use[]. Returns
+ * the parts, 0 when none (or more than maxb). */
+static uint32_t imp_exact(imp *c, uint32_t maxb, uint32_t *use)
+{
+    const capacity_pass *s = c->k->s;
+    const berth_autoscale *m = s->m;
+    uint32_t full = (1u << c->np) - 1;
+    size_t stride = (size_t)c->k->n + 1;
+    for (uint32_t o = 0; o < c->ntop; o++) {
+        imp_rows(c, &o, 1);
+        c->top[o].mask = 0;
+        for (uint32_t i = 0; i < c->np; i++)
+            if (c->host[o * stride + i])
+                c->top[o].mask |= 1u << i;
+    }
+    memset(c->rc[0], 0, sizeof c->rc[0]);
+    c->c1[0] = 0;
+    for (uint32_t mask = 1; mask <= full; mask++) {
+        uint32_t low = (uint32_t)__builtin_ctz(mask);
+        const berth_kpod *p = &m->kube.pods[c->spods[low]];
+        const int64_t *pr = c->rc[mask & (mask - 1)];
+        c->rc[mask][0] = pr[0] + p->req[BERTH_KRES_CPU];
+        c->rc[mask][1] = pr[1] + p->req[BERTH_KRES_MEMORY];
+        c->rc[mask][2] = pr[2] + (s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0);
+        c->rc[mask][3] = pr[3] + 1;
+        c->c1[mask] = INFINITY;
+        c->arg[mask] = 0;
+        for (uint32_t o = 0; o < c->ntop; o++) {
+            const impopt *x = &c->top[o];
+            if ((x->mask & mask) != mask || x->cost >= c->c1[mask])
+                continue;
+            int ok = 1;
+            for (int r = 0; r < 4 && ok; r++)
+                ok = c->rc[mask][r] <= x->fr[r];
+            if (ok) {
+                c->c1[mask] = x->cost;
+                c->arg[mask] = (uint8_t)o;
+            }
+        }
+        c->work += c->ntop;
+    }
+    c->best[0] = 0;
+    c->parts[0] = 0;
+    for (uint32_t mask = 1; mask <= full; mask++) {
+        uint32_t low = mask & (~mask + 1), rest = mask ^ low;
+        double bv = INFINITY;
+        uint32_t bp = 0, bc = 0;
+        for (uint32_t sub = rest;; sub = (sub - 1) & rest) {
+            uint32_t a = low | sub;
+            double v = c->c1[a] + c->best[mask ^ a];
+            uint32_t pv = 1u + c->parts[mask ^ a];
+            if (v < bv - 1e-12 || (v <= bv + 1e-12 && v < INFINITY && pv < bp)) {
+                bv = v;
+                bp = pv;
+                bc = a;
+            }
+            c->work++;
+            if (!sub)
+                break;
+        }
+        c->best[mask] = bv;
+        c->parts[mask] = (uint8_t)(bp > 255 ? 255 : bp);
+        c->choice[mask] = (uint16_t)bc;
+    }
+    if (c->best[full] == INFINITY || c->parts[full] > maxb)
+        return 0;
+    uint32_t nb = 0;
+    for (uint32_t mask = full; mask; mask ^= c->choice[mask]) {
+        uint32_t a = c->choice[mask];
+        use[nb] = c->arg[a];
+        for (uint32_t i = 0; i < c->np; i++)
+            if (a >> i & 1)
+                c->bin[i] = nb;
+        nb++;
+    }
+    return nb;
+}
+
+/* the best replacement found in a move */
+typedef struct impbest {
+    double save;
+    uint32_t set[IMP_CAND], nset, nb, np;
+    uint32_t fixed;               /* the reserved node kept, or UINT32_MAX */
+    option opt[64];
+    uint8_t isfix[64];            /* per bin: the kept reserved node */
+} impbest;
+
+/* Scores the replacement of set (j nodes, cost have, price have_price) by
+ * nb nodes of options use[] holding the set's pods as c->bin says, with
+ * the zone counts as the nodes open; kept in st when it saves most. */
+static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, uint32_t fixed,
+                      const uint32_t *use, uint32_t nb, double have, double have_price, zlist *zl)
+{
+    const capacity_pass *s = c->k->s;
+    for (uint32_t q = 0; q < nb; q++)
+        if (use[q] == IMP_TOP) { /* the kept reserved node must keep pods (else it would
+                                  * be dropped and its reservation given back) */
+            uint32_t i = 0;
+            while (i < c->np && c->bin[i] != q)
+                i++;
+            if (i == c->np)
+                return;
+        }
+    cons_zreset(zl);
+    double cost = 0, price = 0;
+    for (uint32_t q = 0; q < nb; q++) {
+        if (use[q] == IMP_TOP)
+            continue; /* the kept reserved node: paid either way */
+        cost += cons_cost_n(s, c->k->f, c->top[use[q]].of, zl, 1);
+        price += c->top[use[q]].o.price;
+    }
+    double save = have - cost;
+    if (save <= st->save + 1e-9 || have_price - price <= 1e-9)
+        return;
+    st->save = save;
+    st->nset = j;
+    memcpy(st->set, set, j * sizeof *set);
+    st->nb = nb;
+    st->np = c->np;
+    st->fixed = fixed;
+    for (uint32_t q = 0; q < nb; q++) {
+        st->opt[q] = c->top[use[q]].o;
+        st->isfix[q] = use[q] == IMP_TOP;
+    }
+    memcpy(c->best_bin, c->bin, c->np * sizeof *c->bin);
+}
+
+/* One move over capacity type ct: 1 applied, 0 none, BERTH_ENOMEM. */
+static int imp_move(imp *c, int ct)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[k->g];
+    upfast *f = k->f;
+    /* candidates: the IMP_CAND least filled */
+    uint32_t nall = 0;
+    for (uint32_t n = c->first_new; n < s->nn; n++) {
+        const capacity_node *x = &s->n[n];
+        if (x->removed || x->vng != (int)k->g || x->ct != ct || s->node_res[n] >= 0 ||
+            x->headroom_units || !x->npods)
+            continue;
+        if (!berth_instance_offering(&m->types[x->type], x->zone, (berth_capacity_type)x->ct))
+            continue;
+        c->fill[n - c->first_new] =
+            fmax((double)x->req[0] / (double)(x->alloc[0] > 0 ? x->alloc[0] : 1),
+                 (double)x->req[1] / (double)(x->alloc[1] > 0 ? x->alloc[1] : 1));
+        c->cand[nall++] = n - c->first_new;
+    }
+    if (!nall)
+        return 0;
+    qsort_r(c->cand, nall, sizeof *c->cand, cmp_fill, c->fill);
+    c->ncand = nall < IMP_CAND ? nall : IMP_CAND;
+    for (uint32_t i = 0; i < c->ncand; i++)
+        c->cand[i] += c->first_new;
+    /* the round's reserved nodes of the group (the first IMP_RES): a set may
+     * take one along, kept as it is, its pods repacked with the set's */
+    c->nres = 0;
+    for (uint32_t n = c->first_new; n < s->nn && c->nres < IMP_RES; n++) {
+        const capacity_node *x = &s->n[n];
+        if (!x->removed && x->vng == (int)k->g && s->node_res[n] >= 0 && !x->headroom_units &&
+            x->npods && x->type >= 0)
+            c->cand[c->ncand + c->nres++] = n;
+    }
+    uint32_t nlist = c->ncand + c->nres;
+    /* the candidates' pods (order slots, ascending): one scan of the group's pods */
+    memset(c->phead, 0, (IMP_CAND + IMP_RES + 1) * sizeof *c->phead);
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < k->n; i++) {
+            uint32_t n = s->pod_node[k->order[i]], q = 0;
+            while (q < nlist && c->cand[q] != n)
+                q++;
+            if (q == nlist)
+                continue;
+            if (!pass)
+                c->phead[q + 1]++;
+            else
+                c->plist[c->fillp[q]++] = i;
+        }
+        if (!pass) {
+            for (uint32_t q = 0; q < nlist; q++)
+                c->phead[q + 1] += c->phead[q];
+            memcpy(c->fillp, c->phead, nlist * sizeof *c->fillp);
+        }
+    }
+    impbest st;
+    memset(&st, 0, sizeof st);
+    uint32_t use[64];
+    zlist zbase; /* the group's zones and node counts (cons_zones), once per move */
+    zbase.n = 0;
+    if (ct == BERTH_CT_SPOT)
+        cons_zones(s, f, k->g, &zbase);
+    int64_t bf[IMP_NODES + 1][4];
+    uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
+    uint32_t idx[IMP_CAND];
+    /* sets of 1..IMP_SET candidates, then all of them when they hold at
+     * most IMP_EXACT pods (the exact partition of the whole round) */
+    for (uint32_t j = 1; j <= c->ncand; j = j < IMP_SET ? j + 1 : (j < c->ncand ? c->ncand : j + 1)) {
+        if (j > IMP_SET && c->phead[c->ncand] > IMP_EXACT)
+            break;
+        for (uint32_t q = 0; q < j; q++)
+            idx[q] = q;
+        for (;;) {
+          for (uint32_t rr = 0; rr <= (j > IMP_SET ? 0 : c->nres); rr++) {
+            if (c->work > c->budget)
+                goto done;
+            uint32_t set[IMP_CAND];
+            for (uint32_t q = 0; q < j; q++)
+                set[q] = c->cand[idx[q]];
+            /* a reserved node taken along: bin IMP_TOP, kept */
+            uint32_t fixed = rr ? c->cand[c->ncand + rr - 1] : UINT32_MAX, nfix = rr ? 1 : 0;
+            uint32_t lists[IMP_CAND + 1], nl = j;
+            memcpy(lists, idx, j * sizeof *idx);
+            if (rr)
+                lists[nl++] = c->ncand + rr - 1;
+            /* the set's pods, FFD order: a merge of its nodes' lists */
+            c->np = 0;
+            int64_t sum[4] = {0, 0, 0, 0};
+            uint32_t cur[IMP_CAND + 1];
+            for (uint32_t q = 0; q < nl; q++)
+                cur[q] = c->phead[lists[q]];
+            for (;;) {
+                uint32_t bq = nl, bs = UINT32_MAX;
+                for (uint32_t q = 0; q < nl; q++)
+                    if (cur[q] < c->phead[lists[q] + 1] && c->plist[cur[q]] < bs)
+                        bs = c->plist[cur[q]], bq = q;
+                if (bq == nl)
+                    break;
+                cur[bq]++;
+                uint32_t pod = k->order[bs];
+                const berth_kpod *kp = &m->kube.pods[pod];
+                sum[0] += kp->req[BERTH_KRES_CPU];
+                sum[1] += kp->req[BERTH_KRES_MEMORY];
+                sum[2] += s->gpu != BERTH_KUBE_NONE ? kp->req[s->gpu] : 0;
+                sum[3]++;
+                c->spods[c->np++] = pod;
+            }
+            c->work += c->np + 1;
+            for (uint32_t q = 0; q < j; q++)
+                cons_away(s, f, set[q], 1);
+            int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
+            /* the group's zones with the set away: the move's list less the set's nodes */
+            zlist zl = zbase;
+            for (uint32_t q = 0; q < j && zl.n; q++) {
+                uint32_t zi = 0;
+                while (zi < zl.n && zl.z[zi] != s->n[set[q]].zone &&
+                       strcmp(zl.z[zi], s->n[set[q]].zone))
+                    zi++;
+                if (zi < zl.n)
+                    zl.cnt[zi]--;
+            }
+            int64_t room = v->max_nodes - s->vng_nodes[k->g];
+            uint32_t maxb = j + (uint32_t)(room > 0 ? (room > 64 ? 64 : room) : 0);
+            maxb = maxb > 64 ? 64 : maxb;
+            if (ct == BERTH_CT_SPOT && v->spot_percentage < 100)
+                maxb = j; /* the spot share must not grow */
+            /* the set's cost, its nodes in opening order */
+            double have = 0, have_price = 0;
+            uint32_t ord[IMP_CAND];
+            memcpy(ord, set, j * sizeof *ord);
+            qsort(ord, j, sizeof *ord, cmp_u32_asc);
+            cons_zreset(&zl);
+            for (uint32_t q = 0; q < j; q++) {
+                const capacity_node *x = &s->n[ord[q]];
+                const berth_offering *xo = berth_instance_offering(&m->types[x->type], x->zone,
+                                                                   (berth_capacity_type)x->ct);
+                have += cons_cost_n(s, f, xo, &zl, 1);
+                have_price += xo->price;
+            }
+            /* the options: the IMP_TOP best per covered share that host at least one pod */
+            c->ntop = 0;
+            for (uint32_t ti = ti0; ti < tend; ti++) {
+                uint32_t t = f ? f->gtypes[ti] : ti;
+                const berth_instance_type *it = &m->types[t];
+                if (!f && !capacity_vng_allows_type(v, it))
+                    continue;
+                for (uint32_t o = 0; o < it->nofferings; o++) {
+                    const berth_offering *of = &it->offerings[o];
+                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
+                    if (!of->available || (int)of->capacity_type != ct ||
+                        (f ? !f->vzone[k->g * f->nz + (uint32_t)z]
+                           : !capacity_vng_allows_zone(v, of->zone)))
+                        continue;
+                    double cost = cons_cost(s, f, of, zmin);
+                    if (cost >= have - st.save - 1e-9)
+                        continue; /* one such node already costs the set */
+                    int64_t fr[4];
+                    capacity_template_free(s, k->g, t, of->zone, ct, fr);
+                    double share = 0;
+                    for (int r = 0; r < 2; r++)
+                        share += sum[r] > 0 ? fmin(1.0, (double)fr[r] / (double)sum[r]) : 0.5;
+                    double rank = share > 0 ? cost / share : INFINITY;
+                    uint32_t at = c->ntop;
+                    while (at > 0 && c->top[at - 1].rank > rank)
+                        at--;
+                    if (at >= IMP_TOP || rank == INFINITY)
+                        continue;
+                    uint32_t last = c->ntop < IMP_TOP ? c->ntop : IMP_TOP - 1;
+                    memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
+                    impopt *x = &c->top[at];
+                    x->o = (option){1, t, of->zone, ct, -1, of->price, 0, 0};
+                    x->of = of;
+                    x->cost = cost;
+                    x->rank = rank;
+                    memcpy(x->fr, fr, sizeof fr);
+                    x->cap = (double)fr[0] / k->norm[0] + (double)fr[1] / k->norm[1];
+                    c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
+                }
+            }
+            if (rr) {
+                const capacity_node *x = &s->n[fixed];
+                impopt *y = &c->top[IMP_TOP];
+                y->o = (option){1, (uint32_t)x->type, x->zone, x->ct, s->node_res[fixed], 0, 0, 0};
+                y->of = NULL;
+                y->cost = 0;
+                y->rank = 0;
+                y->fr[0] = x->alloc[0], y->fr[1] = x->alloc[1], y->fr[2] = x->alloc[2];
+                y->fr[3] = x->alloc_pods;
+                y->cap = (double)y->fr[0] / k->norm[0] + (double)y->fr[1] / k->norm[1];
+            }
+            memset(c->hdone, 0, sizeof c->hdone); /* host rows: filled when first used */
+            {
+                /* no replacement from these options costs less than their
+                 * fractional cover of the set's cpu and memory (less the
+                 * kept reserved node's room): skip a set that cannot beat
+                 * the best move */
+                double pc[IMP_TOP], p0[IMP_TOP], p1[IMP_TOP], pi[2];
+                for (uint32_t o = 0; o < c->ntop; o++) {
+                    pc[o] = c->top[o].cost;
+                    p0[o] = (double)c->top[o].fr[0];
+                    p1[o] = (double)c->top[o].fr[1];
+                }
+                double d0 = (double)sum[0] - (rr ? (double)c->top[IMP_TOP].fr[0] : 0);
+                double d1 = (double)sum[1] - (rr ? (double)c->top[IMP_TOP].fr[1] : 0);
+                d0 = d0 > 0 ? d0 : 0;
+                d1 = d1 > 0 ? d1 : 0;
+                double lp = c->ntop && (d0 > 0 || d1 > 0)
+                                ? capacity_lp_cover2(pc, p0, p1, c->ntop, d0, d1, pi) : 0;
+                c->work += c->ntop;
+                if (!c->ntop && !rr)
+                    lp = INFINITY; /* no option can take the set's pods */
+                if (have - lp <= st.save + 1e-9)
+                    goto next_set;
+            }
+            /* candidate replacements: each scored exactly, the best kept */
+            uint32_t nopt = c->ntop < IMP_OPTS ? c->ntop : IMP_OPTS;
+            if (c->np <= IMP_EXACT && !rr) {
+                uint32_t nb = imp_exact(c, maxb, use);
+                if (nb)
+                    imp_score(c, &st, set, j, fixed, use, nb, have, have_price, &zl);
+            } else {
+                /* the options by cost: multisets in cost order, cut where
+                 * they cost the set's price less the best saving; the kept
+                 * reserved node (use[0]) first */
+                uint32_t byc[IMP_TOP];
+                for (uint32_t x = 0; x < nopt; x++) {
+                    uint32_t y = x;
+                    for (; y > 0 && c->top[byc[y - 1]].cost > c->top[x].cost; y--)
+                        byc[y] = byc[y - 1];
+                    byc[y] = x;
+                }
+                /* one node: at most two; consolidation tried one option */
+                uint32_t kmax = j == 1 ? 2 : IMP_NODES; /* (j > IMP_SET: exact only) */
+                use[0] = IMP_TOP;
+                for (uint32_t kind = rr ? 0 : 1; kind <= kmax && kind <= maxb; kind++)
+                    for (uint32_t a = 0; a < (kind ? nopt : 1); a++) {
+                        double ca = kind ? c->top[byc[a]].cost : 0;
+                        if (kind && ca * kind >= have - st.save - 1e-9)
+                            break;
+                        for (uint32_t b = kind >= 2 ? a : 0; b < (kind >= 2 ? nopt : 1); b++) {
+                            double cb = kind >= 2 ? c->top[byc[b]].cost : 0;
+                            if (kind && ca + cb * (kind - 1) >= have - st.save - 1e-9)
+                                break;
+                            for (uint32_t d = kind >= 3 ? b : 0; d < (kind >= 3 ? nopt : 1); d++) {
+                                uint32_t nb = kind + nfix, *u = use + nfix;
+                                u[0] = byc[a], u[1] = byc[b], u[2] = byc[d];
+                                double cost = 0;
+                                int64_t cap[4] = {0, 0, 0, 0};
+                                for (uint32_t q = 0; q < nb; q++) {
+                                    cost += c->top[use[q]].cost;
+                                    for (int r = 0; r < 4; r++)
+                                        cap[r] += c->top[use[q]].fr[r];
+                                }
+                                c->work++;
+                                if (cost >= have - st.save - 1e-9)
+                                    break;
+                                int ok = 1;
+                                for (int r = 0; r < 4 && ok; r++)
+                                    ok = cap[r] >= sum[r];
+                                if (!ok)
+                                    continue;
+                                /* smallest first, then largest first */
+                                for (uint32_t x = 1; x < kind; x++)
+                                    for (uint32_t y = x; y > 0 && c->top[u[y - 1]].cap >
+                                                                      c->top[u[y]].cap; y--) {
+                                        uint32_t tmp = u[y];
+                                        u[y] = u[y - 1];
+                                        u[y - 1] = tmp;
+                                    }
+                                for (int order = 0; order < 4; order++) {
+                                    if (order && nb == 1)
+                                        break;
+                                    if (order == 3 && nb != 2)
+                                        break;
+                                    if (order == 1 && kind > 1) {
+                                        uint32_t tmp = u[0];
+                                        u[0] = u[kind - 1];
+                                        u[kind - 1] = tmp;
+                                    }
+                                    if (order < 2   ? imp_ffd(c, use, nb, bf)
+                                        : order < 3 ? imp_dot(c, use, nb, bf)
+                                                    : imp_two(c, use)) {
+                                        imp_score(c, &st, set, j, fixed, use, nb, have, have_price,
+                                                  &zl);
+                                        break; /* the cost is the multiset's */
+                                    }
+                                }
+                            }
+                        }
+                    }
+            }
+        next_set:
+            for (uint32_t q = 0; q < j; q++)
+                cons_away(s, f, set[q], 0);
+          }
+            /* next set of j candidates */
+            int q = (int)j - 1;
+            while (q >= 0 && idx[q] == c->ncand - j + (uint32_t)q)
+                q--;
+            if (q < 0)
+                break;
+            idx[q]++;
+            for (uint32_t r = (uint32_t)q + 1; r < j; r++)
+                idx[r] = idx[r - 1] + 1;
+        }
+    }
+done:
+    if (!st.nset)
+        return 0;
+    /* apply: the set's pods (FFD order) leave, its nodes go, the bins open */
+    c->np = 0;
+    for (uint32_t i = 0; i < k->n; i++) {
+        uint32_t pod = k->order[i], n = s->pod_node[pod];
+        int in = st.fixed != UINT32_MAX && n == st.fixed;
+        for (uint32_t q = 0; q < st.nset; q++)
+            in |= n == st.set[q];
+        if (in)
+            c->spods[c->np++] = pod;
+    }
+    if (c->np != st.np)
+        return BERTH_EINTERNAL;
+    for (uint32_t i = 0; i < c->np; i++)
+        capacity_unplace(s, c->spods[i]);
+    for (uint32_t q = 0; q < st.nset; q++)
+        drop_node(s, f, st.set[q]);
+    uint32_t opened[64];
+    for (uint32_t b = 0; b < st.nb; b++) {
+        if (st.isfix[b]) {
+            opened[b] = st.fixed;
+            continue;
+        }
+        opened[b] = open_node(k, &st.opt[b]);
+        if (opened[b] == BERTH_KUBE_NONE)
+            return BERTH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < c->np; i++)
+        capacity_place(s, c->spods[i], opened[c->best_bin[i]]);
+    return 1;
+}
+
+/* Improves group k->g's new nodes of this round (from first_new). */
+static int improve(packer *k, uint32_t first_new)
+{
+    capacity_pass *s = k->s;
+    uint32_t round_nodes = s->nn - first_new;
+    if (round_nodes < 1 || k->hr)
+        return 0;
+    imp c;
+    memset(&c, 0, sizeof c);
+    c.k = k;
+    c.first_new = first_new;
+    if (!k->imp_left || !*k->imp_left)
+        return 0;
+    c.budget = *k->imp_left;
+    size_t nodes = (size_t)round_nodes + (size_t)IMP_MOVES * 64 + 1;
+    size_t sub = (size_t)1 << IMP_EXACT;
+    c.cand = malloc(nodes * sizeof *c.cand);
+    c.fill = malloc(nodes * sizeof *c.fill);
+    c.spods = malloc(((size_t)k->n + 1) * sizeof *c.spods);
+    c.plist = malloc(((size_t)k->n + 1) * sizeof *c.plist);
+    c.bin = malloc(((size_t)k->n + 1) * sizeof *c.bin);
+    c.best_bin = malloc(((size_t)k->n + 1) * sizeof *c.best_bin);
+    c.host = malloc((IMP_TOP + 1) * ((size_t)k->n + 1));
+    c.rc = malloc(sub * sizeof *c.rc);
+    c.c1 = malloc(sub * sizeof *c.c1);
+    c.best = malloc(sub * sizeof *c.best);
+    c.arg = malloc(sub);
+    c.parts = malloc(sub);
+    c.choice = malloc(sub * sizeof *c.choice);
+    int rc = c.cand && c.fill && c.spods && c.plist && c.bin && c.best_bin && c.host && c.rc && c.c1 &&
+                     c.best && c.arg && c.parts && c.choice
+                 ? 0 : BERTH_ENOMEM;
+    for (int ct = BERTH_CT_SPOT; !rc && ct <= BERTH_CT_ON_DEMAND; ct++) {
+        if (ct == BERTH_CT_RESERVED)
+            continue;
+        for (uint32_t moves = 0; moves < IMP_MOVES && c.work <= c.budget; moves++) {
+            int r = imp_move(&c, ct);
+            if (r <= 0) {
+                rc = r;
+                break;
+            }
+        }
+    }
+    *k->imp_left = c.work < c.budget ? c.budget - c.work : 0;
+    free(c.cand);
+    free(c.fill);
+    free(c.spods);
+    free(c.plist);
+    free(c.bin);
+    free(c.best_bin);
+    free(c.host);
+    free(c.rc);
+    free(c.c1);
+    free(c.best);
+    free(c.arg);
+    free(c.parts);
+    free(c.choice);
     return rc;
 }
 
@@ -1923,6 +2743,8 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
     uint8_t *seen = NULL;
     packer pk;
     memset(&pk, 0, sizeof pk);
+    /* the improvement step's work for the whole scale-up (all groups and rounds) */
+    uint64_t imp_left = IMP_WORK + IMP_WORK_POD * (uint64_t)k->npods;
     int rc = 0, keep_msg = 0;
     if (!pend || !placed || !why || !rank || !grp || !order || !done || !p->on_existing ||
         !p->on_existing_node) {
@@ -2023,6 +2845,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             pk.capmemo = capmemo;
             pk.cand = cand;
             pk.capcand = capcand;
+            pk.imp_left = &imp_left;
             for (uint32_t i = 0; i < nleft; i++)
                 if (grp[i] == (int)g)
                     order[pk.n++] = pend[i];
