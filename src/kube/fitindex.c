@@ -1,0 +1,771 @@
+/* kube/fitindex.c - the per-pod-class fit index over a what-if session
+ * (kube/fitindex.h): where the kube scheduler would put a plain pod, or
+ * its FitError text when it fits nowhere, without a scan over the nodes.
+ *
+ * Pods of one class (same requests, tolerations, node selector and
+ * affinity, images, volume constraints) meet the same filters and scores.
+ * Per class and node: the first static filter that rejects it (with its
+ * reason group), and `part`, the weighted NodeResourcesFit and
+ * BalancedAllocation (and ImageLocality) score where the node is a
+ * candidate that passes every filter, else INT32_MIN; a max tree over part
+ * gives the kube fast path's pick (argmax, first node on ties) in
+ * O(log N), and an empty tree answers "fits nowhere" at once. Each node's
+ * reason group (first rejecting plugin slot and reason code, as
+ * count_reasons in kube/sched.c groups them) is counted per class, so the
+ * FitError text is built from the counts (O(groups)) and kept until one
+ * count changes. Nodes that change (a pod leaves or joins, a node is
+ * excluded) go to a change log; a class brings those nodes up to date when
+ * next used (each log entry costs O(log N) once per class in use).
+ *
+ * Answered here: the default profile made of the fast path's plugins, no
+ * percentageOfNodesToScore sampling, pods of the default scheduler without
+ * ports, volume errors, nodeName pins or images, whose spread/affinity
+ * context is inert, and whose TaintToleration / NodeAffinity raw scores
+ * are equal on every statically feasible node (then those scores add a
+ * constant). Anything else: KUBE_FIT_ASK, the session answers. The
+ * decisions and texts are those of the kube scheduler (the tests compare
+ * them). */
+#include "kube/fitindex.h"
+#include "kube/fastpath.h"
+#include "kube/state.h"
+#include "kube/terms.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIT_MAX_CLASSES 1024
+#define FIT_MAX_BYTES (768u * 1024u * 1024u)
+#define FIT_MAX_REASONS 64  /* KUBE_MAX_REASONS of kube/sched.c */
+#define FIT_REASON_TEXT 160 /* its reason_count.text */
+#define FIT_NONE UINT32_MAX
+
+/* A reason group of a class: nodes whose first rejecting filter slot and
+ * reason code (or, for plugins without codes, text) are the same share
+ * one text. */
+typedef struct fit_group {
+    uint32_t slot, code;
+    char *text;           /* the plugin's reason text (';'-separated reasons) */
+    uint32_t count;       /* candidate nodes in the group now */
+} fit_group;
+
+typedef struct fit_class {
+    char *key;
+    size_t keylen;
+    uint32_t hash;
+    int ok;               /* the index answers for this class */
+    uint64_t pos;         /* change log consumed */
+    int32_t *part;        /* per node; INT32_MIN: not feasible now */
+    int32_t *tree;        /* max tree over part, leaves at [P, 2P) */
+    uint32_t *sgrp;       /* per node: group of its first static rejection, FIT_NONE */
+    uint8_t *sslot;       /* per node: that filter's slot + 1, 0: passes */
+    uint32_t *grp;        /* per node: group it is counted in now, FIT_NONE */
+    fit_group *groups;
+    uint32_t ngroups, capgroups;
+    uint32_t ncand;       /* candidates when the counts were last made */
+    char *text;           /* FitError text of the counts (NULL: stale) */
+} fit_class;
+
+struct kube_fitidx {
+    berth_ksession *ks;
+    kube_loop *L;
+    kube_sched *s;
+    berth_profile prof;
+    const berth_filter_plugin *filters[BERTH_KP_COUNT];
+    const berth_score_plugin *scores[BERTH_KP_COUNT];
+    int64_t weights[BERTH_KP_COUNT];
+    berth_kplugin filter_of[BERTH_KP_COUNT], score_of[BERTH_KP_COUNT];
+    int nrf_slot;         /* NodeResourcesFit filter slot, -1 none */
+    uint32_t N, P;
+    fit_class *classes;
+    uint32_t nclasses, capclasses;
+    uint32_t *table, tcap; /* open addressing: class + 1 */
+    size_t bytes;
+    uint32_t *log;        /* touched nodes (session indices) */
+    uint64_t nlog, caplog;
+    uint32_t *seen, gen;
+    /* scratch, sized to nodes */
+    uint32_t *list;
+    uint8_t *verdict;
+    int64_t *col, *col2;
+    char *keybuf;
+    size_t keycap;
+};
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* ---- the profile ---- */
+
+static int allowed(berth_kplugin p, int score)
+{
+    static const berth_kplugin filters[] = {
+        BERTH_KP_NODE_UNSCHEDULABLE, BERTH_KP_NODE_NAME,    BERTH_KP_TAINT_TOLERATION,
+        BERTH_KP_NODE_AFFINITY,      BERTH_KP_NODE_PORTS,   BERTH_KP_NODE_RESOURCES_FIT,
+        BERTH_KP_VOLUME_ZONE,        BERTH_KP_POD_TOPOLOGY_SPREAD, BERTH_KP_INTER_POD_AFFINITY};
+    static const berth_kplugin scores[] = {
+        BERTH_KP_TAINT_TOLERATION,    BERTH_KP_NODE_AFFINITY,        BERTH_KP_NODE_RESOURCES_FIT,
+        BERTH_KP_POD_TOPOLOGY_SPREAD, BERTH_KP_INTER_POD_AFFINITY,   BERTH_KP_BALANCED_ALLOCATION,
+        BERTH_KP_IMAGE_LOCALITY};
+    const berth_kplugin *l = score ? scores : filters;
+    size_t n = score ? sizeof scores / sizeof *scores : sizeof filters / sizeof *filters;
+    for (size_t i = 0; i < n; i++)
+        if (l[i] == p)
+            return 1;
+    return 0;
+}
+
+static int is_static(berth_kplugin p)
+{
+    return p == BERTH_KP_NODE_UNSCHEDULABLE || p == BERTH_KP_NODE_NAME ||
+           p == BERTH_KP_TAINT_TOLERATION || p == BERTH_KP_NODE_AFFINITY ||
+           p == BERTH_KP_VOLUME_ZONE;
+}
+
+/* The session's profile as kube/sched.c builds it (build_profile): 0 when
+ * it is not one the index answers for. */
+static int build(kube_fitidx *x)
+{
+    const berth_kcluster *k = x->s->k;
+    const berth_kprofile *kp = &x->L->defprof;
+    if (k->nprofiles || x->L->opt->profile || x->L->opt->reference || x->L->opt->detail ||
+        x->L->opt->reasons || x->L->opt->preempt || x->L->opt->tiebreak != BERTH_TIE_FIRST)
+        return 0;
+    int32_t pct = kp->percentage_of_nodes_to_score ? kp->percentage_of_nodes_to_score
+                                                   : k->percentage_of_nodes_to_score;
+    if (pct > 0 && pct < 100)
+        return 0;
+    uint32_t nf = 0, ns = 0;
+    int64_t wsum = 0;
+    x->nrf_slot = -1;
+    for (int i = 0; i < BERTH_KP_COUNT; i++) {
+        berth_kplugin pl = (berth_kplugin)i;
+        const berth_filter_plugin *f = kube_filter_plugin(pl);
+        const berth_score_plugin *sc = kube_score_plugin(pl);
+        if (f && (kp->filters & (1u << i))) {
+            if (!allowed(pl, 0))
+                return 0;
+            if (pl == BERTH_KP_NODE_RESOURCES_FIT)
+                x->nrf_slot = (int)nf;
+            x->filter_of[nf] = pl;
+            x->filters[nf++] = f;
+        }
+        if (sc && (kp->scores & (1u << i))) {
+            if (!allowed(pl, 1))
+                return 0;
+            x->score_of[ns] = pl;
+            x->weights[ns] = kp->weight[i] > 0 ? kp->weight[i] : 1;
+            wsum += x->weights[ns];
+            x->scores[ns++] = sc;
+            /* the part's plugins must not normalise (kube/fastpath.c's columns) */
+            if ((pl == BERTH_KP_NODE_RESOURCES_FIT || pl == BERTH_KP_BALANCED_ALLOCATION ||
+                 pl == BERTH_KP_IMAGE_LOCALITY) && sc->normalize)
+                return 0;
+        }
+    }
+    if (wsum > INT32_MAX / 200)
+        return 0;
+    x->prof.filters = x->filters;
+    x->prof.nfilters = nf;
+    x->prof.scores = x->scores;
+    x->prof.weights = x->weights;
+    x->prof.nscores = ns;
+    return 1;
+}
+
+/* ---- open / close ---- */
+
+static void class_free(fit_class *c)
+{
+    free(c->key);
+    free(c->part);
+    free(c->tree);
+    free(c->sgrp);
+    free(c->sslot);
+    free(c->grp);
+    for (uint32_t g = 0; g < c->ngroups; g++)
+        free(c->groups[g].text);
+    free(c->groups);
+    free(c->text);
+}
+
+void kube_fitidx_close(kube_fitidx *x)
+{
+    if (!x)
+        return;
+    for (uint32_t i = 0; i < x->nclasses; i++)
+        class_free(&x->classes[i]);
+    free(x->classes);
+    free(x->table);
+    free(x->log);
+    free(x->seen);
+    free(x->list);
+    free(x->verdict);
+    free(x->col);
+    free(x->col2);
+    free(x->keybuf);
+    free(x);
+}
+
+int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
+{
+    *out = NULL;
+    kube_fitidx *x = calloc(1, sizeof *x);
+    if (!x)
+        return BERTH_ENOMEM;
+    x->ks = ks;
+    x->L = kube_session_loop(ks);
+    x->s = &x->L->s;
+    if (!build(x)) {
+        free(x);
+        return 0;
+    }
+    x->N = x->s->k->nnodes;
+    for (x->P = 1; x->P < x->N; x->P *= 2)
+        ;
+    uint32_t N = x->N ? x->N : 1;
+    x->seen = calloc(N, sizeof *x->seen);
+    x->list = malloc(N * sizeof *x->list);
+    x->verdict = malloc(N);
+    x->col = malloc(N * sizeof *x->col);
+    x->col2 = malloc(N * sizeof *x->col2);
+    x->tcap = 256;
+    x->table = calloc(x->tcap, sizeof *x->table);
+    if (!x->seen || !x->list || !x->verdict || !x->col || !x->col2 || !x->table) {
+        kube_fitidx_close(x);
+        return BERTH_ENOMEM;
+    }
+    *out = x;
+    return 0;
+}
+
+/* ---- the change log ---- */
+
+static int log_node(kube_fitidx *x, uint32_t n)
+{
+    if (x->nlog == x->caplog) {
+        uint64_t nc = x->caplog ? x->caplog * 2 : 1024;
+        uint32_t *q = realloc(x->log, nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        x->log = q;
+        x->caplog = nc;
+    }
+    x->log[x->nlog++] = n;
+    return 0;
+}
+
+int kube_fitidx_touch(kube_fitidx *x, uint32_t node)
+{
+    uint32_t n = kube_session_node(x->ks, node);
+    return n < x->N ? log_node(x, n) : 0;
+}
+
+uint64_t kube_fitidx_pos(const kube_fitidx *x)
+{
+    return x->nlog;
+}
+
+int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
+{
+    for (uint64_t i = pos, end = x->nlog; i < end; i++)
+        if (log_node(x, x->log[i]))
+            return BERTH_ENOMEM;
+    return 0;
+}
+
+/* ---- the class key: everything the filters and scores read of a pod ---- */
+
+typedef struct kb {
+    kube_fitidx *x;
+    size_t len;
+    int oom;
+} kb;
+
+static void put(kb *b, const void *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->x->keycap) {
+        size_t nc = b->x->keycap ? b->x->keycap * 2 : 1024;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        char *q = realloc(b->x->keybuf, nc);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->x->keybuf = q;
+        b->x->keycap = nc;
+    }
+    memcpy(b->x->keybuf + b->len, p, n);
+    b->len += n;
+}
+
+static void put_str(kb *b, const char *s)
+{
+    if (!s)
+        s = "\x01";
+    put(b, s, strlen(s) + 1);
+}
+
+static void put_reqs(kb *b, const berth_requirement *r, uint32_t n)
+{
+    put(b, &n, sizeof n);
+    for (uint32_t i = 0; i < n; i++) {
+        put_str(b, r[i].key);
+        put(b, &r[i].op, sizeof r[i].op);
+        put(b, &r[i].nvalues, sizeof r[i].nvalues);
+        for (uint32_t j = 0; j < r[i].nvalues; j++)
+            put_str(b, r[i].values[j]);
+    }
+}
+
+static void put_term(kb *b, const berth_kterm *t)
+{
+    put_reqs(b, t->exprs, t->nexprs);
+    put_reqs(b, t->fields, t->nfields);
+    put(b, &t->invalid, sizeof t->invalid);
+}
+
+static int build_key(kube_fitidx *x, const berth_kpod *p, size_t *len)
+{
+    kb b = {x, 0, 0};
+    put(&b, p->req, sizeof p->req);
+    put(&b, p->req_nz, sizeof p->req_nz);
+    put_str(&b, p->node_name);
+    put(&b, &p->ntols, sizeof p->ntols);
+    for (uint32_t i = 0; i < p->ntols; i++) {
+        put_str(&b, p->tols[i].key);
+        put_str(&b, p->tols[i].value);
+        put(&b, &p->tols[i].op, sizeof p->tols[i].op);
+        put(&b, &p->tols[i].effect, sizeof p->tols[i].effect);
+    }
+    put(&b, &p->node_selector.n, sizeof p->node_selector.n);
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        put_str(&b, p->node_selector.items[i].key);
+        put_str(&b, p->node_selector.items[i].value);
+    }
+    put(&b, &p->has_req_affinity, sizeof p->has_req_affinity);
+    put(&b, &p->nreq_terms, sizeof p->nreq_terms);
+    for (uint32_t i = 0; i < p->nreq_terms; i++)
+        put_term(&b, &p->req_terms[i]);
+    put(&b, &p->npref_terms, sizeof p->npref_terms);
+    for (uint32_t i = 0; i < p->npref_terms; i++) {
+        put(&b, &p->pref_terms[i].weight, sizeof p->pref_terms[i].weight);
+        put_term(&b, &p->pref_terms[i].term);
+    }
+    *len = b.len;
+    return b.oom ? BERTH_ENOMEM : 0;
+}
+
+/* Whether the index answers for pod p at all (before its class). */
+static int pod_ok(const kube_fitidx *x, const berth_kpod *p)
+{
+    if (p->nports || p->vol_error || p->nvol_zones || p->node_name)
+        return 0;
+    if (p->scheduler_name && strcmp(p->scheduler_name, "default-scheduler"))
+        return 0;
+    for (uint32_t i = 0; i < p->ncontainers; i++)
+        if (p->containers[i].image)
+            return 0;
+    for (uint32_t i = 0; i < p->ninit; i++)
+        if (p->init[i].image)
+            return 0;
+    for (uint32_t i = 0; i < p->nreq_terms; i++)
+        if (p->req_terms[i].nfields)
+            return 0; /* NodeAffinity's PreFilter may pin the pod (pinned_nodes) */
+    (void)x;
+    return 1;
+}
+
+static int inert(const kube_req *r)
+{
+    const kube_terms_req *q = r->terms;
+    return !q || (!q->npf && !q->nps && !q->naff && !q->nanti && !q->nisc);
+}
+
+/* ---- per class upkeep ---- */
+
+static void tree_set(const kube_fitidx *x, fit_class *c, uint32_t n, int32_t v)
+{
+    uint32_t i = x->P + n;
+    c->tree[i] = v;
+    for (i /= 2; i; i /= 2) {
+        int32_t l = c->tree[2 * i], r = c->tree[2 * i + 1];
+        int32_t m = l > r ? l : r;
+        if (c->tree[i] == m)
+            break;
+        c->tree[i] = m;
+    }
+}
+
+/* The first node holding the maximum (the fast path's argmax, ties first). */
+static uint32_t tree_argmax(const kube_fitidx *x, const fit_class *c)
+{
+    uint32_t i = 1;
+    while (i < x->P)
+        i = c->tree[2 * i] == c->tree[i] ? 2 * i : 2 * i + 1;
+    return i - x->P;
+}
+
+/* Reason group (slot, code); for plugins without codes the text decides. */
+static uint32_t group_of(fit_class *c, uint32_t slot, uint32_t code, const char *text, int *oom)
+{
+    for (uint32_t g = 0; g < c->ngroups; g++)
+        if (c->groups[g].slot == slot && c->groups[g].code == code &&
+            (code != KUBE_NO_REASON_CODE || !strcmp(c->groups[g].text, text)))
+            return g;
+    if (c->ngroups == c->capgroups) {
+        uint32_t nc = c->capgroups ? c->capgroups * 2 : 8;
+        fit_group *q = realloc(c->groups, nc * sizeof *q);
+        if (!q) {
+            *oom = 1;
+            return FIT_NONE;
+        }
+        c->groups = q;
+        c->capgroups = nc;
+    }
+    char *t = strdup(text);
+    if (!t) {
+        *oom = 1;
+        return FIT_NONE;
+    }
+    c->groups[c->ngroups] = (fit_group){slot, code, t, 0};
+    return c->ngroups++;
+}
+
+/* The group of a node's reason for filter slot f (the plugin's code, else
+ * its text). */
+static uint32_t reason_group(kube_fitidx *x, fit_class *c, const kube_req *r, uint32_t f,
+                             uint32_t n, int *oom)
+{
+    char buf[512];
+    uint32_t code = kube_reason_code(x->s, r, x->filter_of[f], n);
+    if (code != KUBE_NO_REASON_CODE) {
+        for (uint32_t g = 0; g < c->ngroups; g++)
+            if (c->groups[g].slot == f && c->groups[g].code == code)
+                return g;
+    }
+    x->filters[f]->reason(x->s, (void *)r, n, buf, sizeof buf);
+    return group_of(c, f, code, buf, oom);
+}
+
+/* Recomputes nodes[0..m) of class c: the fit filter and the part's scores,
+ * the tree, and each node's reason group. 0 or BERTH_ENOMEM. */
+static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *nodes, uint32_t m)
+{
+    kube_sched *s = x->s;
+    const berth_profile *prof = &x->prof;
+    memset(x->verdict, BERTH_FIT, m);
+    if (x->nrf_slot >= 0)
+        prof->filters[x->nrf_slot]->filter(s, r, nodes, m, x->verdict);
+    memset(x->col2, 0, m * sizeof *x->col2);
+    for (uint32_t j = 0; j < prof->nscores; j++) {
+        berth_kplugin pl = x->score_of[j];
+        if (pl != BERTH_KP_NODE_RESOURCES_FIT && pl != BERTH_KP_BALANCED_ALLOCATION &&
+            pl != BERTH_KP_IMAGE_LOCALITY)
+            continue;
+        prof->scores[j]->score(s, r, nodes, m, x->col);
+        for (uint32_t i = 0; i < m; i++)
+            x->col2[i] += x->weights[j] * x->col[i];
+    }
+    const uint8_t *off = s->off;
+    int oom = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t n = nodes[i];
+        int cand = !(off && off[n]);
+        int fit = x->verdict[i] == BERTH_FIT;
+        int32_t v = cand && !c->sslot[n] && fit ? (int32_t)x->col2[i] : INT32_MIN;
+        if (c->part[n] != v) {
+            c->part[n] = v;
+            tree_set(x, c, n, v);
+        }
+        /* the first rejecting filter: static slot or NodeResourcesFit's */
+        uint32_t g = FIT_NONE;
+        if (cand) {
+            if (!fit && (!c->sslot[n] || (uint32_t)x->nrf_slot < c->sslot[n] - 1u))
+                g = reason_group(x, c, r, (uint32_t)x->nrf_slot, n, &oom);
+            else if (c->sslot[n])
+                g = c->sgrp[n];
+        }
+        if (g != c->grp[n]) {
+            if (c->grp[n] != FIT_NONE)
+                c->groups[c->grp[n]].count--;
+            if (g != FIT_NONE)
+                c->groups[g].count++;
+            c->grp[n] = g;
+            free(c->text);
+            c->text = NULL;
+        }
+    }
+    return oom ? BERTH_ENOMEM : 0;
+}
+
+/* A new class for r's pod: static filters over every node, the constant
+ * scores' check, then every node refreshed. */
+static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
+{
+    kube_sched *s = x->s;
+    const berth_profile *prof = &x->prof;
+    uint32_t N = x->N, P = x->P;
+    c->part = malloc((N ? N : 1) * sizeof *c->part);
+    c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
+    c->sgrp = malloc((N ? N : 1) * sizeof *c->sgrp);
+    c->sslot = calloc(N ? N : 1, 1);
+    c->grp = malloc((N ? N : 1) * sizeof *c->grp);
+    if (!c->part || !c->tree || !c->sgrp || !c->sslot || !c->grp)
+        return BERTH_ENOMEM;
+    x->bytes += (size_t)N * 13 + 8 * (size_t)P;
+    for (uint32_t n = 0; n < N; n++) {
+        c->part[n] = INT32_MIN;
+        c->sgrp[n] = c->grp[n] = FIT_NONE;
+        x->list[n] = n;
+    }
+    for (uint32_t i = 0; i < 2 * P; i++)
+        c->tree[i] = INT32_MIN;
+    /* static filters: each node's first rejecting one, in profile order */
+    int oom = 0;
+    for (uint32_t f = 0; f < prof->nfilters; f++) {
+        if (!is_static(x->filter_of[f]))
+            continue;
+        memset(x->verdict, BERTH_FIT, N);
+        prof->filters[f]->filter(s, r, x->list, N, x->verdict);
+        for (uint32_t n = 0; n < N; n++)
+            if (x->verdict[n] != BERTH_FIT && !c->sslot[n]) {
+                c->sslot[n] = (uint8_t)(f + 1);
+                c->sgrp[n] = reason_group(x, c, r, f, n, &oom);
+            }
+    }
+    if (oom)
+        return BERTH_ENOMEM;
+    /* TaintToleration / NodeAffinity scores: a constant when their raw
+     * scores are equal on every statically feasible node */
+    uint32_t m = 0;
+    for (uint32_t n = 0; n < N; n++)
+        if (!c->sslot[n])
+            x->list[m++] = n;
+    c->ok = 1;
+    for (uint32_t j = 0; j < prof->nscores && m && c->ok; j++) {
+        if (x->score_of[j] != BERTH_KP_TAINT_TOLERATION && x->score_of[j] != BERTH_KP_NODE_AFFINITY)
+            continue;
+        prof->scores[j]->score(s, r, x->list, m, x->col);
+        for (uint32_t i = 1; i < m; i++)
+            if (x->col[i] != x->col[0])
+                c->ok = 0;
+    }
+    if (!c->ok)
+        return 0;
+    for (uint32_t n = 0; n < N; n++)
+        x->list[n] = n;
+    c->pos = x->nlog;
+    return refresh(x, c, r, x->list, N);
+}
+
+static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
+{
+    size_t len;
+    *rc = build_key(x, r->p, &len);
+    if (*rc)
+        return NULL;
+    uint32_t h = hash_bytes(x->keybuf, len);
+    for (uint32_t i = h & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
+        uint32_t id = x->table[i];
+        if (!id)
+            break;
+        fit_class *c = &x->classes[id - 1];
+        if (c->hash == h && c->keylen == len && !memcmp(c->key, x->keybuf, len))
+            return c;
+    }
+    if (x->nclasses >= FIT_MAX_CLASSES || x->bytes > FIT_MAX_BYTES)
+        return NULL; /* the session answers */
+    if ((x->nclasses + 1) * 2 > x->tcap) {
+        uint32_t nc = x->tcap * 2;
+        uint32_t *t = calloc(nc, sizeof *t);
+        if (!t) {
+            *rc = BERTH_ENOMEM;
+            return NULL;
+        }
+        for (uint32_t id = 0; id < x->nclasses; id++) {
+            uint32_t i = x->classes[id].hash & (nc - 1);
+            while (t[i])
+                i = (i + 1) & (nc - 1);
+            t[i] = id + 1;
+        }
+        free(x->table);
+        x->table = t;
+        x->tcap = nc;
+    }
+    if (x->nclasses == x->capclasses) {
+        uint32_t nc = x->capclasses ? x->capclasses * 2 : 16;
+        fit_class *q = realloc(x->classes, nc * sizeof *q);
+        if (!q) {
+            *rc = BERTH_ENOMEM;
+            return NULL;
+        }
+        x->classes = q;
+        x->capclasses = nc;
+    }
+    fit_class *c = &x->classes[x->nclasses];
+    memset(c, 0, sizeof *c);
+    c->key = malloc(len ? len : 1);
+    if (!c->key) {
+        *rc = BERTH_ENOMEM;
+        return NULL;
+    }
+    memcpy(c->key, x->keybuf, len);
+    c->keylen = len;
+    c->hash = h;
+    x->nclasses++;
+    uint32_t i = h & (x->tcap - 1);
+    while (x->table[i])
+        i = (i + 1) & (x->tcap - 1);
+    x->table[i] = x->nclasses;
+    if ((*rc = class_init(x, c, r)))
+        return NULL;
+    return c;
+}
+
+/* Brings class c up to date with the change log. */
+static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
+{
+    uint64_t pending = x->nlog - c->pos;
+    uint32_t m = 0;
+    if (pending >= x->N) {
+        for (uint32_t n = 0; n < x->N; n++)
+            x->list[m++] = n;
+    } else if (pending) {
+        if (++x->gen == 0) {
+            memset(x->seen, 0, x->N * sizeof *x->seen);
+            x->gen = 1;
+        }
+        for (uint64_t i = c->pos; i < x->nlog; i++) {
+            uint32_t n = x->log[i];
+            x->list[m] = n;
+            m += x->seen[n] != x->gen;
+            x->seen[n] = x->gen;
+        }
+    }
+    c->pos = x->nlog;
+    if (x->s->ncand != c->ncand) {
+        c->ncand = x->s->ncand;
+        free(c->text);
+        c->text = NULL;
+    }
+    return m ? refresh(x, c, r, x->list, m) : 0;
+}
+
+/* ---- the FitError text from the counts (kube/sched.c count_reasons,
+ * add_reasons, fit_error) ---- */
+
+typedef struct fit_reason {
+    char text[FIT_REASON_TEXT];
+    uint32_t count;
+} fit_reason;
+
+static int cmp_item(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* 1: c->text built; 0: more reasons than kube counts, or a reason longer
+ * than its table keeps (the session answers); BERTH_ENOMEM. */
+static int fit_text(const kube_fitidx *x, fit_class *c)
+{
+    fit_reason rc[FIT_MAX_REASONS];
+    uint32_t nrc = 0;
+    char buf[512];
+    for (uint32_t g = 0; g < c->ngroups; g++) {
+        if (!c->groups[g].count)
+            continue;
+        snprintf(buf, sizeof buf, "%s", c->groups[g].text);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            while (*tok == ' ')
+                tok++;
+            if (strlen(tok) >= FIT_REASON_TEXT)
+                return 0;
+            uint32_t j = 0;
+            while (j < nrc && strcmp(rc[j].text, tok) != 0)
+                j++;
+            if (j == nrc) {
+                if (nrc == FIT_MAX_REASONS)
+                    return 0;
+                snprintf(rc[nrc].text, sizeof rc[nrc].text, "%s", tok);
+                rc[nrc++].count = 0;
+            }
+            rc[j].count += c->groups[g].count;
+        }
+    }
+    char items[FIT_MAX_REASONS][200];
+    char *order[FIT_MAX_REASONS];
+    for (uint32_t j = 0; j < nrc; j++) {
+        snprintf(items[j], sizeof items[j], "%u %.159s", rc[j].count, rc[j].text);
+        order[j] = items[j];
+    }
+    qsort(order, nrc, sizeof *order, cmp_item);
+    size_t cap = 64 + (size_t)nrc * 200;
+    char *out = malloc(cap);
+    if (!out)
+        return BERTH_ENOMEM;
+    size_t off = (size_t)snprintf(out, cap, "0/%u nodes are available", x->s->ncand);
+    for (uint32_t j = 0; j < nrc; j++)
+        off += (size_t)snprintf(out + off, cap - off, "%s%s", j ? ", " : ": ", order[j]);
+    snprintf(out + off, cap - off, ".");
+    free(c->text);
+    c->text = out;
+    return 1;
+}
+
+/* ---- the question ---- */
+
+int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
+                      const char **why, berth_arena *a)
+{
+    kube_sched *s = x->s;
+    *answer = KUBE_FIT_ASK;
+    *node = BERTH_KUBE_NONE;
+    if (why)
+        *why = NULL;
+    if (pod >= s->k->npods || !pod_ok(x, &s->k->pods[pod]) || !s->fast)
+        return 0;
+    s->prof = &x->L->defprof;
+    kube_req r;
+    int rc = kube_req_init(s, &r, pod);
+    if (rc)
+        return rc;
+    fit_class *c = NULL;
+    if (!inert(&r) || !(c = find_class(x, &r, &rc)) || !c->ok)
+        goto out;
+    if ((rc = catch_up(x, c, &r)))
+        goto out;
+    if (c->tree[1] == INT32_MIN) {
+        /* fits nowhere: the text from the counts (kept while they hold) */
+        if (!c->text && (rc = fit_text(x, c)) != 1)
+            goto out; /* 0: the session explains it */
+        rc = 0;
+        if (why && a && !(*why = berth_arena_strdup(a, c->text))) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        *answer = KUBE_FIT_NONE;
+        goto out;
+    }
+    uint32_t n = tree_argmax(x, c);
+    /* NodeAffinity's PreScore runs when more than one node is feasible and
+     * may fail the pod: the session says so */
+    if (kube_affinity_prescore_failed(s, r.p))
+        goto out;
+    if ((rc = kube_session_assume(x->ks, pod, n)) || (rc = log_node(x, n)))
+        goto out;
+    *node = kube_session_caller_node(x->ks, n);
+    *answer = KUBE_FIT_PLACED;
+out:
+    kube_req_free(s, &r);
+    return rc;
+}
