@@ -84,20 +84,28 @@ struct kube_fitidx {
     uint32_t *log;        /* touched nodes (session indices) */
     uint64_t nlog, caplog;
     uint32_t *seen, gen;
+    uint32_t *mark, gen2; /* refresh: nodes that fit, this round */
     /* scratch, sized to nodes */
-    uint32_t *list;
+    uint32_t *list, *list2, *list3;
     uint8_t *verdict;
     int64_t *col, *col2;
     char *keybuf;
     size_t keycap;
 };
 
+/* FNV-1a over 8-byte words (keys are mostly request arrays). */
 static uint32_t hash_bytes(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    uint64_t h = 14695981039346656037u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, sizeof w);
+        h = (h ^ w) * 1099511628211u;
+    }
+    for (; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- the profile ---- */
@@ -205,6 +213,9 @@ void kube_fitidx_close(kube_fitidx *x)
     free(x->log);
     free(x->seen);
     free(x->list);
+    free(x->list2);
+    free(x->list3);
+    free(x->mark);
     free(x->verdict);
     free(x->col);
     free(x->col2);
@@ -231,12 +242,15 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     uint32_t N = x->N ? x->N : 1;
     x->seen = calloc(N, sizeof *x->seen);
     x->list = malloc(N * sizeof *x->list);
+    x->list2 = malloc(N * sizeof *x->list2);
+    x->list3 = malloc(N * sizeof *x->list3);
+    x->mark = calloc(N, sizeof *x->mark);
     x->verdict = malloc(N);
     x->col = malloc(N * sizeof *x->col);
     x->col2 = malloc(N * sizeof *x->col2);
     x->tcap = 256;
     x->table = calloc(x->tcap, sizeof *x->table);
-    if (!x->seen || !x->list || !x->verdict || !x->col || !x->col2 || !x->table) {
+    if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->mark || !x->verdict || !x->col || !x->col2 || !x->table) {
         kube_fitidx_close(x);
         return BERTH_ENOMEM;
     }
@@ -456,40 +470,70 @@ static uint32_t reason_group(kube_fitidx *x, fit_class *c, const kube_req *r, ui
     return group_of(c, f, code, buf, oom);
 }
 
-/* Recomputes nodes[0..m) of class c: the fit filter and the part's scores,
- * the tree, and each node's reason group. 0 or BERTH_ENOMEM. */
+/* Recomputes nodes[0..m) of class c: the fit filter and the part's scores
+ * (on the candidates that pass the static filters, then on those that
+ * fit), the tree, and each node's reason group. 0 or BERTH_ENOMEM. */
 static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *nodes, uint32_t m)
 {
     kube_sched *s = x->s;
     const berth_profile *prof = &x->prof;
-    memset(x->verdict, BERTH_FIT, m);
-    if (x->nrf_slot >= 0)
-        prof->filters[x->nrf_slot]->filter(s, r, nodes, m, x->verdict);
-    memset(x->col2, 0, m * sizeof *x->col2);
-    for (uint32_t j = 0; j < prof->nscores; j++) {
+    const uint8_t *off = s->off;
+    uint32_t *q = x->list2, nq = 0, *fit = x->list3, nfit = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t n = nodes[i];
+        /* NodeResourcesFit runs where no static filter before it rejects */
+        if (!(off && off[n]) &&
+            (!c->sslot[n] || (x->nrf_slot >= 0 && c->sslot[n] - 1u > (uint32_t)x->nrf_slot)))
+            q[nq++] = n;
+    }
+    memset(x->verdict, BERTH_FIT, nq);
+    if (x->nrf_slot >= 0 && nq)
+        prof->filters[x->nrf_slot]->filter(s, r, q, nq, x->verdict);
+    for (uint32_t i = 0; i < nq; i++) {
+        fit[nfit] = q[i];
+        nfit += x->verdict[i] == BERTH_FIT && !c->sslot[q[i]];
+    }
+    memset(x->col2, 0, nfit * sizeof *x->col2);
+    for (uint32_t j = 0; j < prof->nscores && nfit; j++) {
         berth_kplugin pl = x->score_of[j];
         if (pl != BERTH_KP_NODE_RESOURCES_FIT && pl != BERTH_KP_BALANCED_ALLOCATION &&
             pl != BERTH_KP_IMAGE_LOCALITY)
             continue;
-        prof->scores[j]->score(s, r, nodes, m, x->col);
-        for (uint32_t i = 0; i < m; i++)
+        prof->scores[j]->score(s, r, fit, nfit, x->col);
+        for (uint32_t i = 0; i < nfit; i++)
             x->col2[i] += x->weights[j] * x->col[i];
     }
-    const uint8_t *off = s->off;
-    int oom = 0;
-    for (uint32_t i = 0; i < m; i++) {
-        uint32_t n = nodes[i];
-        int cand = !(off && off[n]);
-        int fit = x->verdict[i] == BERTH_FIT;
-        int32_t v = cand && !c->sslot[n] && fit ? (int32_t)x->col2[i] : INT32_MIN;
+    /* the nodes that fit get their part; every other listed node none */
+    if (++x->gen2 == 0) {
+        memset(x->mark, 0, x->N * sizeof *x->mark);
+        x->gen2 = 1;
+    }
+    for (uint32_t i = 0; i < nfit; i++) {
+        uint32_t n = fit[i];
+        int32_t v = (int32_t)x->col2[i];
+        x->mark[n] = x->gen2;
         if (c->part[n] != v) {
             c->part[n] = v;
             tree_set(x, c, n, v);
         }
-        /* the first rejecting filter: static slot or NodeResourcesFit's */
+    }
+    int oom = 0;
+    for (uint32_t i = 0, qi = 0; i < m; i++) {
+        uint32_t n = nodes[i];
+        int cand = !(off && off[n]);
+        int fits = x->mark[n] == x->gen2;
+        int failed_fit = 0; /* a candidate passing the static filters that does not fit */
+        if (qi < nq && q[qi] == n)
+            failed_fit = x->verdict[qi++] != BERTH_FIT;
+        if (!fits && c->part[n] != INT32_MIN) {
+            c->part[n] = INT32_MIN;
+            tree_set(x, c, n, INT32_MIN);
+        }
+        /* the first rejecting filter: NodeResourcesFit's when it ran and
+         * failed, else the static one */
         uint32_t g = FIT_NONE;
         if (cand) {
-            if (!fit && (!c->sslot[n] || (uint32_t)x->nrf_slot < c->sslot[n] - 1u))
+            if (failed_fit)
                 g = reason_group(x, c, r, (uint32_t)x->nrf_slot, n, &oom);
             else if (c->sslot[n])
                 g = c->sgrp[n];
