@@ -54,12 +54,24 @@ typedef struct fit_class {
     size_t keylen;
     uint32_t hash;
     int ok;               /* the index answers for this class */
+    int is_static;        /* a static entry (below), not a class */
+    uint32_t st;          /* a class: its static entry (shared by the
+                           * classes that differ only in requests) */
     uint64_t pos;         /* change log consumed */
     int32_t *part;        /* per node; INT32_MIN: not feasible now */
     int32_t *tree;        /* max tree over part, leaves at [P, 2P) */
-    uint32_t *sgrp;       /* per node: group of its first static rejection, FIT_NONE */
-    uint8_t *sslot;       /* per node: that filter's slot + 1, 0: passes */
+    /* static entry: per node, the group of its first static rejection
+     * (FIT_NONE: none) and that filter's slot + 1 (0: passes) */
+    uint32_t *sgrp;
+    uint8_t *sslot;
     uint32_t *grp;        /* per node: group it is counted in now, FIT_NONE */
+    /* static entry: nodes whose part or reason depends on the dynamic state
+     * (no static filter before NodeResourcesFit rejects them): a bitmap and
+     * a list;
+     * the others only count (or not) in their static group as they are
+     * candidates (or not), updated when that changes (kube_fitidx_touch) */
+    uint64_t *rel;
+    uint32_t *rlist, nrel;
     fit_group *groups;
     uint32_t ngroups, capgroups;
     uint32_t ncand;       /* candidates when the counts were last made */
@@ -85,6 +97,7 @@ struct kube_fitidx {
     uint64_t nlog, caplog;
     uint32_t *seen, gen;
     uint32_t *mark, gen2; /* refresh: nodes that fit, this round */
+    uint8_t *was_off;     /* per node: off when last touched */
     /* scratch, sized to nodes */
     uint32_t *list, *list2, *list3;
     uint8_t *verdict;
@@ -196,6 +209,8 @@ static void class_free(fit_class *c)
     free(c->sgrp);
     free(c->sslot);
     free(c->grp);
+    free(c->rel);
+    free(c->rlist);
     for (uint32_t g = 0; g < c->ngroups; g++)
         free(c->groups[g].text);
     free(c->groups);
@@ -216,6 +231,7 @@ void kube_fitidx_close(kube_fitidx *x)
     free(x->list2);
     free(x->list3);
     free(x->mark);
+    free(x->was_off);
     free(x->verdict);
     free(x->col);
     free(x->col2);
@@ -245,15 +261,19 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     x->list2 = malloc(N * sizeof *x->list2);
     x->list3 = malloc(N * sizeof *x->list3);
     x->mark = calloc(N, sizeof *x->mark);
+    x->was_off = calloc(N, 1);
     x->verdict = malloc(N);
     x->col = malloc(N * sizeof *x->col);
     x->col2 = malloc(N * sizeof *x->col2);
     x->tcap = 256;
     x->table = calloc(x->tcap, sizeof *x->table);
-    if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->mark || !x->verdict || !x->col || !x->col2 || !x->table) {
+    if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->mark || !x->was_off ||
+        !x->verdict || !x->col || !x->col2 || !x->table) {
         kube_fitidx_close(x);
         return BERTH_ENOMEM;
     }
+    for (uint32_t n = 0; n < x->N; n++)
+        x->was_off[n] = x->s->off && x->s->off[n];
     *out = x;
     return 0;
 }
@@ -274,10 +294,49 @@ static int log_node(kube_fitidx *x, uint32_t n)
     return 0;
 }
 
+static int rel_of(const fit_class *c, uint32_t n)
+{
+    return (int)((c->rel[n / 64] >> (n % 64)) & 1);
+}
+
+/* Node n became (or stopped being) a candidate: every class where only
+ * its static group counts it, now (O(classes)); the others when used. */
+static void off_changed(kube_fitidx *x, uint32_t n, int off)
+{
+    for (uint32_t i = 0; i < x->nclasses; i++) {
+        fit_class *c = &x->classes[i];
+        if (c->is_static || !c->ok)
+            continue;
+        const fit_class *st = &x->classes[c->st];
+        if (rel_of(st, n))
+            continue;
+        uint32_t g = off ? FIT_NONE : st->sgrp[n];
+        if (g == c->grp[n])
+            continue;
+        if (c->grp[n] != FIT_NONE)
+            c->groups[c->grp[n]].count--;
+        if (g != FIT_NONE)
+            c->groups[g].count++;
+        c->grp[n] = g;
+        free(c->text);
+        c->text = NULL;
+    }
+}
+
+static int touch(kube_fitidx *x, uint32_t n)
+{
+    uint8_t off = x->s->off && x->s->off[n];
+    if (off != x->was_off[n]) {
+        x->was_off[n] = off;
+        off_changed(x, n, off);
+    }
+    return log_node(x, n);
+}
+
 int kube_fitidx_touch(kube_fitidx *x, uint32_t node)
 {
     uint32_t n = kube_session_node(x->ks, node);
-    return n < x->N ? log_node(x, n) : 0;
+    return n < x->N ? touch(x, n) : 0;
 }
 
 uint64_t kube_fitidx_pos(const kube_fitidx *x)
@@ -288,7 +347,7 @@ uint64_t kube_fitidx_pos(const kube_fitidx *x)
 int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
 {
     for (uint64_t i = pos, end = x->nlog; i < end; i++)
-        if (log_node(x, x->log[i]))
+        if (touch(x, x->log[i]))
             return BERTH_ENOMEM;
     return 0;
 }
@@ -347,11 +406,17 @@ static void put_term(kb *b, const berth_kterm *t)
     put(b, &t->invalid, sizeof t->invalid);
 }
 
-static int build_key(kube_fitidx *x, const berth_kpod *p, size_t *len)
+/* with_req = 0: the static key (what the static filters and
+ * TaintToleration / NodeAffinity scores read); 1: the class key. */
+static int build_key(kube_fitidx *x, const berth_kpod *p, int with_req, size_t *len)
 {
     kb b = {x, 0, 0};
-    put(&b, p->req, sizeof p->req);
-    put(&b, p->req_nz, sizeof p->req_nz);
+    char tag = with_req ? 'C' : 'S';
+    put(&b, &tag, 1);
+    if (with_req) {
+        put(&b, p->req, sizeof p->req);
+        put(&b, p->req_nz, sizeof p->req_nz);
+    }
     put_str(&b, p->node_name);
     put(&b, &p->ntols, sizeof p->ntols);
     for (uint32_t i = 0; i < p->ntols; i++) {
@@ -470,20 +535,21 @@ static uint32_t reason_group(kube_fitidx *x, fit_class *c, const kube_req *r, ui
     return group_of(c, f, code, buf, oom);
 }
 
-/* Recomputes nodes[0..m) of class c: the fit filter and the part's scores
+/* Recomputes nodes[0..m) (relevant ones) of class c: the fit filter and the part's scores
  * (on the candidates that pass the static filters, then on those that
  * fit), the tree, and each node's reason group. 0 or BERTH_ENOMEM. */
 static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *nodes, uint32_t m)
 {
     kube_sched *s = x->s;
     const berth_profile *prof = &x->prof;
+    const fit_class *st = &x->classes[c->st];
     const uint8_t *off = s->off;
     uint32_t *q = x->list2, nq = 0, *fit = x->list3, nfit = 0;
     for (uint32_t i = 0; i < m; i++) {
         uint32_t n = nodes[i];
-        /* NodeResourcesFit runs where no static filter before it rejects */
-        if (!(off && off[n]) &&
-            (!c->sslot[n] || (x->nrf_slot >= 0 && c->sslot[n] - 1u > (uint32_t)x->nrf_slot)))
+        /* NodeResourcesFit runs where no static filter before it rejects
+         * (every listed node) and the node is a candidate */
+        if (!(off && off[n]))
             q[nq++] = n;
     }
     memset(x->verdict, BERTH_FIT, nq);
@@ -491,7 +557,7 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         prof->filters[x->nrf_slot]->filter(s, r, q, nq, x->verdict);
     for (uint32_t i = 0; i < nq; i++) {
         fit[nfit] = q[i];
-        nfit += x->verdict[i] == BERTH_FIT && !c->sslot[q[i]];
+        nfit += x->verdict[i] == BERTH_FIT && !st->sslot[q[i]];
     }
     memset(x->col2, 0, nfit * sizeof *x->col2);
     for (uint32_t j = 0; j < prof->nscores && nfit; j++) {
@@ -535,8 +601,8 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         if (cand) {
             if (failed_fit)
                 g = reason_group(x, c, r, (uint32_t)x->nrf_slot, n, &oom);
-            else if (c->sslot[n])
-                g = c->sgrp[n];
+            else if (st->sslot[n])
+                g = st->sgrp[n];
         }
         if (g != c->grp[n]) {
             if (c->grp[n] != FIT_NONE)
@@ -551,28 +617,27 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
     return oom ? BERTH_ENOMEM : 0;
 }
 
-/* A new class for r's pod: static filters over every node, the constant
- * scores' check, then every node refreshed. */
-static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
+/* A new static entry for r's pod: its static filters over every node
+ * (first rejecting one, with its reason group), the relevant nodes, and
+ * whether TaintToleration / NodeAffinity score alike on every node that
+ * passes them. Shared by the classes that differ only in requests. */
+static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
 {
     kube_sched *s = x->s;
     const berth_profile *prof = &x->prof;
-    uint32_t N = x->N, P = x->P;
-    c->part = malloc((N ? N : 1) * sizeof *c->part);
-    c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
-    c->sgrp = malloc((N ? N : 1) * sizeof *c->sgrp);
-    c->sslot = calloc(N ? N : 1, 1);
-    c->grp = malloc((N ? N : 1) * sizeof *c->grp);
-    if (!c->part || !c->tree || !c->sgrp || !c->sslot || !c->grp)
+    uint32_t N = x->N;
+    st->is_static = 1;
+    st->sgrp = malloc((N ? N : 1) * sizeof *st->sgrp);
+    st->sslot = calloc(N ? N : 1, 1);
+    st->rel = calloc(N / 64 + 1, sizeof *st->rel);
+    st->rlist = malloc((N ? N : 1) * sizeof *st->rlist);
+    if (!st->sgrp || !st->sslot || !st->rel || !st->rlist)
         return BERTH_ENOMEM;
-    x->bytes += (size_t)N * 13 + 8 * (size_t)P;
+    x->bytes += (size_t)N * 9 + N / 8;
     for (uint32_t n = 0; n < N; n++) {
-        c->part[n] = INT32_MIN;
-        c->sgrp[n] = c->grp[n] = FIT_NONE;
+        st->sgrp[n] = FIT_NONE;
         x->list[n] = n;
     }
-    for (uint32_t i = 0; i < 2 * P; i++)
-        c->tree[i] = INT32_MIN;
     /* static filters: each node's first rejecting one, in profile order */
     int oom = 0;
     for (uint32_t f = 0; f < prof->nfilters; f++) {
@@ -581,65 +646,103 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
         memset(x->verdict, BERTH_FIT, N);
         prof->filters[f]->filter(s, r, x->list, N, x->verdict);
         for (uint32_t n = 0; n < N; n++)
-            if (x->verdict[n] != BERTH_FIT && !c->sslot[n]) {
-                c->sslot[n] = (uint8_t)(f + 1);
-                c->sgrp[n] = reason_group(x, c, r, f, n, &oom);
+            if (x->verdict[n] != BERTH_FIT && !st->sslot[n]) {
+                st->sslot[n] = (uint8_t)(f + 1);
+                st->sgrp[n] = reason_group(x, st, r, f, n, &oom);
             }
     }
     if (oom)
         return BERTH_ENOMEM;
+    for (uint32_t n = 0; n < N; n++)
+        if (!st->sslot[n] || (x->nrf_slot >= 0 && st->sslot[n] - 1u > (uint32_t)x->nrf_slot)) {
+            st->rel[n / 64] |= 1ull << (n % 64);
+            st->rlist[st->nrel++] = n;
+        }
     /* TaintToleration / NodeAffinity scores: a constant when their raw
      * scores are equal on every statically feasible node */
     uint32_t m = 0;
     for (uint32_t n = 0; n < N; n++)
-        if (!c->sslot[n])
+        if (!st->sslot[n])
             x->list[m++] = n;
-    c->ok = 1;
-    for (uint32_t j = 0; j < prof->nscores && m && c->ok; j++) {
+    st->ok = 1;
+    for (uint32_t j = 0; j < prof->nscores && m && st->ok; j++) {
         if (x->score_of[j] != BERTH_KP_TAINT_TOLERATION && x->score_of[j] != BERTH_KP_NODE_AFFINITY)
             continue;
         prof->scores[j]->score(s, r, x->list, m, x->col);
         for (uint32_t i = 1; i < m; i++)
             if (x->col[i] != x->col[0])
-                c->ok = 0;
+                st->ok = 0;
     }
-    if (!c->ok)
-        return 0;
-    for (uint32_t n = 0; n < N; n++)
-        x->list[n] = n;
-    c->pos = x->nlog;
-    return refresh(x, c, r, x->list, N);
+    return 0;
 }
 
-static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
+/* A new class for r's pod over its static entry: the static groups (same
+ * ids), every node counted or refreshed. */
+static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 {
-    size_t len;
-    *rc = build_key(x, r->p, &len);
-    if (*rc)
-        return NULL;
+    kube_sched *s = x->s;
+    const fit_class *st = &x->classes[c->st];
+    uint32_t N = x->N, P = x->P;
+    c->part = malloc((N ? N : 1) * sizeof *c->part);
+    c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
+    c->grp = malloc((N ? N : 1) * sizeof *c->grp);
+    c->groups = malloc((st->ngroups ? st->ngroups : 1) * sizeof *c->groups);
+    if (!c->part || !c->tree || !c->grp || !c->groups)
+        return BERTH_ENOMEM;
+    c->capgroups = st->ngroups ? st->ngroups : 1;
+    for (uint32_t g = 0; g < st->ngroups; g++) {
+        c->groups[g] = st->groups[g];
+        c->groups[g].count = 0;
+        if (!(c->groups[g].text = strdup(st->groups[g].text)))
+            return BERTH_ENOMEM;
+        c->ngroups++;
+    }
+    x->bytes += (size_t)N * 8 + 8 * (size_t)P;
+    const uint8_t *off = s->off;
+    for (uint32_t n = 0; n < N; n++) {
+        c->part[n] = INT32_MIN;
+        c->grp[n] = FIT_NONE;
+        if (!rel_of(st, n) && !(off && off[n])) {
+            c->grp[n] = st->sgrp[n];
+            c->groups[st->sgrp[n]].count++;
+        }
+    }
+    for (uint32_t i = 0; i < 2 * P; i++)
+        c->tree[i] = INT32_MIN;
+    c->ok = 1;
+    c->pos = x->nlog;
+    c->ncand = s->ncand;
+    return refresh(x, c, r, st->rlist, st->nrel);
+}
+
+/* The entry of the key in x->keybuf (len bytes): *id, *created when new.
+ * 1: the table is full (the session answers), 0, or BERTH_ENOMEM. */
+static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
+{
+    *created = 0;
     uint32_t h = hash_bytes(x->keybuf, len);
     for (uint32_t i = h & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
-        uint32_t id = x->table[i];
-        if (!id)
+        uint32_t e = x->table[i];
+        if (!e)
             break;
-        fit_class *c = &x->classes[id - 1];
-        if (c->hash == h && c->keylen == len && !memcmp(c->key, x->keybuf, len))
-            return c;
+        fit_class *c = &x->classes[e - 1];
+        if (c->hash == h && c->keylen == len && !memcmp(c->key, x->keybuf, len)) {
+            *id = e - 1;
+            return 0;
+        }
     }
     if (x->nclasses >= FIT_MAX_CLASSES || x->bytes > FIT_MAX_BYTES)
-        return NULL; /* the session answers */
+        return 1;
     if ((x->nclasses + 1) * 2 > x->tcap) {
         uint32_t nc = x->tcap * 2;
         uint32_t *t = calloc(nc, sizeof *t);
-        if (!t) {
-            *rc = BERTH_ENOMEM;
-            return NULL;
-        }
-        for (uint32_t id = 0; id < x->nclasses; id++) {
-            uint32_t i = x->classes[id].hash & (nc - 1);
+        if (!t)
+            return BERTH_ENOMEM;
+        for (uint32_t e = 0; e < x->nclasses; e++) {
+            uint32_t i = x->classes[e].hash & (nc - 1);
             while (t[i])
                 i = (i + 1) & (nc - 1);
-            t[i] = id + 1;
+            t[i] = e + 1;
         }
         free(x->table);
         x->table = t;
@@ -648,51 +751,78 @@ static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
     if (x->nclasses == x->capclasses) {
         uint32_t nc = x->capclasses ? x->capclasses * 2 : 16;
         fit_class *q = realloc(x->classes, nc * sizeof *q);
-        if (!q) {
-            *rc = BERTH_ENOMEM;
-            return NULL;
-        }
+        if (!q)
+            return BERTH_ENOMEM;
         x->classes = q;
         x->capclasses = nc;
     }
     fit_class *c = &x->classes[x->nclasses];
     memset(c, 0, sizeof *c);
     c->key = malloc(len ? len : 1);
-    if (!c->key) {
-        *rc = BERTH_ENOMEM;
-        return NULL;
-    }
+    if (!c->key)
+        return BERTH_ENOMEM;
     memcpy(c->key, x->keybuf, len);
     c->keylen = len;
     c->hash = h;
-    x->nclasses++;
+    *id = x->nclasses++;
     uint32_t i = h & (x->tcap - 1);
     while (x->table[i])
         i = (i + 1) & (x->tcap - 1);
-    x->table[i] = x->nclasses;
-    if ((*rc = class_init(x, c, r)))
+    x->table[i] = *id + 1;
+    *created = 1;
+    return 0;
+}
+
+/* r's class (its static entry first), NULL when the index does not answer
+ * for it (or *rc an error). */
+static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
+{
+    size_t len;
+    uint32_t sid, cid;
+    int created;
+    if ((*rc = build_key(x, r->p, 0, &len)) || (*rc = lookup(x, len, &sid, &created)))
+        goto fail;
+    if (created && (*rc = static_init(x, &x->classes[sid], r)))
+        goto fail;
+    if (!x->classes[sid].ok)
         return NULL;
-    return c;
+    if ((*rc = build_key(x, r->p, 1, &len)) || (*rc = lookup(x, len, &cid, &created)))
+        goto fail;
+    if (created) {
+        x->classes[cid].st = sid;
+        if ((*rc = class_init(x, &x->classes[cid], r)))
+            goto fail;
+    }
+    return &x->classes[cid];
+fail:
+    if (*rc == 1)
+        *rc = 0; /* full: the session answers */
+    return NULL;
 }
 
 /* Brings class c up to date with the change log. */
 static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
 {
+    const fit_class *st = &x->classes[c->st];
     uint64_t pending = x->nlog - c->pos;
     uint32_t m = 0;
-    if (pending >= x->N) {
-        for (uint32_t n = 0; n < x->N; n++)
-            x->list[m++] = n;
+    const uint32_t *list = x->list;
+    if (pending >= st->nrel) {
+        list = st->rlist;
+        m = st->nrel;
     } else if (pending) {
         if (++x->gen == 0) {
             memset(x->seen, 0, x->N * sizeof *x->seen);
             x->gen = 1;
         }
+        /* the relevant nodes among the changed ones, each once (a bit
+         * test per entry: the bitmap stays in cache) */
         for (uint64_t i = c->pos; i < x->nlog; i++) {
             uint32_t n = x->log[i];
-            x->list[m] = n;
-            m += x->seen[n] != x->gen;
+            if (!rel_of(st, n) || x->seen[n] == x->gen)
+                continue;
             x->seen[n] = x->gen;
+            x->list[m++] = n;
         }
     }
     c->pos = x->nlog;
@@ -701,7 +831,7 @@ static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
         free(c->text);
         c->text = NULL;
     }
-    return m ? refresh(x, c, r, x->list, m) : 0;
+    return m ? refresh(x, c, r, list, m) : 0;
 }
 
 /* ---- the FitError text from the counts (kube/sched.c count_reasons,
