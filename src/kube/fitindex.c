@@ -47,6 +47,10 @@ typedef struct fit_group {
     uint32_t slot, code;
     char *text;           /* the plugin's reason text (';'-separated reasons) */
     uint32_t count;       /* candidate nodes in the group now */
+    char *toks;           /* its reasons, trimmed, each NUL-ended (split when
+                           * first needed; NULL: not yet) */
+    uint32_t ntoks;
+    int too_long;         /* a reason longer than kube's table keeps */
 } fit_group;
 
 typedef struct fit_class {
@@ -211,8 +215,10 @@ static void class_free(fit_class *c)
     free(c->grp);
     free(c->rel);
     free(c->rlist);
-    for (uint32_t g = 0; g < c->ngroups; g++)
+    for (uint32_t g = 0; g < c->ngroups; g++) {
         free(c->groups[g].text);
+        free(c->groups[g].toks);
+    }
     free(c->groups);
     free(c->text);
 }
@@ -515,7 +521,7 @@ static uint32_t group_of(fit_class *c, uint32_t slot, uint32_t code, const char 
         *oom = 1;
         return FIT_NONE;
     }
-    c->groups[c->ngroups] = (fit_group){slot, code, t, 0};
+    c->groups[c->ngroups] = (fit_group){slot, code, t, 0, NULL, 0, 0};
     return c->ngroups++;
 }
 
@@ -693,6 +699,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
     for (uint32_t g = 0; g < st->ngroups; g++) {
         c->groups[g] = st->groups[g];
         c->groups[g].count = 0;
+        c->groups[g].toks = NULL;
         if (!(c->groups[g].text = strdup(st->groups[g].text)))
             return BERTH_ENOMEM;
         c->ngroups++;
@@ -837,49 +844,88 @@ static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
 /* ---- the FitError text from the counts (kube/sched.c count_reasons,
  * add_reasons, fit_error) ---- */
 
-typedef struct fit_reason {
-    char text[FIT_REASON_TEXT];
-    uint32_t count;
-} fit_reason;
-
 static int cmp_item(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Splits group g's text as add_reasons does (';', leading blanks off). */
+static int split(fit_group *g)
+{
+    size_t len = strlen(g->text);
+    char *buf = malloc(len + 1), *o;
+    if (!buf)
+        return BERTH_ENOMEM;
+    memcpy(buf, g->text, len + 1);
+    char *save = NULL, *out = malloc(len + 1);
+    if (!out) {
+        free(buf);
+        return BERTH_ENOMEM;
+    }
+    o = out;
+    g->ntoks = 0;
+    for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        while (*tok == ' ')
+            tok++;
+        size_t n = strlen(tok);
+        g->too_long |= n >= FIT_REASON_TEXT;
+        memcpy(o, tok, n + 1);
+        o += n + 1;
+        g->ntoks++;
+    }
+    free(buf);
+    g->toks = out;
+    return 0;
+}
+
+static char *put_u32(char *o, uint32_t v)
+{
+    char d[12];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while (v /= 10);
+    while (n)
+        *o++ = d[--n];
+    return o;
 }
 
 /* 1: c->text built; 0: more reasons than kube counts, or a reason longer
  * than its table keeps (the session answers); BERTH_ENOMEM. */
 static int fit_text(const kube_fitidx *x, fit_class *c)
 {
-    fit_reason rc[FIT_MAX_REASONS];
-    uint32_t nrc = 0;
-    char buf[512];
+    const char *tok[FIT_MAX_REASONS];
+    uint32_t count[FIT_MAX_REASONS], nrc = 0;
     for (uint32_t g = 0; g < c->ngroups; g++) {
-        if (!c->groups[g].count)
+        fit_group *gr = &c->groups[g];
+        if (!gr->count)
             continue;
-        snprintf(buf, sizeof buf, "%s", c->groups[g].text);
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-            while (*tok == ' ')
-                tok++;
-            if (strlen(tok) >= FIT_REASON_TEXT)
-                return 0;
+        if (!gr->toks && split(gr))
+            return BERTH_ENOMEM;
+        if (gr->too_long)
+            return 0;
+        const char *t = gr->toks;
+        for (uint32_t i = 0; i < gr->ntoks; i++, t += strlen(t) + 1) {
             uint32_t j = 0;
-            while (j < nrc && strcmp(rc[j].text, tok) != 0)
+            while (j < nrc && strcmp(tok[j], t) != 0)
                 j++;
             if (j == nrc) {
                 if (nrc == FIT_MAX_REASONS)
                     return 0;
-                snprintf(rc[nrc].text, sizeof rc[nrc].text, "%s", tok);
-                rc[nrc++].count = 0;
+                tok[nrc] = t;
+                count[nrc++] = 0;
             }
-            rc[j].count += c->groups[g].count;
+            count[j] += gr->count;
         }
     }
+    /* "count reason" items sorted as strings, joined (fit_error) */
     char items[FIT_MAX_REASONS][200];
     char *order[FIT_MAX_REASONS];
     for (uint32_t j = 0; j < nrc; j++) {
-        snprintf(items[j], sizeof items[j], "%u %.159s", rc[j].count, rc[j].text);
+        char *o = put_u32(items[j], count[j]);
+        *o++ = ' ';
+        size_t n = strlen(tok[j]); /* < FIT_REASON_TEXT */
+        memcpy(o, tok[j], n + 1);
         order[j] = items[j];
     }
     qsort(order, nrc, sizeof *order, cmp_item);
@@ -887,10 +933,19 @@ static int fit_text(const kube_fitidx *x, fit_class *c)
     char *out = malloc(cap);
     if (!out)
         return BERTH_ENOMEM;
-    size_t off = (size_t)snprintf(out, cap, "0/%u nodes are available", x->s->ncand);
-    for (uint32_t j = 0; j < nrc; j++)
-        off += (size_t)snprintf(out + off, cap - off, "%s%s", j ? ", " : ": ", order[j]);
-    snprintf(out + off, cap - off, ".");
+    char *o = out;
+    memcpy(o, "0/", 2);
+    o = put_u32(o + 2, x->s->ncand);
+    memcpy(o, " nodes are available", 20);
+    o += 20;
+    for (uint32_t j = 0; j < nrc; j++) {
+        *o++ = j ? ',' : ':';
+        *o++ = ' ';
+        size_t n = strlen(order[j]);
+        memcpy(o, order[j], n);
+        o += n;
+    }
+    memcpy(o, ".", 2);
     free(c->text);
     c->text = out;
     return 1;
