@@ -62,13 +62,18 @@ typedef struct fit_class {
     uint32_t st;          /* a class: its static entry (shared by the
                            * classes that differ only in requests) */
     uint64_t pos;         /* change log consumed */
-    int32_t *part;        /* per node; INT32_MIN: not feasible now */
-    int32_t *tree;        /* max tree over part, leaves at [P, 2P) */
+    /* per relevant node of the static entry (by its position in rlist):
+     * part (INT32_MIN: not feasible now) and the group it is counted in
+     * (FIT_NONE: none; the other nodes count in their static group while
+     * candidates); a max tree over part, leaves at [P, 2P) */
+    int32_t *part;
+    int32_t *tree;
+    uint32_t P;
     /* static entry: per node, the group of its first static rejection
      * (FIT_NONE: none) and that filter's slot + 1 (0: passes) */
     uint32_t *sgrp;
     uint8_t *sslot;
-    uint32_t *grp;        /* per node: group it is counted in now, FIT_NONE */
+    uint32_t *grp;
     /* static entry: nodes whose part or reason depends on the dynamic state
      * (no static filter before NodeResourcesFit rejects them): a bitmap and
      * a list;
@@ -76,6 +81,7 @@ typedef struct fit_class {
      * candidates (or not), updated when that changes (kube_fitidx_touch) */
     uint64_t *rel;
     uint32_t *rlist, nrel;
+    uint32_t *rpos;       /* per node: its position in rlist (relevant nodes) */
     fit_group *groups;
     uint32_t ngroups, capgroups;
     uint32_t ncand;       /* candidates when the counts were last made */
@@ -92,7 +98,7 @@ struct kube_fitidx {
     int64_t weights[BERTH_KP_COUNT];
     berth_kplugin filter_of[BERTH_KP_COUNT], score_of[BERTH_KP_COUNT];
     int nrf_slot;         /* NodeResourcesFit filter slot, -1 none */
-    uint32_t N, P;
+    uint32_t N;
     fit_class *classes;
     uint32_t nclasses, capclasses;
     uint32_t *table, tcap; /* open addressing: class + 1 */
@@ -215,6 +221,7 @@ static void class_free(fit_class *c)
     free(c->grp);
     free(c->rel);
     free(c->rlist);
+    free(c->rpos);
     for (uint32_t g = 0; g < c->ngroups; g++) {
         free(c->groups[g].text);
         free(c->groups[g].toks);
@@ -259,8 +266,6 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
         return 0;
     }
     x->N = x->s->k->nnodes;
-    for (x->P = 1; x->P < x->N; x->P *= 2)
-        ;
     uint32_t N = x->N ? x->N : 1;
     x->seen = calloc(N, sizeof *x->seen);
     x->list = malloc(N * sizeof *x->list);
@@ -316,14 +321,11 @@ static void off_changed(kube_fitidx *x, uint32_t n, int off)
         const fit_class *st = &x->classes[c->st];
         if (rel_of(st, n))
             continue;
-        uint32_t g = off ? FIT_NONE : st->sgrp[n];
-        if (g == c->grp[n])
-            continue;
-        if (c->grp[n] != FIT_NONE)
-            c->groups[c->grp[n]].count--;
-        if (g != FIT_NONE)
-            c->groups[g].count++;
-        c->grp[n] = g;
+        /* counted in its static group exactly while a candidate */
+        if (off)
+            c->groups[st->sgrp[n]].count--;
+        else
+            c->groups[st->sgrp[n]].count++;
         free(c->text);
         c->text = NULL;
     }
@@ -477,9 +479,9 @@ static int inert(const kube_req *r)
 
 /* ---- per class upkeep ---- */
 
-static void tree_set(const kube_fitidx *x, fit_class *c, uint32_t n, int32_t v)
+static void tree_set(fit_class *c, uint32_t pos, int32_t v)
 {
-    uint32_t i = x->P + n;
+    uint32_t i = c->P + pos;
     c->tree[i] = v;
     for (i /= 2; i; i /= 2) {
         int32_t l = c->tree[2 * i], r = c->tree[2 * i + 1];
@@ -490,13 +492,14 @@ static void tree_set(const kube_fitidx *x, fit_class *c, uint32_t n, int32_t v)
     }
 }
 
-/* The first node holding the maximum (the fast path's argmax, ties first). */
-static uint32_t tree_argmax(const kube_fitidx *x, const fit_class *c)
+/* The first position holding the maximum (rlist is in node order: the
+ * fast path's argmax, ties first). */
+static uint32_t tree_argmax(const fit_class *c)
 {
     uint32_t i = 1;
-    while (i < x->P)
+    while (i < c->P)
         i = c->tree[2 * i] == c->tree[i] ? 2 * i : 2 * i + 1;
-    return i - x->P;
+    return i - c->P;
 }
 
 /* Reason group (slot, code); for plugins without codes the text decides. */
@@ -583,23 +586,24 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
     for (uint32_t i = 0; i < nfit; i++) {
         uint32_t n = fit[i];
         int32_t v = (int32_t)x->col2[i];
+        uint32_t at = st->rpos[n];
         x->mark[n] = x->gen2;
-        if (c->part[n] != v) {
-            c->part[n] = v;
-            tree_set(x, c, n, v);
+        if (c->part[at] != v) {
+            c->part[at] = v;
+            tree_set(c, at, v);
         }
     }
     int oom = 0;
     for (uint32_t i = 0, qi = 0; i < m; i++) {
-        uint32_t n = nodes[i];
+        uint32_t n = nodes[i], at = st->rpos[n];
         int cand = !(off && off[n]);
         int fits = x->mark[n] == x->gen2;
         int failed_fit = 0; /* a candidate passing the static filters that does not fit */
         if (qi < nq && q[qi] == n)
             failed_fit = x->verdict[qi++] != BERTH_FIT;
-        if (!fits && c->part[n] != INT32_MIN) {
-            c->part[n] = INT32_MIN;
-            tree_set(x, c, n, INT32_MIN);
+        if (!fits && c->part[at] != INT32_MIN) {
+            c->part[at] = INT32_MIN;
+            tree_set(c, at, INT32_MIN);
         }
         /* the first rejecting filter: NodeResourcesFit's when it ran and
          * failed, else the static one */
@@ -610,12 +614,12 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
             else if (st->sslot[n])
                 g = st->sgrp[n];
         }
-        if (g != c->grp[n]) {
-            if (c->grp[n] != FIT_NONE)
-                c->groups[c->grp[n]].count--;
+        if (g != c->grp[at]) {
+            if (c->grp[at] != FIT_NONE)
+                c->groups[c->grp[at]].count--;
             if (g != FIT_NONE)
                 c->groups[g].count++;
-            c->grp[n] = g;
+            c->grp[at] = g;
             free(c->text);
             c->text = NULL;
         }
@@ -637,9 +641,10 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     st->sslot = calloc(N ? N : 1, 1);
     st->rel = calloc(N / 64 + 1, sizeof *st->rel);
     st->rlist = malloc((N ? N : 1) * sizeof *st->rlist);
-    if (!st->sgrp || !st->sslot || !st->rel || !st->rlist)
+    st->rpos = malloc((N ? N : 1) * sizeof *st->rpos);
+    if (!st->sgrp || !st->sslot || !st->rel || !st->rlist || !st->rpos)
         return BERTH_ENOMEM;
-    x->bytes += (size_t)N * 9 + N / 8;
+    x->bytes += (size_t)N * 13 + N / 8;
     for (uint32_t n = 0; n < N; n++) {
         st->sgrp[n] = FIT_NONE;
         x->list[n] = n;
@@ -662,7 +667,10 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     for (uint32_t n = 0; n < N; n++)
         if (!st->sslot[n] || (x->nrf_slot >= 0 && st->sslot[n] - 1u > (uint32_t)x->nrf_slot)) {
             st->rel[n / 64] |= 1ull << (n % 64);
+            st->rpos[n] = st->nrel;
             st->rlist[st->nrel++] = n;
+        } else {
+            st->rpos[n] = FIT_NONE;
         }
     /* TaintToleration / NodeAffinity scores: a constant when their raw
      * scores are equal on every statically feasible node */
@@ -688,10 +696,13 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 {
     kube_sched *s = x->s;
     const fit_class *st = &x->classes[c->st];
-    uint32_t N = x->N, P = x->P;
-    c->part = malloc((N ? N : 1) * sizeof *c->part);
+    uint32_t N = x->N, R = st->nrel, P;
+    for (P = 1; P < R; P *= 2)
+        ;
+    c->P = P;
+    c->part = malloc((R ? R : 1) * sizeof *c->part);
     c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
-    c->grp = malloc((N ? N : 1) * sizeof *c->grp);
+    c->grp = malloc((R ? R : 1) * sizeof *c->grp);
     c->groups = malloc((st->ngroups ? st->ngroups : 1) * sizeof *c->groups);
     if (!c->part || !c->tree || !c->grp || !c->groups)
         return BERTH_ENOMEM;
@@ -704,16 +715,15 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
             return BERTH_ENOMEM;
         c->ngroups++;
     }
-    x->bytes += (size_t)N * 8 + 8 * (size_t)P;
+    x->bytes += (size_t)R * 8 + 8 * (size_t)P;
     const uint8_t *off = s->off;
-    for (uint32_t n = 0; n < N; n++) {
-        c->part[n] = INT32_MIN;
-        c->grp[n] = FIT_NONE;
-        if (!rel_of(st, n) && !(off && off[n])) {
-            c->grp[n] = st->sgrp[n];
-            c->groups[st->sgrp[n]].count++;
-        }
+    for (uint32_t i = 0; i < R; i++) {
+        c->part[i] = INT32_MIN;
+        c->grp[i] = FIT_NONE;
     }
+    for (uint32_t n = 0; n < N; n++)
+        if (!rel_of(st, n) && !(off && off[n]))
+            c->groups[st->sgrp[n]].count++;
     for (uint32_t i = 0; i < 2 * P; i++)
         c->tree[i] = INT32_MIN;
     c->ok = 1;
@@ -985,7 +995,7 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
         *answer = KUBE_FIT_NONE;
         goto out;
     }
-    uint32_t n = tree_argmax(x, c);
+    uint32_t n = x->classes[c->st].rlist[tree_argmax(c)];
     /* NodeAffinity's PreScore runs when more than one node is feasible and
      * may fail the pod: the session says so */
     if (kube_affinity_prescore_failed(s, r.p))
