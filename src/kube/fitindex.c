@@ -824,7 +824,10 @@ static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
     uint64_t pending = x->nlog - c->pos;
     uint32_t m = 0;
     const uint32_t *list = x->list;
-    if (pending >= st->nrel) {
+    if (pending >= x->N) {
+        /* more entries than nodes: every relevant node (no more work than
+         * reading the entries); fewer: only the relevant nodes among them,
+         * so a class pays for the changes of its own nodes, not its size */
         list = st->rlist;
         m = st->nrel;
     } else if (pending) {
