@@ -12,7 +12,9 @@
  * all candidates (per-node pod lists, utilisation in one pass); the plain
  * path (reference) schedules a view per candidate. Same decisions. */
 #include "autoscale/state.h"
+#include "kube/fitindex.h"
 
+#include "berth/cancel.h"
 #include "berth/grow.h"
 
 #include <stdio.h>
@@ -150,6 +152,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
     uint32_t *head = NULL, *next = NULL, *all_on = NULL, *pn = NULL;
     int64_t *sum = NULL;
     berth_ksession *ks = NULL;
+    kube_fitidx *fx = NULL; /* the fit index (kube/fitindex.c), NULL: the session alone */
     int rc = 0, seq_ok = 0;
     if (!cand || !util || !pdb_left || !pdb_need || !pods || !placed || !why) {
         rc = BERTH_ENOMEM;
@@ -189,6 +192,8 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 berth_ksession_exclude(ks, n, 1);
         utilisation_all(s, util, sum);
         seq_ok = per_pod_ok(k);
+        if (seq_ok && (rc = kube_fitidx_open(&fx, ks)))
+            goto out;
     }
     for (uint32_t i = 0; i < k->npdbs; i++)
         pdb_left[i] = capacity_pdb_allowed(k, &k->pdbs[i]);
@@ -254,31 +259,58 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         for (uint32_t i = 0; i < npods; i++)
             capacity_unplace(s, pods[i]);
         c->removed = 1;
-        uint64_t mark = 0;
+        uint64_t mark = 0, fxpos = 0;
         if (fast) {
             /* as a view without the node: all its pods leave, the movable
              * ones are placed on the others */
             mark = berth_ksession_mark(ks);
+            fxpos = fx ? kube_fitidx_pos(fx) : 0;
             for (uint32_t i = 0; i < non && !rc; i++)
                 if (berth_ksession_node_of(ks, all_on[i]) != BERTH_KUBE_NONE)
                     rc = berth_ksession_evict(ks, all_on[i]);
             berth_ksession_exclude(ks, n, 1);
+            if (fx && !rc)
+                rc = kube_fitidx_touch(fx, n); /* its pods left, it is no candidate */
             berth_error se;
             berth_error_clear(&se);
+            if (!rc && fx && npods && s->cancel && berth_cancel_expired(s->cancel)) {
+                /* the index does not look at the clock: as the session would */
+                snprintf(se.msg, sizeof se.msg, "stopped at the deadline");
+                rc = BERTH_ETIMEDOUT;
+            }
             if (!rc && seq_ok && in_queue_order(k, pods, npods)) {
                 /* the node stays when one pod fits nowhere, and the plan reports
-                 * the first such pod: in queue order pod by pod, stop there */
+                 * the first such pod: in queue order pod by pod, stop there.
+                 * The fit index answers a plain pod in O(log N) (its class's
+                 * max tree; "fits nowhere" with the text kept per class), the
+                 * session the others */
                 for (uint32_t i = 0; i < npods; i++)
                     placed[i] = BERTH_KUBE_NONE;
                 for (uint32_t i = 0; i < npods && !rc; i++) {
+                    int answer = KUBE_FIT_ASK;
+                    if (fx && (rc = kube_fitidx_place(fx, pods[i], &answer, &placed[i], &why[i],
+                                                      s->arena)))
+                        break;
+                    if (answer == KUBE_FIT_NONE)
+                        break;
+                    if (answer == KUBE_FIT_PLACED)
+                        continue;
                     rc = berth_ksession_place(ks, &pods[i], 1, &placed[i], &why[i], s->arena, &se);
+                    if (fx && placed[i] != BERTH_KUBE_NONE) {
+                        int trc = kube_fitidx_touch(fx, placed[i]);
+                        rc = rc ? rc : trc;
+                    }
                     if (rc == BERTH_ENOFIT) {
                         rc = 0;
                         break;
                     }
                 }
-            } else if (!rc)
+            } else if (!rc) {
                 rc = berth_ksession_place(ks, pods, npods, placed, why, s->arena, &se);
+                for (uint32_t i = 0; fx && i < npods && rc != BERTH_ENOMEM; i++)
+                    if (placed[i] != BERTH_KUBE_NONE && kube_fitidx_touch(fx, placed[i]))
+                        rc = BERTH_ENOMEM;
+            }
             if (rc == BERTH_ENOFIT)
                 rc = 0;
             if (rc) {
@@ -322,6 +354,8 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 fast = -1;
                 goto out;
             }
+            if (fx && (rc = kube_fitidx_retouch(fx, fxpos)))
+                goto out;
             if ((rc = block(s, n, "%s%s", reason, "")))
                 goto out;
             continue;
@@ -335,6 +369,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         }
     }
 out:
+    kube_fitidx_close(fx);
     berth_ksession_close(ks);
     free(head);
     free(next);

@@ -6,6 +6,7 @@
  * scheduler's per-pod work for the pods it moves (the fast path for plain
  * pods), never a rebuild of the columns, counters or caches. */
 #include "kube/fastpath.h"
+#include "kube/fitindex.h"
 #include "kube/state.h"
 #include "core/invariant.h"
 
@@ -391,4 +392,35 @@ int berth_ksession_rollback(berth_ksession *s, uint64_t mark)
         }
     }
     return rc;
+}
+
+/* ---- for the fit index (kube/fitindex.h) ---- */
+
+kube_loop *kube_session_loop(berth_ksession *s)
+{
+    return &s->L;
+}
+
+uint32_t kube_session_node(const berth_ksession *s, uint32_t node)
+{
+    return node == BERTH_KUBE_NONE ? node : to_session(s, node);
+}
+
+uint32_t kube_session_caller_node(const berth_ksession *s, uint32_t node)
+{
+    return to_caller(s, node);
+}
+
+int kube_session_assume(berth_ksession *s, uint32_t pod, uint32_t n)
+{
+    /* as kube_loop_pod assumes a decision, and place records it */
+    if (log_push(s, U_PLACE, 0, pod, n))
+        return BERTH_ENOMEM;
+    s->v.pods[pod].node_name = s->v.nodes[n].name;
+    s->v.pods[pod].assumed = 1;
+    s->pod_node[pod] = n;
+    s->pod_bound[pod] = 0;
+    if (kube_assume(&s->L.s, pod, n) || kube_fast_assumed(&s->L.s, n))
+        return BERTH_ENOMEM;
+    return 0;
 }

@@ -1,0 +1,1013 @@
+/* kube/fitindex.c - the per-pod-class fit index over a what-if session
+ * (kube/fitindex.h): where the kube scheduler would put a plain pod, or
+ * its FitError text when it fits nowhere, without a scan over the nodes.
+ *
+ * Pods of one class (same requests, tolerations, node selector and
+ * affinity, images, volume constraints) meet the same filters and scores.
+ * Per class and node: the first static filter that rejects it (with its
+ * reason group), and `part`, the weighted NodeResourcesFit and
+ * BalancedAllocation (and ImageLocality) score where the node is a
+ * candidate that passes every filter, else INT32_MIN; a max tree over part
+ * gives the kube fast path's pick (argmax, first node on ties) in
+ * O(log N), and an empty tree answers "fits nowhere" at once. Each node's
+ * reason group (first rejecting plugin slot and reason code, as
+ * count_reasons in kube/sched.c groups them) is counted per class, so the
+ * FitError text is built from the counts (O(groups)) and kept until one
+ * count changes. Nodes that change (a pod leaves or joins, a node is
+ * excluded) go to a change log; a class brings those nodes up to date when
+ * next used (each log entry costs O(log N) once per class in use).
+ *
+ * Answered here: the default profile made of the fast path's plugins, no
+ * percentageOfNodesToScore sampling, pods of the default scheduler without
+ * ports, volume errors, nodeName pins or images, whose spread/affinity
+ * context is inert, and whose TaintToleration / NodeAffinity raw scores
+ * are equal on every statically feasible node (then those scores add a
+ * constant). Anything else: KUBE_FIT_ASK, the session answers. The
+ * decisions and texts are those of the kube scheduler (the tests compare
+ * them). */
+#include "kube/fitindex.h"
+#include "kube/fastpath.h"
+#include "kube/state.h"
+#include "kube/terms.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIT_MAX_CLASSES 1024
+#define FIT_MAX_BYTES (768u * 1024u * 1024u)
+#define FIT_MAX_REASONS 64  /* KUBE_MAX_REASONS of kube/sched.c */
+#define FIT_REASON_TEXT 160 /* its reason_count.text */
+#define FIT_NONE UINT32_MAX
+
+/* A reason group of a class: nodes whose first rejecting filter slot and
+ * reason code (or, for plugins without codes, text) are the same share
+ * one text. */
+typedef struct fit_group {
+    uint32_t slot, code;
+    char *text;           /* the plugin's reason text (';'-separated reasons) */
+    uint32_t count;       /* candidate nodes in the group now */
+    char *toks;           /* its reasons, trimmed, each NUL-ended (split when
+                           * first needed; NULL: not yet) */
+    uint32_t ntoks;
+    int too_long;         /* a reason longer than kube's table keeps */
+} fit_group;
+
+typedef struct fit_class {
+    char *key;
+    size_t keylen;
+    uint32_t hash;
+    int ok;               /* the index answers for this class */
+    int is_static;        /* a static entry (below), not a class */
+    uint32_t st;          /* a class: its static entry (shared by the
+                           * classes that differ only in requests) */
+    uint64_t pos;         /* change log consumed */
+    /* per relevant node of the static entry (by its position in rlist):
+     * part (INT32_MIN: not feasible now) and the group it is counted in
+     * (FIT_NONE: none; the other nodes count in their static group while
+     * candidates); a max tree over part, leaves at [P, 2P) */
+    int32_t *part;
+    int32_t *tree;
+    uint32_t P;
+    /* static entry: per node, the group of its first static rejection
+     * (FIT_NONE: none) and that filter's slot + 1 (0: passes) */
+    uint32_t *sgrp;
+    uint8_t *sslot;
+    uint32_t *grp;
+    /* static entry: nodes whose part or reason depends on the dynamic state
+     * (no static filter before NodeResourcesFit rejects them): a bitmap and
+     * a list;
+     * the others only count (or not) in their static group as they are
+     * candidates (or not), updated when that changes (kube_fitidx_touch) */
+    uint64_t *rel;
+    uint32_t *rlist, nrel;
+    uint32_t *rpos;       /* per node: its position in rlist (relevant nodes) */
+    fit_group *groups;
+    uint32_t ngroups, capgroups;
+    uint32_t ncand;       /* candidates when the counts were last made */
+    char *text;           /* FitError text of the counts (NULL: stale) */
+} fit_class;
+
+struct kube_fitidx {
+    berth_ksession *ks;
+    kube_loop *L;
+    kube_sched *s;
+    berth_profile prof;
+    const berth_filter_plugin *filters[BERTH_KP_COUNT];
+    const berth_score_plugin *scores[BERTH_KP_COUNT];
+    int64_t weights[BERTH_KP_COUNT];
+    berth_kplugin filter_of[BERTH_KP_COUNT], score_of[BERTH_KP_COUNT];
+    int nrf_slot;         /* NodeResourcesFit filter slot, -1 none */
+    uint32_t N;
+    fit_class *classes;
+    uint32_t nclasses, capclasses;
+    uint32_t *table, tcap; /* open addressing: class + 1 */
+    size_t bytes;
+    uint32_t *log;        /* touched nodes (session indices) */
+    uint64_t nlog, caplog;
+    uint32_t *seen, gen;
+    uint32_t *mark, gen2; /* refresh: nodes that fit, this round */
+    uint8_t *was_off;     /* per node: off when last touched */
+    /* scratch, sized to nodes */
+    uint32_t *list, *list2, *list3;
+    uint8_t *verdict;
+    int64_t *col, *col2;
+    char *keybuf;
+    size_t keycap;
+};
+
+/* FNV-1a over 8-byte words (keys are mostly request arrays). */
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, sizeof w);
+        h = (h ^ w) * 1099511628211u;
+    }
+    for (; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* ---- the profile ---- */
+
+static int allowed(berth_kplugin p, int score)
+{
+    static const berth_kplugin filters[] = {
+        BERTH_KP_NODE_UNSCHEDULABLE, BERTH_KP_NODE_NAME,    BERTH_KP_TAINT_TOLERATION,
+        BERTH_KP_NODE_AFFINITY,      BERTH_KP_NODE_PORTS,   BERTH_KP_NODE_RESOURCES_FIT,
+        BERTH_KP_VOLUME_ZONE,        BERTH_KP_POD_TOPOLOGY_SPREAD, BERTH_KP_INTER_POD_AFFINITY};
+    static const berth_kplugin scores[] = {
+        BERTH_KP_TAINT_TOLERATION,    BERTH_KP_NODE_AFFINITY,        BERTH_KP_NODE_RESOURCES_FIT,
+        BERTH_KP_POD_TOPOLOGY_SPREAD, BERTH_KP_INTER_POD_AFFINITY,   BERTH_KP_BALANCED_ALLOCATION,
+        BERTH_KP_IMAGE_LOCALITY};
+    const berth_kplugin *l = score ? scores : filters;
+    size_t n = score ? sizeof scores / sizeof *scores : sizeof filters / sizeof *filters;
+    for (size_t i = 0; i < n; i++)
+        if (l[i] == p)
+            return 1;
+    return 0;
+}
+
+static int is_static(berth_kplugin p)
+{
+    return p == BERTH_KP_NODE_UNSCHEDULABLE || p == BERTH_KP_NODE_NAME ||
+           p == BERTH_KP_TAINT_TOLERATION || p == BERTH_KP_NODE_AFFINITY ||
+           p == BERTH_KP_VOLUME_ZONE;
+}
+
+/* The session's profile as kube/sched.c builds it (build_profile): 0 when
+ * it is not one the index answers for. */
+static int build(kube_fitidx *x)
+{
+    const berth_kcluster *k = x->s->k;
+    const berth_kprofile *kp = &x->L->defprof;
+    if (k->nprofiles || x->L->opt->profile || x->L->opt->reference || x->L->opt->detail ||
+        x->L->opt->reasons || x->L->opt->preempt || x->L->opt->tiebreak != BERTH_TIE_FIRST)
+        return 0;
+    int32_t pct = kp->percentage_of_nodes_to_score ? kp->percentage_of_nodes_to_score
+                                                   : k->percentage_of_nodes_to_score;
+    if (pct > 0 && pct < 100)
+        return 0;
+    uint32_t nf = 0, ns = 0;
+    int64_t wsum = 0;
+    x->nrf_slot = -1;
+    for (int i = 0; i < BERTH_KP_COUNT; i++) {
+        berth_kplugin pl = (berth_kplugin)i;
+        const berth_filter_plugin *f = kube_filter_plugin(pl);
+        const berth_score_plugin *sc = kube_score_plugin(pl);
+        if (f && (kp->filters & (1u << i))) {
+            if (!allowed(pl, 0))
+                return 0;
+            if (pl == BERTH_KP_NODE_RESOURCES_FIT)
+                x->nrf_slot = (int)nf;
+            x->filter_of[nf] = pl;
+            x->filters[nf++] = f;
+        }
+        if (sc && (kp->scores & (1u << i))) {
+            if (!allowed(pl, 1))
+                return 0;
+            x->score_of[ns] = pl;
+            x->weights[ns] = kp->weight[i] > 0 ? kp->weight[i] : 1;
+            wsum += x->weights[ns];
+            x->scores[ns++] = sc;
+            /* the part's plugins must not normalise (kube/fastpath.c's columns) */
+            if ((pl == BERTH_KP_NODE_RESOURCES_FIT || pl == BERTH_KP_BALANCED_ALLOCATION ||
+                 pl == BERTH_KP_IMAGE_LOCALITY) && sc->normalize)
+                return 0;
+        }
+    }
+    if (wsum > INT32_MAX / 200)
+        return 0;
+    x->prof.filters = x->filters;
+    x->prof.nfilters = nf;
+    x->prof.scores = x->scores;
+    x->prof.weights = x->weights;
+    x->prof.nscores = ns;
+    return 1;
+}
+
+/* ---- open / close ---- */
+
+static void class_free(fit_class *c)
+{
+    free(c->key);
+    free(c->part);
+    free(c->tree);
+    free(c->sgrp);
+    free(c->sslot);
+    free(c->grp);
+    free(c->rel);
+    free(c->rlist);
+    free(c->rpos);
+    for (uint32_t g = 0; g < c->ngroups; g++) {
+        free(c->groups[g].text);
+        free(c->groups[g].toks);
+    }
+    free(c->groups);
+    free(c->text);
+}
+
+void kube_fitidx_close(kube_fitidx *x)
+{
+    if (!x)
+        return;
+    for (uint32_t i = 0; i < x->nclasses; i++)
+        class_free(&x->classes[i]);
+    free(x->classes);
+    free(x->table);
+    free(x->log);
+    free(x->seen);
+    free(x->list);
+    free(x->list2);
+    free(x->list3);
+    free(x->mark);
+    free(x->was_off);
+    free(x->verdict);
+    free(x->col);
+    free(x->col2);
+    free(x->keybuf);
+    free(x);
+}
+
+int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
+{
+    *out = NULL;
+    kube_fitidx *x = calloc(1, sizeof *x);
+    if (!x)
+        return BERTH_ENOMEM;
+    x->ks = ks;
+    x->L = kube_session_loop(ks);
+    x->s = &x->L->s;
+    if (!build(x)) {
+        free(x);
+        return 0;
+    }
+    x->N = x->s->k->nnodes;
+    uint32_t N = x->N ? x->N : 1;
+    x->seen = calloc(N, sizeof *x->seen);
+    x->list = malloc(N * sizeof *x->list);
+    x->list2 = malloc(N * sizeof *x->list2);
+    x->list3 = malloc(N * sizeof *x->list3);
+    x->mark = calloc(N, sizeof *x->mark);
+    x->was_off = calloc(N, 1);
+    x->verdict = malloc(N);
+    x->col = malloc(N * sizeof *x->col);
+    x->col2 = malloc(N * sizeof *x->col2);
+    x->tcap = 256;
+    x->table = calloc(x->tcap, sizeof *x->table);
+    if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->mark || !x->was_off ||
+        !x->verdict || !x->col || !x->col2 || !x->table) {
+        kube_fitidx_close(x);
+        return BERTH_ENOMEM;
+    }
+    for (uint32_t n = 0; n < x->N; n++)
+        x->was_off[n] = x->s->off && x->s->off[n];
+    *out = x;
+    return 0;
+}
+
+/* ---- the change log ---- */
+
+static int log_node(kube_fitidx *x, uint32_t n)
+{
+    if (x->nlog == x->caplog) {
+        uint64_t nc = x->caplog ? x->caplog * 2 : 1024;
+        uint32_t *q = realloc(x->log, nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        x->log = q;
+        x->caplog = nc;
+    }
+    x->log[x->nlog++] = n;
+    return 0;
+}
+
+static int rel_of(const fit_class *c, uint32_t n)
+{
+    return (int)((c->rel[n / 64] >> (n % 64)) & 1);
+}
+
+/* Node n became (or stopped being) a candidate: every class where only
+ * its static group counts it, now (O(classes)); the others when used. */
+static void off_changed(kube_fitidx *x, uint32_t n, int off)
+{
+    for (uint32_t i = 0; i < x->nclasses; i++) {
+        fit_class *c = &x->classes[i];
+        if (c->is_static || !c->ok)
+            continue;
+        const fit_class *st = &x->classes[c->st];
+        if (rel_of(st, n))
+            continue;
+        /* counted in its static group exactly while a candidate */
+        if (off)
+            c->groups[st->sgrp[n]].count--;
+        else
+            c->groups[st->sgrp[n]].count++;
+        free(c->text);
+        c->text = NULL;
+    }
+}
+
+static int touch(kube_fitidx *x, uint32_t n)
+{
+    uint8_t off = x->s->off && x->s->off[n];
+    if (off != x->was_off[n]) {
+        x->was_off[n] = off;
+        off_changed(x, n, off);
+    }
+    return log_node(x, n);
+}
+
+int kube_fitidx_touch(kube_fitidx *x, uint32_t node)
+{
+    uint32_t n = kube_session_node(x->ks, node);
+    return n < x->N ? touch(x, n) : 0;
+}
+
+uint64_t kube_fitidx_pos(const kube_fitidx *x)
+{
+    return x->nlog;
+}
+
+int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
+{
+    for (uint64_t i = pos, end = x->nlog; i < end; i++)
+        if (touch(x, x->log[i]))
+            return BERTH_ENOMEM;
+    return 0;
+}
+
+/* ---- the class key: everything the filters and scores read of a pod ---- */
+
+typedef struct kb {
+    kube_fitidx *x;
+    size_t len;
+    int oom;
+} kb;
+
+static void put(kb *b, const void *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->x->keycap) {
+        size_t nc = b->x->keycap ? b->x->keycap * 2 : 1024;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        char *q = realloc(b->x->keybuf, nc);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->x->keybuf = q;
+        b->x->keycap = nc;
+    }
+    memcpy(b->x->keybuf + b->len, p, n);
+    b->len += n;
+}
+
+static void put_str(kb *b, const char *s)
+{
+    if (!s)
+        s = "\x01";
+    put(b, s, strlen(s) + 1);
+}
+
+static void put_reqs(kb *b, const berth_requirement *r, uint32_t n)
+{
+    put(b, &n, sizeof n);
+    for (uint32_t i = 0; i < n; i++) {
+        put_str(b, r[i].key);
+        put(b, &r[i].op, sizeof r[i].op);
+        put(b, &r[i].nvalues, sizeof r[i].nvalues);
+        for (uint32_t j = 0; j < r[i].nvalues; j++)
+            put_str(b, r[i].values[j]);
+    }
+}
+
+static void put_term(kb *b, const berth_kterm *t)
+{
+    put_reqs(b, t->exprs, t->nexprs);
+    put_reqs(b, t->fields, t->nfields);
+    put(b, &t->invalid, sizeof t->invalid);
+}
+
+/* with_req = 0: the static key (what the static filters and
+ * TaintToleration / NodeAffinity scores read); 1: the class key. */
+static int build_key(kube_fitidx *x, const berth_kpod *p, int with_req, size_t *len)
+{
+    kb b = {x, 0, 0};
+    char tag = with_req ? 'C' : 'S';
+    put(&b, &tag, 1);
+    if (with_req) {
+        put(&b, p->req, sizeof p->req);
+        put(&b, p->req_nz, sizeof p->req_nz);
+    }
+    put_str(&b, p->node_name);
+    put(&b, &p->ntols, sizeof p->ntols);
+    for (uint32_t i = 0; i < p->ntols; i++) {
+        put_str(&b, p->tols[i].key);
+        put_str(&b, p->tols[i].value);
+        put(&b, &p->tols[i].op, sizeof p->tols[i].op);
+        put(&b, &p->tols[i].effect, sizeof p->tols[i].effect);
+    }
+    put(&b, &p->node_selector.n, sizeof p->node_selector.n);
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        put_str(&b, p->node_selector.items[i].key);
+        put_str(&b, p->node_selector.items[i].value);
+    }
+    put(&b, &p->has_req_affinity, sizeof p->has_req_affinity);
+    put(&b, &p->nreq_terms, sizeof p->nreq_terms);
+    for (uint32_t i = 0; i < p->nreq_terms; i++)
+        put_term(&b, &p->req_terms[i]);
+    put(&b, &p->npref_terms, sizeof p->npref_terms);
+    for (uint32_t i = 0; i < p->npref_terms; i++) {
+        put(&b, &p->pref_terms[i].weight, sizeof p->pref_terms[i].weight);
+        put_term(&b, &p->pref_terms[i].term);
+    }
+    *len = b.len;
+    return b.oom ? BERTH_ENOMEM : 0;
+}
+
+/* Whether the index answers for pod p at all (before its class). */
+static int pod_ok(const kube_fitidx *x, const berth_kpod *p)
+{
+    if (p->nports || p->vol_error || p->nvol_zones || p->node_name)
+        return 0;
+    if (p->scheduler_name && strcmp(p->scheduler_name, "default-scheduler"))
+        return 0;
+    for (uint32_t i = 0; i < p->ncontainers; i++)
+        if (p->containers[i].image)
+            return 0;
+    for (uint32_t i = 0; i < p->ninit; i++)
+        if (p->init[i].image)
+            return 0;
+    for (uint32_t i = 0; i < p->nreq_terms; i++)
+        if (p->req_terms[i].nfields)
+            return 0; /* NodeAffinity's PreFilter may pin the pod (pinned_nodes) */
+    (void)x;
+    return 1;
+}
+
+static int inert(const kube_req *r)
+{
+    const kube_terms_req *q = r->terms;
+    return !q || (!q->npf && !q->nps && !q->naff && !q->nanti && !q->nisc);
+}
+
+/* ---- per class upkeep ---- */
+
+static void tree_set(fit_class *c, uint32_t pos, int32_t v)
+{
+    uint32_t i = c->P + pos;
+    c->tree[i] = v;
+    for (i /= 2; i; i /= 2) {
+        int32_t l = c->tree[2 * i], r = c->tree[2 * i + 1];
+        int32_t m = l > r ? l : r;
+        if (c->tree[i] == m)
+            break;
+        c->tree[i] = m;
+    }
+}
+
+/* The first position holding the maximum (rlist is in node order: the
+ * fast path's argmax, ties first). */
+static uint32_t tree_argmax(const fit_class *c)
+{
+    uint32_t i = 1;
+    while (i < c->P)
+        i = c->tree[2 * i] == c->tree[i] ? 2 * i : 2 * i + 1;
+    return i - c->P;
+}
+
+/* Reason group (slot, code); for plugins without codes the text decides. */
+static uint32_t group_of(fit_class *c, uint32_t slot, uint32_t code, const char *text, int *oom)
+{
+    for (uint32_t g = 0; g < c->ngroups; g++)
+        if (c->groups[g].slot == slot && c->groups[g].code == code &&
+            (code != KUBE_NO_REASON_CODE || !strcmp(c->groups[g].text, text)))
+            return g;
+    if (c->ngroups == c->capgroups) {
+        uint32_t nc = c->capgroups ? c->capgroups * 2 : 8;
+        fit_group *q = realloc(c->groups, nc * sizeof *q);
+        if (!q) {
+            *oom = 1;
+            return FIT_NONE;
+        }
+        c->groups = q;
+        c->capgroups = nc;
+    }
+    char *t = strdup(text);
+    if (!t) {
+        *oom = 1;
+        return FIT_NONE;
+    }
+    c->groups[c->ngroups] = (fit_group){slot, code, t, 0, NULL, 0, 0};
+    return c->ngroups++;
+}
+
+/* The group of a node's reason for filter slot f (the plugin's code, else
+ * its text). */
+static uint32_t reason_group(kube_fitidx *x, fit_class *c, const kube_req *r, uint32_t f,
+                             uint32_t n, int *oom)
+{
+    char buf[512];
+    uint32_t code = kube_reason_code(x->s, r, x->filter_of[f], n);
+    if (code != KUBE_NO_REASON_CODE) {
+        for (uint32_t g = 0; g < c->ngroups; g++)
+            if (c->groups[g].slot == f && c->groups[g].code == code)
+                return g;
+    }
+    x->filters[f]->reason(x->s, (void *)r, n, buf, sizeof buf);
+    return group_of(c, f, code, buf, oom);
+}
+
+/* Recomputes nodes[0..m) (relevant ones) of class c: the fit filter and the part's scores
+ * (on the candidates that pass the static filters, then on those that
+ * fit), the tree, and each node's reason group. 0 or BERTH_ENOMEM. */
+static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *nodes, uint32_t m)
+{
+    kube_sched *s = x->s;
+    const berth_profile *prof = &x->prof;
+    const fit_class *st = &x->classes[c->st];
+    const uint8_t *off = s->off;
+    uint32_t *q = x->list2, nq = 0, *fit = x->list3, nfit = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t n = nodes[i];
+        /* NodeResourcesFit runs where no static filter before it rejects
+         * (every listed node) and the node is a candidate */
+        if (!(off && off[n]))
+            q[nq++] = n;
+    }
+    memset(x->verdict, BERTH_FIT, nq);
+    if (x->nrf_slot >= 0 && nq)
+        prof->filters[x->nrf_slot]->filter(s, r, q, nq, x->verdict);
+    for (uint32_t i = 0; i < nq; i++) {
+        fit[nfit] = q[i];
+        nfit += x->verdict[i] == BERTH_FIT && !st->sslot[q[i]];
+    }
+    memset(x->col2, 0, nfit * sizeof *x->col2);
+    for (uint32_t j = 0; j < prof->nscores && nfit; j++) {
+        berth_kplugin pl = x->score_of[j];
+        if (pl != BERTH_KP_NODE_RESOURCES_FIT && pl != BERTH_KP_BALANCED_ALLOCATION &&
+            pl != BERTH_KP_IMAGE_LOCALITY)
+            continue;
+        prof->scores[j]->score(s, r, fit, nfit, x->col);
+        for (uint32_t i = 0; i < nfit; i++)
+            x->col2[i] += x->weights[j] * x->col[i];
+    }
+    /* the nodes that fit get their part; every other listed node none */
+    if (++x->gen2 == 0) {
+        memset(x->mark, 0, x->N * sizeof *x->mark);
+        x->gen2 = 1;
+    }
+    for (uint32_t i = 0; i < nfit; i++) {
+        uint32_t n = fit[i];
+        int32_t v = (int32_t)x->col2[i];
+        uint32_t at = st->rpos[n];
+        x->mark[n] = x->gen2;
+        if (c->part[at] != v) {
+            c->part[at] = v;
+            tree_set(c, at, v);
+        }
+    }
+    int oom = 0;
+    for (uint32_t i = 0, qi = 0; i < m; i++) {
+        uint32_t n = nodes[i], at = st->rpos[n];
+        int cand = !(off && off[n]);
+        int fits = x->mark[n] == x->gen2;
+        int failed_fit = 0; /* a candidate passing the static filters that does not fit */
+        if (qi < nq && q[qi] == n)
+            failed_fit = x->verdict[qi++] != BERTH_FIT;
+        if (!fits && c->part[at] != INT32_MIN) {
+            c->part[at] = INT32_MIN;
+            tree_set(c, at, INT32_MIN);
+        }
+        /* the first rejecting filter: NodeResourcesFit's when it ran and
+         * failed, else the static one */
+        uint32_t g = FIT_NONE;
+        if (cand) {
+            if (failed_fit)
+                g = reason_group(x, c, r, (uint32_t)x->nrf_slot, n, &oom);
+            else if (st->sslot[n])
+                g = st->sgrp[n];
+        }
+        if (g != c->grp[at]) {
+            if (c->grp[at] != FIT_NONE)
+                c->groups[c->grp[at]].count--;
+            if (g != FIT_NONE)
+                c->groups[g].count++;
+            c->grp[at] = g;
+            free(c->text);
+            c->text = NULL;
+        }
+    }
+    return oom ? BERTH_ENOMEM : 0;
+}
+
+/* A new static entry for r's pod: its static filters over every node
+ * (first rejecting one, with its reason group), the relevant nodes, and
+ * whether TaintToleration / NodeAffinity score alike on every node that
+ * passes them. Shared by the classes that differ only in requests. */
+static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
+{
+    kube_sched *s = x->s;
+    const berth_profile *prof = &x->prof;
+    uint32_t N = x->N;
+    st->is_static = 1;
+    st->sgrp = malloc((N ? N : 1) * sizeof *st->sgrp);
+    st->sslot = calloc(N ? N : 1, 1);
+    st->rel = calloc(N / 64 + 1, sizeof *st->rel);
+    st->rlist = malloc((N ? N : 1) * sizeof *st->rlist);
+    st->rpos = malloc((N ? N : 1) * sizeof *st->rpos);
+    if (!st->sgrp || !st->sslot || !st->rel || !st->rlist || !st->rpos)
+        return BERTH_ENOMEM;
+    x->bytes += (size_t)N * 13 + N / 8;
+    for (uint32_t n = 0; n < N; n++) {
+        st->sgrp[n] = FIT_NONE;
+        x->list[n] = n;
+    }
+    /* static filters: each node's first rejecting one, in profile order */
+    int oom = 0;
+    for (uint32_t f = 0; f < prof->nfilters; f++) {
+        if (!is_static(x->filter_of[f]))
+            continue;
+        memset(x->verdict, BERTH_FIT, N);
+        prof->filters[f]->filter(s, r, x->list, N, x->verdict);
+        for (uint32_t n = 0; n < N; n++)
+            if (x->verdict[n] != BERTH_FIT && !st->sslot[n]) {
+                st->sslot[n] = (uint8_t)(f + 1);
+                st->sgrp[n] = reason_group(x, st, r, f, n, &oom);
+            }
+    }
+    if (oom)
+        return BERTH_ENOMEM;
+    for (uint32_t n = 0; n < N; n++)
+        if (!st->sslot[n] || (x->nrf_slot >= 0 && st->sslot[n] - 1u > (uint32_t)x->nrf_slot)) {
+            st->rel[n / 64] |= 1ull << (n % 64);
+            st->rpos[n] = st->nrel;
+            st->rlist[st->nrel++] = n;
+        } else {
+            st->rpos[n] = FIT_NONE;
+        }
+    /* TaintToleration / NodeAffinity scores: a constant when their raw
+     * scores are equal on every statically feasible node */
+    uint32_t m = 0;
+    for (uint32_t n = 0; n < N; n++)
+        if (!st->sslot[n])
+            x->list[m++] = n;
+    st->ok = 1;
+    for (uint32_t j = 0; j < prof->nscores && m && st->ok; j++) {
+        if (x->score_of[j] != BERTH_KP_TAINT_TOLERATION && x->score_of[j] != BERTH_KP_NODE_AFFINITY)
+            continue;
+        prof->scores[j]->score(s, r, x->list, m, x->col);
+        for (uint32_t i = 1; i < m; i++)
+            if (x->col[i] != x->col[0])
+                st->ok = 0;
+    }
+    return 0;
+}
+
+/* A new class for r's pod over its static entry: the static groups (same
+ * ids), every node counted or refreshed. */
+static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
+{
+    kube_sched *s = x->s;
+    const fit_class *st = &x->classes[c->st];
+    uint32_t N = x->N, R = st->nrel, P;
+    for (P = 1; P < R; P *= 2)
+        ;
+    c->P = P;
+    c->part = malloc((R ? R : 1) * sizeof *c->part);
+    c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
+    c->grp = malloc((R ? R : 1) * sizeof *c->grp);
+    c->groups = malloc((st->ngroups ? st->ngroups : 1) * sizeof *c->groups);
+    if (!c->part || !c->tree || !c->grp || !c->groups)
+        return BERTH_ENOMEM;
+    c->capgroups = st->ngroups ? st->ngroups : 1;
+    for (uint32_t g = 0; g < st->ngroups; g++) {
+        c->groups[g] = st->groups[g];
+        c->groups[g].count = 0;
+        c->groups[g].toks = NULL;
+        if (!(c->groups[g].text = strdup(st->groups[g].text)))
+            return BERTH_ENOMEM;
+        c->ngroups++;
+    }
+    x->bytes += (size_t)R * 8 + 8 * (size_t)P;
+    const uint8_t *off = s->off;
+    for (uint32_t i = 0; i < R; i++) {
+        c->part[i] = INT32_MIN;
+        c->grp[i] = FIT_NONE;
+    }
+    for (uint32_t n = 0; n < N; n++)
+        if (!rel_of(st, n) && !(off && off[n]))
+            c->groups[st->sgrp[n]].count++;
+    for (uint32_t i = 0; i < 2 * P; i++)
+        c->tree[i] = INT32_MIN;
+    c->ok = 1;
+    c->pos = x->nlog;
+    c->ncand = s->ncand;
+    return refresh(x, c, r, st->rlist, st->nrel);
+}
+
+/* The entry of the key in x->keybuf (len bytes): *id, *created when new.
+ * 1: the table is full (the session answers), 0, or BERTH_ENOMEM. */
+static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
+{
+    *created = 0;
+    uint32_t h = hash_bytes(x->keybuf, len);
+    for (uint32_t i = h & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
+        uint32_t e = x->table[i];
+        if (!e)
+            break;
+        fit_class *c = &x->classes[e - 1];
+        if (c->hash == h && c->keylen == len && !memcmp(c->key, x->keybuf, len)) {
+            *id = e - 1;
+            return 0;
+        }
+    }
+    if (x->nclasses >= FIT_MAX_CLASSES || x->bytes > FIT_MAX_BYTES)
+        return 1;
+    if ((x->nclasses + 1) * 2 > x->tcap) {
+        uint32_t nc = x->tcap * 2;
+        uint32_t *t = calloc(nc, sizeof *t);
+        if (!t)
+            return BERTH_ENOMEM;
+        for (uint32_t e = 0; e < x->nclasses; e++) {
+            uint32_t i = x->classes[e].hash & (nc - 1);
+            while (t[i])
+                i = (i + 1) & (nc - 1);
+            t[i] = e + 1;
+        }
+        free(x->table);
+        x->table = t;
+        x->tcap = nc;
+    }
+    if (x->nclasses == x->capclasses) {
+        uint32_t nc = x->capclasses ? x->capclasses * 2 : 16;
+        fit_class *q = realloc(x->classes, nc * sizeof *q);
+        if (!q)
+            return BERTH_ENOMEM;
+        x->classes = q;
+        x->capclasses = nc;
+    }
+    fit_class *c = &x->classes[x->nclasses];
+    memset(c, 0, sizeof *c);
+    c->key = malloc(len ? len : 1);
+    if (!c->key)
+        return BERTH_ENOMEM;
+    memcpy(c->key, x->keybuf, len);
+    c->keylen = len;
+    c->hash = h;
+    *id = x->nclasses++;
+    uint32_t i = h & (x->tcap - 1);
+    while (x->table[i])
+        i = (i + 1) & (x->tcap - 1);
+    x->table[i] = *id + 1;
+    *created = 1;
+    return 0;
+}
+
+/* r's class (its static entry first), NULL when the index does not answer
+ * for it (or *rc an error). */
+static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
+{
+    size_t len;
+    uint32_t sid, cid;
+    int created;
+    if ((*rc = build_key(x, r->p, 0, &len)) || (*rc = lookup(x, len, &sid, &created)))
+        goto fail;
+    if (created && (*rc = static_init(x, &x->classes[sid], r)))
+        goto fail;
+    if (!x->classes[sid].ok)
+        return NULL;
+    if ((*rc = build_key(x, r->p, 1, &len)) || (*rc = lookup(x, len, &cid, &created)))
+        goto fail;
+    if (created) {
+        x->classes[cid].st = sid;
+        if ((*rc = class_init(x, &x->classes[cid], r)))
+            goto fail;
+    }
+    return &x->classes[cid];
+fail:
+    if (*rc == 1)
+        *rc = 0; /* full: the session answers */
+    return NULL;
+}
+
+/* Brings class c up to date with the change log. */
+static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
+{
+    const fit_class *st = &x->classes[c->st];
+    uint64_t pending = x->nlog - c->pos;
+    uint32_t m = 0;
+    const uint32_t *list = x->list;
+    if (pending >= x->N) {
+        /* more entries than nodes: every relevant node (no more work than
+         * reading the entries); fewer: only the relevant nodes among them,
+         * so a class pays for the changes of its own nodes, not its size */
+        list = st->rlist;
+        m = st->nrel;
+    } else if (pending) {
+        if (++x->gen == 0) {
+            memset(x->seen, 0, x->N * sizeof *x->seen);
+            x->gen = 1;
+        }
+        /* the relevant nodes among the changed ones, each once (a bit
+         * test per entry: the bitmap stays in cache) */
+        for (uint64_t i = c->pos; i < x->nlog; i++) {
+            uint32_t n = x->log[i];
+            if (!rel_of(st, n) || x->seen[n] == x->gen)
+                continue;
+            x->seen[n] = x->gen;
+            x->list[m++] = n;
+        }
+    }
+    c->pos = x->nlog;
+    if (x->s->ncand != c->ncand) {
+        c->ncand = x->s->ncand;
+        free(c->text);
+        c->text = NULL;
+    }
+    return m ? refresh(x, c, r, list, m) : 0;
+}
+
+/* ---- the FitError text from the counts (kube/sched.c count_reasons,
+ * add_reasons, fit_error) ---- */
+
+static int cmp_item(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Splits group g's text as add_reasons does (';', leading blanks off). */
+static int split(fit_group *g)
+{
+    size_t len = strlen(g->text);
+    char *buf = malloc(len + 1), *o;
+    if (!buf)
+        return BERTH_ENOMEM;
+    memcpy(buf, g->text, len + 1);
+    char *save = NULL, *out = malloc(len + 1);
+    if (!out) {
+        free(buf);
+        return BERTH_ENOMEM;
+    }
+    o = out;
+    g->ntoks = 0;
+    for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        while (*tok == ' ')
+            tok++;
+        size_t n = strlen(tok);
+        g->too_long |= n >= FIT_REASON_TEXT;
+        memcpy(o, tok, n + 1);
+        o += n + 1;
+        g->ntoks++;
+    }
+    free(buf);
+    g->toks = out;
+    return 0;
+}
+
+static char *put_u32(char *o, uint32_t v)
+{
+    char d[12];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while (v /= 10);
+    while (n)
+        *o++ = d[--n];
+    return o;
+}
+
+/* 1: c->text built; 0: more reasons than kube counts, or a reason longer
+ * than its table keeps (the session answers); BERTH_ENOMEM. */
+static int fit_text(const kube_fitidx *x, fit_class *c)
+{
+    const char *tok[FIT_MAX_REASONS];
+    uint32_t count[FIT_MAX_REASONS], nrc = 0;
+    for (uint32_t g = 0; g < c->ngroups; g++) {
+        fit_group *gr = &c->groups[g];
+        if (!gr->count)
+            continue;
+        if (!gr->toks && split(gr))
+            return BERTH_ENOMEM;
+        if (gr->too_long)
+            return 0;
+        const char *t = gr->toks;
+        for (uint32_t i = 0; i < gr->ntoks; i++, t += strlen(t) + 1) {
+            uint32_t j = 0;
+            while (j < nrc && strcmp(tok[j], t) != 0)
+                j++;
+            if (j == nrc) {
+                if (nrc == FIT_MAX_REASONS)
+                    return 0;
+                tok[nrc] = t;
+                count[nrc++] = 0;
+            }
+            count[j] += gr->count;
+        }
+    }
+    /* "count reason" items sorted as strings, joined (fit_error) */
+    char items[FIT_MAX_REASONS][200];
+    char *order[FIT_MAX_REASONS];
+    for (uint32_t j = 0; j < nrc; j++) {
+        char *o = put_u32(items[j], count[j]);
+        *o++ = ' ';
+        size_t n = strlen(tok[j]); /* < FIT_REASON_TEXT */
+        memcpy(o, tok[j], n + 1);
+        order[j] = items[j];
+    }
+    qsort(order, nrc, sizeof *order, cmp_item);
+    size_t cap = 64 + (size_t)nrc * 200;
+    char *out = malloc(cap);
+    if (!out)
+        return BERTH_ENOMEM;
+    char *o = out;
+    memcpy(o, "0/", 2);
+    o = put_u32(o + 2, x->s->ncand);
+    memcpy(o, " nodes are available", 20);
+    o += 20;
+    for (uint32_t j = 0; j < nrc; j++) {
+        *o++ = j ? ',' : ':';
+        *o++ = ' ';
+        size_t n = strlen(order[j]);
+        memcpy(o, order[j], n);
+        o += n;
+    }
+    memcpy(o, ".", 2);
+    free(c->text);
+    c->text = out;
+    return 1;
+}
+
+/* ---- the question ---- */
+
+int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
+                      const char **why, berth_arena *a)
+{
+    kube_sched *s = x->s;
+    *answer = KUBE_FIT_ASK;
+    *node = BERTH_KUBE_NONE;
+    if (why)
+        *why = NULL;
+    if (pod >= s->k->npods || !pod_ok(x, &s->k->pods[pod]) || !s->fast)
+        return 0;
+    s->prof = &x->L->defprof;
+    kube_req r;
+    int rc = kube_req_init(s, &r, pod);
+    if (rc)
+        return rc;
+    fit_class *c = NULL;
+    if (!inert(&r) || !(c = find_class(x, &r, &rc)) || !c->ok)
+        goto out;
+    if ((rc = catch_up(x, c, &r)))
+        goto out;
+    if (c->tree[1] == INT32_MIN) {
+        /* fits nowhere: the text from the counts (kept while they hold) */
+        if (!c->text && (rc = fit_text(x, c)) != 1)
+            goto out; /* 0: the session explains it */
+        rc = 0;
+        if (why && a && !(*why = berth_arena_strdup(a, c->text))) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        *answer = KUBE_FIT_NONE;
+        goto out;
+    }
+    uint32_t n = x->classes[c->st].rlist[tree_argmax(c)];
+    /* NodeAffinity's PreScore runs when more than one node is feasible and
+     * may fail the pod: the session says so */
+    if (kube_affinity_prescore_failed(s, r.p))
+        goto out;
+    if ((rc = kube_session_assume(x->ks, pod, n)) || (rc = log_node(x, n)))
+        goto out;
+    *node = kube_session_caller_node(x->ks, n);
+    *answer = KUBE_FIT_PLACED;
+out:
+    kube_req_free(s, &r);
+    return rc;
+}
