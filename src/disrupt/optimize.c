@@ -62,7 +62,12 @@
 /* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
  * multi-node limit */
 #define BOUND_GROUP_MAX 100
-enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2 };
+/* prefix commands (MODE_PREFIX): Karpenter's multi-node consolidation
+ * repeated on the optimiser's order, at most PREFIX_MAX nodes a command
+ * (its batch limit) and PREFIX_EVALS consolidation decisions a trial */
+#define PREFIX_MAX 100
+#define PREFIX_EVALS 256
+enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2, MODE_PREFIX = 4 };
 
 enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
 
@@ -71,9 +76,10 @@ typedef struct opt_ctx {
     berth_ksession *ks;
     int64_t (*al)[BERTH_DR_BUDGET_COUNT];
     uint8_t *used;              /* per node: taken by a move */
-    uint32_t *moving, *placed;
+    uint32_t *moving, *placed, *left;
     uint32_t nspare;            /* replacement slots used (from 1) */
     double *key;                /* sort keys per node */
+    uint8_t *skip;              /* per node: passed over by the prefix commands */
     uint64_t max_fails, max_unplaced; /* DELETE_FAILS, GROUP_UNPLACED, scaled */
 } opt_ctx;
 
@@ -101,8 +107,10 @@ static void record_moves(opt_ctx *c, const uint32_t *pods, const uint32_t *place
 
 /* Moves the pods of nodes (with a new node for option o when o is not
  * NULL) for good; *ok 0 (and nothing changed) when some pod does not fit.
- * The pods are placed one by one in kube queue order (as one batch would
- * be), stopping at the first that does not fit. */
+ * As Karpenter's simulation decided the command (and disrupt_consolidate
+ * did): the pods are placed in kube queue order onto the nodes left, then
+ * the leftovers onto the new node. Without a new node the pods are placed
+ * one by one, stopping at the first that does not fit. */
 static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disrupt_option *o,
                        int *ok)
 {
@@ -112,19 +120,40 @@ static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disr
     berth_error e;
     *ok = 0;
     int rc = disrupt_evict_nodes(s, nodes, n, c->moving, &nmove);
-    if (!rc && o) {
-        char name[48];
-        snprintf(name, sizeof name, "berth-optimized-%u", c->nspare);
-        const char *nm = berth_arena_strdup(&s->opt_arena, name);
-        berth_knode hn;
-        uint32_t at;
-        rc = !nm ? BERTH_ENOMEM : disrupt_option_node(s, &s->opt_arena, o, nm, &hn);
-        if (!rc)
-            rc = berth_ksession_spare(c->ks, c->nspare, &hn, &at);
-    }
     if (!rc) {
         berth_kube_queue_sort(&s->m->kube, c->moving, nmove);
         *ok = 1;
+    }
+    if (!rc && o) {
+        /* the nodes left first (one batch, as the decision placed them) */
+        rc = berth_ksession_place(c->ks, c->moving, nmove, c->placed, NULL, NULL, &e);
+        if (rc == BERTH_ENOFIT)
+            rc = 0;
+        uint32_t nleft = 0;
+        for (uint32_t i = 0; !rc && i < nmove; i++)
+            if (c->placed[i] == BERTH_KUBE_NONE)
+                c->left[nleft++] = c->moving[i];
+        s->unplaced += nleft;
+        if (!rc)
+            record_moves(c, c->moving, c->placed, nmove);
+        char name[48];
+        snprintf(name, sizeof name, "berth-optimized-%u", c->nspare);
+        const char *nm = rc ? NULL : berth_arena_strdup(&s->opt_arena, name);
+        berth_knode hn;
+        uint32_t at;
+        if (!rc)
+            rc = !nm ? BERTH_ENOMEM : disrupt_option_node(s, &s->opt_arena, o, nm, &hn);
+        if (!rc)
+            rc = berth_ksession_spare(c->ks, c->nspare, &hn, &at);
+        for (uint32_t i = 0; i < nleft && *ok && !rc; i++) {
+            uint32_t pl;
+            rc = berth_ksession_place(c->ks, &c->left[i], 1, &pl, NULL, NULL, &e);
+            if (rc == BERTH_ENOFIT) {
+                rc = 0;
+                *ok = 0;
+            }
+        }
+    } else if (!rc) {
         for (uint32_t i = 0; i < nmove && *ok && !rc; i++) {
             rc = berth_ksession_place(c->ks, &c->moving[i], 1, &c->placed[i], NULL, NULL, &e);
             if (rc == BERTH_ENOFIT) {
@@ -133,12 +162,13 @@ static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disr
                 s->unplaced++;
             }
         }
+        if (!rc && *ok)
+            record_moves(c, c->moving, c->placed, nmove);
     }
     if (rc || !*ok) {
         int rb = berth_ksession_rollback(c->ks, mk);
         return rc ? rc : rb;
     }
-    record_moves(c, c->moving, c->placed, nmove);
     /* the pools' usage for the limits of later questions */
     disrupt_limits_remove_nodes(s, nodes, n);
     if (o) {
@@ -341,11 +371,96 @@ static int trial_bound_group(opt_ctx *c, const uint32_t *order, uint32_t nl, uin
     return 0;
 }
 
+/* Prefix commands: Karpenter's multi-node consolidation
+ * (multinodeconsolidation.go firstNConsolidationOption) repeated: the
+ * candidates left in `order` within the allowances (at most PREFIX_MAX),
+ * a binary search for the longest prefix that Karpenter's decision deletes
+ * or replaces by one strictly cheaper node, that prefix one command, kept
+ * for the next; when no prefix of two or more goes, the first candidate is
+ * passed over. */
+static int trial_prefix(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *taken,
+                        uint8_t *skip, berth_dplan *t, uint64_t *work)
+{
+    disrupt_state *s = c->s;
+    const berth_disrupt *m = s->m;
+    int rc = 0;
+    uint32_t evals = 0;
+    uint64_t unplaced0 = s->unplaced;
+    memset(skip, 0, s->nn);
+    int64_t(*al)[BERTH_DR_BUDGET_COUNT] = c->al;
+    while (evals < PREFIX_EVALS && c->nspare < DISRUPT_SPARE_SLOTS &&
+           s->unplaced - unplaced0 < c->max_unplaced) {
+        uint32_t ng = 0;
+        for (uint32_t i = 0; i < nl && ng < PREFIX_MAX; i++) {
+            uint32_t n = order[i];
+            if (c->used[n] || skip[n])
+                continue;
+            int64_t in_pool = 0;
+            for (uint32_t g = 0; g < ng; g++)
+                in_pool += s->n[taken[g]].pool == s->n[n].pool;
+            if (al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] > in_pool)
+                taken[ng++] = n;
+        }
+        if (ng < 2)
+            break;
+        uint32_t lo = 1, hi = ng - 1, best_len = 0;
+        int best = 0;
+        disrupt_repl best_r;
+        memset(&best_r, 0, sizeof best_r);
+        while (lo <= hi && evals < PREFIX_EVALS) {
+            uint32_t mid = (lo + hi) / 2;
+            disrupt_repl r;
+            char why[240] = "";
+            int res = 0;
+            evals++;
+            (*work)++;
+            if ((rc = disrupt_consolidate(s, taken, mid + 1, 1, &r, why, sizeof why, &res)))
+                return rc;
+#ifdef OPT_TRACE2
+            fprintf(stderr, "  prefix %u res %d why %s\n", mid + 1, res, why);
+#endif
+            if (res) {
+                best = res;
+                best_len = mid + 1;
+                best_r = r;
+                lo = mid + 1;
+            } else {
+                if (mid == 1)
+                    break;
+                hi = mid - 1;
+            }
+        }
+        int ok = 0;
+        if (best && (rc = commit_move(c, taken, best_len, best == 2 ? &best_r.chosen : NULL, &ok)))
+            return rc;
+#ifdef OPT_TRACE2
+        fprintf(stderr, " commit best %d len %u ok %d\n", best, best_len, ok);
+#endif
+        if (!ok) {
+            skip[taken[0]] = 1;
+            continue;
+        }
+        berth_daction *a;
+        if ((rc = disrupt_add_action(t, &a)) || (rc = disrupt_set_nodes(a, taken, best_len, s)) ||
+            (best == 2 && (rc = disrupt_fill_repl(s, a, &best_r))))
+            return rc;
+        a->reason = BERTH_DR_UNDERUTILIZED;
+        for (uint32_t g = 0; g < best_len; g++) {
+            c->used[taken[g]] = 1;
+            al[s->n[taken[g]].pool][BERTH_DR_UNDERUTILIZED]--;
+        }
+    }
+    (void)m;
+    return 0;
+}
+
 static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, uint32_t *rest,
                      uint32_t *taken, uint32_t *group, berth_dplan *t, uint64_t *work)
 {
     int rc = 0, groups_first = mode & MODE_GROUPS_FIRST;
     if ((mode & MODE_BOUND_GROUP) && (rc = trial_bound_group(c, order, nl, taken, t, work)))
+        return rc;
+    if ((mode & MODE_PREFIX) && (rc = trial_prefix(c, order, nl, taken, c->skip, t, work)))
         return rc;
     for (uint32_t round = 0; round < TRIAL_ROUNDS && !rc; round++) {
         uint32_t n0 = t->nactions;
@@ -472,7 +587,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
 {
     const berth_disrupt *m = s->m;
     memset(alt, 0, sizeof *alt);
-    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, 1, NULL, DELETE_FAILS,
+    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL, DELETE_FAILS,
                  GROUP_UNPLACED};
     if (s->nn && s->nn < FAIL_NODES) {
         c.max_fails = (uint64_t)DELETE_FAILS * FAIL_NODES / s->nn;
@@ -492,7 +607,9 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     c.used = calloc(s->nn + 1, 1);
     c.moving = malloc((m->kube.npods + 1) * sizeof *c.moving);
     c.placed = malloc((m->kube.npods + 1) * sizeof *c.placed);
+    c.left = malloc((m->kube.npods + 1) * sizeof *c.left);
     c.key = malloc((s->nn + 1) * sizeof *c.key);
+    c.skip = malloc(s->nn + 1);
     s->in_head = malloc((s->nn + DISRUPT_SPARE_SLOTS + 1) * sizeof *s->in_head);
     s->in_next = malloc((m->kube.npods + 1) * sizeof *s->in_next);
     sn.al = malloc((m->npools + 1) * sizeof *sn.al);
@@ -513,7 +630,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     int rc = 0;
     if (lim_saved && s->nlim)
         memcpy(lim_saved, s->lim_used, s->nlim * sizeof *lim_saved);
-    if (!c.al || !c.used || !c.moving || !c.placed || !c.key || !s->in_head || !s->in_next ||
+    if (!c.al || !c.used || !c.skip || !c.moving || !c.placed || !c.left || !c.key || !s->in_head || !s->in_next ||
         !sn.al || !sn.used || !sn.in_head || !sn.in_next || !sn.lim || !list || !order ||
         !best_order || !rest || !taken || !group || !req || !frac || !gone || !tried ||
         !lim_saved) {
@@ -609,8 +726,10 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     static const int orders_b[] = {ORD_PRICE, ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET,
                                    ORD_FRACTION};
     static const int modes_b[] = {MODE_BOUND_GROUP, 0, 0, MODE_GROUPS_FIRST, 0, 0};
-    static const int orders_u[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION};
-    static const int modes_u[] = {0, 0, MODE_GROUPS_FIRST, 0, 0};
+    static const int orders_u[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION,
+                                   ORD_SAVING, ORD_NET, ORD_FRACTION, ORD_PRICE};
+    static const int modes_u[] = {0, 0, MODE_GROUPS_FIRST, 0, 0,
+                                  MODE_PREFIX, MODE_PREFIX, MODE_PREFIX, MODE_PREFIX};
     const int *orders = binds ? orders_b : orders_u, *modes = binds ? modes_b : modes_u;
     uint32_t norders = binds ? (uint32_t)(sizeof orders_b / sizeof orders_b[0])
                              : (uint32_t)(sizeof orders_u / sizeof orders_u[0]);
@@ -676,6 +795,18 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             goto out;
         int64_t net;
         double sav = trial_saving(&trial, &net);
+#ifdef OPT_TRACE
+        {
+            uint32_t nrep = 0, nnodes = 0;
+            for (uint32_t i = 0; i < trial.nactions; i++) {
+                nrep += trial.actions[i].nreplacements;
+                nnodes += trial.actions[i].nnodes;
+            }
+            fprintf(stderr, "DBG trial %u step %u ord %d mode %d sav %.4f acts %u nodes %u repl %u work %llu\n",
+                    trials, step, step < norders ? orders[step] : -1, gf, sav, trial.nactions, nnodes, nrep,
+                    (unsigned long long)last);
+        }
+#endif
         if (!have || sav > best_sav + 1e-9 || (sav > best_sav - 1e-9 && net > best_net)) {
             berth_dplan_free(&best);
             best = trial;
@@ -710,7 +841,9 @@ out:
     free(c.used);
     free(c.moving);
     free(c.placed);
+    free(c.left);
     free(c.key);
+    free(c.skip);
     free(sn.al);
     free(sn.used);
     free(sn.in_head);
