@@ -56,7 +56,7 @@
 /* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
 #define MAX_TRIALS 24
 #define TRIAL_WORK_FACTOR 2
-#define TRIAL_NODE_WORK 2000000u
+#define TRIAL_NODE_WORK 6000000u
 /* rounds of phases 2 and 3 in a trial, while a round replaces nodes */
 #define TRIAL_ROUNDS 8
 /* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
@@ -67,7 +67,15 @@
  * (its batch limit) and PREFIX_EVALS consolidation decisions a trial */
 #define PREFIX_MAX 100
 #define PREFIX_EVALS 256
-enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2, MODE_PREFIX = 4 };
+/* fill commands (MODE_FILL): per seed candidate and new-node option a
+ * group of at most FILL_MAX nodes among the FILL_WINDOW candidates after
+ * it in the order, at most FILL_OPTIONS options (the cheapest per type),
+ * FILL_EVALS consolidation decisions a trial */
+#define FILL_MAX 32
+#define FILL_WINDOW 64
+#define FILL_OPTIONS 64
+#define FILL_EVALS 256
+enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2, MODE_PREFIX = 4, MODE_FILL = 8 };
 
 enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
 
@@ -80,6 +88,8 @@ typedef struct opt_ctx {
     uint32_t nspare;            /* replacement slots used (from 1) */
     double *key;                /* sort keys per node */
     uint8_t *skip;              /* per node: passed over by the prefix commands */
+    double *load;               /* per node: cpu, memory, pods that would move (fill) */
+    uint32_t *fopt, nfopt;      /* the options that shape fill groups */
     uint64_t max_fails, max_unplaced; /* DELETE_FAILS, GROUP_UNPLACED, scaled */
 } opt_ctx;
 
@@ -382,7 +392,6 @@ static int trial_prefix(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
                         uint8_t *skip, berth_dplan *t, uint64_t *work)
 {
     disrupt_state *s = c->s;
-    const berth_disrupt *m = s->m;
     int rc = 0;
     uint32_t evals = 0;
     uint64_t unplaced0 = s->unplaced;
@@ -416,9 +425,6 @@ static int trial_prefix(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
             (*work)++;
             if ((rc = disrupt_consolidate(s, taken, mid + 1, 1, &r, why, sizeof why, &res)))
                 return rc;
-#ifdef OPT_TRACE2
-            fprintf(stderr, "  prefix %u res %d why %s\n", mid + 1, res, why);
-#endif
             if (res) {
                 best = res;
                 best_len = mid + 1;
@@ -433,9 +439,6 @@ static int trial_prefix(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
         int ok = 0;
         if (best && (rc = commit_move(c, taken, best_len, best == 2 ? &best_r.chosen : NULL, &ok)))
             return rc;
-#ifdef OPT_TRACE2
-        fprintf(stderr, " commit best %d len %u ok %d\n", best, best_len, ok);
-#endif
         if (!ok) {
             skip[taken[0]] = 1;
             continue;
@@ -450,7 +453,150 @@ static int trial_prefix(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
             al[s->n[taken[g]].pool][BERTH_DR_UNDERUTILIZED]--;
         }
     }
-    (void)m;
+    return 0;
+}
+
+/* What would move off node n now (cpu, memory, pods): its own pods still
+ * on it and those moved onto it. */
+static void node_load(const opt_ctx *c, uint32_t n, double v[3])
+{
+    const disrupt_state *s = c->s;
+    const berth_kcluster *k = &s->m->kube;
+    v[0] = v[1] = v[2] = 0;
+    for (uint32_t j = 0; j < s->n[n].npods; j++) {
+        uint32_t p = s->n[n].pods[j];
+        if (berth_ksession_node_of(c->ks, p) != n || !disrupt_pod_moves(s, p))
+            continue;
+        v[0] += (double)k->pods[p].req[BERTH_KRES_CPU];
+        v[1] += (double)k->pods[p].req[BERTH_KRES_MEMORY];
+        v[2] += 1;
+    }
+    for (uint32_t p = s->in_head[n]; p != BERTH_KUBE_NONE; p = s->in_next[p]) {
+        if (berth_ksession_node_of(c->ks, p) != n)
+            continue;
+        v[0] += (double)k->pods[p].req[BERTH_KRES_CPU];
+        v[1] += (double)k->pods[p].req[BERTH_KRES_MEMORY];
+        v[2] += 1;
+    }
+}
+
+/* Fill commands: each candidate left in `order` (a seed) starts, per
+ * new-node option (the FILL_OPTIONS cheapest types), a group that takes,
+ * among the FILL_WINDOW candidates after the seed, the one whose load
+ * fills the option's node most (cpu and memory fractions summed) while
+ * the group's load fits it, up to FILL_MAX nodes; the group with the
+ * largest price minus the option's price is proposed to Karpenter's
+ * decision (its pods go to the nodes left first, then to one strictly
+ * cheaper new node) and committed when it goes. The option only shapes
+ * the group: the decision picks the replacement as the plain pass does. */
+static int trial_fill(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *rest,
+                      uint32_t *taken, berth_dplan *t, uint64_t *work)
+{
+    disrupt_state *s = c->s;
+    double *load = c->load;
+    const uint32_t *fopt = c->fopt;
+    uint32_t nfopt = c->nfopt;
+    int rc = 0;
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < nl; i++)
+        if (!c->used[order[i]] && budget_left(c, order[i], BERTH_DR_UNDERUTILIZED))
+            rest[nr++] = order[i];
+    for (uint32_t i = 0; i < nr; i++)
+        node_load(c, rest[i], &load[3 * (size_t)rest[i]]);
+    uint32_t evals = 0;
+    uint64_t unplaced0 = s->unplaced;
+    uint32_t group[FILL_MAX], cand[FILL_WINDOW];
+    for (uint32_t i = 0; i < nr && evals < FILL_EVALS && c->nspare < DISRUPT_SPARE_SLOTS &&
+                         s->unplaced - unplaced0 < c->max_unplaced;
+         i++) {
+        uint32_t seed = rest[i];
+        if (c->used[seed] || !budget_left(c, seed, BERTH_DR_UNDERUTILIZED))
+            continue;
+        uint32_t nc = 0;
+        for (uint32_t j = i + 1; j < nr && nc < FILL_WINDOW; j++)
+            if (!c->used[rest[j]])
+                cand[nc++] = rest[j];
+        double best_est = 0;
+        uint32_t best_ng = 0;
+        for (uint32_t oi = 0; oi < nfopt; oi++) {
+            const berth_knode *on = &s->opt_nodes[fopt[oi]];
+            double cap[3] = {(double)on->alloc[BERTH_KRES_CPU],
+                             (double)on->alloc[BERTH_KRES_MEMORY], (double)on->alloc_pods};
+            double oprice = disrupt_option_offering(s, &s->opts[fopt[oi]])->price;
+            const double *sv = &load[3 * (size_t)seed];
+            if (sv[0] > cap[0] || sv[1] > cap[1] || sv[2] > cap[2] || cap[0] <= 0 || cap[1] <= 0)
+                continue;
+            double ld[3] = {sv[0], sv[1], sv[2]}, price = s->n[seed].price;
+            uint32_t ng = 1;
+            taken[0] = seed;
+            while (ng < FILL_MAX) {
+                int pick = -1;
+                double pf = 0;
+                for (uint32_t j = 0; j < nc; j++) {
+                    uint32_t n = cand[j];
+                    const double *v = &load[3 * (size_t)n];
+                    int in = 0;
+                    for (uint32_t g = 1; g < ng && !in; g++)
+                        in = taken[g] == n;
+                    if (in || ld[0] + v[0] > cap[0] || ld[1] + v[1] > cap[1] ||
+                        ld[2] + v[2] > cap[2])
+                        continue;
+                    /* the pool's allowance must cover the group */
+                    int64_t need = 1;
+                    for (uint32_t g = 0; g < ng; g++)
+                        need += s->n[taken[g]].pool == s->n[n].pool;
+                    if (c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] < need)
+                        continue;
+                    double f = (ld[0] + v[0]) / cap[0] + (ld[1] + v[1]) / cap[1];
+                    if (pick < 0 || f > pf) {
+                        pick = (int)j;
+                        pf = f;
+                    }
+                }
+                if (pick < 0)
+                    break;
+                uint32_t n = cand[pick];
+                const double *v = &load[3 * (size_t)n];
+                for (int r = 0; r < 3; r++)
+                    ld[r] += v[r];
+                price += s->n[n].price;
+                taken[ng++] = n;
+            }
+            if (ng >= 2 && price - oprice > best_est + 1e-12) {
+                best_est = price - oprice;
+                best_ng = ng;
+                memcpy(group, taken, ng * sizeof *group);
+            }
+        }
+        if (!best_ng)
+            continue;
+        disrupt_repl r;
+        char why[240] = "";
+        int res = 0, ok = 0;
+        evals++;
+        (*work)++;
+        if ((rc = disrupt_consolidate(s, group, best_ng, 1, &r, why, sizeof why, &res)))
+            return rc;
+        if (!res)
+            continue;
+        if ((rc = commit_move(c, group, best_ng, res == 2 ? &r.chosen : NULL, &ok)))
+            return rc;
+        if (!ok)
+            continue;
+        berth_daction *a;
+        if ((rc = disrupt_add_action(t, &a)) || (rc = disrupt_set_nodes(a, group, best_ng, s)) ||
+            (res == 2 && (rc = disrupt_fill_repl(s, a, &r))))
+            return rc;
+        a->reason = BERTH_DR_UNDERUTILIZED;
+        for (uint32_t g = 0; g < best_ng; g++) {
+            c->used[group[g]] = 1;
+            c->al[s->n[group[g]].pool][BERTH_DR_UNDERUTILIZED]--;
+        }
+        /* the nodes that received pods carry more now */
+        for (uint32_t j = i + 1; j < nr; j++)
+            if (!c->used[rest[j]])
+                node_load(c, rest[j], &load[3 * (size_t)rest[j]]);
+    }
     return 0;
 }
 
@@ -462,12 +608,18 @@ static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, u
         return rc;
     if ((mode & MODE_PREFIX) && (rc = trial_prefix(c, order, nl, taken, c->skip, t, work)))
         return rc;
+    if ((mode & MODE_FILL) && (rc = trial_fill(c, order, nl, rest, taken, t, work)))
+        return rc;
     for (uint32_t round = 0; round < TRIAL_ROUNDS && !rc; round++) {
         uint32_t n0 = t->nactions;
         if (groups_first)
             rc = trial_groups(c, order, nl, rest, group, t, work);
         else
             rc = trial_delete(c, order, nl, taken, t, work);
+        if (rc)
+            break;
+        if (!rc && (mode & MODE_FILL))
+            rc = trial_fill(c, order, nl, rest, taken, t, work);
         if (rc)
             break;
         if (groups_first)
@@ -481,6 +633,9 @@ static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, u
         if (!replaced)
             break;
     }
+    /* 4. the candidates still kept: prefix commands over them */
+    if (!rc)
+        rc = trial_prefix(c, order, nl, taken, c->skip, t, work);
     return rc;
 }
 
@@ -563,6 +718,54 @@ static void unit_prices(disrupt_state *s, const uint32_t *list, uint32_t nl, dou
     }
 }
 
+/* c->fopt: per instance type its cheapest usable option, at most
+ * FILL_OPTIONS of them, those with the lowest price per the value of their
+ * cpu and memory at the unit prices u first. */
+static int fill_options(opt_ctx *c, const double u[2])
+{
+    disrupt_state *s = c->s;
+    c->nfopt = 0;
+    if (disrupt_options_ready(s))
+        return BERTH_ENOMEM;
+    double *key = malloc((s->nopts + 1) * sizeof *key);
+    if (!key || !(c->fopt = malloc((s->nopts + 1) * sizeof *c->fopt))) {
+        free(key);
+        return BERTH_ENOMEM;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nopts; i++) {
+        double pr = disrupt_option_offering(s, &s->opts[i])->price;
+        uint32_t j = 0;
+        while (j < n && s->opts[c->fopt[j]].type != s->opts[i].type)
+            j++;
+        if (j == n)
+            c->fopt[n++] = i;
+        else if (pr < disrupt_option_offering(s, &s->opts[c->fopt[j]])->price)
+            c->fopt[j] = i;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const berth_knode *on = &s->opt_nodes[c->fopt[i]];
+        double val = (double)on->alloc[BERTH_KRES_CPU] * u[0] +
+                     (double)on->alloc[BERTH_KRES_MEMORY] * u[1];
+        key[i] = disrupt_option_offering(s, &s->opts[c->fopt[i]])->price / (val + 1e-12);
+    }
+    /* insertion sort by key: a few hundred types at most */
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t f = c->fopt[i];
+        double k = key[i];
+        uint32_t j = i;
+        for (; j > 0 && key[j - 1] > k; j--) {
+            key[j] = key[j - 1];
+            c->fopt[j] = c->fopt[j - 1];
+        }
+        key[j] = k;
+        c->fopt[j] = f;
+    }
+    c->nfopt = n < FILL_OPTIONS ? n : FILL_OPTIONS;
+    free(key);
+    return 0;
+}
+
 /* The sort key (ascending) of candidate n for phase-2 order `ord`: req
  * holds the cpu and memory requests of the pods that would move off it,
  * frac the larger of their fractions of its allocatable. */
@@ -587,8 +790,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
 {
     const berth_disrupt *m = s->m;
     memset(alt, 0, sizeof *alt);
-    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL, DELETE_FAILS,
-                 GROUP_UNPLACED};
+    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL,
+                 0, DELETE_FAILS, GROUP_UNPLACED};
     if (s->nn && s->nn < FAIL_NODES) {
         c.max_fails = (uint64_t)DELETE_FAILS * FAIL_NODES / s->nn;
         c.max_unplaced = (uint64_t)GROUP_UNPLACED * FAIL_NODES / s->nn;
@@ -610,6 +813,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     c.left = malloc((m->kube.npods + 1) * sizeof *c.left);
     c.key = malloc((s->nn + 1) * sizeof *c.key);
     c.skip = malloc(s->nn + 1);
+    c.load = malloc((3 * (size_t)s->nn + 1) * sizeof *c.load);
     s->in_head = malloc((s->nn + DISRUPT_SPARE_SLOTS + 1) * sizeof *s->in_head);
     s->in_next = malloc((m->kube.npods + 1) * sizeof *s->in_next);
     sn.al = malloc((m->npools + 1) * sizeof *sn.al);
@@ -630,7 +834,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     int rc = 0;
     if (lim_saved && s->nlim)
         memcpy(lim_saved, s->lim_used, s->nlim * sizeof *lim_saved);
-    if (!c.al || !c.used || !c.skip || !c.moving || !c.placed || !c.left || !c.key || !s->in_head || !s->in_next ||
+    if (!c.al || !c.used || !c.skip || !c.load || !c.moving || !c.placed || !c.left || !c.key || !s->in_head || !s->in_next ||
         !sn.al || !sn.used || !sn.in_head || !sn.in_next || !sn.lim || !list || !order ||
         !best_order || !rest || !taken || !group || !req || !frac || !gone || !tried ||
         !lim_saved) {
@@ -693,6 +897,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     }
     double u[2];
     unit_prices(s, list, nl, u);
+    if ((rc = fill_options(&c, u)))
+        goto out;
     /* trials: phases 2 and 3 for each order of `orders`, then local-search
      * moves on the best order (below); each from the same state, the best
      * kept. Work bound: at most MAX_TRIALS trials, and a trial starts only
@@ -727,9 +933,9 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
                                    ORD_FRACTION};
     static const int modes_b[] = {MODE_BOUND_GROUP, 0, 0, MODE_GROUPS_FIRST, 0, 0};
     static const int orders_u[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION,
-                                   ORD_SAVING, ORD_NET, ORD_FRACTION, ORD_PRICE};
+                                   ORD_SAVING, ORD_FRACTION, ORD_NET, ORD_FRACTION};
     static const int modes_u[] = {0, 0, MODE_GROUPS_FIRST, 0, 0,
-                                  MODE_PREFIX, MODE_PREFIX, MODE_PREFIX, MODE_PREFIX};
+                                  MODE_FILL, MODE_FILL, MODE_PREFIX, MODE_PREFIX};
     const int *orders = binds ? orders_b : orders_u, *modes = binds ? modes_b : modes_u;
     uint32_t norders = binds ? (uint32_t)(sizeof orders_b / sizeof orders_b[0])
                              : (uint32_t)(sizeof orders_u / sizeof orders_u[0]);
@@ -795,18 +1001,6 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             goto out;
         int64_t net;
         double sav = trial_saving(&trial, &net);
-#ifdef OPT_TRACE
-        {
-            uint32_t nrep = 0, nnodes = 0;
-            for (uint32_t i = 0; i < trial.nactions; i++) {
-                nrep += trial.actions[i].nreplacements;
-                nnodes += trial.actions[i].nnodes;
-            }
-            fprintf(stderr, "DBG trial %u step %u ord %d mode %d sav %.4f acts %u nodes %u repl %u work %llu\n",
-                    trials, step, step < norders ? orders[step] : -1, gf, sav, trial.nactions, nnodes, nrep,
-                    (unsigned long long)last);
-        }
-#endif
         if (!have || sav > best_sav + 1e-9 || (sav > best_sav - 1e-9 && net > best_net)) {
             berth_dplan_free(&best);
             best = trial;
@@ -844,6 +1038,8 @@ out:
     free(c.left);
     free(c.key);
     free(c.skip);
+    free(c.load);
+    free(c.fopt);
     free(sn.al);
     free(sn.used);
     free(sn.in_head);
