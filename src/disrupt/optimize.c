@@ -67,14 +67,17 @@
  * (its batch limit) and PREFIX_EVALS consolidation decisions a trial */
 #define PREFIX_MAX 100
 #define PREFIX_EVALS 256
-/* fill commands (MODE_FILL): per seed candidate and new-node option a
- * group of at most FILL_MAX nodes among the FILL_WINDOW candidates after
- * it in the order, at most FILL_OPTIONS options (the cheapest per type),
- * FILL_EVALS consolidation decisions a trial */
+/* fill commands (MODE_FILL): per seed candidate (at most FILL_SEEDS a
+ * phase) and new-node option (at most FILL_OPTIONS: per type the cheapest,
+ * the lowest price per capacity first) a group of at most FILL_MAX nodes
+ * among the FILL_WINDOW candidates after the seed in the order, so at most
+ * FILL_SEEDS x FILL_OPTIONS x FILL_MAX x FILL_WINDOW load comparisons and
+ * FILL_EVALS consolidation decisions a phase */
 #define FILL_MAX 32
 #define FILL_WINDOW 64
-#define FILL_OPTIONS 64
+#define FILL_OPTIONS 32
 #define FILL_EVALS 256
+#define FILL_SEEDS 256
 enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2, MODE_PREFIX = 4, MODE_FILL = 8 };
 
 enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
@@ -505,13 +508,15 @@ static int trial_fill(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *
         node_load(c, rest[i], &load[3 * (size_t)rest[i]]);
     uint32_t evals = 0;
     uint64_t unplaced0 = s->unplaced;
-    uint32_t group[FILL_MAX], cand[FILL_WINDOW];
-    for (uint32_t i = 0; i < nr && evals < FILL_EVALS && c->nspare < DISRUPT_SPARE_SLOTS &&
-                         s->unplaced - unplaced0 < c->max_unplaced;
+    uint32_t group[FILL_MAX], cand[FILL_WINDOW], seeds = 0;
+    uint8_t ingrp[FILL_WINDOW];
+    for (uint32_t i = 0; i < nr && evals < FILL_EVALS && seeds < FILL_SEEDS &&
+                         c->nspare < DISRUPT_SPARE_SLOTS && s->unplaced - unplaced0 < c->max_unplaced;
          i++) {
         uint32_t seed = rest[i];
         if (c->used[seed] || !budget_left(c, seed, BERTH_DR_UNDERUTILIZED))
             continue;
+        seeds++;
         uint32_t nc = 0;
         for (uint32_t j = i + 1; j < nr && nc < FILL_WINDOW; j++)
             if (!c->used[rest[j]])
@@ -529,23 +534,16 @@ static int trial_fill(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *
             double ld[3] = {sv[0], sv[1], sv[2]}, price = s->n[seed].price;
             uint32_t ng = 1;
             taken[0] = seed;
+            /* per window slot: 1 in the group, 2 left out (its pool's
+             * allowance does not cover the group) */
+            memset(ingrp, 0, nc);
             while (ng < FILL_MAX) {
                 int pick = -1;
                 double pf = 0;
                 for (uint32_t j = 0; j < nc; j++) {
-                    uint32_t n = cand[j];
-                    const double *v = &load[3 * (size_t)n];
-                    int in = 0;
-                    for (uint32_t g = 1; g < ng && !in; g++)
-                        in = taken[g] == n;
-                    if (in || ld[0] + v[0] > cap[0] || ld[1] + v[1] > cap[1] ||
+                    const double *v = &load[3 * (size_t)cand[j]];
+                    if (ingrp[j] || ld[0] + v[0] > cap[0] || ld[1] + v[1] > cap[1] ||
                         ld[2] + v[2] > cap[2])
-                        continue;
-                    /* the pool's allowance must cover the group */
-                    int64_t need = 1;
-                    for (uint32_t g = 0; g < ng; g++)
-                        need += s->n[taken[g]].pool == s->n[n].pool;
-                    if (c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] < need)
                         continue;
                     double f = (ld[0] + v[0]) / cap[0] + (ld[1] + v[1]) / cap[1];
                     if (pick < 0 || f > pf) {
@@ -556,6 +554,15 @@ static int trial_fill(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *
                 if (pick < 0)
                     break;
                 uint32_t n = cand[pick];
+                /* the pool's allowance must cover the group */
+                int64_t need = 1;
+                for (uint32_t g = 0; g < ng; g++)
+                    need += s->n[taken[g]].pool == s->n[n].pool;
+                if (c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] < need) {
+                    ingrp[pick] = 2;
+                    continue;
+                }
+                ingrp[pick] = 1;
                 const double *v = &load[3 * (size_t)n];
                 for (int r = 0; r < 3; r++)
                     ld[r] += v[r];
