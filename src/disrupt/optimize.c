@@ -19,23 +19,43 @@
  *      group (delete, or replace by one strictly cheaper node) saves more;
  *      each accepted group one command, at most DISRUPT_SPARE_SLOTS - 1
  *      replacements.
+ *   A trial may also run, first,
+ *   P. prefix commands: Karpenter's multi-node consolidation repeated (the
+ *      longest prefix of the candidates left, at most PREFIX_MAX, that its
+ *      decision deletes or replaces by one strictly cheaper node, found by
+ *      binary search as multinodeconsolidation.go firstNConsolidationOption
+ *      does; a first candidate no prefix takes is passed over);
+ *   F. fill commands (also after 2 in each round): groups of up to
+ *      FILL_MAX candidates whose loads fill one new node of some option
+ *      best (the option only shapes the group: Karpenter's decision, pods
+ *      onto the nodes left first and the rest onto one strictly cheaper
+ *      node, picks the replacement);
+ *   and every trial ends with P over the candidates it kept. Every command
+ *   is committed as Karpenter's decision placed it: its pods onto the nodes
+ *   left in kube queue order, then the leftovers onto its one new node.
  *   The orders: by the saving a deletion buys (price per the cheapest
  *   price of the capacity its pods request), dearest first, by price minus
  *   that cost of its requests, least requested first; one trial runs 3
- *   before 2; when budgets bind, one first deletes the within-budgets
- *   bound's choice (per pool the allowance's dearest candidates, at most
- *   BOUND_GROUP_MAX) as one command when Karpenter's decision allows it.
- *   Then a local search on the best order: a candidate it kept goes first
- *   (insert), one it deleted goes last (drop).
+ *   before 2, two run F, two P; when budgets bind, one first deletes the
+ *   within-budgets bound's choice (per pool the allowance's dearest
+ *   candidates, at most BOUND_GROUP_MAX) as one command when Karpenter's
+ *   decision allows it.
+ *   Then a local search on the best order (and its trial's phases): a
+ *   candidate it kept goes first (insert), one it deleted goes last (drop).
  * The caller keeps Karpenter's plan unless this one is strictly better.
  * Work bound: phase 2 places each candidate's pods at most once per round
  * and stops after DELETE_FAILS x max(1, FAIL_NODES / nodes) failed tries;
  * phase 3 runs at most GROUP_EVALS consolidation decisions (each the
  * scheduler's work for the group's pods and the option filter) and stops
- * after GROUP_UNPLACED x max(1, FAIL_NODES / nodes) leftover pods; at most
- * MAX_TRIALS trials, a trial starting only while the work so far plus the
- * last trial's stays within max(TRIAL_WORK_FACTOR x the first trial's,
- * TRIAL_NODE_WORK / nodes) moves and decisions (disrupt_optimize). */
+ * after GROUP_UNPLACED x max(1, FAIL_NODES / nodes) leftover pods; P runs
+ * at most PREFIX_EVALS decisions (each of at most PREFIX_MAX nodes' pods),
+ * F at most FILL_EVALS decisions and FILL_SEEDS x FILL_OPTIONS x FILL_MAX
+ * x FILL_WINDOW load comparisons, each stopping after the same leftover
+ * pods as 3; every phase launches at most DISRUPT_SPARE_SLOTS - 1 new
+ * nodes in a trial; at most MAX_TRIALS trials, a trial starting only while
+ * the work so far plus the last trial's stays within max(TRIAL_WORK_FACTOR
+ * x the first trial's, TRIAL_NODE_WORK / nodes) moves and decisions
+ * (disrupt_optimize). */
 #include "disrupt/state.h"
 
 #include <stdio.h>
