@@ -167,8 +167,6 @@ static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disr
             if (c->placed[i] == BERTH_KUBE_NONE)
                 c->left[nleft++] = c->moving[i];
         s->unplaced += nleft;
-        if (!rc)
-            record_moves(c, c->moving, c->placed, nmove);
         char name[48];
         snprintf(name, sizeof name, "berth-optimized-%u", c->nspare);
         const char *nm = rc ? NULL : berth_arena_strdup(&s->opt_arena, name);
@@ -186,6 +184,9 @@ static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disr
                 *ok = 0;
             }
         }
+        /* kept: the pods placed onto real nodes (c->placed is the batch's) */
+        if (!rc && *ok)
+            record_moves(c, c->moving, c->placed, nmove);
     } else if (!rc) {
         for (uint32_t i = 0; i < nmove && *ok && !rc; i++) {
             rc = berth_ksession_place(c->ks, &c->moving[i], 1, &c->placed[i], NULL, NULL, &e);
