@@ -19,23 +19,43 @@
  *      group (delete, or replace by one strictly cheaper node) saves more;
  *      each accepted group one command, at most DISRUPT_SPARE_SLOTS - 1
  *      replacements.
+ *   A trial may also run, first,
+ *   P. prefix commands: Karpenter's multi-node consolidation repeated (the
+ *      longest prefix of the candidates left, at most PREFIX_MAX, that its
+ *      decision deletes or replaces by one strictly cheaper node, found by
+ *      binary search as multinodeconsolidation.go firstNConsolidationOption
+ *      does; a first candidate no prefix takes is passed over);
+ *   F. fill commands (also after 2 in each round): groups of up to
+ *      FILL_MAX candidates whose loads fill one new node of some option
+ *      best (the option only shapes the group: Karpenter's decision, pods
+ *      onto the nodes left first and the rest onto one strictly cheaper
+ *      node, picks the replacement);
+ *   and every trial ends with P over the candidates it kept. Every command
+ *   is committed as Karpenter's decision placed it: its pods onto the nodes
+ *   left in kube queue order, then the leftovers onto its one new node.
  *   The orders: by the saving a deletion buys (price per the cheapest
  *   price of the capacity its pods request), dearest first, by price minus
  *   that cost of its requests, least requested first; one trial runs 3
- *   before 2; when budgets bind, one first deletes the within-budgets
- *   bound's choice (per pool the allowance's dearest candidates, at most
- *   BOUND_GROUP_MAX) as one command when Karpenter's decision allows it.
- *   Then a local search on the best order: a candidate it kept goes first
- *   (insert), one it deleted goes last (drop).
+ *   before 2, two run F, two P; when budgets bind, one first deletes the
+ *   within-budgets bound's choice (per pool the allowance's dearest
+ *   candidates, at most BOUND_GROUP_MAX) as one command when Karpenter's
+ *   decision allows it.
+ *   Then a local search on the best order (and its trial's phases): a
+ *   candidate it kept goes first (insert), one it deleted goes last (drop).
  * The caller keeps Karpenter's plan unless this one is strictly better.
  * Work bound: phase 2 places each candidate's pods at most once per round
  * and stops after DELETE_FAILS x max(1, FAIL_NODES / nodes) failed tries;
  * phase 3 runs at most GROUP_EVALS consolidation decisions (each the
  * scheduler's work for the group's pods and the option filter) and stops
- * after GROUP_UNPLACED x max(1, FAIL_NODES / nodes) leftover pods; at most
- * MAX_TRIALS trials, a trial starting only while the work so far plus the
- * last trial's stays within max(TRIAL_WORK_FACTOR x the first trial's,
- * TRIAL_NODE_WORK / nodes) moves and decisions (disrupt_optimize). */
+ * after GROUP_UNPLACED x max(1, FAIL_NODES / nodes) leftover pods; P runs
+ * at most PREFIX_EVALS decisions (each of at most PREFIX_MAX nodes' pods),
+ * F at most FILL_EVALS decisions and FILL_SEEDS x FILL_OPTIONS x FILL_MAX
+ * x FILL_WINDOW load comparisons, each stopping after the same leftover
+ * pods as 3; every phase launches at most DISRUPT_SPARE_SLOTS - 1 new
+ * nodes in a trial; at most MAX_TRIALS trials, a trial starting only while
+ * the work so far plus the last trial's stays within max(TRIAL_WORK_FACTOR
+ * x the first trial's, TRIAL_NODE_WORK / nodes) moves and decisions
+ * (disrupt_optimize). */
 #include "disrupt/state.h"
 
 #include <stdio.h>
@@ -56,13 +76,29 @@
 /* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
 #define MAX_TRIALS 24
 #define TRIAL_WORK_FACTOR 2
-#define TRIAL_NODE_WORK 2000000u
+#define TRIAL_NODE_WORK 6000000u
 /* rounds of phases 2 and 3 in a trial, while a round replaces nodes */
 #define TRIAL_ROUNDS 8
 /* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
  * multi-node limit */
 #define BOUND_GROUP_MAX 100
-enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2 };
+/* prefix commands (MODE_PREFIX): Karpenter's multi-node consolidation
+ * repeated on the optimiser's order, at most PREFIX_MAX nodes a command
+ * (its batch limit) and PREFIX_EVALS consolidation decisions a trial */
+#define PREFIX_MAX 100
+#define PREFIX_EVALS 256
+/* fill commands (MODE_FILL): per seed candidate (at most FILL_SEEDS a
+ * phase) and new-node option (at most FILL_OPTIONS: per type the cheapest,
+ * the lowest price per capacity first) a group of at most FILL_MAX nodes
+ * among the FILL_WINDOW candidates after the seed in the order, so at most
+ * FILL_SEEDS x FILL_OPTIONS x FILL_MAX x FILL_WINDOW load comparisons and
+ * FILL_EVALS consolidation decisions a phase */
+#define FILL_MAX 32
+#define FILL_WINDOW 64
+#define FILL_OPTIONS 32
+#define FILL_EVALS 256
+#define FILL_SEEDS 256
+enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2, MODE_PREFIX = 4, MODE_FILL = 8 };
 
 enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
 
@@ -71,9 +107,12 @@ typedef struct opt_ctx {
     berth_ksession *ks;
     int64_t (*al)[BERTH_DR_BUDGET_COUNT];
     uint8_t *used;              /* per node: taken by a move */
-    uint32_t *moving, *placed;
+    uint32_t *moving, *placed, *left;
     uint32_t nspare;            /* replacement slots used (from 1) */
     double *key;                /* sort keys per node */
+    uint8_t *skip;              /* per node: passed over by the prefix commands */
+    double *load;               /* per node: cpu, memory, pods that would move (fill) */
+    uint32_t *fopt, nfopt;      /* the options that shape fill groups */
     uint64_t max_fails, max_unplaced; /* DELETE_FAILS, GROUP_UNPLACED, scaled */
 } opt_ctx;
 
@@ -101,8 +140,10 @@ static void record_moves(opt_ctx *c, const uint32_t *pods, const uint32_t *place
 
 /* Moves the pods of nodes (with a new node for option o when o is not
  * NULL) for good; *ok 0 (and nothing changed) when some pod does not fit.
- * The pods are placed one by one in kube queue order (as one batch would
- * be), stopping at the first that does not fit. */
+ * As Karpenter's simulation decided the command (and disrupt_consolidate
+ * did): the pods are placed in kube queue order onto the nodes left, then
+ * the leftovers onto the new node. Without a new node the pods are placed
+ * one by one, stopping at the first that does not fit. */
 static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disrupt_option *o,
                        int *ok)
 {
@@ -112,19 +153,41 @@ static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disr
     berth_error e;
     *ok = 0;
     int rc = disrupt_evict_nodes(s, nodes, n, c->moving, &nmove);
-    if (!rc && o) {
-        char name[48];
-        snprintf(name, sizeof name, "berth-optimized-%u", c->nspare);
-        const char *nm = berth_arena_strdup(&s->opt_arena, name);
-        berth_knode hn;
-        uint32_t at;
-        rc = !nm ? BERTH_ENOMEM : disrupt_option_node(s, &s->opt_arena, o, nm, &hn);
-        if (!rc)
-            rc = berth_ksession_spare(c->ks, c->nspare, &hn, &at);
-    }
     if (!rc) {
         berth_kube_queue_sort(&s->m->kube, c->moving, nmove);
         *ok = 1;
+    }
+    if (!rc && o) {
+        /* the nodes left first (one batch, as the decision placed them) */
+        rc = berth_ksession_place(c->ks, c->moving, nmove, c->placed, NULL, NULL, &e);
+        if (rc == BERTH_ENOFIT)
+            rc = 0;
+        uint32_t nleft = 0;
+        for (uint32_t i = 0; !rc && i < nmove; i++)
+            if (c->placed[i] == BERTH_KUBE_NONE)
+                c->left[nleft++] = c->moving[i];
+        s->unplaced += nleft;
+        char name[48];
+        snprintf(name, sizeof name, "berth-optimized-%u", c->nspare);
+        const char *nm = rc ? NULL : berth_arena_strdup(&s->opt_arena, name);
+        berth_knode hn;
+        uint32_t at;
+        if (!rc)
+            rc = !nm ? BERTH_ENOMEM : disrupt_option_node(s, &s->opt_arena, o, nm, &hn);
+        if (!rc)
+            rc = berth_ksession_spare(c->ks, c->nspare, &hn, &at);
+        for (uint32_t i = 0; i < nleft && *ok && !rc; i++) {
+            uint32_t pl;
+            rc = berth_ksession_place(c->ks, &c->left[i], 1, &pl, NULL, NULL, &e);
+            if (rc == BERTH_ENOFIT) {
+                rc = 0;
+                *ok = 0;
+            }
+        }
+        /* kept: the pods placed onto real nodes (c->placed is the batch's) */
+        if (!rc && *ok)
+            record_moves(c, c->moving, c->placed, nmove);
+    } else if (!rc) {
         for (uint32_t i = 0; i < nmove && *ok && !rc; i++) {
             rc = berth_ksession_place(c->ks, &c->moving[i], 1, &c->placed[i], NULL, NULL, &e);
             if (rc == BERTH_ENOFIT) {
@@ -133,12 +196,13 @@ static int commit_move(opt_ctx *c, const uint32_t *nodes, uint32_t n, const disr
                 s->unplaced++;
             }
         }
+        if (!rc && *ok)
+            record_moves(c, c->moving, c->placed, nmove);
     }
     if (rc || !*ok) {
         int rb = berth_ksession_rollback(c->ks, mk);
         return rc ? rc : rb;
     }
-    record_moves(c, c->moving, c->placed, nmove);
     /* the pools' usage for the limits of later questions */
     disrupt_limits_remove_nodes(s, nodes, n);
     if (o) {
@@ -341,11 +405,238 @@ static int trial_bound_group(opt_ctx *c, const uint32_t *order, uint32_t nl, uin
     return 0;
 }
 
+/* Prefix commands: Karpenter's multi-node consolidation
+ * (multinodeconsolidation.go firstNConsolidationOption) repeated: the
+ * candidates left in `order` within the allowances (at most PREFIX_MAX),
+ * a binary search for the longest prefix that Karpenter's decision deletes
+ * or replaces by one strictly cheaper node, that prefix one command, kept
+ * for the next; when no prefix of two or more goes, the first candidate is
+ * passed over. */
+static int trial_prefix(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *taken,
+                        uint8_t *skip, berth_dplan *t, uint64_t *work)
+{
+    disrupt_state *s = c->s;
+    int rc = 0;
+    uint32_t evals = 0;
+    uint64_t unplaced0 = s->unplaced;
+    memset(skip, 0, s->nn);
+    int64_t(*al)[BERTH_DR_BUDGET_COUNT] = c->al;
+    while (evals < PREFIX_EVALS && c->nspare < DISRUPT_SPARE_SLOTS &&
+           s->unplaced - unplaced0 < c->max_unplaced) {
+        uint32_t ng = 0;
+        for (uint32_t i = 0; i < nl && ng < PREFIX_MAX; i++) {
+            uint32_t n = order[i];
+            if (c->used[n] || skip[n])
+                continue;
+            int64_t in_pool = 0;
+            for (uint32_t g = 0; g < ng; g++)
+                in_pool += s->n[taken[g]].pool == s->n[n].pool;
+            if (al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] > in_pool)
+                taken[ng++] = n;
+        }
+        if (ng < 2)
+            break;
+        uint32_t lo = 1, hi = ng - 1, best_len = 0;
+        int best = 0;
+        disrupt_repl best_r;
+        memset(&best_r, 0, sizeof best_r);
+        while (lo <= hi && evals < PREFIX_EVALS) {
+            uint32_t mid = (lo + hi) / 2;
+            disrupt_repl r;
+            char why[240] = "";
+            int res = 0;
+            evals++;
+            (*work)++;
+            if ((rc = disrupt_consolidate(s, taken, mid + 1, 1, &r, why, sizeof why, &res)))
+                return rc;
+            if (res) {
+                best = res;
+                best_len = mid + 1;
+                best_r = r;
+                lo = mid + 1;
+            } else {
+                if (mid == 1)
+                    break;
+                hi = mid - 1;
+            }
+        }
+        int ok = 0;
+        if (best && (rc = commit_move(c, taken, best_len, best == 2 ? &best_r.chosen : NULL, &ok)))
+            return rc;
+        if (!ok) {
+            skip[taken[0]] = 1;
+            continue;
+        }
+        berth_daction *a;
+        if ((rc = disrupt_add_action(t, &a)) || (rc = disrupt_set_nodes(a, taken, best_len, s)) ||
+            (best == 2 && (rc = disrupt_fill_repl(s, a, &best_r))))
+            return rc;
+        a->reason = BERTH_DR_UNDERUTILIZED;
+        for (uint32_t g = 0; g < best_len; g++) {
+            c->used[taken[g]] = 1;
+            al[s->n[taken[g]].pool][BERTH_DR_UNDERUTILIZED]--;
+        }
+    }
+    return 0;
+}
+
+/* What would move off node n now (cpu, memory, pods): its own pods still
+ * on it and those moved onto it. */
+static void node_load(const opt_ctx *c, uint32_t n, double v[3])
+{
+    const disrupt_state *s = c->s;
+    const berth_kcluster *k = &s->m->kube;
+    v[0] = v[1] = v[2] = 0;
+    for (uint32_t j = 0; j < s->n[n].npods; j++) {
+        uint32_t p = s->n[n].pods[j];
+        if (berth_ksession_node_of(c->ks, p) != n || !disrupt_pod_moves(s, p))
+            continue;
+        v[0] += (double)k->pods[p].req[BERTH_KRES_CPU];
+        v[1] += (double)k->pods[p].req[BERTH_KRES_MEMORY];
+        v[2] += 1;
+    }
+    for (uint32_t p = s->in_head[n]; p != BERTH_KUBE_NONE; p = s->in_next[p]) {
+        if (berth_ksession_node_of(c->ks, p) != n)
+            continue;
+        v[0] += (double)k->pods[p].req[BERTH_KRES_CPU];
+        v[1] += (double)k->pods[p].req[BERTH_KRES_MEMORY];
+        v[2] += 1;
+    }
+}
+
+/* Fill commands: each candidate left in `order` (a seed) starts, per
+ * new-node option (the FILL_OPTIONS cheapest types), a group that takes,
+ * among the FILL_WINDOW candidates after the seed, the one whose load
+ * fills the option's node most (cpu and memory fractions summed) while
+ * the group's load fits it, up to FILL_MAX nodes; the group with the
+ * largest price minus the option's price is proposed to Karpenter's
+ * decision (its pods go to the nodes left first, then to one strictly
+ * cheaper new node) and committed when it goes. The option only shapes
+ * the group: the decision picks the replacement as the plain pass does. */
+static int trial_fill(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t *rest,
+                      uint32_t *taken, berth_dplan *t, uint64_t *work)
+{
+    disrupt_state *s = c->s;
+    double *load = c->load;
+    const uint32_t *fopt = c->fopt;
+    uint32_t nfopt = c->nfopt;
+    int rc = 0;
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < nl; i++)
+        if (!c->used[order[i]] && budget_left(c, order[i], BERTH_DR_UNDERUTILIZED))
+            rest[nr++] = order[i];
+    for (uint32_t i = 0; i < nr; i++)
+        node_load(c, rest[i], &load[3 * (size_t)rest[i]]);
+    uint32_t evals = 0;
+    uint64_t unplaced0 = s->unplaced;
+    uint32_t group[FILL_MAX], cand[FILL_WINDOW], seeds = 0;
+    uint8_t ingrp[FILL_WINDOW];
+    for (uint32_t i = 0; i < nr && evals < FILL_EVALS && seeds < FILL_SEEDS &&
+                         c->nspare < DISRUPT_SPARE_SLOTS && s->unplaced - unplaced0 < c->max_unplaced;
+         i++) {
+        uint32_t seed = rest[i];
+        if (c->used[seed] || !budget_left(c, seed, BERTH_DR_UNDERUTILIZED))
+            continue;
+        seeds++;
+        uint32_t nc = 0;
+        for (uint32_t j = i + 1; j < nr && nc < FILL_WINDOW; j++)
+            if (!c->used[rest[j]])
+                cand[nc++] = rest[j];
+        double best_est = 0;
+        uint32_t best_ng = 0;
+        for (uint32_t oi = 0; oi < nfopt; oi++) {
+            const berth_knode *on = &s->opt_nodes[fopt[oi]];
+            double cap[3] = {(double)on->alloc[BERTH_KRES_CPU],
+                             (double)on->alloc[BERTH_KRES_MEMORY], (double)on->alloc_pods};
+            double oprice = disrupt_option_offering(s, &s->opts[fopt[oi]])->price;
+            const double *sv = &load[3 * (size_t)seed];
+            if (sv[0] > cap[0] || sv[1] > cap[1] || sv[2] > cap[2] || cap[0] <= 0 || cap[1] <= 0)
+                continue;
+            double ld[3] = {sv[0], sv[1], sv[2]}, price = s->n[seed].price;
+            uint32_t ng = 1;
+            taken[0] = seed;
+            /* per window slot: 1 in the group, 2 left out (its pool's
+             * allowance does not cover the group) */
+            memset(ingrp, 0, nc);
+            while (ng < FILL_MAX) {
+                int pick = -1;
+                double pf = 0;
+                for (uint32_t j = 0; j < nc; j++) {
+                    const double *v = &load[3 * (size_t)cand[j]];
+                    if (ingrp[j] || ld[0] + v[0] > cap[0] || ld[1] + v[1] > cap[1] ||
+                        ld[2] + v[2] > cap[2])
+                        continue;
+                    double f = (ld[0] + v[0]) / cap[0] + (ld[1] + v[1]) / cap[1];
+                    if (pick < 0 || f > pf) {
+                        pick = (int)j;
+                        pf = f;
+                    }
+                }
+                if (pick < 0)
+                    break;
+                uint32_t n = cand[pick];
+                /* the pool's allowance must cover the group */
+                int64_t need = 1;
+                for (uint32_t g = 0; g < ng; g++)
+                    need += s->n[taken[g]].pool == s->n[n].pool;
+                if (c->al[s->n[n].pool][BERTH_DR_UNDERUTILIZED] < need) {
+                    ingrp[pick] = 2;
+                    continue;
+                }
+                ingrp[pick] = 1;
+                const double *v = &load[3 * (size_t)n];
+                for (int r = 0; r < 3; r++)
+                    ld[r] += v[r];
+                price += s->n[n].price;
+                taken[ng++] = n;
+            }
+            if (ng >= 2 && price - oprice > best_est + 1e-12) {
+                best_est = price - oprice;
+                best_ng = ng;
+                memcpy(group, taken, ng * sizeof *group);
+            }
+        }
+        if (!best_ng)
+            continue;
+        disrupt_repl r;
+        char why[240] = "";
+        int res = 0, ok = 0;
+        evals++;
+        (*work)++;
+        if ((rc = disrupt_consolidate(s, group, best_ng, 1, &r, why, sizeof why, &res)))
+            return rc;
+        if (!res)
+            continue;
+        if ((rc = commit_move(c, group, best_ng, res == 2 ? &r.chosen : NULL, &ok)))
+            return rc;
+        if (!ok)
+            continue;
+        berth_daction *a;
+        if ((rc = disrupt_add_action(t, &a)) || (rc = disrupt_set_nodes(a, group, best_ng, s)) ||
+            (res == 2 && (rc = disrupt_fill_repl(s, a, &r))))
+            return rc;
+        a->reason = BERTH_DR_UNDERUTILIZED;
+        for (uint32_t g = 0; g < best_ng; g++) {
+            c->used[group[g]] = 1;
+            c->al[s->n[group[g]].pool][BERTH_DR_UNDERUTILIZED]--;
+        }
+        /* the nodes that received pods carry more now */
+        for (uint32_t j = i + 1; j < nr; j++)
+            if (!c->used[rest[j]])
+                node_load(c, rest[j], &load[3 * (size_t)rest[j]]);
+    }
+    return 0;
+}
+
 static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, uint32_t *rest,
                      uint32_t *taken, uint32_t *group, berth_dplan *t, uint64_t *work)
 {
     int rc = 0, groups_first = mode & MODE_GROUPS_FIRST;
     if ((mode & MODE_BOUND_GROUP) && (rc = trial_bound_group(c, order, nl, taken, t, work)))
+        return rc;
+    if ((mode & MODE_PREFIX) && (rc = trial_prefix(c, order, nl, taken, c->skip, t, work)))
+        return rc;
+    if ((mode & MODE_FILL) && (rc = trial_fill(c, order, nl, rest, taken, t, work)))
         return rc;
     for (uint32_t round = 0; round < TRIAL_ROUNDS && !rc; round++) {
         uint32_t n0 = t->nactions;
@@ -353,6 +644,10 @@ static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, u
             rc = trial_groups(c, order, nl, rest, group, t, work);
         else
             rc = trial_delete(c, order, nl, taken, t, work);
+        if (rc)
+            break;
+        if (!rc && (mode & MODE_FILL))
+            rc = trial_fill(c, order, nl, rest, taken, t, work);
         if (rc)
             break;
         if (groups_first)
@@ -366,6 +661,9 @@ static int run_trial(opt_ctx *c, const uint32_t *order, uint32_t nl, int mode, u
         if (!replaced)
             break;
     }
+    /* 4. the candidates still kept: prefix commands over them */
+    if (!rc)
+        rc = trial_prefix(c, order, nl, taken, c->skip, t, work);
     return rc;
 }
 
@@ -448,6 +746,54 @@ static void unit_prices(disrupt_state *s, const uint32_t *list, uint32_t nl, dou
     }
 }
 
+/* c->fopt: per instance type its cheapest usable option, at most
+ * FILL_OPTIONS of them, those with the lowest price per the value of their
+ * cpu and memory at the unit prices u first. */
+static int fill_options(opt_ctx *c, const double u[2])
+{
+    disrupt_state *s = c->s;
+    c->nfopt = 0;
+    if (disrupt_options_ready(s))
+        return BERTH_ENOMEM;
+    double *key = malloc((s->nopts + 1) * sizeof *key);
+    if (!key || !(c->fopt = malloc((s->nopts + 1) * sizeof *c->fopt))) {
+        free(key);
+        return BERTH_ENOMEM;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nopts; i++) {
+        double pr = disrupt_option_offering(s, &s->opts[i])->price;
+        uint32_t j = 0;
+        while (j < n && s->opts[c->fopt[j]].type != s->opts[i].type)
+            j++;
+        if (j == n)
+            c->fopt[n++] = i;
+        else if (pr < disrupt_option_offering(s, &s->opts[c->fopt[j]])->price)
+            c->fopt[j] = i;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const berth_knode *on = &s->opt_nodes[c->fopt[i]];
+        double val = (double)on->alloc[BERTH_KRES_CPU] * u[0] +
+                     (double)on->alloc[BERTH_KRES_MEMORY] * u[1];
+        key[i] = disrupt_option_offering(s, &s->opts[c->fopt[i]])->price / (val + 1e-12);
+    }
+    /* insertion sort by key: a few hundred types at most */
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t f = c->fopt[i];
+        double k = key[i];
+        uint32_t j = i;
+        for (; j > 0 && key[j - 1] > k; j--) {
+            key[j] = key[j - 1];
+            c->fopt[j] = c->fopt[j - 1];
+        }
+        key[j] = k;
+        c->fopt[j] = f;
+    }
+    c->nfopt = n < FILL_OPTIONS ? n : FILL_OPTIONS;
+    free(key);
+    return 0;
+}
+
 /* The sort key (ascending) of candidate n for phase-2 order `ord`: req
  * holds the cpu and memory requests of the pods that would move off it,
  * frac the larger of their fractions of its allocatable. */
@@ -472,8 +818,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
 {
     const berth_disrupt *m = s->m;
     memset(alt, 0, sizeof *alt);
-    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, 1, NULL, DELETE_FAILS,
-                 GROUP_UNPLACED};
+    opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL,
+                 0, DELETE_FAILS, GROUP_UNPLACED};
     if (s->nn && s->nn < FAIL_NODES) {
         c.max_fails = (uint64_t)DELETE_FAILS * FAIL_NODES / s->nn;
         c.max_unplaced = (uint64_t)GROUP_UNPLACED * FAIL_NODES / s->nn;
@@ -492,7 +838,10 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     c.used = calloc(s->nn + 1, 1);
     c.moving = malloc((m->kube.npods + 1) * sizeof *c.moving);
     c.placed = malloc((m->kube.npods + 1) * sizeof *c.placed);
+    c.left = malloc((m->kube.npods + 1) * sizeof *c.left);
     c.key = malloc((s->nn + 1) * sizeof *c.key);
+    c.skip = malloc(s->nn + 1);
+    c.load = malloc((3 * (size_t)s->nn + 1) * sizeof *c.load);
     s->in_head = malloc((s->nn + DISRUPT_SPARE_SLOTS + 1) * sizeof *s->in_head);
     s->in_next = malloc((m->kube.npods + 1) * sizeof *s->in_next);
     sn.al = malloc((m->npools + 1) * sizeof *sn.al);
@@ -513,7 +862,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     int rc = 0;
     if (lim_saved && s->nlim)
         memcpy(lim_saved, s->lim_used, s->nlim * sizeof *lim_saved);
-    if (!c.al || !c.used || !c.moving || !c.placed || !c.key || !s->in_head || !s->in_next ||
+    if (!c.al || !c.used || !c.skip || !c.load || !c.moving || !c.placed || !c.left || !c.key || !s->in_head || !s->in_next ||
         !sn.al || !sn.used || !sn.in_head || !sn.in_next || !sn.lim || !list || !order ||
         !best_order || !rest || !taken || !group || !req || !frac || !gone || !tried ||
         !lim_saved) {
@@ -576,6 +925,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     }
     double u[2];
     unit_prices(s, list, nl, u);
+    if ((rc = fill_options(&c, u)))
+        goto out;
     /* trials: phases 2 and 3 for each order of `orders`, then local-search
      * moves on the best order (below); each from the same state, the best
      * kept. Work bound: at most MAX_TRIALS trials, and a trial starts only
@@ -609,8 +960,10 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     static const int orders_b[] = {ORD_PRICE, ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET,
                                    ORD_FRACTION};
     static const int modes_b[] = {MODE_BOUND_GROUP, 0, 0, MODE_GROUPS_FIRST, 0, 0};
-    static const int orders_u[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION};
-    static const int modes_u[] = {0, 0, MODE_GROUPS_FIRST, 0, 0};
+    static const int orders_u[] = {ORD_SAVING, ORD_PRICE, ORD_SAVING, ORD_NET, ORD_FRACTION,
+                                   ORD_SAVING, ORD_FRACTION, ORD_NET, ORD_FRACTION};
+    static const int modes_u[] = {0, 0, MODE_GROUPS_FIRST, 0, 0,
+                                  MODE_FILL, MODE_FILL, MODE_PREFIX, MODE_PREFIX};
     const int *orders = binds ? orders_b : orders_u, *modes = binds ? modes_b : modes_u;
     uint32_t norders = binds ? (uint32_t)(sizeof orders_b / sizeof orders_b[0])
                              : (uint32_t)(sizeof orders_u / sizeof orders_u[0]);
@@ -710,7 +1063,11 @@ out:
     free(c.used);
     free(c.moving);
     free(c.placed);
+    free(c.left);
     free(c.key);
+    free(c.skip);
+    free(c.load);
+    free(c.fopt);
     free(sn.al);
     free(sn.used);
     free(sn.in_head);

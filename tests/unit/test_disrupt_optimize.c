@@ -260,6 +260,89 @@ static void test_optimizer_respects_budgets_and_dnd(void **st)
     done(&f);
 }
 
+/* ---- a command of many nodes (issue 18: fill and prefix commands) ----
+ * Eight D2 nodes (0.1/h each) hold one 1.5-cpu pod each: no pod fits on
+ * another D2 and a D4 (0.2/h) hosts only two, so the only saving move is
+ * five nodes (0.5/h) replaced by one D8 (0.4/h, 7.5 of its 8 cpu used);
+ * a0 holds a 1.9-cpu pod (with four 1.5-cpu pods it still fits a D8). The
+ * optimum leaves 0.8/h on five nodes: one D8 for five of the nine and
+ * four D2s (a second D8 would take four nodes: not cheaper). The first
+ * `dnd` of the D2s carry do-not-disrupt. */
+#define OD_ONLY                                                                                   \
+    "      requirements:\n"                                                                       \
+    "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n"
+
+static void many_estate(buf *b, const char *budget, int dnd)
+{
+    b->n = 0;
+    pool(b, "p", OD_ONLY, budget, NULL);
+    types(b);
+    node(b, "a0", "p", 2, "on-demand", "z1", NULL, NULL);
+    pod(b, "a0-1", "a0", "1900m", NULL, NULL);
+    for (int i = 1; i <= 8; i++) {
+        char nm[16], pn[24];
+        snprintf(nm, sizeof nm, "n%d", i);
+        snprintf(pn, sizeof pn, "n%d-1", i);
+        node(b, nm, "p", 2, "on-demand", "z1", i <= dnd ? "karpenter.sh/do-not-disrupt: \"true\"" : NULL,
+             NULL);
+        pod(b, pn, nm, "1500m", NULL, NULL);
+    }
+}
+
+static void test_optimizer_many_node_command(void **st)
+{
+    (void)st;
+    static buf b;
+    char got[1024];
+    fixture f;
+    many_estate(&b, "100%", 0);
+    plan(&f, &b, 0, 0, 0);
+    double plain = f.p.cost_after;
+    done(&f);
+    plan(&f, &b, 1, 0, 0);
+    /* one replacement of five nodes by a D8: 9 nodes 0.9/h -> 5 nodes 0.8/h */
+    uint32_t big = 0;
+    for (uint32_t i = 0; i < f.p.nactions; i++) {
+        const berth_daction *a = &f.p.actions[i];
+        if (a->nnodes >= 5) {
+            big++;
+            assert_int_equal(a->nreplacements, 1);
+            assert_string_equal(a->replacements[0].instance_type, "D8");
+            assert_int_equal(a->replacements[0].capacity_type, BERTH_CT_ON_DEMAND);
+        }
+    }
+    if (big != 1)
+        fail_msg("want one command of five nodes onto a D8: %s", actions(&f, got, sizeof got));
+    assert_int_equal(f.p.nodes_after, 5);
+    assert_true(f.p.cost_after > 0.799 && f.p.cost_after < 0.801);
+    assert_true(f.p.cost_after <= plain + 1e-9);
+    assert_true(f.p.cost_after >= f.p.bound_cost - 1e-9);
+    done(&f);
+    /* the budget allows four nodes: no five-node command, and four D2s
+     * (0.4/h) onto one D8 (0.4/h) is not cheaper: nothing goes */
+    many_estate(&b, "4", 0);
+    plan(&f, &b, 1, 0, 0);
+    for (uint32_t i = 0; i < f.p.nactions; i++)
+        assert_true(f.p.actions[i].nnodes <= 4);
+    assert_int_equal(f.p.nodes_after, 9);
+    done(&f);
+    /* four of the eight carry do-not-disrupt: never taken; the five others
+     * (a0 with four 1.5-cpu pods: 7.9 cpu) still go onto one D8 */
+    many_estate(&b, "100%", 4);
+    plan(&f, &b, 1, 0, 0);
+    for (int i = 1; i <= 4; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "n%d", i);
+        assert_false(in_actions(&f, nm));
+    }
+    if (f.p.nactions != 1 || f.p.actions[0].nnodes != 5 || !in_actions(&f, "a0") ||
+        !in_actions(&f, "n5") || !in_actions(&f, "n8") || f.p.actions[0].nreplacements != 1 ||
+        strcmp(f.p.actions[0].replacements[0].instance_type, "D8"))
+        fail_msg("want a0, n5-n8 onto one D8: %s", actions(&f, got, sizeof got));
+    assert_int_equal(f.p.nodes_after, 5);
+    done(&f);
+}
+
 /* ---- random estates ---- */
 
 static void random_estate(buf *b, berth_rng *r, int *spot)
@@ -602,6 +685,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_optimizer_beats_greedy),
         cmocka_unit_test(test_optimizer_respects_budgets_and_dnd),
+        cmocka_unit_test(test_optimizer_many_node_command),
         cmocka_unit_test(test_random_fast_equals_reference_and_bound),
         cmocka_unit_test(test_exact_tiny_estates),
     };
