@@ -62,6 +62,24 @@ typedef struct fast_inv {
 } fast_inv;
 #define FAST_NINV 8
 
+/* The dynamic columns (NodeResourcesFit filter and score,
+ * BalancedAllocation, ImageLocality: what reads the node's requested
+ * resources) depend only on the pod's requests and images: classes with
+ * the same ones (e.g. the same requests with and without a toleration)
+ * share one such column, refreshed once for the nodes assumed since, and
+ * each class masks it with its static verdicts. Not used in what-if
+ * sessions (a class there keeps its own ImageLocality column). */
+typedef struct fast_dyn {
+    char *key;
+    size_t klen;
+    uint32_t hash;
+    const berth_profile *prof;
+    int32_t *v;           /* weighted dynamic part; INT32_MIN where the fit fails */
+    uint32_t pos;         /* assume log position consumed */
+    uint32_t img_gen;
+    int full;
+} fast_dyn;
+
 typedef struct fast_class {
     char *key;
     uint32_t hash;
@@ -98,6 +116,8 @@ typedef struct fast_class {
     /* the same values by topology domain of one key (the spread
      * constraints' key), built on first use: see fast_part */
     fast_part *pt;
+    /* the shared dynamic column (fast_dyn), or -1: computed here */
+    int32_t dyn;
 } fast_class;
 
 struct kube_fast {
@@ -136,6 +156,9 @@ struct kube_fast {
     uint8_t *bexact;
     uint8_t *allow;       /* per domain of the partition key */
     uint32_t allowcap;
+    /* shared dynamic columns (fast_dyn), found by key at class creation */
+    fast_dyn *dyns;
+    uint32_t ndyns, capdyns;
 };
 
 /* eight bytes a step (the class key is hashed for every pod) */
@@ -303,6 +326,11 @@ static void fast_drop_classes(kube_fast *f)
     for (uint32_t i = 0; i < f->nclasses; i++)
         class_free(&f->classes[i]);
     f->nclasses = 0;
+    for (uint32_t i = 0; i < f->ndyns; i++) {
+        free(f->dyns[i].key);
+        free(f->dyns[i].v);
+    }
+    f->ndyns = 0;
     f->bytes = 0;
     memset(f->table, 0, f->tcap * sizeof *f->table);
 }
@@ -315,6 +343,11 @@ void kube_fast_free(kube_sched *s)
     for (uint32_t i = 0; i < f->nclasses; i++)
         class_free(&f->classes[i]);
     free(f->classes);
+    for (uint32_t i = 0; i < f->ndyns; i++) {
+        free(f->dyns[i].key);
+        free(f->dyns[i].v);
+    }
+    free(f->dyns);
     free(f->table);
     free(f->log);
     free(f->dlog);
@@ -385,6 +418,10 @@ int kube_fast_assumed(kube_sched *s, uint32_t node)
         for (uint32_t i = 0; i < f->nclasses; i++) {
             f->classes[i].full |= f->classes[i].pos < f->nlog;
             f->classes[i].pos = 0;
+        }
+        for (uint32_t i = 0; i < f->ndyns; i++) {
+            f->dyns[i].full |= f->dyns[i].pos < f->nlog;
+            f->dyns[i].pos = 0;
         }
         f->nlog = 0;
     }
@@ -609,6 +646,25 @@ static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod 
     return b.oom ? BERTH_ENOMEM : 0;
 }
 
+/* the shared dynamic column's key: what NodeResourcesFit,
+ * BalancedAllocation and ImageLocality read of a pod */
+static int build_dyn_key(kube_sched *s, const berth_profile *prof, const berth_kpod *p,
+                         size_t *len)
+{
+    kb b = {s->fast, 0, 0};
+    put(&b, &prof, sizeof prof);
+    put(&b, p->req, sizeof p->req);
+    put(&b, p->req_nz, sizeof p->req_nz);
+    put(&b, &p->ninit, sizeof p->ninit);
+    for (uint32_t i = 0; i < p->ninit; i++)
+        put_str(&b, p->init[i].image);
+    put(&b, &p->ncontainers, sizeof p->ncontainers);
+    for (uint32_t i = 0; i < p->ncontainers; i++)
+        put_str(&b, p->containers[i].image);
+    *len = b.len;
+    return b.oom ? BERTH_ENOMEM : 0;
+}
+
 /* ---- eligibility ---- */
 
 /* the plugin objects by id, looked up once (kube_fast_init) */
@@ -683,9 +739,11 @@ static int is_static_filter(kube_sched *s, const berth_profile *prof, uint32_t j
            plugin_is(s->fast, prof, j, BERTH_KP_VOLUME_ZONE, 0);
 }
 
-/* Recomputes the dynamic columns of class c for nodes[0..n). */
-static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_class *c,
-                    const uint32_t *nodes, uint32_t n)
+/* The dynamic plugins on nodes[0..n): f->verdict (fit) and f->col2 (the
+ * weighted NodeResourcesFit + BalancedAllocation + ImageLocality sum);
+ * img (a what-if class's column) gets the weighted ImageLocality part. */
+static void dyn_compute(kube_sched *s, const berth_profile *prof, kube_req *r, int32_t *img,
+                        const uint32_t *nodes, uint32_t n)
 {
     kube_fast *f = s->fast;
     /* fit filter (the only dynamic filter in an eligible profile for an inert
@@ -705,9 +763,78 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
         int64_t w = prof->weights ? prof->weights[j] : 1;
         for (uint32_t i = 0; i < n; i++)
             f->col2[i] += w * f->col[i];
-        if (c->img && plugin_is(s->fast, prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
+        if (img && plugin_is(s->fast, prof, j, BERTH_KP_IMAGE_LOCALITY, 1))
             for (uint32_t i = 0; i < n; i++)
-                c->img[nodes[i]] = (int32_t)(w * f->col[i]);
+                img[nodes[i]] = (int32_t)(w * f->col[i]);
+    }
+}
+
+/* The shared column d recomputed on nodes[0..n). */
+static void dyn_refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_dyn *d,
+                        const uint32_t *nodes, uint32_t n)
+{
+    kube_fast *f = s->fast;
+    dyn_compute(s, prof, r, NULL, nodes, n);
+    for (uint32_t i = 0; i < n; i++)
+        d->v[nodes[i]] = f->verdict[i] == BERTH_FIT ? (int32_t)f->col2[i] : INT32_MIN;
+}
+
+/* The nodes assumed since log position `from`, each once, into f->list
+ * (their count returned). */
+static uint32_t log_nodes(kube_fast *f, uint32_t from, uint32_t N)
+{
+    if (++f->gen == 0) {
+        memset(f->seen, 0, N * sizeof *f->seen);
+        f->gen = 1;
+    }
+    uint32_t m = 0;
+    for (uint32_t i = from; i < f->nlog; i++) {
+        uint32_t nd = f->log[i];
+        f->list[m] = nd;
+        m += f->seen[nd] != f->gen;
+        f->seen[nd] = f->gen;
+    }
+    return m;
+}
+
+/* Brings the shared column d up to date with the assume log (and the
+ * image spread). */
+static void dyn_update(kube_sched *s, const berth_profile *prof, kube_req *r, fast_dyn *d)
+{
+    kube_fast *f = s->fast;
+    uint32_t N = s->k->nnodes;
+    if (d->img_gen != f->img_gen) {
+        d->img_gen = f->img_gen;
+        d->full |= kube_plugins_pod_images(s, r->p) != 0;
+    }
+    uint32_t pending = f->nlog - d->pos;
+    if (d->full || pending >= N)
+        dyn_refresh(s, prof, r, d, f->all, N);
+    else if (pending == 0) {
+        /* up to date (f->log may be NULL) */
+    } else if (pending <= 16)
+        dyn_refresh(s, prof, r, d, f->log + d->pos, pending);
+    else
+        dyn_refresh(s, prof, r, d, f->list, log_nodes(f, d->pos, N));
+    d->pos = f->nlog;
+    d->full = 0;
+}
+
+/* Recomputes the dynamic columns of class c for nodes[0..n) (from its
+ * shared column when it has one, which is up to date). */
+static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_class *c,
+                    const uint32_t *nodes, uint32_t n)
+{
+    kube_fast *f = s->fast;
+    if (c->dyn >= 0) {
+        const int32_t *dv = f->dyns[c->dyn].v;
+        for (uint32_t i = 0; i < n; i++) {
+            int32_t x = dv[nodes[i]];
+            f->col2[i] = x;
+            f->verdict[i] = x != INT32_MIN ? BERTH_FIT : BERTH_UNFIT;
+        }
+    } else {
+        dyn_compute(s, prof, r, c->img, nodes, n);
     }
     const uint8_t *off = s->off;
     if (off)
@@ -798,6 +925,56 @@ static int constant_part(kube_sched *s, const berth_profile *prof, kube_req *r, 
     return 1;
 }
 
+/* The shared dynamic column for r's requests and images, created (and
+ * its bytes added to *need) when new, brought up to date; -1 when the key
+ * cannot be built (*rc set). O(columns) at class creation only. */
+static int32_t find_dyn(kube_sched *s, const berth_profile *prof, kube_req *r, size_t *need,
+                        int *rc)
+{
+    kube_fast *f = s->fast;
+    uint32_t N = s->k->nnodes;
+    size_t len;
+    if ((*rc = build_dyn_key(s, prof, r->p, &len)))
+        return -1;
+    uint32_t h = hash_bytes(f->keybuf, len);
+    uint32_t i = 0;
+    while (i < f->ndyns && !(f->dyns[i].hash == h && f->dyns[i].klen == len &&
+                             f->dyns[i].prof == prof && !memcmp(f->dyns[i].key, f->keybuf, len)))
+        i++;
+    if (i == f->ndyns) {
+        if (f->ndyns == f->capdyns) {
+            uint32_t nc = f->capdyns ? f->capdyns * 2 : 16;
+            fast_dyn *q = realloc(f->dyns, nc * sizeof *q);
+            if (!q) {
+                *rc = BERTH_ENOMEM;
+                return -1;
+            }
+            f->dyns = q;
+            f->capdyns = nc;
+        }
+        fast_dyn *d = &f->dyns[i];
+        memset(d, 0, sizeof *d);
+        d->key = malloc(len ? len : 1);
+        d->v = malloc((N ? N : 1) * sizeof *d->v);
+        if (!d->key || !d->v) {
+            free(d->key);
+            free(d->v);
+            *rc = BERTH_ENOMEM;
+            return -1;
+        }
+        memcpy(d->key, f->keybuf, len);
+        d->klen = len;
+        d->hash = h;
+        d->prof = prof;
+        d->full = 1;
+        d->img_gen = f->img_gen;
+        f->ndyns++;
+        *need += (size_t)N * sizeof(int32_t) + len;
+    }
+    dyn_update(s, prof, r, &f->dyns[i]);
+    return (int32_t)i;
+}
+
 static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req *r, int *rc)
 {
     kube_fast *f = s->fast;
@@ -857,6 +1034,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     }
     fast_class *c = &f->classes[f->nclasses];
     memset(c, 0, sizeof *c);
+    c->dyn = -1;
     c->key = malloc(len + 1);
     c->static_ok = malloc(N ? N : 1);
     c->part = malloc((N ? N : 1) * sizeof *c->part);
@@ -902,6 +1080,15 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
         free(c->img);
         free(c->bm);
         return NULL; /* varying static scores: the full path normalises them */
+    }
+    if (!with_img) {
+        /* the shared dynamic column (created on first use) */
+        int32_t di = find_dyn(s, prof, r, &need, rc);
+        if (*rc) {
+            class_free(c);
+            return NULL;
+        }
+        c->dyn = di;
     }
     refresh(s, prof, r, c, f->all, N);
     c->pos = f->nlog;
@@ -1505,7 +1692,9 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
             c->full |= !c->img;
         }
     }
-    /* bring the dynamic columns up to date */
+    /* bring the dynamic columns up to date (the shared one first) */
+    if (c->dyn >= 0)
+        dyn_update(s, prof, r, &f->dyns[c->dyn]);
     uint32_t pending = f->nlog - c->pos;
     if (img_stale && !c->full && pending < N)
         image_refresh(s, prof, r, c);
@@ -1515,21 +1704,8 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
         /* up to date (f->log may be NULL: no offset from it) */
     } else if (pending <= 16)
         refresh(s, prof, r, c, f->log + c->pos, pending);
-    else {
-        /* the log lists a node once per change: refresh each once */
-        if (++f->gen == 0) {
-            memset(f->seen, 0, N * sizeof *f->seen);
-            f->gen = 1;
-        }
-        uint32_t m = 0;
-        for (uint32_t i = c->pos; i < f->nlog; i++) {
-            uint32_t nd = f->log[i];
-            f->list[m] = nd;
-            m += f->seen[nd] != f->gen;
-            f->seen[nd] = f->gen;
-        }
-        refresh(s, prof, r, c, f->list, m);
-    }
+    else /* the log lists a node once per change: refresh each once */
+        refresh(s, prof, r, c, f->list, log_nodes(f, c->pos, N));
     c->pos = f->nlog;
     c->full = 0;
     if (c->nbad)

@@ -2346,6 +2346,81 @@ static void test_index_fast_vs_reference(void **st)
     assert_true(nnone > 0);
 }
 
+/* Shared dynamic columns (fastpath.c fast_dyn: classes with the same
+ * requests and images share the NodeResourcesFit / BalancedAllocation /
+ * ImageLocality column, each masking it with its own static filters): the
+ * index clusters' nodes and request shapes with plain pods that differ
+ * only by tolerations, node selector, nodeName and image, so classes of one
+ * shape interleave and each refreshes from a column another class
+ * advanced. Every placement, feasible count and total against the
+ * reference path. */
+static void shared_cluster(berth_kcluster *k, uint64_t seed)
+{
+    index_cluster(k, seed);
+    berth_arena *a = &k->arena;
+    for (uint32_t i = 0; i < k->npods; i++) {
+        berth_kpod *p = &k->pods[i];
+        p->nspread = 0;
+        p->nanti_req = 0;
+        p->naff_req = 0;
+        p->ntols = 0;
+        p->tols = aalloc(a, 2 * sizeof *p->tols);
+        if (chance(40))
+            p->tols[p->ntols++] = TOLS[rnd(2)];
+        if (chance(30)) {
+            berth_label *l = aalloc(a, sizeof *l);
+            l[0] = (berth_label){ZONE, ZONES[rnd(3)]};
+            p->node_selector = (berth_labels){l, 1};
+        }
+        if (chance(30))
+            p->containers[0].image = "reg.io/app:2";
+        /* index_cluster leaves the pod-level requests to the caller */
+        berth_kube_pod_requests(k, p);
+    }
+}
+
+static void test_shared_fast_vs_reference(void **st)
+{
+    (void)st;
+    static const berth_tiebreak tbs[] = {BERTH_TIE_FIRST, BERTH_TIE_LAST, BERTH_TIE_RANDOM};
+    tie_dec *got = calloc(2, sizeof *got);
+    assert_non_null(got);
+    uint32_t ndec = 0;
+    for (uint64_t seed = 1; seed <= 30; seed++)
+        for (uint32_t b = 0; b < 3; b++) {
+            uint32_t npods = 0;
+            for (int mode = 0; mode < 2; mode++) {
+                berth_kcluster k;
+                shared_cluster(&k, 47000 + seed);
+                berth_kube_options opt = {.tiebreak = tbs[b], .seed = seed};
+                opt.reference = mode == 1;
+                opt.on_decision = on_tie;
+                opt.ctx = &got[mode];
+                memset(&got[mode], 0xff, sizeof got[mode]);
+                berth_error e;
+                berth_error_clear(&e);
+                int rc = berth_kube_schedule(&k, &opt, &e);
+                if (rc && rc != BERTH_ENOFIT)
+                    fail_msg("berth_kube_schedule: %s", e.msg);
+                npods = k.npods;
+                free_cluster(&k);
+            }
+            for (uint32_t p = 0; p < npods; p++) {
+                if (got[0].node[p] != got[1].node[p] || got[0].nfeas[p] != got[1].nfeas[p] ||
+                    got[0].total[p] != got[1].total[p])
+                    fail_msg("shared seed %llu tiebreak %d pod %u: fast node %d (%u feasible, "
+                             "total %lld), reference node %d (%u, %lld)",
+                             (unsigned long long)seed, (int)tbs[b], p, got[0].node[p],
+                             got[0].nfeas[p], (long long)got[0].total[p], got[1].node[p],
+                             got[1].nfeas[p], (long long)got[1].total[p]);
+                ndec += got[0].node[p] >= 0;
+            }
+        }
+    free(got);
+    fprintf(stderr, "shared: %u placements compared\n", ndec);
+    assert_true(ndec > 3000);
+}
+
 static void test_random_default(void **st)
 {
     (void)st;
@@ -2535,6 +2610,7 @@ static void test_percentage_round_robin(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_fast_vs_reference),
         cmocka_unit_test(test_ties_and_nofit),
         cmocka_unit_test(test_percentage_round_robin),
         cmocka_unit_test(test_random_default),
