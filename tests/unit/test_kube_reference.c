@@ -2315,6 +2315,8 @@ static void test_index_fast_vs_reference(void **st)
             for (int mode = 0; mode < 2; mode++) {
                 berth_kcluster k;
                 index_cluster(&k, 31000 + seed);
+                for (uint32_t q = 0; q < k.npods; q++) /* the pods' own requests */
+                    berth_kube_pod_requests(&k, &k.pods[q]);
                 berth_kube_options opt = {.tiebreak = tbs[b], .seed = seed};
                 opt.reference = mode == 1;
                 opt.on_decision = on_tie;
