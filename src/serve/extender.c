@@ -57,6 +57,7 @@ struct serve_extender {
     ext_warm *warm[EXT_WARM];      /* idle or busy (in use by one call) */
     uint64_t warm_tick;
     uint64_t warm_builds, warm_probes; /* states built; cycles answered from one */
+    uint64_t warm_classed;         /* pods answered by their class's result (no cycle) */
     int warm_off;                  /* serve_extender_set_warm(x, 0): every cycle cold */
 };
 
@@ -628,6 +629,57 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
  * key with a value other than null, JSON it cannot follow) goes the
  * general way (run), so errors read as they always did. */
 
+/* One scheduling cycle's verdicts over the named nodes (indexed by cycle
+ * node): V_* per node, the reasons of the failed ones, the weighted totals
+ * of the feasible ones and their maximum. Immutable once made; referenced
+ * by every cycle it answers (the pods of one class share it, see
+ * ext_warm) and by the warm state that keeps it for its class. */
+typedef struct ext_result {
+    int refs; /* atomic */
+    unsigned char *verdict;
+    char **reason;
+    uint32_t nreason;
+    int64_t *total, max_total;
+} ext_result;
+
+static void result_unref(ext_result *r)
+{
+    if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    for (uint32_t i = 0; r->reason && i < r->nreason; i++)
+        free(r->reason[i]);
+    free(r->reason);
+    free(r->verdict);
+    free(r->total);
+    free(r);
+}
+
+static ext_result *result_ref(ext_result *r)
+{
+    __atomic_add_fetch(&r->refs, 1, __ATOMIC_ACQ_REL);
+    return r;
+}
+
+/* The verdicts of q (decided) moved into a new result (refs 1); NULL out of
+ * memory (q keeps them). */
+static ext_result *result_take(ext_call *q)
+{
+    ext_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->refs = 1;
+    r->verdict = q->verdict;
+    r->reason = q->reason;
+    r->nreason = q->nreason;
+    r->total = q->total;
+    r->max_total = q->max_total;
+    q->verdict = NULL;
+    q->reason = NULL;
+    q->total = NULL;
+    q->nreason = 0;
+    return r;
+}
+
 struct ext_cycle {
     int refs;
     uint64_t cache_gen, bind_gen;
@@ -639,9 +691,7 @@ struct ext_cycle {
     uint64_t set_hash;        /* of cis (ext_names) */
     uint32_t ncache;
     uint32_t *kof;            /* per cache node: its index in the cycle, or NONE */
-    unsigned char *verdict;   /* per cycle node */
-    char **reason;
-    int64_t *total, max_total;
+    ext_result *res;          /* the verdicts (shared by the pods of one class) */
     char key[600];
     char *uid, *seen;         /* for serve_bindings_seen */
 };
@@ -650,11 +700,7 @@ static void cycle_free(ext_cycle *c)
 {
     if (!c)
         return;
-    for (uint32_t i = 0; c->reason && i < c->m; i++)
-        free(c->reason[i]);
-    free(c->reason);
-    free(c->verdict);
-    free(c->total);
+    result_unref(c->res);
     free(c->kof);
     free(c->cis);
     free(c->profile);
@@ -1034,6 +1080,7 @@ static void cycle_keep(serve_extender *x, ext_cycle *c)
  * probed pods' decoding lives in its scratch arena). */
 
 #define EXT_WARM_SLOTS 64
+#define EXT_CLASSES 8 /* pod classes whose results a warm state keeps */
 
 struct ext_warm {
     int busy;
@@ -1052,6 +1099,12 @@ struct ext_warm {
     const char **keys;        /* keys of the bound pods counted, sorted */
     size_t nkeys;
     uint32_t decodes;         /* pods decoded into scratch (bounds its arena) */
+    /* the results of the last EXT_CLASSES pod classes probed here (ring):
+     * a pod whose class key (ext_class_key) matches takes its class's
+     * result without a cycle */
+    char *ckey[EXT_CLASSES];
+    ext_result *cres[EXT_CLASSES];
+    unsigned cnext;
 };
 
 static void warm_free(serve_extender *x, ext_warm *w)
@@ -1059,6 +1112,10 @@ static void warm_free(serve_extender *x, ext_warm *w)
     if (!w)
         return;
     berth_kprobe_close(w->probe);
+    for (unsigned i = 0; i < EXT_CLASSES; i++) {
+        free(w->ckey[i]);
+        result_unref(w->cres[i]);
+    }
     berth_kube_free(&w->k);
     berth_kube_free(&w->scratch);
     cache_unref(x, w->cache);
@@ -1242,12 +1299,42 @@ static berth_kpod *warm_decode(ext_warm *w, const char *seen, const char *key)
     return p;
 }
 
-/* One cycle of the pod (q: checked; seen: its compact text) from a warm
- * state: 1 with q's verdicts, reasons and totals set and *bind_gen the
- * bindings generation they hold for; 0 when the cold cycle must answer. */
-static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *names,
-                      const char *profile, ext_call *q, const char *seen, uint64_t *bind_gen)
+/* The pod's class key: its compact text without metadata.name and a
+ * string metadata.uid, the only fields that differ between the replicas of
+ * one template and that the scheduling cycle does not read (the loader
+ * checks name as pod_check already did and stores it; no filter, score or
+ * reason reads a pod's name or uid; the one place the name matters, a
+ * binding of the same name, is checked by the caller). Everything else
+ * (labels, annotations, owner references, timestamps, spec, status) is
+ * part of the key, so two pods of one key decode to the same scheduling
+ * input. malloc'd; NULL out of memory. */
+static char *ext_class_key(json_t *pod)
 {
+    json_t *meta = json_object_get(pod, "metadata");
+    json_t *p2 = json_copy(pod), *m2 = json_is_object(meta) ? json_copy(meta) : NULL;
+    char *key = NULL;
+    if (p2 && m2) {
+        json_object_del(m2, "name");
+        if (json_is_string(json_object_get(m2, "uid")))
+            json_object_del(m2, "uid");
+        if (!json_object_set(p2, "metadata", m2))
+            key = json_dumps(p2, JSON_COMPACT);
+    }
+    json_decref(m2);
+    json_decref(p2);
+    return key;
+}
+
+/* One cycle of the pod (q: checked; seen: its compact text) from a warm
+ * state: 1 with *out the result (referenced) and *bind_gen the bindings
+ * generation it holds for; 0 when the cold cycle must answer. A pod of a
+ * class the state has answered before takes that class's result (no
+ * decode, no cycle: Deployment replicas share one cycle). */
+static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *names,
+                      const char *profile, ext_call *q, const char *seen, uint64_t *bind_gen,
+                      ext_result **out)
+{
+    *out = NULL;
     const char *slash = strchr(q->key, '/');
     char ns[300];
     snprintf(ns, sizeof ns, "%.*s", (int)(slash - q->key), q->key);
@@ -1261,8 +1348,16 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
     int fresh = !w;
     if (!w && !(w = warm_build(x, cache, names, profile, ns, q->key)))
         return 0;
-    berth_kpod *p = warm_decode(w, seen, q->key);
-    int ok = 0;
+    char *ckey = ext_class_key(q->pod);
+    const char *key = q->key;
+    if (ckey && !(w->nkeys && bsearch(&key, w->keys, w->nkeys, sizeof *w->keys, cmp_key)))
+        for (unsigned i = 0; i < EXT_CLASSES; i++)
+            if (w->ckey[i] && !strcmp(w->ckey[i], ckey)) {
+                *out = result_ref(w->cres[i]);
+                break;
+            }
+    int ok = *out != NULL, probed = 0;
+    berth_kpod *p = ok ? NULL : warm_decode(w, seen, q->key);
     if (p && !w->probe) {
         berth_error e;
         berth_error_clear(&e);
@@ -1275,7 +1370,9 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
         uint32_t slot;
         q->pod_ix = BERTH_KUBE_NONE; /* the probe's one decision */
         int rc = berth_kprobe_run(w->probe, p, q, &slot, &e);
-        ok = !rc && q->decided && q->verdict && q->reason && q->total;
+        ok = !rc && q->decided && q->verdict && q->reason && q->total &&
+             (*out = result_take(q)) != NULL;
+        probed = ok;
         if (!ok) { /* the cold cycle answers afresh */
             if (q->reason)
                 for (uint32_t i = 0; i < q->nreason; i++)
@@ -1291,10 +1388,21 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
             q->max_total = 0;
         }
     }
+    if (probed && ckey) { /* kept for the pods of its class */
+        unsigned at = w->cnext;
+        w->cnext = (w->cnext + 1) % EXT_CLASSES;
+        free(w->ckey[at]);
+        result_unref(w->cres[at]);
+        w->ckey[at] = ckey;
+        w->cres[at] = result_ref(*out);
+        ckey = NULL;
+    }
+    free(ckey);
     *bind_gen = w->bind_gen;
     if (w->probe && ok) {
         pthread_mutex_lock(&x->mu);
-        x->warm_probes++;
+        x->warm_probes += probed;
+        x->warm_classed += !probed;
         x->warm_builds += fresh;
         pthread_mutex_unlock(&x->mu);
     }
@@ -1359,7 +1467,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
         c->kof[i] = BERTH_KUBE_NONE;
     for (uint32_t i = 0; i < m; i++)
         c->kof[cis[i]] = i;
-    if (warm_cycle(x, cache, names, profile, &q, seen, &bind_gen))
+    if (warm_cycle(x, cache, names, profile, &q, seen, &bind_gen, &c->res))
         goto decided;
     q.k.nodes = malloc((m ? m : 1) * sizeof *q.k.nodes);
     if (!q.k.nodes || serve_bindings_snapshot(x->bind, &q.bound, &nbound, &bind_gen)) {
@@ -1405,13 +1513,10 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
 decided:
     c->bind_gen = bind_gen;
     /* the verdicts move into the cycle */
-    c->verdict = q.verdict;
-    c->reason = q.reason;
-    c->total = q.total;
-    c->max_total = q.max_total;
-    q.verdict = NULL;
-    q.reason = NULL;
-    q.total = NULL;
+    if (!c->res && !(c->res = result_take(&q))) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        goto fail;
+    }
     c->refs = 1;
     call_free(&q);
     return c;
@@ -1518,7 +1623,7 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
     wlit(w, "{\"nodes\":null,\"nodenames\":[");
     int first = 1;
     for (uint32_t i = 0; i < s->n; i++)
-        if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE) {
+        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->kof[ci[i]]] == V_FEASIBLE) {
             if (!first)
                 wput(w, ",", 1);
             first = 0;
@@ -1528,12 +1633,12 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
         wlit(w, pass ? "},\"failedAndUnresolvableNodes\":{" : "],\"failedNodes\":{");
         first = 1;
         for (uint32_t i = 0; i < s->n; i++) {
-            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->verdict[c->kof[ci[i]]];
+            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->res->verdict[c->kof[ci[i]]];
             if (v == V_FEASIBLE || (v == V_UNRESOLVABLE) != pass)
                 continue;
             const char *why = v == V_UNKNOWN ? unknown_why
-                              : c->reason[c->kof[ci[i]]] && c->reason[c->kof[ci[i]]][0]
-                                  ? c->reason[c->kof[ci[i]]]
+                              : c->res->reason[c->kof[ci[i]]] && c->res->reason[c->kof[ci[i]]][0]
+                                  ? c->res->reason[c->kof[ci[i]]]
                                   : "node(s) were not evaluated";
             if (!first)
                 wput(w, ",", 1);
@@ -1556,11 +1661,11 @@ static void write_prioritize(wbuf *w, const ext_cycle *c, const ext_names *s)
     wput(w, "[", 1);
     for (uint32_t i = 0; i < s->n; i++) {
         int64_t score = 0;
-        if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE &&
-            c->max_total > 0) {
+        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->kof[ci[i]]] == V_FEASIBLE &&
+            c->res->max_total > 0) {
             /* berth's weighted total, proportional to the best node's: the
              * node berth would pick gets MaxExtenderPriority */
-            score = c->total[c->kof[ci[i]]] * EXT_MAX_SCORE / c->max_total;
+            score = c->res->total[c->kof[ci[i]]] * EXT_MAX_SCORE / c->res->max_total;
             score = score < 0 ? 0 : score > EXT_MAX_SCORE ? EXT_MAX_SCORE : score;
         }
         /* 0..10: two digits at most */
@@ -1758,6 +1863,13 @@ void serve_extender_warm_stats(serve_extender *x, uint64_t *builds, uint64_t *pr
     pthread_mutex_lock(&x->mu);
     *builds = x->warm_builds;
     *probes = x->warm_probes;
+    pthread_mutex_unlock(&x->mu);
+}
+
+void serve_extender_class_stats(serve_extender *x, uint64_t *classed)
+{
+    pthread_mutex_lock(&x->mu);
+    *classed = x->warm_classed;
     pthread_mutex_unlock(&x->mu);
 }
 
