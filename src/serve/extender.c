@@ -54,6 +54,7 @@ struct serve_extender {
     uint64_t fast_calls, fast_hits; /* calls the fast path answered; of those, from a kept cycle */
     ext_names *names[EXT_NAMESETS]; /* ring, the next to replace at names_next */
     unsigned names_next;
+    uint64_t names_ids;            /* ext_names.id of the last array decoded */
     ext_warm *warm[EXT_WARM];      /* idle or busy (in use by one call) */
     uint64_t warm_tick;
     uint64_t warm_builds, warm_probes; /* states built; cycles answered from one */
@@ -640,6 +641,13 @@ typedef struct ext_result {
     char **reason;
     uint32_t nreason;
     int64_t *total, max_total;
+    uint32_t *kof;   /* per cache node: its index in the result, or NONE */
+    /* the last reply written from it, per kind (0 filter, 1 prioritize),
+     * and the nodenames array (ext_names.id) it was written for: a replica
+     * asked with the same array gets a copy (under serve_extender.mu) */
+    char *text[2];
+    size_t ntext[2];
+    uint64_t text_names[2];
 } ext_result;
 
 static void result_unref(ext_result *r)
@@ -651,6 +659,9 @@ static void result_unref(ext_result *r)
     free(r->reason);
     free(r->verdict);
     free(r->total);
+    free(r->kof);
+    free(r->text[0]);
+    free(r->text[1]);
     free(r);
 }
 
@@ -660,13 +671,22 @@ static ext_result *result_ref(ext_result *r)
     return r;
 }
 
-/* The verdicts of q (decided) moved into a new result (refs 1); NULL out of
+/* The verdicts of q (decided over the cache nodes cis[0..m), ascending, of
+ * a cache of ncache nodes) moved into a new result (refs 1); NULL out of
  * memory (q keeps them). */
-static ext_result *result_take(ext_call *q)
+static ext_result *result_take(ext_call *q, uint32_t ncache, const uint32_t *cis, uint32_t m)
 {
     ext_result *r = calloc(1, sizeof *r);
-    if (!r)
+    uint32_t *kof = r ? malloc((ncache ? ncache : 1) * sizeof *kof) : NULL;
+    if (!kof) {
+        free(r);
         return NULL;
+    }
+    for (uint32_t i = 0; i < ncache; i++)
+        kof[i] = BERTH_KUBE_NONE;
+    for (uint32_t i = 0; i < m; i++)
+        kof[cis[i]] = i;
+    r->kof = kof;
     r->refs = 1;
     r->verdict = q->verdict;
     r->reason = q->reason;
@@ -690,7 +710,6 @@ struct ext_cycle {
     uint32_t m;
     uint64_t set_hash;        /* of cis (ext_names) */
     uint32_t ncache;
-    uint32_t *kof;            /* per cache node: its index in the cycle, or NONE */
     ext_result *res;          /* the verdicts (shared by the pods of one class) */
     char key[600];
     char *uid, *seen;         /* for serve_bindings_seen */
@@ -701,7 +720,6 @@ static void cycle_free(ext_cycle *c)
     if (!c)
         return;
     result_unref(c->res);
-    free(c->kof);
     free(c->cis);
     free(c->profile);
     free(c->pod);
@@ -804,6 +822,7 @@ typedef struct ext_names {
     uint32_t *cis, m;         /* the cache nodes named, ascending */
     unsigned char *mark;      /* per cache node: named */
     uint64_t set_hash;        /* of cis[0..m) */
+    uint64_t id;              /* unique among the arrays decoded (ext_result.text_names) */
 } ext_names;
 
 static void names_free(ext_names *s)
@@ -950,6 +969,7 @@ static int names_build(serve_extender *x, node_cache *cache, const char *p, cons
             h = (h ^ i) * 1099511628211ull;
         }
     s->set_hash = h;
+    s->id = __atomic_add_fetch(&x->names_ids, 1, __ATOMIC_RELAXED);
     s->cache_gen = cache ? cache->gen : 0;
     s->refs = 2; /* the caller's and the ring's */
     pthread_mutex_lock(&x->mu);
@@ -1371,7 +1391,7 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
         q->pod_ix = BERTH_KUBE_NONE; /* the probe's one decision */
         int rc = berth_kprobe_run(w->probe, p, q, &slot, &e);
         ok = !rc && q->decided && q->verdict && q->reason && q->total &&
-             (*out = result_take(q)) != NULL;
+             (*out = result_take(q, cache->k.nnodes, names->cis, names->m)) != NULL;
         probed = ok;
         if (!ok) { /* the cold cycle answers afresh */
             if (q->reason)
@@ -1448,9 +1468,8 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
     c->uid = strdup(q.uid ? q.uid : "");
     c->pod = malloc(pod.n ? pod.n : 1);
     c->cis = malloc((m ? m : 1) * sizeof *c->cis);
-    c->kof = malloc((cache->k.nnodes ? cache->k.nnodes : 1) * sizeof *c->kof);
     c->profile = profile ? strdup(profile) : NULL;
-    if (!seen || !c->uid || !c->pod || !c->cis || !c->kof || (profile && !c->profile)) {
+    if (!seen || !c->uid || !c->pod || !c->cis || (profile && !c->profile)) {
         serve_reply_error(r, 500, "internal", "out of memory");
         goto fail;
     }
@@ -1462,11 +1481,6 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
     c->ncache = cache->k.nnodes;
     c->cache_gen = cache->gen;
     memcpy(c->key, q.key, sizeof c->key);
-    /* the named nodes in name order (the cache's): kube_schedule's order */
-    for (uint32_t i = 0; i < cache->k.nnodes; i++)
-        c->kof[i] = BERTH_KUBE_NONE;
-    for (uint32_t i = 0; i < m; i++)
-        c->kof[cis[i]] = i;
     if (warm_cycle(x, cache, names, profile, &q, seen, &bind_gen, &c->res))
         goto decided;
     q.k.nodes = malloc((m ? m : 1) * sizeof *q.k.nodes);
@@ -1513,7 +1527,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
 decided:
     c->bind_gen = bind_gen;
     /* the verdicts move into the cycle */
-    if (!c->res && !(c->res = result_take(&q))) {
+    if (!c->res && !(c->res = result_take(&q, cache->k.nnodes, cis, m))) {
         serve_reply_error(r, 500, "internal", "out of memory");
         goto fail;
     }
@@ -1623,7 +1637,7 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
     wlit(w, "{\"nodes\":null,\"nodenames\":[");
     int first = 1;
     for (uint32_t i = 0; i < s->n; i++)
-        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->kof[ci[i]]] == V_FEASIBLE) {
+        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE) {
             if (!first)
                 wput(w, ",", 1);
             first = 0;
@@ -1633,12 +1647,12 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
         wlit(w, pass ? "},\"failedAndUnresolvableNodes\":{" : "],\"failedNodes\":{");
         first = 1;
         for (uint32_t i = 0; i < s->n; i++) {
-            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->res->verdict[c->kof[ci[i]]];
+            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->res->verdict[c->res->kof[ci[i]]];
             if (v == V_FEASIBLE || (v == V_UNRESOLVABLE) != pass)
                 continue;
             const char *why = v == V_UNKNOWN ? unknown_why
-                              : c->res->reason[c->kof[ci[i]]] && c->res->reason[c->kof[ci[i]]][0]
-                                  ? c->res->reason[c->kof[ci[i]]]
+                              : c->res->reason[c->res->kof[ci[i]]] && c->res->reason[c->res->kof[ci[i]]][0]
+                                  ? c->res->reason[c->res->kof[ci[i]]]
                                   : "node(s) were not evaluated";
             if (!first)
                 wput(w, ",", 1);
@@ -1661,11 +1675,11 @@ static void write_prioritize(wbuf *w, const ext_cycle *c, const ext_names *s)
     wput(w, "[", 1);
     for (uint32_t i = 0; i < s->n; i++) {
         int64_t score = 0;
-        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->kof[ci[i]]] == V_FEASIBLE &&
+        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE &&
             c->res->max_total > 0) {
             /* berth's weighted total, proportional to the best node's: the
              * node berth would pick gets MaxExtenderPriority */
-            score = c->res->total[c->kof[ci[i]]] * EXT_MAX_SCORE / c->res->max_total;
+            score = c->res->total[c->res->kof[ci[i]]] * EXT_MAX_SCORE / c->res->max_total;
             score = score < 0 ? 0 : score > EXT_MAX_SCORE ? EXT_MAX_SCORE : score;
         }
         /* 0..10: two digits at most */
@@ -1721,10 +1735,33 @@ static int ext_fast(serve_extender *x, const char *body, size_t len, const char 
         goto out; /* no node cache: every name is unknown, as the general way says */
     }
     wbuf w = {0};
-    if (prioritize)
-        write_prioritize(&w, c, names);
-    else
-        write_filter(&w, c, names);
+    /* a reply written from this result for this array before (a replica
+     * of a pod already answered): copied, else written and kept */
+    ext_result *res = c->res;
+    pthread_mutex_lock(&x->mu);
+    if (res->text[prioritize] && res->text_names[prioritize] == names->id &&
+        !wgrow(&w, res->ntext[prioritize])) {
+        memcpy(w.p, res->text[prioritize], res->ntext[prioritize] + 1);
+        w.n = res->ntext[prioritize];
+    }
+    pthread_mutex_unlock(&x->mu);
+    if (!w.n) {
+        if (prioritize)
+            write_prioritize(&w, c, names);
+        else
+            write_filter(&w, c, names);
+        char *keep = w.oom ? NULL : malloc(w.n + 1);
+        if (keep) {
+            memcpy(keep, w.p, w.n + 1);
+            pthread_mutex_lock(&x->mu);
+            char *old = res->text[prioritize];
+            res->text[prioritize] = keep;
+            res->ntext[prioritize] = w.n;
+            res->text_names[prioritize] = names->id;
+            pthread_mutex_unlock(&x->mu);
+            free(old);
+        }
+    }
     if (w.oom) {
         free(w.p);
         serve_reply_error(r, 500, "internal", "out of memory");
