@@ -55,6 +55,8 @@ struct serve_extender {
     ext_names *names[EXT_NAMESETS]; /* ring, the next to replace at names_next */
     unsigned names_next;
     uint64_t names_ids;            /* ext_names.id of the last array decoded */
+    uint64_t cycle_ids;            /* ext_cycle.id of the last cycle made */
+    uint64_t seen_last;            /* the cycle whose pod was recorded last (seen_record) */
     ext_warm *warm[EXT_WARM];      /* idle or busy (in use by one call) */
     uint64_t warm_tick;
     uint64_t warm_builds, warm_probes; /* states built; cycles answered from one */
@@ -466,6 +468,22 @@ static int schedule(ext_call *q, berth_node **docs, size_t nd, size_t node_docs,
     return 0;
 }
 
+/* Remembers the pod for a later bind (serve_bindings_seen), once per cycle
+ * id: kube-scheduler's prioritize after its filter, answered from the same
+ * cycle (id != 0), records nothing new when the last record was that
+ * cycle's (same key, uid and text); id 0 always records. Under x->mu, so
+ * the order of records is the order of seen_last. */
+static void seen_record(serve_extender *x, uint64_t id, const char *key, const char *uid,
+                        const char *text)
+{
+    pthread_mutex_lock(&x->mu);
+    if (!id || x->seen_last != id) {
+        serve_bindings_seen(x->bind, key, uid, text);
+        x->seen_last = id;
+    }
+    pthread_mutex_unlock(&x->mu);
+}
+
 /* Parses ExtenderArgs and runs the pod against the nodes. 0, or -1 with
  * the error reply set. */
 static int run(serve_extender *x, const char *body, size_t len, const char *profile, ext_call *q,
@@ -611,7 +629,7 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
     /* remember the pod for a later bind */
     char *text = json_dumps(q->pod, JSON_COMPACT);
     if (text)
-        serve_bindings_seen(x->bind, q->key, q->uid, text);
+        seen_record(x, 0, q->key, q->uid, text);
     free(text);
     return 0;
 }
@@ -702,6 +720,7 @@ static ext_result *result_take(ext_call *q, uint32_t ncache, const uint32_t *cis
 
 struct ext_cycle {
     int refs;
+    uint64_t id;              /* unique among the cycles made (seen_record) */
     uint64_t cache_gen, bind_gen;
     char *profile;            /* as given, NULL for the default */
     char *pod;                /* the pod's text as received */
@@ -1475,6 +1494,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
     }
     memcpy(c->pod, pod.p, pod.n);
     c->npod = pod.n;
+    c->id = __atomic_add_fetch(&x->cycle_ids, 1, __ATOMIC_RELAXED);
     memcpy(c->cis, cis, m * sizeof *cis);
     c->m = m;
     c->set_hash = names->set_hash;
@@ -1767,7 +1787,7 @@ static int ext_fast(serve_extender *x, const char *body, size_t len, const char 
         serve_reply_error(r, 500, "internal", "out of memory");
     } else {
         /* remember the pod for a later bind */
-        serve_bindings_seen(x->bind, c->key, c->uid, c->seen);
+        seen_record(x, c->id, c->key, c->uid, c->seen);
         pthread_mutex_lock(&x->mu);
         x->fast_calls++;
         x->fast_hits += hit;
