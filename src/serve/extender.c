@@ -661,8 +661,9 @@ typedef struct ext_result {
     int64_t *total, max_total;
     uint32_t *kof;   /* per cache node: its index in the result, or NONE */
     /* the last reply written from it, per kind (0 filter, 1 prioritize),
-     * and the nodenames array (ext_names.id) it was written for: a replica
-     * asked with the same array gets a copy (under serve_extender.mu) */
+     * and the nodenames array (ext_names.id) it was written for (kept from
+     * the second time it is written for that array): a replica asked with
+     * the same array gets a copy (under serve_extender.mu) */
     char *text[2];
     size_t ntext[2];
     uint64_t text_names[2];
@@ -1770,7 +1771,18 @@ static int ext_fast(serve_extender *x, const char *body, size_t len, const char 
             write_prioritize(&w, c, names);
         else
             write_filter(&w, c, names);
-        char *keep = w.oom ? NULL : malloc(w.n + 1);
+        /* kept when written a second time for this array (a replica's
+         * call): a pod of its own class never pays for the copy */
+        pthread_mutex_lock(&x->mu);
+        int again = res->text_names[prioritize] == names->id;
+        char *stale = again ? NULL : res->text[prioritize]; /* another array's */
+        if (!again) {
+            res->text[prioritize] = NULL;
+            res->text_names[prioritize] = names->id;
+        }
+        pthread_mutex_unlock(&x->mu);
+        free(stale);
+        char *keep = again && !w.oom ? malloc(w.n + 1) : NULL;
         if (keep) {
             memcpy(keep, w.p, w.n + 1);
             pthread_mutex_lock(&x->mu);
