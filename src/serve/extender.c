@@ -14,7 +14,10 @@
  * Upstream objects carry no kind/apiVersion, so the located document tree
  * of the body is wrapped with them (error messages keep body:line:column).
  * The node cache is reference counted: a call holds the cache it copied
- * node structs from (their strings live in its arena) until it ends. */
+ * node structs from (their strings live in its arena) until it ends.
+ * nodenames calls take the fast path below: kept name sets, kept cycles,
+ * warm scheduler states, and per state the results of the last pod classes
+ * (a replica is answered from its class's result and kept reply). */
 #include "serve/serve.h"
 
 #include <jansson.h>
