@@ -12,10 +12,12 @@
  * kube-scheduler extender at 5,000 nodes: the nodes loaded once with PUT
  * /v1/kube/nodes, EXT_CLIENTS clients each sending filter + prioritize
  * (nodeCacheCapable: nodenames) for one pod per cycle, as kube-scheduler
- * does; prints extender requests per second and p50/p99 per request
- * (also as serve.extender_requests_per_sec.5k / serve.extender_p99_ms.5k).
- * Then the same in process, without HTTP, warm against cold in one run
- * (serve.extender_pod_us.5k, .5k.cold, serve.extender_warm_speedup.5k).
+ * does (the pods are replicas: one spec, their own names); prints extender
+ * requests per second and p50/p99 per request (also as
+ * serve.extender_requests_per_sec.5k / serve.extender_p99_ms.5k). Then the
+ * same in process, without HTTP, warm against cold in one run, and warm
+ * with a spec of its own per pod (serve.extender_pod_us.5k, .5k.cold,
+ * .5k.distinct, serve.extender_warm_speedup.5k).
  * `bench_serve extender` runs the extender part only. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -375,10 +377,12 @@ static double placements(int nc, int run, const char *label)
 }
 
 /* The extender in process (no HTTP), the same 5,000 nodes and pods:
- * filter + prioritize per pod with warm scheduler states, and the
- * reference (every cycle cold, as before the warm states), interleaved in
- * rounds of 10 pods so that both see the same machine load. Prints the
- * microseconds per pod of each and their ratio. 0 on success. */
+ * filter + prioritize per pod with warm scheduler states, the reference
+ * (every cycle cold, as before the warm states), and warm states with a
+ * pod spec of its own per pod (its cpu request: no two pods of one class,
+ * so none is answered from a class's result), interleaved in rounds of 10
+ * pods so that all see the same machine load. Prints the microseconds per
+ * pod of each and the warm/cold ratio. 0 on success. */
 static int ext_in_process(const char *dir)
 {
     char db[300];
@@ -394,17 +398,22 @@ static int ext_in_process(const char *dir)
     serve_extender_put_nodes(x, ext_nodes, ext_nodes_len, &r);
     free(r.body);
     size_t cap = strlen(ext_body) + 64;
-    char *body = malloc(cap);
-    double t[2] = {0, 0};
-    uint64_t pods[2] = {0, 0}, errors = 0;
+    char *body = malloc(cap), *dist = malloc(cap);
+    /* the template with the cpu request as a third %d */
+    const char *at = strstr(ext_body, "\"500m\"");
+    if (dist && at)
+        snprintf(dist, cap, "%.*s\"%%dm\"%s", (int)(at - ext_body), ext_body, at + 6);
+    double t[3] = {0, 0, 0};
+    uint64_t pods[3] = {0, 0, 0}, errors = 0;
     int id = 0;
     double t0 = now_s();
-    while (body && r.status == 200 && now_s() - t0 < 4.0) {
-        for (int mode = 0; mode < 2; mode++) {
-            serve_extender_set_warm(x, mode == 0);
+    while (body && dist && at && r.status == 200 && now_s() - t0 < 4.0) {
+        for (int mode = 0; mode < 3; mode++) {
+            serve_extender_set_warm(x, mode != 1);
             double t1 = now_s();
             for (int i = 0; i < 10; i++, id++) {
-                int n = snprintf(body, cap, ext_body, 99, id);
+                int n = mode == 2 ? snprintf(body, cap, dist, 99, id, 100 + id)
+                                  : snprintf(body, cap, ext_body, 99, id);
                 serve_reply a = {0}, b = {0};
                 serve_extender_filter(x, body, (size_t)n, NULL, &a);
                 serve_extender_prioritize(x, body, (size_t)n, NULL, &b);
@@ -417,8 +426,9 @@ static int ext_in_process(const char *dir)
         }
     }
     free(body);
+    free(dist);
     serve_extender_close(x);
-    if (!pods[0] || !pods[1] || errors) {
+    if (!pods[0] || !pods[1] || !pods[2] || errors) {
         fprintf(stderr, "bench_serve: in-process extender failed (%llu errors)\n",
                 (unsigned long long)errors);
         return -1;
@@ -426,6 +436,7 @@ static int ext_in_process(const char *dir)
     double warm = t[0] / (double)pods[0] * 1e6, cold = t[1] / (double)pods[1] * 1e6;
     printf("BENCH serve.extender_pod_us.5k %.0f us\n", warm);
     printf("BENCH serve.extender_pod_us.5k.cold %.0f us\n", cold);
+    printf("BENCH serve.extender_pod_us.5k.distinct %.0f us\n", t[2] / (double)pods[2] * 1e6);
     printf("BENCH serve.extender_warm_speedup.5k %.2f x\n", cold / warm);
     return 0;
 }

@@ -14,7 +14,10 @@
  * Upstream objects carry no kind/apiVersion, so the located document tree
  * of the body is wrapped with them (error messages keep body:line:column).
  * The node cache is reference counted: a call holds the cache it copied
- * node structs from (their strings live in its arena) until it ends. */
+ * node structs from (their strings live in its arena) until it ends.
+ * nodenames calls take the fast path below: kept name sets, kept cycles,
+ * warm scheduler states, and per state the results of the last pod classes
+ * (a replica is answered from its class's result and kept reply). */
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -54,9 +57,13 @@ struct serve_extender {
     uint64_t fast_calls, fast_hits; /* calls the fast path answered; of those, from a kept cycle */
     ext_names *names[EXT_NAMESETS]; /* ring, the next to replace at names_next */
     unsigned names_next;
+    uint64_t names_ids;            /* ext_names.id of the last array decoded */
+    uint64_t cycle_ids;            /* ext_cycle.id of the last cycle made */
+    uint64_t seen_last;            /* the cycle whose pod was recorded last (seen_record) */
     ext_warm *warm[EXT_WARM];      /* idle or busy (in use by one call) */
     uint64_t warm_tick;
     uint64_t warm_builds, warm_probes; /* states built; cycles answered from one */
+    uint64_t warm_classed;         /* pods answered by their class's result (no cycle) */
     int warm_off;                  /* serve_extender_set_warm(x, 0): every cycle cold */
 };
 
@@ -464,6 +471,22 @@ static int schedule(ext_call *q, berth_node **docs, size_t nd, size_t node_docs,
     return 0;
 }
 
+/* Remembers the pod for a later bind (serve_bindings_seen), once per cycle
+ * id: kube-scheduler's prioritize after its filter, answered from the same
+ * cycle (id != 0), records nothing new when the last record was that
+ * cycle's (same key, uid and text); id 0 always records. Under x->mu, so
+ * the order of records is the order of seen_last. */
+static void seen_record(serve_extender *x, uint64_t id, const char *key, const char *uid,
+                        const char *text)
+{
+    pthread_mutex_lock(&x->mu);
+    if (!id || x->seen_last != id) {
+        serve_bindings_seen(x->bind, key, uid, text);
+        x->seen_last = id;
+    }
+    pthread_mutex_unlock(&x->mu);
+}
+
 /* Parses ExtenderArgs and runs the pod against the nodes. 0, or -1 with
  * the error reply set. */
 static int run(serve_extender *x, const char *body, size_t len, const char *profile, ext_call *q,
@@ -609,7 +632,7 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
     /* remember the pod for a later bind */
     char *text = json_dumps(q->pod, JSON_COMPACT);
     if (text)
-        serve_bindings_seen(x->bind, q->key, q->uid, text);
+        seen_record(x, 0, q->key, q->uid, text);
     free(text);
     return 0;
 }
@@ -628,8 +651,80 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
  * key with a value other than null, JSON it cannot follow) goes the
  * general way (run), so errors read as they always did. */
 
+/* One scheduling cycle's verdicts over the named nodes (indexed by cycle
+ * node): V_* per node, the reasons of the failed ones, the weighted totals
+ * of the feasible ones and their maximum. Immutable once made; referenced
+ * by every cycle it answers (the pods of one class share it, see
+ * ext_warm) and by the warm state that keeps it for its class. */
+typedef struct ext_result {
+    int refs; /* atomic */
+    unsigned char *verdict;
+    char **reason;
+    uint32_t nreason;
+    int64_t *total, max_total;
+    uint32_t *kof;   /* per cache node: its index in the result, or NONE */
+    /* the last reply written from it, per kind (0 filter, 1 prioritize),
+     * and the nodenames array (ext_names.id) it was written for (kept from
+     * the second time it is written for that array): a replica asked with
+     * the same array gets a copy (under serve_extender.mu) */
+    char *text[2];
+    size_t ntext[2];
+    uint64_t text_names[2];
+} ext_result;
+
+static void result_unref(ext_result *r)
+{
+    if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    for (uint32_t i = 0; r->reason && i < r->nreason; i++)
+        free(r->reason[i]);
+    free(r->reason);
+    free(r->verdict);
+    free(r->total);
+    free(r->kof);
+    free(r->text[0]);
+    free(r->text[1]);
+    free(r);
+}
+
+static ext_result *result_ref(ext_result *r)
+{
+    __atomic_add_fetch(&r->refs, 1, __ATOMIC_ACQ_REL);
+    return r;
+}
+
+/* The verdicts of q (decided over the cache nodes cis[0..m), ascending, of
+ * a cache of ncache nodes) moved into a new result (refs 1); NULL out of
+ * memory (q keeps them). */
+static ext_result *result_take(ext_call *q, uint32_t ncache, const uint32_t *cis, uint32_t m)
+{
+    ext_result *r = calloc(1, sizeof *r);
+    uint32_t *kof = r ? malloc((ncache ? ncache : 1) * sizeof *kof) : NULL;
+    if (!kof) {
+        free(r);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < ncache; i++)
+        kof[i] = BERTH_KUBE_NONE;
+    for (uint32_t i = 0; i < m; i++)
+        kof[cis[i]] = i;
+    r->kof = kof;
+    r->refs = 1;
+    r->verdict = q->verdict;
+    r->reason = q->reason;
+    r->nreason = q->nreason;
+    r->total = q->total;
+    r->max_total = q->max_total;
+    q->verdict = NULL;
+    q->reason = NULL;
+    q->total = NULL;
+    q->nreason = 0;
+    return r;
+}
+
 struct ext_cycle {
     int refs;
+    uint64_t id;              /* unique among the cycles made (seen_record) */
     uint64_t cache_gen, bind_gen;
     char *profile;            /* as given, NULL for the default */
     char *pod;                /* the pod's text as received */
@@ -638,10 +733,7 @@ struct ext_cycle {
     uint32_t m;
     uint64_t set_hash;        /* of cis (ext_names) */
     uint32_t ncache;
-    uint32_t *kof;            /* per cache node: its index in the cycle, or NONE */
-    unsigned char *verdict;   /* per cycle node */
-    char **reason;
-    int64_t *total, max_total;
+    ext_result *res;          /* the verdicts (shared by the pods of one class) */
     char key[600];
     char *uid, *seen;         /* for serve_bindings_seen */
 };
@@ -650,12 +742,7 @@ static void cycle_free(ext_cycle *c)
 {
     if (!c)
         return;
-    for (uint32_t i = 0; c->reason && i < c->m; i++)
-        free(c->reason[i]);
-    free(c->reason);
-    free(c->verdict);
-    free(c->total);
-    free(c->kof);
+    result_unref(c->res);
     free(c->cis);
     free(c->profile);
     free(c->pod);
@@ -758,6 +845,7 @@ typedef struct ext_names {
     uint32_t *cis, m;         /* the cache nodes named, ascending */
     unsigned char *mark;      /* per cache node: named */
     uint64_t set_hash;        /* of cis[0..m) */
+    uint64_t id;              /* unique among the arrays decoded (ext_result.text_names) */
 } ext_names;
 
 static void names_free(ext_names *s)
@@ -904,6 +992,7 @@ static int names_build(serve_extender *x, node_cache *cache, const char *p, cons
             h = (h ^ i) * 1099511628211ull;
         }
     s->set_hash = h;
+    s->id = __atomic_add_fetch(&x->names_ids, 1, __ATOMIC_RELAXED);
     s->cache_gen = cache ? cache->gen : 0;
     s->refs = 2; /* the caller's and the ring's */
     pthread_mutex_lock(&x->mu);
@@ -1034,6 +1123,7 @@ static void cycle_keep(serve_extender *x, ext_cycle *c)
  * probed pods' decoding lives in its scratch arena). */
 
 #define EXT_WARM_SLOTS 64
+#define EXT_CLASSES 8 /* pod classes whose results a warm state keeps */
 
 struct ext_warm {
     int busy;
@@ -1052,6 +1142,12 @@ struct ext_warm {
     const char **keys;        /* keys of the bound pods counted, sorted */
     size_t nkeys;
     uint32_t decodes;         /* pods decoded into scratch (bounds its arena) */
+    /* the results of the last EXT_CLASSES pod classes probed here (ring):
+     * a pod whose class key (ext_class_key) matches takes its class's
+     * result without a cycle */
+    char *ckey[EXT_CLASSES];
+    ext_result *cres[EXT_CLASSES];
+    unsigned cnext;
 };
 
 static void warm_free(serve_extender *x, ext_warm *w)
@@ -1059,6 +1155,10 @@ static void warm_free(serve_extender *x, ext_warm *w)
     if (!w)
         return;
     berth_kprobe_close(w->probe);
+    for (unsigned i = 0; i < EXT_CLASSES; i++) {
+        free(w->ckey[i]);
+        result_unref(w->cres[i]);
+    }
     berth_kube_free(&w->k);
     berth_kube_free(&w->scratch);
     cache_unref(x, w->cache);
@@ -1242,12 +1342,42 @@ static berth_kpod *warm_decode(ext_warm *w, const char *seen, const char *key)
     return p;
 }
 
-/* One cycle of the pod (q: checked; seen: its compact text) from a warm
- * state: 1 with q's verdicts, reasons and totals set and *bind_gen the
- * bindings generation they hold for; 0 when the cold cycle must answer. */
-static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *names,
-                      const char *profile, ext_call *q, const char *seen, uint64_t *bind_gen)
+/* The pod's class key: its compact text without metadata.name and a
+ * string metadata.uid, the only fields that differ between the replicas of
+ * one template and that the scheduling cycle does not read (the loader
+ * checks name as pod_check already did and stores it; no filter, score or
+ * reason reads a pod's name or uid; the one place the name matters, a
+ * binding of the same name, is checked by the caller). Everything else
+ * (labels, annotations, owner references, timestamps, spec, status) is
+ * part of the key, so two pods of one key decode to the same scheduling
+ * input. malloc'd; NULL out of memory. */
+static char *ext_class_key(json_t *pod)
 {
+    json_t *meta = json_object_get(pod, "metadata");
+    json_t *p2 = json_copy(pod), *m2 = json_is_object(meta) ? json_copy(meta) : NULL;
+    char *key = NULL;
+    if (p2 && m2) {
+        json_object_del(m2, "name");
+        if (json_is_string(json_object_get(m2, "uid")))
+            json_object_del(m2, "uid");
+        if (!json_object_set(p2, "metadata", m2))
+            key = json_dumps(p2, JSON_COMPACT);
+    }
+    json_decref(m2);
+    json_decref(p2);
+    return key;
+}
+
+/* One cycle of the pod (q: checked; seen: its compact text) from a warm
+ * state: 1 with *out the result (referenced) and *bind_gen the bindings
+ * generation it holds for; 0 when the cold cycle must answer. A pod of a
+ * class the state has answered before takes that class's result (no
+ * decode, no cycle: Deployment replicas share one cycle). */
+static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *names,
+                      const char *profile, ext_call *q, const char *seen, uint64_t *bind_gen,
+                      ext_result **out)
+{
+    *out = NULL;
     const char *slash = strchr(q->key, '/');
     char ns[300];
     snprintf(ns, sizeof ns, "%.*s", (int)(slash - q->key), q->key);
@@ -1261,8 +1391,16 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
     int fresh = !w;
     if (!w && !(w = warm_build(x, cache, names, profile, ns, q->key)))
         return 0;
-    berth_kpod *p = warm_decode(w, seen, q->key);
-    int ok = 0;
+    char *ckey = ext_class_key(q->pod);
+    const char *key = q->key;
+    if (ckey && !(w->nkeys && bsearch(&key, w->keys, w->nkeys, sizeof *w->keys, cmp_key)))
+        for (unsigned i = 0; i < EXT_CLASSES; i++)
+            if (w->ckey[i] && !strcmp(w->ckey[i], ckey)) {
+                *out = result_ref(w->cres[i]);
+                break;
+            }
+    int ok = *out != NULL, probed = 0;
+    berth_kpod *p = ok ? NULL : warm_decode(w, seen, q->key);
     if (p && !w->probe) {
         berth_error e;
         berth_error_clear(&e);
@@ -1275,7 +1413,9 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
         uint32_t slot;
         q->pod_ix = BERTH_KUBE_NONE; /* the probe's one decision */
         int rc = berth_kprobe_run(w->probe, p, q, &slot, &e);
-        ok = !rc && q->decided && q->verdict && q->reason && q->total;
+        ok = !rc && q->decided && q->verdict && q->reason && q->total &&
+             (*out = result_take(q, cache->k.nnodes, names->cis, names->m)) != NULL;
+        probed = ok;
         if (!ok) { /* the cold cycle answers afresh */
             if (q->reason)
                 for (uint32_t i = 0; i < q->nreason; i++)
@@ -1291,10 +1431,21 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
             q->max_total = 0;
         }
     }
+    if (probed && ckey) { /* kept for the pods of its class */
+        unsigned at = w->cnext;
+        w->cnext = (w->cnext + 1) % EXT_CLASSES;
+        free(w->ckey[at]);
+        result_unref(w->cres[at]);
+        w->ckey[at] = ckey;
+        w->cres[at] = result_ref(*out);
+        ckey = NULL;
+    }
+    free(ckey);
     *bind_gen = w->bind_gen;
     if (w->probe && ok) {
         pthread_mutex_lock(&x->mu);
-        x->warm_probes++;
+        x->warm_probes += probed;
+        x->warm_classed += !probed;
         x->warm_builds += fresh;
         pthread_mutex_unlock(&x->mu);
     }
@@ -1340,26 +1491,21 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
     c->uid = strdup(q.uid ? q.uid : "");
     c->pod = malloc(pod.n ? pod.n : 1);
     c->cis = malloc((m ? m : 1) * sizeof *c->cis);
-    c->kof = malloc((cache->k.nnodes ? cache->k.nnodes : 1) * sizeof *c->kof);
     c->profile = profile ? strdup(profile) : NULL;
-    if (!seen || !c->uid || !c->pod || !c->cis || !c->kof || (profile && !c->profile)) {
+    if (!seen || !c->uid || !c->pod || !c->cis || (profile && !c->profile)) {
         serve_reply_error(r, 500, "internal", "out of memory");
         goto fail;
     }
     memcpy(c->pod, pod.p, pod.n);
     c->npod = pod.n;
+    c->id = __atomic_add_fetch(&x->cycle_ids, 1, __ATOMIC_RELAXED);
     memcpy(c->cis, cis, m * sizeof *cis);
     c->m = m;
     c->set_hash = names->set_hash;
     c->ncache = cache->k.nnodes;
     c->cache_gen = cache->gen;
     memcpy(c->key, q.key, sizeof c->key);
-    /* the named nodes in name order (the cache's): kube_schedule's order */
-    for (uint32_t i = 0; i < cache->k.nnodes; i++)
-        c->kof[i] = BERTH_KUBE_NONE;
-    for (uint32_t i = 0; i < m; i++)
-        c->kof[cis[i]] = i;
-    if (warm_cycle(x, cache, names, profile, &q, seen, &bind_gen))
+    if (warm_cycle(x, cache, names, profile, &q, seen, &bind_gen, &c->res))
         goto decided;
     q.k.nodes = malloc((m ? m : 1) * sizeof *q.k.nodes);
     if (!q.k.nodes || serve_bindings_snapshot(x->bind, &q.bound, &nbound, &bind_gen)) {
@@ -1405,13 +1551,10 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
 decided:
     c->bind_gen = bind_gen;
     /* the verdicts move into the cycle */
-    c->verdict = q.verdict;
-    c->reason = q.reason;
-    c->total = q.total;
-    c->max_total = q.max_total;
-    q.verdict = NULL;
-    q.reason = NULL;
-    q.total = NULL;
+    if (!c->res && !(c->res = result_take(&q, cache->k.nnodes, cis, m))) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        goto fail;
+    }
     c->refs = 1;
     call_free(&q);
     return c;
@@ -1518,7 +1661,7 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
     wlit(w, "{\"nodes\":null,\"nodenames\":[");
     int first = 1;
     for (uint32_t i = 0; i < s->n; i++)
-        if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE) {
+        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE) {
             if (!first)
                 wput(w, ",", 1);
             first = 0;
@@ -1528,12 +1671,12 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
         wlit(w, pass ? "},\"failedAndUnresolvableNodes\":{" : "],\"failedNodes\":{");
         first = 1;
         for (uint32_t i = 0; i < s->n; i++) {
-            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->verdict[c->kof[ci[i]]];
+            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->res->verdict[c->res->kof[ci[i]]];
             if (v == V_FEASIBLE || (v == V_UNRESOLVABLE) != pass)
                 continue;
             const char *why = v == V_UNKNOWN ? unknown_why
-                              : c->reason[c->kof[ci[i]]] && c->reason[c->kof[ci[i]]][0]
-                                  ? c->reason[c->kof[ci[i]]]
+                              : c->res->reason[c->res->kof[ci[i]]] && c->res->reason[c->res->kof[ci[i]]][0]
+                                  ? c->res->reason[c->res->kof[ci[i]]]
                                   : "node(s) were not evaluated";
             if (!first)
                 wput(w, ",", 1);
@@ -1556,11 +1699,11 @@ static void write_prioritize(wbuf *w, const ext_cycle *c, const ext_names *s)
     wput(w, "[", 1);
     for (uint32_t i = 0; i < s->n; i++) {
         int64_t score = 0;
-        if (ci[i] != BERTH_KUBE_NONE && c->verdict[c->kof[ci[i]]] == V_FEASIBLE &&
-            c->max_total > 0) {
+        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE &&
+            c->res->max_total > 0) {
             /* berth's weighted total, proportional to the best node's: the
              * node berth would pick gets MaxExtenderPriority */
-            score = c->total[c->kof[ci[i]]] * EXT_MAX_SCORE / c->max_total;
+            score = c->res->total[c->res->kof[ci[i]]] * EXT_MAX_SCORE / c->res->max_total;
             score = score < 0 ? 0 : score > EXT_MAX_SCORE ? EXT_MAX_SCORE : score;
         }
         /* 0..10: two digits at most */
@@ -1616,16 +1759,50 @@ static int ext_fast(serve_extender *x, const char *body, size_t len, const char 
         goto out; /* no node cache: every name is unknown, as the general way says */
     }
     wbuf w = {0};
-    if (prioritize)
-        write_prioritize(&w, c, names);
-    else
-        write_filter(&w, c, names);
+    /* a reply written from this result for this array before (a replica
+     * of a pod already answered): copied, else written and kept */
+    ext_result *res = c->res;
+    pthread_mutex_lock(&x->mu);
+    if (res->text[prioritize] && res->text_names[prioritize] == names->id &&
+        !wgrow(&w, res->ntext[prioritize])) {
+        memcpy(w.p, res->text[prioritize], res->ntext[prioritize] + 1);
+        w.n = res->ntext[prioritize];
+    }
+    pthread_mutex_unlock(&x->mu);
+    if (!w.n) {
+        if (prioritize)
+            write_prioritize(&w, c, names);
+        else
+            write_filter(&w, c, names);
+        /* kept when written a second time for this array (a replica's
+         * call): a pod of its own class never pays for the copy */
+        pthread_mutex_lock(&x->mu);
+        int again = res->text_names[prioritize] == names->id;
+        char *stale = again ? NULL : res->text[prioritize]; /* another array's */
+        if (!again) {
+            res->text[prioritize] = NULL;
+            res->text_names[prioritize] = names->id;
+        }
+        pthread_mutex_unlock(&x->mu);
+        free(stale);
+        char *keep = again && !w.oom ? malloc(w.n + 1) : NULL;
+        if (keep) {
+            memcpy(keep, w.p, w.n + 1);
+            pthread_mutex_lock(&x->mu);
+            char *old = res->text[prioritize];
+            res->text[prioritize] = keep;
+            res->ntext[prioritize] = w.n;
+            res->text_names[prioritize] = names->id;
+            pthread_mutex_unlock(&x->mu);
+            free(old);
+        }
+    }
     if (w.oom) {
         free(w.p);
         serve_reply_error(r, 500, "internal", "out of memory");
     } else {
         /* remember the pod for a later bind */
-        serve_bindings_seen(x->bind, c->key, c->uid, c->seen);
+        seen_record(x, c->id, c->key, c->uid, c->seen);
         pthread_mutex_lock(&x->mu);
         x->fast_calls++;
         x->fast_hits += hit;
@@ -1758,6 +1935,13 @@ void serve_extender_warm_stats(serve_extender *x, uint64_t *builds, uint64_t *pr
     pthread_mutex_lock(&x->mu);
     *builds = x->warm_builds;
     *probes = x->warm_probes;
+    pthread_mutex_unlock(&x->mu);
+}
+
+void serve_extender_class_stats(serve_extender *x, uint64_t *classed)
+{
+    pthread_mutex_lock(&x->mu);
+    *classed = x->warm_classed;
     pthread_mutex_unlock(&x->mu);
 }
 

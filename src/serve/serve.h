@@ -382,6 +382,8 @@ void serve_extender_fast_stats(serve_extender *x, uint64_t *calls, uint64_t *hit
 /* How many warm scheduler states the fast path built, and how many new
  * pods' cycles it answered from one (docs/api.md, "warm state"). */
 void serve_extender_warm_stats(serve_extender *x, uint64_t *builds, uint64_t *probes);
+/* Pods answered from their class's result kept by a warm state (no cycle). */
+void serve_extender_class_stats(serve_extender *x, uint64_t *classed);
 /* on = 0: every new pod's cycle is built cold (the reference the
  * benchmark compares the warm states with); 1 (the default): warm. */
 void serve_extender_set_warm(serve_extender *x, int on);

@@ -113,6 +113,24 @@ static void random_names(berth_rng *g, char *out, size_t size)
         len += (size_t)snprintf(out + len, size - len, "%s\"ghost-%d\"", len ? ", " : "", u);
 }
 
+/* The names of list (", "-separated) in reverse order into out: the same
+ * set, another array. */
+static void reverse_names(const char *list, char *out, size_t size)
+{
+    size_t len = 0, end = strlen(list);
+    out[0] = 0;
+    while (end > 0) {
+        size_t start = end;
+        while (start > 0 && list[start - 1] != ' ')
+            start--;
+        /* list[start, end) is one name, with its comma unless the last */
+        size_t n = end - start - (list[end - 1] == ',');
+        len += (size_t)snprintf(out + len, size - len, "%s%.*s", len ? ", " : "", (int)n,
+                                list + start);
+        end = start ? start - 1 : 0; /* before the space */
+    }
+}
+
 /* The fast reply and the general way's reply to the same question. */
 static void same_answer(serve_extender *x, int prioritize, const buf *fast, const buf *slow,
                         const char *profile)
@@ -146,16 +164,37 @@ static void test_fast_equals_general(void **state)
     static buf fast, slow;
     static char names[NODES * 16 + 64];
     int feasible_seen = 0, failed_seen = 0;
+    char bound[32] = "";
     for (int round = 0; round < 3; round++) {
         load_nodes(x, &g);
+        berth_rng tmpl = g; /* the last new pod spec: replicas repeat it */
+        static char tnames[NODES * 16 + 64];
+        tnames[0] = 0;
         for (int i = 0; i < 40; i++) {
             char pod[32];
             snprintf(pod, sizeof pod, "p%d-%d", round, i);
-            random_names(&g, names, sizeof names);
-            berth_rng a = g, b = g; /* the same pod in both bodies */
-            args(&fast, &a, pod, "", names);
-            args(&slow, &b, pod, "\"zz\": 1, ", names);
-            g = a;
+            /* half the pods are replicas of the last spec on the last names
+             * (answered from their class's kept result), some of them
+             * named as a bound pod (whose binding their cycle leaves out) */
+            int replica = i && berth_rng_below(&g, 2);
+            if (replica && bound[0] && berth_rng_below(&g, 4) == 0)
+                snprintf(pod, sizeof pod, "%s", bound);
+            if (!replica) {
+                random_names(&g, names, sizeof names);
+                snprintf(tnames, sizeof tnames, "%s", names);
+            } else if (berth_rng_below(&g, 3) == 0) {
+                /* the same set in another order: the class's result, a
+                 * reply of its own */
+                reverse_names(tnames, names, sizeof names);
+                snprintf(tnames, sizeof tnames, "%s", names);
+            }
+            berth_rng a = replica ? tmpl : g, b = a; /* the same pod in both bodies */
+            args(&fast, &a, pod, "", tnames);
+            args(&slow, &b, pod, "\"zz\": 1, ", tnames);
+            if (!replica) {
+                tmpl = g;
+                g = a;
+            }
             const char *profile = berth_rng_below(&g, 4) ? NULL : "usage-aware";
             /* kube-scheduler's order: filter, then prioritize (from the kept
              * cycle), then prioritize once more */
@@ -177,6 +216,7 @@ static void test_fast_equals_general(void **state)
                 serve_extender_bind(x, bind, (size_t)n, &r);
                 assert_int_equal(r.status, 200);
                 free(r.body);
+                snprintf(bound, sizeof bound, "%s", pod);
                 same_answer(x, 1, &fast, &slow, profile);
             }
         }
@@ -192,6 +232,10 @@ static void test_fast_equals_general(void **state)
     uint64_t builds, probes;
     serve_extender_warm_stats(x, &builds, &probes);
     assert_true(probes > builds && builds > 0);
+    /* and replicas from their class's result */
+    uint64_t classed;
+    serve_extender_class_stats(x, &classed);
+    assert_true(classed > 0);
     serve_extender_close(x);
 }
 
@@ -297,7 +341,10 @@ static void test_warm_invalidated(void **state)
     assert_non_null(strstr(r1, "\"nodenames\":[\"node-a\",\"node-b\"]"));
     uint64_t builds, probes;
     serve_extender_warm_stats(x, &builds, &probes);
-    assert_true(probes >= 2 && builds < probes); /* p2 came from p1's state */
+    uint64_t classed;
+    serve_extender_class_stats(x, &classed);
+    /* p2 came from p1's state: p1's class result */
+    assert_true(probes >= 1 && classed >= 1 && builds < probes + classed);
     free(r1);
     free(r2);
 
@@ -329,12 +376,50 @@ static void test_warm_invalidated(void **state)
     serve_extender_close(x);
 }
 
+/* Replicas (same spec, other names) share their class's result, except a
+ * pod named as a bound pod: its cycle leaves that binding out (as the
+ * general way does), so the class's result, which counts it, is not its
+ * answer. */
+static void test_class_bound_name(void **state)
+{
+    (void)state;
+    serve_extender *x;
+    berth_error e;
+    berth_error_clear(&e);
+    assert_int_equal(serve_extender_open(":memory:", &x, &e), 0);
+    put_nodes(x, NODE_JSON("node-a", "1") ", " NODE_JSON("node-b", "4"));
+    const char *ab = "\"node-a\", \"node-b\"";
+    free(filter_of(x, "p1", ab));
+    const char *bind = "{\"PodName\": \"p1\", \"PodNamespace\": \"shop\", \"Node\": \"node-a\"}";
+    serve_reply r = {0};
+    serve_extender_bind(x, bind, strlen(bind), &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+    /* p2 and p3: p1's 800m on node-a leave no room; p3 from p2's class */
+    char *r2 = filter_of(x, "p2", ab), *r3 = filter_of(x, "p3", ab);
+    if (!strstr(r2, "\"nodenames\":[\"node-b\"]") || !strstr(r2, "\"node-a\":\"Insufficient cpu\""))
+        fail_msg("p2 after p1 bound on node-a: %s", r2);
+    assert_string_equal(r2, r3);
+    uint64_t classed;
+    serve_extender_class_stats(x, &classed);
+    assert_true(classed >= 1);
+    /* p1 asked again (same spec): its own binding is left out, both fit */
+    char *r1 = filter_of(x, "p1", ab);
+    if (!strstr(r1, "\"nodenames\":[\"node-a\",\"node-b\"]"))
+        fail_msg("p1 again: %s", r1);
+    free(r1);
+    free(r2);
+    free(r3);
+    serve_extender_close(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_equals_general),
         cmocka_unit_test(test_handed_over),
         cmocka_unit_test(test_warm_invalidated),
+        cmocka_unit_test(test_class_bound_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
