@@ -319,15 +319,16 @@ static int method_allowed(int route, const char *method)
 static enum MHD_Result send_reply(berth_server *s, struct MHD_Connection *c, req *r,
                                   const char *method, serve_reply *rep, const char *ctype)
 {
-    const char *body = rep->body ? rep->body : "";
-    size_t len = strlen(body);
     int status = rep->status ? rep->status : 500;
-    /* JSON bodies end with a newline for people using curl */
+    /* JSON bodies end with a newline for people using curl. The body (malloc'd) is handed
+     * to libmicrohttpd as it is, grown by the newline in place where the allocator can:
+     * a 165 KB extender reply is not copied once more. */
     int json = !ctype;
-    char *copy = malloc(len + 2);
+    size_t len = rep->body ? strlen(rep->body) : 0;
+    char *copy = realloc(rep->body, len + 2);
     if (!copy)
-        return MHD_NO;
-    memcpy(copy, body, len);
+        return MHD_NO; /* rep->body is still the caller's to free */
+    rep->body = NULL;
     if (json && status != 204)
         copy[len++] = '\n';
     copy[len] = 0;
