@@ -188,18 +188,53 @@ void nexus_index_flush(berth_nexus *nx, uint32_t s)
     uint64_t xlbit = nx->skus[s].extra_large ? 1ull << (KEY_RACK_BITS + KEY_UTIL_BITS) : 0;
     uint32_t L = st->leaves, depth = (uint32_t)__builtin_ctz(L) + 1;
     if ((uint64_t)n * depth > L) {
-        /* many pending (a pool switch after a run of another SKU): set the
-         * leaves, then one bottom-up pass is cheaper than n walks */
-        for (uint32_t d = 0; d < n; d++) {
-            uint32_t r = list[d];
-            flag[r] = 0;
-            size_t ri = (size_t)r * st->nskus + s;
-            t[L + r] = st->fit_cnt[ri] ? pack_key(st->ctx_pool_cnt[r], 0, st->rack_util[r], r) |
-                                             (st->xlfit_cnt[ri] == 0 ? xlbit : 0)
-                                       : UINT64_MAX;
+        /* many pending (a pool switch after a run of another SKU): re-key
+         * the leaves in rack order (the flags, read 8 at a time, give the
+         * list sorted), then go up level by level: a node shared by several
+         * paths is recomputed once, and a node whose minimum stays the same
+         * ends its paths. At most the union of the n paths, usually far
+         * less; never the whole tree. */
+        uint32_t *ls = st->dirty[s], k = 0, R = st->nracks;
+        for (uint32_t r0 = 0; r0 < R && k < n; r0 += 8) {
+            uint64_t w = 0;
+            memcpy(&w, flag + r0, R - r0 >= 8 ? 8 : R - r0);
+            if (!w)
+                continue;
+            for (uint32_t r = r0; r < r0 + 8 && r < R; r++)
+                if (flag[r]) {
+                    flag[r] = 0;
+                    ls[k++] = r;
+                }
         }
-        for (uint32_t i = L; --i > 0;)
-            t[i] = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+        if (NEVER(k != n))
+            n = k;
+        uint32_t cnt = 0;
+        for (uint32_t d = 0; d < n; d++) {
+            uint32_t r = ls[d];
+            size_t ri = (size_t)r * st->nskus + s;
+            uint64_t v = st->fit_cnt[ri] ? pack_key(st->ctx_pool_cnt[r], 0, st->rack_util[r], r) |
+                                               (st->xlfit_cnt[ri] == 0 ? xlbit : 0)
+                                         : UINT64_MAX;
+            if (t[L + r] != v) {
+                t[L + r] = v;
+                ls[cnt++] = L + r;
+            }
+        }
+        while (cnt) {
+            uint32_t out = 0, prev = 0;
+            for (uint32_t d = 0; d < cnt; d++) {
+                uint32_t i = ls[d] >> 1;
+                if (i == prev || i == 0)
+                    continue;
+                prev = i;
+                uint64_t a = t[2 * i], b = t[2 * i + 1], mn = a < b ? a : b;
+                if (t[i] == mn)
+                    continue;
+                t[i] = mn;
+                ls[out++] = i;
+            }
+            cnt = out;
+        }
         st->ndirty[s] = 0;
         return;
     }
@@ -562,6 +597,25 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     u128 best = ~(u128)0;
     uint32_t best_rack = BERTH_NEXUS_NONE, best_m = BERTH_NEXUS_NONE;
     uint64_t best_leaf = UINT64_MAX;
+    if (t[1] == UINT64_MAX)
+        return 0;
+    /* first the minimum's path, one comparison a level: its leaf holds the
+     * smallest key, and when its exact key adds nothing (no context-cluster
+     * VMs to spread from: the common case) no other rack can beat it, so the
+     * bound below prunes at the root */
+    uint32_t i0 = 1;
+    while (i0 < L)
+        i0 = t[2 * i0] <= t[2 * i0 + 1] ? 2 * i0 : 2 * i0 + 1;
+    if (!rq->allowed || rq->allowed[i0 - L]) {
+        uint32_t r = i0 - L, m = BERTH_NEXUS_NONE;
+        uint64_t k = t[i0];
+        best = st->ctx_cluster_rack[r] ? rack_exact(nx, r, rq, k, &m) : exact_of(k, 0);
+        if (best != ~(u128)0) {
+            best_rack = r;
+            best_m = m;
+            best_leaf = k;
+        }
+    }
     uint32_t stack[64];
     int sp = 0;
     stack[sp++] = 1;
