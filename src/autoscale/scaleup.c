@@ -6,7 +6,9 @@
  * berth's market score, then on-demand as fallback); consolidation then
  * replaces sets of the round's new nodes by cheaper nodes of one or two
  * options; the kube scheduler confirms every new node's pods; headroom is
- * topped up last.
+ * topped up last, then packed jointly with the pods (headroom_repack: a
+ * node bought for units alone goes when another split of the pods over
+ * the nodes bought anyway, or one of them on another type, holds them).
  * Two paths give the same plan: the plain algorithm (reference) and the
  * fast path (template-class caches, interned zones, live node lists, run
  * lookaheads with a bound on the option key, confirmation through one
@@ -15,6 +17,7 @@
 #include "autoscale/state.h"
 
 #include "berth/grow.h"
+#include "berth/random.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -893,6 +896,458 @@ static int top_up_headroom(capacity_pass *s, upfast *f, uint32_t g)
         }
     }
     return 0;
+}
+
+/* ---- headroom repack: pods and headroom units packed jointly ----
+ *
+ * Headroom is topped up after the packing (top_up_headroom), so a node may
+ * be bought for units that another split of the pods over the nodes bought
+ * anyway would leave free (tiers #11 of bench/quality/autoscale_scaleup.py:
+ * a third 2-cpu spot node for memory units that the reserved node holds
+ * once its cpu-heavy pods move to the spot nodes). So, per group, after
+ * the top-up: for each node opened for headroom alone (dearest first), the
+ * pods of the group's new nodes (reserved ones included) are repacked onto
+ * those same nodes without it, with the units still missing as pseudo-pods
+ * of the unit's size: 8 + HR_SHUFFLE packings (units first or last; best
+ * fit, first fit in opening order, first fit smallest node first; then
+ * random pod orders from a fixed seed), and the node is dropped when every
+ * pod is placed and every headroom spec of the group is still met
+ * (capacity_headroom_gap: SPEC 5's count, exact); nodes the repack empties
+ * are dropped too when the headroom stays met, else kept as headroom
+ * nodes. Failing that, hr_retype replaces the headroom node and one pod
+ * node (not reserved) by one node of another type (same capacity type and
+ * zone, priced below the two) holding its pods and the missing units. Tiers stay: a pod moves only onto a reserved node or a
+ * node of its own node's capacity type (a reserved node's pods: reserved
+ * or spot), each move template checked (hosts: labels, taints, zone,
+ * PersistentVolume zones, DaemonSet room). Pods with required pod
+ * (anti-)affinity, topology spread constraints or host ports, and every
+ * pod of their nodes, stay where the kube scheduler confirmed them.
+ * Work bound: per group, at most HR_TRIES headroom nodes tried, each with
+ * 8 + HR_SHUFFLE packings of at most HR_PODS pods (and the missing units)
+ * onto at most HR_NODES nodes (O((pods + units) x nodes) fit tests and at
+ * most pods x nodes template checks each), one O(nodes) headroom count per
+ * spec and packing, and the retype's O(nodes x types x pods) template
+ * checks; groups with more new pods or nodes are left as they are, groups
+ * without headroom return at once. */
+#define HR_TRIES 4
+#define HR_PODS 512
+#define HR_NODES 64
+#define HR_SHUFFLE 32
+
+static int hr_free_pod(const berth_kpod *p)
+{
+    return !p->nspread && !p->naff_req && !p->nanti_req && !p->nports;
+}
+
+static int64_t hr_units(const berth_vng *v, const int64_t fr[3])
+{
+    int64_t total = 0;
+    for (uint32_t h = 0; h < v->nheadroom; h++) {
+        const berth_headroom *x = &v->headroom[h];
+        const int64_t per[3] = {x->cpu, x->memory, x->gpu};
+        int64_t u = INT64_MAX;
+        for (int r = 0; r < 3; r++)
+            if (per[r] > 0) {
+                int64_t q = fr[r] > 0 ? fr[r] / per[r] : 0;
+                u = q < u ? q : u;
+            }
+        total += u == INT64_MAX ? 0 : u;
+    }
+    return total;
+}
+
+static int hr_gaps_met(const capacity_pass *s, uint32_t g)
+{
+    const berth_vng *v = &s->m->vngs[g];
+    for (uint32_t h = 0; h < v->nheadroom; h++)
+        if (capacity_headroom_gap(s, g, h, NULL) < 0)
+            return 0;
+    return 1;
+}
+
+static int tier_of(const capacity_pass *s, uint32_t n)
+{
+    return s->node_res[n] >= 0 ? BERTH_CT_RESERVED : s->n[n].ct;
+}
+
+typedef struct hrsort {
+    const capacity_pass *s;
+    double norm[2];               /* the largest repacked node's cpu and memory */
+} hrsort;
+
+static int cmp_hr_pod(const void *a, const void *b, void *ctx)
+{
+    const hrsort *h = ctx;
+    const berth_kpod *x = &h->s->m->kube.pods[*(const uint32_t *)a];
+    const berth_kpod *y = &h->s->m->kube.pods[*(const uint32_t *)b];
+    double wx = (double)x->req[BERTH_KRES_CPU] / h->norm[0] +
+                (double)x->req[BERTH_KRES_MEMORY] / h->norm[1];
+    double wy = (double)y->req[BERTH_KRES_CPU] / h->norm[0] +
+                (double)y->req[BERTH_KRES_MEMORY] / h->norm[1];
+    if (wx != wy)
+        return wx > wy ? -1 : 1;
+    uint32_t pa = *(const uint32_t *)a, pb = *(const uint32_t *)b;
+    return pa < pb ? -1 : pa > pb;
+}
+
+/* The second move: node hn (opened for headroom alone) and one of nodes[]
+ * (not reserved) are replaced by one node of another type of that node's
+ * capacity type and zone that holds its pods (each template checked) and
+ * enough units that every headroom spec stays met, priced below the two;
+ * the cheapest such. 1 applied, 0 none, BERTH_ENOMEM. */
+static int hr_retype(capacity_pass *s, upfast *f, uint32_t g, uint32_t hn, const uint32_t *nodes,
+                     uint32_t nnodes, uint32_t *pods)
+{
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[g];
+    const capacity_node *h = &s->n[hn];
+    const berth_offering *ho = berth_instance_offering(&m->types[h->type], h->zone,
+                                                       (berth_capacity_type)h->ct);
+    if (!ho)
+        return 0;
+    uint32_t bx = BERTH_KUBE_NONE, bt = 0;
+    double bp = INFINITY;
+    const berth_offering *bof = NULL;
+    for (uint32_t q = 0; q < nnodes; q++) {
+        uint32_t x = nodes[q];
+        const capacity_node *c = &s->n[x];
+        if (s->node_res[x] >= 0)
+            continue;
+        const berth_offering *xo = berth_instance_offering(&m->types[c->type], c->zone,
+                                                           (berth_capacity_type)c->ct);
+        if (!xo)
+            continue;
+        double have = xo->price + ho->price;
+        /* the units the replacement must hold: the group's without x and hn */
+        int64_t need[8] = {0};
+        uint32_t nspec = v->nheadroom < 8 ? v->nheadroom : 8;
+        s->n[x].removed = s->n[hn].removed = 1;
+        for (uint32_t sp = 0; sp < nspec; sp++) {
+            int64_t gap = capacity_headroom_gap(s, g, sp, NULL);
+            need[sp] = gap < 0 ? -gap : 0;
+        }
+        s->n[x].removed = s->n[hn].removed = 0;
+        uint32_t np = 0;
+        for (uint32_t p = 0; p < m->kube.npods && np < HR_PODS; p++)
+            if (s->pod_node[p] == x)
+                pods[np++] = p;
+        for (uint32_t t = 0; t < m->ntypes; t++) {
+            const berth_instance_type *it = &m->types[t];
+            if ((int)t == c->type || !capacity_vng_allows_type(v, it))
+                continue;
+            const berth_offering *of = berth_instance_offering(it, c->zone, (berth_capacity_type)c->ct);
+            if (!of || !of->available || of->price >= have - 1e-9 || of->price >= bp)
+                continue;
+            int64_t fr[4];
+            capacity_template_free(s, g, t, c->zone, c->ct, fr);
+            int64_t left[3] = {fr[0] - c->req[0], fr[1] - c->req[1], fr[2] - c->req[2]};
+            if (left[0] < 0 || left[1] < 0 || left[2] < 0 || fr[3] < c->npods)
+                continue;
+            int ok = 1;
+            for (uint32_t sp = 0; sp < nspec && ok; sp++) {
+                const berth_headroom *u = &v->headroom[sp];
+                const int64_t per[3] = {u->cpu, u->memory, u->gpu};
+                int64_t units = INT64_MAX;
+                for (int r = 0; r < 3; r++)
+                    if (per[r] > 0) {
+                        int64_t qq = left[r] / per[r];
+                        units = qq < units ? qq : units;
+                    }
+                ok = (units == INT64_MAX ? 0 : units) >= need[sp];
+            }
+            for (uint32_t i = 0; i < np && ok; i++)
+                ok = hosts(s, f, g, t, c->zone, -1, c->ct, pods[i]);
+            if (!ok)
+                continue;
+            bp = of->price;
+            bx = x;
+            bt = t;
+            bof = of;
+        }
+    }
+    if (bx == BERTH_KUBE_NONE)
+        return 0;
+    packer k = {s, g, NULL, 0, NULL, {1, 1, 1}, NULL};
+    k.f = f;
+    option o = {1, bt, s->n[bx].zone, s->n[bx].ct, -1, bof->price, 0, 0};
+    uint32_t np = 0;
+    for (uint32_t p = 0; p < m->kube.npods && np < HR_PODS; p++)
+        if (s->pod_node[p] == bx)
+            pods[np++] = p;
+    uint32_t n = open_node(&k, &o);
+    if (n == BERTH_KUBE_NONE)
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < np; i++) {
+        capacity_unplace(s, pods[i]);
+        capacity_place(s, pods[i], n);
+    }
+    drop_node(s, f, bx);
+    drop_node(s, f, hn);
+    if (!hr_gaps_met(s, g))
+        return BERTH_EINTERNAL;
+    return 1;
+}
+
+static int headroom_repack(capacity_pass *s, upfast *f, uint32_t g)
+{
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[g];
+    if (!v->nheadroom || !hr_gaps_met(s, g))
+        return 0;
+    uint32_t nodes[HR_NODES], nnodes = 0, tried = 0;
+    uint8_t *fixed = NULL;
+    uint32_t *pods = NULL, *home = NULL;
+    int rc = 0;
+    for (;;) {
+        /* the dearest node opened for headroom alone not tried yet */
+        uint32_t hn = BERTH_KUBE_NONE;
+        double hp = -1;
+        for (uint32_t n = s->nexisting; n < s->nn; n++) {
+            const capacity_node *x = &s->n[n];
+            if (x->removed || x->vng != (int)g || x->npods || !x->headroom_units ||
+                s->node_res[n] >= 0 || x->type < 0)
+                continue;
+            const berth_offering *of = berth_instance_offering(&m->types[x->type], x->zone,
+                                                               (berth_capacity_type)x->ct);
+            double pr = of ? of->price : 0;
+            if (pr > hp && !(fixed && fixed[n - s->nexisting] == 2))
+                hp = pr, hn = n;
+        }
+        if (hn == BERTH_KUBE_NONE || tried++ >= HR_TRIES)
+            break;
+        if (!fixed) {
+            fixed = calloc((size_t)(s->nn - s->nexisting) + 1, 1);
+            if (!fixed)
+                return BERTH_ENOMEM;
+        }
+        fixed[hn - s->nexisting] = 2; /* tried */
+        /* the group's new nodes with pods, none constrained */
+        nnodes = 0;
+        uint32_t np = 0;
+        int too_many = 0;
+        for (uint32_t p = 0; p < m->kube.npods; p++) {
+            uint32_t n = s->pod_node[p];
+            if (n == BERTH_KUBE_NONE || n < s->nexisting || s->n[n].removed ||
+                s->n[n].vng != (int)g)
+                continue;
+            if (!hr_free_pod(&m->kube.pods[p]))
+                fixed[n - s->nexisting] |= 1;
+        }
+        for (uint32_t n = s->nexisting; n < s->nn; n++) {
+            const capacity_node *x = &s->n[n];
+            if (x->removed || x->vng != (int)g || !x->npods || (fixed[n - s->nexisting] & 1) ||
+                x->type < 0)
+                continue;
+            if (nnodes == HR_NODES) {
+                too_many = 1;
+                break;
+            }
+            nodes[nnodes++] = n;
+            np += (uint32_t)x->npods;
+        }
+        if (too_many || np > HR_PODS || !nnodes)
+            break;
+        if (!pods) {
+            pods = malloc(HR_PODS * sizeof *pods);
+            home = malloc(HR_PODS * sizeof *home);
+            if (!pods || !home) {
+                rc = BERTH_ENOMEM;
+                break;
+            }
+        }
+        np = 0;
+        for (uint32_t p = 0; p < m->kube.npods; p++) {
+            uint32_t n = s->pod_node[p];
+            if (n == BERTH_KUBE_NONE || n < s->nexisting)
+                continue;
+            for (uint32_t q = 0; q < nnodes; q++)
+                if (nodes[q] == n) {
+                    pods[np] = p;
+                    home[np++] = n;
+                    break;
+                }
+        }
+        hrsort hs = {s, {1, 1}};
+        for (uint32_t q = 0; q < nnodes; q++)
+            for (int r = 0; r < 2; r++)
+                hs.norm[r] = fmax(hs.norm[r], (double)s->n[nodes[q]].alloc[r]);
+        qsort_r(pods, np, sizeof *pods, cmp_hr_pod, &hs);
+        /* home follows the pods' order: look each up again */
+        for (uint32_t i = 0; i < np; i++)
+            home[i] = s->pod_node[pods[i]];
+        for (uint32_t i = 0; i < np; i++)
+            capacity_unplace(s, pods[i]);
+        s->n[hn].removed = 1;
+        /* the units the repacked nodes must hold: each spec's need less
+         * what the group's other nodes hold (pseudo-pods of the unit's
+         * size, packed with the pods) */
+        int64_t need[8] = {0};
+        uint32_t nspec = v->nheadroom < 8 ? v->nheadroom : 8;
+        for (uint32_t q = 0; q < nnodes; q++)
+            s->n[nodes[q]].removed = 1;
+        for (uint32_t h = 0; h < nspec; h++) {
+            int64_t gap = capacity_headroom_gap(s, g, h, NULL);
+            need[h] = gap < 0 ? -gap : 0;
+        }
+        for (uint32_t q = 0; q < nnodes; q++)
+            s->n[nodes[q]].removed = 0;
+        int ok = 0;
+        berth_rng rng;
+        berth_rng_seed(&rng, 0x9e3779b97f4a7c15ull ^ hn);
+        /* the nodes smallest first (first fit there leaves the large
+         * nodes' room whole) */
+        uint32_t asc[HR_NODES];
+        for (uint32_t q = 0; q < nnodes; q++) {
+            uint32_t y = q;
+            const capacity_node *xq = &s->n[nodes[q]];
+            for (; y > 0 && s->n[nodes[asc[y - 1]]].alloc[0] > xq->alloc[0]; y--)
+                asc[y] = asc[y - 1];
+            asc[y] = q;
+        }
+        for (int way = 0; way < 8 + HR_SHUFFLE && !ok; way++) {
+            /* way / 2: units first, pods first, units last; way % 2: best
+             * fit, first fit onto the nodes in order; ways 6, 7: first fit
+             * onto the nodes smallest first, units last / first; from way
+             * 8 on: the pods in a random order (fixed seed), units first
+             * or last */
+            int small = way == 6 || way == 7;
+            if (way >= 8)
+                for (uint32_t i = np; i > 1; i--) {
+                    uint32_t r = (uint32_t)berth_rng_below(&rng, i), t = pods[i - 1];
+                    pods[i - 1] = pods[r];
+                    pods[r] = t;
+                    t = home[i - 1];
+                    home[i - 1] = home[r];
+                    home[r] = t;
+                }
+            int64_t ex[HR_NODES][3];
+            memset(ex, 0, sizeof ex);
+            uint32_t placed = 0;
+            int fail = 0;
+            for (int phase = 0; phase < 2 && !fail; phase++) {
+                int units_now = way >= 6 ? (way % 2 == (way >= 8 ? 0 : 1)) == (phase == 0)
+                                         : (way / 2 == 0) == (phase == 0);
+                if (units_now) {
+                    for (uint32_t h = 0; h < nspec && !fail; h++) {
+                        const berth_headroom *x = &v->headroom[h];
+                        const int64_t per[3] = {x->cpu, x->memory, x->gpu};
+                        for (int64_t u = 0; u < need[h] && !fail; u++) {
+                            uint32_t best = UINT32_MAX;
+                            double bs = INFINITY;
+                            for (uint32_t qq = 0; qq < nnodes; qq++) {
+                                uint32_t q = small ? asc[qq] : qq;
+                                const capacity_node *y = &s->n[nodes[q]];
+                                int fit = 1;
+                                double left = 0;
+                                for (int r = 0; r < 3; r++) {
+                                    int64_t fr = y->alloc[r] - y->req[r] - ex[q][r] - per[r];
+                                    fit &= fr >= 0;
+                                    if (r < 2)
+                                        left += (double)fr / (double)(y->alloc[r] > 0 ? y->alloc[r] : 1);
+                                }
+                                if (fit && left < bs) {
+                                    bs = left;
+                                    best = q;
+                                    if (way % 2 || small)
+                                        break;
+                                }
+                            }
+                            if (best == UINT32_MAX) {
+                                fail = 1;
+                                break;
+                            }
+                            for (int r = 0; r < 3; r++)
+                                ex[best][r] += per[r];
+                        }
+                    }
+                    continue;
+                }
+                for (; placed < np; placed++) {
+                    uint32_t pod = pods[placed];
+                    int pt = tier_of(s, home[placed]);
+                    uint32_t best = BERTH_KUBE_NONE;
+                    double bs = INFINITY;
+                    for (uint32_t qq = 0; qq < nnodes; qq++) {
+                        uint32_t q = small ? asc[qq] : qq;
+                        uint32_t n = nodes[q];
+                        const capacity_node *x = &s->n[n];
+                        int nt = tier_of(s, n);
+                        if (nt != pt && nt != BERTH_CT_RESERVED &&
+                            !(pt == BERTH_CT_RESERVED && nt == BERTH_CT_SPOT))
+                            continue;
+                        int64_t fr[4] = {x->alloc[0] - x->req[0] - ex[q][0],
+                                         x->alloc[1] - x->req[1] - ex[q][1],
+                                         x->alloc[2] - x->req[2] - ex[q][2],
+                                         x->alloc_pods - x->npods};
+                        if (!fits_free(s, fr, pod))
+                            continue;
+                        double left = (double)fr[0] / (double)(x->alloc[0] > 0 ? x->alloc[0] : 1) +
+                                      (double)fr[1] / (double)(x->alloc[1] > 0 ? x->alloc[1] : 1);
+                        if (left >= bs)
+                            continue;
+                        if (n != home[placed] &&
+                            !hosts(s, f, g, (uint32_t)x->type, x->zone, -1, x->ct, pod))
+                            continue;
+                        bs = left;
+                        best = n;
+                        if (way % 2 || small)
+                            break;
+                    }
+                    if (best == BERTH_KUBE_NONE) {
+                        fail = 1;
+                        break;
+                    }
+                    capacity_place(s, pod, best);
+                }
+            }
+            ok = !fail && placed == np && hr_gaps_met(s, g);
+            if (!ok)
+                for (uint32_t i = 0; i < placed; i++)
+                    capacity_unplace(s, pods[i]);
+        }
+        s->n[hn].removed = 0;
+        if (!ok) {
+            for (uint32_t i = 0; i < np; i++)
+                capacity_place(s, pods[i], home[i]);
+            int r = hr_retype(s, f, g, hn, nodes, nnodes, pods);
+            if (r < 0) {
+                rc = r;
+                break;
+            }
+            if (r) { /* a node opened: the tried marks grow with it */
+                uint8_t *nf = realloc(fixed, (size_t)(s->nn - s->nexisting) + 1);
+                if (!nf) {
+                    rc = BERTH_ENOMEM;
+                    break;
+                }
+                fixed = nf;
+                fixed[s->nn - 1 - s->nexisting] = 0;
+            }
+            continue;
+        }
+        drop_node(s, f, hn);
+        /* nodes the repack emptied: dropped when the headroom stays met,
+         * else headroom nodes */
+        for (uint32_t q = 0; q < nnodes; q++) {
+            capacity_node *x = &s->n[nodes[q]];
+            if (x->npods)
+                continue;
+            x->removed = 1;
+            int met = hr_gaps_met(s, g);
+            x->removed = 0;
+            if (met) {
+                drop_node(s, f, nodes[q]);
+            } else {
+                int64_t fr[3] = {x->alloc[0] - x->req[0], x->alloc[1] - x->req[1],
+                                 x->alloc[2] - x->req[2]};
+                x->headroom_units = hr_units(v, fr);
+            }
+        }
+    }
+    free(fixed);
+    free(pods);
+    free(home);
+    return rc;
 }
 
 /* ---- consolidation: the packing with the instance sizes in view ----
@@ -2976,7 +3431,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             goto out;
     /* 3. headroom */
     for (uint32_t g = 0; g < m->nvngs; g++)
-        if ((rc = top_up_headroom(s, f, g)))
+        if ((rc = top_up_headroom(s, f, g)) || (rc = headroom_repack(s, f, g)))
             goto out;
     rc = report(s);
 out:
