@@ -15,6 +15,7 @@
  * tests compare both paths. */
 #include "berth/pool.h"
 #include "kube/fastpath.h"
+#include "kube/podkey.h"
 #include "kube/terms.h"
 
 #include <stdio.h>
@@ -548,99 +549,27 @@ int kube_fast_node_changed(kube_sched *s, uint32_t n, int data, int all)
 
 /* ---- the class key: everything the cached plugins read of a pod ---- */
 
-typedef struct kb {
-    kube_fast *f;
-    size_t len;
-    int oom;
-} kb;
-
-static void put(kb *b, const void *p, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->f->keycap) {
-        size_t nc = b->f->keycap ? b->f->keycap * 2 : 1024;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *q = realloc(b->f->keybuf, nc);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->f->keybuf = q;
-        b->f->keycap = nc;
-    }
-    memcpy(b->f->keybuf + b->len, p, n);
-    b->len += n;
-}
-
-static void put_str(kb *b, const char *s)
-{
-    if (!s)
-        s = "\x01";
-    put(b, s, strlen(s) + 1);
-}
-
-static void put_reqs(kb *b, const berth_requirement *r, uint32_t n)
-{
-    put(b, &n, sizeof n);
-    for (uint32_t i = 0; i < n; i++) {
-        put_str(b, r[i].key);
-        put(b, &r[i].op, sizeof r[i].op);
-        put(b, &r[i].nvalues, sizeof r[i].nvalues);
-        for (uint32_t j = 0; j < r[i].nvalues; j++)
-            put_str(b, r[i].values[j]);
-    }
-}
-
-static void put_term(kb *b, const berth_kterm *t)
-{
-    put_reqs(b, t->exprs, t->nexprs);
-    put_reqs(b, t->fields, t->nfields);
-}
-
 static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod *p, size_t *len)
 {
-    kb b = {s->fast, 0, 0};
-    put(&b, &prof, sizeof prof);
-    put(&b, p->req, sizeof p->req);
-    put(&b, p->req_nz, sizeof p->req_nz);
-    put_str(&b, p->node_name);
-    put(&b, &p->ntols, sizeof p->ntols);
-    for (uint32_t i = 0; i < p->ntols; i++) {
-        put_str(&b, p->tols[i].key);
-        put_str(&b, p->tols[i].value);
-        put(&b, &p->tols[i].op, sizeof p->tols[i].op);
-        put(&b, &p->tols[i].effect, sizeof p->tols[i].effect);
-    }
-    put(&b, &p->node_selector.n, sizeof p->node_selector.n);
-    for (uint32_t i = 0; i < p->node_selector.n; i++) {
-        put_str(&b, p->node_selector.items[i].key);
-        put_str(&b, p->node_selector.items[i].value);
-    }
-    put(&b, &p->has_req_affinity, sizeof p->has_req_affinity);
-    put(&b, &p->nreq_terms, sizeof p->nreq_terms);
-    for (uint32_t i = 0; i < p->nreq_terms; i++)
-        put_term(&b, &p->req_terms[i]);
-    put(&b, &p->npref_terms, sizeof p->npref_terms);
-    for (uint32_t i = 0; i < p->npref_terms; i++) {
-        put(&b, &p->pref_terms[i].weight, sizeof p->pref_terms[i].weight);
-        put_term(&b, &p->pref_terms[i].term);
-    }
-    put(&b, &p->ninit, sizeof p->ninit);
+    kube_podkey b = kube_podkey_start(&s->fast->keybuf, &s->fast->keycap);
+    kube_podkey_put(&b, &prof, sizeof prof);
+    kube_podkey_put(&b, p->req, sizeof p->req);
+    kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
+    kube_podkey_node_constraints(&b, p);
+    kube_podkey_put(&b, &p->ninit, sizeof p->ninit);
     for (uint32_t i = 0; i < p->ninit; i++)
-        put_str(&b, p->init[i].image);
-    put(&b, &p->ncontainers, sizeof p->ncontainers);
+        kube_podkey_str(&b, p->init[i].image);
+    kube_podkey_put(&b, &p->ncontainers, sizeof p->ncontainers);
     for (uint32_t i = 0; i < p->ncontainers; i++)
-        put_str(&b, p->containers[i].image);
+        kube_podkey_str(&b, p->containers[i].image);
     /* VolumeZone (a static filter): the resolved volume constraints */
-    put_str(&b, p->vol_error);
-    put(&b, &p->nvol_zones, sizeof p->nvol_zones);
+    kube_podkey_str(&b, p->vol_error);
+    kube_podkey_put(&b, &p->nvol_zones, sizeof p->nvol_zones);
     for (uint32_t i = 0; i < p->nvol_zones; i++) {
-        put_str(&b, p->vol_zones[i].key);
-        put(&b, &p->vol_zones[i].nvalues, sizeof p->vol_zones[i].nvalues);
+        kube_podkey_str(&b, p->vol_zones[i].key);
+        kube_podkey_put(&b, &p->vol_zones[i].nvalues, sizeof p->vol_zones[i].nvalues);
         for (uint32_t j = 0; j < p->vol_zones[i].nvalues; j++)
-            put_str(&b, p->vol_zones[i].values[j]);
+            kube_podkey_str(&b, p->vol_zones[i].values[j]);
     }
     *len = b.len;
     return b.oom ? BERTH_ENOMEM : 0;
@@ -651,16 +580,16 @@ static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod 
 static int build_dyn_key(kube_sched *s, const berth_profile *prof, const berth_kpod *p,
                          size_t *len)
 {
-    kb b = {s->fast, 0, 0};
-    put(&b, &prof, sizeof prof);
-    put(&b, p->req, sizeof p->req);
-    put(&b, p->req_nz, sizeof p->req_nz);
-    put(&b, &p->ninit, sizeof p->ninit);
+    kube_podkey b = kube_podkey_start(&s->fast->keybuf, &s->fast->keycap);
+    kube_podkey_put(&b, &prof, sizeof prof);
+    kube_podkey_put(&b, p->req, sizeof p->req);
+    kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
+    kube_podkey_put(&b, &p->ninit, sizeof p->ninit);
     for (uint32_t i = 0; i < p->ninit; i++)
-        put_str(&b, p->init[i].image);
-    put(&b, &p->ncontainers, sizeof p->ncontainers);
+        kube_podkey_str(&b, p->init[i].image);
+    kube_podkey_put(&b, &p->ncontainers, sizeof p->ncontainers);
     for (uint32_t i = 0; i < p->ncontainers; i++)
-        put_str(&b, p->containers[i].image);
+        kube_podkey_str(&b, p->containers[i].image);
     *len = b.len;
     return b.oom ? BERTH_ENOMEM : 0;
 }

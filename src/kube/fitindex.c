@@ -28,6 +28,7 @@
 #include "kube/fitindex.h"
 #include "kube/fastpath.h"
 #include "kube/state.h"
+#include "kube/podkey.h"
 #include "kube/terms.h"
 
 #include <stdio.h>
@@ -362,91 +363,18 @@ int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
 
 /* ---- the class key: everything the filters and scores read of a pod ---- */
 
-typedef struct kb {
-    kube_fitidx *x;
-    size_t len;
-    int oom;
-} kb;
-
-static void put(kb *b, const void *p, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->x->keycap) {
-        size_t nc = b->x->keycap ? b->x->keycap * 2 : 1024;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *q = realloc(b->x->keybuf, nc);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->x->keybuf = q;
-        b->x->keycap = nc;
-    }
-    memcpy(b->x->keybuf + b->len, p, n);
-    b->len += n;
-}
-
-static void put_str(kb *b, const char *s)
-{
-    if (!s)
-        s = "\x01";
-    put(b, s, strlen(s) + 1);
-}
-
-static void put_reqs(kb *b, const berth_requirement *r, uint32_t n)
-{
-    put(b, &n, sizeof n);
-    for (uint32_t i = 0; i < n; i++) {
-        put_str(b, r[i].key);
-        put(b, &r[i].op, sizeof r[i].op);
-        put(b, &r[i].nvalues, sizeof r[i].nvalues);
-        for (uint32_t j = 0; j < r[i].nvalues; j++)
-            put_str(b, r[i].values[j]);
-    }
-}
-
-static void put_term(kb *b, const berth_kterm *t)
-{
-    put_reqs(b, t->exprs, t->nexprs);
-    put_reqs(b, t->fields, t->nfields);
-    put(b, &t->invalid, sizeof t->invalid);
-}
-
 /* with_req = 0: the static key (what the static filters and
  * TaintToleration / NodeAffinity scores read); 1: the class key. */
 static int build_key(kube_fitidx *x, const berth_kpod *p, int with_req, size_t *len)
 {
-    kb b = {x, 0, 0};
+    kube_podkey b = kube_podkey_start(&x->keybuf, &x->keycap);
     char tag = with_req ? 'C' : 'S';
-    put(&b, &tag, 1);
+    kube_podkey_put(&b, &tag, 1);
     if (with_req) {
-        put(&b, p->req, sizeof p->req);
-        put(&b, p->req_nz, sizeof p->req_nz);
+        kube_podkey_put(&b, p->req, sizeof p->req);
+        kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
     }
-    put_str(&b, p->node_name);
-    put(&b, &p->ntols, sizeof p->ntols);
-    for (uint32_t i = 0; i < p->ntols; i++) {
-        put_str(&b, p->tols[i].key);
-        put_str(&b, p->tols[i].value);
-        put(&b, &p->tols[i].op, sizeof p->tols[i].op);
-        put(&b, &p->tols[i].effect, sizeof p->tols[i].effect);
-    }
-    put(&b, &p->node_selector.n, sizeof p->node_selector.n);
-    for (uint32_t i = 0; i < p->node_selector.n; i++) {
-        put_str(&b, p->node_selector.items[i].key);
-        put_str(&b, p->node_selector.items[i].value);
-    }
-    put(&b, &p->has_req_affinity, sizeof p->has_req_affinity);
-    put(&b, &p->nreq_terms, sizeof p->nreq_terms);
-    for (uint32_t i = 0; i < p->nreq_terms; i++)
-        put_term(&b, &p->req_terms[i]);
-    put(&b, &p->npref_terms, sizeof p->npref_terms);
-    for (uint32_t i = 0; i < p->npref_terms; i++) {
-        put(&b, &p->pref_terms[i].weight, sizeof p->pref_terms[i].weight);
-        put_term(&b, &p->pref_terms[i].term);
-    }
+    kube_podkey_node_constraints(&b, p);
     *len = b.len;
     return b.oom ? BERTH_ENOMEM : 0;
 }

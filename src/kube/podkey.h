@@ -1,0 +1,36 @@
+/* kube/podkey.h - internal: the byte keys that group pods into classes
+ * (kube/podkey.c). Two pods with equal keys are the same to every plugin
+ * the key covers, so a cache keyed by it (the fast path's class columns,
+ * the fit index's classes) may answer one with the other's result.
+ *
+ * Thread rules: a key is built into its owner's buffer; the owner (one
+ * scheduler, one index) belongs to one thread. */
+#ifndef BERTH_KUBE_PODKEY_H
+#define BERTH_KUBE_PODKEY_H
+
+#include "berth/kube.h"
+
+#include <stddef.h>
+
+typedef struct kube_podkey {
+    char **buf;  /* the owner's buffer, grown by doubling (never shrunk) */
+    size_t *cap;
+    size_t len;  /* bytes written */
+    int oom;     /* an allocation failed: the key is void */
+} kube_podkey;
+
+static inline kube_podkey kube_podkey_start(char **buf, size_t *cap)
+{
+    return (kube_podkey){buf, cap, 0, 0};
+}
+
+/* Appends n bytes (the buffer keeps one byte beyond the key). */
+void kube_podkey_put(kube_podkey *b, const void *p, size_t n);
+/* Appends a string with its terminator; NULL as "\x01" (unlike ""). */
+void kube_podkey_str(kube_podkey *b, const char *s);
+/* Appends what the node-side filters and scores read of a pod:
+ * spec.nodeName, tolerations, nodeSelector and node affinity (required
+ * terms, their parse verdicts, preferred terms with weights). */
+void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p);
+
+#endif
