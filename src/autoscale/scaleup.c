@@ -386,6 +386,17 @@ static int64_t min_zone_nodes(const capacity_pass *s, const upfast *f, uint32_t 
     return mn == INT64_MAX ? fallback : mn;
 }
 
+/* Whether offering o of type t is available and in a zone group g may use
+ * (the fast path's zone table when there is one, else the group's rules). */
+static int offer_in_group(const upfast *f, const berth_vng *v, uint32_t g, uint32_t t, uint32_t o,
+                          const berth_offering *of)
+{
+    if (!of->available)
+        return 0;
+    return f ? f->vzone[g * f->nz + f->off_zone[f->off_base[t] + o]]
+             : capacity_vng_allows_zone(v, of->zone);
+}
+
 /* Best option of tier `tier` (reserved / spot / on-demand) for a new node
  * hosting pod order[from] (pods mode) or headroom units. */
 static option pick(packer *k, int tier, uint32_t from)
@@ -408,9 +419,7 @@ static option pick(packer *k, int tier, uint32_t from)
             continue;
         for (uint32_t o = 0; o < it->nofferings; o++) {
             const berth_offering *of = &it->offerings[o];
-            if (!of->available ||
-                (f ? !f->vzone[k->g * f->nz + f->off_zone[f->off_base[t] + o]]
-                   : !capacity_vng_allows_zone(v, of->zone)))
+            if (!offer_in_group(f, v, k->g, t, o, of))
                 continue;
             if (tier != BERTH_CT_RESERVED && (int)of->capacity_type != tier)
                 continue;
@@ -1727,11 +1736,9 @@ static int cons_move(cons *c, int ct)
                     continue;
                 for (uint32_t o = 0; o < it->nofferings; o++) {
                     const berth_offering *of = &it->offerings[o];
-                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
-                    if (!of->available || (int)of->capacity_type != ct ||
-                        (f ? !f->vzone[k->g * f->nz + (uint32_t)z]
-                           : !capacity_vng_allows_zone(v, of->zone)))
+                    if ((int)of->capacity_type != ct || !offer_in_group(f, v, k->g, t, o, of))
                         continue;
+                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
                     double cost = cons_cost(s, f, of, zmin);
                     int64_t fr[4];
                     capacity_template_free(s, k->g, t, of->zone, ct, fr);
@@ -2525,10 +2532,7 @@ static int imp_move(imp *c, int ct)
                     continue;
                 for (uint32_t o = 0; o < it->nofferings; o++) {
                     const berth_offering *of = &it->offerings[o];
-                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
-                    if (!of->available || (int)of->capacity_type != ct ||
-                        (f ? !f->vzone[k->g * f->nz + (uint32_t)z]
-                           : !capacity_vng_allows_zone(v, of->zone)))
+                    if ((int)of->capacity_type != ct || !offer_in_group(f, v, k->g, t, o, of))
                         continue;
                     double cost = cons_cost(s, f, of, zmin);
                     if (cost >= have - st.save - 1e-9)
