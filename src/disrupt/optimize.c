@@ -826,7 +826,6 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     }
     if (!c.ks)
         return BERTH_ENOMEM;
-    uint64_t base = berth_ksession_mark(c.ks);
     /* every question builds on the moves kept so far: the session path */
     int reference = s->reference;
     s->reference = 0;
@@ -941,7 +940,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     uint64_t limit = 0;
     uint64_t work = 0, last = 0;
     uint32_t trials = 0;
-    int have = 0;
+    int have = 0, final = 0;
     double best_sav = 0;
     int64_t best_net = 0;
     int best_gf = 0;
@@ -1024,7 +1023,10 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             if (s->nn && TRIAL_NODE_WORK / s->nn > limit)
                 limit = TRIAL_NODE_WORK / s->nn;
         }
-        int rb = snap_restore(&c, &sn);
+        /* the last trial leaves its moves in place: the session is closed
+         * below instead of undoing them */
+        final = trials >= MAX_TRIALS || work + last > limit;
+        int rb = rc || final ? 0 : snap_restore(&c, &sn);
         if (rc || (rc = rb))
             goto out;
         int64_t net;
@@ -1050,7 +1052,11 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
         goto out;
 out:
     s->reference = reference;
-    berth_ksession_rollback(c.ks, base);
+    /* the what-if session is not needed at its base again (the plan's
+     * outcome does not schedule): closed rather than rolled back through
+     * every move the trials kept; a later question would reopen it */
+    berth_ksession_close(c.ks);
+    s->ks = NULL;
     if (lim_saved && s->nlim)
         memcpy(s->lim_used, lim_saved, s->nlim * sizeof *lim_saved);
     berth_dplan_free(&trial);
