@@ -114,6 +114,7 @@ typedef struct opt_ctx {
     double *load;               /* per node: cpu, memory, pods that would move (fill) */
     uint32_t *fopt, nfopt;      /* the options that shape fill groups */
     uint64_t max_fails, max_unplaced; /* DELETE_FAILS, GROUP_UNPLACED, scaled */
+    int balanced;               /* some pool's policy is Balanced */
 } opt_ctx;
 
 static int cmp_key_asc(const void *a, const void *b, void *ctx)
@@ -246,7 +247,9 @@ static int trial_delete(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
         if (c->used[n] || !budget_left(c, n, BERTH_DR_UNDERUTILIZED))
             continue;
         taken[nt] = n;
-        if (!disrupt_balanced_ok(s, taken, nt + 1, saved + s->n[n].price))
+        /* without a Balanced pool every move is approved: the check (linear
+         * in the nodes taken so far) is skipped */
+        if (c->balanced && !disrupt_balanced_ok(s, taken, nt + 1, saved + s->n[n].price))
             continue;
         int ok;
         (*work)++;
@@ -819,7 +822,9 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     const berth_disrupt *m = s->m;
     memset(alt, 0, sizeof *alt);
     opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL,
-                 0, DELETE_FAILS, GROUP_UNPLACED};
+                 0, DELETE_FAILS, GROUP_UNPLACED, 0};
+    for (uint32_t p = 0; p < m->npools; p++)
+        c.balanced |= m->pools[p].policy == BERTH_CP_BALANCED;
     if (s->nn && s->nn < FAIL_NODES) {
         c.max_fails = (uint64_t)DELETE_FAILS * FAIL_NODES / s->nn;
         c.max_unplaced = (uint64_t)GROUP_UNPLACED * FAIL_NODES / s->nn;
