@@ -114,6 +114,7 @@ typedef struct opt_ctx {
     double *load;               /* per node: cpu, memory, pods that would move (fill) */
     uint32_t *fopt, nfopt;      /* the options that shape fill groups */
     uint64_t max_fails, max_unplaced; /* DELETE_FAILS, GROUP_UNPLACED, scaled */
+    int balanced;               /* some pool's policy is Balanced */
 } opt_ctx;
 
 static int cmp_key_asc(const void *a, const void *b, void *ctx)
@@ -246,7 +247,9 @@ static int trial_delete(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
         if (c->used[n] || !budget_left(c, n, BERTH_DR_UNDERUTILIZED))
             continue;
         taken[nt] = n;
-        if (!disrupt_balanced_ok(s, taken, nt + 1, saved + s->n[n].price))
+        /* without a Balanced pool every move is approved: the check (linear
+         * in the nodes taken so far) is skipped */
+        if (c->balanced && !disrupt_balanced_ok(s, taken, nt + 1, saved + s->n[n].price))
             continue;
         int ok;
         (*work)++;
@@ -819,14 +822,15 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     const berth_disrupt *m = s->m;
     memset(alt, 0, sizeof *alt);
     opt_ctx c = {s, disrupt_session(s), NULL, NULL, NULL, NULL, NULL, 1, NULL, NULL, NULL, NULL,
-                 0, DELETE_FAILS, GROUP_UNPLACED};
+                 0, DELETE_FAILS, GROUP_UNPLACED, 0};
+    for (uint32_t p = 0; p < m->npools; p++)
+        c.balanced |= m->pools[p].policy == BERTH_CP_BALANCED;
     if (s->nn && s->nn < FAIL_NODES) {
         c.max_fails = (uint64_t)DELETE_FAILS * FAIL_NODES / s->nn;
         c.max_unplaced = (uint64_t)GROUP_UNPLACED * FAIL_NODES / s->nn;
     }
     if (!c.ks)
         return BERTH_ENOMEM;
-    uint64_t base = berth_ksession_mark(c.ks);
     /* every question builds on the moves kept so far: the session path */
     int reference = s->reference;
     s->reference = 0;
@@ -941,7 +945,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     uint64_t limit = 0;
     uint64_t work = 0, last = 0;
     uint32_t trials = 0;
-    int have = 0;
+    int have = 0, final = 0;
     double best_sav = 0;
     int64_t best_net = 0;
     int best_gf = 0;
@@ -1024,7 +1028,10 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             if (s->nn && TRIAL_NODE_WORK / s->nn > limit)
                 limit = TRIAL_NODE_WORK / s->nn;
         }
-        int rb = snap_restore(&c, &sn);
+        /* the last trial leaves its moves in place: the session is closed
+         * below instead of undoing them */
+        final = trials >= MAX_TRIALS || work + last > limit;
+        int rb = rc || final ? 0 : snap_restore(&c, &sn);
         if (rc || (rc = rb))
             goto out;
         int64_t net;
@@ -1050,7 +1057,11 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
         goto out;
 out:
     s->reference = reference;
-    berth_ksession_rollback(c.ks, base);
+    /* the what-if session is not needed at its base again (the plan's
+     * outcome does not schedule): closed rather than rolled back through
+     * every move the trials kept; a later question would reopen it */
+    berth_ksession_close(c.ks);
+    s->ks = NULL;
     if (lim_saved && s->nlim)
         memcpy(s->lim_used, lim_saved, s->nlim * sizeof *lim_saved);
     berth_dplan_free(&trial);

@@ -241,7 +241,8 @@ int disrupt_consolidation_eligible(const disrupt_state *s, uint32_t n);
 
 /* optimize.c: an alternative consolidation into alt (actions only) within
  * the allowances at the start of the pass (karpenter->pools); Karpenter's
- * expirations are copied first. The session is back at its base after. */
+ * expirations are copied first. The what-if session is closed after (the
+ * next question reopens it at its base) rather than rolled back. */
 int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan *alt);
 
 /* fitcert.c: 1 when the kube scheduler is certain to place every pod of
