@@ -27,6 +27,7 @@
  * CERT_MAX_ANTI), O(nodes) per class for its static filters and, once
  * per moved pod, O(distinct anti-affinity selectors). */
 #include "disrupt/state.h"
+#include "kube/podkey.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ struct disrupt_cert {
     uint32_t ncls, stamp;
     unsigned char *keys;        /* class keys, back to back */
     size_t nkeys, capkeys;
-    unsigned char *kb;          /* the key being built */
+    char *kb;                   /* the key being built (kube/podkey.h) */
     size_t kblen, kbcap;
     int oom;
     /* the distinct selectors of the cluster's required anti-affinity terms
@@ -84,68 +85,14 @@ void disrupt_cert_free(disrupt_state *s)
     s->cert = NULL;
 }
 
-static void put(struct disrupt_cert *c, const void *p, size_t n)
-{
-    if (c->kblen + n > c->kbcap) {
-        size_t nc = c->kbcap ? c->kbcap * 2 : 256;
-        while (nc < c->kblen + n)
-            nc *= 2;
-        unsigned char *q = realloc(c->kb, nc);
-        if (!q) {
-            c->oom = 1;
-            return;
-        }
-        c->kb = q;
-        c->kbcap = nc;
-    }
-    memcpy(c->kb + c->kblen, p, n);
-    c->kblen += n;
-}
-
-static void put_str(struct disrupt_cert *c, const char *s)
-{
-    uint32_t n = s ? (uint32_t)strlen(s) + 1 : 0; /* NULL and "" differ */
-    put(c, &n, sizeof n);
-    if (n)
-        put(c, s, n);
-}
-
-static void put_reqs(struct disrupt_cert *c, const berth_requirement *r, uint32_t n)
-{
-    put(c, &n, sizeof n);
-    for (uint32_t i = 0; i < n; i++) {
-        put_str(c, r[i].key);
-        put(c, &r[i].op, sizeof r[i].op);
-        put(c, &r[i].nvalues, sizeof r[i].nvalues);
-        for (uint32_t j = 0; j < r[i].nvalues; j++)
-            put_str(c, r[i].values[j]);
-    }
-}
-
 /* What the static filters read of a plain pod: tolerations, nodeSelector,
- * required node affinity. */
+ * required node affinity (the writer the kube fast path keys its classes with). */
 static void build_key(struct disrupt_cert *c, const berth_kpod *p)
 {
-    c->kblen = 0;
-    put(c, &p->ntols, sizeof p->ntols);
-    for (uint32_t i = 0; i < p->ntols; i++) {
-        put_str(c, p->tols[i].key);
-        put_str(c, p->tols[i].value);
-        put(c, &p->tols[i].op, sizeof p->tols[i].op);
-        put(c, &p->tols[i].effect, sizeof p->tols[i].effect);
-    }
-    put(c, &p->node_selector.n, sizeof p->node_selector.n);
-    for (uint32_t i = 0; i < p->node_selector.n; i++) {
-        put_str(c, p->node_selector.items[i].key);
-        put_str(c, p->node_selector.items[i].value);
-    }
-    put(c, &p->has_req_affinity, sizeof p->has_req_affinity);
-    put(c, &p->nreq_terms, sizeof p->nreq_terms);
-    for (uint32_t i = 0; i < p->nreq_terms; i++) {
-        put(c, &p->req_terms[i].invalid, sizeof p->req_terms[i].invalid);
-        put_reqs(c, p->req_terms[i].exprs, p->req_terms[i].nexprs);
-        put_reqs(c, p->req_terms[i].fields, p->req_terms[i].nfields);
-    }
+    kube_podkey b = kube_podkey_start(&c->kb, &c->kbcap);
+    kube_podkey_required_rules(&b, p);
+    c->kblen = b.len;
+    c->oom |= b.oom;
 }
 
 /* Appends the built key to c->keys; its offset, or (size_t)-1 when out of memory. */
@@ -167,8 +114,9 @@ static size_t keep_key(struct disrupt_cert *c)
     return off;
 }
 
-static uint32_t hash_bytes(const unsigned char *b, size_t n)
+static uint32_t hash_bytes(const void *p, size_t n)
 {
+    const unsigned char *b = p;
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 16777619u;
@@ -209,8 +157,10 @@ static int prepare(disrupt_state *s)
             const berth_selector *sel = &k->pods[p].anti_req[i].selector;
             if (sel->nothing)
                 continue; /* selects no pod */
-            c->kblen = 0;
-            put_reqs(c, sel->reqs, sel->n);
+            kube_podkey b = kube_podkey_start(&c->kb, &c->kbcap);
+            kube_podkey_reqs(&b, sel->reqs, sel->n);
+            c->kblen = b.len;
+            c->oom |= b.oom;
             if (c->oom)
                 return BERTH_ENOMEM;
             uint32_t h = hash_bytes(c->kb, c->kblen), j = 0;

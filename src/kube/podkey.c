@@ -33,7 +33,7 @@ void kube_podkey_str(kube_podkey *b, const char *s)
     kube_podkey_put(b, s, strlen(s) + 1);
 }
 
-static void put_reqs(kube_podkey *b, const berth_requirement *r, uint32_t n)
+void kube_podkey_reqs(kube_podkey *b, const berth_requirement *r, uint32_t n)
 {
     kube_podkey_put(b, &n, sizeof n);
     for (uint32_t i = 0; i < n; i++) {
@@ -47,14 +47,13 @@ static void put_reqs(kube_podkey *b, const berth_requirement *r, uint32_t n)
 
 static void put_term(kube_podkey *b, const berth_kterm *t)
 {
-    put_reqs(b, t->exprs, t->nexprs);
-    put_reqs(b, t->fields, t->nfields);
+    kube_podkey_reqs(b, t->exprs, t->nexprs);
+    kube_podkey_reqs(b, t->fields, t->nfields);
     kube_podkey_put(b, &t->invalid, sizeof t->invalid);
 }
 
-void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p)
+void kube_podkey_required_rules(kube_podkey *b, const berth_kpod *p)
 {
-    kube_podkey_str(b, p->node_name);
     kube_podkey_put(b, &p->ntols, sizeof p->ntols);
     for (uint32_t i = 0; i < p->ntols; i++) {
         kube_podkey_str(b, p->tols[i].key);
@@ -71,6 +70,12 @@ void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p)
     kube_podkey_put(b, &p->nreq_terms, sizeof p->nreq_terms);
     for (uint32_t i = 0; i < p->nreq_terms; i++)
         put_term(b, &p->req_terms[i]);
+}
+
+void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p)
+{
+    kube_podkey_str(b, p->node_name);
+    kube_podkey_required_rules(b, p);
     kube_podkey_put(b, &p->npref_terms, sizeof p->npref_terms);
     for (uint32_t i = 0; i < p->npref_terms; i++) {
         kube_podkey_put(b, &p->pref_terms[i].weight, sizeof p->pref_terms[i].weight);

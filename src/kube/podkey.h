@@ -28,6 +28,12 @@ static inline kube_podkey kube_podkey_start(char **buf, size_t *cap)
 void kube_podkey_put(kube_podkey *b, const void *p, size_t n);
 /* Appends a string with its terminator; NULL as "\x01" (unlike ""). */
 void kube_podkey_str(kube_podkey *b, const char *s);
+/* Appends requirements (key, operator, values) with their count. */
+void kube_podkey_reqs(kube_podkey *b, const berth_requirement *r, uint32_t n);
+/* Appends what the node-side filters read of a pod apart from its node:
+ * tolerations, nodeSelector, required node affinity (terms and their
+ * parse verdicts). */
+void kube_podkey_required_rules(kube_podkey *b, const berth_kpod *p);
 /* Appends what the node-side filters and scores read of a pod:
  * spec.nodeName, tolerations, nodeSelector and node affinity (required
  * terms, their parse verdicts, preferred terms with weights). */
