@@ -125,6 +125,23 @@ static int cmp_util(const void *a, const void *b, void *ctx)
     return strcmp(sort_s->n[x].k->name, sort_s->n[y].k->name);
 }
 
+/* Fast: a candidate's sort key, the name as its rank in the session's
+ * name order (the same order as strcmp, read from one flat array instead
+ * of the names scattered over the estate) */
+typedef struct {
+    double u;
+    uint32_t rank, n;
+} util_key;
+
+static int cmp_util_key(const void *a, const void *b, void *ctx)
+{
+    const util_key *x = a, *y = b;
+    (void)ctx;
+    if (x->u != y->u)
+        return x->u < y->u ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
 static int block(capacity_pass *s, uint32_t node, const char *fmt, const char *a, const char *b)
 {
     berth_aplan *p = s->plan;
@@ -204,8 +221,22 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 util[n] = utilisation(s, n);
             cand[nc++] = n;
         }
-    util_order uo = {s, util};
-    qsort_r(cand, nc, sizeof *cand, cmp_util, &uo);
+    if (fast) {
+        util_key *key = malloc((nc + 1) * sizeof *key);
+        if (!key) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        for (uint32_t i = 0; i < nc; i++)
+            key[i] = (util_key){util[cand[i]], kube_session_node(ks, cand[i]), cand[i]};
+        qsort_r(key, nc, sizeof *key, cmp_util_key, NULL);
+        for (uint32_t i = 0; i < nc; i++)
+            cand[i] = key[i].n;
+        free(key);
+    } else {
+        util_order uo = {s, util};
+        qsort_r(cand, nc, sizeof *cand, cmp_util, &uo);
+    }
     for (uint32_t ci = 0; ci < nc; ci++) {
         uint32_t n = cand[ci];
         capacity_node *c = &s->n[n];

@@ -577,18 +577,29 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
         st->sgrp[n] = FIT_NONE;
         x->list[n] = n;
     }
-    /* static filters: each node's first rejecting one, in profile order */
+    /* static filters: each node's first rejecting one, in profile order;
+     * a filter runs on the nodes no earlier one rejected (each node's
+     * verdict is its own, so the first rejecting filter is the same), which
+     * keeps the later filters off the nodes an early one (a taint, a
+     * selector) already ruled out */
     int oom = 0;
-    for (uint32_t f = 0; f < prof->nfilters; f++) {
+    uint32_t nlive = N;
+    for (uint32_t f = 0; f < prof->nfilters && nlive; f++) {
         if (!is_static(x->filter_of[f]))
             continue;
-        memset(x->verdict, BERTH_FIT, N);
-        prof->filters[f]->filter(s, r, x->list, N, x->verdict);
-        for (uint32_t n = 0; n < N; n++)
-            if (x->verdict[n] != BERTH_FIT && !st->sslot[n]) {
+        memset(x->verdict, BERTH_FIT, nlive);
+        prof->filters[f]->filter(s, r, x->list, nlive, x->verdict);
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < nlive; i++) {
+            uint32_t n = x->list[i];
+            if (x->verdict[i] != BERTH_FIT) {
                 st->sslot[n] = (uint8_t)(f + 1);
                 st->sgrp[n] = reason_group(x, st, r, f, n, &oom);
+            } else {
+                x->list[keep++] = n;
             }
+        }
+        nlive = keep;
     }
     if (oom)
         return BERTH_ENOMEM;
