@@ -170,6 +170,11 @@ struct kube_terms {
     uint8_t *tmp_aff;             /* per node, when the cache is full */
     char *text;                   /* canonical text buffer */
     size_t tlen, tcap;
+    uint8_t *ns_scratch;          /* one term's namespace set, before a lookup */
+    uint32_t capns_scratch;
+    berth_requirement *sreq;      /* one spread clause's requirements, before a lookup */
+    const char **sval;
+    uint32_t capsreq, capsval;
     kube_terms_req req0;
     /* posting lists: "key\x1fvalue" -> the pods counted on nodes carrying
      * that label, in count order (a pod counted out stays listed: on[]
