@@ -192,6 +192,9 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
     uint32_t id;
     if (!name)
         name = "";
+    /* the hostname, the usual anti-affinity key: no hashing */
+    if (t->host_key1 && !strcmp(name, HOSTNAME_KEY))
+        return t->host_key1 - 1;
     if (smap_get(&t->key_map, name, &id))
         return id;
     if (grow((void **)&t->keys, &t->capkeys, t->nkeys + 1, sizeof *t->keys)) {
@@ -245,6 +248,8 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
         *rc = BERTH_ENOMEM;
         return 0;
     }
+    if (k->hostname)
+        t->host_key1 = t->nkeys + 1;
     return t->nkeys++;
 }
 

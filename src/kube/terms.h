@@ -158,6 +158,7 @@ struct kube_terms {
     kube_smap key_map;
     kube_tkey *keys;
     uint32_t nkeys, capkeys;
+    uint32_t host_key1;           /* kubernetes.io/hostname's key id + 1, 0 until interned */
     kube_smap ns_map;
     berth_labels *ns_labels;      /* per namespace id (owned items) */
     uint32_t nns, capns;
