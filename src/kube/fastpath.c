@@ -59,9 +59,19 @@ typedef struct fast_part {
  * rebuilt in place when node data changed (gen) */
 typedef struct fast_inv {
     uint32_t key, nvals, gen;
+    int unique;         /* no two nodes share a value (e.g. the hostname): the
+                         * domain of a node with the key is the node itself */
     uint32_t *start, *nodes, *pos;
 } fast_inv;
 #define FAST_NINV 8
+
+/* a read issued early (no effect on what is computed) */
+#if defined(__GNUC__) || defined(__clang__)
+#define FAST_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define FAST_PREFETCH(p) ((void)(p))
+#endif
+#define FAST_AHEAD 16
 
 /* The dynamic columns (NodeResourcesFit filter and score,
  * BalancedAllocation, ImageLocality: what reads the node's requested
@@ -1236,6 +1246,9 @@ static uint32_t inverse(kube_sched *s, uint32_t key, int *rc)
     uint32_t ng = tk->nvals + 1;
     for (uint32_t nd = 0; nd < N; nd++)
         x->start[(val[nd] == KUBE_NOVAL ? ng - 1 : val[nd]) + 2]++;
+    x->unique = 1;
+    for (uint32_t g = 0; g + 1 < ng; g++)
+        x->unique &= x->start[g + 2] <= 1;
     for (uint32_t g = 0; g + 1 < ng; g++)
         x->start[g + 2] += x->start[g + 1];
     for (uint32_t nd = 0; nd < N; nd++) {
@@ -1405,11 +1418,35 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
         int exact;
         uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
         for (uint32_t j = 0; j < nnz; j++) {
+            if (iv->unique && j + FAST_AHEAD < nnz) {
+                /* the listed nodes are scattered: each one's lines (its
+                 * value, stamp, position, and the class column the drop
+                 * below reads) are asked for ahead, so the misses overlap */
+                uint32_t a = nz[j + FAST_AHEAD];
+                FAST_PREFETCH(&val[a]);
+                FAST_PREFETCH(&f->rej[a]);
+                FAST_PREFETCH(&c->part[a]);
+                if (ppos)
+                    FAST_PREFETCH(&ppos[a]);
+                if (kval)
+                    FAST_PREFETCH(&kval[a]);
+            }
             uint32_t n = nz[j], v = val[n];
             /* the count itself is read only when some went back to 0 (it
              * is a cache miss per node otherwise) */
             if (v == KUBE_NOVAL || (!exact && tr->cnt[n] <= 0))
                 continue;
+            if (iv->unique) {
+                /* the domain is n alone: no read of the inverse */
+                if (f->rej[n] == f->rgen)
+                    continue;
+                if (++listed > budget)
+                    return 0;
+                f->rej[n] = f->rgen;
+                f->brej[(ppos ? ppos[n] : n) / FAST_BLOCK] = f->rgen;
+                f->list[nrej++] = n;
+                continue;
+            }
             for (uint32_t x = iv->start[v]; x < iv->start[v + 1]; x++) {
                 uint32_t nd = iv->nodes[x];
                 if (f->rej[nd] == f->rgen)

@@ -122,11 +122,21 @@ static int tx_put(kube_terms *t, const char *s)
     return 0;
 }
 
+/* v in decimal (what "%lld" prints), without the printf machinery: the
+ * text is built for every signature lookup */
 static int tx_int(kube_terms *t, long long v)
 {
     char b[32];
-    snprintf(b, sizeof b, "%lld", v);
-    return tx_put(t, b);
+    char *e = b + sizeof b - 1, *q = e;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    *q = 0;
+    do {
+        *--q = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--q = '-';
+    return tx_put(t, q);
 }
 
 static void tx_reset(kube_terms *t)
@@ -182,6 +192,9 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
     uint32_t id;
     if (!name)
         name = "";
+    /* the hostname, the usual anti-affinity key: no hashing */
+    if (t->host_key1 && !strcmp(name, HOSTNAME_KEY))
+        return t->host_key1 - 1;
     if (smap_get(&t->key_map, name, &id))
         return id;
     if (grow((void **)&t->keys, &t->capkeys, t->nkeys + 1, sizeof *t->keys)) {
@@ -235,6 +248,8 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
         *rc = BERTH_ENOMEM;
         return 0;
     }
+    if (k->hostname)
+        t->host_key1 = t->nkeys + 1;
     return t->nkeys++;
 }
 
@@ -267,6 +282,26 @@ static int sig_matches(const kube_terms *t, const kube_sig *g, uint32_t pod, con
 
 /* the namespace set of an affinity term declared by a pod of namespace
  * decl_ns, as a per-namespace-id flag array (owned by the caller) */
+/* fills ok (nns entries, or 1 when there is none) */
+static void term_ns_fill(kube_terms *t, uint8_t *ok, const berth_kaffinity_term *term,
+                         uint32_t decl_ns)
+{
+    memset(ok, 0, t->nns ? t->nns : 1);
+    if (!term->nnamespaces && !term->has_ns_selector) {
+        ok[decl_ns] = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < term->nnamespaces; i++) {
+        uint32_t id;
+        if (smap_get(&t->ns_map, term->namespaces[i] ? term->namespaces[i] : "", &id))
+            ok[id] = 1;
+    }
+    if (term->has_ns_selector)
+        for (uint32_t id = 0; id < t->nns; id++)
+            if (berth_selector_matches(&term->ns_selector, &t->ns_labels[id]))
+                ok[id] = 1;
+}
+
 static uint8_t *term_ns_ok(kube_terms *t, const berth_kaffinity_term *term, uint32_t decl_ns)
 {
     uint8_t *ok = calloc(t->nns ? t->nns : 1, 1);
@@ -311,8 +346,18 @@ static int tx_clause(kube_terms *t, const berth_selector *sel, const uint8_t *ns
 {
     int rc = tx_selector(t, sel);
     rc |= tx_put(t, "\x1d");
-    for (uint32_t i = 0; i < t->nns && !rc; i++)
-        rc |= tx_put(t, ns_ok[i] ? "1" : "0");
+    /* the namespace set, one digit each, written in place */
+    if (!rc && t->nns) {
+        size_t at = t->tlen;
+        for (uint32_t i = 0; i < t->nns && !rc; i += 64)
+            rc |= tx_put(t, "0000000000000000000000000000000000000000000000000000000000000000");
+        if (!rc) {
+            for (uint32_t i = 0; i < t->nns; i++)
+                t->text[at + i] = ns_ok[i] ? '1' : '0';
+            t->tlen = at + t->nns;
+            t->text[t->tlen] = 0;
+        }
+    }
     return rc | tx_put(t, "\x1c");
 }
 
@@ -700,6 +745,9 @@ void kube_terms_free(kube_sched *s)
     free(t->naff.vec);
     free(t->tmp_aff);
     free(t->text);
+    free(t->ns_scratch);
+    free(t->sreq);
+    free(t->sval);
     req_free_all(&t->req0);
     smap_free(&t->post_map);
     for (uint32_t i = 0; i < t->npost; i++)
@@ -749,11 +797,11 @@ static uint32_t carrier_sig(kube_sched *s, int role, const berth_kaffinity_term 
     kube_terms *t = s->terms;
     int rc = 0;
     uint32_t key = key_intern(s, term->topology_key, &rc);
-    uint8_t *ok = term_ns_ok(t, term, ns);
-    if (rc || !ok) {
-        free(ok);
+    uint32_t nb = t->nns ? t->nns : 1, id;
+    if (rc || grow((void **)&t->ns_scratch, &t->capns_scratch, nb, 1))
         return KUBE_NOVAL;
-    }
+    uint8_t *ok = t->ns_scratch;
+    term_ns_fill(t, ok, term, ns);
     tx_reset(t);
     rc |= tx_put(t, "C");
     rc |= tx_int(t, role);
@@ -761,13 +809,16 @@ static uint32_t carrier_sig(kube_sched *s, int role, const berth_kaffinity_term 
     rc |= tx_put(t, term->topology_key);
     rc |= tx_put(t, "\x1b");
     rc |= tx_clause(t, &term->selector, ok);
+    if (rc)
+        return KUBE_NOVAL;
+    /* the usual case, an existing signature: nothing is allocated */
+    if (smap_get(&t->sig_map, t->text, &id))
+        return id;
     kube_clause *cl = calloc(1, sizeof *cl);
-    if (rc || !cl || clause_copy(cl, &term->selector, 0, ok, t->nns)) {
-        free(ok);
+    if (!cl || clause_copy(cl, &term->selector, 0, ok, t->nns)) {
         free(cl);
         return KUBE_NOVAL;
     }
-    free(ok);
     return sig_get(s, cl, 1, KUBE_SIG_CARRIER, role, 0, key, NULL);
 }
 
@@ -1012,6 +1063,20 @@ static const int32_t *match_counts(kube_sched *s, kube_terms_req *q, kube_clause
 
 /* adds spread constraint c of pod (selector sel: the constraint's or the
  * merged workload selector) to the filter or score list */
+static int spread_push(kube_terms_req *q, const berth_kspread *c, const kube_pts_c *pc)
+{
+    if (c->do_not_schedule) {
+        if (grow((void **)&q->pf, &q->cappf, q->npf + 1, sizeof *q->pf))
+            return BERTH_ENOMEM;
+        q->pf[q->npf++] = *pc;
+    } else {
+        if (grow((void **)&q->ps, &q->capps, q->nps + 1, sizeof *q->ps))
+            return BERTH_ENOMEM;
+        q->ps[q->nps++] = *pc;
+    }
+    return 0;
+}
+
 static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const berth_kspread *c,
                       const berth_selector *sel)
 {
@@ -1032,6 +1097,40 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
     for (uint32_t i = 0; i < c->nmatch_label_keys; i++)
         if (berth_labels_get(&p->labels, c->match_label_keys[i]))
             extra++;
+    if (!s->reference) {
+        /* the usual case, an interned signature: its text (match_counts')
+         * from scratch copies, nothing allocated */
+        uint32_t nb = t->nns ? t->nns : 1, nr = sel->n + extra, id;
+        if (grow((void **)&t->ns_scratch, &t->capns_scratch, nb, 1) ||
+            grow((void **)&t->sreq, &t->capsreq, nr ? nr : 1, sizeof *t->sreq) ||
+            grow((void **)&t->sval, &t->capsval, extra ? extra : 1, sizeof *t->sval))
+            return BERTH_ENOMEM;
+        memset(t->ns_scratch, 0, nb);
+        t->ns_scratch[t->pod_ns[pod]] = 1;
+        berth_selector ss = {t->sreq, sel->n, sel->nothing};
+        if (sel->n)
+            memcpy(t->sreq, sel->reqs, sel->n * sizeof *sel->reqs);
+        uint32_t e = 0;
+        for (uint32_t i = 0; i < c->nmatch_label_keys; i++) {
+            const char *v = berth_labels_get(&p->labels, c->match_label_keys[i]);
+            if (!v)
+                continue;
+            t->sval[e] = v;
+            t->sreq[ss.n++] = (berth_requirement){c->match_label_keys[i], BERTH_SEL_IN,
+                                                  &t->sval[e], 1};
+            e++;
+        }
+        tx_reset(t);
+        rc |= tx_put(t, "MS");
+        rc |= tx_clause(t, &ss, t->ns_scratch);
+        if (rc)
+            return BERTH_ENOMEM;
+        if (smap_get(&t->sig_map, t->text, &id)) {
+            pc.self = berth_selector_matches(&ss, &p->labels);
+            pc.cnt = t->sigs[id].cnt;
+            return spread_push(q, c, &pc);
+        }
+    }
     kube_clause *cl = calloc(1, sizeof *cl);
     uint8_t *ok = calloc(t->nns ? t->nns : 1, 1);
     const char **ev = extra ? calloc(extra, sizeof *ev) : NULL;
@@ -1057,16 +1156,7 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
     pc.cnt = match_counts(s, q, cl, 1, 1, ev);
     if (!pc.cnt)
         return BERTH_ENOMEM;
-    if (c->do_not_schedule) {
-        if (grow((void **)&q->pf, &q->cappf, q->npf + 1, sizeof *q->pf))
-            return BERTH_ENOMEM;
-        q->pf[q->npf++] = pc;
-    } else {
-        if (grow((void **)&q->ps, &q->capps, q->nps + 1, sizeof *q->ps))
-            return BERTH_ENOMEM;
-        q->ps[q->nps++] = pc;
-    }
-    return 0;
+    return spread_push(q, c, &pc);
 }
 
 static int is_default_workload(const char *kind)
@@ -1358,13 +1448,33 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
         uint32_t nt;
         const berth_kaffinity_term *terms = role_terms(p, role, &nt);
         for (uint32_t i = 0; i < nt; i++) {
-            kube_clause *cl = calloc(1, sizeof *cl);
-            if (!cl || term_clause(t, cl, &terms[i], ns)) {
-                free(cl);
-                return BERTH_ENOMEM;
-            }
             uint32_t key = key_intern(s, terms[i].topology_key, &rc);
-            const int32_t *cnt = rc ? NULL : match_counts(s, q, cl, 1, 0, NULL);
+            if (rc)
+                return rc;
+            const int32_t *cnt = NULL;
+            if (!s->reference) {
+                /* the usual case, an interned signature: found by its
+                 * text (match_counts') with nothing allocated */
+                uint32_t nb = t->nns ? t->nns : 1, id;
+                if (grow((void **)&t->ns_scratch, &t->capns_scratch, nb, 1))
+                    return BERTH_ENOMEM;
+                term_ns_fill(t, t->ns_scratch, &terms[i], ns);
+                tx_reset(t);
+                rc |= tx_put(t, "MA");
+                rc |= tx_clause(t, &terms[i].selector, t->ns_scratch);
+                if (rc)
+                    return BERTH_ENOMEM;
+                if (smap_get(&t->sig_map, t->text, &id))
+                    cnt = t->sigs[id].cnt;
+            }
+            if (!cnt) {
+                kube_clause *cl = calloc(1, sizeof *cl);
+                if (!cl || term_clause(t, cl, &terms[i], ns)) {
+                    free(cl);
+                    return BERTH_ENOMEM;
+                }
+                cnt = match_counts(s, q, cl, 1, 0, NULL);
+            }
             if (!cnt)
                 return BERTH_ENOMEM;
             if (role == KUBE_ROLE_ANTI_REQ)

@@ -158,6 +158,7 @@ struct kube_terms {
     kube_smap key_map;
     kube_tkey *keys;
     uint32_t nkeys, capkeys;
+    uint32_t host_key1;           /* kubernetes.io/hostname's key id + 1, 0 until interned */
     kube_smap ns_map;
     berth_labels *ns_labels;      /* per namespace id (owned items) */
     uint32_t nns, capns;
@@ -170,6 +171,11 @@ struct kube_terms {
     uint8_t *tmp_aff;             /* per node, when the cache is full */
     char *text;                   /* canonical text buffer */
     size_t tlen, tcap;
+    uint8_t *ns_scratch;          /* one term's namespace set, before a lookup */
+    uint32_t capns_scratch;
+    berth_requirement *sreq;      /* one spread clause's requirements, before a lookup */
+    const char **sval;
+    uint32_t capsreq, capsval;
     kube_terms_req req0;
     /* posting lists: "key\x1fvalue" -> the pods counted on nodes carrying
      * that label, in count order (a pod counted out stays listed: on[]
