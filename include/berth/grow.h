@@ -13,4 +13,12 @@
  * BERTH_ENOMEM; on failure *p and *cap are unchanged. */
 int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit);
 
+/* Open-addressing slot tables (linear probing; a slot holds an entry's
+ * index + 1, 0 = empty) over entries that keep their own 32-bit hash at
+ * byte offset hash_off, stride bytes apart. Replaces *table (of *cap slots)
+ * by one of ncap slots (a power of two above n) holding entries 0..n-1.
+ * 0 or BERTH_ENOMEM (then *table and *cap are unchanged). */
+int berth_slots_rebuild(uint32_t **table, uint32_t *cap, uint32_t ncap, const void *entries,
+                        size_t stride, size_t hash_off, uint32_t n);
+
 #endif

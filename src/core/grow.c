@@ -1,4 +1,5 @@
-/* core/grow.c - doubling growth for the flat tables of every layer. */
+/* core/grow.c - doubling growth for the flat tables of every layer, and the
+ * rebuild of their open-addressing slot tables. */
 #include "berth/grow.h"
 #include "berth/error.h"
 #include "core/invariant.h"
@@ -29,5 +30,28 @@ int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t lim
     memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
     *p = q;
     *cap = nc;
+    return 0;
+}
+
+int berth_slots_rebuild(uint32_t **table, uint32_t *cap, uint32_t ncap, const void *entries,
+                        size_t stride, size_t hash_off, uint32_t n)
+{
+    if (NEVER(ncap <= n || (ncap & (ncap - 1))))
+        return BERTH_EINTERNAL;
+    uint32_t *t = calloc(ncap, sizeof *t);
+    if (!t)
+        return BERTH_ENOMEM;
+    const char *e = entries;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t h;
+        memcpy(&h, e + (size_t)k * stride + hash_off, sizeof h);
+        uint32_t i = h & (ncap - 1);
+        while (t[i])
+            i = (i + 1) & (ncap - 1);
+        t[i] = k + 1;
+    }
+    free(*table);
+    *table = t;
+    *cap = ncap;
     return 0;
 }

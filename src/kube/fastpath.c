@@ -13,11 +13,13 @@
  * without host ports, in profiles made of these plugins, with every node
  * scored; anything else takes the full pipeline. Decisions are identical:
  * tests compare both paths. */
+#include "berth/grow.h"
 #include "berth/pool.h"
 #include "kube/fastpath.h"
 #include "kube/podkey.h"
 #include "kube/terms.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -954,22 +956,11 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
         f->capclasses = nc;
     }
     if (2 * (f->nclasses + 1) > f->tcap) {
-        uint32_t ncap = f->tcap * 2;
-        uint32_t *t = calloc(ncap, sizeof *t);
-        if (!t) {
-            *rc = BERTH_ENOMEM;
+        *rc = berth_slots_rebuild(&f->table, &f->tcap, f->tcap * 2, f->classes, sizeof *f->classes,
+                                  offsetof(fast_class, hash), f->nclasses);
+        if (*rc)
             return NULL;
-        }
-        for (uint32_t k = 0; k < f->nclasses; k++) {
-            uint32_t i = f->classes[k].hash & (ncap - 1);
-            while (t[i])
-                i = (i + 1) & (ncap - 1);
-            t[i] = k + 1;
-        }
-        free(f->table);
-        f->table = t;
-        f->tcap = ncap;
-        mask = ncap - 1;
+        mask = f->tcap - 1;
     }
     fast_class *c = &f->classes[f->nclasses];
     memset(c, 0, sizeof *c);

@@ -26,11 +26,13 @@
  * decisions and texts are those of the kube scheduler (the tests compare
  * them). */
 #include "kube/fitindex.h"
+#include "berth/grow.h"
 #include "kube/fastpath.h"
 #include "kube/state.h"
 #include "kube/podkey.h"
 #include "kube/terms.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -690,19 +692,10 @@ static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
     if (x->nclasses >= FIT_MAX_CLASSES || x->bytes > FIT_MAX_BYTES)
         return 1;
     if ((x->nclasses + 1) * 2 > x->tcap) {
-        uint32_t nc = x->tcap * 2;
-        uint32_t *t = calloc(nc, sizeof *t);
-        if (!t)
-            return BERTH_ENOMEM;
-        for (uint32_t e = 0; e < x->nclasses; e++) {
-            uint32_t i = x->classes[e].hash & (nc - 1);
-            while (t[i])
-                i = (i + 1) & (nc - 1);
-            t[i] = e + 1;
-        }
-        free(x->table);
-        x->table = t;
-        x->tcap = nc;
+        int rc = berth_slots_rebuild(&x->table, &x->tcap, x->tcap * 2, x->classes,
+                                     sizeof *x->classes, offsetof(fit_class, hash), x->nclasses);
+        if (rc)
+            return rc;
     }
     if (x->nclasses == x->capclasses) {
         uint32_t nc = x->capclasses ? x->capclasses * 2 : 16;

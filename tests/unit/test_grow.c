@@ -1,0 +1,73 @@
+/* test_grow.c - the shared table growth (core/grow.c): berth_grow's
+ * doubling and limits, and berth_slots_rebuild's slot tables (every entry
+ * found by probing from its hash, nothing else in the table). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "berth/error.h"
+#include "berth/grow.h"
+
+typedef struct entry {
+    uint64_t pad;
+    uint32_t hash;
+    uint32_t value;
+} entry;
+
+static void test_grow(void **st)
+{
+    (void)st;
+    uint32_t *v = NULL, cap = 0;
+    assert_int_equal(berth_grow((void **)&v, &cap, 5, sizeof *v, 0), 0);
+    assert_int_equal(cap, 8);
+    v[7] = 1;
+    assert_int_equal(berth_grow((void **)&v, &cap, 9, sizeof *v, 0), 0);
+    assert_int_equal(cap, 16);
+    assert_int_equal(v[7], 1);
+    assert_int_equal(v[15], 0); /* new elements zeroed */
+    assert_int_equal(berth_grow((void **)&v, &cap, 100, sizeof *v, 64), BERTH_ELIMIT);
+    assert_int_equal(cap, 16);
+    free(v);
+}
+
+static void test_slots_rebuild(void **st)
+{
+    (void)st;
+    enum { N = 700 };
+    entry *e = calloc(N, sizeof *e);
+    assert_non_null(e);
+    for (uint32_t k = 0; k < N; k++)
+        e[k] = (entry){0, (k * 2654435761u) ^ (k % 7 ? 0 : 0xff00u), k};
+    e[1].hash = e[0].hash; /* a collision */
+    uint32_t *t = calloc(4, sizeof *t), cap = 4;
+    assert_non_null(t);
+    assert_int_equal(berth_slots_rebuild(&t, &cap, 1024, e, sizeof *e, offsetof(entry, hash), N), 0);
+    assert_int_equal(cap, 1024);
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < cap; i++)
+        used += t[i] != 0;
+    assert_int_equal(used, N);
+    for (uint32_t k = 0; k < N; k++) {
+        uint32_t i = e[k].hash & (cap - 1), hops = 0;
+        while (t[i] && t[i] != k + 1) {
+            i = (i + 1) & (cap - 1);
+            assert_true(++hops < cap);
+        }
+        assert_int_equal(t[i], k + 1);
+    }
+    free(t);
+    free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_slots_rebuild),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
