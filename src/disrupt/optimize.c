@@ -58,6 +58,7 @@
  * (disrupt_optimize). */
 #include "disrupt/state.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,16 +352,56 @@ static int trial_groups(opt_ctx *c, const uint32_t *order, uint32_t nl, uint32_t
     return 0;
 }
 
-/* What a trial saves per hour and the nodes it removes net. */
-static double trial_saving(const berth_dplan *t, int64_t *net)
+/* A price per hour in micro-dollars: trials' savings are compared as
+ * integers, so that two sums of the same prices in another order compare
+ * equal (a trial that reaches the ceiling below stops the search). */
+static int64_t micro(double price)
 {
-    double sav = 0;
+    return (int64_t)llround(price * 1e6);
+}
+
+/* What a trial saves per hour (micro-dollars) and the nodes it removes
+ * net. */
+static int64_t trial_saving(const disrupt_state *s, const berth_dplan *t, int64_t *net)
+{
+    int64_t sav = 0;
     *net = 0;
     for (uint32_t i = 0; i < t->nactions; i++) {
-        sav += t->actions[i].savings;
-        *net += (int64_t)t->actions[i].nnodes - (int64_t)t->actions[i].nreplacements;
+        const berth_daction *a = &t->actions[i];
+        for (uint32_t j = 0; j < a->nnodes; j++)
+            sav += micro(s->n[a->nodes[j]].price);
+        for (uint32_t j = 0; j < a->nreplacements; j++)
+            sav -= micro(a->replacements[j].price);
+        *net += (int64_t)a->nnodes - (int64_t)a->nreplacements;
     }
     return sav;
+}
+
+/* The most any trial can save (micro-dollars) and remove: per pool the
+ * prices of its Underutilized allowance's dearest candidates (a trial
+ * deletes only candidates, within the allowances, and a replacement only
+ * costs). A trial that reaches both cannot be beaten. tmp: room for nl
+ * nodes, left for the pools; c->key is overwritten. */
+static void trial_ceiling(opt_ctx *c, const uint32_t *list, uint32_t nl, uint32_t *tmp,
+                          int64_t *left, int64_t *sav, int64_t *net)
+{
+    const disrupt_state *s = c->s;
+    *sav = *net = 0;
+    for (uint32_t i = 0; i < nl; i++) {
+        c->key[list[i]] = -s->n[list[i]].price;
+        tmp[i] = list[i];
+    }
+    qsort_r(tmp, nl, sizeof *tmp, cmp_key_asc, c);
+    for (uint32_t p = 0; p < s->m->npools; p++)
+        left[p] = c->al[p][BERTH_DR_UNDERUTILIZED];
+    for (uint32_t i = 0; i < nl; i++) {
+        int p = s->n[tmp[i]].pool;
+        if (left[p] > 0) {
+            left[p]--;
+            *sav += micro(s->n[tmp[i]].price);
+            (*net)++;
+        }
+    }
 }
 
 /* One trial: phase 2 with `order`, then phase 3 (groups_first: phase 3,
@@ -863,13 +904,14 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     double *frac = malloc((s->nn + 1) * sizeof *frac);
     uint8_t *gone = malloc(s->nn + 1), *tried = calloc(s->nn + 1, 1);
     int64_t *lim_saved = malloc((s->nlim + 1) * sizeof *lim_saved);
+    int64_t *pool_left = malloc((m->npools + 1) * sizeof *pool_left);
     int rc = 0;
     if (lim_saved && s->nlim)
         memcpy(lim_saved, s->lim_used, s->nlim * sizeof *lim_saved);
     if (!c.al || !c.used || !c.skip || !c.load || !c.moving || !c.placed || !c.left || !c.key || !s->in_head || !s->in_next ||
         !sn.al || !sn.used || !sn.in_head || !sn.in_next || !sn.lim || !list || !order ||
         !best_order || !rest || !taken || !group || !req || !frac || !gone || !tried ||
-        !lim_saved) {
+        !lim_saved || !pool_left) {
         rc = BERTH_ENOMEM;
         goto out;
     }
@@ -946,8 +988,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     uint64_t work = 0, last = 0;
     uint32_t trials = 0;
     int have = 0, final = 0;
-    double best_sav = 0;
-    int64_t best_net = 0;
+    int64_t best_sav = 0, best_net = 0, ceil_sav, ceil_net;
+    trial_ceiling(&c, list, nl, rest, pool_left, &ceil_sav, &ceil_net);
     int best_gf = 0;
     /* phase-2 orders and their modes (phase 3 first; the within-budgets
      * group first, tried only when some pool's allowance is below its
@@ -974,7 +1016,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     /* local search: insert = a candidate the best trial kept goes first
      * (dearest first); drop = one it deleted in phase 2 goes last (least
      * price per requested capacity first); alternately */
-    for (uint32_t step = 0; trials < MAX_TRIALS && (!trials || work + last <= limit); step++) {
+    for (uint32_t step = 0; !final && trials < MAX_TRIALS && (!trials || work + last <= limit);
+         step++) {
         uint32_t no = nl;
         int gf = step < norders ? modes[step] : best_gf;
         if (step < norders) {
@@ -1028,15 +1071,16 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             if (s->nn && TRIAL_NODE_WORK / s->nn > limit)
                 limit = TRIAL_NODE_WORK / s->nn;
         }
+        int64_t net = 0, sav = rc ? 0 : trial_saving(s, &trial, &net);
         /* the last trial leaves its moves in place: the session is closed
-         * below instead of undoing them */
-        final = trials >= MAX_TRIALS || work + last > limit;
+         * below instead of undoing them. A trial that saves the ceiling
+         * (and removes as many nodes) cannot be beaten: the last. */
+        final = trials >= MAX_TRIALS || work + last > limit ||
+                (sav >= ceil_sav && net >= ceil_net);
         int rb = rc || final ? 0 : snap_restore(&c, &sn);
         if (rc || (rc = rb))
             goto out;
-        int64_t net;
-        double sav = trial_saving(&trial, &net);
-        if (!have || sav > best_sav + 1e-9 || (sav > best_sav - 1e-9 && net > best_net)) {
+        if (!have || sav > best_sav || (sav == best_sav && net > best_net)) {
             berth_dplan_free(&best);
             best = trial;
             memset(&trial, 0, sizeof trial);
@@ -1067,6 +1111,7 @@ out:
     berth_dplan_free(&trial);
     berth_dplan_free(&best);
     free(lim_saved);
+    free(pool_left);
     free(s->in_head);
     free(s->in_next);
     s->in_head = s->in_next = NULL;
