@@ -54,8 +54,10 @@
  * pods as 3; every phase launches at most DISRUPT_SPARE_SLOTS - 1 new
  * nodes in a trial; at most MAX_TRIALS trials, a trial starting only while
  * the work so far plus the last trial's stays within max(TRIAL_WORK_FACTOR
- * x the first trial's, TRIAL_NODE_WORK / nodes) moves and decisions
- * (disrupt_optimize). */
+ * x the first trial's, TRIAL_NODE_WORK / nodes, TRIAL_SMALL_WORK / nodes^2)
+ * moves and decisions, and none after a trial that saves the ceiling (per
+ * pool the prices of the allowance's dearest candidates, compared in
+ * integer micro-dollars) (disrupt_optimize). */
 #include "disrupt/state.h"
 
 #include <math.h>
@@ -75,9 +77,14 @@
  * nodes (the same failure-analysis work as on FAIL_NODES nodes) */
 #define FAIL_NODES 10000u
 /* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
-#define MAX_TRIALS 24
+#define MAX_TRIALS 96
 #define TRIAL_WORK_FACTOR 2
 #define TRIAL_NODE_WORK 6000000u
+/* ... and on estates below about 800 nodes TRIAL_SMALL_WORK / nodes^2: a
+ * unit of work there costs about nodes, so the search costs at most
+ * TRIAL_SMALL_WORK / nodes node-moves, what TRIAL_NODE_WORK allows at 800
+ * nodes (issue 18: more local search where it is cheap) */
+#define TRIAL_SMALL_WORK 4800000000u
 /* rounds of phases 2 and 3 in a trial, while a round replaces nodes */
 #define TRIAL_ROUNDS 8
 /* the within-budgets group of a MODE_BOUND_GROUP trial: Karpenter's
@@ -978,7 +985,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
      * kept. Work bound: at most MAX_TRIALS trials, and a trial starts only
      * while the work so far plus the last trial's stays within
      * max(TRIAL_WORK_FACTOR x the first trial's work, TRIAL_NODE_WORK /
-     * nodes) (work = moves tried in phase 2 + consolidation decisions in
+     * nodes, TRIAL_SMALL_WORK / nodes^2) (work = moves tried in phase 2 + consolidation decisions in
      * phase 3, each a scheduling run over the estate's nodes; the first
      * trial always runs and is itself bounded as in the header). So on a
      * large estate the optimiser costs at most about TRIAL_WORK_FACTOR
@@ -1070,6 +1077,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             limit = last * TRIAL_WORK_FACTOR;
             if (s->nn && TRIAL_NODE_WORK / s->nn > limit)
                 limit = TRIAL_NODE_WORK / s->nn;
+            if (s->nn && TRIAL_SMALL_WORK / ((uint64_t)s->nn * s->nn) > limit)
+                limit = TRIAL_SMALL_WORK / ((uint64_t)s->nn * s->nn);
         }
         int64_t net = 0, sav = rc ? 0 : trial_saving(s, &trial, &net);
         /* the last trial leaves its moves in place: the session is closed

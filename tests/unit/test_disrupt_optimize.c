@@ -20,7 +20,7 @@
 
 #define NOW 1714564800 /* 2024-05-01T12:00:00Z */
 
-#define YAML_BUF_SIZE (1 << 17)
+#define YAML_BUF_SIZE (1 << 20)
 #include "disrupt_fixture.h"
 
 static void pool_policy(buf *b, const char *name, const char *reqs, const char *budget,
@@ -680,6 +680,116 @@ static void test_exact_tiny_estates(void **st)
     assert_true(hit * 10 >= n * 9);
 }
 
+/* Mid-size estates of one family whose pods have another shape (issue 18
+ * item 1, the hard case of bench/quality/disrupt_gap.py): E-like nodes (8
+ * GiB per cpu) running pods of about 4 GiB per cpu, D-like (4 GiB per cpu,
+ * cheaper per cpu) and F-like (2 GiB per cpu) types to launch, 40-70
+ * nodes filled to 25-85 %, 2 % of the pods do-not-disrupt, budgets 100 %. */
+static void shape_estate(buf *b, berth_rng *r)
+{
+    static const struct { char fam; int gib; double price; } fam[] = {
+        {'D', 4, 0.048}, {'E', 8, 0.063}, {'F', 2, 0.0423}};
+    b->n = 0;
+    pool(b, "p", "      requirements:\n"
+                 "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n",
+         "100%", NULL);
+    for (int f = 0; f < 3; f++)
+        for (int i = 0; i < 4; i++) {
+            int cpu = 2 << i;
+            add(b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: %c%d}\n"
+                   "spec:\n  capacity: {cpu: \"%d\", memory: %dGi, pods: 110}\n  offerings:\n"
+                   "  - {zone: z1, capacityType: on-demand, price: %g}\n",
+                fam[f].fam, cpu, cpu, cpu * fam[f].gib, cpu * fam[f].price);
+        }
+    /* deployments: cpu-heavy, memory-heavy or balanced pods (m, MiB) */
+    int ndep = 5 + (int)berth_rng_below(r, 6), dcpu[10], dmem[10];
+    static const int cc[] = {500, 750, 1000, 1500, 2000}, cm[] = {256, 512, 1024};
+    static const int mc[] = {100, 250, 500}, mm[] = {2048, 3072, 4096, 6144};
+    static const int bc[] = {250, 500, 1000}, bm[] = {1024, 2048, 4096};
+    for (int d = 0; d < ndep; d++) {
+        int kind = (int)berth_rng_below(r, 3);
+        dcpu[d] = kind == 0 ? cc[berth_rng_below(r, 5)] : kind == 1 ? mc[berth_rng_below(r, 3)]
+                                                                   : bc[berth_rng_below(r, 3)];
+        dmem[d] = kind == 0 ? cm[berth_rng_below(r, 3)] : kind == 1 ? mm[berth_rng_below(r, 4)]
+                                                                   : bm[berth_rng_below(r, 3)];
+    }
+    int nn = 40 + (int)berth_rng_below(r, 31), np = 0;
+    for (int i = 0; i < nn; i++) {
+        int sz = (int)berth_rng_below(r, 9), cpu = sz < 3 ? 2 : sz < 6 ? 4 : sz < 8 ? 8 : 16;
+        char name[16];
+        snprintf(name, sizeof name, "n%02d", i);
+        add(b, "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: %s\n"
+               "  labels: {karpenter.sh/nodepool: p, node.kubernetes.io/instance-type: E%d, "
+               "karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: z1}\n"
+               "  creationTimestamp: \"2024-04-30T00:00:00Z\"\n"
+               "status:\n  nodeName: %s\n  conditions:\n  - {type: Initialized, status: \"True\", "
+               "lastTransitionTime: \"2024-04-30T00:05:00Z\"}\n"
+               "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n"
+               "  labels: {karpenter.sh/nodepool: p, node.kubernetes.io/instance-type: E%d, "
+               "karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: z1, "
+               "kubernetes.io/hostname: %s, karpenter.sh/initialized: \"true\"}\n"
+               "status:\n  allocatable: {cpu: \"%d\", memory: %dGi, pods: \"110\"}\n",
+            name, cpu, name, name, cpu, name, cpu, cpu * 8);
+        double target = 0.25 + 0.6 * (double)berth_rng_below(r, 1000) / 1000;
+        int uc = 0, um = 0, placed = 0;
+        for (int t = 0; t < 40; t++) {
+            int d = (int)berth_rng_below(r, (uint64_t)ndep);
+            if ((uc + dcpu[d] > cpu * 1000 * target || um + dmem[d] > cpu * 8192 * target) &&
+                (placed || uc + dcpu[d] > cpu * 1000 || um + dmem[d] > cpu * 8192))
+                continue;
+            uc += dcpu[d];
+            um += dmem[d];
+            placed++;
+            int dnd = berth_rng_below(r, 50) == 0;
+            add(b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: app%d-%d\n"
+                   "  namespace: default\n  labels: {app: app%d}\n%s"
+                   "spec:\n  nodeName: %s\n  containers:\n  - name: c\n"
+                   "    resources: {requests: {cpu: %dm, memory: %dMi}}\n"
+                   "status:\n  phase: Running\n  startTime: \"2024-05-01T11:00:00Z\"\n"
+                   "  conditions: [{type: Ready, status: \"True\"}]\n",
+                d, np++, d, dnd ? "  annotations: {karpenter.sh/do-not-disrupt: \"true\"}\n" : "",
+                name, dcpu[d], dmem[d]);
+        }
+    }
+}
+
+static void test_optimizer_mid_shape_estates(void **st)
+{
+    (void)st;
+    static buf b;
+    berth_rng r;
+    berth_rng_seed(&r, 1818);
+    const char *env = getenv("DISRUPT_SHAPE_ITERS"); /* longer local runs */
+    int iters = env ? atoi(env) : 6;
+    double sum = 0;
+    for (int iter = 0; iter < iters; iter++) {
+        shape_estate(&b, &r);
+        fixture f, h;
+        plan(&f, &b, 0, 0, 0);
+        plan(&h, &b, 1, 0, 0);
+        assert_true(h.p.cost_after <= f.p.cost_after + 1e-9);
+        assert_true(h.p.bound_cost <= h.p.cost_after + 1e-9);
+        double gap = (h.p.cost_after - h.p.bound_cost) / h.p.bound_cost;
+        if (getenv("DISRUPT_SHAPE_DUMP"))
+            fprintf(stderr, "shape estate %d: %u nodes, plain %.4f, optimized %.4f, bound %.4f "
+                            "(+%.2f %%)\n",
+                    iter, f.m.kube.nnodes, f.p.cost_after, h.p.cost_after, h.p.bound_cost,
+                    100 * gap);
+        sum += gap;
+        done(&f);
+        done(&h);
+    }
+    print_message("shape: %d estates, --optimize %.2f %% above the lower bound on average\n",
+                  iters, 100 * sum / iters);
+    /* regression guard (docs/disrupt.md "Quality"): the bound is loose
+     * here (it covers cpu and memory separately), so the figure is
+     * relative: 27.63 % with the small-estate search (TRIAL_SMALL_WORK,
+     * 96 trials), 28.02 % before it (24 trials, estates 3 and 11 of 12
+     * keep more) */
+    if (!env)
+        assert_true(sum / iters <= 0.278);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -688,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_optimizer_many_node_command),
         cmocka_unit_test(test_random_fast_equals_reference_and_bound),
         cmocka_unit_test(test_exact_tiny_estates),
+        cmocka_unit_test(test_optimizer_mid_shape_estates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
