@@ -662,7 +662,7 @@ typedef struct ext_result {
     char **reason;
     uint32_t nreason;
     int64_t *total, max_total;
-    uint32_t *kof;   /* per cache node: its index in the result, or NONE */
+    uint32_t m, nfeasible; /* nodes (the set's cache nodes, ascending), feasible ones */
     /* the last reply written from it, per kind (0 filter, 1 prioritize),
      * and the nodenames array (ext_names.id) it was written for (kept from
      * the second time it is written for that array): a replica asked with
@@ -677,11 +677,11 @@ static void result_unref(ext_result *r)
     if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     for (uint32_t i = 0; r->reason && i < r->nreason; i++)
-        free(r->reason[i]);
+        if (r->reason[i])
+            free(r->reason[i]);
     free(r->reason);
     free(r->verdict);
     free(r->total);
-    free(r->kof);
     free(r->text[0]);
     free(r->text[1]);
     free(r);
@@ -693,28 +693,23 @@ static ext_result *result_ref(ext_result *r)
     return r;
 }
 
-/* The verdicts of q (decided over the cache nodes cis[0..m), ascending, of
- * a cache of ncache nodes) moved into a new result (refs 1); NULL out of
- * memory (q keeps them). */
-static ext_result *result_take(ext_call *q, uint32_t ncache, const uint32_t *cis, uint32_t m)
+/* The verdicts of q (decided over the m nodes of a name set, its cache
+ * nodes ascending: result index i is the set's i-th node, ext_names.rix)
+ * moved into a new result (refs 1); NULL out of memory (q keeps them). */
+static ext_result *result_take(ext_call *q, uint32_t m)
 {
     ext_result *r = calloc(1, sizeof *r);
-    uint32_t *kof = r ? malloc((ncache ? ncache : 1) * sizeof *kof) : NULL;
-    if (!kof) {
-        free(r);
+    if (!r)
         return NULL;
-    }
-    for (uint32_t i = 0; i < ncache; i++)
-        kof[i] = BERTH_KUBE_NONE;
-    for (uint32_t i = 0; i < m; i++)
-        kof[cis[i]] = i;
-    r->kof = kof;
     r->refs = 1;
     r->verdict = q->verdict;
     r->reason = q->reason;
     r->nreason = q->nreason;
     r->total = q->total;
     r->max_total = q->max_total;
+    r->m = m;
+    for (uint32_t i = 0; i < m; i++)
+        r->nfeasible += q->verdict[i] == V_FEASIBLE;
     q->verdict = NULL;
     q->reason = NULL;
     q->total = NULL;
@@ -846,6 +841,15 @@ typedef struct ext_names {
     unsigned char *mark;      /* per cache node: named */
     uint64_t set_hash;        /* of cis[0..m) */
     uint64_t id;              /* unique among the arrays decoded (ext_result.text_names) */
+    /* the replies' fixed text, written once per array (ext_reply_texts):
+     * per name its index in a result over the set (its rank in cis,
+     * NONE when unknown); the names quoted and comma-separated
+     * ("a","b",: name i at qtext + qoff[i], qoff[n] the end); the
+     * prioritize list with score 0 everywhere
+     * ([{"host":"a","score":0},...]: name i's digit at ptext[dpos[i]]) */
+    uint32_t *rix;
+    char *qtext, *ptext;
+    size_t *qoff, *dpos, nptext;
 } ext_names;
 
 static void names_free(ext_names *s)
@@ -858,6 +862,11 @@ static void names_free(ext_names *s)
     free(s->ci);
     free(s->cis);
     free(s->mark);
+    free(s->rix);
+    free(s->qtext);
+    free(s->ptext);
+    free(s->qoff);
+    free(s->dpos);
     free(s);
 }
 
@@ -902,6 +911,51 @@ static int cmp_span(const void *a, const void *b)
     const span *x = a, *y = b;
     int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
     return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* The fixed text of s's replies (ext_names.rix, qtext, ptext); cis and
+ * ci set. 0, or -1 out of memory. Work: one pass over the names. */
+static int names_texts(ext_names *s, uint32_t ncache)
+{
+    uint32_t *rank = malloc((ncache ? ncache : 1) * sizeof *rank);
+    s->rix = malloc((s->n ? s->n : 1) * sizeof *s->rix);
+    s->qoff = malloc(((size_t)s->n + 1) * sizeof *s->qoff);
+    s->dpos = malloc((s->n ? s->n : 1) * sizeof *s->dpos);
+    s->qtext = malloc(s->bytes + 3 * (size_t)s->n + 1);
+    static const char host[] = "{\"host\":\"", score[] = "\",\"score\":0},";
+    size_t hn = sizeof host - 1, sn = sizeof score - 1;
+    s->ptext = malloc(s->bytes + (hn + sn) * (size_t)s->n + 2);
+    if (!rank || !s->rix || !s->qoff || !s->dpos || !s->qtext || !s->ptext) {
+        free(rank);
+        return -1;
+    }
+    for (uint32_t i = 0; i < s->m; i++)
+        rank[s->cis[i]] = i;
+    char *q = s->qtext, *t = s->ptext;
+    *t++ = '[';
+    for (uint32_t i = 0; i < s->n; i++) {
+        const char *nm = s->text + s->off[i];
+        size_t n = s->nlen[i];
+        s->rix[i] = s->ci[i] == BERTH_KUBE_NONE ? BERTH_KUBE_NONE : rank[s->ci[i]];
+        s->qoff[i] = (size_t)(q - s->qtext);
+        *q++ = '"';
+        memcpy(q, nm, n);
+        q += n;
+        *q++ = '"';
+        *q++ = ',';
+        memcpy(t, host, hn);
+        memcpy(t + hn, nm, n);
+        memcpy(t + hn + n, score, sn);
+        t += hn + n + sn;
+        s->dpos[i] = (size_t)(t - s->ptext) - 3; /* the 0 of "0}," */
+    }
+    s->qoff[s->n] = (size_t)(q - s->qtext);
+    if (s->n)
+        t--; /* the last comma */
+    *t++ = ']';
+    s->nptext = (size_t)(t - s->ptext);
+    free(rank);
+    return 0;
 }
 
 /* Decodes the array opening at p against cache (NULL: every name unknown)
@@ -992,6 +1046,8 @@ static int names_build(serve_extender *x, node_cache *cache, const char *p, cons
             h = (h ^ i) * 1099511628211ull;
         }
     s->set_hash = h;
+    if (names_texts(s, ncache))
+        goto out;
     s->id = __atomic_add_fetch(&x->names_ids, 1, __ATOMIC_RELAXED);
     s->cache_gen = cache ? cache->gen : 0;
     s->refs = 2; /* the caller's and the ring's */
@@ -1414,7 +1470,7 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
         q->pod_ix = BERTH_KUBE_NONE; /* the probe's one decision */
         int rc = berth_kprobe_run(w->probe, p, q, &slot, &e);
         ok = !rc && q->decided && q->verdict && q->reason && q->total &&
-             (*out = result_take(q, cache->k.nnodes, names->cis, names->m)) != NULL;
+             (*out = result_take(q, names->m)) != NULL;
         probed = ok;
         if (!ok) { /* the cold cycle answers afresh */
             if (q->reason)
@@ -1551,7 +1607,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
 decided:
     c->bind_gen = bind_gen;
     /* the verdicts move into the cycle */
-    if (!c->res && !(c->res = result_take(&q, cache->k.nnodes, cis, m))) {
+    if (!c->res && !(c->res = result_take(&q, m))) {
         serve_reply_error(r, 500, "internal", "out of memory");
         goto fail;
     }
@@ -1653,31 +1709,45 @@ static inline void wname(wbuf *w, const ext_names *s, uint32_t i)
 static const char *const unknown_why =
     "node(s) were unknown to the extender (berth): load them with PUT /v1/kube/nodes";
 
-/* ExtenderFilterResult for the names of s from cycle c. */
+/* ExtenderFilterResult for the names of s from cycle c: the feasible
+ * names are copied from s->qtext in runs (one copy when all are), the
+ * failed maps are written only when a name failed or is unknown. */
 static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
 {
-    const uint32_t *ci = s->ci;
-    wreserve(w, s->bytes + 3 * (size_t)s->n + 128);
+    const uint32_t *rix = s->rix;
+    const unsigned char *verdict = c->res->verdict;
+    wreserve(w, s->qoff[s->n] + 128);
     wlit(w, "{\"nodes\":null,\"nodenames\":[");
-    int first = 1;
-    for (uint32_t i = 0; i < s->n; i++)
-        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE) {
-            if (!first)
-                wput(w, ",", 1);
-            first = 0;
-            wname(w, s, i);
-        }
+    if (w->oom)
+        return;
+    size_t start = w->n;
+    if (c->res->nfeasible == s->n) { /* every name known and feasible */
+        wput(w, s->qtext, s->qoff[s->n]);
+    } else {
+        uint32_t from = 0; /* the run of feasible names from..i */
+        for (uint32_t i = 0; i < s->n; i++)
+            if (rix[i] == BERTH_KUBE_NONE || verdict[rix[i]] != V_FEASIBLE) {
+                wput(w, s->qtext + s->qoff[from], s->qoff[i] - s->qoff[from]);
+                from = i + 1;
+            }
+        wput(w, s->qtext + s->qoff[from], s->qoff[s->n] - s->qoff[from]);
+    }
+    if (w->n > start) /* the last comma */
+        w->p[--w->n] = 0;
+    if (c->res->nfeasible == s->n) {
+        wlit(w, "],\"failedNodes\":{},\"failedAndUnresolvableNodes\":{},\"error\":\"\"}");
+        return;
+    }
     for (int pass = 0; pass < 2; pass++) {
         wlit(w, pass ? "},\"failedAndUnresolvableNodes\":{" : "],\"failedNodes\":{");
-        first = 1;
+        int first = 1;
         for (uint32_t i = 0; i < s->n; i++) {
-            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->res->verdict[c->res->kof[ci[i]]];
+            int v = rix[i] == BERTH_KUBE_NONE ? V_UNKNOWN : verdict[rix[i]];
             if (v == V_FEASIBLE || (v == V_UNRESOLVABLE) != pass)
                 continue;
+            const char *r = v == V_UNKNOWN ? NULL : c->res->reason[rix[i]];
             const char *why = v == V_UNKNOWN ? unknown_why
-                              : c->res->reason[c->res->kof[ci[i]]] && c->res->reason[c->res->kof[ci[i]]][0]
-                                  ? c->res->reason[c->res->kof[ci[i]]]
-                                  : "node(s) were not evaluated";
+                              : r && r[0] ? r : "node(s) were not evaluated";
             if (!first)
                 wput(w, ",", 1);
             first = 0;
@@ -1689,38 +1759,57 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
     wlit(w, "},\"error\":\"\"}");
 }
 
-/* HostPriorityList for the names of s from cycle c: one reservation, then
- * plain copies. */
+/* HostPriorityList for the names of s from cycle c: s->ptext (every
+ * score 0) copied in runs between the names scoring 10 (two digits), the
+ * other digits patched in place. */
 static void write_prioritize(wbuf *w, const ext_cycle *c, const ext_names *s)
 {
-    const uint32_t *ci = s->ci;
-    /* per name: ,{"host":"NAME","score":10} */
-    wreserve(w, s->bytes + 32 * (size_t)s->n + 8);
-    wput(w, "[", 1);
+    const ext_result *res = c->res;
+    unsigned char *sc = malloc(s->n ? s->n : 1);
+    if (!sc) {
+        w->oom = 1;
+        return;
+    }
+    uint32_t tens = 0;
     for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t r = s->rix[i];
         int64_t score = 0;
-        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE &&
-            c->res->max_total > 0) {
+        if (r != BERTH_KUBE_NONE && res->verdict[r] == V_FEASIBLE && res->max_total > 0) {
             /* berth's weighted total, proportional to the best node's: the
              * node berth would pick gets MaxExtenderPriority */
-            score = c->res->total[c->res->kof[ci[i]]] * EXT_MAX_SCORE / c->res->max_total;
+            score = res->total[r] * EXT_MAX_SCORE / res->max_total;
             score = score < 0 ? 0 : score > EXT_MAX_SCORE ? EXT_MAX_SCORE : score;
         }
-        /* 0..10: two digits at most */
-        char num[16] = ",\"score\":";
-        size_t k = 9;
-        if (score >= 10)
-            num[k++] = (char)('0' + score / 10);
-        num[k++] = (char)('0' + score % 10);
-        num[k++] = '}';
-        if (i)
-            wput(w, ",{\"host\":", 9);
-        else
-            wput(w, "{\"host\":", 8);
-        wname(w, s, i);
-        wput(w, num, k);
+        sc[i] = (unsigned char)score;
+        tens += score == EXT_MAX_SCORE;
     }
-    wput(w, "]", 1);
+    wreserve(w, s->nptext + tens);
+    if (w->oom) {
+        free(sc);
+        return;
+    }
+    char *o = w->p + w->n;
+    const char *t = s->ptext;
+    size_t done = 0, shift = 0; /* ptext[0..done) copied to o[0..done + shift) */
+    uint32_t from = 0;          /* names from.. not patched yet */
+    for (uint32_t i = 0; i <= s->n; i++) {
+        if (i < s->n && sc[i] != EXT_MAX_SCORE)
+            continue;
+        size_t upto = i < s->n ? s->dpos[i] : s->nptext;
+        memcpy(o + done + shift, t + done, upto - done);
+        for (uint32_t j = from; j < i; j++)
+            o[s->dpos[j] + shift] = (char)('0' + sc[j]);
+        if (i < s->n) {
+            o[upto + shift] = '1';
+            o[upto + shift + 1] = '0';
+            shift++;
+            done = upto + 1;
+            from = i + 1;
+        }
+    }
+    w->n += s->nptext + tens;
+    w->p[w->n] = 0;
+    free(sc);
 }
 
 /* The fast path of filter (prioritize = 0) and prioritize. 1 when it
