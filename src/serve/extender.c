@@ -29,6 +29,7 @@
 #include "berth/doc.h"
 #include "berth/kprobe.h"
 #include "berth/kube.h"
+#include "berth/time.h"
 
 #define EXT_MAX_SCORE 10 /* MaxExtenderPriority */
 
@@ -309,6 +310,7 @@ typedef struct ext_call {
     char **reason;          /* per k node, nreason of them */
     uint32_t nreason;
     int64_t *total, max_total;
+    uint32_t nfeasible;     /* nodes V_FEASIBLE */
     char key[600];
     const char *uid;
 } ext_call;
@@ -349,13 +351,24 @@ static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecisio
     if (!q->verdict || !q->reason || !q->total)
         return;
     q->nreason = k->nnodes;
-    for (uint32_t i = 0; d->feasible && i < d->nfeasible; i++) {
-        q->verdict[d->feasible[i]] = V_FEASIBLE;
-        q->total[d->feasible[i]] = d->totals ? d->totals[i] : 0;
-        if (d->totals && d->totals[i] > q->max_total)
-            q->max_total = d->totals[i];
+    unsigned char *verdict = q->verdict;
+    int64_t *total = q->total, max_total = q->max_total;
+    const uint32_t *feasible = d->feasible;
+    const int64_t *totals = d->totals;
+    uint32_t nf = feasible ? d->nfeasible : 0;
+    if (totals) {
+        for (uint32_t i = 0; i < nf; i++) {
+            verdict[feasible[i]] = V_FEASIBLE;
+            total[feasible[i]] = totals[i];
+            max_total = totals[i] > max_total ? totals[i] : max_total;
+        }
+    } else {
+        for (uint32_t i = 0; i < nf; i++)
+            verdict[feasible[i]] = V_FEASIBLE;
     }
-    for (uint32_t node = 0; d->fail_mask && node < k->nnodes; node++) {
+    q->max_total = max_total;
+    q->nfeasible = nf;
+    for (uint32_t node = 0; d->fail_mask && nf < k->nnodes && node < k->nnodes; node++) {
         uint32_t mask = d->fail_mask[node];
         if (!mask || q->verdict[node] == V_FEASIBLE)
             continue;
@@ -708,8 +721,7 @@ static ext_result *result_take(ext_call *q, uint32_t m)
     r->total = q->total;
     r->max_total = q->max_total;
     r->m = m;
-    for (uint32_t i = 0; i < m; i++)
-        r->nfeasible += q->verdict[i] == V_FEASIBLE;
+    r->nfeasible = q->nfeasible;
     q->verdict = NULL;
     q->reason = NULL;
     q->total = NULL;
@@ -1398,27 +1410,121 @@ static berth_kpod *warm_decode(ext_warm *w, const char *seen, const char *key)
     return p;
 }
 
-/* The pod's class key: its compact text without metadata.name and a
- * string metadata.uid, the only fields that differ between the replicas of
- * one template and that the scheduling cycle does not read (the loader
- * checks name as pod_check already did and stores it; no filter, score or
- * reason reads a pod's name or uid; the one place the name matters, a
- * binding of the same name, is checked by the caller). Everything else
- * (labels, annotations, owner references, timestamps, spec, status) is
- * part of the key, so two pods of one key decode to the same scheduling
- * input. malloc'd; NULL out of memory. */
+/* The pod's class key: its compact text without the fields whose values
+ * the scheduling cycle neither reads nor checks, so that two pods of one
+ * key decode to the same scheduling input (the pods kube-scheduler sends
+ * for one Deployment differ in name, uid, resourceVersion, creation time;
+ * pods of one app often differ only in env, command or annotations). Left
+ * out (src/k8s/meta.c and podspec.c: known keys whose values are never
+ * decoded, or decoded for something no filter, score or reason reads):
+ * - metadata: name (checked by pod_check, as the loader checks it; the
+ *   one place it matters, a binding of the same name, is checked by the
+ *   caller), generateName, selfLink, resourceVersion, generation,
+ *   managedFields, a string uid, a creationTimestamp that parses (its
+ *   only reader is the queue order; one pod per cycle here), annotations
+ *   when every value is a string or null and none is the mirror-pod
+ *   annotation (checked and kept for the planners only);
+ * - each container (containers, initContainers, ephemeralContainers):
+ *   command, args, workingDir, env, envFrom, volumeMounts, volumeDevices,
+ *   the probes, lifecycle, terminationMessagePath/Policy, imagePullPolicy,
+ *   securityContext, stdin, stdinOnce, tty, resizePolicy;
+ * - status: message, reason, and conditions when none is of type Ready.
+ * Everything else (labels, ownerReferences, spec, phase, ...) is part of
+ * the key, byte for byte; a field of a shape the loader would reject stays
+ * in the key, so the pod is decoded (and refused) as the cold cycle would.
+ * malloc'd; NULL out of memory. */
+static const char *const key_free_meta[] = {"name", "generateName", "selfLink", "resourceVersion",
+                                            "generation", "managedFields", NULL};
+static const char *const key_free_container[] = {
+    "command", "args", "workingDir", "env", "envFrom", "volumeMounts", "volumeDevices",
+    "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
+    "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+    "resizePolicy", NULL};
+
+static void del_all(json_t *o, const char *const *keys)
+{
+    for (size_t i = 0; keys[i]; i++)
+        json_object_del(o, keys[i]);
+}
+
+/* Whether the annotations a leave the key: strings or nulls, no mirror. */
+static int annotations_free(json_t *a)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(a) || json_object_get(a, "kubernetes.io/config.mirror"))
+        return 0;
+    json_object_foreach(a, k, v) if (!json_is_string(v) && !json_is_null(v)) return 0;
+    return 1;
+}
+
+/* spec[field] (an array of containers) as a shallow copy without the
+ * key-free container fields, set into spec (a copy); 0, or -1 out of
+ * memory. Anything but an array of objects stays as it is. */
+static int strip_containers(json_t *spec, const char *field)
+{
+    json_t *cs = json_object_get(spec, field);
+    if (!json_is_array(cs))
+        return 0;
+    json_t *out = json_array();
+    if (!out)
+        return -1;
+    size_t i;
+    json_t *c;
+    json_array_foreach(cs, i, c) {
+        json_t *c2 = json_is_object(c) ? json_copy(c) : json_incref(c);
+        if (!c2 || json_array_append_new(out, c2)) {
+            json_decref(out);
+            return -1;
+        }
+        if (json_is_object(c2))
+            del_all(c2, key_free_container);
+    }
+    return json_object_set_new(spec, field, out);
+}
+
 static char *ext_class_key(json_t *pod)
 {
-    json_t *meta = json_object_get(pod, "metadata");
+    json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec"),
+           *status = json_object_get(pod, "status");
     json_t *p2 = json_copy(pod), *m2 = json_is_object(meta) ? json_copy(meta) : NULL;
+    json_t *s2 = json_is_object(spec) ? json_copy(spec) : NULL;
+    json_t *t2 = json_is_object(status) ? json_copy(status) : NULL;
     char *key = NULL;
-    if (p2 && m2) {
-        json_object_del(m2, "name");
+    int ok = p2 && m2 && (s2 || !json_is_object(spec)) && (t2 || !json_is_object(status));
+    if (ok) {
+        del_all(m2, key_free_meta);
         if (json_is_string(json_object_get(m2, "uid")))
             json_object_del(m2, "uid");
-        if (!json_object_set(p2, "metadata", m2))
-            key = json_dumps(p2, JSON_COMPACT);
+        const char *ts = json_string_value(json_object_get(m2, "creationTimestamp"));
+        int64_t ms;
+        if (ts && !berth_time_parse(ts, &ms))
+            json_object_del(m2, "creationTimestamp");
+        if (annotations_free(json_object_get(m2, "annotations")))
+            json_object_del(m2, "annotations");
+        ok = !json_object_set(p2, "metadata", m2);
     }
+    if (ok && s2)
+        ok = !strip_containers(s2, "containers") && !strip_containers(s2, "initContainers") &&
+             !strip_containers(s2, "ephemeralContainers") && !json_object_set(p2, "spec", s2);
+    if (ok && t2) {
+        json_object_del(t2, "message");
+        json_object_del(t2, "reason");
+        json_t *cs = json_object_get(t2, "conditions"), *c;
+        size_t i;
+        int ready = !json_is_array(cs);
+        json_array_foreach(cs, i, c) {
+            const char *type = json_string_value(json_object_get(c, "type"));
+            ready |= !json_is_object(c) || !type || !strcmp(type, "Ready");
+        }
+        if (!ready)
+            json_object_del(t2, "conditions");
+        ok = !json_object_set(p2, "status", t2);
+    }
+    if (ok)
+        key = json_dumps(p2, JSON_COMPACT);
+    json_decref(t2);
+    json_decref(s2);
     json_decref(m2);
     json_decref(p2);
     return key;
