@@ -1190,7 +1190,7 @@ static void cycle_keep(serve_extender *x, ext_cycle *c)
  * answers EXT_WARM_SLOTS pods, then is built again (bounded memory: the
  * probed pods' decoding lives in its scratch arena). */
 
-#define EXT_WARM_SLOTS 64
+#define EXT_WARM_SLOTS 256
 #define EXT_CLASSES 8 /* pod classes whose results a warm state keeps */
 
 struct ext_warm {
@@ -1876,15 +1876,27 @@ static void write_prioritize(wbuf *w, const ext_cycle *c, const ext_names *s)
         w->oom = 1;
         return;
     }
+    /* berth's weighted total, proportional to the best node's (the node
+     * berth would pick gets MaxExtenderPriority): total * 10 / max clamped
+     * to 0..10, without a 64-bit division per node: a quotient through a
+     * multiplication by 1 / max, made exact by one step either way */
+    const int64_t max = res->max_total, top = max * EXT_MAX_SCORE;
+    const double inv = max > 0 ? 1.0 / (double)max : 0;
     uint32_t tens = 0;
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t r = s->rix[i];
         int64_t score = 0;
-        if (r != BERTH_KUBE_NONE && res->verdict[r] == V_FEASIBLE && res->max_total > 0) {
-            /* berth's weighted total, proportional to the best node's: the
-             * node berth would pick gets MaxExtenderPriority */
-            score = res->total[r] * EXT_MAX_SCORE / res->max_total;
-            score = score < 0 ? 0 : score > EXT_MAX_SCORE ? EXT_MAX_SCORE : score;
+        if (r != BERTH_KUBE_NONE && res->verdict[r] == V_FEASIBLE && max > 0) {
+            int64_t t = res->total[r] * EXT_MAX_SCORE;
+            if (t >= top) {
+                score = EXT_MAX_SCORE;
+            } else if (t > 0) {
+                score = (int64_t)((double)t * inv);
+                if (score * max > t)
+                    score--;
+                else if ((score + 1) * max <= t)
+                    score++;
+            }
         }
         sc[i] = (unsigned char)score;
         tens += score == EXT_MAX_SCORE;
