@@ -307,22 +307,42 @@ typedef struct ext_call {
     uint32_t pod_ix;        /* index of the pod in k */
     int decided;
     unsigned char *verdict; /* per k node */
-    char **reason;          /* per k node, nreason of them */
-    uint32_t nreason;
+    const char **reason;    /* per k node (a failed one: one of texts) */
+    char **texts;           /* the distinct reason texts, ntexts of them (owned) */
+    uint32_t ntexts;
     int64_t *total, max_total;
     uint32_t nfeasible;     /* nodes V_FEASIBLE */
     char key[600];
     const char *uid;
 } ext_call;
 
-static void call_free(ext_call *q)
+static void texts_free(char **texts, uint32_t n)
 {
-    if (q->reason)
-        for (uint32_t i = 0; i < q->nreason; i++)
-            free(q->reason[i]);
+    for (uint32_t i = 0; texts && i < n; i++)
+        free(texts[i]);
+    free(texts);
+}
+
+/* Forgets q's verdicts (freed). */
+static void call_drop_verdicts(ext_call *q)
+{
+    texts_free(q->texts, q->ntexts);
     free(q->reason);
     free(q->verdict);
     free(q->total);
+    q->texts = NULL;
+    q->ntexts = 0;
+    q->reason = NULL;
+    q->verdict = NULL;
+    q->total = NULL;
+    q->decided = 0;
+    q->max_total = 0;
+    q->nfeasible = 0;
+}
+
+static void call_free(ext_call *q)
+{
+    call_drop_verdicts(q);
     free(q->bound);
     free(q->cand);
     free(q->sorted);
@@ -338,6 +358,48 @@ static int unresolvable(berth_kplugin p)
            p == BERTH_KP_VOLUME_ZONE;
 }
 
+/* Appends s[0..n) to text[0..*len) as far as it fits in size - 1 bytes. */
+static void text_add(char *text, size_t size, size_t *len, const char *s, size_t n)
+{
+    size_t room = size - 1 - *len;
+    n = n < room ? n : room;
+    memcpy(text + *len, s, n);
+    *len += n;
+    text[*len] = 0;
+}
+
+#define EXT_TEXT_TABLE 1024 /* slots of a decision's reason-text index (half used at most) */
+
+/* The kept reason text equal to text[0..len) (interned through tab, of
+ * EXT_TEXT_TABLE slots, when not NULL), or a new copy added to q->texts;
+ * NULL out of memory. */
+static const char *text_intern(ext_call *q, uint32_t *tab, const char *text, size_t len,
+                               uint32_t *cap)
+{
+    uint32_t i = 0;
+    if (tab)
+        for (i = hash_bytes(text, len) & (EXT_TEXT_TABLE - 1); tab[i];
+             i = (i + 1) & (EXT_TEXT_TABLE - 1))
+            if (!strcmp(q->texts[tab[i] - 1], text))
+                return q->texts[tab[i] - 1];
+    if (q->ntexts == *cap) {
+        uint32_t nc = *cap ? 2 * *cap : 16;
+        char **nt = realloc(q->texts, nc * sizeof *nt);
+        if (!nt)
+            return NULL;
+        q->texts = nt;
+        *cap = nc;
+    }
+    char *t = malloc(len + 1);
+    if (!t)
+        return NULL;
+    memcpy(t, text, len + 1);
+    q->texts[q->ntexts++] = t;
+    if (tab && q->ntexts < EXT_TEXT_TABLE / 2)
+        tab[i] = q->ntexts;
+    return t;
+}
+
 static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
 {
     ext_call *q = ctx;
@@ -345,17 +407,18 @@ static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecisio
         return;
     q->decided = 1;
     uint32_t n = k->nnodes ? k->nnodes : 1;
-    q->verdict = calloc(n, 1);
-    q->reason = calloc(n, sizeof *q->reason);
-    q->total = calloc(n, sizeof *q->total);
-    if (!q->verdict || !q->reason || !q->total)
-        return;
-    q->nreason = k->nnodes;
-    unsigned char *verdict = q->verdict;
-    int64_t *total = q->total, max_total = q->max_total;
     const uint32_t *feasible = d->feasible;
     const int64_t *totals = d->totals;
     uint32_t nf = feasible ? d->nfeasible : 0;
+    /* reasons only when a node failed */
+    int failed = nf < k->nnodes;
+    q->verdict = calloc(n, 1);
+    q->reason = calloc(failed ? n : 1, sizeof *q->reason);
+    q->total = calloc(n, sizeof *q->total);
+    if (!q->verdict || !q->reason || !q->total)
+        return;
+    unsigned char *verdict = q->verdict;
+    int64_t *total = q->total, max_total = q->max_total;
     if (totals) {
         for (uint32_t i = 0; i < nf; i++) {
             verdict[feasible[i]] = V_FEASIBLE;
@@ -368,9 +431,14 @@ static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecisio
     }
     q->max_total = max_total;
     q->nfeasible = nf;
-    for (uint32_t node = 0; d->fail_mask && nf < k->nnodes && node < k->nnodes; node++) {
+    if (!failed || !d->fail_mask)
+        return;
+    /* nodes failing for the same reasons share one text (a table of the
+     * first EXT_TEXT_TABLE / 2 texts; the ones after it are copied) */
+    uint32_t *tab = calloc(EXT_TEXT_TABLE, sizeof *tab), cap = 0;
+    for (uint32_t node = 0; node < k->nnodes; node++) {
         uint32_t mask = d->fail_mask[node];
-        if (!mask || q->verdict[node] == V_FEASIBLE)
+        if (!mask || verdict[node] == V_FEASIBLE)
             continue;
         char text[2048] = "";
         size_t len = 0;
@@ -380,16 +448,19 @@ static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecisio
                 continue;
             char buf[512];
             berth_kube_decision_reason(d, node, d->filter_plugins[f], buf, sizeof buf);
-            if (!buf[0])
-                snprintf(buf, sizeof buf, "%s", berth_kplugin_name(d->filter_plugins[f]));
+            const char *why = buf;
+            if (!buf[0] && !(why = berth_kplugin_name(d->filter_plugins[f])))
+                why = "(null)";
+            size_t wn = strlen(why);
             unres |= unresolvable(d->filter_plugins[f]);
-            int w = snprintf(text + len, sizeof text - len, "%s%s", len ? ", " : "", buf);
-            if (w > 0)
-                len = len + (size_t)w < sizeof text ? len + (size_t)w : sizeof text - 1;
+            if (len)
+                text_add(text, sizeof text, &len, ", ", 2);
+            text_add(text, sizeof text, &len, why, wn < sizeof buf - 1 ? wn : sizeof buf - 1);
         }
-        q->verdict[node] = unres ? V_UNRESOLVABLE : V_UNFIT;
-        q->reason[node] = strdup(text);
+        verdict[node] = unres ? V_UNRESOLVABLE : V_UNFIT;
+        q->reason[node] = text_intern(q, tab, text, len, &cap);
     }
+    free(tab);
 }
 
 static int bad(serve_reply *r, const char *msg)
@@ -672,8 +743,9 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
 typedef struct ext_result {
     int refs; /* atomic */
     unsigned char *verdict;
-    char **reason;
-    uint32_t nreason;
+    const char **reason;     /* per node, a failed one's text (one of texts) */
+    char **texts;
+    uint32_t ntexts;
     int64_t *total, max_total;
     uint32_t m, nfeasible; /* nodes (the set's cache nodes, ascending), feasible ones */
     /* the last reply written from it, per kind (0 filter, 1 prioritize),
@@ -689,9 +761,7 @@ static void result_unref(ext_result *r)
 {
     if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
-    for (uint32_t i = 0; r->reason && i < r->nreason; i++)
-        if (r->reason[i])
-            free(r->reason[i]);
+    texts_free(r->texts, r->ntexts);
     free(r->reason);
     free(r->verdict);
     free(r->total);
@@ -717,7 +787,8 @@ static ext_result *result_take(ext_call *q, uint32_t m)
     r->refs = 1;
     r->verdict = q->verdict;
     r->reason = q->reason;
-    r->nreason = q->nreason;
+    r->texts = q->texts;
+    r->ntexts = q->ntexts;
     r->total = q->total;
     r->max_total = q->max_total;
     r->m = m;
@@ -725,7 +796,8 @@ static ext_result *result_take(ext_call *q, uint32_t m)
     q->verdict = NULL;
     q->reason = NULL;
     q->total = NULL;
-    q->nreason = 0;
+    q->texts = NULL;
+    q->ntexts = 0;
     return r;
 }
 
@@ -1578,20 +1650,8 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
         ok = !rc && q->decided && q->verdict && q->reason && q->total &&
              (*out = result_take(q, names->m)) != NULL;
         probed = ok;
-        if (!ok) { /* the cold cycle answers afresh */
-            if (q->reason)
-                for (uint32_t i = 0; i < q->nreason; i++)
-                    free(q->reason[i]);
-            free(q->reason);
-            free(q->verdict);
-            free(q->total);
-            q->reason = NULL;
-            q->verdict = NULL;
-            q->total = NULL;
-            q->nreason = 0;
-            q->decided = 0;
-            q->max_total = 0;
-        }
+        if (!ok) /* the cold cycle answers afresh */
+            call_drop_verdicts(q);
     }
     if (probed && ckey) { /* kept for the pods of its class */
         unsigned at = w->cnext;
