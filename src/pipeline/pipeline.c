@@ -64,10 +64,6 @@ void berth_cycle_free(berth_cycle *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Filters cand[0..n) in place with verdict[0..n) as scratch, counting
- * rejections into reject_count[] and *unresolvable; returns the survivors'
- * count. Touches per-candidate arrays only at cand[0..n)'s ids, so chunks
- * of one batch may run at once. */
 /* tot[i] += w * col[i] for i < n, four at a time where the compiler has
  * vector types (-O2 does not vectorise the plain loop). */
 static void add_weighted(int64_t *restrict tot, const int64_t *restrict col, int64_t w,
@@ -88,7 +84,7 @@ static void add_weighted(int64_t *restrict tot, const int64_t *restrict col, int
         tot[i] += w * col[i];
 }
 
-/* Whether v[0..n) are all BERTH_FIT (0): eight bytes at a time. */
+/* Whether v[0..n) are all BERTH_FIT (0): 32 bytes a step. */
 static int all_fit(const uint8_t *v, uint32_t n)
 {
     uint64_t any = 0;
@@ -103,6 +99,10 @@ static int all_fit(const uint8_t *v, uint32_t n)
     return any == 0;
 }
 
+/* Filters cand[0..n) in place with verdict[0..n) as scratch, counting
+ * rejections into reject_count[] and *unresolvable; returns the survivors'
+ * count. Touches per-candidate arrays only at cand[0..n)'s ids, so chunks
+ * of one batch may run at once. */
 static uint32_t filter_span(const berth_profile *p, void *state, const void *req,
                             const berth_cycle *c, uint32_t *cand, uint32_t n, uint8_t *verdict,
                             uint32_t *reject_count, uint32_t *unresolvable)
