@@ -14,7 +14,9 @@
  * (nodeCacheCapable: nodenames) for one pod per cycle, as kube-scheduler
  * does (the pods are replicas: one spec, their own names); prints extender
  * requests per second and p50/p99 per request (also as
- * serve.extender_requests_per_sec.5k / serve.extender_p99_ms.5k). Then the
+ * serve.extender_requests_per_sec.5k / serve.extender_p99_ms.5k), then the
+ * same with a spec of its own per pod (serve.extender_requests_per_sec.5k.distinct,
+ * serve.extender_p99_ms.5k.distinct: every pod a new class). Then the
  * same in process, without HTTP, warm against cold in one run, and warm
  * with a spec of its own per pod (serve.extender_pod_us.5k, .5k.cold,
  * .5k.distinct, serve.extender_warm_speedup.5k).
@@ -219,8 +221,10 @@ static void *client_main(void *arg)
 }
 
 static const char *ext_body; /* ExtenderArgs with every node name; "%d" marks the pod */
+static char *ext_dist;       /* the same with the cpu request as a third %d (millicores) */
 static char *ext_nodes;      /* the NodeList */
 static size_t ext_nodes_len;
+static int ext_distinct;     /* the clients send pods of a spec of their own (ext_dist) */
 
 static void *ext_client_main(void *arg)
 {
@@ -230,7 +234,11 @@ static void *ext_client_main(void *arg)
     size_t cap = strlen(ext_body) + 64;
     char *body = malloc(cap);
     for (int i = 0; fd >= 0 && buf && body && !stop_flag; i++) {
-        int n = snprintf(body, cap, ext_body, c->id, i);
+        /* distinct: 100m..10099m, no two pods of one run alike before
+         * 10,000 pods (a class's result is kept for 8 classes) */
+        int n = ext_distinct ? snprintf(body, cap, ext_dist, c->id, i,
+                                        100 + (EXT_CLIENTS * i + c->id) % 10000)
+                             : snprintf(body, cap, ext_body, c->id, i);
         for (int verb = 0; verb < 2; verb++) {
             double t0 = now_s();
             int st = http(fd, "POST", verb ? "/v1/extender/prioritize" : "/v1/extender/filter",
@@ -304,13 +312,73 @@ static int ext_setup(void)
         return -1;
     }
     ext_body = args;
+    const char *at = strstr(ext_body, "\"500m\"");
+    size_t dcap = strlen(ext_body) + 16;
+    if (!at || !(ext_dist = malloc(dcap)))
+        return -1;
+    snprintf(ext_dist, dcap, "%.*s\"%%dm\"%s", (int)(at - ext_body), ext_body, at + 6);
     return 0;
 }
+
 
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* EXT_CLIENTS clients for EXT_SECONDS, filter + prioritize per pod
+ * (distinct: a spec of its own per pod); prints requests per second and
+ * p50/p99 per request under names ending in suffix ("" or ".distinct"). */
+static void ext_http(int distinct, const char *suffix)
+{
+    client ec[EXT_CLIENTS] = {{0}};
+    pthread_t eth[EXT_CLIENTS];
+    stop_flag = 0;
+    ext_distinct = distinct;
+    double t0 = now_s();
+    for (int i = 0; i < EXT_CLIENTS; i++) {
+        ec[i].id = i;
+        pthread_create(&eth[i], NULL, ext_client_main, &ec[i]);
+    }
+    while (now_s() - t0 < EXT_SECONDS)
+        usleep(50000);
+    stop_flag = 1;
+    for (int i = 0; i < EXT_CLIENTS; i++)
+        pthread_join(eth[i], NULL);
+    double el = now_s() - t0;
+    size_t n = 0, k = 0;
+    uint64_t errors = 0;
+    for (int i = 0; i < EXT_CLIENTS; i++) {
+        n += ec[i].nlat;
+        errors += ec[i].errors;
+    }
+    double *all = malloc((n ? n : 1) * sizeof *all);
+    for (int i = 0; all && i < EXT_CLIENTS; i++) {
+        memcpy(all + k, ec[i].lat, ec[i].nlat * sizeof *all);
+        k += ec[i].nlat;
+    }
+    for (int i = 0; i < EXT_CLIENTS; i++)
+        free(ec[i].lat);
+    if (!all)
+        n = 0;
+    qsort(all, n, sizeof *all, cmp_d);
+    double p50 = n ? all[n / 2] : 0, p99 = n ? all[(size_t)((double)n * 0.99)] : 0;
+    if (!*suffix) {
+        printf("BENCH serve.extender_requests_per_sec %.0f requests/s\n", (double)n / el);
+        printf("BENCH serve.extender_p50_ms %.2f ms\n", p50 * 1000);
+        printf("BENCH serve.extender_p99_ms %.2f ms\n", p99 * 1000);
+        printf("BENCH serve.extender_errors %llu requests\n", (unsigned long long)errors);
+    } else {
+        printf("BENCH serve.extender_p50_ms.5k%s %.2f ms\n", suffix, p50 * 1000);
+        printf("BENCH serve.extender_errors.5k%s %llu requests\n", suffix,
+               (unsigned long long)errors);
+    }
+    /* the figures under the names issue 15 gives them (5,000 nodes) */
+    printf("BENCH serve.extender_requests_per_sec.5k%s %.0f requests/s\n", suffix,
+           (double)n / el);
+    printf("BENCH serve.extender_p99_ms.5k%s %.2f ms\n", suffix, p99 * 1000);
+    free(all);
 }
 
 static const char *site = "{\"apiVersion\": \"berth.io/v1\", \"kind\": \"Site\", \"metadata\": "
@@ -398,16 +466,13 @@ static int ext_in_process(const char *dir)
     serve_extender_put_nodes(x, ext_nodes, ext_nodes_len, &r);
     free(r.body);
     size_t cap = strlen(ext_body) + 64;
-    char *body = malloc(cap), *dist = malloc(cap);
-    /* the template with the cpu request as a third %d */
-    const char *at = strstr(ext_body, "\"500m\"");
-    if (dist && at)
-        snprintf(dist, cap, "%.*s\"%%dm\"%s", (int)(at - ext_body), ext_body, at + 6);
+    char *body = malloc(cap);
+    const char *dist = ext_dist;
     double t[3] = {0, 0, 0};
     uint64_t pods[3] = {0, 0, 0}, errors = 0;
     int id = 0;
     double t0 = now_s();
-    while (body && dist && at && r.status == 200 && now_s() - t0 < 4.0) {
+    while (body && r.status == 200 && now_s() - t0 < 4.0) {
         for (int mode = 0; mode < 3; mode++) {
             serve_extender_set_warm(x, mode != 1);
             double t1 = now_s();
@@ -426,7 +491,6 @@ static int ext_in_process(const char *dir)
         }
     }
     free(body);
-    free(dist);
     serve_extender_close(x);
     if (!pods[0] || !pods[1] || !pods[2] || errors) {
         fprintf(stderr, "bench_serve: in-process extender failed (%llu errors)\n",
@@ -497,57 +561,17 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    double t0, el, p50, p99;
-    size_t n, k;
-    uint64_t errors;
-    double *all;
-
     /* pod scheduling through the extender at 5,000 nodes */
     if (ext_setup()) {
         berth_serve_stop(s);
         return 1;
     }
-    client ec[EXT_CLIENTS] = {{0}};
-    pthread_t eth[EXT_CLIENTS];
-    stop_flag = 0;
-    t0 = now_s();
-    for (int i = 0; i < EXT_CLIENTS; i++) {
-        ec[i].id = i;
-        pthread_create(&eth[i], NULL, ext_client_main, &ec[i]);
-    }
-    while (now_s() - t0 < EXT_SECONDS)
-        usleep(50000);
-    stop_flag = 1;
-    for (int i = 0; i < EXT_CLIENTS; i++)
-        pthread_join(eth[i], NULL);
-    el = now_s() - t0;
-    n = 0;
-    errors = 0;
-    for (int i = 0; i < EXT_CLIENTS; i++) {
-        n += ec[i].nlat;
-        errors += ec[i].errors;
-    }
-    all = malloc((n ? n : 1) * sizeof *all);
-    k = 0;
-    for (int i = 0; i < EXT_CLIENTS; i++) {
-        memcpy(all + k, ec[i].lat, ec[i].nlat * sizeof *all);
-        k += ec[i].nlat;
-        free(ec[i].lat);
-    }
-    qsort(all, n, sizeof *all, cmp_d);
-    p50 = n ? all[n / 2] : 0;
-    p99 = n ? all[(size_t)((double)n * 0.99)] : 0;
-    printf("BENCH serve.extender_requests_per_sec %.0f requests/s\n", (double)n / el);
-    printf("BENCH serve.extender_p50_ms %.2f ms\n", p50 * 1000);
-    printf("BENCH serve.extender_p99_ms %.2f ms\n", p99 * 1000);
-    printf("BENCH serve.extender_errors %llu requests\n", (unsigned long long)errors);
-    /* the same figures under the names issue 15 gives them (5,000 nodes) */
-    printf("BENCH serve.extender_requests_per_sec.5k %.0f requests/s\n", (double)n / el);
-    printf("BENCH serve.extender_p99_ms.5k %.2f ms\n", p99 * 1000);
-    free(all);
+    ext_http(0, "");
+    ext_http(1, ".distinct");
     berth_serve_stop(s);
     int inproc = ext_in_process(dir);
     free((char *)ext_body);
+    free(ext_dist);
     free(ext_nodes);
     if (inproc)
         return 1;

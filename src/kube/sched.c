@@ -817,8 +817,10 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     if (npin != BERTH_KUBE_NONE) {
         /* batch already holds the named nodes */
     } else if (!sp->off || N == k->nnodes) {
+        /* (start + i) % N with one division */
+        uint32_t s0 = N ? start % N : 0;
         for (uint32_t i = 0; i < N; i++)
-            batch[i] = (start + i) % N;
+            batch[i] = s0 + i >= N ? s0 + i - N : s0 + i;
     } else {
         /* the candidates in node order, rotated to start */
         uint32_t m = 0;

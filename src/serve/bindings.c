@@ -22,11 +22,13 @@
 #include "berth/doc.h"
 
 #define SEEN_MAX 4096u
+#define SEEN_BUCKETS 8192u /* a power of two: the seen pods' key index */
 
 typedef struct seen_pod {
     char *key;   /* "namespace/name" */
     char *uid;
     char *json;  /* the v1 Pod object as received */
+    uint32_t hash, next; /* of key; the next pod of its bucket + 1 (0: none) */
 } seen_pod;
 
 typedef struct bound_pod {
@@ -40,6 +42,7 @@ struct serve_bindings {
     sqlite3_stmt *put;
     berth_arena arena;
     seen_pod seen[SEEN_MAX];
+    uint32_t seen_head[SEEN_BUCKETS]; /* per bucket: its first seen pod + 1 (0: none) */
     unsigned seen_next;
     bound_pod *bound;
     size_t nbound, cap;
@@ -157,6 +160,35 @@ void serve_bindings_close(serve_bindings *b)
     free(b);
 }
 
+static uint32_t key_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+/* The seen pod of key (hash h), NULL when none (under mu). Work: one
+ * bucket of the index, not the ring. */
+static seen_pod *seen_find(serve_bindings *b, const char *key, uint32_t h)
+{
+    for (uint32_t v = b->seen_head[h & (SEEN_BUCKETS - 1)]; v; v = b->seen[v - 1].next)
+        if (b->seen[v - 1].hash == h && !strcmp(b->seen[v - 1].key, key))
+            return &b->seen[v - 1];
+    return NULL;
+}
+
+/* Takes the seen pod at slot i out of its bucket (under mu). */
+static void seen_unlink(serve_bindings *b, uint32_t i)
+{
+    uint32_t *link = &b->seen_head[b->seen[i].hash & (SEEN_BUCKETS - 1)];
+    while (*link && *link != i + 1)
+        link = &b->seen[*link - 1].next;
+    if (*link)
+        *link = b->seen[i].next;
+    b->seen[i].next = 0;
+}
+
 void serve_bindings_seen(serve_bindings *b, const char *key, const char *uid, const char *pod_json)
 {
     char *k = strdup(key), *u = strdup(uid ? uid : ""), *j = strdup(pod_json);
@@ -166,19 +198,25 @@ void serve_bindings_seen(serve_bindings *b, const char *key, const char *uid, co
         free(j);
         return; /* a later bind of this pod reports that it was not seen */
     }
+    uint32_t h = key_hash(key);
     pthread_mutex_lock(&b->mu);
-    seen_pod *s = NULL;
-    for (unsigned i = 0; i < SEEN_MAX && !s; i++)
-        if (b->seen[i].key && !strcmp(b->seen[i].key, key))
-            s = &b->seen[i];
+    seen_pod *s = seen_find(b, key, h);
     if (!s) {
         s = &b->seen[b->seen_next];
+        if (s->key)
+            seen_unlink(b, b->seen_next); /* the oldest pod seen leaves the ring */
+        uint32_t bk = h & (SEEN_BUCKETS - 1);
+        s->next = b->seen_head[bk];
+        b->seen_head[bk] = b->seen_next + 1;
         b->seen_next = (b->seen_next + 1) % SEEN_MAX;
     }
     free(s->key);
     free(s->uid);
     free(s->json);
-    *s = (seen_pod){k, u, j};
+    s->key = k;
+    s->uid = u;
+    s->json = j;
+    s->hash = h;
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -190,19 +228,14 @@ int serve_bindings_bind(serve_bindings *b, const char *ns, const char *name, con
     pthread_mutex_lock(&b->mu);
     char *text = NULL;
     int rc = 0;
-    for (unsigned i = 0; i < SEEN_MAX; i++) {
-        seen_pod *s = &b->seen[i];
-        if (!s->key || strcmp(s->key, key))
-            continue;
-        if (uid && *uid && *s->uid && strcmp(uid, s->uid))
-            rc = berth_error_set(e, BERTH_ENOENT,
-                                 "pod %s with uid %s was not seen by a filter call (the last one "
-                                 "seen has uid %s)",
-                                 key, uid, s->uid);
-        else if (!(text = strdup(s->json)))
-            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
-        break;
-    }
+    const seen_pod *s = seen_find(b, key, key_hash(key));
+    if (s && uid && *uid && *s->uid && strcmp(uid, s->uid))
+        rc = berth_error_set(e, BERTH_ENOENT,
+                             "pod %s with uid %s was not seen by a filter call (the last one "
+                             "seen has uid %s)",
+                             key, uid, s->uid);
+    else if (s && !(text = strdup(s->json)))
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
     pthread_mutex_unlock(&b->mu);
     if (!rc && !text)
         rc = berth_error_set(e, BERTH_ENOENT,

@@ -29,6 +29,7 @@
 #include "berth/doc.h"
 #include "berth/kprobe.h"
 #include "berth/kube.h"
+#include "berth/time.h"
 
 #define EXT_MAX_SCORE 10 /* MaxExtenderPriority */
 
@@ -306,21 +307,42 @@ typedef struct ext_call {
     uint32_t pod_ix;        /* index of the pod in k */
     int decided;
     unsigned char *verdict; /* per k node */
-    char **reason;          /* per k node, nreason of them */
-    uint32_t nreason;
+    const char **reason;    /* per k node (a failed one: one of texts) */
+    char **texts;           /* the distinct reason texts, ntexts of them (owned) */
+    uint32_t ntexts;
     int64_t *total, max_total;
+    uint32_t nfeasible;     /* nodes V_FEASIBLE */
     char key[600];
     const char *uid;
 } ext_call;
 
-static void call_free(ext_call *q)
+static void texts_free(char **texts, uint32_t n)
 {
-    if (q->reason)
-        for (uint32_t i = 0; i < q->nreason; i++)
-            free(q->reason[i]);
+    for (uint32_t i = 0; texts && i < n; i++)
+        free(texts[i]);
+    free(texts);
+}
+
+/* Forgets q's verdicts (freed). */
+static void call_drop_verdicts(ext_call *q)
+{
+    texts_free(q->texts, q->ntexts);
     free(q->reason);
     free(q->verdict);
     free(q->total);
+    q->texts = NULL;
+    q->ntexts = 0;
+    q->reason = NULL;
+    q->verdict = NULL;
+    q->total = NULL;
+    q->decided = 0;
+    q->max_total = 0;
+    q->nfeasible = 0;
+}
+
+static void call_free(ext_call *q)
+{
+    call_drop_verdicts(q);
     free(q->bound);
     free(q->cand);
     free(q->sorted);
@@ -336,6 +358,48 @@ static int unresolvable(berth_kplugin p)
            p == BERTH_KP_VOLUME_ZONE;
 }
 
+/* Appends s[0..n) to text[0..*len) as far as it fits in size - 1 bytes. */
+static void text_add(char *text, size_t size, size_t *len, const char *s, size_t n)
+{
+    size_t room = size - 1 - *len;
+    n = n < room ? n : room;
+    memcpy(text + *len, s, n);
+    *len += n;
+    text[*len] = 0;
+}
+
+#define EXT_TEXT_TABLE 1024 /* slots of a decision's reason-text index (half used at most) */
+
+/* The kept reason text equal to text[0..len) (interned through tab, of
+ * EXT_TEXT_TABLE slots, when not NULL), or a new copy added to q->texts;
+ * NULL out of memory. */
+static const char *text_intern(ext_call *q, uint32_t *tab, const char *text, size_t len,
+                               uint32_t *cap)
+{
+    uint32_t i = 0;
+    if (tab)
+        for (i = hash_bytes(text, len) & (EXT_TEXT_TABLE - 1); tab[i];
+             i = (i + 1) & (EXT_TEXT_TABLE - 1))
+            if (!strcmp(q->texts[tab[i] - 1], text))
+                return q->texts[tab[i] - 1];
+    if (q->ntexts == *cap) {
+        uint32_t nc = *cap ? 2 * *cap : 16;
+        char **nt = realloc(q->texts, nc * sizeof *nt);
+        if (!nt)
+            return NULL;
+        q->texts = nt;
+        *cap = nc;
+    }
+    char *t = malloc(len + 1);
+    if (!t)
+        return NULL;
+    memcpy(t, text, len + 1);
+    q->texts[q->ntexts++] = t;
+    if (tab && q->ntexts < EXT_TEXT_TABLE / 2)
+        tab[i] = q->ntexts;
+    return t;
+}
+
 static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
 {
     ext_call *q = ctx;
@@ -343,21 +407,38 @@ static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecisio
         return;
     q->decided = 1;
     uint32_t n = k->nnodes ? k->nnodes : 1;
+    const uint32_t *feasible = d->feasible;
+    const int64_t *totals = d->totals;
+    uint32_t nf = feasible ? d->nfeasible : 0;
+    /* reasons only when a node failed */
+    int failed = nf < k->nnodes;
     q->verdict = calloc(n, 1);
-    q->reason = calloc(n, sizeof *q->reason);
+    q->reason = calloc(failed ? n : 1, sizeof *q->reason);
     q->total = calloc(n, sizeof *q->total);
     if (!q->verdict || !q->reason || !q->total)
         return;
-    q->nreason = k->nnodes;
-    for (uint32_t i = 0; d->feasible && i < d->nfeasible; i++) {
-        q->verdict[d->feasible[i]] = V_FEASIBLE;
-        q->total[d->feasible[i]] = d->totals ? d->totals[i] : 0;
-        if (d->totals && d->totals[i] > q->max_total)
-            q->max_total = d->totals[i];
+    unsigned char *verdict = q->verdict;
+    int64_t *total = q->total, max_total = q->max_total;
+    if (totals) {
+        for (uint32_t i = 0; i < nf; i++) {
+            verdict[feasible[i]] = V_FEASIBLE;
+            total[feasible[i]] = totals[i];
+            max_total = totals[i] > max_total ? totals[i] : max_total;
+        }
+    } else {
+        for (uint32_t i = 0; i < nf; i++)
+            verdict[feasible[i]] = V_FEASIBLE;
     }
-    for (uint32_t node = 0; d->fail_mask && node < k->nnodes; node++) {
+    q->max_total = max_total;
+    q->nfeasible = nf;
+    if (!failed || !d->fail_mask)
+        return;
+    /* nodes failing for the same reasons share one text (a table of the
+     * first EXT_TEXT_TABLE / 2 texts; the ones after it are copied) */
+    uint32_t *tab = calloc(EXT_TEXT_TABLE, sizeof *tab), cap = 0;
+    for (uint32_t node = 0; node < k->nnodes; node++) {
         uint32_t mask = d->fail_mask[node];
-        if (!mask || q->verdict[node] == V_FEASIBLE)
+        if (!mask || verdict[node] == V_FEASIBLE)
             continue;
         char text[2048] = "";
         size_t len = 0;
@@ -367,16 +448,19 @@ static void on_decision(void *ctx, const berth_kcluster *k, const berth_kdecisio
                 continue;
             char buf[512];
             berth_kube_decision_reason(d, node, d->filter_plugins[f], buf, sizeof buf);
-            if (!buf[0])
-                snprintf(buf, sizeof buf, "%s", berth_kplugin_name(d->filter_plugins[f]));
+            const char *why = buf;
+            if (!buf[0] && !(why = berth_kplugin_name(d->filter_plugins[f])))
+                why = "(null)";
+            size_t wn = strlen(why);
             unres |= unresolvable(d->filter_plugins[f]);
-            int w = snprintf(text + len, sizeof text - len, "%s%s", len ? ", " : "", buf);
-            if (w > 0)
-                len = len + (size_t)w < sizeof text ? len + (size_t)w : sizeof text - 1;
+            if (len)
+                text_add(text, sizeof text, &len, ", ", 2);
+            text_add(text, sizeof text, &len, why, wn < sizeof buf - 1 ? wn : sizeof buf - 1);
         }
-        q->verdict[node] = unres ? V_UNRESOLVABLE : V_UNFIT;
-        q->reason[node] = strdup(text);
+        verdict[node] = unres ? V_UNRESOLVABLE : V_UNFIT;
+        q->reason[node] = text_intern(q, tab, text, len, &cap);
     }
+    free(tab);
 }
 
 static int bad(serve_reply *r, const char *msg)
@@ -659,10 +743,11 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
 typedef struct ext_result {
     int refs; /* atomic */
     unsigned char *verdict;
-    char **reason;
-    uint32_t nreason;
+    const char **reason;     /* per node, a failed one's text (one of texts) */
+    char **texts;
+    uint32_t ntexts;
     int64_t *total, max_total;
-    uint32_t *kof;   /* per cache node: its index in the result, or NONE */
+    uint32_t m, nfeasible; /* nodes (the set's cache nodes, ascending), feasible ones */
     /* the last reply written from it, per kind (0 filter, 1 prioritize),
      * and the nodenames array (ext_names.id) it was written for (kept from
      * the second time it is written for that array): a replica asked with
@@ -676,12 +761,10 @@ static void result_unref(ext_result *r)
 {
     if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
-    for (uint32_t i = 0; r->reason && i < r->nreason; i++)
-        free(r->reason[i]);
+    texts_free(r->texts, r->ntexts);
     free(r->reason);
     free(r->verdict);
     free(r->total);
-    free(r->kof);
     free(r->text[0]);
     free(r->text[1]);
     free(r);
@@ -693,32 +776,28 @@ static ext_result *result_ref(ext_result *r)
     return r;
 }
 
-/* The verdicts of q (decided over the cache nodes cis[0..m), ascending, of
- * a cache of ncache nodes) moved into a new result (refs 1); NULL out of
- * memory (q keeps them). */
-static ext_result *result_take(ext_call *q, uint32_t ncache, const uint32_t *cis, uint32_t m)
+/* The verdicts of q (decided over the m nodes of a name set, its cache
+ * nodes ascending: result index i is the set's i-th node, ext_names.rix)
+ * moved into a new result (refs 1); NULL out of memory (q keeps them). */
+static ext_result *result_take(ext_call *q, uint32_t m)
 {
     ext_result *r = calloc(1, sizeof *r);
-    uint32_t *kof = r ? malloc((ncache ? ncache : 1) * sizeof *kof) : NULL;
-    if (!kof) {
-        free(r);
+    if (!r)
         return NULL;
-    }
-    for (uint32_t i = 0; i < ncache; i++)
-        kof[i] = BERTH_KUBE_NONE;
-    for (uint32_t i = 0; i < m; i++)
-        kof[cis[i]] = i;
-    r->kof = kof;
     r->refs = 1;
     r->verdict = q->verdict;
     r->reason = q->reason;
-    r->nreason = q->nreason;
+    r->texts = q->texts;
+    r->ntexts = q->ntexts;
     r->total = q->total;
     r->max_total = q->max_total;
+    r->m = m;
+    r->nfeasible = q->nfeasible;
     q->verdict = NULL;
     q->reason = NULL;
     q->total = NULL;
-    q->nreason = 0;
+    q->texts = NULL;
+    q->ntexts = 0;
     return r;
 }
 
@@ -846,6 +925,15 @@ typedef struct ext_names {
     unsigned char *mark;      /* per cache node: named */
     uint64_t set_hash;        /* of cis[0..m) */
     uint64_t id;              /* unique among the arrays decoded (ext_result.text_names) */
+    /* the replies' fixed text, written once per array (ext_reply_texts):
+     * per name its index in a result over the set (its rank in cis,
+     * NONE when unknown); the names quoted and comma-separated
+     * ("a","b",: name i at qtext + qoff[i], qoff[n] the end); the
+     * prioritize list with score 0 everywhere
+     * ([{"host":"a","score":0},...]: name i's digit at ptext[dpos[i]]) */
+    uint32_t *rix;
+    char *qtext, *ptext;
+    size_t *qoff, *dpos, nptext;
 } ext_names;
 
 static void names_free(ext_names *s)
@@ -858,6 +946,11 @@ static void names_free(ext_names *s)
     free(s->ci);
     free(s->cis);
     free(s->mark);
+    free(s->rix);
+    free(s->qtext);
+    free(s->ptext);
+    free(s->qoff);
+    free(s->dpos);
     free(s);
 }
 
@@ -902,6 +995,51 @@ static int cmp_span(const void *a, const void *b)
     const span *x = a, *y = b;
     int c = memcmp(x->p, y->p, x->n < y->n ? x->n : y->n);
     return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* The fixed text of s's replies (ext_names.rix, qtext, ptext); cis and
+ * ci set. 0, or -1 out of memory. Work: one pass over the names. */
+static int names_texts(ext_names *s, uint32_t ncache)
+{
+    uint32_t *rank = malloc((ncache ? ncache : 1) * sizeof *rank);
+    s->rix = malloc((s->n ? s->n : 1) * sizeof *s->rix);
+    s->qoff = malloc(((size_t)s->n + 1) * sizeof *s->qoff);
+    s->dpos = malloc((s->n ? s->n : 1) * sizeof *s->dpos);
+    s->qtext = malloc(s->bytes + 3 * (size_t)s->n + 1);
+    static const char host[] = "{\"host\":\"", score[] = "\",\"score\":0},";
+    size_t hn = sizeof host - 1, sn = sizeof score - 1;
+    s->ptext = malloc(s->bytes + (hn + sn) * (size_t)s->n + 2);
+    if (!rank || !s->rix || !s->qoff || !s->dpos || !s->qtext || !s->ptext) {
+        free(rank);
+        return -1;
+    }
+    for (uint32_t i = 0; i < s->m; i++)
+        rank[s->cis[i]] = i;
+    char *q = s->qtext, *t = s->ptext;
+    *t++ = '[';
+    for (uint32_t i = 0; i < s->n; i++) {
+        const char *nm = s->text + s->off[i];
+        size_t n = s->nlen[i];
+        s->rix[i] = s->ci[i] == BERTH_KUBE_NONE ? BERTH_KUBE_NONE : rank[s->ci[i]];
+        s->qoff[i] = (size_t)(q - s->qtext);
+        *q++ = '"';
+        memcpy(q, nm, n);
+        q += n;
+        *q++ = '"';
+        *q++ = ',';
+        memcpy(t, host, hn);
+        memcpy(t + hn, nm, n);
+        memcpy(t + hn + n, score, sn);
+        t += hn + n + sn;
+        s->dpos[i] = (size_t)(t - s->ptext) - 3; /* the 0 of "0}," */
+    }
+    s->qoff[s->n] = (size_t)(q - s->qtext);
+    if (s->n)
+        t--; /* the last comma */
+    *t++ = ']';
+    s->nptext = (size_t)(t - s->ptext);
+    free(rank);
+    return 0;
 }
 
 /* Decodes the array opening at p against cache (NULL: every name unknown)
@@ -992,6 +1130,8 @@ static int names_build(serve_extender *x, node_cache *cache, const char *p, cons
             h = (h ^ i) * 1099511628211ull;
         }
     s->set_hash = h;
+    if (names_texts(s, ncache))
+        goto out;
     s->id = __atomic_add_fetch(&x->names_ids, 1, __ATOMIC_RELAXED);
     s->cache_gen = cache ? cache->gen : 0;
     s->refs = 2; /* the caller's and the ring's */
@@ -1122,7 +1262,7 @@ static void cycle_keep(serve_extender *x, ext_cycle *c)
  * answers EXT_WARM_SLOTS pods, then is built again (bounded memory: the
  * probed pods' decoding lives in its scratch arena). */
 
-#define EXT_WARM_SLOTS 64
+#define EXT_WARM_SLOTS 256
 #define EXT_CLASSES 8 /* pod classes whose results a warm state keeps */
 
 struct ext_warm {
@@ -1342,27 +1482,121 @@ static berth_kpod *warm_decode(ext_warm *w, const char *seen, const char *key)
     return p;
 }
 
-/* The pod's class key: its compact text without metadata.name and a
- * string metadata.uid, the only fields that differ between the replicas of
- * one template and that the scheduling cycle does not read (the loader
- * checks name as pod_check already did and stores it; no filter, score or
- * reason reads a pod's name or uid; the one place the name matters, a
- * binding of the same name, is checked by the caller). Everything else
- * (labels, annotations, owner references, timestamps, spec, status) is
- * part of the key, so two pods of one key decode to the same scheduling
- * input. malloc'd; NULL out of memory. */
+/* The pod's class key: its compact text without the fields whose values
+ * the scheduling cycle neither reads nor checks, so that two pods of one
+ * key decode to the same scheduling input (the pods kube-scheduler sends
+ * for one Deployment differ in name, uid, resourceVersion, creation time;
+ * pods of one app often differ only in env, command or annotations). Left
+ * out (src/k8s/meta.c and podspec.c: known keys whose values are never
+ * decoded, or decoded for something no filter, score or reason reads):
+ * - metadata: name (checked by pod_check, as the loader checks it; the
+ *   one place it matters, a binding of the same name, is checked by the
+ *   caller), generateName, selfLink, resourceVersion, generation,
+ *   managedFields, a string uid, a creationTimestamp that parses (its
+ *   only reader is the queue order; one pod per cycle here), annotations
+ *   when every value is a string or null and none is the mirror-pod
+ *   annotation (checked and kept for the planners only);
+ * - each container (containers, initContainers, ephemeralContainers):
+ *   command, args, workingDir, env, envFrom, volumeMounts, volumeDevices,
+ *   the probes, lifecycle, terminationMessagePath/Policy, imagePullPolicy,
+ *   securityContext, stdin, stdinOnce, tty, resizePolicy;
+ * - status: message, reason, and conditions when none is of type Ready.
+ * Everything else (labels, ownerReferences, spec, phase, ...) is part of
+ * the key, byte for byte; a field of a shape the loader would reject stays
+ * in the key, so the pod is decoded (and refused) as the cold cycle would.
+ * malloc'd; NULL out of memory. */
+static const char *const key_free_meta[] = {"name", "generateName", "selfLink", "resourceVersion",
+                                            "generation", "managedFields", NULL};
+static const char *const key_free_container[] = {
+    "command", "args", "workingDir", "env", "envFrom", "volumeMounts", "volumeDevices",
+    "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
+    "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+    "resizePolicy", NULL};
+
+static void del_all(json_t *o, const char *const *keys)
+{
+    for (size_t i = 0; keys[i]; i++)
+        json_object_del(o, keys[i]);
+}
+
+/* Whether the annotations a leave the key: strings or nulls, no mirror. */
+static int annotations_free(json_t *a)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(a) || json_object_get(a, "kubernetes.io/config.mirror"))
+        return 0;
+    json_object_foreach(a, k, v) if (!json_is_string(v) && !json_is_null(v)) return 0;
+    return 1;
+}
+
+/* spec[field] (an array of containers) as a shallow copy without the
+ * key-free container fields, set into spec (a copy); 0, or -1 out of
+ * memory. Anything but an array of objects stays as it is. */
+static int strip_containers(json_t *spec, const char *field)
+{
+    json_t *cs = json_object_get(spec, field);
+    if (!json_is_array(cs))
+        return 0;
+    json_t *out = json_array();
+    if (!out)
+        return -1;
+    size_t i;
+    json_t *c;
+    json_array_foreach(cs, i, c) {
+        json_t *c2 = json_is_object(c) ? json_copy(c) : json_incref(c);
+        if (!c2 || json_array_append_new(out, c2)) {
+            json_decref(out);
+            return -1;
+        }
+        if (json_is_object(c2))
+            del_all(c2, key_free_container);
+    }
+    return json_object_set_new(spec, field, out);
+}
+
 static char *ext_class_key(json_t *pod)
 {
-    json_t *meta = json_object_get(pod, "metadata");
+    json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec"),
+           *status = json_object_get(pod, "status");
     json_t *p2 = json_copy(pod), *m2 = json_is_object(meta) ? json_copy(meta) : NULL;
+    json_t *s2 = json_is_object(spec) ? json_copy(spec) : NULL;
+    json_t *t2 = json_is_object(status) ? json_copy(status) : NULL;
     char *key = NULL;
-    if (p2 && m2) {
-        json_object_del(m2, "name");
+    int ok = p2 && m2 && (s2 || !json_is_object(spec)) && (t2 || !json_is_object(status));
+    if (ok) {
+        del_all(m2, key_free_meta);
         if (json_is_string(json_object_get(m2, "uid")))
             json_object_del(m2, "uid");
-        if (!json_object_set(p2, "metadata", m2))
-            key = json_dumps(p2, JSON_COMPACT);
+        const char *ts = json_string_value(json_object_get(m2, "creationTimestamp"));
+        int64_t ms;
+        if (ts && !berth_time_parse(ts, &ms))
+            json_object_del(m2, "creationTimestamp");
+        if (annotations_free(json_object_get(m2, "annotations")))
+            json_object_del(m2, "annotations");
+        ok = !json_object_set(p2, "metadata", m2);
     }
+    if (ok && s2)
+        ok = !strip_containers(s2, "containers") && !strip_containers(s2, "initContainers") &&
+             !strip_containers(s2, "ephemeralContainers") && !json_object_set(p2, "spec", s2);
+    if (ok && t2) {
+        json_object_del(t2, "message");
+        json_object_del(t2, "reason");
+        json_t *cs = json_object_get(t2, "conditions"), *c;
+        size_t i;
+        int ready = !json_is_array(cs);
+        json_array_foreach(cs, i, c) {
+            const char *type = json_string_value(json_object_get(c, "type"));
+            ready |= !json_is_object(c) || !type || !strcmp(type, "Ready");
+        }
+        if (!ready)
+            json_object_del(t2, "conditions");
+        ok = !json_object_set(p2, "status", t2);
+    }
+    if (ok)
+        key = json_dumps(p2, JSON_COMPACT);
+    json_decref(t2);
+    json_decref(s2);
     json_decref(m2);
     json_decref(p2);
     return key;
@@ -1414,22 +1648,10 @@ static int warm_cycle(serve_extender *x, node_cache *cache, const ext_names *nam
         q->pod_ix = BERTH_KUBE_NONE; /* the probe's one decision */
         int rc = berth_kprobe_run(w->probe, p, q, &slot, &e);
         ok = !rc && q->decided && q->verdict && q->reason && q->total &&
-             (*out = result_take(q, cache->k.nnodes, names->cis, names->m)) != NULL;
+             (*out = result_take(q, names->m)) != NULL;
         probed = ok;
-        if (!ok) { /* the cold cycle answers afresh */
-            if (q->reason)
-                for (uint32_t i = 0; i < q->nreason; i++)
-                    free(q->reason[i]);
-            free(q->reason);
-            free(q->verdict);
-            free(q->total);
-            q->reason = NULL;
-            q->verdict = NULL;
-            q->total = NULL;
-            q->nreason = 0;
-            q->decided = 0;
-            q->max_total = 0;
-        }
+        if (!ok) /* the cold cycle answers afresh */
+            call_drop_verdicts(q);
     }
     if (probed && ckey) { /* kept for the pods of its class */
         unsigned at = w->cnext;
@@ -1551,7 +1773,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
 decided:
     c->bind_gen = bind_gen;
     /* the verdicts move into the cycle */
-    if (!c->res && !(c->res = result_take(&q, cache->k.nnodes, cis, m))) {
+    if (!c->res && !(c->res = result_take(&q, m))) {
         serve_reply_error(r, 500, "internal", "out of memory");
         goto fail;
     }
@@ -1653,31 +1875,45 @@ static inline void wname(wbuf *w, const ext_names *s, uint32_t i)
 static const char *const unknown_why =
     "node(s) were unknown to the extender (berth): load them with PUT /v1/kube/nodes";
 
-/* ExtenderFilterResult for the names of s from cycle c. */
+/* ExtenderFilterResult for the names of s from cycle c: the feasible
+ * names are copied from s->qtext in runs (one copy when all are), the
+ * failed maps are written only when a name failed or is unknown. */
 static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
 {
-    const uint32_t *ci = s->ci;
-    wreserve(w, s->bytes + 3 * (size_t)s->n + 128);
+    const uint32_t *rix = s->rix;
+    const unsigned char *verdict = c->res->verdict;
+    wreserve(w, s->qoff[s->n] + 128);
     wlit(w, "{\"nodes\":null,\"nodenames\":[");
-    int first = 1;
-    for (uint32_t i = 0; i < s->n; i++)
-        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE) {
-            if (!first)
-                wput(w, ",", 1);
-            first = 0;
-            wname(w, s, i);
-        }
+    if (w->oom)
+        return;
+    size_t start = w->n;
+    if (c->res->nfeasible == s->n) { /* every name known and feasible */
+        wput(w, s->qtext, s->qoff[s->n]);
+    } else {
+        uint32_t from = 0; /* the run of feasible names from..i */
+        for (uint32_t i = 0; i < s->n; i++)
+            if (rix[i] == BERTH_KUBE_NONE || verdict[rix[i]] != V_FEASIBLE) {
+                wput(w, s->qtext + s->qoff[from], s->qoff[i] - s->qoff[from]);
+                from = i + 1;
+            }
+        wput(w, s->qtext + s->qoff[from], s->qoff[s->n] - s->qoff[from]);
+    }
+    if (w->n > start) /* the last comma */
+        w->p[--w->n] = 0;
+    if (c->res->nfeasible == s->n) {
+        wlit(w, "],\"failedNodes\":{},\"failedAndUnresolvableNodes\":{},\"error\":\"\"}");
+        return;
+    }
     for (int pass = 0; pass < 2; pass++) {
         wlit(w, pass ? "},\"failedAndUnresolvableNodes\":{" : "],\"failedNodes\":{");
-        first = 1;
+        int first = 1;
         for (uint32_t i = 0; i < s->n; i++) {
-            int v = ci[i] == BERTH_KUBE_NONE ? V_UNKNOWN : c->res->verdict[c->res->kof[ci[i]]];
+            int v = rix[i] == BERTH_KUBE_NONE ? V_UNKNOWN : verdict[rix[i]];
             if (v == V_FEASIBLE || (v == V_UNRESOLVABLE) != pass)
                 continue;
+            const char *r = v == V_UNKNOWN ? NULL : c->res->reason[rix[i]];
             const char *why = v == V_UNKNOWN ? unknown_why
-                              : c->res->reason[c->res->kof[ci[i]]] && c->res->reason[c->res->kof[ci[i]]][0]
-                                  ? c->res->reason[c->res->kof[ci[i]]]
-                                  : "node(s) were not evaluated";
+                              : r && r[0] ? r : "node(s) were not evaluated";
             if (!first)
                 wput(w, ",", 1);
             first = 0;
@@ -1689,38 +1925,69 @@ static void write_filter(wbuf *w, const ext_cycle *c, const ext_names *s)
     wlit(w, "},\"error\":\"\"}");
 }
 
-/* HostPriorityList for the names of s from cycle c: one reservation, then
- * plain copies. */
+/* HostPriorityList for the names of s from cycle c: s->ptext (every
+ * score 0) copied in runs between the names scoring 10 (two digits), the
+ * other digits patched in place. */
 static void write_prioritize(wbuf *w, const ext_cycle *c, const ext_names *s)
 {
-    const uint32_t *ci = s->ci;
-    /* per name: ,{"host":"NAME","score":10} */
-    wreserve(w, s->bytes + 32 * (size_t)s->n + 8);
-    wput(w, "[", 1);
-    for (uint32_t i = 0; i < s->n; i++) {
-        int64_t score = 0;
-        if (ci[i] != BERTH_KUBE_NONE && c->res->verdict[c->res->kof[ci[i]]] == V_FEASIBLE &&
-            c->res->max_total > 0) {
-            /* berth's weighted total, proportional to the best node's: the
-             * node berth would pick gets MaxExtenderPriority */
-            score = c->res->total[c->res->kof[ci[i]]] * EXT_MAX_SCORE / c->res->max_total;
-            score = score < 0 ? 0 : score > EXT_MAX_SCORE ? EXT_MAX_SCORE : score;
-        }
-        /* 0..10: two digits at most */
-        char num[16] = ",\"score\":";
-        size_t k = 9;
-        if (score >= 10)
-            num[k++] = (char)('0' + score / 10);
-        num[k++] = (char)('0' + score % 10);
-        num[k++] = '}';
-        if (i)
-            wput(w, ",{\"host\":", 9);
-        else
-            wput(w, "{\"host\":", 8);
-        wname(w, s, i);
-        wput(w, num, k);
+    const ext_result *res = c->res;
+    unsigned char *sc = malloc(s->n ? s->n : 1);
+    if (!sc) {
+        w->oom = 1;
+        return;
     }
-    wput(w, "]", 1);
+    /* berth's weighted total, proportional to the best node's (the node
+     * berth would pick gets MaxExtenderPriority): total * 10 / max clamped
+     * to 0..10, without a 64-bit division per node: a quotient through a
+     * multiplication by 1 / max, made exact by one step either way */
+    const int64_t max = res->max_total, top = max * EXT_MAX_SCORE;
+    const double inv = max > 0 ? 1.0 / (double)max : 0;
+    uint32_t tens = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t r = s->rix[i];
+        int64_t score = 0;
+        if (r != BERTH_KUBE_NONE && res->verdict[r] == V_FEASIBLE && max > 0) {
+            int64_t t = res->total[r] * EXT_MAX_SCORE;
+            if (t >= top) {
+                score = EXT_MAX_SCORE;
+            } else if (t > 0) {
+                score = (int64_t)((double)t * inv);
+                if (score * max > t)
+                    score--;
+                else if ((score + 1) * max <= t)
+                    score++;
+            }
+        }
+        sc[i] = (unsigned char)score;
+        tens += score == EXT_MAX_SCORE;
+    }
+    wreserve(w, s->nptext + tens);
+    if (w->oom) {
+        free(sc);
+        return;
+    }
+    char *o = w->p + w->n;
+    const char *t = s->ptext;
+    size_t done = 0, shift = 0; /* ptext[0..done) copied to o[0..done + shift) */
+    uint32_t from = 0;          /* names from.. not patched yet */
+    for (uint32_t i = 0; i <= s->n; i++) {
+        if (i < s->n && sc[i] != EXT_MAX_SCORE)
+            continue;
+        size_t upto = i < s->n ? s->dpos[i] : s->nptext;
+        memcpy(o + done + shift, t + done, upto - done);
+        for (uint32_t j = from; j < i; j++)
+            o[s->dpos[j] + shift] = (char)('0' + sc[j]);
+        if (i < s->n) {
+            o[upto + shift] = '1';
+            o[upto + shift + 1] = '0';
+            shift++;
+            done = upto + 1;
+            from = i + 1;
+        }
+    }
+    w->n += s->nptext + tens;
+    w->p[w->n] = 0;
+    free(sc);
 }
 
 /* The fast path of filter (prioritize = 0) and prioritize. 1 when it

@@ -413,6 +413,169 @@ static void test_class_bound_name(void **state)
     serve_extender_close(x);
 }
 
+/* ---- the class key: pods that differ only in what no cycle reads share
+ * one result; pods whose answers differ never do ---- */
+
+typedef struct podv {
+    const char *meta;   /* metadata members after name, namespace, uid, labels (", ...") */
+    const char *app;    /* labels.app */
+    const char *ctr;    /* container members after name and image (", ...") */
+    const char *req;    /* resources.requests members */
+    const char *spec;   /* spec members after containers (", ...") */
+    const char *status; /* status members */
+} podv;
+
+static void pod_args(buf *b, const char *name, const podv *v, const char *extra,
+                     const char *names)
+{
+    b->n = 0;
+    put(b, "{\"pod\": {\"metadata\": {\"name\": \"%s\", \"namespace\": \"shop\", \"uid\": \"u-%s\", "
+           "\"labels\": {\"app\": \"%s\"}%s}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+           "\"image\": \"nginx:1\"%s, \"resources\": {\"requests\": {%s}}}]%s}, "
+           "\"status\": {%s}}, %s\"nodenames\": [%s]}",
+        name, name, v->app, v->meta, v->ctr, v->req, v->spec, v->status, extra, names);
+}
+
+#define LNODE_JSON(name, zone, cpu, mem, spec)                                                   \
+    "{\"metadata\": {\"name\": \"" name "\", \"labels\": {\"kubernetes.io/hostname\": \"" name    \
+    "\", \"topology.kubernetes.io/zone\": \"" zone "\"}}" spec ", \"status\": {\"allocatable\": " \
+    "{\"cpu\": \"" cpu "\", \"memory\": \"" mem "\", \"pods\": \"110\"}}}"
+
+/* Pod p's filter and prioritize replies, fast and general, compared; the
+ * general ones returned (malloc'd) and *classed set to whether the fast
+ * filter was answered from a class's result. */
+static void class_ask(serve_extender *x, const char *name, const podv *v, char **gf, char **gp,
+                      int *classed)
+{
+    static buf fast, slow;
+    const char *names = "\"node-a\", \"node-b\", \"node-c\", \"node-d\"";
+    pod_args(&fast, name, v, "", names);
+    pod_args(&slow, name, v, "\"zz\": 1, ", names);
+    uint64_t before, after;
+    serve_extender_class_stats(x, &before);
+    serve_reply a = {0}, b = {0};
+    for (int pr = 0; pr < 2; pr++) {
+        if (pr) {
+            serve_extender_prioritize(x, fast.p, fast.n, NULL, &a);
+            serve_extender_prioritize(x, slow.p, slow.n, NULL, &b);
+        } else {
+            serve_extender_filter(x, fast.p, fast.n, NULL, &a);
+            serve_extender_class_stats(x, &after);
+            serve_extender_filter(x, slow.p, slow.n, NULL, &b);
+        }
+        assert_non_null(a.body);
+        assert_non_null(b.body);
+        if (a.status != b.status || strcmp(a.body, b.body))
+            fail_msg("pod %s, %s differs:\nfast %d %.600s\nslow %d %.600s\nbody %.900s", name,
+                     pr ? "prioritize" : "filter", a.status, a.body, b.status, b.body, fast.p);
+        free(a.body);
+        *(pr ? gp : gf) = b.body;
+        a = b = (serve_reply){0};
+    }
+    *classed = after > before;
+}
+
+static void test_class_key(void **state)
+{
+    (void)state;
+    serve_extender *x;
+    berth_error e;
+    berth_error_clear(&e);
+    assert_int_equal(serve_extender_open(":memory:", &x, &e), 0);
+    put_nodes(x, LNODE_JSON("node-a", "z1", "2", "4Gi", "") ", "
+                 LNODE_JSON("node-b", "z2", "4", "8Gi", "") ", "
+                 LNODE_JSON("node-c", "z1", "8", "16Gi",
+                            ", \"spec\": {\"taints\": [{\"key\": \"dedicated\", \"value\": \"gpu\", "
+                            "\"effect\": \"NoSchedule\"}]}") ", "
+                 LNODE_JSON("node-d", "z2", "1", "8Gi", ""));
+    /* b1 on node-b: anti-affinity to app=web, hostPort 8080 */
+    podv b1 = {"", "web", ", \"ports\": [{\"containerPort\": 80, \"hostPort\": 8080}]",
+               "\"cpu\": \"100m\"",
+               ", \"affinity\": {\"podAntiAffinity\": {\"requiredDuringSchedulingIgnoredDuring"
+               "Execution\": [{\"labelSelector\": {\"matchLabels\": {\"app\": \"web\"}}, "
+               "\"topologyKey\": \"kubernetes.io/hostname\"}]}}",
+               "\"phase\": \"Pending\""};
+    char *gf, *gp;
+    int classed;
+    class_ask(x, "b1", &b1, &gf, &gp, &classed);
+    free(gf);
+    free(gp);
+    const char *bind = "{\"PodName\": \"b1\", \"PodNamespace\": \"shop\", \"Node\": \"node-b\"}";
+    serve_reply r = {0};
+    serve_extender_bind(x, bind, strlen(bind), &r);
+    assert_int_equal(r.status, 200);
+    free(r.body);
+
+    const char *meta = ", \"resourceVersion\": \"100\", \"creationTimestamp\": "
+                       "\"2026-01-01T00:00:00Z\", \"annotations\": {\"team\": \"a\"}";
+    const char *ctr = ", \"env\": [{\"name\": \"A\", \"value\": \"1\"}], \"command\": [\"run\"]";
+    const char *req = "\"cpu\": \"500m\", \"memory\": \"1Gi\"";
+    const char *status = "\"phase\": \"Pending\"";
+    podv base = {meta, "web", ctr, req, "", status};
+    char *bf, *bp;
+    class_ask(x, "p0", &base, &bf, &bp, &classed);
+    assert_false(classed);
+    /* the estate answers: node-b refused (b1's anti-affinity), node-c (taint) */
+    assert_non_null(strstr(bf, "\"nodenames\":[\"node-a\",\"node-d\"]"));
+
+    /* what no cycle reads: the same answer, from p0's class */
+    const podv same[] = {
+        {", \"resourceVersion\": \"101\", \"generateName\": \"web-\", \"creationTimestamp\": "
+         "\"2026-01-02T03:04:05Z\", \"annotations\": {\"team\": \"b\", \"x\": null}, "
+         "\"managedFields\": [{\"manager\": \"kubectl\"}], \"generation\": 3, \"selfLink\": \"/x\"",
+         "web", ctr, req, "", status},
+        {meta, "web",
+         ", \"env\": [{\"name\": \"A\", \"value\": \"2\"}], \"args\": [\"-v\"], "
+         "\"imagePullPolicy\": \"Always\", \"securityContext\": {\"runAsUser\": 1000}, "
+         "\"livenessProbe\": {\"httpGet\": {\"port\": 80}}, \"volumeMounts\": []",
+         req, "", status},
+        {meta, "web", ctr, req, "",
+         "\"phase\": \"Pending\", \"message\": \"0/4 nodes\", \"reason\": \"Unschedulable\", "
+         "\"conditions\": [{\"type\": \"PodScheduled\", \"status\": \"False\", "
+         "\"lastTransitionTime\": \"2026-01-03T00:00:00Z\"}]"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        char name[16], *f, *p;
+        snprintf(name, sizeof name, "s%zu", i);
+        class_ask(x, name, &same[i], &f, &p, &classed);
+        if (!classed || strcmp(f, bf) || strcmp(p, bp))
+            fail_msg("pod %s: classed %d, filter %s", name, classed, f);
+        free(f);
+        free(p);
+    }
+
+    /* what a cycle reads or the loader refuses: another answer, never the
+     * class's (each differs from p0's answer, so a key that merged it with
+     * p0 would answer p0's) */
+    const podv other[] = {
+        {meta, "web", ctr, "\"cpu\": \"1500m\", \"memory\": \"1Gi\"", "", status},
+        {meta, "web", ctr, "\"cpu\": \"500m\", \"memory\": \"6Gi\"", "", status},
+        {meta, "api", ctr, req, "", status},
+        {meta, "web", ctr, req, ", \"nodeSelector\": {\"topology.kubernetes.io/zone\": \"z2\"}",
+         status},
+        {meta, "web", ctr, req, ", \"tolerations\": [{\"key\": \"dedicated\", \"operator\": "
+                                "\"Exists\"}]", status},
+        {meta, "web", ", \"ports\": [{\"containerPort\": 80, \"hostPort\": 8080}]", req, "",
+         status},
+        {", \"creationTimestamp\": \"yesterday\"", "web", ctr, req, "", status},
+        {meta, "web", ", \"restartPolicy\": \"Always\"", req, "", status},
+    };
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+        char name[16], *f, *p;
+        snprintf(name, sizeof name, "o%zu", i);
+        class_ask(x, name, &other[i], &f, &p, &classed);
+        if (classed)
+            fail_msg("pod %s answered from p0's class: %s", name, f);
+        if (!strcmp(f, bf) && !strcmp(p, bp))
+            fail_msg("pod %s: the same answer as p0 (the test would not see a merge)", name);
+        free(f);
+        free(p);
+    }
+    free(bf);
+    free(bp);
+    serve_extender_close(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_handed_over),
         cmocka_unit_test(test_warm_invalidated),
         cmocka_unit_test(test_class_bound_name),
+        cmocka_unit_test(test_class_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
