@@ -6,7 +6,8 @@
 # random Karpenter estates of 1,100-1,400 nodes
 # (tests/scenarios/threads/gen-disrupt.awk: large enough for the what-if
 # session's parallel per-node loops, with pods the session must schedule
-# through the full pipeline). Also: bad --threads values, --help.
+# through the full pipeline; and an estate of plain pods, where the counting
+# certificate's slot sums run in chunks). Also: bad --threads values, --help.
 # The kube side is tests/scenarios/kube_threads.sh.
 set -u
 BERTH=${BERTH:-build/berth}
@@ -53,6 +54,11 @@ for seed in 1 2 3; do
   grep -q '"action": "delete"' "$T/t1" || fail "estate $seed: no action"
   [ "$(grep -c '"aks-default-' "$T/t1")" -gt 10 ] || fail "estate $seed: few nodes in the plan"
 done
+# plain pods only: the counting certificate's chunked slot sums answer
+awk -v seed=4 -v nodes=1500 -v plain=1 -f tests/scenarios/threads/gen-disrupt.awk > "$T/p.yaml"
+same "plain estate" -o json "$T/p.yaml"
+grep -q '"action": "delete"' "$T/t1" || fail "plain estate: no action"
+same "plain estate (optimize)" --optimize "$T/p.yaml"
 # the optimiser's questions go through the same session
 same "estate 1 (optimize)" -o json --optimize "$T/e1.yaml"
 grep -q '"optimizer"' "$T/t1" || grep -q 'ptimi' "$T/t1" || fail "optimize: no optimiser output"
@@ -64,4 +70,4 @@ done
 "$BERTH" disrupt plan --help | grep -q -- '--threads N' || fail "--help lacks --threads"
 
 [ $fails -eq 0 ] || exit 1
-echo "ok: $n inputs and 3 random estates, --threads 1/2/4 identical"
+echo "ok: $n inputs and 4 random estates, --threads 1/2/4 identical"

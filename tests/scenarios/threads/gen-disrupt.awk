@@ -2,13 +2,14 @@
 # kubectl lists it (NodeClaimList, NodeList, PodList: items without kind,
 # managedFields, status blocks) big enough (>= 1024 nodes) for the
 # what-if session's parallel per-node loops (docs/disrupt.md "Threads").
-# awk -v seed=S -v nodes=N.
+# awk -v seed=S -v nodes=N [-v plain=1].
 # Nodes 4-16 cpu in 3 zones, some lightly used (consolidation candidates),
 # some with a stale nodepool hash (drift) when drift=1. Pods: plain
 # ReplicaSet pods, pods with a hostname anti-affinity on their app (no
 # counting certificate: the session schedules the moved pods), host ports
 # and preferred node affinity (the full pipeline over every node), zone
-# spread (DoNotSchedule).
+# spread (DoNotSchedule). plain=1: plain pods only (the counting
+# certificate answers the questions, src/disrupt/fitcert.c).
 function pick(n) { return int(rand() * n) }
 BEGIN {
   srand(seed)
@@ -63,7 +64,7 @@ BEGIN {
     target = light[i] ? cpu / 10 : cpu / 3 + pick(cpu / 3)
     np = light[i] ? 1 + pick(2) : 3
     for (j = 0; j < np; j++) {
-      app = pick(60); req = int(target / np); kind = pick(10)
+      app = pick(60); req = int(target / np); kind = plain ? 9 : pick(10)
       extra = ""
       if (kind == 0)
         extra = "    affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: app" app "}}}]}}\n"
