@@ -221,9 +221,11 @@ static int prepare(disrupt_state *s)
         c->room_pods[n]--;
     }
     if (s->threads > 1 && N >= BERTH_PAR_MIN) {
+        /* BERTH_EINTERNAL (no thread could start): the calling thread
+         * scans alone, with the same answers */
         int rc = berth_pool_create(&c->pool, s->threads);
         if (rc == BERTH_ENOMEM)
-            return rc; /* no thread could start: the calling thread scans alone */
+            return rc;
     }
     c->usable = 1;
     return 0;
