@@ -9,7 +9,8 @@
  * replacement option is checked against them) and five DaemonSets, three
  * with a nodeSelector (their requests come off every replacement), built
  * from a fixed seed. Times one plan (median of 3, CPU seconds of the
- * single-threaded plan; building the estate is not timed) and prints the
+ * single-threaded plan, and of the same plan with --threads 2 beside it;
+ * building the estate is not timed) and prints the
  * nodes left after its actions, the lower bounds, and the same for
  * --optimize. BENCH_DISRUPT_NODES / BENCH_DISRUPT_PODS scale the estate
  * down and BENCH_DISRUPT_PLAIN=1 skips --optimize (profiling aids). */
@@ -410,11 +411,12 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double plan_median(const berth_disrupt *m, int optimize, berth_dplan *keep, double *wall)
+static double plan_median(const berth_disrupt *m, int optimize, uint32_t threads, berth_dplan *keep,
+                          double *wall)
 {
     double t[3], w[3];
     for (int i = 0; i < 3; i++) {
-        berth_dplan_options o = {.now = NOW, .optimize = optimize};
+        berth_dplan_options o = {.now = NOW, .optimize = optimize, .threads = threads};
         berth_dplan p;
         berth_error e;
         double t0 = cpu_s(), w0 = now_s();
@@ -435,6 +437,24 @@ static double plan_median(const berth_disrupt *m, int optimize, berth_dplan *kee
     return t[1];
 }
 
+/* The same plan with --threads 2 (the what-if session's per-node loops on
+ * two threads, docs/disrupt.md "Threads"): its process CPU time beside the
+ * one-thread figure t1 of this run, and the same answer. */
+static void threads2(const berth_disrupt *m, int optimize, const berth_dplan *one, double t1)
+{
+    berth_dplan p;
+    double wall;
+    double dt = plan_median(m, optimize, 2, &p, &wall);
+    if (p.nodes_after != one->nodes_after || p.cost_after != one->cost_after ||
+        p.nactions != one->nactions) {
+        fprintf(stderr, "bench_disrupt: --threads 2 planned differently from --threads 1\n");
+        exit(1);
+    }
+    fprintf(stderr, "disrupt: %splan, 2 threads: %.3f s cpu (%.3f s wall); 1 thread %.3f s cpu\n",
+            optimize ? "optimized " : "", dt, wall, t1);
+    printf("BENCH disrupt.%splan_seconds.10k.threads2 %.3f s\n", optimize ? "optimized_" : "", dt);
+}
+
 int main(void)
 {
     const char *en = getenv("BENCH_DISRUPT_NODES"), *ep = getenv("BENCH_DISRUPT_PODS");
@@ -447,7 +467,7 @@ int main(void)
             m.kube.npods, now_s() - t0);
     berth_dplan p;
     double wall;
-    double dt = plan_median(&m, 0, &p, &wall);
+    double dt = plan_median(&m, 0, 1, &p, &wall);
     fprintf(stderr,
             "disrupt: plan %.3f s cpu (%.3f s wall), method %s, %u action(s), nodes %lld -> "
             "%lld, bound %lld, cost %.2f -> %.2f /h, bound %.2f /h\n",
@@ -459,13 +479,14 @@ int main(void)
     printf("BENCH disrupt.lower_bound_nodes.10k %lld nodes\n", (long long)p.bound_nodes);
     printf("BENCH disrupt.lower_bound_nodes_within_budgets.10k %lld nodes\n",
            (long long)p.bound_nodes_budgets);
+    threads2(&m, 0, &p, dt);
     berth_dplan_free(&p);
     const char *plain = getenv("BENCH_DISRUPT_PLAIN");
     if (plain && atoi(plain)) {
         berth_disrupt_free(&m);
         return 0;
     }
-    dt = plan_median(&m, 1, &p, &wall);
+    dt = plan_median(&m, 1, 1, &p, &wall);
     fprintf(stderr,
             "disrupt: optimized plan %.3f s cpu (%.3f s wall, %s), nodes %lld -> %lld, "
             "cost %.2f -> %.2f /h\n",
@@ -473,6 +494,7 @@ int main(void)
             (long long)p.nodes_after, p.cost_before, p.cost_after);
     printf("BENCH disrupt.optimized_plan_seconds.10k %.3f s\n", dt);
     printf("BENCH disrupt.optimized_nodes_after.10k %lld nodes\n", (long long)p.nodes_after);
+    threads2(&m, 1, &p, dt);
     berth_dplan_free(&p);
     berth_disrupt_free(&m);
     return 0;

@@ -248,6 +248,10 @@ typedef struct berth_dplan_options {
     const berth_cancel *cancel;   /* NULL: no limit; else checked per candidate set and
                                    * every 8 pods moved (berth/cancel.h): BERTH_ETIMEDOUT,
                                    * no plan */
+    uint32_t threads;             /* threads in all for the what-if session's per-node
+                                   * loops (CLI --threads; 0 or 1: the calling thread);
+                                   * the plan is the same for every count
+                                   * (docs/disrupt.md "Threads") */
 } berth_dplan_options;
 
 /* A cheaper offering a replacement did not use, and why (JSON

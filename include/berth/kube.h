@@ -744,6 +744,16 @@ uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod);
  * returns BERTH_ETIMEDOUT once c expired, with the pods placed before in
  * the undo log (roll back, or close the session). c must outlive its use. */
 void berth_ksession_set_cancel(berth_ksession *s, const berth_cancel *c);
+/* Runs the per-node loops of the session's placements (the full pipeline's
+ * filters and per-node scores, the fast path's chunk scans; docs/kube.md
+ * "Threads") on `threads` threads in all, as berth_kube_options.threads
+ * does: decisions are the same for every count. Nothing changes below
+ * BERTH_PAR_MIN nodes (with the spare slots) or for threads <= 1; a
+ * session keeps the first pool it gets. The workers live until
+ * berth_ksession_close; the session is still driven by one thread at a
+ * time. 0, BERTH_ENOMEM or BERTH_EINTERNAL (no thread could be started;
+ * the session stays usable on the calling thread). */
+int berth_ksession_set_threads(berth_ksession *s, uint32_t threads);
 /* Undo log: every exclude, evict, bind, spare and placement after a mark is undone by rollback to it. */
 uint64_t berth_ksession_mark(const berth_ksession *s);
 int berth_ksession_rollback(berth_ksession *s, uint64_t mark);

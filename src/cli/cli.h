@@ -47,6 +47,11 @@ int cli_parse_duration(const char *cmd, const char *flag, const char *v, int pos
  * naming cmd). */
 int cli_flag_value(const char *cmd, const char *name, int argc, char **argv, int *i,
                    const char **v);
+/* `--threads N` at argv[*i] (N from 1 to 256): 1 with *out set, 0 not this
+ * flag, -1 bad or missing value (printed, naming cmd). */
+int cli_flag_threads(const char *cmd, int argc, char **argv, int *i, uint32_t *out);
+/* The default --threads: the online processors, at most 256. */
+uint32_t cli_default_threads(void);
 /* Reads every input file of c into arena and hands each to load(ctx, ...).
  * Returns 0, or the failing code with e set; "no input files" is EINVAL. */
 int cli_load_each(const cli_common *c, berth_arena *arena,

@@ -35,6 +35,9 @@ static void help(FILE *f)
             "                       a strictly lower cost (docs/disrupt.md \"--optimize\")\n"
             "  --reference          simulate with one scheduling run per question and per\n"
             "                       replacement option (the slow reference path; same decisions)\n"
+            "  --threads N          threads for the per-node filters and scores of the what-if\n"
+            "                       placements on clusters of 1024 nodes or more (default: the\n"
+            "                       online cores); the plan is the same for every N\n"
             "  -o, --output FORMAT  table (default), json (SPEC 6.3) or yaml\n"
             "  --svg FILE           also draw the nodes before and after the plan (deleted,\n"
             "                       replaced, blocked, kept) with their prices\n"
@@ -128,6 +131,7 @@ static int plan(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     berth_dplan_options opt = {0};
+    opt.threads = cli_default_threads(); /* docs/disrupt.md "Threads" */
     int have_at = 0;
     const char *svg = NULL;
     for (int i = 1; i < argc; i++) {
@@ -155,6 +159,10 @@ static int plan(int argc, char **argv)
         }
         int r = cli_flag_value("disrupt plan", "--svg", argc, argv, &i, &svg);
         if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        if ((r = cli_flag_threads("disrupt plan", argc, argv, &i, &opt.threads)) < 0)
             return 2;
         if (r)
             continue;

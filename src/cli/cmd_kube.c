@@ -7,7 +7,6 @@
 
 #include "berth/kube.h"
 #include "berth/kube_report.h"
-#include "berth/pool.h"
 #include "berth/report.h"
 
 static void help_schedule(FILE *f)
@@ -47,8 +46,8 @@ static void help_schedule(FILE *f)
             "  --no-preempt         a pod that fits nowhere stays unschedulable (default: it\n"
             "                       preempts lower-priority pods as DefaultPreemption does)\n"
             "  --threads N          threads for one pod's per-node filters and scores on\n"
-            "                       clusters of 1024 nodes or more (default 1);\n"
-            "                       decisions and output are the same for every N\n"
+            "                       clusters of 1024 nodes or more (default: the online\n"
+            "                       cores); decisions and output are the same for every N\n"
             "  --strict             unknown fields in Kubernetes objects, and kinds the\n"
             "                       command does not read, are errors\n"
             "  -q, --quiet          print nothing (exit code only)\n"
@@ -139,9 +138,9 @@ static int cmd_schedule(int argc, char **argv)
     cli_common_init(&c);
     const char *config = NULL, *profile = NULL, *svg = NULL;
     int reference = 0, explain = 0, preempt = 1, detail_all = 0;
-    /* 1: the fast path's per-pod work is too small to split (docs/kube.md
-     * "Threads") */
-    uint32_t threads = 1;
+    /* the machine's cores: the pool is only woken where a loop over nodes
+     * remains, never on the fast path's picks (docs/kube.md "Threads") */
+    uint32_t threads = cli_default_threads();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -181,17 +180,11 @@ static int cmd_schedule(int argc, char **argv)
             preempt = 0;
             continue;
         }
-        if (!strcmp(a, "--threads")) {
-            char *end = NULL;
-            long long x = i + 1 < argc ? strtoll(argv[i + 1], &end, 10) : 0;
-            if (i + 1 >= argc || !*argv[i + 1] || *end || x < 1 || x > 256) {
-                fprintf(stderr, "berth kube schedule: --threads expects an integer from 1 to 256\n");
-                return 2;
-            }
-            threads = (uint32_t)x;
-            i++;
+        int tr = cli_flag_threads("kube schedule", argc, argv, &i, &threads);
+        if (tr < 0)
+            return 2;
+        if (tr)
             continue;
-        }
         int r = cli_common_flag(&c, argc, argv, &i);
         if (r < 0)
             return 2;

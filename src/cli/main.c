@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "berth/disrupt.h"
+#include "berth/pool.h"
 #include "berth/fleet.h"
 #include "berth/report.h"
 
@@ -66,6 +67,28 @@ int cli_flag_value(const char *cmd, const char *name, int argc, char **argv, int
         return -1;
     }
     return 1;
+}
+
+int cli_flag_threads(const char *cmd, int argc, char **argv, int *i, uint32_t *out)
+{
+    const char *v = NULL;
+    int r = cli_flag_value(cmd, "--threads", argc, argv, i, &v);
+    if (r <= 0)
+        return r;
+    char *end = NULL;
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end || x < 1 || x > 256) {
+        fprintf(stderr, "berth %s: --threads expects an integer from 1 to 256\n", cmd);
+        return -1;
+    }
+    *out = (uint32_t)x;
+    return 1;
+}
+
+uint32_t cli_default_threads(void)
+{
+    uint32_t n = berth_threads_online();
+    return n > 256 ? 256 : n;
 }
 
 int cli_common_flag(cli_common *c, int argc, char **argv, int *i)

@@ -295,6 +295,7 @@ int disrupt_state_init(disrupt_state *s, const berth_disrupt *m, const berth_dpl
     uint32_t *nominated = malloc((k->nnodes ? k->nnodes : 1) * sizeof *nominated);
     uint32_t *npods = calloc(k->nnodes ? k->nnodes : 1, sizeof *npods);
     s->reference = o->reference;
+    s->threads = o->threads;
     s->cancel = o->cancel;
     if (!s->n || !s->pod_node || !s->pdb_allowed || !s->order || !s->allowed || !s->pool_nodes ||
         !s->pool_disrupting || !s->pool_cost || !s->pool_rdc || !s->node_by_name || !s->pod_pdb ||

@@ -25,13 +25,24 @@
  * classes capped at CERT_MAX_CLASSES; once per plan O(pods x resources)
  * for the free room and the distinct anti-affinity selectors (capped at
  * CERT_MAX_ANTI), O(nodes) per class for its static filters and, once
- * per moved pod, O(distinct anti-affinity selectors). */
+ * per moved pod, O(distinct anti-affinity selectors).
+ *
+ * Threads (berth_dplan_options.threads > 1, 1,024 nodes or more): a class's
+ * slot sum runs in chunks of 1,024 nodes on a pool of the certificate's
+ * own; each chunk adds its sum to one atomic total and skips when the total
+ * already covers the moved pods, so the answer (total >= moved pods) is the
+ * one-thread scan's for every thread count. */
 #include "disrupt/state.h"
 #include "kube/podkey.h"
+#include "berth/pipeline.h"
+#include "berth/pool.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* nodes per chunk of the parallel scan (berth_dplan_options.threads) */
+#define CERT_CHUNK 1024
 #define CERT_MAX_CLASSES 64
 #define CERT_MAX_ANTI 256
 #define CLS_UNKNOWN 0u
@@ -65,6 +76,9 @@ struct disrupt_cert {
     uint32_t anti_hash[CERT_MAX_ANTI];
     size_t anti_off[CERT_MAX_ANTI], anti_len[CERT_MAX_ANTI];
     uint32_t nanti;
+    /* --threads: the slot sum over chunks of CERT_CHUNK nodes on a pool of
+     * its own (NULL: the calling thread) */
+    berth_pool *pool;
 };
 
 void disrupt_cert_free(disrupt_state *s)
@@ -81,6 +95,7 @@ void disrupt_cert_free(disrupt_state *s)
         free(c->cls[i].pass);
     free(c->keys);
     free(c->kb);
+    berth_pool_destroy(c->pool);
     free(c);
     s->cert = NULL;
 }
@@ -205,6 +220,13 @@ static int prepare(disrupt_state *s)
             c->room[r][n] -= k->pods[p].req[r];
         c->room_pods[n]--;
     }
+    if (s->threads > 1 && N >= BERTH_PAR_MIN) {
+        /* BERTH_EINTERNAL (no thread could start): the calling thread
+         * scans alone, with the same answers */
+        int rc = berth_pool_create(&c->pool, s->threads);
+        if (rc == BERTH_ENOMEM)
+            return rc;
+    }
     c->usable = 1;
     return 0;
 }
@@ -260,6 +282,46 @@ static int class_of(disrupt_state *s, uint32_t p)
     return (int)(c->ncls - 1);
 }
 
+/* One class's slot sum over nodes (see the top of the file). */
+typedef struct cert_scan {
+    const struct disrupt_cert *c;
+    const uint8_t *pass;
+    const int64_t *M;
+    uint32_t nn;
+    uint64_t nmove;
+    _Atomic uint64_t total;     /* the chunks' sums (pool runs) */
+} cert_scan;
+
+/* The slots of nodes [lo, hi) for the class, stopping once they cover
+ * j->nmove. */
+static uint64_t slot_sum(const cert_scan *j, uint32_t lo, uint32_t hi)
+{
+    const struct disrupt_cert *c = j->c;
+    uint64_t sum = 0;
+    for (uint32_t n = lo; n < hi && sum < j->nmove; n++) {
+        if (c->off[n] || !j->pass[n] || c->room_pods[n] <= 0)
+            continue;
+        int64_t slots = c->room_pods[n];
+        for (uint32_t r = 0; r < c->nres && slots > 0; r++)
+            if (j->M[r] > 0) {
+                int64_t f = c->room[r][n] < 0 ? 0 : c->room[r][n] / j->M[r];
+                if (f < slots)
+                    slots = f;
+            }
+        sum += (uint64_t)slots;
+    }
+    return sum;
+}
+
+static void cert_chunk(void *ctx, uint32_t k)
+{
+    cert_scan *j = ctx;
+    if (atomic_load_explicit(&j->total, memory_order_relaxed) >= j->nmove)
+        return;
+    uint32_t lo = k * CERT_CHUNK, hi = j->nn - lo < CERT_CHUNK ? j->nn : lo + CERT_CHUNK;
+    atomic_fetch_add_explicit(&j->total, slot_sum(j, lo, hi), memory_order_relaxed);
+}
+
 int disrupt_cert_all_fit(disrupt_state *s, const uint32_t *cands, uint32_t nc,
                          const uint32_t *moving, uint32_t nmove)
 {
@@ -291,24 +353,22 @@ int disrupt_cert_all_fit(disrupt_state *s, const uint32_t *cands, uint32_t nc,
     for (uint32_t i = 0; i < nc; i++)
         c->off[cands[i]] |= 2;
     int all = 1;
+    uint32_t nch = (s->nn + CERT_CHUNK - 1) / CERT_CHUNK;
     for (uint32_t x = 0; x < c->ncls && all; x++) {
         if (c->cls[x].stamp != stamp)
             continue;
-        const uint8_t *pass = c->cls[x].pass;
-        uint64_t sum = 0;
-        for (uint32_t n = 0; n < s->nn && sum < nmove; n++) {
-            if (c->off[n] || !pass[n] || c->room_pods[n] <= 0)
-                continue;
-            int64_t slots = c->room_pods[n];
-            for (uint32_t r = 0; r < c->nres && slots > 0; r++)
-                if (M[r] > 0) {
-                    int64_t f = c->room[r][n] < 0 ? 0 : c->room[r][n] / M[r];
-                    if (f < slots)
-                        slots = f;
-                }
-            sum += (uint64_t)slots;
+        cert_scan j = {.c = c, .pass = c->cls[x].pass, .M = M, .nn = s->nn, .nmove = nmove};
+        atomic_init(&j.total, 0);
+        if (c->pool && nch > 1) {
+            /* chunks add their sums to one total and skip once it covers
+             * the moved pods: which chunks ran varies, whether the total
+             * reaches nmove does not (it only grows, and a chunk skips
+             * only once it has) */
+            berth_pool_run(c->pool, nch, cert_chunk, &j);
+            all = atomic_load_explicit(&j.total, memory_order_relaxed) >= nmove;
+        } else {
+            all = slot_sum(&j, 0, s->nn) >= nmove;
         }
-        all = sum >= nmove;
     }
     for (uint32_t i = 0; i < nc; i++)
         c->off[cands[i]] &= 1;

@@ -263,6 +263,13 @@ berth_ksession *disrupt_session(disrupt_state *s)
     if (berth_ksession_open(&s->ks, &s->m->kube, s->pod_node, DISRUPT_SPARE_SLOTS, NULL, &e))
         return NULL;
     berth_ksession_set_cancel(s->ks, s->cancel);
+    /* the per-node loops of its placements on the plan's threads (no
+     * worker could start: the calling thread does it all, same answers) */
+    if (berth_ksession_set_threads(s->ks, s->threads) == BERTH_ENOMEM) {
+        berth_ksession_close(s->ks);
+        s->ks = NULL;
+        return NULL;
+    }
     /* as the view: deleting and expired nodes receive nothing and their
      * pods are gone */
     for (uint32_t n = 0; n < s->nn; n++) {

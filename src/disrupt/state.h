@@ -50,6 +50,8 @@ typedef struct disrupt_state {
     int32_t *pod_pdb;           /* per pod: its first matching PDB, -1 when none */
     uint8_t *pod_npdb;          /* per pod: matching PDBs (saturates at 255) */
     int reference;              /* berth_dplan_options.reference */
+    uint32_t threads;           /* berth_dplan_options.threads: the what-if session's
+                                 * per-node loops (simulate.c disrupt_session) */
     const berth_cancel *cancel; /* berth_dplan_options.cancel (NULL: none) */
     uint32_t cancel_tick;       /* questions since the last look at it */
     /* simulate.c: the what-if session (opened on first use, its base mark

@@ -562,6 +562,23 @@ void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n)
     qsort_r(queue, n, sizeof *queue, cmp_queue, (void *)k);
 }
 
+int kube_loop_set_threads(kube_loop *L, uint32_t threads)
+{
+    /* once per loop; small clusters never split a batch */
+    if (L->pool || threads <= 1 || L->s.k->nnodes < BERTH_PAR_MIN)
+        return 0;
+    int rc = berth_pool_create(&L->pool, threads);
+    if (rc)
+        return rc;
+    if (berth_cycle_set_pool(&L->c, L->pool)) {
+        berth_pool_destroy(L->pool);
+        L->pool = NULL;
+        return BERTH_ENOMEM;
+    }
+    L->s.pool = L->pool;
+    return 0;
+}
+
 void kube_loop_free(kube_loop *L)
 {
     kube_preempt_free(L);
@@ -600,18 +617,12 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
         kube_loop_free(L);
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     }
-    if (opt->threads > 1 && k->nnodes >= BERTH_PAR_MIN) {
-        /* once per run; small clusters never split a batch */
-        int prc = berth_pool_create(&L->pool, opt->threads);
-        if (prc) {
-            kube_loop_free(L);
-            return berth_error_set(e, prc, "cannot start %u threads", opt->threads);
-        }
-        if (berth_cycle_set_pool(&L->c, L->pool)) {
-            kube_loop_free(L);
-            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-        }
-        L->s.pool = L->pool;
+    int prc = kube_loop_set_threads(L, opt->threads);
+    if (prc) {
+        kube_loop_free(L);
+        if (prc == BERTH_ENOMEM)
+            return berth_error_set(e, prc, "out of memory");
+        return berth_error_set(e, prc, "cannot start %u threads", opt->threads);
     }
     for (uint32_t i = 0; i < k->nprofiles; i++)
         build_profile(&L->built[i], &k->profiles[i], opt->tiebreak);

@@ -365,6 +365,11 @@ void berth_ksession_set_cancel(berth_ksession *s, const berth_cancel *c)
     s->opt.cancel = c;
 }
 
+int berth_ksession_set_threads(berth_ksession *s, uint32_t threads)
+{
+    return kube_loop_set_threads(&s->L, threads);
+}
+
 uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod)
 {
     if (pod >= s->v.npods)

@@ -126,6 +126,11 @@ typedef struct kube_loop {
 } kube_loop;
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
                    uint32_t nspare, berth_error *e);
+/* Gives the loop a pool of `threads` threads for its per-node loops
+ * (berth_kube_options.threads), once: nothing when it has one, threads <= 1
+ * or the cluster has fewer than BERTH_PAR_MIN nodes. 0, BERTH_ENOMEM or
+ * BERTH_EINTERNAL (the loop is unchanged). */
+int kube_loop_set_threads(kube_loop *L, uint32_t threads);
 void kube_loop_free(kube_loop *L);
 /* Schedules pod (pending) and assumes the decision: *placed gets the node
  * or BERTH_KUBE_NONE; the decision goes to opt->on_decision. 0 or an error. */

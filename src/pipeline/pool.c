@@ -14,9 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* how long an idle worker polls for the next run before sleeping, and how
- * long the caller polls for the last chunks before sleeping */
-#define POOL_SPIN_NS 50000L
+/* how long an idle worker polls for the next run before sleeping (short:
+ * a late worker only takes fewer chunks, the caller never waits for it to
+ * wake, while every microsecond polled is CPU taken from the caller's
+ * neighbours), and how long the caller polls for the chunks other threads
+ * are finishing before sleeping (at most about one chunk's work) */
+#define POOL_IDLE_SPIN_NS 5000L
+#define POOL_WAIT_SPIN_NS 50000L
 
 struct berth_pool {
     pthread_mutex_t mu;
@@ -83,7 +87,7 @@ static void *worker(void *arg)
         long t0 = now_ns();
         for (uint32_t i = 1; atomic_load_explicit(&p->gen, memory_order_acquire) == seen; i++) {
             cpu_relax();
-            if (!(i & 63) && now_ns() - t0 > POOL_SPIN_NS)
+            if (!(i & 63) && now_ns() - t0 > POOL_IDLE_SPIN_NS)
                 break;
         }
         pthread_mutex_lock(&p->mu);
@@ -185,7 +189,7 @@ void berth_pool_run(berth_pool *p, uint32_t nchunks, berth_pool_fn fn, void *ctx
     long t0 = now_ns();
     for (uint32_t i = 1; atomic_load_explicit(&p->ndone, memory_order_acquire) != nchunks; i++) {
         cpu_relax();
-        if (!(i & 63) && now_ns() - t0 > POOL_SPIN_NS)
+        if (!(i & 63) && now_ns() - t0 > POOL_WAIT_SPIN_NS)
             break;
     }
     pthread_mutex_lock(&p->mu);

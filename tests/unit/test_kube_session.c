@@ -16,7 +16,7 @@
  * session; a long-lived session answers 150 questions in a row. Targeted
  * tests: evict + place restores the spread counters, exclusion is honoured
  * by the fast path (and by ImageLocality's image spread), undo of bind and
- * spare. */
+ * spare; a session with threads answers as one without. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -276,11 +276,11 @@ static void gen_world(world *w, uint64_t seed, uint32_t min_nodes, uint32_t max_
     k->nnodes = k->capnodes = N;
     uint8_t used[1000] = {0};
     for (uint32_t n = 0; n < N; n++) {
-        uint32_t id;
-        do
-            id = rnd(1000);
-        while (used[id]);
-        used[id] = 1;
+        uint32_t id = n; /* names in index order past 1,000 nodes */
+        while (N <= 1000 && used[id = rnd(1000)])
+            ;
+        if (id < 1000)
+            used[id] = 1;
         gen_node(a, &k->nodes[n], fmt(a, "n-%03u", id), 0);
         k->nodes[n].unschedulable = chance(5);
     }
@@ -587,6 +587,57 @@ static void test_oracle_percentage(void **state)
     assert_int_equal(g_fail, 0);
 }
 
+/* berth_ksession_set_threads: on clusters of 1,024 nodes or more (the
+ * pool's threshold) a session with 4 threads answers every question as a
+ * session without them does, why text included; questions remove nodes
+ * that hold pods, rolled back after each. */
+static void test_threads_same_answers(void **state)
+{
+    (void)state;
+    g_fail = 0;
+    for (uint64_t seed = 2001; seed <= 2003; seed++) {
+        world w;
+        gen_world(&w, seed, 1030, 1100, 0);
+        assert_true(w.k.nnodes >= 1024);
+        berth_arena a;
+        berth_arena_init(&a, 0);
+        berth_ksession *s1 = NULL, *s4 = NULL;
+        berth_error e = {0};
+        assert_int_equal(berth_ksession_open(&s1, &w.k, w.pod_node, NSPARE, w.profile, &e), 0);
+        assert_int_equal(berth_ksession_open(&s4, &w.k, w.pod_node, NSPARE, w.profile, &e), 0);
+        assert_int_equal(berth_ksession_set_threads(s1, 1), 0);
+        assert_int_equal(berth_ksession_set_threads(s4, 4), 0);
+        assert_int_equal(berth_ksession_set_threads(s4, 2), 0); /* keeps its pool */
+        uint32_t moved = 0;
+        for (int i = 0; i < 40; i++) {
+            question q;
+            random_question(&w, &q);
+            for (uint32_t j = 0; j < q.nrm; j++) { /* a node running a pod */
+                uint32_t n = w.pod_node[rnd(w.k.npods)];
+                int dup = n == BERTH_KUBE_NONE;
+                for (uint32_t x = 0; x < j && !dup; x++)
+                    dup = q.rm[x] == n;
+                if (!dup)
+                    q.rm[j] = n;
+            }
+            answer x1, x4;
+            uint64_t m1 = berth_ksession_mark(s1), m4 = berth_ksession_mark(s4);
+            ask_session(&w, s1, &q, &x1, &a);
+            ask_session(&w, s4, &q, &x4, &a);
+            compare("4 threads", seed, &x1, &x4);
+            moved += x1.npending;
+            assert_int_equal(berth_ksession_rollback(s1, m1), 0);
+            assert_int_equal(berth_ksession_rollback(s4, m4), 0);
+        }
+        assert_true(moved >= 40); /* the questions moved pods */
+        berth_ksession_close(s1);
+        berth_ksession_close(s4);
+        berth_arena_free(&a);
+        free_world(&w);
+    }
+    assert_int_equal(g_fail, 0);
+}
+
 /* ---- targeted tests ---- */
 
 static void small_cluster(berth_kcluster *k, uint32_t nnodes, uint32_t npods)
@@ -837,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_oracle_random),
         cmocka_unit_test(test_oracle_percentage),
         cmocka_unit_test(test_long_session),
+        cmocka_unit_test(test_threads_same_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
