@@ -1097,6 +1097,239 @@ static int hr_retype(capacity_pass *s, upfast *f, uint32_t g, uint32_t hn, const
     return 1;
 }
 
+/* ---- headroom repack's exact step: a search over count vectors ----
+ *
+ * When the packings above fail, the pods and the missing units are
+ * distributed over the nodes by a depth-first search over count vectors
+ * of classes of interchangeable items (pods: equal requests and equal
+ * nodes that may take them, by the tier rule and the template, so the
+ * search is the same with or without the fast path; units: one class per
+ * spec): class by class (largest first), how many of the class each node
+ * takes (the nodes smallest first, each as many as fit first), pruned by
+ * the free room left against the classes still to place. It finds a
+ * split where a pod-by-pod order finds none (tiers #9 of
+ * bench/quality/autoscale_scaleup.py: a reserved node's pods in the one
+ * cpu split that leaves three units' room).
+ * Work bound: per headroom node tried, pods x nodes template checks (at
+ * most HR_PODS x HR_NODES), at most HR_CLS classes (more: not searched)
+ * and HR_DFS search steps of O(nodes) each. */
+#define HR_CLS 48
+#define HR_DFS (1u << 15)
+
+typedef struct hrdfs {
+    uint32_t ncls, nb;
+    int64_t req[HR_CLS][4];       /* cpu, memory, gpu, pod slots per item */
+    uint64_t allow[HR_CLS];       /* bit b: node b may take the class */
+    uint32_t cnt[HR_CLS];
+    int64_t rest[HR_CLS + 1][4];  /* the demand of classes c.. */
+    int64_t fr[HR_NODES][4];
+    uint32_t amt[HR_CLS][HR_NODES];
+    uint64_t work;
+} hrdfs;
+
+static int64_t hr_most(const hrdfs *d, uint32_t c, uint32_t b, int64_t left)
+{
+    int64_t mx = left;
+    for (int r = 0; r < 4; r++)
+        if (d->req[c][r] > 0) {
+            int64_t q = d->fr[b][r] > 0 ? d->fr[b][r] / d->req[c][r] : 0;
+            mx = q < mx ? q : mx;
+        }
+    return mx;
+}
+
+/* 1 found (amt holds it), 0 none, -1 out of steps */
+static int hr_dfs(hrdfs *d, uint32_t c, uint32_t b, int64_t left)
+{
+    if (++d->work > HR_DFS)
+        return -1;
+    if (!left) {
+        for (uint32_t q = b; q < d->nb; q++)
+            d->amt[c][q] = 0;
+        if (++c == d->ncls)
+            return 1;
+        int64_t tot[4] = {0, 0, 0, 0};
+        for (uint32_t q = 0; q < d->nb; q++)
+            for (int r = 0; r < 4; r++)
+                tot[r] += d->fr[q][r];
+        for (int r = 0; r < 4; r++)
+            if (tot[r] < d->rest[c][r])
+                return 0;
+        memset(d->amt[c], 0, sizeof d->amt[c]);
+        return hr_dfs(d, c, 0, d->cnt[c]);
+    }
+    while (b < d->nb && !(d->allow[c] >> b & 1))
+        b++;
+    if (b == d->nb)
+        return 0;
+    int64_t later = 0;
+    for (uint32_t q = b + 1; q < d->nb && later < left; q++)
+        if (d->allow[c] >> q & 1)
+            later += hr_most(d, c, q, left);
+    int64_t mx = hr_most(d, c, b, left), lo = left - later > 0 ? left - later : 0;
+    for (int64_t a = mx; a >= lo; a--) {
+        for (int r = 0; r < 4; r++)
+            d->fr[b][r] -= a * d->req[c][r];
+        d->amt[c][b] = (uint32_t)a;
+        int rc = hr_dfs(d, c, b + 1, left - a);
+        for (int r = 0; r < 4; r++)
+            d->fr[b][r] += a * d->req[c][r];
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The exact step for pods[0..np) (unplaced; home: their nodes) and the
+ * units need[0..nspec) onto nodes[0..nnodes) (asc: smallest first): 1 when
+ * every pod is placed and the group's headroom is met, 0 otherwise (the
+ * pods unplaced again), BERTH_ENOMEM. */
+static int hr_exact(capacity_pass *s, upfast *f, uint32_t g, const uint32_t *pods,
+                    const uint32_t *home, uint32_t np, const int64_t *need, uint32_t nspec,
+                    const uint32_t *nodes, const uint32_t *asc, uint32_t nnodes)
+{
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[g];
+    hrdfs *d = malloc(sizeof *d);
+    uint32_t *cls = malloc(((size_t)np + 1) * sizeof *cls);
+    int rc = 0;
+    if (!d || !cls) {
+        free(d);
+        free(cls);
+        return BERTH_ENOMEM;
+    }
+    memset(d, 0, sizeof *d);
+    d->nb = nnodes;
+    /* the nodes smallest first */
+    for (uint32_t b = 0; b < nnodes; b++) {
+        const capacity_node *x = &s->n[nodes[asc[b]]];
+        d->fr[b][0] = x->alloc[0] - x->req[0];
+        d->fr[b][1] = x->alloc[1] - x->req[1];
+        d->fr[b][2] = x->alloc[2] - x->req[2];
+        d->fr[b][3] = x->alloc_pods - x->npods;
+    }
+    /* the pods' classes: equal requests and equal nodes that may take
+     * them (the pod's tier rule and its template, as the packings above) */
+    for (uint32_t i = 0; i < np && d->ncls <= HR_CLS; i++) {
+        const berth_kpod *p = &m->kube.pods[pods[i]];
+        int64_t gpu = s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0;
+        int pt = tier_of(s, home[i]);
+        uint64_t allow = 0;
+        for (uint32_t b = 0; b < nnodes; b++) {
+            uint32_t n = nodes[asc[b]];
+            const capacity_node *x = &s->n[n];
+            int nt = tier_of(s, n);
+            if (nt != pt && nt != BERTH_CT_RESERVED &&
+                !(pt == BERTH_CT_RESERVED && nt == BERTH_CT_SPOT))
+                continue;
+            if (n != home[i] && !hosts(s, f, g, (uint32_t)x->type, x->zone, -1, x->ct, pods[i]))
+                continue;
+            allow |= (uint64_t)1 << b;
+        }
+        uint32_t c = 0;
+        while (c < d->ncls &&
+               !(d->allow[c] == allow && d->req[c][0] == p->req[BERTH_KRES_CPU] &&
+                 d->req[c][1] == p->req[BERTH_KRES_MEMORY] && d->req[c][2] == gpu))
+            c++;
+        if (c == d->ncls) {
+            if (d->ncls == HR_CLS) {
+                d->ncls = HR_CLS + 1; /* too many: not searched */
+                break;
+            }
+            d->allow[c] = allow;
+            d->req[c][0] = p->req[BERTH_KRES_CPU];
+            d->req[c][1] = p->req[BERTH_KRES_MEMORY];
+            d->req[c][2] = gpu;
+            d->req[c][3] = 1;
+            d->ncls++;
+        }
+        d->cnt[c]++;
+        cls[i] = c;
+    }
+    for (uint32_t h = 0; h < nspec && d->ncls <= HR_CLS; h++) {
+        if (need[h] <= 0)
+            continue;
+        if (d->ncls == HR_CLS) {
+            d->ncls = HR_CLS + 1;
+            break;
+        }
+        const berth_headroom *x = &v->headroom[h];
+        d->allow[d->ncls] = nnodes >= 64 ? UINT64_MAX : ((uint64_t)1 << nnodes) - 1;
+        d->req[d->ncls][0] = x->cpu;
+        d->req[d->ncls][1] = x->memory;
+        d->req[d->ncls][2] = x->gpu;
+        d->req[d->ncls][3] = 0;
+        d->cnt[d->ncls++] = (uint32_t)need[h];
+    }
+    if (d->ncls > HR_CLS || !d->ncls)
+        goto out;
+    /* classes largest first (cpu and memory shares of the largest node) */
+    {
+        double norm[2] = {1, 1};
+        for (uint32_t b = 0; b < nnodes; b++)
+            for (int r = 0; r < 2; r++)
+                norm[r] = fmax(norm[r], (double)s->n[nodes[b]].alloc[r]);
+        uint32_t ord[HR_CLS];
+        double w[HR_CLS];
+        for (uint32_t c = 0; c < d->ncls; c++) {
+            w[c] = (double)d->req[c][0] / norm[0] + (double)d->req[c][1] / norm[1];
+            uint32_t y = c;
+            for (; y > 0 && w[ord[y - 1]] < w[c]; y--)
+                ord[y] = ord[y - 1];
+            ord[y] = c;
+        }
+        hrdfs *e = malloc(sizeof *e);
+        if (!e) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        memcpy(e, d, sizeof *e);
+        uint32_t back[HR_CLS];
+        for (uint32_t c = 0; c < d->ncls; c++) {
+            memcpy(d->req[c], e->req[ord[c]], sizeof d->req[c]);
+            d->allow[c] = e->allow[ord[c]];
+            d->cnt[c] = e->cnt[ord[c]];
+            back[ord[c]] = c;
+        }
+        free(e);
+        for (uint32_t i = 0; i < np; i++)
+            cls[i] = back[cls[i]];
+        for (uint32_t c = d->ncls; c-- > 0;)
+            for (int r = 0; r < 4; r++)
+                d->rest[c][r] = d->rest[c + 1][r] + (int64_t)d->cnt[c] * d->req[c][r];
+    }
+    for (int r = 0; r < 4; r++) {
+        int64_t tot = 0;
+        for (uint32_t b = 0; b < nnodes; b++)
+            tot += d->fr[b][r];
+        if (tot < d->rest[0][r])
+            goto out;
+    }
+    memset(d->amt[0], 0, sizeof d->amt[0]);
+    if (hr_dfs(d, 0, 0, d->cnt[0]) != 1)
+        goto out;
+    /* place the pods as the counts say */
+    uint32_t placed = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t c = cls[i], b = 0;
+        while (b < nnodes && !d->amt[c][b])
+            b++;
+        if (b == nnodes)
+            break;
+        d->amt[c][b]--;
+        capacity_place(s, pods[i], nodes[asc[b]]);
+        placed++;
+    }
+    rc = placed == np && hr_gaps_met(s, g);
+    if (!rc)
+        for (uint32_t i = 0; i < placed; i++)
+            capacity_unplace(s, pods[i]);
+out:
+    free(d);
+    free(cls);
+    return rc;
+}
+
 static int headroom_repack(capacity_pass *s, upfast *f, uint32_t g)
 {
     const berth_autoscale *m = s->m;
@@ -1314,10 +1547,17 @@ static int headroom_repack(capacity_pass *s, upfast *f, uint32_t g)
                 for (uint32_t i = 0; i < placed; i++)
                     capacity_unplace(s, pods[i]);
         }
+        int xr = 0;
+        if (!ok && (xr = hr_exact(s, f, g, pods, home, np, need, nspec, nodes, asc, nnodes)) > 0)
+            ok = 1;
         s->n[hn].removed = 0;
         if (!ok) {
             for (uint32_t i = 0; i < np; i++)
                 capacity_place(s, pods[i], home[i]);
+            if (xr < 0) {
+                rc = xr;
+                break;
+            }
             int r = hr_retype(s, f, g, hn, nodes, nnodes, pods);
             if (r < 0) {
                 rc = r;
