@@ -2271,6 +2271,7 @@ static int consolidate(packer *k, uint32_t first_new)
 #define IMP_WORK (1u << 19)
 #define IMP_WORK_POD 16
 #define IMP_RES 2
+#define IMP_VRES (UINT32_MAX - 1) /* cand: a reserved node not open yet */
 
 typedef struct impopt {
     option o;
@@ -2289,7 +2290,11 @@ typedef struct imp {
     uint32_t *plist;              /* the candidates' pods (order slots) */
     uint32_t phead[IMP_CAND + IMP_RES + 1], fillp[IMP_CAND + IMP_RES]; /* per candidate: its
                                    * pods in plist */
-    uint32_t nres;                /* reserved nodes after the candidates in cand */
+    uint32_t nres;                /* reserved nodes after the candidates in cand (the
+                                   * last may be IMP_VRES: a reserved node not open yet) */
+    option vres;                  /* IMP_VRES's option (a count reservation's, price 0) */
+    int64_t vfr[4];               /* its free room */
+    uint32_t vleft;               /* nodes its reservation has left (0: none) */
     uint8_t *host;                /* [option * (group pods + 1) + set pod] */
     uint8_t hdone[IMP_TOP + 1];   /* host row filled (this set) */
     uint32_t *bin, *best_bin;     /* per set pod: its bin */
@@ -2523,8 +2528,8 @@ static uint32_t imp_exact(imp *c, uint32_t maxb, uint32_t *use)
         c->arg[mask] = 0;
         for (uint32_t o = 0; o < c->ntop; o++) {
             const impopt *x = &c->top[o];
-            if ((x->mask & mask) != mask || x->cost >= c->c1[mask])
-                continue;
+            if ((x->mask & mask) != mask || x->cost >= c->c1[mask] || !x->of)
+                continue; /* (not the reserved option: its count is bounded) */
             int ok = 1;
             for (int r = 0; r < 4 && ok; r++)
                 ok = c->rc[mask][r] <= x->fr[r];
@@ -2600,8 +2605,8 @@ static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, uint
     cons_zreset(zl);
     double cost = 0, price = 0;
     for (uint32_t q = 0; q < nb; q++) {
-        if (use[q] == IMP_TOP)
-            continue; /* the kept reserved node: paid either way */
+        if (use[q] == IMP_TOP || !c->top[use[q]].of)
+            continue; /* a reserved node: paid either way */
         cost += cons_cost_n(s, c->k->f, c->top[use[q]].of, zl, 1);
         price += c->top[use[q]].o.price;
     }
@@ -2619,6 +2624,46 @@ static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, uint
         st->isfix[q] = use[q] == IMP_TOP;
     }
     memcpy(c->best_bin, c->bin, c->np * sizeof *c->bin);
+}
+
+/* A reserved node of group k->g not open yet (cand's IMP_VRES): the first
+ * allowed (type, zone) that a count reservation with a node left covers,
+ * as pick() finds them (utilizeReservedInstances; price 0); 1 found. */
+static int imp_vres(imp *c)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[k->g];
+    upfast *f = k->f;
+    if (!m->nres || !v->utilize_reserved)
+        return 0;
+    uint32_t ti = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
+    for (; ti < tend; ti++) {
+        uint32_t t = f ? f->gtypes[ti] : ti;
+        const berth_instance_type *it = &m->types[t];
+        if (!f && !capacity_vng_allows_type(v, it))
+            continue;
+        for (uint32_t o = 0; o < it->nofferings; o++) {
+            const berth_offering *of = &it->offerings[o];
+            if (!offer_in_group(f, v, k->g, t, o, of) || of->capacity_type != BERTH_CT_ON_DEMAND ||
+                berth_instance_offering(it, of->zone, BERTH_CT_RESERVED))
+                continue;
+            for (uint32_t r = 0; r < m->nres; r++) {
+                const berth_reservation *rv = &m->res[r];
+                int type_ok = rv->instance_type ? !strcmp(rv->instance_type, it->name)
+                                                : !strcmp(rv->family, it->family);
+                if (!type_ok || (rv->zone && strcmp(rv->zone, of->zone)) || !rv->count ||
+                    s->res_left[r] < 1.0 - 1e-9)
+                    continue;
+                c->vres = (option){1, t, of->zone, BERTH_CT_RESERVED, (int)r, 0, 0, 0};
+                c->vleft = (uint32_t)fmin(floor(s->res_left[r] + 1e-9), 64);
+                capacity_template_free(s, k->g, t, of->zone, BERTH_CT_RESERVED, c->vfr);
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* One move over capacity type ct: 1 applied, 0 none, BERTH_ENOMEM. */
@@ -2658,6 +2703,11 @@ static int imp_move(imp *c, int ct)
             x->npods && x->type >= 0)
             c->cand[c->ncand + c->nres++] = n;
     }
+    /* and a reserved node not open yet: free capacity the packing left
+     * unused where the pods fitted the nodes it had opened */
+    c->vleft = 0;
+    if (v->max_nodes - s->vng_nodes[k->g] >= 1 && imp_vres(c) && c->nres < IMP_RES)
+        c->cand[c->ncand + c->nres++] = IMP_VRES;
     uint32_t nlist = c->ncand + c->nres;
     /* the candidates' pods (order slots, ascending): one scan of the group's pods */
     memset(c->phead, 0, (IMP_CAND + IMP_RES + 1) * sizeof *c->phead);
@@ -2750,6 +2800,8 @@ static int imp_move(imp *c, int ct)
             maxb = maxb > 64 ? 64 : maxb;
             if (ct == BERTH_CT_SPOT && v->spot_percentage < 100)
                 maxb = j; /* the spot share must not grow */
+            if (fixed == IMP_VRES && maxb + 1 > j + (uint32_t)(room > 0 ? room : 0))
+                maxb--; /* the reserved node opens too */
             /* the set's cost, its nodes in opening order */
             double have = 0, have_price = 0;
             uint32_t ord[IMP_CAND];
@@ -2800,7 +2852,30 @@ static int imp_move(imp *c, int ct)
                     c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
                 }
             }
-            if (rr) {
+            /* a reserved node not open yet is an option too (price 0, at
+             * most the nodes its reservation has left: vmax per multiset) */
+            uint32_t vmax = c->vleft > (fixed == IMP_VRES) ? c->vleft - (fixed == IMP_VRES) : 0;
+            if (vmax) {
+                uint32_t last = c->ntop < IMP_TOP ? c->ntop : IMP_TOP - 1;
+                memmove(c->top + 1, c->top, last * sizeof *c->top);
+                impopt *x = &c->top[0];
+                x->o = c->vres;
+                x->of = NULL;
+                x->cost = 0;
+                x->rank = 0;
+                memcpy(x->fr, c->vfr, sizeof x->fr);
+                x->cap = (double)x->fr[0] / k->norm[0] + (double)x->fr[1] / k->norm[1];
+                c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
+            }
+            if (rr && fixed == IMP_VRES) {
+                impopt *y = &c->top[IMP_TOP];
+                y->o = c->vres;
+                y->of = NULL;
+                y->cost = 0;
+                y->rank = 0;
+                memcpy(y->fr, c->vfr, sizeof y->fr);
+                y->cap = (double)y->fr[0] / k->norm[0] + (double)y->fr[1] / k->norm[1];
+            } else if (rr) {
                 const capacity_node *x = &s->n[fixed];
                 impopt *y = &c->top[IMP_TOP];
                 y->o = (option){1, (uint32_t)x->type, x->zone, x->ct, s->node_res[fixed], 0, 0, 0};
@@ -2825,12 +2900,18 @@ static int imp_move(imp *c, int ct)
                 }
                 double d0 = (double)sum[0] - (rr ? (double)c->top[IMP_TOP].fr[0] : 0);
                 double d1 = (double)sum[1] - (rr ? (double)c->top[IMP_TOP].fr[1] : 0);
+                uint32_t o0 = vmax ? 1 : 0; /* the reserved option (first): its
+                                             * nodes' room off the demand */
+                d0 -= (double)vmax * (double)c->vfr[0];
+                d1 -= (double)vmax * (double)c->vfr[1];
                 d0 = d0 > 0 ? d0 : 0;
                 d1 = d1 > 0 ? d1 : 0;
-                double lp = c->ntop && (d0 > 0 || d1 > 0)
-                                ? capacity_lp_cover2(pc, p0, p1, c->ntop, d0, d1, pi) : 0;
+                double lp = c->ntop > o0 && (d0 > 0 || d1 > 0)
+                                ? capacity_lp_cover2(pc + o0, p0 + o0, p1 + o0, c->ntop - o0, d0,
+                                                     d1, pi)
+                                : 0;
                 c->work += c->ntop;
-                if (!c->ntop && !rr)
+                if (c->ntop <= o0 && !rr && (d0 > 0 || d1 > 0 || !vmax))
                     lp = INFINITY; /* no option can take the set's pods */
                 if (have - lp <= st.save + 1e-9)
                     goto next_set;
@@ -2867,6 +2948,13 @@ static int imp_move(imp *c, int ct)
                             for (uint32_t d = kind >= 3 ? b : 0; d < (kind >= 3 ? nopt : 1); d++) {
                                 uint32_t nb = kind + nfix, *u = use + nfix;
                                 u[0] = byc[a], u[1] = byc[b], u[2] = byc[d];
+                                if (vmax) { /* the reserved option: vmax nodes at most */
+                                    uint32_t nv = 0;
+                                    for (uint32_t q = 0; q < kind; q++)
+                                        nv += u[q] == 0;
+                                    if (nv > vmax)
+                                        continue;
+                                }
                                 double cost = 0;
                                 int64_t cap[4] = {0, 0, 0, 0};
                                 for (uint32_t q = 0; q < nb; q++) {
@@ -2948,7 +3036,7 @@ done:
         drop_node(s, f, st.set[q]);
     uint32_t opened[64];
     for (uint32_t b = 0; b < st.nb; b++) {
-        if (st.isfix[b]) {
+        if (st.isfix[b] && st.fixed != IMP_VRES) {
             opened[b] = st.fixed;
             continue;
         }

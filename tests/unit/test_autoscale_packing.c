@@ -407,6 +407,64 @@ static void test_eight_small_or_one_large(void **state)
     }
 }
 
+/* A reservation the packing leaves unused: the 5-cpu pod fits none of the
+ * reserved 2-cpu nodes, so the first node is bought on spot, and B (8 cpu,
+ * the cheapest per cpu) takes every pod; C (6 cpu) with the 5-cpu pod and
+ * one small one, and the reserved node (already paid) with the other two,
+ * cost less. The improvement step weighs the reserved node not open yet
+ * as an option of price 0 (imp_vres in src/autoscale/scaleup.c). */
+static void test_reservation_left_unused(void **state)
+{
+    (void)state;
+    static buf b;
+    b.n = 0;
+    add(&b, "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: general}\n"
+            "spec: {zones: [z1]}\n"
+            "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: B}\n"
+            "spec:\n  capacity: {cpu: \"8\", memory: 32Gi, pods: 30}\n"
+            "  offerings: [{zone: z1, capacityType: spot, price: 0.3}]\n"
+            "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: C}\n"
+            "spec:\n  capacity: {cpu: \"6\", memory: 24Gi, pods: 30}\n"
+            "  offerings: [{zone: z1, capacityType: spot, price: 0.27}]\n"
+            "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: S}\n"
+            "spec:\n  capacity: {cpu: \"2\", memory: 8Gi, pods: 30}\n"
+            "  offerings: [{zone: z1, capacityType: spot, price: 0.1}, "
+            "{zone: z1, capacityType: on-demand, price: 0.25}]\n"
+            "---\napiVersion: berth.io/v1\nkind: Reservation\nmetadata: {name: ri}\n"
+            "spec: {instanceType: S, zone: z1, count: 1}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default}\n"
+            "spec:\n  containers: [{name: c, resources: {requests: {cpu: 5, memory: 4Gi}}}]\n");
+    for (int i = 1; i <= 3; i++)
+        add(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: w-%d, namespace: default}\n"
+                "spec:\n  containers: [{name: c, resources: {requests: {cpu: 1, "
+                "memory: 1Gi}}}]\n", i);
+    for (int ref = 0; ref < 2; ref++) {
+        run r;
+        berth_aplan_options o = {0};
+        o.reference = ref;
+        plan_opt(&r, &b, o);
+        assert_int_equal(r.rc, 0);
+        assert_int_equal(r.p.nunsched, 0);
+        assert_int_equal(r.p.nup, 2);
+        uint32_t pods = 0;
+        for (uint32_t u = 0; u < r.p.nup; u++) {
+            const char *t = r.m.types[r.p.up[u].type].name;
+            assert_int_equal(r.p.up[u].count, 1);
+            if (r.p.up[u].capacity_type == BERTH_CT_RESERVED) {
+                assert_string_equal(t, "S");
+                assert_int_equal(r.p.up[u].npods, 2);
+            } else {
+                assert_string_equal(t, "C");
+                assert_int_equal(r.p.up[u].npods, 2);
+            }
+            pods += r.p.up[u].npods;
+        }
+        assert_int_equal(pods, 4);
+        assert_true(fabs(r.p.up_cost - 0.27) < 1e-9);
+        done(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_headroom_against_brute_force),
         cmocka_unit_test(test_headroom_against_brute_force_seed_7),
         cmocka_unit_test(test_reservations_kept),
+        cmocka_unit_test(test_reservation_left_unused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
