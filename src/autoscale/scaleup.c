@@ -3130,6 +3130,8 @@ static int improve(packer *k, uint32_t first_new)
  * spotPercentage below 100 never by more spot nodes; reservations are not
  * touched, and SPEC 5's headroom count is checked after (if it fell short,
  * the top-up runs again).
+ * A set with no node for headroom alone whose other nodes hold every unit
+ * is left (the improvement step partitioned its pods already).
  * Work bound: per group and capacity type O(pods + new nodes) to choose the
  * set, at most HRX_OPTS options x HRX_PODS pods template checks,
  * 2^HRX_PODS x (options + HRX_UNITS) steps for the single parts and
@@ -3186,7 +3188,7 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
             (*x)++;
     }
     /* the set: headroom-only nodes, then nodes with pods least filled first */
-    uint32_t set[HRX_NODES], nset = 0, ncand = 0, npods = 0;
+    uint32_t set[HRX_NODES], nset = 0, ncand = 0, npods = 0, nhr = 0;
     for (uint32_t n = s->nexisting; n < s->nn; n++) {
         const capacity_node *x = &s->n[n];
         if (x->removed || x->vng != (int)g || x->type < 0 || s->node_res[n] >= 0 || x->ct != ct ||
@@ -3195,7 +3197,7 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
             continue;
         if (!x->npods) {
             if (nset < HRX_NODES)
-                set[nset++] = n;
+                set[nset++] = n, nhr++;
             continue;
         }
         fill[n - s->nexisting] =
@@ -3229,6 +3231,9 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
         cons_away(s, f, set[q], 1);
     int64_t gap = capacity_headroom_gap(s, g, 0, NULL);
     int64_t need = gap < 0 ? -gap : 0;
+    /* no unit at stake (no node for headroom alone, the other nodes hold
+     * every unit): the improvement step partitioned these pods already */
+    int search = need <= HRX_UNITS && (need || nhr);
     zlist zl;
     zl.n = 0;
     if (ct == BERTH_CT_SPOT)
@@ -3251,7 +3256,7 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
     /* the options: the group's allowed offerings of this capacity type */
     uint32_t nopt = 0;
     uint32_t ti0 = f ? f->gtypes_off[g] : 0, tend = f ? f->gtypes_off[g + 1] : m->ntypes;
-    for (uint32_t ti = ti0; ti < tend && nopt < HRX_OPTS && need <= HRX_UNITS; ti++) {
+    for (uint32_t ti = ti0; ti < tend && nopt < HRX_OPTS && search; ti++) {
         uint32_t t = f ? f->gtypes[ti] : ti;
         const berth_instance_type *it = &m->types[t];
         if (!f && !capacity_vng_allows_type(v, it))
@@ -3277,7 +3282,7 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
     }
     uint32_t full = (1u << np) - 1, nparts = 0;
     double total = INFINITY;
-    if (need <= HRX_UNITS && nopt) {
+    if (search && nopt) {
         /* c1[mask][u]: the cheapest option hosting the pods of mask with at
          * least u units of free room */
         const int64_t per[3] = {hs->cpu, hs->memory, hs->gpu};
