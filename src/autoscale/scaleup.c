@@ -3342,6 +3342,13 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
                 }
                 for (uint32_t sub = rest;; sub = (sub - 1) & rest) {
                     uint32_t a = low | sub;
+                    /* c1 and best grow with the units: their values at 0
+                     * bound every split of d */
+                    if (mask && c1[(size_t)a * U] + best[(size_t)(mask ^ a) * U] >= bv + 1e-12) {
+                        if (!sub)
+                            break;
+                        continue;
+                    }
                     for (uint32_t u = mask ? 0 : 1; u <= d; u++) {
                         double cv = c1[(size_t)a * U + u];
                         size_t r = (size_t)(mask ^ a) * U + (d - u);
