@@ -2252,7 +2252,12 @@ static int consolidate(packer *k, uint32_t first_new)
  * below 100 a spot set is never replaced by more spot nodes. So
  * reservations, spot before on-demand, VNG rules and headroom (topped up
  * after) are kept.
- * Work bound: at most IMP_MOVES moves per capacity type, group and round;
+ * A reserved node not open yet (imp_vres: a count reservation with nodes
+ * left, price 0) is one of the IMP_RES nodes a set may take along, and an
+ * option of the multisets (at most its nodes left; not in the exact
+ * partition), so free capacity the packing left unused is weighed too.
+ * Work bound: at most IMP_MOVES moves per capacity type, group and round
+ * (each also O(types x offerings x reservations) for imp_vres);
  * per move at most sum_{j<=5} C(IMP_CAND, j) = 637 sets (x 3 with reserved
  * nodes), each O(pods) to merge, O(options) to rank and bound, then the DP
  * (<= 2^10 x 24 + 3^10 steps) or at most 2,924 multisets with packings of
