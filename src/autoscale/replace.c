@@ -186,7 +186,7 @@ static int replace_node(rwork *w, uint32_t n, berth_areason r, int tier, char *w
         }
     }
     if (rc) {
-        c->removed = 0;
+        s->n[n].removed = 0; /* (not c: opening the new node may move s->n) */
         s->vng_nodes[g]++;
         if (s->node_res[n] >= 0)
             s->res_left[s->node_res[n]] -= s->node_res_cost[n];
@@ -333,6 +333,7 @@ int capacity_replace(capacity_pass *s, const berth_aplan_options *opt, berth_err
         if (m->nres && (v->utilize_reserved || v->utilize_commitments))
             rc = replace_node(&w, n, BERTH_REPLACE_REVERT_TO_RESERVED, BERTH_CT_RESERVED, why,
                               sizeof why);
+        c = &s->n[n]; /* replace_node may have opened a node and moved s->n */
         if (rc == BERTH_ENOFIT && c->ct == BERTH_CT_ON_DEMAND && wants_spot(s, (uint32_t)c->vng))
             rc = replace_node(&w, n, BERTH_REPLACE_REVERT_TO_SPOT, BERTH_CT_SPOT, why, sizeof why);
         if (rc == BERTH_ENOFIT)

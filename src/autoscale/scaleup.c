@@ -1097,6 +1097,239 @@ static int hr_retype(capacity_pass *s, upfast *f, uint32_t g, uint32_t hn, const
     return 1;
 }
 
+/* ---- headroom repack's exact step: a search over count vectors ----
+ *
+ * When the packings above fail, the pods and the missing units are
+ * distributed over the nodes by a depth-first search over count vectors
+ * of classes of interchangeable items (pods: equal requests and equal
+ * nodes that may take them, by the tier rule and the template, so the
+ * search is the same with or without the fast path; units: one class per
+ * spec): class by class (largest first), how many of the class each node
+ * takes (the nodes smallest first, each as many as fit first), pruned by
+ * the free room left against the classes still to place. It finds a
+ * split where a pod-by-pod order finds none (tiers #9 of
+ * bench/quality/autoscale_scaleup.py: a reserved node's pods in the one
+ * cpu split that leaves three units' room).
+ * Work bound: per headroom node tried, pods x nodes template checks (at
+ * most HR_PODS x HR_NODES), at most HR_CLS classes (more: not searched)
+ * and HR_DFS search steps of O(nodes) each. */
+#define HR_CLS 48
+#define HR_DFS (1u << 15)
+
+typedef struct hrdfs {
+    uint32_t ncls, nb;
+    int64_t req[HR_CLS][4];       /* cpu, memory, gpu, pod slots per item */
+    uint64_t allow[HR_CLS];       /* bit b: node b may take the class */
+    uint32_t cnt[HR_CLS];
+    int64_t rest[HR_CLS + 1][4];  /* the demand of classes c.. */
+    int64_t fr[HR_NODES][4];
+    uint32_t amt[HR_CLS][HR_NODES];
+    uint64_t work;
+} hrdfs;
+
+static int64_t hr_most(const hrdfs *d, uint32_t c, uint32_t b, int64_t left)
+{
+    int64_t mx = left;
+    for (int r = 0; r < 4; r++)
+        if (d->req[c][r] > 0) {
+            int64_t q = d->fr[b][r] > 0 ? d->fr[b][r] / d->req[c][r] : 0;
+            mx = q < mx ? q : mx;
+        }
+    return mx;
+}
+
+/* 1 found (amt holds it), 0 none, -1 out of steps */
+static int hr_dfs(hrdfs *d, uint32_t c, uint32_t b, int64_t left)
+{
+    if (++d->work > HR_DFS)
+        return -1;
+    if (!left) {
+        for (uint32_t q = b; q < d->nb; q++)
+            d->amt[c][q] = 0;
+        if (++c == d->ncls)
+            return 1;
+        int64_t tot[4] = {0, 0, 0, 0};
+        for (uint32_t q = 0; q < d->nb; q++)
+            for (int r = 0; r < 4; r++)
+                tot[r] += d->fr[q][r];
+        for (int r = 0; r < 4; r++)
+            if (tot[r] < d->rest[c][r])
+                return 0;
+        memset(d->amt[c], 0, sizeof d->amt[c]);
+        return hr_dfs(d, c, 0, d->cnt[c]);
+    }
+    while (b < d->nb && !(d->allow[c] >> b & 1))
+        b++;
+    if (b == d->nb)
+        return 0;
+    int64_t later = 0;
+    for (uint32_t q = b + 1; q < d->nb && later < left; q++)
+        if (d->allow[c] >> q & 1)
+            later += hr_most(d, c, q, left);
+    int64_t mx = hr_most(d, c, b, left), lo = left - later > 0 ? left - later : 0;
+    for (int64_t a = mx; a >= lo; a--) {
+        for (int r = 0; r < 4; r++)
+            d->fr[b][r] -= a * d->req[c][r];
+        d->amt[c][b] = (uint32_t)a;
+        int rc = hr_dfs(d, c, b + 1, left - a);
+        for (int r = 0; r < 4; r++)
+            d->fr[b][r] += a * d->req[c][r];
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The exact step for pods[0..np) (unplaced; home: their nodes) and the
+ * units need[0..nspec) onto nodes[0..nnodes) (asc: smallest first): 1 when
+ * every pod is placed and the group's headroom is met, 0 otherwise (the
+ * pods unplaced again), BERTH_ENOMEM. */
+static int hr_exact(capacity_pass *s, upfast *f, uint32_t g, const uint32_t *pods,
+                    const uint32_t *home, uint32_t np, const int64_t *need, uint32_t nspec,
+                    const uint32_t *nodes, const uint32_t *asc, uint32_t nnodes)
+{
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[g];
+    hrdfs *d = malloc(sizeof *d);
+    uint32_t *cls = malloc(((size_t)np + 1) * sizeof *cls);
+    int rc = 0;
+    if (!d || !cls) {
+        free(d);
+        free(cls);
+        return BERTH_ENOMEM;
+    }
+    memset(d, 0, sizeof *d);
+    d->nb = nnodes;
+    /* the nodes smallest first */
+    for (uint32_t b = 0; b < nnodes; b++) {
+        const capacity_node *x = &s->n[nodes[asc[b]]];
+        d->fr[b][0] = x->alloc[0] - x->req[0];
+        d->fr[b][1] = x->alloc[1] - x->req[1];
+        d->fr[b][2] = x->alloc[2] - x->req[2];
+        d->fr[b][3] = x->alloc_pods - x->npods;
+    }
+    /* the pods' classes: equal requests and equal nodes that may take
+     * them (the pod's tier rule and its template, as the packings above) */
+    for (uint32_t i = 0; i < np && d->ncls <= HR_CLS; i++) {
+        const berth_kpod *p = &m->kube.pods[pods[i]];
+        int64_t gpu = s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0;
+        int pt = tier_of(s, home[i]);
+        uint64_t allow = 0;
+        for (uint32_t b = 0; b < nnodes; b++) {
+            uint32_t n = nodes[asc[b]];
+            const capacity_node *x = &s->n[n];
+            int nt = tier_of(s, n);
+            if (nt != pt && nt != BERTH_CT_RESERVED &&
+                !(pt == BERTH_CT_RESERVED && nt == BERTH_CT_SPOT))
+                continue;
+            if (n != home[i] && !hosts(s, f, g, (uint32_t)x->type, x->zone, -1, x->ct, pods[i]))
+                continue;
+            allow |= (uint64_t)1 << b;
+        }
+        uint32_t c = 0;
+        while (c < d->ncls &&
+               !(d->allow[c] == allow && d->req[c][0] == p->req[BERTH_KRES_CPU] &&
+                 d->req[c][1] == p->req[BERTH_KRES_MEMORY] && d->req[c][2] == gpu))
+            c++;
+        if (c == d->ncls) {
+            if (d->ncls == HR_CLS) {
+                d->ncls = HR_CLS + 1; /* too many: not searched */
+                break;
+            }
+            d->allow[c] = allow;
+            d->req[c][0] = p->req[BERTH_KRES_CPU];
+            d->req[c][1] = p->req[BERTH_KRES_MEMORY];
+            d->req[c][2] = gpu;
+            d->req[c][3] = 1;
+            d->ncls++;
+        }
+        d->cnt[c]++;
+        cls[i] = c;
+    }
+    for (uint32_t h = 0; h < nspec && d->ncls <= HR_CLS; h++) {
+        if (need[h] <= 0)
+            continue;
+        if (d->ncls == HR_CLS) {
+            d->ncls = HR_CLS + 1;
+            break;
+        }
+        const berth_headroom *x = &v->headroom[h];
+        d->allow[d->ncls] = nnodes >= 64 ? UINT64_MAX : ((uint64_t)1 << nnodes) - 1;
+        d->req[d->ncls][0] = x->cpu;
+        d->req[d->ncls][1] = x->memory;
+        d->req[d->ncls][2] = x->gpu;
+        d->req[d->ncls][3] = 0;
+        d->cnt[d->ncls++] = (uint32_t)need[h];
+    }
+    if (d->ncls > HR_CLS || !d->ncls)
+        goto out;
+    /* classes largest first (cpu and memory shares of the largest node) */
+    {
+        double norm[2] = {1, 1};
+        for (uint32_t b = 0; b < nnodes; b++)
+            for (int r = 0; r < 2; r++)
+                norm[r] = fmax(norm[r], (double)s->n[nodes[b]].alloc[r]);
+        uint32_t ord[HR_CLS];
+        double w[HR_CLS];
+        for (uint32_t c = 0; c < d->ncls; c++) {
+            w[c] = (double)d->req[c][0] / norm[0] + (double)d->req[c][1] / norm[1];
+            uint32_t y = c;
+            for (; y > 0 && w[ord[y - 1]] < w[c]; y--)
+                ord[y] = ord[y - 1];
+            ord[y] = c;
+        }
+        hrdfs *e = malloc(sizeof *e);
+        if (!e) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        memcpy(e, d, sizeof *e);
+        uint32_t back[HR_CLS];
+        for (uint32_t c = 0; c < d->ncls; c++) {
+            memcpy(d->req[c], e->req[ord[c]], sizeof d->req[c]);
+            d->allow[c] = e->allow[ord[c]];
+            d->cnt[c] = e->cnt[ord[c]];
+            back[ord[c]] = c;
+        }
+        free(e);
+        for (uint32_t i = 0; i < np; i++)
+            cls[i] = back[cls[i]];
+        for (uint32_t c = d->ncls; c-- > 0;)
+            for (int r = 0; r < 4; r++)
+                d->rest[c][r] = d->rest[c + 1][r] + (int64_t)d->cnt[c] * d->req[c][r];
+    }
+    for (int r = 0; r < 4; r++) {
+        int64_t tot = 0;
+        for (uint32_t b = 0; b < nnodes; b++)
+            tot += d->fr[b][r];
+        if (tot < d->rest[0][r])
+            goto out;
+    }
+    memset(d->amt[0], 0, sizeof d->amt[0]);
+    if (hr_dfs(d, 0, 0, d->cnt[0]) != 1)
+        goto out;
+    /* place the pods as the counts say */
+    uint32_t placed = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t c = cls[i], b = 0;
+        while (b < nnodes && !d->amt[c][b])
+            b++;
+        if (b == nnodes)
+            break;
+        d->amt[c][b]--;
+        capacity_place(s, pods[i], nodes[asc[b]]);
+        placed++;
+    }
+    rc = placed == np && hr_gaps_met(s, g);
+    if (!rc)
+        for (uint32_t i = 0; i < placed; i++)
+            capacity_unplace(s, pods[i]);
+out:
+    free(d);
+    free(cls);
+    return rc;
+}
+
 static int headroom_repack(capacity_pass *s, upfast *f, uint32_t g)
 {
     const berth_autoscale *m = s->m;
@@ -1314,10 +1547,17 @@ static int headroom_repack(capacity_pass *s, upfast *f, uint32_t g)
                 for (uint32_t i = 0; i < placed; i++)
                     capacity_unplace(s, pods[i]);
         }
+        int xr = 0;
+        if (!ok && (xr = hr_exact(s, f, g, pods, home, np, need, nspec, nodes, asc, nnodes)) > 0)
+            ok = 1;
         s->n[hn].removed = 0;
         if (!ok) {
             for (uint32_t i = 0; i < np; i++)
                 capacity_place(s, pods[i], home[i]);
+            if (xr < 0) {
+                rc = xr;
+                break;
+            }
             int r = hr_retype(s, f, g, hn, nodes, nnodes, pods);
             if (r < 0) {
                 rc = r;
@@ -2012,7 +2252,12 @@ static int consolidate(packer *k, uint32_t first_new)
  * below 100 a spot set is never replaced by more spot nodes. So
  * reservations, spot before on-demand, VNG rules and headroom (topped up
  * after) are kept.
- * Work bound: at most IMP_MOVES moves per capacity type, group and round;
+ * A reserved node not open yet (imp_vres: a count reservation with nodes
+ * left, price 0) is one of the IMP_RES nodes a set may take along, and an
+ * option of the multisets (at most its nodes left; not in the exact
+ * partition), so free capacity the packing left unused is weighed too.
+ * Work bound: at most IMP_MOVES moves per capacity type, group and round
+ * (each also O(types x offerings x reservations) for imp_vres);
  * per move at most sum_{j<=5} C(IMP_CAND, j) = 637 sets (x 3 with reserved
  * nodes), each O(pods) to merge, O(options) to rank and bound, then the DP
  * (<= 2^10 x 24 + 3^10 steps) or at most 2,924 multisets with packings of
@@ -2031,6 +2276,7 @@ static int consolidate(packer *k, uint32_t first_new)
 #define IMP_WORK (1u << 19)
 #define IMP_WORK_POD 16
 #define IMP_RES 2
+#define IMP_VRES (UINT32_MAX - 1) /* cand: a reserved node not open yet */
 
 typedef struct impopt {
     option o;
@@ -2049,7 +2295,11 @@ typedef struct imp {
     uint32_t *plist;              /* the candidates' pods (order slots) */
     uint32_t phead[IMP_CAND + IMP_RES + 1], fillp[IMP_CAND + IMP_RES]; /* per candidate: its
                                    * pods in plist */
-    uint32_t nres;                /* reserved nodes after the candidates in cand */
+    uint32_t nres;                /* reserved nodes after the candidates in cand (the
+                                   * last may be IMP_VRES: a reserved node not open yet) */
+    option vres;                  /* IMP_VRES's option (a count reservation's, price 0) */
+    int64_t vfr[4];               /* its free room */
+    uint32_t vleft;               /* nodes its reservation has left (0: none) */
     uint8_t *host;                /* [option * (group pods + 1) + set pod] */
     uint8_t hdone[IMP_TOP + 1];   /* host row filled (this set) */
     uint32_t *bin, *best_bin;     /* per set pod: its bin */
@@ -2283,8 +2533,8 @@ static uint32_t imp_exact(imp *c, uint32_t maxb, uint32_t *use)
         c->arg[mask] = 0;
         for (uint32_t o = 0; o < c->ntop; o++) {
             const impopt *x = &c->top[o];
-            if ((x->mask & mask) != mask || x->cost >= c->c1[mask])
-                continue;
+            if ((x->mask & mask) != mask || x->cost >= c->c1[mask] || !x->of)
+                continue; /* (not the reserved option: its count is bounded) */
             int ok = 1;
             for (int r = 0; r < 4 && ok; r++)
                 ok = c->rc[mask][r] <= x->fr[r];
@@ -2360,8 +2610,8 @@ static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, uint
     cons_zreset(zl);
     double cost = 0, price = 0;
     for (uint32_t q = 0; q < nb; q++) {
-        if (use[q] == IMP_TOP)
-            continue; /* the kept reserved node: paid either way */
+        if (use[q] == IMP_TOP || !c->top[use[q]].of)
+            continue; /* a reserved node: paid either way */
         cost += cons_cost_n(s, c->k->f, c->top[use[q]].of, zl, 1);
         price += c->top[use[q]].o.price;
     }
@@ -2379,6 +2629,46 @@ static void imp_score(imp *c, impbest *st, const uint32_t *set, uint32_t j, uint
         st->isfix[q] = use[q] == IMP_TOP;
     }
     memcpy(c->best_bin, c->bin, c->np * sizeof *c->bin);
+}
+
+/* A reserved node of group k->g not open yet (cand's IMP_VRES): the first
+ * allowed (type, zone) that a count reservation with a node left covers,
+ * as pick() finds them (utilizeReservedInstances; price 0); 1 found. */
+static int imp_vres(imp *c)
+{
+    packer *k = c->k;
+    capacity_pass *s = k->s;
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[k->g];
+    upfast *f = k->f;
+    if (!m->nres || !v->utilize_reserved)
+        return 0;
+    uint32_t ti = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
+    for (; ti < tend; ti++) {
+        uint32_t t = f ? f->gtypes[ti] : ti;
+        const berth_instance_type *it = &m->types[t];
+        if (!f && !capacity_vng_allows_type(v, it))
+            continue;
+        for (uint32_t o = 0; o < it->nofferings; o++) {
+            const berth_offering *of = &it->offerings[o];
+            if (!offer_in_group(f, v, k->g, t, o, of) || of->capacity_type != BERTH_CT_ON_DEMAND ||
+                berth_instance_offering(it, of->zone, BERTH_CT_RESERVED))
+                continue;
+            for (uint32_t r = 0; r < m->nres; r++) {
+                const berth_reservation *rv = &m->res[r];
+                int type_ok = rv->instance_type ? !strcmp(rv->instance_type, it->name)
+                                                : !strcmp(rv->family, it->family);
+                if (!type_ok || (rv->zone && strcmp(rv->zone, of->zone)) || !rv->count ||
+                    s->res_left[r] < 1.0 - 1e-9)
+                    continue;
+                c->vres = (option){1, t, of->zone, BERTH_CT_RESERVED, (int)r, 0, 0, 0};
+                c->vleft = (uint32_t)fmin(floor(s->res_left[r] + 1e-9), 64);
+                capacity_template_free(s, k->g, t, of->zone, BERTH_CT_RESERVED, c->vfr);
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* One move over capacity type ct: 1 applied, 0 none, BERTH_ENOMEM. */
@@ -2418,6 +2708,11 @@ static int imp_move(imp *c, int ct)
             x->npods && x->type >= 0)
             c->cand[c->ncand + c->nres++] = n;
     }
+    /* and a reserved node not open yet: free capacity the packing left
+     * unused where the pods fitted the nodes it had opened */
+    c->vleft = 0;
+    if (v->max_nodes - s->vng_nodes[k->g] >= 1 && imp_vres(c) && c->nres < IMP_RES)
+        c->cand[c->ncand + c->nres++] = IMP_VRES;
     uint32_t nlist = c->ncand + c->nres;
     /* the candidates' pods (order slots, ascending): one scan of the group's pods */
     memset(c->phead, 0, (IMP_CAND + IMP_RES + 1) * sizeof *c->phead);
@@ -2510,6 +2805,8 @@ static int imp_move(imp *c, int ct)
             maxb = maxb > 64 ? 64 : maxb;
             if (ct == BERTH_CT_SPOT && v->spot_percentage < 100)
                 maxb = j; /* the spot share must not grow */
+            if (fixed == IMP_VRES && maxb + 1 > j + (uint32_t)(room > 0 ? room : 0))
+                maxb--; /* the reserved node opens too */
             /* the set's cost, its nodes in opening order */
             double have = 0, have_price = 0;
             uint32_t ord[IMP_CAND];
@@ -2560,7 +2857,30 @@ static int imp_move(imp *c, int ct)
                     c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
                 }
             }
-            if (rr) {
+            /* a reserved node not open yet is an option too (price 0, at
+             * most the nodes its reservation has left: vmax per multiset) */
+            uint32_t vmax = c->vleft > (fixed == IMP_VRES) ? c->vleft - (fixed == IMP_VRES) : 0;
+            if (vmax) {
+                uint32_t last = c->ntop < IMP_TOP ? c->ntop : IMP_TOP - 1;
+                memmove(c->top + 1, c->top, last * sizeof *c->top);
+                impopt *x = &c->top[0];
+                x->o = c->vres;
+                x->of = NULL;
+                x->cost = 0;
+                x->rank = 0;
+                memcpy(x->fr, c->vfr, sizeof x->fr);
+                x->cap = (double)x->fr[0] / k->norm[0] + (double)x->fr[1] / k->norm[1];
+                c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
+            }
+            if (rr && fixed == IMP_VRES) {
+                impopt *y = &c->top[IMP_TOP];
+                y->o = c->vres;
+                y->of = NULL;
+                y->cost = 0;
+                y->rank = 0;
+                memcpy(y->fr, c->vfr, sizeof y->fr);
+                y->cap = (double)y->fr[0] / k->norm[0] + (double)y->fr[1] / k->norm[1];
+            } else if (rr) {
                 const capacity_node *x = &s->n[fixed];
                 impopt *y = &c->top[IMP_TOP];
                 y->o = (option){1, (uint32_t)x->type, x->zone, x->ct, s->node_res[fixed], 0, 0, 0};
@@ -2585,12 +2905,18 @@ static int imp_move(imp *c, int ct)
                 }
                 double d0 = (double)sum[0] - (rr ? (double)c->top[IMP_TOP].fr[0] : 0);
                 double d1 = (double)sum[1] - (rr ? (double)c->top[IMP_TOP].fr[1] : 0);
+                uint32_t o0 = vmax ? 1 : 0; /* the reserved option (first): its
+                                             * nodes' room off the demand */
+                d0 -= (double)vmax * (double)c->vfr[0];
+                d1 -= (double)vmax * (double)c->vfr[1];
                 d0 = d0 > 0 ? d0 : 0;
                 d1 = d1 > 0 ? d1 : 0;
-                double lp = c->ntop && (d0 > 0 || d1 > 0)
-                                ? capacity_lp_cover2(pc, p0, p1, c->ntop, d0, d1, pi) : 0;
+                double lp = c->ntop > o0 && (d0 > 0 || d1 > 0)
+                                ? capacity_lp_cover2(pc + o0, p0 + o0, p1 + o0, c->ntop - o0, d0,
+                                                     d1, pi)
+                                : 0;
                 c->work += c->ntop;
-                if (!c->ntop && !rr)
+                if (c->ntop <= o0 && !rr && (d0 > 0 || d1 > 0 || !vmax))
                     lp = INFINITY; /* no option can take the set's pods */
                 if (have - lp <= st.save + 1e-9)
                     goto next_set;
@@ -2627,6 +2953,13 @@ static int imp_move(imp *c, int ct)
                             for (uint32_t d = kind >= 3 ? b : 0; d < (kind >= 3 ? nopt : 1); d++) {
                                 uint32_t nb = kind + nfix, *u = use + nfix;
                                 u[0] = byc[a], u[1] = byc[b], u[2] = byc[d];
+                                if (vmax) { /* the reserved option: vmax nodes at most */
+                                    uint32_t nv = 0;
+                                    for (uint32_t q = 0; q < kind; q++)
+                                        nv += u[q] == 0;
+                                    if (nv > vmax)
+                                        continue;
+                                }
                                 double cost = 0;
                                 int64_t cap[4] = {0, 0, 0, 0};
                                 for (uint32_t q = 0; q < nb; q++) {
@@ -2708,7 +3041,7 @@ done:
         drop_node(s, f, st.set[q]);
     uint32_t opened[64];
     for (uint32_t b = 0; b < st.nb; b++) {
-        if (st.isfix[b]) {
+        if (st.isfix[b] && st.fixed != IMP_VRES) {
             opened[b] = st.fixed;
             continue;
         }
@@ -2778,6 +3111,336 @@ static int improve(packer *k, uint32_t first_new)
     free(c.arg);
     free(c.parts);
     free(c.choice);
+    return rc;
+}
+
+/* ---- joint exact repack: a small set of nodes re-bought with the units ----
+ *
+ * The repack above keeps the nodes' types (but one retype), so an optimum
+ * that buys other types for the units (a larger node whose spare room
+ * holds them instead of a node for headroom alone) stays out of its reach
+ * (packing test: 24.7 % / 26.5 % above the brute force's optimum at worst).
+ * So, per group with one headroom spec and per capacity type (spot, then
+ * on-demand), after the repack: the set of the group's new nodes of that
+ * capacity type opened for headroom alone, plus its nodes with pods (not
+ * reserved, no pod with required pod (anti-)affinity, spread constraints
+ * or host ports) least filled first while they hold at most HRX_PODS pods,
+ * is re-bought exactly: a dynamic programme over the subsets of the set's
+ * pods and the units the set must hold (the group's need less what its
+ * other nodes hold, at most HRX_UNITS), each part on the cheapest option
+ * that hosts it (each pod template checked) with that many units of free
+ * room, parts of no pod for units alone. The set is replaced when that
+ * lowers both its cost (spot: market score with the zone counts as nodes
+ * open, as consolidation) and its price, within maxNodes, and with
+ * spotPercentage below 100 never by more spot nodes; reservations are not
+ * touched, and SPEC 5's headroom count is checked after (if it fell short,
+ * the top-up runs again).
+ * A set with no node for headroom alone whose other nodes hold every unit
+ * is left (the improvement step partitioned its pods already).
+ * Work bound: per group and capacity type O(pods + new nodes) to choose the
+ * set, at most HRX_OPTS options x HRX_PODS pods template checks,
+ * 2^HRX_PODS x (options + HRX_UNITS) steps for the single parts and
+ * 3^HRX_PODS x (HRX_UNITS + 1)^2 for the partitions. */
+#define HRX_PODS 10
+#define HRX_UNITS 8
+#define HRX_OPTS 64
+#define HRX_NODES 16
+
+typedef struct hrxopt {
+    option o;
+    const berth_offering *of;
+    double cost;
+    int64_t fr[4];
+    uint32_t mask;                /* the set's pods it hosts */
+} hrxopt;
+
+static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
+{
+    const berth_autoscale *m = s->m;
+    const berth_vng *v = &m->vngs[g];
+    if (v->nheadroom != 1)
+        return 0;
+    const berth_headroom *hs = &v->headroom[0];
+    uint32_t nnew = s->nn - s->nexisting;
+    if (!nnew)
+        return 0;
+    enum { U = HRX_UNITS + 1, SUB = 1u << HRX_PODS };
+    uint32_t *cnt = calloc((size_t)nnew + 1, sizeof *cnt);
+    uint32_t *cand = malloc(((size_t)nnew + 1) * sizeof *cand);
+    double *fill = malloc(((size_t)nnew + 1) * sizeof *fill);
+    hrxopt *opt = malloc(HRX_OPTS * sizeof *opt);
+    int64_t (*rc4)[4] = malloc(SUB * sizeof *rc4);
+    double *c1 = malloc((size_t)SUB * U * sizeof *c1);
+    uint8_t *arg = malloc((size_t)SUB * U);
+    double *best = malloc((size_t)SUB * U * sizeof *best);
+    uint16_t *cho = malloc((size_t)SUB * U * sizeof *cho);
+    uint8_t *chu = malloc((size_t)SUB * U);
+    uint8_t *parts = malloc((size_t)SUB * U);
+    int rc = 0;
+    if (!cnt || !cand || !fill || !opt || !rc4 || !c1 || !arg || !best || !cho || !chu || !parts) {
+        rc = BERTH_ENOMEM;
+        goto out;
+    }
+    /* per new node: its pods; UINT32_MAX when one of them is constrained */
+    for (uint32_t p = 0; p < m->kube.npods; p++) {
+        uint32_t n = s->pod_node[p];
+        if (n == BERTH_KUBE_NONE || n < s->nexisting)
+            continue;
+        uint32_t *x = &cnt[n - s->nexisting];
+        if (!hr_free_pod(&m->kube.pods[p]))
+            *x = UINT32_MAX;
+        else if (*x != UINT32_MAX)
+            (*x)++;
+    }
+    /* the set: headroom-only nodes, then nodes with pods least filled first */
+    uint32_t set[HRX_NODES], nset = 0, ncand = 0, npods = 0, nhr = 0;
+    for (uint32_t n = s->nexisting; n < s->nn; n++) {
+        const capacity_node *x = &s->n[n];
+        if (x->removed || x->vng != (int)g || x->type < 0 || s->node_res[n] >= 0 || x->ct != ct ||
+            cnt[n - s->nexisting] == UINT32_MAX ||
+            !berth_instance_offering(&m->types[x->type], x->zone, (berth_capacity_type)x->ct))
+            continue;
+        if (!x->npods) {
+            if (nset < HRX_NODES)
+                set[nset++] = n, nhr++;
+            continue;
+        }
+        fill[n - s->nexisting] =
+            fmax((double)x->req[0] / (double)(x->alloc[0] > 0 ? x->alloc[0] : 1),
+                 (double)x->req[1] / (double)(x->alloc[1] > 0 ? x->alloc[1] : 1));
+        cand[ncand++] = n - s->nexisting;
+    }
+    qsort_r(cand, ncand, sizeof *cand, cmp_fill, fill);
+    for (uint32_t i = 0; i < ncand && nset < HRX_NODES; i++) {
+        uint32_t n = cand[i] + s->nexisting;
+        if (npods + (uint32_t)s->n[n].npods > HRX_PODS)
+            break;
+        npods += (uint32_t)s->n[n].npods;
+        set[nset++] = n;
+    }
+    if (!nset)
+        goto out;
+    uint32_t sp[HRX_PODS], np = 0;
+    for (uint32_t p = 0; p < m->kube.npods && np < HRX_PODS; p++) {
+        uint32_t n = s->pod_node[p];
+        for (uint32_t q = 0; n != BERTH_KUBE_NONE && q < nset; q++)
+            if (set[q] == n) {
+                sp[np++] = p;
+                break;
+            }
+    }
+    if (np != npods)
+        goto out;
+    /* the units the set must hold; its cost with its nodes away */
+    for (uint32_t q = 0; q < nset; q++)
+        cons_away(s, f, set[q], 1);
+    int64_t gap = capacity_headroom_gap(s, g, 0, NULL);
+    int64_t need = gap < 0 ? -gap : 0;
+    /* no unit at stake (no node for headroom alone, the other nodes hold
+     * every unit): the improvement step partitioned these pods already */
+    int search = need <= HRX_UNITS && (need || nhr);
+    zlist zl;
+    zl.n = 0;
+    if (ct == BERTH_CT_SPOT)
+        cons_zones(s, f, g, &zl);
+    int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, g, 0) : 0;
+    double have = 0, have_price = 0;
+    {
+        uint32_t ord[HRX_NODES];
+        memcpy(ord, set, nset * sizeof *ord);
+        qsort(ord, nset, sizeof *ord, cmp_u32_asc);
+        cons_zreset(&zl);
+        for (uint32_t q = 0; q < nset; q++) {
+            const capacity_node *x = &s->n[ord[q]];
+            const berth_offering *xo = berth_instance_offering(&m->types[x->type], x->zone,
+                                                               (berth_capacity_type)x->ct);
+            have += cons_cost_n(s, f, xo, &zl, 1);
+            have_price += xo->price;
+        }
+    }
+    /* the options: the group's allowed offerings of this capacity type */
+    uint32_t nopt = 0;
+    uint32_t ti0 = f ? f->gtypes_off[g] : 0, tend = f ? f->gtypes_off[g + 1] : m->ntypes;
+    for (uint32_t ti = ti0; ti < tend && nopt < HRX_OPTS && search; ti++) {
+        uint32_t t = f ? f->gtypes[ti] : ti;
+        const berth_instance_type *it = &m->types[t];
+        if (!f && !capacity_vng_allows_type(v, it))
+            continue;
+        for (uint32_t o = 0; o < it->nofferings && nopt < HRX_OPTS; o++) {
+            const berth_offering *of = &it->offerings[o];
+            if ((int)of->capacity_type != ct || !offer_in_group(f, v, g, t, o, of))
+                continue;
+            hrxopt *x = &opt[nopt];
+            x->o = (option){1, t, of->zone, ct, -1, of->price, 0, 0};
+            x->of = of;
+            x->cost = cons_cost(s, f, of, zmin);
+            capacity_template_free(s, g, t, of->zone, ct, x->fr);
+            x->mask = 0;
+            for (uint32_t i = 0; i < np; i++) {
+                int64_t one[4];
+                memcpy(one, x->fr, sizeof one);
+                if (fits_free(s, one, sp[i]) && hosts(s, f, g, t, of->zone, -1, ct, sp[i]))
+                    x->mask |= 1u << i;
+            }
+            nopt++;
+        }
+    }
+    uint32_t full = (1u << np) - 1, nparts = 0;
+    double total = INFINITY;
+    if (search && nopt) {
+        /* c1[mask][u]: the cheapest option hosting the pods of mask with at
+         * least u units of free room */
+        const int64_t per[3] = {hs->cpu, hs->memory, hs->gpu};
+        memset(rc4[0], 0, sizeof rc4[0]);
+        for (uint32_t mask = 0; mask <= full; mask++) {
+            if (mask) {
+                uint32_t low = (uint32_t)__builtin_ctz(mask);
+                const berth_kpod *p = &m->kube.pods[sp[low]];
+                const int64_t *pr = rc4[mask & (mask - 1)];
+                rc4[mask][0] = pr[0] + p->req[BERTH_KRES_CPU];
+                rc4[mask][1] = pr[1] + p->req[BERTH_KRES_MEMORY];
+                rc4[mask][2] = pr[2] + (s->gpu != BERTH_KUBE_NONE ? p->req[s->gpu] : 0);
+                rc4[mask][3] = pr[3] + 1;
+            }
+            double *c = &c1[(size_t)mask * U];
+            uint8_t *a = &arg[(size_t)mask * U];
+            for (uint32_t u = 0; u < U; u++)
+                c[u] = INFINITY, a[u] = 0;
+            for (uint32_t o = 0; o < nopt; o++) {
+                const hrxopt *x = &opt[o];
+                if ((x->mask & mask) != mask)
+                    continue;
+                int64_t fr[3], units = INT64_MAX;
+                int ok = x->fr[3] >= rc4[mask][3];
+                for (int r = 0; r < 3; r++) {
+                    fr[r] = x->fr[r] - rc4[mask][r];
+                    ok &= fr[r] >= 0;
+                    if (per[r] > 0) {
+                        int64_t qq = fr[r] > 0 ? fr[r] / per[r] : 0;
+                        units = qq < units ? qq : units;
+                    }
+                }
+                if (!ok)
+                    continue;
+                units = units == INT64_MAX ? 0 : units > HRX_UNITS ? HRX_UNITS : units;
+                if (!mask && !units)
+                    continue; /* a node of no pod and no unit */
+                if (x->cost < c[units])
+                    c[units] = x->cost, a[units] = (uint8_t)o;
+            }
+            for (uint32_t u = U - 1; u-- > 0;) /* at least u units */
+                if (c[u + 1] < c[u])
+                    c[u] = c[u + 1], a[u] = a[u + 1];
+        }
+        /* best[mask][d]: the cheapest parts for the pods of mask holding at
+         * least d units; a part: the lowest pod with a subset of the rest
+         * (no pod: units alone) */
+        for (uint32_t mask = 0; mask <= full; mask++) {
+            uint32_t low = mask & (~mask + 1), rest = mask ^ low;
+            for (uint32_t d = 0; d <= (uint32_t)need; d++) {
+                size_t at = (size_t)mask * U + d;
+                double bv = INFINITY;
+                uint32_t bp = 0, bc = 0, bu = 0;
+                if (!mask && !d) {
+                    best[at] = 0, parts[at] = 0, cho[at] = 0, chu[at] = 0;
+                    continue;
+                }
+                for (uint32_t sub = rest;; sub = (sub - 1) & rest) {
+                    uint32_t a = low | sub;
+                    /* c1 and best grow with the units: their values at 0
+                     * bound every split of d */
+                    if (mask && c1[(size_t)a * U] + best[(size_t)(mask ^ a) * U] >= bv + 1e-12) {
+                        if (!sub)
+                            break;
+                        continue;
+                    }
+                    for (uint32_t u = mask ? 0 : 1; u <= d; u++) {
+                        double cv = c1[(size_t)a * U + u];
+                        size_t r = (size_t)(mask ^ a) * U + (d - u);
+                        if (cv == INFINITY || best[r] == INFINITY)
+                            continue;
+                        double val = cv + best[r];
+                        uint32_t pv = 1u + parts[r];
+                        if (val < bv - 1e-12 || (val <= bv + 1e-12 && pv < bp))
+                            bv = val, bp = pv, bc = a, bu = u;
+                    }
+                    if (!sub)
+                        break;
+                }
+                best[at] = bv;
+                parts[at] = (uint8_t)(bp > 255 ? 255 : bp);
+                cho[at] = (uint16_t)bc;
+                chu[at] = (uint8_t)bu;
+            }
+        }
+        total = best[(size_t)full * U + (size_t)need];
+        nparts = parts[(size_t)full * U + (size_t)need];
+    }
+    int64_t room = v->max_nodes - s->vng_nodes[g];
+    int take = total < INFINITY && nparts <= nset + (uint32_t)(room > 0 ? (room > 64 ? 64 : room) : 0) &&
+               !(ct == BERTH_CT_SPOT && v->spot_percentage < 100 && nparts > nset);
+    /* the parts, their cost and price as they open */
+    uint32_t pmask[2 * HRX_PODS + HRX_UNITS + 2], popt[2 * HRX_PODS + HRX_UNITS + 2], nb = 0;
+    double cost = 0, price = 0;
+    if (take) {
+        uint32_t mask = full, d = (uint32_t)need;
+        while ((mask || d) && nb < 2 * HRX_PODS + HRX_UNITS + 2) {
+            size_t at = (size_t)mask * U + d;
+            uint32_t a = mask ? cho[at] : 0, u = chu[at];
+            pmask[nb] = a;
+            popt[nb++] = arg[(size_t)a * U + u];
+            mask ^= a;
+            d -= u;
+        }
+        take = !mask && !d;
+        cons_zreset(&zl);
+        for (uint32_t b = 0; b < nb && take; b++) {
+            cost += cons_cost_n(s, f, opt[popt[b]].of, &zl, 1);
+            price += opt[popt[b]].o.price;
+        }
+        take = take && cost < have - 1e-9 && price < have_price - 1e-9;
+    }
+    for (uint32_t q = 0; q < nset; q++)
+        cons_away(s, f, set[q], 0);
+    if (!take)
+        goto out;
+    /* apply: the set's pods leave, its nodes go, the parts open */
+    packer k = {s, g, NULL, 0, NULL, {1, 1, 1}, NULL};
+    k.f = f;
+    for (uint32_t i = 0; i < np; i++)
+        capacity_unplace(s, sp[i]);
+    for (uint32_t q = 0; q < nset; q++)
+        drop_node(s, f, set[q]);
+    for (uint32_t b = 0; b < nb; b++) {
+        uint32_t n = open_node(&k, &opt[popt[b]].o);
+        if (n == BERTH_KUBE_NONE) {
+            rc = BERTH_ENOMEM;
+            goto out;
+        }
+        for (uint32_t i = 0; i < np; i++)
+            if (pmask[b] >> i & 1)
+                capacity_place(s, sp[i], n);
+        if (!pmask[b]) {
+            capacity_node *x = &s->n[n];
+            int64_t fr[3] = {x->alloc[0] - x->req[0], x->alloc[1] - x->req[1],
+                             x->alloc[2] - x->req[2]};
+            x->headroom_units = hr_units(v, fr);
+        }
+    }
+    if (!hr_gaps_met(s, g))
+        rc = top_up_headroom(s, f, g);
+out:
+    free(cnt);
+    free(cand);
+    free(fill);
+    free(opt);
+    free(rc4);
+    free(c1);
+    free(arg);
+    free(best);
+    free(cho);
+    free(chu);
+    free(parts);
     return rc;
 }
 
@@ -3435,7 +4098,8 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
             goto out;
     /* 3. headroom */
     for (uint32_t g = 0; g < m->nvngs; g++)
-        if ((rc = top_up_headroom(s, f, g)) || (rc = headroom_repack(s, f, g)))
+        if ((rc = top_up_headroom(s, f, g)) || (rc = headroom_repack(s, f, g)) ||
+            (rc = hr_joint(s, f, g, BERTH_CT_SPOT)) || (rc = hr_joint(s, f, g, BERTH_CT_ON_DEMAND)))
             goto out;
     rc = report(s);
 out:
