@@ -21,11 +21,18 @@
 
 #define KUBE_NOVAL UINT32_MAX
 
-/* string -> uint32 map with owned key copies */
+/* string -> uint32 map with owned key copies: open addressing over
+ * cache-line slots (hash, length, value and a key shorter than inl kept in
+ * the slot itself; longer keys owned by key) */
+typedef struct kube_sslot {
+    uint64_t hash;
+    char *key;          /* NULL: empty slot; inl or an owned copy */
+    uint32_t val, len;
+    char inl[40];
+} kube_sslot;
+
 typedef struct kube_smap {
-    char **keys;
-    uint32_t *vals;
-    uint32_t *hashes;   /* per slot: the key's hash */
+    kube_sslot *slots;  /* cap slots, 64-byte aligned */
     uint32_t cap, n;
 } kube_smap;
 
@@ -50,6 +57,9 @@ enum { KUBE_ROLE_ANTI_REQ = 0, KUBE_ROLE_AFF_REQ, KUBE_ROLE_AFF_PREF, KUBE_ROLE_
 
 typedef struct kube_sig {
     int kind, role;
+    int anchor1;         /* indexed by the one In requirement of its one clause:
+                          * a pod reached through that bucket matches its
+                          * selector (index_visit's anchored) */
     int spread;          /* PodTopologySpread counting: skip terminating pods; an
                           * empty selector counts nothing (countPodsMatchSelector) */
     uint32_t key;        /* carriers: topology key id */
@@ -115,7 +125,8 @@ struct kube_terms_req {
     int pts_filter_ready;
     berth_requirement *defreqs;   /* merged workload selector (system defaults) */
     uint32_t ndefreqs, capdefreqs;
-    const uint8_t *aff_ok;        /* node affinity match per node, NULL = every node */
+    const uint8_t *aff_ok;        /* node affinity match per node (entry nnodes: all
+                                   * match), NULL = every node */
     uint8_t *tol_ok;              /* hard taints tolerated per node (Honor), NULL = all */
     int need_tol;
     /* InterPodAffinity */
