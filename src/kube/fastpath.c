@@ -41,8 +41,12 @@ typedef struct fast_slot {
 
 /* Block maxima over a column of part values (FAST_BLOCK values a block):
  * the argmax is a pass over the block maxima and one block; setting a value
- * is O(1), or one block rescanned when it held the block's maximum. Small
- * beside the column (1/64), so every class's index stays in cache. */
+ * is O(1). A block whose maximum went down keeps the old value as an upper
+ * bound, flagged dirty (one byte per block, stored after the maxima: see
+ * bm_alloc), and is rescanned only when a query reaches it (usually the
+ * block of the node just assumed, once, instead of once per class and per
+ * change). Small beside the column (1/64), so every class's index stays in
+ * cache. */
 #define FAST_BLOCK 64
 
 /* A class's part values ordered by domain of topology key `key` (the
@@ -219,13 +223,26 @@ static int32_t block_max(const int32_t *v, uint32_t n, uint32_t k)
     return m;
 }
 
+/* block maxima for a column of n values, then their dirty flags */
+static int32_t *bm_alloc(uint32_t n)
+{
+    return malloc(nblocks(n) * (sizeof(int32_t) + 1));
+}
+
+static uint8_t *bm_dirty(int32_t *bm, uint32_t n)
+{
+    return (uint8_t *)(bm + nblocks(n));
+}
+
 static void bm_build(const int32_t *v, uint32_t n, int32_t *bm)
 {
     for (uint32_t k = 0; k < nblocks(n); k++)
         bm[k] = block_max(v, n, k);
+    memset(bm_dirty(bm, n), 0, nblocks(n));
 }
 
-/* v[pos] := x, its block's maximum kept */
+/* v[pos] := x; its block's maximum kept, or left as an upper bound and
+ * flagged dirty when it went down */
 static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int32_t x)
 {
     int32_t old = v[pos];
@@ -234,7 +251,17 @@ static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int
     if (x >= bm[k])
         bm[k] = x;
     else if (old == bm[k])
+        bm_dirty(bm, n)[k] = 1;
+}
+
+/* block k's maximum made exact */
+static inline void bm_clean(const int32_t *v, uint32_t n, int32_t *bm, uint32_t k)
+{
+    uint8_t *d = bm_dirty(bm, n);
+    if (d[k]) {
         bm[k] = block_max(v, n, k);
+        d[k] = 0;
+    }
 }
 
 /* The best value in positions [lo, hi) of v whose node (perm[pos], or pos)
@@ -243,13 +270,15 @@ static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int
  * its last). 0 when every position there is infeasible or rejected.
  *
  * Blocks are taken best bound first: a block's maximum is exact when the
- * block lies inside the range and holds no rejected node, else an upper
- * bound that is made exact (one scan of the block) only when it is the
- * best bound left. So the cost is O(blocks in the range x (1 + blocks
+ * block lies inside the range, holds no rejected node and is not dirty,
+ * else an upper bound that is made exact (the block cleaned, or scanned)
+ * only when it is the best bound left. So the cost is O(blocks in the range x (1 + blocks
  * scanned)), and a block is scanned only when its bound beats every exact
  * value: rejected nodes far below the best cost nothing. */
 typedef struct bm_query {
-    const int32_t *v, *bm;
+    const int32_t *v;
+    int32_t *bm;          /* dirty blocks are cleaned when reached */
+    uint32_t n;           /* values in v */
     const uint32_t *perm, *rej, *brej;
     uint32_t rgen;
     int last;
@@ -278,6 +307,7 @@ static int bm_best(const bm_query *b, uint32_t lo, uint32_t hi, int32_t *bv, uin
     uint32_t k0 = lo / FAST_BLOCK, k1 = (hi - 1) / FAST_BLOCK;
     for (uint32_t k = k0; k <= k1; k++) {
         uint32_t a = k * FAST_BLOCK, z = a + FAST_BLOCK;
+        bm_clean(b->v, b->n, b->bm, k);
         b->eff[k] = b->bm[k];
         b->exact[k] = a >= lo && z <= hi && !(b->rej && b->brej[k] == b->rgen);
     }
@@ -770,6 +800,8 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
     if (c->dyn >= 0) {
         const int32_t *dv = f->dyns[c->dyn].v;
         for (uint32_t i = 0; i < n; i++) {
+            if (i + FAST_AHEAD < n)
+                FAST_PREFETCH(&dv[nodes[i + FAST_AHEAD]]);
             int32_t x = dv[nodes[i]];
             f->col2[i] = x;
             f->verdict[i] = x != INT32_MIN ? BERTH_FIT : BERTH_UNFIT;
@@ -786,6 +818,16 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
     const uint32_t *pos = pt ? f->inv[pt->inv].pos : NULL;
     uint32_t N = s->k->nnodes;
     for (uint32_t i = 0; i < n; i++) {
+        if (i + FAST_AHEAD < n) {
+            /* the nodes are scattered: their lines asked for ahead */
+            uint32_t a = nodes[i + FAST_AHEAD];
+            FAST_PREFETCH(&c->part[a]);
+            FAST_PREFETCH(&c->static_ok[a]);
+            if (pt) {
+                FAST_PREFETCH(&pos[a]);
+                FAST_PREFETCH(&val[a]);
+            }
+        }
         uint32_t nd = nodes[i];
         int now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT && !(off && off[nd]);
         int was = c->part[nd] != INT32_MIN;
@@ -942,7 +984,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     /* column(s), static verdicts, key, block maxima, and room for a
      * partition by domain (its column and block maxima) */
     size_t need = (size_t)N * (1 + (with_img ? 3 : 2) * sizeof(int32_t)) + len + 1 +
-                  2 * nblocks(N) * sizeof(int32_t);
+                  2 * nblocks(N) * (sizeof(int32_t) + 1);
     if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
         return NULL; /* full path for this pod */
     if (f->nclasses == f->capclasses) {
@@ -970,7 +1012,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->part = malloc((N ? N : 1) * sizeof *c->part);
     if (with_img)
         c->img = malloc((N ? N : 1) * sizeof *c->img);
-    c->bm = malloc(nblocks(N) * sizeof *c->bm);
+    c->bm = bm_alloc(N);
     if (!c->key || !c->static_ok || !c->part || (with_img && !c->img) || !c->bm) {
         free(c->bm);
         free(c->key);
@@ -1271,7 +1313,7 @@ static fast_part *class_part(kube_sched *s, fast_class *c, uint32_t key, int *rc
     pt = calloc(1, sizeof *pt);
     if (pt) {
         pt->v = malloc((N ? N : 1) * sizeof *pt->v);
-        pt->bm = malloc(nblocks(N) * sizeof *pt->bm);
+        pt->bm = bm_alloc(N);
         pt->dcnt = calloc(nr, sizeof *pt->dcnt);
     }
     if (!pt || !pt->v || !pt->bm || !pt->dcnt) {
@@ -1382,7 +1424,7 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
             continue;
         const uint32_t *nz, *val = t->keys[K].val;
         int exact;
-        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        uint32_t nnz = kube_terms_nz(s, tr, &nz, &exact);
         for (uint32_t j = 0; j < nnz; j++)
             if ((exact || tr->cnt[nz[j]] > 0) && val[nz[j]] != KUBE_NOVAL)
                 f->allow[val[nz[j]]] = 0;
@@ -1407,7 +1449,7 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
         const fast_inv *iv = &f->inv[ivs];
         const uint32_t *nz, *val = t->keys[tr->key].val;
         int exact;
-        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        uint32_t nnz = kube_terms_nz(s, tr, &nz, &exact);
         for (uint32_t j = 0; j < nnz; j++) {
             if (iv->unique && j + FAST_AHEAD < nnz) {
                 /* the listed nodes are scattered: each one's lines (its
@@ -1468,8 +1510,8 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
     uint32_t node = 0;
     const uint32_t *perm = pt ? f->inv[pt->inv].nodes : NULL;
     const uint32_t *start = pt ? f->inv[pt->inv].start : NULL;
-    bm_query bq = {pt ? pt->v : c->part, pt ? pt->bm : c->bm, perm, f->rej, f->brej, f->rgen,
-                   last, f->beff, f->bexact};
+    bm_query bq = {pt ? pt->v : c->part, pt ? pt->bm : c->bm, s->k->nnodes, perm, f->rej,
+                   f->brej, f->rgen, last, f->beff, f->bexact};
     for (uint32_t d = 0; d < nr; d++) {
         if (!f->allow[d] || (pt && !pt->dcnt[d]))
             continue;
@@ -1679,15 +1721,19 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
     class_bm(s, c);
     uint32_t nb = nblocks(N);
     int32_t best = INT32_MIN;
-    for (uint32_t k = 0; k < nb; k++)
-        best = c->bm[k] > best ? c->bm[k] : best;
     uint32_t chosen = 0;
     if (prof->tiebreak != BERTH_TIE_RANDOM) {
-        bm_query bq = {part, c->bm, NULL, NULL, NULL, 0, prof->tiebreak == BERTH_TIE_LAST,
+        bm_query bq = {part, c->bm, N, NULL, NULL, NULL, 0, prof->tiebreak == BERTH_TIE_LAST,
                        f->beff, f->bexact};
-        int32_t bv;
-        bm_best(&bq, 0, N, &bv, &chosen);
+        if (!bm_best(&bq, 0, N, &best, &chosen))
+            return 2; /* not reached: nfeasible > 0 */
     } else {
+        /* the ties are counted in the blocks at the best value: every
+         * block's maximum exact first */
+        for (uint32_t k = 0; k < nb; k++) {
+            bm_clean(part, N, c->bm, k);
+            best = c->bm[k] > best ? c->bm[k] : best;
+        }
         uint32_t nties = 0;
         for (uint32_t k = 0; k < nb; k++)
             if (c->bm[k] == best)

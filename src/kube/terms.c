@@ -311,7 +311,8 @@ static int sig_matches_at(const kube_terms *t, const kube_sig *g, uint32_t pod,
                           const berth_kpod *p, int anchored)
 {
     if (anchored && g->anchor1)
-        return g->cl[0].ns_ok[t->pod_ns[pod]] && !(g->spread && pod_terminating(p));
+        return (g->ns1 != KUBE_NOVAL ? t->pod_ns[pod] == g->ns1 : g->cl[0].ns_ok[t->pod_ns[pod]]) &&
+               !(g->spread && pod_terminating(p));
     return sig_matches(t, g, pod, p);
 }
 
@@ -498,6 +499,14 @@ static int index_add(kube_terms *t, kube_index *x, kube_sig *g, uint32_t id)
                 x->bucket[b][x->bn[b]++] = id;
             }
             g->anchor1 = g->ncl == 1 && sel->n == 1;
+            /* the namespace set's one member, read without its array */
+            uint32_t members = 0, one = KUBE_NOVAL;
+            for (uint32_t n = 0; g->anchor1 && n < t->nns; n++)
+                if (g->cl[0].ns_ok[n]) {
+                    members++;
+                    one = n;
+                }
+            g->ns1 = members == 1 ? one : KUBE_NOVAL;
             return 0;
         }
     }
@@ -1078,10 +1087,11 @@ static const int32_t *ref_counts(kube_sched *s, kube_terms_req *q, const kube_si
 /* per-node counts of the MATCH signature described by cl (ownership
  * taken): the interned signature's counters, or (reference) a fresh walk */
 static const int32_t *match_counts(kube_sched *s, kube_terms_req *q, kube_clause *cl,
-                                   uint32_t ncl, int spread, const char **extra)
+                                   uint32_t ncl, int spread, const char **extra, uint32_t *sig)
 {
     kube_terms *t = s->terms;
     int rc = 0;
+    *sig = KUBE_NOVAL;
     if (s->reference) {
         kube_sig g = {.kind = KUBE_SIG_MATCH, .spread = spread, .cl = cl, .ncl = ncl,
                       .extra_vals = extra};
@@ -1099,6 +1109,7 @@ static const int32_t *match_counts(kube_sched *s, kube_terms_req *q, kube_clause
         return NULL;
     }
     uint32_t id = sig_get(s, cl, ncl, KUBE_SIG_MATCH, 0, spread, 0, extra);
+    *sig = id;
     return id == KUBE_NOVAL ? NULL : t->sigs[id].cnt;
 }
 
@@ -1169,6 +1180,7 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
         if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
             pc.self = berth_selector_matches(&ss, &p->labels);
             pc.cnt = t->sigs[id].cnt;
+            pc.sig = id;
             return spread_push(q, c, &pc);
         }
     }
@@ -1194,7 +1206,7 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
         e++;
     }
     pc.self = berth_selector_matches(&cl->sel, &p->labels);
-    pc.cnt = match_counts(s, q, cl, 1, 1, ev);
+    pc.cnt = match_counts(s, q, cl, 1, 1, ev, &pc.sig);
     if (!pc.cnt)
         return BERTH_ENOMEM;
     return spread_push(q, c, &pc);
@@ -1359,11 +1371,11 @@ static int prepare_spread(kube_sched *s, kube_terms_req *q, uint32_t pod)
 }
 
 static int add_term_ref(kube_term_ref **a, uint32_t *n, uint32_t *cap, uint32_t key,
-                        int64_t mult, const int32_t *cnt)
+                        int64_t mult, const int32_t *cnt, uint32_t sig)
 {
     if (grow((void **)a, cap, *n + 1, sizeof **a))
         return BERTH_ENOMEM;
-    (*a)[(*n)++] = (kube_term_ref){key, mult, cnt};
+    (*a)[(*n)++] = (kube_term_ref){key, mult, cnt, sig};
     return 0;
 }
 
@@ -1433,14 +1445,15 @@ static int ref_carriers(kube_sched *s, kube_terms_req *q, uint32_t pod)
                     c[n] = 1;
                     if (role == KUBE_ROLE_ANTI_REQ) {
                         q->has_exist = 1;
-                        if (add_term_ref(&q->anti, &q->nanti, &q->capanti, key, -1, c))
+                        if (add_term_ref(&q->anti, &q->nanti, &q->capanti, key, -1, c, KUBE_NOVAL))
                             return BERTH_ENOMEM;
                         continue;
                     }
                     int64_t mult = role_mult(s, role);
                     if (role != KUBE_ROLE_AFF_REQ)
                         mult *= terms[j].weight;
-                    if (mult && add_term_ref(&q->isc, &q->nisc, &q->capisc, key, mult, c))
+                    if (mult && add_term_ref(&q->isc, &q->nisc, &q->capisc, key, mult, c,
+                                              KUBE_NOVAL))
                         return BERTH_ENOMEM;
                 }
             }
@@ -1471,13 +1484,14 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
         for (uint32_t i = 0; i < p->naff_req; i++)
             if (!clause_matches(t, &cl[i], pod, p))
                 q->aff_self = 0;
-        const int32_t *cnt = match_counts(s, q, cl, p->naff_req, 0, NULL);
+        uint32_t sig;
+        const int32_t *cnt = match_counts(s, q, cl, p->naff_req, 0, NULL, &sig);
         if (!cnt)
             return BERTH_ENOMEM;
         for (uint32_t i = 0; i < p->naff_req && !rc; i++) {
             uint32_t key = key_intern(s, p->aff_req[i].topology_key, &rc);
             if (!rc)
-                rc = add_term_ref(&q->aff, &q->naff, &q->capaff, key, 1, cnt);
+                rc = add_term_ref(&q->aff, &q->naff, &q->capaff, key, 1, cnt, sig);
         }
         if (rc)
             return rc;
@@ -1493,6 +1507,7 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
             if (rc)
                 return rc;
             const int32_t *cnt = NULL;
+            uint32_t sig = KUBE_NOVAL;
             if (!s->reference) {
                 /* the usual case, an interned signature: found by its
                  * text (match_counts') with nothing allocated */
@@ -1505,8 +1520,10 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
                 rc |= tx_clause(t, &terms[i].selector, t->ns_scratch);
                 if (rc)
                     return BERTH_ENOMEM;
-                if (smap_get_n(&t->sig_map, t->text, t->tlen, &id))
+                if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
                     cnt = t->sigs[id].cnt;
+                    sig = id;
+                }
             }
             if (!cnt) {
                 kube_clause *cl = calloc(1, sizeof *cl);
@@ -1514,16 +1531,16 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
                     free(cl);
                     return BERTH_ENOMEM;
                 }
-                cnt = match_counts(s, q, cl, 1, 0, NULL);
+                cnt = match_counts(s, q, cl, 1, 0, NULL, &sig);
             }
             if (!cnt)
                 return BERTH_ENOMEM;
             if (role == KUBE_ROLE_ANTI_REQ)
-                rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, key, 1, cnt);
+                rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, key, 1, cnt, sig);
             else
                 rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, key,
                                   role == KUBE_ROLE_AFF_PREF ? terms[i].weight : -terms[i].weight,
-                                  cnt);
+                                  cnt, sig);
             if (rc)
                 return rc;
         }
@@ -1537,10 +1554,10 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
         const kube_sig *g = &t->sigs[q->carr[i]];
         if (g->role == KUBE_ROLE_ANTI_REQ) {
             q->has_exist = 1;
-            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, g->key, -1, g->cnt);
+            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, g->key, -1, g->cnt, q->carr[i]);
         } else if (role_mult(s, g->role)) {
             rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, g->key, role_mult(s, g->role),
-                              g->cnt);
+                              g->cnt, q->carr[i]);
         }
         if (rc)
             return rc;
@@ -1712,7 +1729,7 @@ static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_
     int64_t m = tr->mult;
     if (!s->reference) {
         /* only the nodes where the signature counts something */
-        const kube_sig *g = sig_of(t, cnt);
+        const kube_sig *g = &t->sigs[tr->sig];
         if (q->ntouch + g->nnz > q->captouch) {
             size_t nc = q->captouch ? q->captouch : 256;
             while (nc < q->ntouch + g->nnz)
@@ -1788,7 +1805,7 @@ static int pts_totals(kube_sched *s, kube_terms_req *q, const kube_pts_c *c)
         return 0;
     if (c->honor_taint && q->tol_ok && memchr(q->tol_ok, 0, N))
         return 0;
-    kube_sig *g = &t->sigs[((const uint32_t *)c->cnt)[-1]];
+    kube_sig *g = &t->sigs[c->sig];
     const kube_tkey *k = &t->keys[c->key];
     if (g->dtot && (g->dkey != c->key || g->dn != k->nvals)) {
         free(g->dtot);
@@ -1838,11 +1855,11 @@ static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
         }
         if (!s->reference && pts_totals(s, q, c)) {
             /* every node counts: the signature's per-domain totals */
-            kube_sig *g = (kube_sig *)sig_of(t, c->cnt);
+            kube_sig *g = &t->sigs[c->sig];
             for (uint32_t v = 0; v < g->dn; v++)
                 dom[v] += g->dtot[v];
         } else if (!s->reference) {
-            const kube_sig *g = sig_of(t, c->cnt);
+            const kube_sig *g = &t->sigs[c->sig];
             for (uint32_t j = 0; j < g->nnz; j++) {
                 uint32_t n = g->nz[j];
                 if (val[n] == KUBE_NOVAL || (off && off[n] && dom[val[n]] < 0) ||
@@ -2430,9 +2447,10 @@ static void ipa_score(void *state, const void *req, const uint32_t *cand, uint32
 }
 
 /* The fast path's per-domain index (kube/fastpath.c pick_indexed). */
-uint32_t kube_terms_nz(const kube_sched *s, const int32_t *cnt, const uint32_t **nz, int *exact)
+uint32_t kube_terms_nz(const kube_sched *s, const kube_term_ref *tr, const uint32_t **nz,
+                       int *exact)
 {
-    const kube_sig *g = sig_of(s->terms, cnt);
+    const kube_sig *g = &s->terms->sigs[tr->sig];
     *nz = g->nz;
     *exact = !g->innz; /* no count went back to 0 */
     return g->nnz;

@@ -60,6 +60,7 @@ typedef struct kube_sig {
     int anchor1;         /* indexed by the one In requirement of its one clause:
                           * a pod reached through that bucket matches its
                           * selector (index_visit's anchored) */
+    uint32_t ns1;        /* anchor1: the one namespace of its set, else KUBE_NOVAL */
     int spread;          /* PodTopologySpread counting: skip terminating pods; an
                           * empty selector counts nothing (countPodsMatchSelector) */
     uint32_t key;        /* carriers: topology key id */
@@ -97,6 +98,7 @@ typedef struct kube_pts_c {
     int32_t max_skew, min_domains;
     int honor_aff, honor_taint, self;
     const int32_t *cnt;  /* per node */
+    uint32_t sig;        /* cnt's signature (KUBE_NOVAL in reference mode) */
     size_t off;          /* domain array in the pool */
     int64_t min;
     uint32_t ndom;
@@ -113,6 +115,7 @@ typedef struct kube_term_ref {
     uint32_t key;
     int64_t mult;        /* weight x sign */
     const int32_t *cnt;
+    uint32_t sig;        /* cnt's signature (KUBE_NOVAL in reference mode) */
 } kube_term_ref;
 
 struct kube_terms_req {
@@ -229,13 +232,14 @@ int kube_pts_pick_hz(kube_sched *s, const kube_req *r, const int32_t *part, uint
                      kube_pts_pick *out);
 
 /* For the fast path's per-domain index (kube/fastpath.c), incremental mode
- * only: the nodes where a term reference's count array (kube_term_ref.cnt)
- * may be non-zero (*nz, the count returned; *exact when none went back to
- * 0, so every one listed counts > 0); and
+ * only: the nodes where a term reference's count array (kube_term_ref.cnt,
+ * of signature .sig) may be non-zero (*nz, the count returned; *exact when
+ * none went back to 0, so every one listed counts > 0); and
  * PodTopologySpread's per-domain totals for r's DoNotSchedule constraints
  * (kube_pts_c.off in the pool, .min), built once per pod (0 or
  * BERTH_ENOMEM). */
-uint32_t kube_terms_nz(const kube_sched *s, const int32_t *cnt, const uint32_t **nz, int *exact);
+uint32_t kube_terms_nz(const kube_sched *s, const kube_term_ref *tr, const uint32_t **nz,
+                       int *exact);
 int kube_terms_pts_prepare(kube_sched *s, const kube_req *r);
 
 #endif
