@@ -55,10 +55,19 @@ typedef struct fast_slot {
  * domain. Rebuilt when node data changed (gen). */
 typedef struct fast_part {
     uint32_t key, inv, nr, gen; /* nr = the key's values + 1 (no value) */
-    int32_t *v;                 /* by position */
+    int32_t *v;                 /* by position; NULL: a few domains (below) */
     int32_t *bm;                /* per block of positions */
     uint32_t *dcnt;             /* per domain */
 } fast_part;
+
+/* A key with at most FAST_DSMALL domains (zones, racks) keeps no copy of
+ * the column: bm holds, per domain d, the block maxima of the class's own
+ * column (node order) over the nodes of d (nblocks(N) entries at
+ * d x nblocks(N), dirty flags after them as bm_alloc lays them out for
+ * nr x nblocks(N) values). Refreshing a node touches its domain's block
+ * maximum only, and the pick reads the class column itself: no permuted
+ * copy to keep warm (a copy per class doubled the classes' working set). */
+#define FAST_DSMALL 16
 
 /* nodes by value of one topology key (counting sort; nodes without the key
  * last): group v is nodes[start[v] .. start[v + 1]), pos the inverse;
@@ -261,6 +270,169 @@ static inline void bm_clean(const int32_t *v, uint32_t n, int32_t *bm, uint32_t 
     if (d[k]) {
         bm[k] = block_max(v, n, k);
         d[k] = 0;
+    }
+}
+
+/* ---- per-domain block maxima (a key with few domains) ---- */
+
+/* the length whose bm_alloc / bm_dirty layout holds pt's per-domain maxima */
+static inline uint32_t dom_len(const fast_part *pt, uint32_t n)
+{
+    return pt->nr * nblocks(n) * FAST_BLOCK;
+}
+
+static inline uint32_t dom_of(const uint32_t *val, uint32_t nr, uint32_t nd)
+{
+    return val[nd] == KUBE_NOVAL ? nr - 1 : val[nd];
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FAST_NOINLINE __attribute__((noinline))
+#else
+#define FAST_NOINLINE
+#endif
+
+/* the maximum of p[0 .. FAST_BLOCK) where q is key: a branch-free select
+ * and max over a fixed count, vectorised at -O2 (kept out of line: inlined
+ * into a caller's loop it is not) */
+static FAST_NOINLINE int32_t masked_max(const int32_t *restrict p, const uint32_t *restrict q,
+                                        uint32_t key)
+{
+    int32_t m = INT32_MIN;
+    for (uint32_t i = 0; i < FAST_BLOCK; i++) {
+        int32_t mask = -(int32_t)(q[i] == key);
+        int32_t x = (p[i] & mask) | (INT32_MIN & ~mask);
+        m = x > m ? x : m;
+    }
+    return m;
+}
+
+/* the maximum of block k of v over the nodes whose value id is key
+ * (KUBE_NOVAL: the nodes without the key) */
+static int32_t dom_block_max(const int32_t *v, const uint32_t *val, uint32_t n, uint32_t k,
+                             uint32_t key)
+{
+    uint32_t lo = k * FAST_BLOCK, hi = lo + FAST_BLOCK < n ? lo + FAST_BLOCK : n;
+    int32_t m = INT32_MIN;
+    if (hi - lo == FAST_BLOCK)
+        return masked_max(v + lo, val + lo, key);
+    for (uint32_t i = lo; i < hi; i++)
+        if (val[i] == key && v[i] > m)
+            m = v[i];
+    return m;
+}
+
+/* One pass over block k of v: every domain's maximum there written back
+ * (its dirty flag cleared), and the maximum over the nodes of allowed
+ * domains not stamped rejected returned. */
+static int32_t dom_scan(fast_part *pt, const int32_t *v, const uint32_t *val, uint32_t n,
+                        uint32_t k, const uint8_t *allow, const uint32_t *rej, uint32_t rgen)
+{
+    uint32_t nb = nblocks(n), nr = pt->nr;
+    uint32_t lo = k * FAST_BLOCK, hi = lo + FAST_BLOCK < n ? lo + FAST_BLOCK : n;
+    int32_t dm[FAST_DSMALL], m = INT32_MIN;
+    for (uint32_t d = 0; d < nr; d++)
+        dm[d] = INT32_MIN;
+    for (uint32_t i = lo; i < hi; i++) {
+        uint32_t d = dom_of(val, nr, i);
+        dm[d] = v[i] > dm[d] ? v[i] : dm[d];
+        if (v[i] > m && allow[d] && rej[i] != rgen)
+            m = v[i];
+    }
+    uint8_t *dirty = bm_dirty(pt->bm, dom_len(pt, n));
+    for (uint32_t d = 0; d < nr; d++) {
+        pt->bm[d * nb + k] = dm[d];
+        dirty[d * nb + k] = 0;
+    }
+    return m;
+}
+
+/* pt's per-domain block maxima and counts from v (node order) */
+static void dom_build(fast_part *pt, const int32_t *v, const uint32_t *val, uint32_t n)
+{
+    uint32_t nb = nblocks(n), nr = pt->nr;
+    for (uint32_t i = 0; i < nr * nb; i++)
+        pt->bm[i] = INT32_MIN;
+    memset(bm_dirty(pt->bm, dom_len(pt, n)), 0, nr * nb);
+    memset(pt->dcnt, 0, nr * sizeof *pt->dcnt);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t d = dom_of(val, nr, i);
+        int32_t *m = &pt->bm[d * nb + i / FAST_BLOCK];
+        *m = v[i] > *m ? v[i] : *m;
+        pt->dcnt[d] += v[i] != INT32_MIN;
+    }
+}
+
+/* node nd of domain d went from old to x (v[nd] already x) */
+static inline void dom_set(fast_part *pt, uint32_t n, uint32_t d, uint32_t nd, int32_t old,
+                           int32_t x)
+{
+    uint32_t nb = nblocks(n), at = d * nb + nd / FAST_BLOCK;
+    if (x >= pt->bm[at])
+        pt->bm[at] = x;
+    else if (old == pt->bm[at])
+        bm_dirty(pt->bm, dom_len(pt, n))[at] = 1;
+}
+
+/* The best node of v (node order) in an allowed domain and not stamped
+ * rejected, first (last) among equals: the per-domain block maxima of the
+ * allowed domains (the dirty ones cleaned first) give each block's
+ * bound, exact when no node of the block is rejected; blocks are taken
+ * best bound first as in bm_best, a block scanned (dom_scan) only when its
+ * bound is the best left. O(blocks x allowed domains + dirty blocks +
+ * blocks scanned). */
+static int dom_best(fast_part *pt, const int32_t *v, const uint32_t *val, uint32_t n,
+                    const uint8_t *allow, const uint32_t *rej, const uint32_t *brej,
+                    uint32_t rgen, int last, int32_t *eff, uint8_t *exact, int32_t *bv,
+                    uint32_t *bnode)
+{
+    uint32_t nb = nblocks(n), nr = pt->nr;
+    uint8_t *dirty = bm_dirty(pt->bm, dom_len(pt, n));
+    for (uint32_t k = 0; k < nb; k++) {
+        eff[k] = INT32_MIN;
+        exact[k] = brej[k] != rgen;
+    }
+    /* the allowed domains' dirty maxima cleaned (each once however many
+     * changes made it dirty), then merged */
+    for (uint32_t d = 0; d < nr; d++) {
+        if (!allow[d] || !pt->dcnt[d])
+            continue;
+        int32_t *bm = pt->bm + d * nb;
+        uint8_t *dd = dirty + d * nb;
+        uint32_t key = d == nr - 1 ? KUBE_NOVAL : d;
+        for (uint32_t k = 0; k < nb; k++) {
+            if (dd[k]) {
+                bm[k] = dom_block_max(v, val, n, k, key);
+                dd[k] = 0;
+            }
+            eff[k] = bm[k] > eff[k] ? bm[k] : eff[k];
+        }
+    }
+    for (;;) {
+        int32_t best = INT32_MIN;
+        uint32_t at = 0;
+        for (uint32_t k = 0; k < nb; k++)
+            if (eff[k] > best || (last && eff[k] == best && best != INT32_MIN)) {
+                best = eff[k];
+                at = k;
+            }
+        if (best == INT32_MIN)
+            return 0;
+        uint32_t a = at * FAST_BLOCK, z = a + FAST_BLOCK < n ? a + FAST_BLOCK : n;
+        if (!exact[at]) {
+            eff[at] = dom_scan(pt, v, val, n, at, allow, rej, rgen);
+            exact[at] = 1;
+            continue;
+        }
+        for (uint32_t j = 0; j < z - a; j++) {
+            uint32_t i = last ? z - 1 - j : a + j;
+            if (v[i] == best && allow[dom_of(val, nr, i)] && rej[i] != rgen) {
+                *bv = best;
+                *bnode = i;
+                return 1;
+            }
+        }
+        return 0; /* not reached: the block's exact maximum is there */
     }
 }
 
@@ -824,7 +996,8 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
             FAST_PREFETCH(&c->part[a]);
             FAST_PREFETCH(&c->static_ok[a]);
             if (pt) {
-                FAST_PREFETCH(&pos[a]);
+                if (pt->v)
+                    FAST_PREFETCH(&pos[a]);
                 FAST_PREFETCH(&val[a]);
             }
         }
@@ -836,13 +1009,18 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
             continue;
         c->nfeasible += (uint32_t)now - (uint32_t)was;
         c->flist_stale |= now != was;
+        int32_t old = c->part[nd];
         if (c->bm_ok)
             bm_set(c->part, N, c->bm, nd, v);
         else
             c->part[nd] = v;
         if (pt) {
-            bm_set(pt->v, N, pt->bm, pos[nd], v);
-            pt->dcnt[val[nd] == KUBE_NOVAL ? pt->nr - 1 : val[nd]] += (uint32_t)now - (uint32_t)was;
+            uint32_t d = dom_of(val, pt->nr, nd);
+            if (pt->v)
+                bm_set(pt->v, N, pt->bm, pos[nd], v);
+            else
+                dom_set(pt, N, d, nd, old, v);
+            pt->dcnt[d] += (uint32_t)now - (uint32_t)was;
         }
     }
 }
@@ -863,15 +1041,17 @@ static void image_refresh(kube_sched *s, const berth_profile *prof, kube_req *r,
             int32_t v = (int32_t)(w * f->col[nd]);
             if (c->part[nd] != INT32_MIN && v != c->img[nd]) {
                 c->part[nd] += v - c->img[nd];
-                if (c->pt)
+                if (c->pt && c->pt->v)
                     c->pt->v[f->inv[c->pt->inv].pos[nd]] = c->part[nd];
             }
             c->img[nd] = v;
         }
         bm_build(c->part, N, c->bm);
         c->bm_ok = 1;
-        if (c->pt)
+        if (c->pt && c->pt->v)
             bm_build(c->pt->v, N, c->pt->bm);
+        else if (c->pt)
+            dom_build(c->pt, c->part, s->terms->keys[c->pt->key].val, N);
     }
 }
 
@@ -1311,20 +1491,27 @@ static fast_part *class_part(kube_sched *s, fast_class *c, uint32_t key, int *rc
     part_free(pt);
     c->pt = NULL;
     pt = calloc(1, sizeof *pt);
+    int small = nr <= FAST_DSMALL;
     if (pt) {
-        pt->v = malloc((N ? N : 1) * sizeof *pt->v);
-        pt->bm = bm_alloc(N);
+        pt->nr = nr;
+        if (!small)
+            pt->v = malloc((N ? N : 1) * sizeof *pt->v);
+        pt->bm = bm_alloc(small ? dom_len(pt, N) : N);
         pt->dcnt = calloc(nr, sizeof *pt->dcnt);
     }
-    if (!pt || !pt->v || !pt->bm || !pt->dcnt) {
+    if (!pt || (!small && !pt->v) || !pt->bm || !pt->dcnt) {
         part_free(pt);
         *rc = BERTH_ENOMEM;
         return NULL;
     }
     pt->key = key;
     pt->inv = iv;
-    pt->nr = nr;
     pt->gen = f->data_gen;
+    if (small) {
+        dom_build(pt, c->part, s->terms->keys[key].val, N);
+        c->pt = pt;
+        return pt;
+    }
     const fast_inv *x = &f->inv[iv];
     for (uint32_t g = 0; g < nr; g++)
         for (uint32_t i = x->start[g]; i < x->start[g + 1]; i++) {
@@ -1380,7 +1567,9 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
             return rc; /* 0: no key slot free, the chunk scan */
         nr = pt->nr;
     }
-    const uint32_t *ppos = pt ? f->inv[pt->inv].pos : NULL;
+    /* positions in the partition's order (a copy of the column), or node
+     * order (no partition; a few domains: the class column itself) */
+    const uint32_t *ppos = pt && pt->v ? f->inv[pt->inv].pos : NULL;
     if (pt)
         c->bm_ok = 0; /* the partition is read: the class's own maxima wait */
     else
@@ -1508,6 +1697,16 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
     int last = prof->tiebreak == BERTH_TIE_LAST, found = 0;
     int32_t best = INT32_MIN;
     uint32_t node = 0;
+    if (pt && !pt->v) {
+        /* a few domains: one pass over the blocks of the class column */
+        if (!dom_best(pt, c->part, kval, s->k->nnodes, f->allow, f->rej, f->brej, f->rgen, last,
+                      f->beff, f->bexact, &best, &node))
+            return 0; /* not reached: nfeasible > 0 */
+        out->node = node;
+        out->nfeasible = nfeasible;
+        out->total = (int64_t)best + c->constant;
+        return 1;
+    }
     const uint32_t *perm = pt ? f->inv[pt->inv].nodes : NULL;
     const uint32_t *start = pt ? f->inv[pt->inv].start : NULL;
     bm_query bq = {pt ? pt->v : c->part, pt ? pt->bm : c->bm, s->k->nnodes, perm, f->rej,
