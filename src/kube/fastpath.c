@@ -41,8 +41,12 @@ typedef struct fast_slot {
 
 /* Block maxima over a column of part values (FAST_BLOCK values a block):
  * the argmax is a pass over the block maxima and one block; setting a value
- * is O(1), or one block rescanned when it held the block's maximum. Small
- * beside the column (1/64), so every class's index stays in cache. */
+ * is O(1). A block whose maximum went down keeps the old value as an upper
+ * bound, flagged dirty (one byte per block, stored after the maxima: see
+ * bm_alloc), and is rescanned only when a query reaches it (usually the
+ * block of the node just assumed, once, instead of once per class and per
+ * change). Small beside the column (1/64), so every class's index stays in
+ * cache. */
 #define FAST_BLOCK 64
 
 /* A class's part values ordered by domain of topology key `key` (the
@@ -51,10 +55,19 @@ typedef struct fast_slot {
  * domain. Rebuilt when node data changed (gen). */
 typedef struct fast_part {
     uint32_t key, inv, nr, gen; /* nr = the key's values + 1 (no value) */
-    int32_t *v;                 /* by position */
+    int32_t *v;                 /* by position; NULL: a few domains (below) */
     int32_t *bm;                /* per block of positions */
     uint32_t *dcnt;             /* per domain */
 } fast_part;
+
+/* A key with at most FAST_DSMALL domains (zones, racks) keeps no copy of
+ * the column: bm holds, per domain d, the block maxima of the class's own
+ * column (node order) over the nodes of d (nblocks(N) entries at
+ * d x nblocks(N), dirty flags after them as bm_alloc lays them out for
+ * nr x nblocks(N) values). Refreshing a node touches its domain's block
+ * maximum only, and the pick reads the class column itself: no permuted
+ * copy to keep warm (a copy per class doubled the classes' working set). */
+#define FAST_DSMALL 16
 
 /* nodes by value of one topology key (counting sort; nodes without the key
  * last): group v is nodes[start[v] .. start[v + 1]), pos the inverse;
@@ -219,13 +232,26 @@ static int32_t block_max(const int32_t *v, uint32_t n, uint32_t k)
     return m;
 }
 
+/* block maxima for a column of n values, then their dirty flags */
+static int32_t *bm_alloc(uint32_t n)
+{
+    return malloc(nblocks(n) * (sizeof(int32_t) + 1));
+}
+
+static uint8_t *bm_dirty(int32_t *bm, uint32_t n)
+{
+    return (uint8_t *)(bm + nblocks(n));
+}
+
 static void bm_build(const int32_t *v, uint32_t n, int32_t *bm)
 {
     for (uint32_t k = 0; k < nblocks(n); k++)
         bm[k] = block_max(v, n, k);
+    memset(bm_dirty(bm, n), 0, nblocks(n));
 }
 
-/* v[pos] := x, its block's maximum kept */
+/* v[pos] := x; its block's maximum kept, or left as an upper bound and
+ * flagged dirty when it went down */
 static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int32_t x)
 {
     int32_t old = v[pos];
@@ -234,7 +260,180 @@ static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int
     if (x >= bm[k])
         bm[k] = x;
     else if (old == bm[k])
+        bm_dirty(bm, n)[k] = 1;
+}
+
+/* block k's maximum made exact */
+static inline void bm_clean(const int32_t *v, uint32_t n, int32_t *bm, uint32_t k)
+{
+    uint8_t *d = bm_dirty(bm, n);
+    if (d[k]) {
         bm[k] = block_max(v, n, k);
+        d[k] = 0;
+    }
+}
+
+/* ---- per-domain block maxima (a key with few domains) ---- */
+
+/* the length whose bm_alloc / bm_dirty layout holds pt's per-domain maxima */
+static inline uint32_t dom_len(const fast_part *pt, uint32_t n)
+{
+    return pt->nr * nblocks(n) * FAST_BLOCK;
+}
+
+static inline uint32_t dom_of(const uint32_t *val, uint32_t nr, uint32_t nd)
+{
+    return val[nd] == KUBE_NOVAL ? nr - 1 : val[nd];
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FAST_NOINLINE __attribute__((noinline))
+#else
+#define FAST_NOINLINE
+#endif
+
+/* the maximum of p[0 .. FAST_BLOCK) where q is key: a branch-free select
+ * and max over a fixed count, vectorised at -O2 (kept out of line: inlined
+ * into a caller's loop it is not) */
+static FAST_NOINLINE int32_t masked_max(const int32_t *restrict p, const uint32_t *restrict q,
+                                        uint32_t key)
+{
+    int32_t m = INT32_MIN;
+    for (uint32_t i = 0; i < FAST_BLOCK; i++) {
+        int32_t mask = -(int32_t)(q[i] == key);
+        int32_t x = (p[i] & mask) | (INT32_MIN & ~mask);
+        m = x > m ? x : m;
+    }
+    return m;
+}
+
+/* the maximum of block k of v over the nodes whose value id is key
+ * (KUBE_NOVAL: the nodes without the key) */
+static int32_t dom_block_max(const int32_t *v, const uint32_t *val, uint32_t n, uint32_t k,
+                             uint32_t key)
+{
+    uint32_t lo = k * FAST_BLOCK, hi = lo + FAST_BLOCK < n ? lo + FAST_BLOCK : n;
+    int32_t m = INT32_MIN;
+    if (hi - lo == FAST_BLOCK)
+        return masked_max(v + lo, val + lo, key);
+    for (uint32_t i = lo; i < hi; i++)
+        if (val[i] == key && v[i] > m)
+            m = v[i];
+    return m;
+}
+
+/* One pass over block k of v: every domain's maximum there written back
+ * (its dirty flag cleared), and the maximum over the nodes of allowed
+ * domains not stamped rejected returned. */
+static int32_t dom_scan(fast_part *pt, const int32_t *v, const uint32_t *val, uint32_t n,
+                        uint32_t k, const uint8_t *allow, const uint32_t *rej, uint32_t rgen)
+{
+    uint32_t nb = nblocks(n), nr = pt->nr;
+    uint32_t lo = k * FAST_BLOCK, hi = lo + FAST_BLOCK < n ? lo + FAST_BLOCK : n;
+    int32_t dm[FAST_DSMALL], m = INT32_MIN;
+    for (uint32_t d = 0; d < nr; d++)
+        dm[d] = INT32_MIN;
+    for (uint32_t i = lo; i < hi; i++) {
+        uint32_t d = dom_of(val, nr, i);
+        dm[d] = v[i] > dm[d] ? v[i] : dm[d];
+        if (v[i] > m && allow[d] && rej[i] != rgen)
+            m = v[i];
+    }
+    uint8_t *dirty = bm_dirty(pt->bm, dom_len(pt, n));
+    for (uint32_t d = 0; d < nr; d++) {
+        pt->bm[d * nb + k] = dm[d];
+        dirty[d * nb + k] = 0;
+    }
+    return m;
+}
+
+/* pt's per-domain block maxima and counts from v (node order) */
+static void dom_build(fast_part *pt, const int32_t *v, const uint32_t *val, uint32_t n)
+{
+    uint32_t nb = nblocks(n), nr = pt->nr;
+    for (uint32_t i = 0; i < nr * nb; i++)
+        pt->bm[i] = INT32_MIN;
+    memset(bm_dirty(pt->bm, dom_len(pt, n)), 0, nr * nb);
+    memset(pt->dcnt, 0, nr * sizeof *pt->dcnt);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t d = dom_of(val, nr, i);
+        int32_t *m = &pt->bm[d * nb + i / FAST_BLOCK];
+        *m = v[i] > *m ? v[i] : *m;
+        pt->dcnt[d] += v[i] != INT32_MIN;
+    }
+}
+
+/* node nd of domain d went from old to x (v[nd] already x) */
+static inline void dom_set(fast_part *pt, uint32_t n, uint32_t d, uint32_t nd, int32_t old,
+                           int32_t x)
+{
+    uint32_t nb = nblocks(n), at = d * nb + nd / FAST_BLOCK;
+    if (x >= pt->bm[at])
+        pt->bm[at] = x;
+    else if (old == pt->bm[at])
+        bm_dirty(pt->bm, dom_len(pt, n))[at] = 1;
+}
+
+/* The best node of v (node order) in an allowed domain and not stamped
+ * rejected, first (last) among equals: the per-domain block maxima of the
+ * allowed domains (the dirty ones cleaned first) give each block's
+ * bound, exact when no node of the block is rejected; blocks are taken
+ * best bound first as in bm_best, a block scanned (dom_scan) only when its
+ * bound is the best left. O(blocks x allowed domains + dirty blocks +
+ * blocks scanned). */
+static int dom_best(fast_part *pt, const int32_t *v, const uint32_t *val, uint32_t n,
+                    const uint8_t *allow, const uint32_t *rej, const uint32_t *brej,
+                    uint32_t rgen, int last, int32_t *eff, uint8_t *exact, int32_t *bv,
+                    uint32_t *bnode)
+{
+    uint32_t nb = nblocks(n), nr = pt->nr;
+    uint8_t *dirty = bm_dirty(pt->bm, dom_len(pt, n));
+    for (uint32_t k = 0; k < nb; k++) {
+        eff[k] = INT32_MIN;
+        exact[k] = brej[k] != rgen;
+    }
+    /* the allowed domains' dirty maxima cleaned (each once however many
+     * changes made it dirty), then merged */
+    for (uint32_t d = 0; d < nr; d++) {
+        if (!allow[d] || !pt->dcnt[d])
+            continue;
+        int32_t *bm = pt->bm + d * nb;
+        uint8_t *dd = dirty + d * nb;
+        uint32_t key = d == nr - 1 ? KUBE_NOVAL : d;
+        for (uint32_t k = 0; k < nb; k++) {
+            if (dd[k]) {
+                bm[k] = dom_block_max(v, val, n, k, key);
+                dd[k] = 0;
+            }
+            eff[k] = bm[k] > eff[k] ? bm[k] : eff[k];
+        }
+    }
+    for (;;) {
+        int32_t best = INT32_MIN;
+        uint32_t at = 0;
+        for (uint32_t k = 0; k < nb; k++)
+            if (eff[k] > best || (last && eff[k] == best && best != INT32_MIN)) {
+                best = eff[k];
+                at = k;
+            }
+        if (best == INT32_MIN)
+            return 0;
+        uint32_t a = at * FAST_BLOCK, z = a + FAST_BLOCK < n ? a + FAST_BLOCK : n;
+        if (!exact[at]) {
+            eff[at] = dom_scan(pt, v, val, n, at, allow, rej, rgen);
+            exact[at] = 1;
+            continue;
+        }
+        for (uint32_t j = 0; j < z - a; j++) {
+            uint32_t i = last ? z - 1 - j : a + j;
+            if (v[i] == best && allow[dom_of(val, nr, i)] && rej[i] != rgen) {
+                *bv = best;
+                *bnode = i;
+                return 1;
+            }
+        }
+        return 0; /* not reached: the block's exact maximum is there */
+    }
 }
 
 /* The best value in positions [lo, hi) of v whose node (perm[pos], or pos)
@@ -243,13 +442,15 @@ static inline void bm_set(int32_t *v, uint32_t n, int32_t *bm, uint32_t pos, int
  * its last). 0 when every position there is infeasible or rejected.
  *
  * Blocks are taken best bound first: a block's maximum is exact when the
- * block lies inside the range and holds no rejected node, else an upper
- * bound that is made exact (one scan of the block) only when it is the
- * best bound left. So the cost is O(blocks in the range x (1 + blocks
+ * block lies inside the range, holds no rejected node and is not dirty,
+ * else an upper bound that is made exact (the block cleaned, or scanned)
+ * only when it is the best bound left. So the cost is O(blocks in the range x (1 + blocks
  * scanned)), and a block is scanned only when its bound beats every exact
  * value: rejected nodes far below the best cost nothing. */
 typedef struct bm_query {
-    const int32_t *v, *bm;
+    const int32_t *v;
+    int32_t *bm;          /* dirty blocks are cleaned when reached */
+    uint32_t n;           /* values in v */
     const uint32_t *perm, *rej, *brej;
     uint32_t rgen;
     int last;
@@ -278,6 +479,7 @@ static int bm_best(const bm_query *b, uint32_t lo, uint32_t hi, int32_t *bv, uin
     uint32_t k0 = lo / FAST_BLOCK, k1 = (hi - 1) / FAST_BLOCK;
     for (uint32_t k = k0; k <= k1; k++) {
         uint32_t a = k * FAST_BLOCK, z = a + FAST_BLOCK;
+        bm_clean(b->v, b->n, b->bm, k);
         b->eff[k] = b->bm[k];
         b->exact[k] = a >= lo && z <= hi && !(b->rej && b->brej[k] == b->rgen);
     }
@@ -770,6 +972,8 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
     if (c->dyn >= 0) {
         const int32_t *dv = f->dyns[c->dyn].v;
         for (uint32_t i = 0; i < n; i++) {
+            if (i + FAST_AHEAD < n)
+                FAST_PREFETCH(&dv[nodes[i + FAST_AHEAD]]);
             int32_t x = dv[nodes[i]];
             f->col2[i] = x;
             f->verdict[i] = x != INT32_MIN ? BERTH_FIT : BERTH_UNFIT;
@@ -786,6 +990,17 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
     const uint32_t *pos = pt ? f->inv[pt->inv].pos : NULL;
     uint32_t N = s->k->nnodes;
     for (uint32_t i = 0; i < n; i++) {
+        if (i + FAST_AHEAD < n) {
+            /* the nodes are scattered: their lines asked for ahead */
+            uint32_t a = nodes[i + FAST_AHEAD];
+            FAST_PREFETCH(&c->part[a]);
+            FAST_PREFETCH(&c->static_ok[a]);
+            if (pt) {
+                if (pt->v)
+                    FAST_PREFETCH(&pos[a]);
+                FAST_PREFETCH(&val[a]);
+            }
+        }
         uint32_t nd = nodes[i];
         int now = c->static_ok[nd] && f->verdict[i] == BERTH_FIT && !(off && off[nd]);
         int was = c->part[nd] != INT32_MIN;
@@ -794,13 +1009,18 @@ static void refresh(kube_sched *s, const berth_profile *prof, kube_req *r, fast_
             continue;
         c->nfeasible += (uint32_t)now - (uint32_t)was;
         c->flist_stale |= now != was;
+        int32_t old = c->part[nd];
         if (c->bm_ok)
             bm_set(c->part, N, c->bm, nd, v);
         else
             c->part[nd] = v;
         if (pt) {
-            bm_set(pt->v, N, pt->bm, pos[nd], v);
-            pt->dcnt[val[nd] == KUBE_NOVAL ? pt->nr - 1 : val[nd]] += (uint32_t)now - (uint32_t)was;
+            uint32_t d = dom_of(val, pt->nr, nd);
+            if (pt->v)
+                bm_set(pt->v, N, pt->bm, pos[nd], v);
+            else
+                dom_set(pt, N, d, nd, old, v);
+            pt->dcnt[d] += (uint32_t)now - (uint32_t)was;
         }
     }
 }
@@ -821,15 +1041,17 @@ static void image_refresh(kube_sched *s, const berth_profile *prof, kube_req *r,
             int32_t v = (int32_t)(w * f->col[nd]);
             if (c->part[nd] != INT32_MIN && v != c->img[nd]) {
                 c->part[nd] += v - c->img[nd];
-                if (c->pt)
+                if (c->pt && c->pt->v)
                     c->pt->v[f->inv[c->pt->inv].pos[nd]] = c->part[nd];
             }
             c->img[nd] = v;
         }
         bm_build(c->part, N, c->bm);
         c->bm_ok = 1;
-        if (c->pt)
+        if (c->pt && c->pt->v)
             bm_build(c->pt->v, N, c->pt->bm);
+        else if (c->pt)
+            dom_build(c->pt, c->part, s->terms->keys[c->pt->key].val, N);
     }
 }
 
@@ -942,7 +1164,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     /* column(s), static verdicts, key, block maxima, and room for a
      * partition by domain (its column and block maxima) */
     size_t need = (size_t)N * (1 + (with_img ? 3 : 2) * sizeof(int32_t)) + len + 1 +
-                  2 * nblocks(N) * sizeof(int32_t);
+                  2 * nblocks(N) * (sizeof(int32_t) + 1);
     if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
         return NULL; /* full path for this pod */
     if (f->nclasses == f->capclasses) {
@@ -970,7 +1192,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->part = malloc((N ? N : 1) * sizeof *c->part);
     if (with_img)
         c->img = malloc((N ? N : 1) * sizeof *c->img);
-    c->bm = malloc(nblocks(N) * sizeof *c->bm);
+    c->bm = bm_alloc(N);
     if (!c->key || !c->static_ok || !c->part || (with_img && !c->img) || !c->bm) {
         free(c->bm);
         free(c->key);
@@ -1269,20 +1491,27 @@ static fast_part *class_part(kube_sched *s, fast_class *c, uint32_t key, int *rc
     part_free(pt);
     c->pt = NULL;
     pt = calloc(1, sizeof *pt);
+    int small = nr <= FAST_DSMALL;
     if (pt) {
-        pt->v = malloc((N ? N : 1) * sizeof *pt->v);
-        pt->bm = malloc(nblocks(N) * sizeof *pt->bm);
+        pt->nr = nr;
+        if (!small)
+            pt->v = malloc((N ? N : 1) * sizeof *pt->v);
+        pt->bm = bm_alloc(small ? dom_len(pt, N) : N);
         pt->dcnt = calloc(nr, sizeof *pt->dcnt);
     }
-    if (!pt || !pt->v || !pt->bm || !pt->dcnt) {
+    if (!pt || (!small && !pt->v) || !pt->bm || !pt->dcnt) {
         part_free(pt);
         *rc = BERTH_ENOMEM;
         return NULL;
     }
     pt->key = key;
     pt->inv = iv;
-    pt->nr = nr;
     pt->gen = f->data_gen;
+    if (small) {
+        dom_build(pt, c->part, s->terms->keys[key].val, N);
+        c->pt = pt;
+        return pt;
+    }
     const fast_inv *x = &f->inv[iv];
     for (uint32_t g = 0; g < nr; g++)
         for (uint32_t i = x->start[g]; i < x->start[g + 1]; i++) {
@@ -1338,7 +1567,9 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
             return rc; /* 0: no key slot free, the chunk scan */
         nr = pt->nr;
     }
-    const uint32_t *ppos = pt ? f->inv[pt->inv].pos : NULL;
+    /* positions in the partition's order (a copy of the column), or node
+     * order (no partition; a few domains: the class column itself) */
+    const uint32_t *ppos = pt && pt->v ? f->inv[pt->inv].pos : NULL;
     if (pt)
         c->bm_ok = 0; /* the partition is read: the class's own maxima wait */
     else
@@ -1382,7 +1613,7 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
             continue;
         const uint32_t *nz, *val = t->keys[K].val;
         int exact;
-        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        uint32_t nnz = kube_terms_nz(s, tr, &nz, &exact);
         for (uint32_t j = 0; j < nnz; j++)
             if ((exact || tr->cnt[nz[j]] > 0) && val[nz[j]] != KUBE_NOVAL)
                 f->allow[val[nz[j]]] = 0;
@@ -1407,7 +1638,7 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
         const fast_inv *iv = &f->inv[ivs];
         const uint32_t *nz, *val = t->keys[tr->key].val;
         int exact;
-        uint32_t nnz = kube_terms_nz(s, tr->cnt, &nz, &exact);
+        uint32_t nnz = kube_terms_nz(s, tr, &nz, &exact);
         for (uint32_t j = 0; j < nnz; j++) {
             if (iv->unique && j + FAST_AHEAD < nnz) {
                 /* the listed nodes are scattered: each one's lines (its
@@ -1466,10 +1697,20 @@ static int pick_indexed(kube_sched *s, const berth_profile *prof, kube_req *r, f
     int last = prof->tiebreak == BERTH_TIE_LAST, found = 0;
     int32_t best = INT32_MIN;
     uint32_t node = 0;
+    if (pt && !pt->v) {
+        /* a few domains: one pass over the blocks of the class column */
+        if (!dom_best(pt, c->part, kval, s->k->nnodes, f->allow, f->rej, f->brej, f->rgen, last,
+                      f->beff, f->bexact, &best, &node))
+            return 0; /* not reached: nfeasible > 0 */
+        out->node = node;
+        out->nfeasible = nfeasible;
+        out->total = (int64_t)best + c->constant;
+        return 1;
+    }
     const uint32_t *perm = pt ? f->inv[pt->inv].nodes : NULL;
     const uint32_t *start = pt ? f->inv[pt->inv].start : NULL;
-    bm_query bq = {pt ? pt->v : c->part, pt ? pt->bm : c->bm, perm, f->rej, f->brej, f->rgen,
-                   last, f->beff, f->bexact};
+    bm_query bq = {pt ? pt->v : c->part, pt ? pt->bm : c->bm, s->k->nnodes, perm, f->rej,
+                   f->brej, f->rgen, last, f->beff, f->bexact};
     for (uint32_t d = 0; d < nr; d++) {
         if (!f->allow[d] || (pt && !pt->dcnt[d]))
             continue;
@@ -1679,15 +1920,19 @@ int kube_fast_pick(kube_sched *s, const berth_profile *prof, kube_req *r, berth_
     class_bm(s, c);
     uint32_t nb = nblocks(N);
     int32_t best = INT32_MIN;
-    for (uint32_t k = 0; k < nb; k++)
-        best = c->bm[k] > best ? c->bm[k] : best;
     uint32_t chosen = 0;
     if (prof->tiebreak != BERTH_TIE_RANDOM) {
-        bm_query bq = {part, c->bm, NULL, NULL, NULL, 0, prof->tiebreak == BERTH_TIE_LAST,
+        bm_query bq = {part, c->bm, N, NULL, NULL, NULL, 0, prof->tiebreak == BERTH_TIE_LAST,
                        f->beff, f->bexact};
-        int32_t bv;
-        bm_best(&bq, 0, N, &bv, &chosen);
+        if (!bm_best(&bq, 0, N, &best, &chosen))
+            return 2; /* not reached: nfeasible > 0 */
     } else {
+        /* the ties are counted in the blocks at the best value: every
+         * block's maximum exact first */
+        for (uint32_t k = 0; k < nb; k++) {
+            bm_clean(part, N, c->bm, k);
+            best = c->bm[k] > best ? c->bm[k] : best;
+        }
         uint32_t nties = 0;
         for (uint32_t k = 0; k < nb; k++)
             if (c->bm[k] == best)

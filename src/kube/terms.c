@@ -23,11 +23,20 @@
 
 /* ---- small helpers ---- */
 
-static uint64_t hash_str(const char *s)
+/* eight bytes a step (every signature lookup hashes its text) */
+static uint64_t hash_mem(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s + i, n - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
     return h;
 }
 
@@ -36,68 +45,82 @@ static uint64_t hash_str(const char *s)
 static void smap_free(kube_smap *m)
 {
     for (uint32_t i = 0; i < m->cap; i++)
-        free(m->keys[i]);
-    free(m->keys);
-    free(m->vals);
-    free(m->hashes);
+        if (m->slots[i].key != m->slots[i].inl)
+            free(m->slots[i].key);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
-/* 1 and *out when present */
-static int smap_get(const kube_smap *m, const char *k, uint32_t *out)
+/* 1 and *out when the n bytes at k are a key. A slot is one cache line
+ * holding the hash, the length and (short keys) the text: a lookup reads
+ * one line, and another only for a long key. */
+static int smap_get_n(const kube_smap *m, const char *k, size_t n, uint32_t *out)
 {
     if (!m->cap)
         return 0;
-    uint32_t mask = m->cap - 1, h = (uint32_t)hash_str(k);
-    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
-        if (!m->keys[i])
+    uint64_t h = hash_mem(k, n);
+    uint32_t mask = m->cap - 1;
+    for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+        const kube_sslot *sl = &m->slots[i];
+        if (!sl->key)
             return 0;
-        /* the stored hash first: a probe that differs reads no key text */
-        if (m->hashes[i] == h && !strcmp(m->keys[i], k)) {
-            *out = m->vals[i];
+        if (sl->hash == h && sl->len == n && !memcmp(sl->key, k, n)) {
+            *out = sl->val;
             return 1;
         }
     }
 }
 
+static int smap_get(const kube_smap *m, const char *k, uint32_t *out)
+{
+    return smap_get_n(m, k, strlen(k), out);
+}
+
+static kube_sslot *smap_slots(uint32_t cap)
+{
+    kube_sslot *sl = aligned_alloc(sizeof(kube_sslot), (size_t)cap * sizeof *sl);
+    if (sl)
+        memset(sl, 0, (size_t)cap * sizeof *sl);
+    return sl;
+}
+
 static int smap_put(kube_smap *m, const char *k, uint32_t v)
 {
     if (2 * (m->n + 1) > m->cap) {
-        kube_smap nm = {0};
-        nm.cap = m->cap ? m->cap * 2 : 16;
-        nm.keys = calloc(nm.cap, sizeof *nm.keys);
-        nm.vals = calloc(nm.cap, sizeof *nm.vals);
-        nm.hashes = calloc(nm.cap, sizeof *nm.hashes);
-        if (!nm.keys || !nm.vals || !nm.hashes) {
-            free(nm.keys);
-            free(nm.vals);
-            free(nm.hashes);
+        uint32_t nc = m->cap ? m->cap * 2 : 16;
+        kube_sslot *ns = smap_slots(nc);
+        if (!ns)
             return BERTH_ENOMEM;
-        }
         for (uint32_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
+            kube_sslot *o = &m->slots[i];
+            if (!o->key)
                 continue;
-            uint32_t j = m->hashes[i] & (nm.cap - 1);
-            while (nm.keys[j])
-                j = (j + 1) & (nm.cap - 1);
-            nm.keys[j] = m->keys[i];
-            nm.vals[j] = m->vals[i];
-            nm.hashes[j] = m->hashes[i];
+            uint32_t j = (uint32_t)o->hash & (nc - 1);
+            while (ns[j].key)
+                j = (j + 1) & (nc - 1);
+            ns[j] = *o;
+            if (o->key == o->inl)
+                ns[j].key = ns[j].inl;
         }
-        nm.n = m->n;
-        free(m->keys);
-        free(m->vals);
-        free(m->hashes);
-        *m = nm;
+        free(m->slots);
+        m->slots = ns;
+        m->cap = nc;
     }
-    uint32_t h = (uint32_t)hash_str(k), i = h & (m->cap - 1);
-    while (m->keys[i])
+    size_t n = strlen(k);
+    uint64_t h = hash_mem(k, n);
+    uint32_t i = (uint32_t)h & (m->cap - 1);
+    while (m->slots[i].key)
         i = (i + 1) & (m->cap - 1);
-    m->keys[i] = strdup(k);
-    if (!m->keys[i])
+    kube_sslot *sl = &m->slots[i];
+    if (n < sizeof sl->inl) {
+        sl->key = sl->inl;
+        memcpy(sl->inl, k, n + 1);
+    } else if (!(sl->key = strdup(k))) {
         return BERTH_ENOMEM;
-    m->hashes[i] = h;
-    m->vals[i] = v;
+    }
+    sl->hash = h;
+    sl->len = (uint32_t)n;
+    sl->val = v;
     m->n++;
     return 0;
 }
@@ -280,6 +303,19 @@ static int sig_matches(const kube_terms *t, const kube_sig *g, uint32_t pod, con
     return 1;
 }
 
+/* sig_matches for a pod that index_visit found g for: through its anchor
+ * bucket (anchored) the pod carries key=value for one of the In values, so
+ * a one-requirement selector matches and only the namespace set (and the
+ * spread rule on terminating pods) is left to check */
+static int sig_matches_at(const kube_terms *t, const kube_sig *g, uint32_t pod,
+                          const berth_kpod *p, int anchored)
+{
+    if (anchored && g->anchor1)
+        return (g->ns1 != KUBE_NOVAL ? t->pod_ns[pod] == g->ns1 : g->cl[0].ns_ok[t->pod_ns[pod]]) &&
+               !(g->spread && pod_terminating(p));
+    return sig_matches(t, g, pod, p);
+}
+
 /* the namespace set of an affinity term declared by a pod of namespace
  * decl_ns, as a per-namespace-id flag array (owned by the caller) */
 /* fills ok (nns entries, or 1 when there is none) */
@@ -423,7 +459,7 @@ static int sig_drop(const kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
     return 0;
 }
 
-static int index_add(kube_terms *t, kube_index *x, const kube_sig *g, uint32_t id)
+static int index_add(kube_terms *t, kube_index *x, kube_sig *g, uint32_t id)
 {
     x->total++;
     /* never matches: not indexed */
@@ -443,7 +479,7 @@ static int index_add(kube_terms *t, kube_index *x, const kube_sig *g, uint32_t i
                 if (tx_put(t, r->key) || tx_put(t, "\x1f") || tx_put(t, r->values[v]))
                     return BERTH_ENOMEM;
                 uint32_t b;
-                if (!smap_get(&x->map, t->text, &b)) {
+                if (!smap_get_n(&x->map, t->text, t->tlen, &b)) {
                     b = x->nbuckets;
                     uint32_t c1 = x->capbuckets, c2 = x->capbuckets, c3 = x->capbuckets;
                     if (grow((void **)&x->bucket, &c1, b + 1, sizeof *x->bucket) ||
@@ -462,6 +498,15 @@ static int index_add(kube_terms *t, kube_index *x, const kube_sig *g, uint32_t i
                     return BERTH_ENOMEM;
                 x->bucket[b][x->bn[b]++] = id;
             }
+            g->anchor1 = g->ncl == 1 && sel->n == 1;
+            /* the namespace set's one member, read without its array */
+            uint32_t members = 0, one = KUBE_NOVAL;
+            for (uint32_t n = 0; g->anchor1 && n < t->nns; n++)
+                if (g->cl[0].ns_ok[n]) {
+                    members++;
+                    one = n;
+                }
+            g->ns1 = members == 1 ? one : KUBE_NOVAL;
             return 0;
         }
     }
@@ -483,8 +528,10 @@ static void index_free(kube_index *x)
     memset(x, 0, sizeof *x);
 }
 
-/* calls fn for every signature of x pod may match (each at most once) */
-typedef int (*sig_visit)(kube_sched *s, uint32_t sig, void *ctx);
+/* calls fn for every signature of x pod may match (each at most once);
+ * anchored: found through the bucket of one of pod's labels (not the
+ * general list) */
+typedef int (*sig_visit)(kube_sched *s, uint32_t sig, int anchored, void *ctx);
 static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_visit fn,
                        void *ctx)
 {
@@ -493,7 +540,7 @@ static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_vi
     if (!x->total)
         return 0;
     for (uint32_t i = 0; i < x->ngeneral; i++)
-        if ((rc = fn(s, x->general[i], ctx)))
+        if ((rc = fn(s, x->general[i], 0, ctx)))
             return rc;
     if (!x->nbuckets)
         return 0;
@@ -503,10 +550,10 @@ static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_vi
             tx_put(t, p->labels.items[l].value))
             return BERTH_ENOMEM;
         uint32_t b;
-        if (!smap_get(&x->map, t->text, &b))
+        if (!smap_get_n(&x->map, t->text, t->tlen, &b))
             continue;
         for (uint32_t i = 0; i < x->bn[b]; i++)
-            if ((rc = fn(s, x->bucket[b][i], ctx)))
+            if ((rc = fn(s, x->bucket[b][i], 1, ctx)))
                 return rc;
     }
     return 0;
@@ -614,7 +661,7 @@ static uint32_t sig_get(kube_sched *s, kube_clause *cl, uint32_t ncl, int kind, 
     uint32_t id;
     kube_sig g = {.kind = kind, .role = role, .spread = spread, .key = key, .cl = cl,
                   .ncl = ncl, .extra_vals = extra_vals};
-    if (smap_get(&t->sig_map, t->text, &id)) {
+    if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
         sig_free(&g);
         return id;
     }
@@ -771,11 +818,11 @@ void kube_terms_free(kube_sched *s)
 
 /* ---- assume ---- */
 
-static int visit_assume(kube_sched *s, uint32_t sig, void *ctx)
+static int visit_assume(kube_sched *s, uint32_t sig, int anchored, void *ctx)
 {
     const uint32_t *pn = ctx;
     kube_terms *t = s->terms;
-    if (sig_matches(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]]))
+    if (sig_matches_at(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]], anchored))
         return sig_bump(&t->sigs[sig], pn[1], 1);
     return 0;
 }
@@ -812,7 +859,7 @@ static uint32_t carrier_sig(kube_sched *s, int role, const berth_kaffinity_term 
     if (rc)
         return KUBE_NOVAL;
     /* the usual case, an existing signature: nothing is allocated */
-    if (smap_get(&t->sig_map, t->text, &id))
+    if (smap_get_n(&t->sig_map, t->text, t->tlen, &id))
         return id;
     kube_clause *cl = calloc(1, sizeof *cl);
     if (!cl || clause_copy(cl, &term->selector, 0, ok, t->nns)) {
@@ -822,11 +869,11 @@ static uint32_t carrier_sig(kube_sched *s, int role, const berth_kaffinity_term 
     return sig_get(s, cl, 1, KUBE_SIG_CARRIER, role, 0, key, NULL);
 }
 
-static int visit_unassume(kube_sched *s, uint32_t sig, void *ctx)
+static int visit_unassume(kube_sched *s, uint32_t sig, int anchored, void *ctx)
 {
     const uint32_t *pn = ctx;
     kube_terms *t = s->terms;
-    if (sig_matches(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]]))
+    if (sig_matches_at(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]], anchored))
         return sig_drop(t, &t->sigs[sig], pn[1], 1);
     return 0;
 }
@@ -950,7 +997,8 @@ static int node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
     return 1;
 }
 
-/* per-node match of p's required node affinity; NULL when p has none */
+/* per-node match of p's required node affinity (entry nnodes: 1 when every
+ * node matches); NULL when p has none */
 static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int *rc)
 {
     kube_terms *t = s->terms;
@@ -975,7 +1023,7 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
     if (*rc)
         return NULL;
     uint32_t id;
-    if (smap_get(&t->naff.map, t->text, &id))
+    if (smap_get_n(&t->naff.map, t->text, t->tlen, &id))
         return t->naff.vec[id];
     uint8_t *v;
     int cache = t->naff.n < NAFF_CACHE_MAX;
@@ -985,7 +1033,7 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
             *rc = BERTH_ENOMEM;
             return NULL;
         }
-        v = malloc(t->nnodes ? t->nnodes : 1);
+        v = malloc(t->nnodes + 1);
         if (!v || smap_put(&t->naff.map, t->text, t->naff.n)) {
             free(v);
             *rc = BERTH_ENOMEM;
@@ -994,7 +1042,7 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
         t->naff.vec[t->naff.n++] = v;
     } else {
         if (!t->tmp_aff)
-            t->tmp_aff = malloc(t->nnodes ? t->nnodes : 1);
+            t->tmp_aff = malloc(t->nnodes + 1);
         if (!t->tmp_aff) {
             *rc = BERTH_ENOMEM;
             return NULL;
@@ -1003,6 +1051,8 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
     }
     for (uint32_t n = 0; n < t->nnodes; n++)
         v[n] = (uint8_t)node_affinity_matches(p, &s->k->nodes[n]);
+    /* past the nodes: every node matches (read by pts_totals per pod) */
+    v[t->nnodes] = !memchr(v, 0, t->nnodes);
     return v;
 }
 
@@ -1037,10 +1087,11 @@ static const int32_t *ref_counts(kube_sched *s, kube_terms_req *q, const kube_si
 /* per-node counts of the MATCH signature described by cl (ownership
  * taken): the interned signature's counters, or (reference) a fresh walk */
 static const int32_t *match_counts(kube_sched *s, kube_terms_req *q, kube_clause *cl,
-                                   uint32_t ncl, int spread, const char **extra)
+                                   uint32_t ncl, int spread, const char **extra, uint32_t *sig)
 {
     kube_terms *t = s->terms;
     int rc = 0;
+    *sig = KUBE_NOVAL;
     if (s->reference) {
         kube_sig g = {.kind = KUBE_SIG_MATCH, .spread = spread, .cl = cl, .ncl = ncl,
                       .extra_vals = extra};
@@ -1058,6 +1109,7 @@ static const int32_t *match_counts(kube_sched *s, kube_terms_req *q, kube_clause
         return NULL;
     }
     uint32_t id = sig_get(s, cl, ncl, KUBE_SIG_MATCH, 0, spread, 0, extra);
+    *sig = id;
     return id == KUBE_NOVAL ? NULL : t->sigs[id].cnt;
 }
 
@@ -1125,9 +1177,10 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
         rc |= tx_clause(t, &ss, t->ns_scratch);
         if (rc)
             return BERTH_ENOMEM;
-        if (smap_get(&t->sig_map, t->text, &id)) {
+        if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
             pc.self = berth_selector_matches(&ss, &p->labels);
             pc.cnt = t->sigs[id].cnt;
+            pc.sig = id;
             return spread_push(q, c, &pc);
         }
     }
@@ -1153,7 +1206,7 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
         e++;
     }
     pc.self = berth_selector_matches(&cl->sel, &p->labels);
-    pc.cnt = match_counts(s, q, cl, 1, 1, ev);
+    pc.cnt = match_counts(s, q, cl, 1, 1, ev, &pc.sig);
     if (!pc.cnt)
         return BERTH_ENOMEM;
     return spread_push(q, c, &pc);
@@ -1318,11 +1371,11 @@ static int prepare_spread(kube_sched *s, kube_terms_req *q, uint32_t pod)
 }
 
 static int add_term_ref(kube_term_ref **a, uint32_t *n, uint32_t *cap, uint32_t key,
-                        int64_t mult, const int32_t *cnt)
+                        int64_t mult, const int32_t *cnt, uint32_t sig)
 {
     if (grow((void **)a, cap, *n + 1, sizeof **a))
         return BERTH_ENOMEM;
-    (*a)[(*n)++] = (kube_term_ref){key, mult, cnt};
+    (*a)[(*n)++] = (kube_term_ref){key, mult, cnt, sig};
     return 0;
 }
 
@@ -1338,11 +1391,11 @@ static int term_clause(kube_terms *t, kube_clause *cl, const berth_kaffinity_ter
     return rc;
 }
 
-static int visit_carrier(kube_sched *s, uint32_t sig, void *ctx)
+static int visit_carrier(kube_sched *s, uint32_t sig, int anchored, void *ctx)
 {
     kube_terms_req *q = ctx;
     kube_terms *t = s->terms;
-    if (!sig_matches(t, &t->sigs[sig], q->pod, &s->k->pods[q->pod]))
+    if (!sig_matches_at(t, &t->sigs[sig], q->pod, &s->k->pods[q->pod], anchored))
         return 0;
     if (grow((void **)&q->carr, &q->capcarr, q->ncarr + 1, sizeof *q->carr))
         return BERTH_ENOMEM;
@@ -1392,14 +1445,15 @@ static int ref_carriers(kube_sched *s, kube_terms_req *q, uint32_t pod)
                     c[n] = 1;
                     if (role == KUBE_ROLE_ANTI_REQ) {
                         q->has_exist = 1;
-                        if (add_term_ref(&q->anti, &q->nanti, &q->capanti, key, -1, c))
+                        if (add_term_ref(&q->anti, &q->nanti, &q->capanti, key, -1, c, KUBE_NOVAL))
                             return BERTH_ENOMEM;
                         continue;
                     }
                     int64_t mult = role_mult(s, role);
                     if (role != KUBE_ROLE_AFF_REQ)
                         mult *= terms[j].weight;
-                    if (mult && add_term_ref(&q->isc, &q->nisc, &q->capisc, key, mult, c))
+                    if (mult && add_term_ref(&q->isc, &q->nisc, &q->capisc, key, mult, c,
+                                              KUBE_NOVAL))
                         return BERTH_ENOMEM;
                 }
             }
@@ -1430,13 +1484,14 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
         for (uint32_t i = 0; i < p->naff_req; i++)
             if (!clause_matches(t, &cl[i], pod, p))
                 q->aff_self = 0;
-        const int32_t *cnt = match_counts(s, q, cl, p->naff_req, 0, NULL);
+        uint32_t sig;
+        const int32_t *cnt = match_counts(s, q, cl, p->naff_req, 0, NULL, &sig);
         if (!cnt)
             return BERTH_ENOMEM;
         for (uint32_t i = 0; i < p->naff_req && !rc; i++) {
             uint32_t key = key_intern(s, p->aff_req[i].topology_key, &rc);
             if (!rc)
-                rc = add_term_ref(&q->aff, &q->naff, &q->capaff, key, 1, cnt);
+                rc = add_term_ref(&q->aff, &q->naff, &q->capaff, key, 1, cnt, sig);
         }
         if (rc)
             return rc;
@@ -1452,6 +1507,7 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
             if (rc)
                 return rc;
             const int32_t *cnt = NULL;
+            uint32_t sig = KUBE_NOVAL;
             if (!s->reference) {
                 /* the usual case, an interned signature: found by its
                  * text (match_counts') with nothing allocated */
@@ -1464,8 +1520,10 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
                 rc |= tx_clause(t, &terms[i].selector, t->ns_scratch);
                 if (rc)
                     return BERTH_ENOMEM;
-                if (smap_get(&t->sig_map, t->text, &id))
+                if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
                     cnt = t->sigs[id].cnt;
+                    sig = id;
+                }
             }
             if (!cnt) {
                 kube_clause *cl = calloc(1, sizeof *cl);
@@ -1473,16 +1531,16 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
                     free(cl);
                     return BERTH_ENOMEM;
                 }
-                cnt = match_counts(s, q, cl, 1, 0, NULL);
+                cnt = match_counts(s, q, cl, 1, 0, NULL, &sig);
             }
             if (!cnt)
                 return BERTH_ENOMEM;
             if (role == KUBE_ROLE_ANTI_REQ)
-                rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, key, 1, cnt);
+                rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, key, 1, cnt, sig);
             else
                 rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, key,
                                   role == KUBE_ROLE_AFF_PREF ? terms[i].weight : -terms[i].weight,
-                                  cnt);
+                                  cnt, sig);
             if (rc)
                 return rc;
         }
@@ -1496,10 +1554,10 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
         const kube_sig *g = &t->sigs[q->carr[i]];
         if (g->role == KUBE_ROLE_ANTI_REQ) {
             q->has_exist = 1;
-            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, g->key, -1, g->cnt);
+            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, g->key, -1, g->cnt, q->carr[i]);
         } else if (role_mult(s, g->role)) {
             rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, g->key, role_mult(s, g->role),
-                              g->cnt);
+                              g->cnt, q->carr[i]);
         }
         if (rc)
             return rc;
@@ -1671,7 +1729,7 @@ static int slot_add(kube_sched *s, kube_terms_req *q, kube_slot **slots, uint32_
     int64_t m = tr->mult;
     if (!s->reference) {
         /* only the nodes where the signature counts something */
-        const kube_sig *g = sig_of(t, cnt);
+        const kube_sig *g = &t->sigs[tr->sig];
         if (q->ntouch + g->nnz > q->captouch) {
             size_t nc = q->captouch ? q->captouch : 256;
             while (nc < q->ntouch + g->nnz)
@@ -1743,11 +1801,11 @@ static int pts_totals(kube_sched *s, kube_terms_req *q, const kube_pts_c *c)
     for (uint32_t i = 0; i < q->npf; i++)
         if (q->pf[i].key != c->key)
             return 0;
-    if (c->honor_aff && q->aff_ok && memchr(q->aff_ok, 0, N))
+    if (c->honor_aff && q->aff_ok && !q->aff_ok[N])
         return 0;
     if (c->honor_taint && q->tol_ok && memchr(q->tol_ok, 0, N))
         return 0;
-    kube_sig *g = &t->sigs[((const uint32_t *)c->cnt)[-1]];
+    kube_sig *g = &t->sigs[c->sig];
     const kube_tkey *k = &t->keys[c->key];
     if (g->dtot && (g->dkey != c->key || g->dn != k->nvals)) {
         free(g->dtot);
@@ -1797,11 +1855,11 @@ static int pts_filter_ready(kube_sched *s, kube_terms_req *q)
         }
         if (!s->reference && pts_totals(s, q, c)) {
             /* every node counts: the signature's per-domain totals */
-            kube_sig *g = (kube_sig *)sig_of(t, c->cnt);
+            kube_sig *g = &t->sigs[c->sig];
             for (uint32_t v = 0; v < g->dn; v++)
                 dom[v] += g->dtot[v];
         } else if (!s->reference) {
-            const kube_sig *g = sig_of(t, c->cnt);
+            const kube_sig *g = &t->sigs[c->sig];
             for (uint32_t j = 0; j < g->nnz; j++) {
                 uint32_t n = g->nz[j];
                 if (val[n] == KUBE_NOVAL || (off && off[n] && dom[val[n]] < 0) ||
@@ -2389,9 +2447,10 @@ static void ipa_score(void *state, const void *req, const uint32_t *cand, uint32
 }
 
 /* The fast path's per-domain index (kube/fastpath.c pick_indexed). */
-uint32_t kube_terms_nz(const kube_sched *s, const int32_t *cnt, const uint32_t **nz, int *exact)
+uint32_t kube_terms_nz(const kube_sched *s, const kube_term_ref *tr, const uint32_t **nz,
+                       int *exact)
 {
-    const kube_sig *g = sig_of(s->terms, cnt);
+    const kube_sig *g = &s->terms->sigs[tr->sig];
     *nz = g->nz;
     *exact = !g->innz; /* no count went back to 0 */
     return g->nnz;

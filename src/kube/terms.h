@@ -21,11 +21,18 @@
 
 #define KUBE_NOVAL UINT32_MAX
 
-/* string -> uint32 map with owned key copies */
+/* string -> uint32 map with owned key copies: open addressing over
+ * cache-line slots (hash, length, value and a key shorter than inl kept in
+ * the slot itself; longer keys owned by key) */
+typedef struct kube_sslot {
+    uint64_t hash;
+    char *key;          /* NULL: empty slot; inl or an owned copy */
+    uint32_t val, len;
+    char inl[40];
+} kube_sslot;
+
 typedef struct kube_smap {
-    char **keys;
-    uint32_t *vals;
-    uint32_t *hashes;   /* per slot: the key's hash */
+    kube_sslot *slots;  /* cap slots, 64-byte aligned */
     uint32_t cap, n;
 } kube_smap;
 
@@ -50,6 +57,10 @@ enum { KUBE_ROLE_ANTI_REQ = 0, KUBE_ROLE_AFF_REQ, KUBE_ROLE_AFF_PREF, KUBE_ROLE_
 
 typedef struct kube_sig {
     int kind, role;
+    int anchor1;         /* indexed by the one In requirement of its one clause:
+                          * a pod reached through that bucket matches its
+                          * selector (index_visit's anchored) */
+    uint32_t ns1;        /* anchor1: the one namespace of its set, else KUBE_NOVAL */
     int spread;          /* PodTopologySpread counting: skip terminating pods; an
                           * empty selector counts nothing (countPodsMatchSelector) */
     uint32_t key;        /* carriers: topology key id */
@@ -87,6 +98,7 @@ typedef struct kube_pts_c {
     int32_t max_skew, min_domains;
     int honor_aff, honor_taint, self;
     const int32_t *cnt;  /* per node */
+    uint32_t sig;        /* cnt's signature (KUBE_NOVAL in reference mode) */
     size_t off;          /* domain array in the pool */
     int64_t min;
     uint32_t ndom;
@@ -103,6 +115,7 @@ typedef struct kube_term_ref {
     uint32_t key;
     int64_t mult;        /* weight x sign */
     const int32_t *cnt;
+    uint32_t sig;        /* cnt's signature (KUBE_NOVAL in reference mode) */
 } kube_term_ref;
 
 struct kube_terms_req {
@@ -115,7 +128,8 @@ struct kube_terms_req {
     int pts_filter_ready;
     berth_requirement *defreqs;   /* merged workload selector (system defaults) */
     uint32_t ndefreqs, capdefreqs;
-    const uint8_t *aff_ok;        /* node affinity match per node, NULL = every node */
+    const uint8_t *aff_ok;        /* node affinity match per node (entry nnodes: all
+                                   * match), NULL = every node */
     uint8_t *tol_ok;              /* hard taints tolerated per node (Honor), NULL = all */
     int need_tol;
     /* InterPodAffinity */
@@ -218,13 +232,14 @@ int kube_pts_pick_hz(kube_sched *s, const kube_req *r, const int32_t *part, uint
                      kube_pts_pick *out);
 
 /* For the fast path's per-domain index (kube/fastpath.c), incremental mode
- * only: the nodes where a term reference's count array (kube_term_ref.cnt)
- * may be non-zero (*nz, the count returned; *exact when none went back to
- * 0, so every one listed counts > 0); and
+ * only: the nodes where a term reference's count array (kube_term_ref.cnt,
+ * of signature .sig) may be non-zero (*nz, the count returned; *exact when
+ * none went back to 0, so every one listed counts > 0); and
  * PodTopologySpread's per-domain totals for r's DoNotSchedule constraints
  * (kube_pts_c.off in the pool, .min), built once per pod (0 or
  * BERTH_ENOMEM). */
-uint32_t kube_terms_nz(const kube_sched *s, const int32_t *cnt, const uint32_t **nz, int *exact);
+uint32_t kube_terms_nz(const kube_sched *s, const kube_term_ref *tr, const uint32_t **nz,
+                       int *exact);
 int kube_terms_pts_prepare(kube_sched *s, const kube_req *r);
 
 #endif
