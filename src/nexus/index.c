@@ -62,6 +62,7 @@ void nexus_state_free(berth_nexus *nx)
     free(s->dirty);
     free(s->ndirty);
     free(s->dirty_flag);
+    free(s->slot);
     free(s->active);
     free(s->touched_racks);
     free(s->touched_machines);
@@ -115,10 +116,20 @@ static void sku_req(const berth_nexus *nx, uint32_t sku, nexus_req *rq)
     rq->xl = k->extra_large;
 }
 
+/* Zeroed memory on a cache-line boundary (rows of 64 bytes stay one line). */
+static void *zalloc64(size_t n, size_t size)
+{
+    size_t bytes = (n * size + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, bytes ? bytes : 64);
+    if (p)
+        memset(p, 0, bytes ? bytes : 64);
+    return p;
+}
+
 static uint64_t leaf_key(const berth_nexus *nx, uint32_t r, uint32_t s)
 {
     const berth_nexus_state *st = nx->state;
-    size_t i = (size_t)r * st->nskus + s;
+    size_t i = (size_t)r * st->sstride + st->slot[s];
     if (st->fitcnt[2 * i] == 0)
         return UINT64_MAX;
     uint32_t noxl = nx->skus[s].extra_large ? st->fitcnt[2 * i + 1] == 0 : 0;
@@ -166,12 +177,12 @@ void nexus_rack_rekey(berth_nexus *nx, uint32_t r)
 {
     berth_nexus_state *st = nx->state;
     st->rack[r].util = rack_util_of(&st->rack[r]);
-    uint8_t *flag = st->dirty_flag + (size_t)r * st->nskus;
-    for (uint32_t k = 0; k < st->nactive; k++) {
-        uint32_t s = st->active[k];
-        if (flag[s])
+    uint8_t *flag = st->dirty_flag + (size_t)r * st->sstride;
+    for (uint32_t a = 0; a < st->nactive; a++) {
+        if (flag[a])
             continue;
-        flag[s] = 1;
+        flag[a] = 1;
+        uint32_t s = st->active[a];
         st->dirty[s][st->ndirty[s]++] = r;
     }
 }
@@ -193,13 +204,13 @@ void nexus_index_flush(berth_nexus *nx, uint32_t s)
         return;
     uint64_t *t = st->tree[s];
     uint32_t *ls = st->dirty[s];
-    size_t S = st->nskus;
+    size_t S = st->sstride, a = st->slot[s];
     uint64_t xlbit = nx->skus[s].extra_large ? 1ull << (KEY_RACK_BITS + KEY_UTIL_BITS) : 0;
     uint32_t cnt = 0;
     /* re-key the leaves; the list keeps the ones that changed */
     for (uint32_t d = 0; d < n; d++) {
         uint32_t r = ls[d];
-        size_t ri = (size_t)r * S + s;
+        size_t ri = (size_t)r * S + a;
         st->dirty_flag[ri] = 0;
         const nexus_rstate *rs = &st->rack[r];
         uint64_t v = st->fitcnt[2 * ri] ? pack_key(rs->ctx_pool, 0, rs->util, r) |
@@ -258,15 +269,16 @@ static inline int fits_sku(const berth_nexus *nx, const berth_nexus_state *st, u
     return got >= st->need_cells[s];
 }
 
-/* Sets machine m's fit flags for SKU s to nf: counters and bit columns. */
-static void set_fit(berth_nexus_state *st, uint32_t m, uint32_t r, uint32_t s, uint32_t nf)
+/* Sets machine m's fit flags for the SKU of slot a to nf: counters and bit
+ * columns. */
+static void set_fit(berth_nexus_state *st, uint32_t m, uint32_t r, uint32_t a, uint32_t nf)
 {
-    uint64_t *w = st->bits + 2 * ((size_t)s * st->words + (m >> 6));
+    uint64_t *w = st->bits + 2 * ((size_t)(m >> 6) * st->sstride + a);
     uint64_t b = 1ull << (m & 63);
     uint32_t of = (uint32_t)((w[0] & b) != 0) | (uint32_t)((w[1] & b) != 0) << 1;
     if (nf == of)
         return;
-    uint32_t *cnt = st->fitcnt + 2 * ((size_t)r * st->nskus + s);
+    uint32_t *cnt = st->fitcnt + 2 * ((size_t)r * st->sstride + a);
     cnt[0] += (nf & NEXUS_FIT ? 1u : 0u) - (of & NEXUS_FIT ? 1u : 0u);
     cnt[1] += (nf & NEXUS_XLFIT ? 1u : 0u) - (of & NEXUS_XLFIT ? 1u : 0u);
     w[0] = nf & NEXUS_FIT ? w[0] | b : w[0] & ~b;
@@ -286,7 +298,7 @@ static void machine_refit(berth_nexus *nx, uint32_t m)
         uint32_t nf = 0;
         if (sched && fits_sku(nx, st, m, s))
             nf = NEXUS_FIT | hosts;
-        set_fit(st, m, r, s, nf);
+        set_fit(st, m, r, a, nf);
     }
 }
 
@@ -315,11 +327,13 @@ int nexus_index_init(berth_nexus *nx)
     }
     st->tlevels = k;
     st->tsize = off;
-    st->mach = calloc(M ? M : 1, sizeof *st->mach);
-    st->rack = calloc(R ? R : 1, sizeof *st->rack);
-    st->fitcnt = calloc((size_t)R * S * 2 + 1, sizeof *st->fitcnt);
+    st->mach = zalloc64(M ? M : 1, sizeof *st->mach);
+    st->rack = zalloc64(R ? R : 1, sizeof *st->rack);
+    st->sstride = 8;
     st->words = (M + 63) / 64;
-    st->bits = calloc((size_t)S * st->words * 2 + 1, sizeof *st->bits);
+    st->fitcnt = zalloc64((size_t)R * st->sstride * 2 + 1, sizeof *st->fitcnt);
+    st->bits = zalloc64((size_t)st->words * st->sstride * 2 + 1, sizeof *st->bits);
+    st->slot = malloc((S + 1) * sizeof *st->slot);
     st->ctxbits = calloc((size_t)st->words + 1, sizeof *st->ctxbits);
     st->need_cpu = calloc(S + 1, sizeof *st->need_cpu);
     st->need_mem = calloc(S + 1, sizeof *st->need_mem);
@@ -327,13 +341,15 @@ int nexus_index_init(berth_nexus *nx)
     st->tree = calloc(S + 1, sizeof *st->tree);
     st->dirty = calloc(S + 1, sizeof *st->dirty);
     st->ndirty = calloc(S + 1, sizeof *st->ndirty);
-    st->dirty_flag = calloc((size_t)S * R + 1, 1);
+    st->dirty_flag = calloc((size_t)R * st->sstride + 1, 1);
     st->active = calloc(S + 1, sizeof *st->active);
     st->allowed = calloc(R ? R : 1, 1);
     if (!st->mach || !st->rack || !st->fitcnt || !st->tree || !st->active || !st->allowed ||
         !st->bits || !st->ctxbits || !st->need_cpu || !st->need_mem || !st->need_cells ||
-        !st->dirty || !st->ndirty || !st->dirty_flag)
+        !st->dirty || !st->ndirty || !st->dirty_flag || !st->slot)
         return BERTH_ENOMEM;
+    for (uint32_t s = 0; s < S; s++)
+        st->slot[s] = BERTH_NEXUS_NONE;
     st->ctx_cluster = st->ctx_pool = BERTH_NEXUS_NONE;
     for (uint32_t m = 0; m < M; m++) {
         const berth_machine *mm = &nx->machines[m];
@@ -345,6 +361,37 @@ int nexus_index_init(berth_nexus *nx)
     }
     for (uint32_t r = 0; r < R; r++)
         st->rack[r].util = rack_util_of(&st->rack[r]);
+    return 0;
+}
+
+/* Doubles sstride (a SKU beyond the current row width becomes active):
+ * re-lays the slot-indexed columns out; every active slot keeps its place
+ * in the row. Rare: at most log2(SKUs) times in a state's life. */
+static int grow_slots(berth_nexus_state *st, uint32_t R)
+{
+    size_t old = st->sstride, nw = 2 * old;
+    uint32_t *fc = zalloc64((size_t)R * nw * 2 + 1, sizeof *fc);
+    uint64_t *bits = zalloc64((size_t)st->words * nw * 2 + 1, sizeof *bits);
+    uint8_t *df = calloc((size_t)R * nw + 1, 1);
+    if (!fc || !bits || !df) {
+        free(fc);
+        free(bits);
+        free(df);
+        return BERTH_ENOMEM;
+    }
+    for (size_t r = 0; r < R; r++) {
+        memcpy(fc + 2 * r * nw, st->fitcnt + 2 * r * old, 2 * old * sizeof *fc);
+        memcpy(df + r * nw, st->dirty_flag + r * old, old);
+    }
+    for (size_t w = 0; w < st->words; w++)
+        memcpy(bits + 2 * w * nw, st->bits + 2 * w * old, 2 * old * sizeof *bits);
+    free(st->fitcnt);
+    free(st->bits);
+    free(st->dirty_flag);
+    st->fitcnt = fc;
+    st->bits = bits;
+    st->dirty_flag = df;
+    st->sstride = (uint32_t)nw;
     return 0;
 }
 
@@ -361,6 +408,12 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
         free(dl);
         return BERTH_ENOMEM;
     }
+    if (st->nactive == st->sstride && grow_slots(st, nx->nracks)) {
+        free(t);
+        free(dl);
+        return BERTH_ENOMEM;
+    }
+    uint32_t a = st->nactive;
     nexus_req rq;
     sku_req(nx, s, &rq);
     st->need_cpu[s] = rq.cell_cpu;
@@ -370,8 +423,9 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
         uint32_t f = 0;
         if (st->mach[m].sched && fits_sku(nx, st, m, s))
             f = NEXUS_FIT | (st->mach[m].xl_cnt > 0 ? NEXUS_XLFIT : 0);
-        set_fit(st, m, nx->machines[m].rack, s, f);
+        set_fit(st, m, nx->machines[m].rack, a, f);
     }
+    st->slot[s] = a;
     for (uint32_t i = 0; i < st->tsize; i++)
         t[i] = UINT64_MAX;
     for (uint32_t r = 0; r < nx->nracks; r++)
@@ -534,23 +588,24 @@ static u128 rack_exact(const berth_nexus *nx, uint32_t r, const nexus_req *rq, u
     const berth_nexus_state *st = nx->state;
     const berth_rack *rk = &nx->racks[r];
     uint32_t lo = rk->first_machine, hi = lo + rk->nmachines;
-    const uint64_t *fit = st->bits + 2 * (size_t)rq->sku * st->words;
+    const uint64_t *fit = st->bits + 2 * (size_t)st->slot[rq->sku];
     const uint64_t *xlfit = fit + 1;
+    size_t stride = 2 * (size_t)st->sstride;
     uint32_t best_k2 = UINT32_MAX, best_noxl = 1, bm = BERTH_NEXUS_NONE;
     uint32_t m = BERTH_NEXUS_NONE;
     if (rq->xl)
-        m = first_in(xlfit, 2, st->ctxbits, lo, hi);
+        m = first_in(xlfit, stride, st->ctxbits, lo, hi);
     if (m != BERTH_NEXUS_NONE) {
         best_k2 = 0;
         best_noxl = 0;
         bm = m;
-    } else if ((m = first_in(fit, 2, st->ctxbits, lo, hi)) != BERTH_NEXUS_NONE) {
+    } else if ((m = first_in(fit, stride, st->ctxbits, lo, hi)) != BERTH_NEXUS_NONE) {
         best_k2 = 0;
         best_noxl = rq->xl ? 1 : 0;
         bm = m;
     } else {
-        for (m = first_in(fit, 2, NULL, lo, hi); m != BERTH_NEXUS_NONE;
-             m = first_in(fit, 2, NULL, m + 1, hi)) {
+        for (m = first_in(fit, stride, NULL, lo, hi); m != BERTH_NEXUS_NONE;
+             m = first_in(fit, stride, NULL, m + 1, hi)) {
             const nexus_mstate *ms = &st->mach[m];
             uint32_t k2 = ms->ctx_cnt;
             uint32_t noxl = rq->xl ? !(ms->xl_cnt > ms->ctx_xl) : 0;
@@ -649,8 +704,8 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
         const berth_rack *rk = &nx->racks[best_rack];
         uint32_t lo = rk->first_machine, hi = lo + rk->nmachines;
         int noxl = (int)((best_leaf >> (KEY_RACK_BITS + KEY_UTIL_BITS)) & 1);
-        const uint64_t *col = st->bits + 2 * (size_t)rq->sku * st->words + (rq->xl && !noxl);
-        best_m = first_in(col, 2, NULL, lo, hi);
+        const uint64_t *col = st->bits + 2 * (size_t)st->slot[rq->sku] + (rq->xl && !noxl);
+        best_m = first_in(col, 2 * (size_t)st->sstride, NULL, lo, hi);
     }
     if (NEVER(best_m == BERTH_NEXUS_NONE))
         return -1;
@@ -677,7 +732,7 @@ int nexus_index_check(berth_nexus *nx, char *msg, size_t size)
     berth_nexus_state *st = nx->state;
     if (!st)
         return 0;
-    uint32_t S = st->nskus, R = nx->nracks;
+    uint32_t S = st->nskus, R = nx->nracks, SS = st->sstride;
     /* pending re-keys: each listed once, flagged exactly when listed */
     for (uint32_t s = 0; s < S; s++) {
         if (!st->tree[s]) {
@@ -688,12 +743,13 @@ int nexus_index_check(berth_nexus *nx, char *msg, size_t size)
         }
         uint32_t flagged = 0;
         for (uint32_t r = 0; r < R; r++)
-            flagged += st->dirty_flag[(size_t)r * S + s];
+            flagged += st->dirty_flag[(size_t)r * SS + st->slot[s]];
         if (flagged != st->ndirty[s] || st->ndirty[s] > R)
             return check_fail(msg, size, "%s: %u racks flagged dirty, %u listed",
                               nx->skus[s].name, flagged, st->ndirty[s]);
         for (uint32_t d = 0; d < st->ndirty[s]; d++)
-            if (st->dirty[s][d] >= R || !st->dirty_flag[(size_t)st->dirty[s][d] * S + s])
+            if (st->dirty[s][d] >= R ||
+                !st->dirty_flag[(size_t)st->dirty[s][d] * SS + st->slot[s]])
                 return check_fail(msg, size, "%s: listed dirty rack %u not flagged",
                                   nx->skus[s].name, st->dirty[s][d]);
         nexus_index_flush(nx, s);
@@ -764,7 +820,7 @@ int nexus_index_check(berth_nexus *nx, char *msg, size_t size)
             }
             if (rc)
                 break;
-            const uint32_t *cnt = st->fitcnt + 2 * ((size_t)r * S + s);
+            const uint32_t *cnt = st->fitcnt + 2 * ((size_t)r * SS + st->slot[s]);
             if (cnt[0] != fc || cnt[1] != xc) {
                 rc = check_fail(msg, size, "rack %s %s fit counters %u/%u, expected %u/%u",
                                 rk->name, nx->skus[s].name, cnt[0], cnt[1], fc, xc);

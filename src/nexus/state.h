@@ -53,18 +53,26 @@ struct berth_nexus_state {
     uint32_t nskus, nracks;
     nexus_mstate *mach;         /* per machine */
     nexus_rstate *rack;         /* per rack */
-    /* per (rack, sku), rack-major: machines fitting (fitcnt[2*i]) and of
-     * those hosting an extra-large VM (fitcnt[2*i+1]), i = r * nskus + s */
-    uint32_t *fitcnt;
-    /* bit columns over machines, `words` 64-bit words each (machine m is
-     * bit m % 64 of word m / 64): per SKU, the machines whose fit flags
-     * have NEXUS_FIT and NEXUS_XLFIT, interleaved (word w of SKU s:
-     * bits[2 * (s * words + w)] and the next), so a machine's two flags
-     * share a line and a rack's fitting machines are a few words;
+    /* Per (rack, active SKU) and per (machine word, active SKU) columns are
+     * indexed by the SKU's activation slot (slot[sku], in activation
+     * order), sstride slots a row (a power of two, at least 8, doubled with
+     * a re-layout when more SKUs become active), so that a rack's or a
+     * machine's entries of every active SKU share a cache line or two:
+     * fitcnt[2 * (r * sstride + a)]: machines of rack r fitting SKU slot a,
+     * and the next entry: of those hosting an extra-large VM;
+     * bits[2 * (w * sstride + a)]: word w (machines 64w..64w+63, machine m
+     * is bit m % 64) of the machines whose fit flags for slot a have
+     * NEXUS_FIT, and the next word: NEXUS_XLFIT; a rack's machines are a
+     * few words apart by 2 * sstride;
+     * dirty_flag[r * sstride + a]: rack r is in the slot's dirty list;
      * ctxbits: the machines hosting a VM of the context cluster. */
+    uint32_t *slot;             /* per sku: activation slot, or BERTH_NEXUS_NONE */
+    uint32_t sstride;
     uint32_t words;
-    uint64_t *bits;                /* nskus x words x 2 */
-    uint64_t *ctxbits;             /* words */
+    uint32_t *fitcnt;           /* nracks x sstride x 2 */
+    uint64_t *bits;             /* words x sstride x 2 */
+    uint8_t *dirty_flag;        /* nracks x sstride */
+    uint64_t *ctxbits;          /* words */
     /* per active SKU, what one VM needs per used cell (set on activation) */
     int32_t *need_cpu;
     int64_t *need_mem;
@@ -81,7 +89,6 @@ struct berth_nexus_state {
      * is read, so a change costs a walk only in the trees that get asked. */
     uint32_t **dirty;           /* per active sku: racks to re-key (nracks room) */
     uint32_t *ndirty;           /* per sku */
-    uint8_t *dirty_flag;        /* nracks x nskus, rack-major: rack is in the sku's list */
     /* context */
     uint32_t ctx_cluster, ctx_pool;
     uint32_t *touched_racks, ntouched_racks, captouched_racks;
@@ -100,7 +107,7 @@ struct berth_nexus_state {
 /* Machine m's fit flags for active SKU s (NEXUS_FIT | NEXUS_XLFIT). */
 static inline uint32_t nexus_fit_flags(const struct berth_nexus_state *st, uint32_t m, uint32_t s)
 {
-    const uint64_t *w = st->bits + 2 * ((size_t)s * st->words + (m >> 6));
+    const uint64_t *w = st->bits + 2 * ((size_t)(m >> 6) * st->sstride + st->slot[s]);
     return (uint32_t)((w[0] >> (m & 63)) & 1) | (uint32_t)(((w[1] >> (m & 63)) & 1) << 1);
 }
 

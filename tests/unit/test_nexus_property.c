@@ -426,11 +426,9 @@ static void check_invariants(const berth_nexus *nx)
 {
     uint32_t NC = nx->ncells;
     int64_t *cpu = calloc(NC ? NC : 1, sizeof *cpu), *mem = calloc(NC ? NC : 1, sizeof *mem);
-    uint32_t *xl = calloc(nx->nmachines, sizeof *xl);
     uint32_t *seen = calloc(nx->nvms ? nx->nvms : 1, sizeof *seen);
     assert_non_null(cpu);
     assert_non_null(mem);
-    assert_non_null(xl);
     assert_non_null(seen);
     for (uint32_t v = 0; v < nx->nvms; v++) {
         const berth_vm *vm = &nx->vms[v];
@@ -449,8 +447,6 @@ static void check_invariants(const berth_nexus *nx)
                 cpu[mm->first_cell + i] += c;
                 mem[mm->first_cell + i] += g;
             }
-        if (nx->skus[p->sku].extra_large)
-            xl[vm->machine]++;
         if (p->nzones) {
             int ok = 0;
             for (uint32_t z = 0; z < p->nzones; z++)
@@ -497,7 +493,6 @@ static void check_invariants(const berth_nexus *nx)
     CHECK(nexus_index_check((berth_nexus *)nx, why, sizeof why) == 0, "index state: %s", why);
     free(cpu);
     free(mem);
-    free(xl);
     free(seen);
 }
 
