@@ -270,19 +270,20 @@ static inline int fits_sku(const berth_nexus *nx, const berth_nexus_state *st, u
 }
 
 /* Sets machine m's fit flags for the SKU of slot a to nf: counters and bit
- * columns. */
-static void set_fit(berth_nexus_state *st, uint32_t m, uint32_t r, uint32_t a, uint32_t nf)
+ * columns. bitrow: the slot row of m's word (bits + 2 * (m / 64) *
+ * sstride), cntrow: the slot row of m's rack (fitcnt + 2 * rack * sstride). */
+static inline void set_fit(uint64_t *bitrow, uint32_t *cntrow, uint32_t m, uint32_t a, uint32_t nf)
 {
-    uint64_t *w = st->bits + 2 * ((size_t)(m >> 6) * st->sstride + a);
-    uint64_t b = 1ull << (m & 63);
-    uint32_t of = (uint32_t)((w[0] & b) != 0) | (uint32_t)((w[1] & b) != 0) << 1;
+    uint64_t *w = bitrow + 2 * a;
+    uint32_t sh = m & 63;
+    uint32_t of = (uint32_t)((w[0] >> sh) & 1) | (uint32_t)((w[1] >> sh) & 1) << 1;
     if (nf == of)
         return;
-    uint32_t *cnt = st->fitcnt + 2 * ((size_t)r * st->sstride + a);
-    cnt[0] += (nf & NEXUS_FIT ? 1u : 0u) - (of & NEXUS_FIT ? 1u : 0u);
-    cnt[1] += (nf & NEXUS_XLFIT ? 1u : 0u) - (of & NEXUS_XLFIT ? 1u : 0u);
-    w[0] = nf & NEXUS_FIT ? w[0] | b : w[0] & ~b;
-    w[1] = nf & NEXUS_XLFIT ? w[1] | b : w[1] & ~b;
+    uint32_t *cnt = cntrow + 2 * a;
+    cnt[0] += (nf & 1u) - (of & 1u);
+    cnt[1] += (nf >> 1) - (of >> 1);
+    w[0] ^= (uint64_t)((nf ^ of) & 1u) << sh;
+    w[1] ^= (uint64_t)((nf ^ of) >> 1) << sh;
 }
 
 /* Recomputes fit flags of machine m for every SKU; adjusts rack counters. */
@@ -293,12 +294,14 @@ static void machine_refit(berth_nexus *nx, uint32_t m)
     const nexus_mstate *ms = &st->mach[m];
     uint32_t hosts = ms->xl_cnt > 0 ? NEXUS_XLFIT : 0;
     int sched = ms->sched != 0;
+    uint64_t *bitrow = st->bits + 2 * (size_t)(m >> 6) * st->sstride;
+    uint32_t *cntrow = st->fitcnt + 2 * (size_t)r * st->sstride;
     for (uint32_t a = 0; a < st->nactive; a++) {
         uint32_t s = st->active[a];
         uint32_t nf = 0;
         if (sched && fits_sku(nx, st, m, s))
             nf = NEXUS_FIT | hosts;
-        set_fit(st, m, r, a, nf);
+        set_fit(bitrow, cntrow, m, a, nf);
     }
 }
 
@@ -423,7 +426,8 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
         uint32_t f = 0;
         if (st->mach[m].sched && fits_sku(nx, st, m, s))
             f = NEXUS_FIT | (st->mach[m].xl_cnt > 0 ? NEXUS_XLFIT : 0);
-        set_fit(st, m, nx->machines[m].rack, a, f);
+        set_fit(st->bits + 2 * (size_t)(m >> 6) * st->sstride,
+                st->fitcnt + 2 * (size_t)nx->machines[m].rack * st->sstride, m, a, f);
     }
     st->slot[s] = a;
     for (uint32_t i = 0; i < st->tsize; i++)
