@@ -42,7 +42,7 @@ static berth_profile profile_for(const berth_nexus *nx)
 uint32_t berth_nexus_rack_util_ppm(const berth_nexus *nx, uint32_t rack)
 {
     if (nx->state)
-        return nx->state->rack_util[rack];
+        return nx->state->rack[rack].util;
     int64_t cap = 0, used = 0;
     const berth_rack *r = &nx->racks[rack];
     for (uint32_t m = r->first_machine; m < r->first_machine + r->nmachines; m++)
@@ -81,9 +81,9 @@ static void release_vm(berth_nexus *nx, uint32_t vm)
             nx->cells[mm->first_cell + i].used_cpu -= rq.cell_cpu;
             nx->cells[mm->first_cell + i].used_memory -= rq.cell_mem;
         }
-    st->rack_used_cpu[mm->rack] -= (int64_t)rq.cell_cpu * rq.ncells;
+    st->rack[mm->rack].used_cpu -= (int64_t)rq.cell_cpu * rq.ncells;
     if (rq.xl)
-        st->xl_cnt[m]--;
+        st->mach[m].xl_cnt--;
     v->machine = BERTH_NEXUS_NONE;
     for (uint32_t i = p->nvms; i-- > 0;)
         if (p->vms[i] == vm) {
@@ -259,7 +259,7 @@ static const char *nofit_reason(berth_nexus *nx, uint32_t pool, uint32_t placed,
         for (uint32_t m = 0; m < nx->nmachines; m++) {
             if (!rq.allowed[nx->machines[m].rack])
                 continue;
-            if (!st->sched[m])
+            if (!st->mach[m].sched)
                 down++;
             else if (!nexus_machine_fits(nx, m, &rq))
                 full++;
@@ -530,7 +530,7 @@ int berth_nexus_place_at(berth_nexus *nx, uint32_t pool, uint32_t machine, uint3
     if (n != rq.ncells)
         return berth_error_set(e, BERTH_EINVAL, "VM %s: %u NUMA cells given, the SKU spans %u",
                                name, n, rq.ncells);
-    if (!nx->state->sched[machine])
+    if (!nx->state->mach[machine].sched)
         return berth_error_set(e, BERTH_ENOFIT, "VM %s: machine %s is cordoned or down", name,
                                mm->name);
     if (rq.allowed && !rq.allowed[mm->rack])
@@ -553,9 +553,9 @@ int berth_nexus_place_at(berth_nexus *nx, uint32_t pool, uint32_t machine, uint3
             cl[i].used_cpu += rq.cell_cpu;
             cl[i].used_memory += rq.cell_mem;
         }
-    nx->state->rack_used_cpu[mm->rack] += (int64_t)rq.cell_cpu * rq.ncells;
+    nx->state->rack[mm->rack].used_cpu += (int64_t)rq.cell_cpu * rq.ncells;
     if (rq.xl)
-        nx->state->xl_cnt[machine]++;
+        nx->state->mach[machine].xl_cnt++;
     uint32_t vm = nx->nvms++;
     berth_vm *v = &nx->vms[vm];
     v->pool = pool;
@@ -575,7 +575,8 @@ int berth_nexus_set_cordon(berth_nexus *nx, uint32_t machine, int cordoned, bert
     if (!nx->state)
         return berth_error_set(e, BERTH_EINVAL, "no placement state");
     nx->machines[machine].cordoned = cordoned;
-    nx->state->sched[machine] = !nx->machines[machine].cordoned && !nx->machines[machine].down;
+    nx->state->mach[machine].sched =
+        (uint32_t)(!nx->machines[machine].cordoned && !nx->machines[machine].down);
     nexus_machine_changed(nx, machine);
     return 0;
 }

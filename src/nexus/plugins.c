@@ -16,9 +16,9 @@
 static void f_sched(void *state, const void *req, const uint32_t *cand, uint32_t n, uint8_t *v)
 {
     const berth_nexus *nx = state;
-    const uint8_t *sched = nx->state->sched;
+    const nexus_mstate *ms = nx->state->mach;
     for (uint32_t i = 0; i < n; i++)
-        if (!sched[cand[i]])
+        if (!ms[cand[i]].sched)
             v[i] = BERTH_UNFIT;
 }
 
@@ -38,10 +38,8 @@ static void f_numa(void *state, const void *req, const uint32_t *cand, uint32_t 
     const nexus_req *rq = req;
     const berth_nexus_state *st = nx->state;
     if (st->use_index && st->tree[rq->sku]) {
-        const uint8_t *fit = st->fit + rq->sku;
-        size_t stride = st->nskus;
         for (uint32_t i = 0; i < n; i++)
-            if (!(fit[(size_t)cand[i] * stride] & NEXUS_FIT))
+            if (!(nexus_fit_flags(st, cand[i], rq->sku) & NEXUS_FIT))
                 v[i] = BERTH_UNFIT;
         return;
     }
@@ -108,36 +106,36 @@ static void s_rack_spread(void *state, const void *req, const uint32_t *cand, ui
                           int64_t *out)
 {
     const berth_nexus *nx = state;
-    const uint32_t *pc = nx->state->ctx_pool_cnt;
+    const nexus_rstate *rs = nx->state->rack;
     for (uint32_t i = 0; i < n; i++)
-        out[i] = -(int64_t)pc[nx->machines[cand[i]].rack];
+        out[i] = -(int64_t)rs[nx->machines[cand[i]].rack].ctx_pool;
 }
 
 static void s_machine_spread(void *state, const void *req, const uint32_t *cand, uint32_t n,
                              int64_t *out)
 {
     const berth_nexus *nx = state;
-    const uint32_t *cc = nx->state->ctx_cluster_cnt;
+    const nexus_mstate *ms = nx->state->mach;
     for (uint32_t i = 0; i < n; i++)
-        out[i] = -(int64_t)cc[cand[i]];
+        out[i] = -(int64_t)ms[cand[i]].ctx_cnt;
 }
 
 static void s_pack_xl(void *state, const void *req, const uint32_t *cand, uint32_t n, int64_t *out)
 {
     const berth_nexus *nx = state;
     const nexus_req *rq = req;
-    const uint32_t *xl = nx->state->xl_cnt, *own = nx->state->ctx_cluster_xl;
+    const nexus_mstate *ms = nx->state->mach;
     for (uint32_t i = 0; i < n; i++)
-        out[i] = rq->xl ? xl[cand[i]] > own[cand[i]] : 0;
+        out[i] = rq->xl ? ms[cand[i]].xl_cnt > ms[cand[i]].ctx_xl : 0;
 }
 
 static void s_rack_util(void *state, const void *req, const uint32_t *cand, uint32_t n,
                         int64_t *out)
 {
     const berth_nexus *nx = state;
-    const uint32_t *u = nx->state->rack_util;
+    const nexus_rstate *rs = nx->state->rack;
     for (uint32_t i = 0; i < n; i++)
-        out[i] = -(int64_t)u[nx->machines[cand[i]].rack];
+        out[i] = -(int64_t)rs[nx->machines[cand[i]].rack].util;
 }
 
 /* Reserve: the first fitting cell(s) of machine c. */
@@ -170,9 +168,9 @@ static int reserve(void *state, const void *req, uint32_t c)
             taken++;
         }
     }
-    nx->state->rack_used_cpu[m->rack] += (int64_t)rq->cell_cpu * rq->ncells;
+    nx->state->rack[m->rack].used_cpu += (int64_t)rq->cell_cpu * rq->ncells;
     if (rq->xl)
-        nx->state->xl_cnt[c]++;
+        nx->state->mach[c].xl_cnt++;
     return 0;
 }
 

@@ -21,41 +21,66 @@ typedef struct nexus_req {
     uint32_t chosen_mask;    /* out: every cell picked by reserve */
 } nexus_req;
 
-/* Fit flags per (machine, sku). */
+/* Fit flags per (machine, sku), as read from the bit columns. */
 #define NEXUS_FIT 1u
 #define NEXUS_XLFIT 2u   /* fits and already hosts an extra-large VM */
+
+/* Hot per-machine state, one 16-byte record per machine (four to a cache
+ * line): a placement reads and writes one record, not four arrays. */
+typedef struct nexus_mstate {
+    uint32_t xl_cnt;   /* extra-large VMs hosted */
+    uint32_t ctx_cnt;  /* VMs of the context cluster */
+    uint32_t ctx_xl;   /* extra-large VMs of the context cluster */
+    uint32_t sched;    /* up and not cordoned */
+} nexus_mstate;
+
+/* Hot per-rack state, one 32-byte record per rack. */
+typedef struct nexus_rstate {
+    int64_t cap_cpu, used_cpu;
+    uint32_t util;        /* ppm */
+    uint32_t ctx_pool;    /* VMs of the context pool */
+    uint32_t ctx_cluster; /* VMs of the context cluster */
+    uint32_t pad;
+} nexus_rstate;
+
+/* Levels of a rack tree: 8-ary, level 0 the leaves (one per rack), level
+ * k+1 node j the minimum of level k nodes 8j..8j+7 (one cache line); the
+ * root is node 0 of the top level. 24-bit rack indices: at most 9 levels. */
+#define NEXUS_TREE_MAXLEVELS 10
 
 struct berth_nexus_state {
     berth_cycle cycle;
     uint32_t nskus, nracks;
-    /* per machine */
-    uint8_t *sched;             /* up and not cordoned */
-    uint32_t *xl_cnt;           /* extra-large VMs hosted */
-    uint32_t *ctx_cluster_cnt;  /* VMs of the context cluster */
-    uint32_t *ctx_cluster_xl;   /* extra-large VMs of the context cluster */
-    uint8_t *fit;               /* nmachines x nskus NEXUS_FIT|NEXUS_XLFIT */
-    /* per rack */
-    int64_t *rack_cap_cpu, *rack_used_cpu;
-    uint32_t *rack_util;        /* ppm */
-    uint32_t *ctx_pool_cnt;     /* VMs of the context pool */
-    uint32_t *ctx_cluster_rack; /* VMs of the context cluster */
-    uint32_t *fit_cnt;          /* nracks x nskus: machines fitting */
-    uint32_t *xlfit_cnt;        /* nracks x nskus: fitting machines hosting XL */
-    /* bit columns over machines, `words` 64-bit words each (machine m is
-     * bit m % 64 of word m / 64): per SKU, the machines whose fit flags
-     * have NEXUS_FIT (fitbits) and NEXUS_XLFIT (xlfitbits), SKU-major, so a
-     * rack's fitting machines are a few consecutive words; ctxbits: the
-     * machines hosting a VM of the context cluster. */
+    nexus_mstate *mach;         /* per machine */
+    nexus_rstate *rack;         /* per rack */
+    /* Per (rack, active SKU) and per (machine word, active SKU) columns are
+     * indexed by the SKU's activation slot (slot[sku], in activation
+     * order), sstride slots a row (a power of two, at least 8, doubled with
+     * a re-layout when more SKUs become active), so that a rack's or a
+     * machine's entries of every active SKU share a cache line or two:
+     * fitcnt[2 * (r * sstride + a)]: machines of rack r fitting SKU slot a,
+     * and the next entry: of those hosting an extra-large VM;
+     * bits[2 * (w * sstride + a)]: word w (machines 64w..64w+63, machine m
+     * is bit m % 64) of the machines whose fit flags for slot a have
+     * NEXUS_FIT, and the next word: NEXUS_XLFIT; a rack's machines are a
+     * few words apart by 2 * sstride;
+     * dirty_flag[r * sstride + a]: rack r is in the slot's dirty list;
+     * ctxbits: the machines hosting a VM of the context cluster. */
+    uint32_t *slot;             /* per sku: activation slot, or BERTH_NEXUS_NONE */
+    uint32_t sstride;
     uint32_t words;
-    uint64_t *fitbits, *xlfitbits; /* nskus x words */
-    uint64_t *ctxbits;             /* words */
+    uint32_t *fitcnt;           /* nracks x sstride x 2 */
+    uint64_t *bits;             /* words x sstride x 2 */
+    uint8_t *dirty_flag;        /* nracks x sstride */
+    uint64_t *ctxbits;          /* words */
     /* per active SKU, what one VM needs per used cell (set on activation) */
     int32_t *need_cpu;
     int64_t *need_mem;
     uint8_t *need_cells;
-    /* segment trees: per active sku, 2*leaves keys, leaf i at leaves + i.
-     * Only SKUs that have been asked for are indexed (activated lazily). */
-    uint32_t leaves;
+    /* rack trees: per active sku one allocation of tsize keys, level k at
+     * toff[k] (64-byte aligned), levels 0..tlevels. Only SKUs that have
+     * been asked for are indexed (activated lazily). */
+    uint32_t tlevels, tsize, toff[NEXUS_TREE_MAXLEVELS + 1];
     uint64_t **tree;            /* per sku, NULL until active */
     uint32_t *active, nactive;  /* active sku ids */
     /* Leaves are re-keyed lazily: a rack's change marks it in every active
@@ -64,7 +89,6 @@ struct berth_nexus_state {
      * is read, so a change costs a walk only in the trees that get asked. */
     uint32_t **dirty;           /* per active sku: racks to re-key (nracks room) */
     uint32_t *ndirty;           /* per sku */
-    uint8_t *dirty_flag;        /* nskus x nracks: rack is in the sku's list */
     /* context */
     uint32_t ctx_cluster, ctx_pool;
     uint32_t *touched_racks, ntouched_racks, captouched_racks;
@@ -79,6 +103,13 @@ struct berth_nexus_state {
     FILE *explain_out;
     int *explain_found;
 };
+
+/* Machine m's fit flags for active SKU s (NEXUS_FIT | NEXUS_XLFIT). */
+static inline uint32_t nexus_fit_flags(const struct berth_nexus_state *st, uint32_t m, uint32_t s)
+{
+    const uint64_t *w = st->bits + 2 * ((size_t)(m >> 6) * st->sstride + st->slot[s]);
+    return (uint32_t)((w[0] >> (m & 63)) & 1) | (uint32_t)(((w[1] >> (m & 63)) & 1) << 1);
+}
 
 #define nexus_grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)
 /* Adds cluster id to the name index (after nclusters counts it). */
@@ -107,5 +138,10 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap);
 int nexus_index_init(berth_nexus *nx);
 /* Starts indexing sku (fit flags, counters, tree). 0 or BERTH_ENOMEM. */
 int nexus_sku_activate(berth_nexus *nx, uint32_t sku);
+/* Recomputes every counter, fit flag and rack tree of the index from the
+ * model (cells, machines, VMs) and compares: 0 when all agree, else -1 with
+ * the first disagreement in msg. Flushes pending re-keys. Expects no
+ * placement context (between operations). For tests. */
+int nexus_index_check(berth_nexus *nx, char *msg, size_t size);
 
 #endif

@@ -5,7 +5,8 @@
  * states, on many random estates and timelines.
  *
  * Two drivers: (1) the library API on compact sites (1..40 racks of 1..20
- * machines, some down or cordoned): creates, deletes, scale up/down,
+ * machines, sometimes 65..700 racks of 1..3 so that the 8-ary rack trees
+ * have three and four levels, some down or cordoned): creates, deletes, scale up/down,
  * add-pool, cordon/uncordon, zone-restricted pools, extra-large and 2-cell
  * SKUs, best-effort and all-or-nothing; (2) generated YAML input run
  * through berth_nexus_load + berth_nexus_run: heterogeneous explicit
@@ -147,7 +148,7 @@ static void random_zones(berth_rng *r, const berth_nexus *nx, const char **zones
 {
     uint32_t R = nx->nracks, want = rnd(r, 1, R < 6 ? R : 6);
     if (chance(r, 20))
-        want = rnd(r, 1, R);
+        want = rnd(r, 1, R < 40 ? R : 40); /* the callers' arrays hold 48 */
     *nz = 0;
     for (uint32_t i = 0; i < R; i++)
         if (berth_rng_below(r, R - i) < want - *nz)
@@ -263,6 +264,11 @@ static void run_api_scenario(uint64_t seed, uint64_t *decisions, uint64_t *failu
     berth_rng *r = &p->rng;
     uint32_t racks = chance(r, 70) ? rnd(r, 2, 12) : rnd(r, 1, 40);
     uint32_t per = rnd(r, 1, 20), cells = rnd(r, 1, 2);
+    if (chance(r, 10)) {
+        /* many small racks: rack trees of three and four levels */
+        racks = rnd(r, 65, 700);
+        per = rnd(r, 1, 3);
+    }
     int32_t cpu = chance(r, 50) ? 48 : 56;
     int partial = chance(r, 30);
     uint32_t downpct = chance(r, 50) ? 0 : rnd(r, 1, 25);
