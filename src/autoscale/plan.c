@@ -308,6 +308,15 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
     return i;
 }
 
+/* node indices by name, equal names by index (the order of a stable sort) */
+static int cmp_node_name(const void *a, const void *b, void *ctx)
+{
+    const berth_kcluster *sort_k = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(sort_k->nodes[x].name, sort_k->nodes[y].name);
+    return c ? c : (x > y) - (x < y);
+}
+
 int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan)
 {
     memset(s, 0, sizeof *s);
@@ -374,19 +383,17 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         return BERTH_ENOMEM;
     for (uint32_t i = 0; i < k->nnodes; i++)
         idx[i] = i;
-    for (uint32_t i = 1; i < k->nnodes; i++) { /* insertion sort by name, stable */
-        uint32_t x = idx[i], j = i;
-        while (j && strcmp(k->nodes[idx[j - 1]].name, k->nodes[x].name) > 0) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = x;
-    }
+    qsort_r(idx, k->nnodes, sizeof *idx, cmp_node_name, (void *)k); /* by name, then index */
+    uint32_t last = BERTH_KUBE_NONE; /* pods come grouped by node: the previous pod's node first */
     for (uint32_t p = 0; p < k->npods; p++) {
         s->pod_node[p] = BERTH_KUBE_NONE;
         const char *nn = k->pods[p].node_name;
         if (!nn || k->pods[p].terminating)
             continue;
+        if (last != BERTH_KUBE_NONE && !strcmp(k->nodes[last].name, nn)) {
+            capacity_place(s, p, last);
+            continue;
+        }
         uint32_t lo = 0, hi = k->nnodes;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
@@ -396,7 +403,7 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
                 hi = mid;
         }
         if (lo < k->nnodes && !strcmp(k->nodes[idx[lo]].name, nn))
-            capacity_place(s, p, idx[lo]);
+            capacity_place(s, p, last = idx[lo]);
     }
     free(idx);
     return 0;
@@ -466,6 +473,9 @@ int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npendi
             pend[np++] = p;
         }
     }
+    if (!np)
+        goto out; /* nothing to schedule: no view to build (the cluster's
+                   * whole kube state, O(nodes + pods)) */
     berth_kview v = {excl, pn, extra, nextra, pend, np, bind, NULL, s->cancel};
     berth_error e;
     rc = berth_kube_schedule_view(k, &v, names, whys, s->arena, &e);

@@ -365,20 +365,29 @@ int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
 
 /* ---- the class key: everything the filters and scores read of a pod ---- */
 
-/* with_req = 0: the static key (what the static filters and
- * TaintToleration / NodeAffinity scores read); 1: the class key. */
-static int build_key(kube_fitidx *x, const berth_kpod *p, int with_req, size_t *len)
+/* The keys of pod p, built once: what the static filters and
+ * TaintToleration / NodeAffinity scores read (node constraints), then the
+ * requests. x->keybuf holds the static key (the constraints and 'S',
+ * *slen bytes); class_key turns it into the class key (the constraints,
+ * the requests and 'C'). The last byte tells the two kinds apart, and the
+ * requests have a fixed size, so equal keys mean equal pods' inputs. */
+static int static_key(kube_fitidx *x, const berth_kpod *p, kube_podkey *b, size_t *slen)
 {
-    kube_podkey b = kube_podkey_start(&x->keybuf, &x->keycap);
-    char tag = with_req ? 'C' : 'S';
-    kube_podkey_put(&b, &tag, 1);
-    if (with_req) {
-        kube_podkey_put(&b, p->req, sizeof p->req);
-        kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
-    }
-    kube_podkey_node_constraints(&b, p);
-    *len = b.len;
-    return b.oom ? BERTH_ENOMEM : 0;
+    *b = kube_podkey_start(&x->keybuf, &x->keycap);
+    kube_podkey_node_constraints(b, p);
+    kube_podkey_put(b, "S", 1);
+    *slen = b->len;
+    return b->oom ? BERTH_ENOMEM : 0;
+}
+
+static int class_key(const berth_kpod *p, kube_podkey *b, size_t *len)
+{
+    b->len--; /* the 'S' */
+    kube_podkey_put(b, p->req, sizeof p->req);
+    kube_podkey_put(b, p->req_nz, sizeof p->req_nz);
+    kube_podkey_put(b, "C", 1);
+    *len = b->len;
+    return b->oom ? BERTH_ENOMEM : 0;
 }
 
 /* Whether the index answers for pod p at all (before its class). */
@@ -729,13 +738,14 @@ static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
     size_t len;
     uint32_t sid, cid;
     int created;
-    if ((*rc = build_key(x, r->p, 0, &len)) || (*rc = lookup(x, len, &sid, &created)))
+    kube_podkey b;
+    if ((*rc = static_key(x, r->p, &b, &len)) || (*rc = lookup(x, len, &sid, &created)))
         goto fail;
     if (created && (*rc = static_init(x, &x->classes[sid], r)))
         goto fail;
     if (!x->classes[sid].ok)
         return NULL;
-    if ((*rc = build_key(x, r->p, 1, &len)) || (*rc = lookup(x, len, &cid, &created)))
+    if ((*rc = class_key(r->p, &b, &len)) || (*rc = lookup(x, len, &cid, &created)))
         goto fail;
     if (created) {
         x->classes[cid].st = sid;
