@@ -317,6 +317,30 @@ static int cmp_node_name(const void *a, const void *b, void *ctx)
     return c ? c : (x > y) - (x < y);
 }
 
+static int cmp_type_name(const void *a, const void *b, void *ctx)
+{
+    const berth_autoscale *sort_m = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(sort_m->types[x].name, sort_m->types[y].name);
+    return c ? c : (x > y) - (x < y); /* equal names: the first as a scan finds it */
+}
+
+/* berth_instance_type_find through tidx (the types in name order) */
+static int type_by_name(const berth_autoscale *m, const uint32_t *tidx, const char *name)
+{
+    uint32_t lo = 0, hi = m->ntypes;
+    if (!name)
+        return -1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->types[tidx[mid]].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->ntypes && !strcmp(m->types[tidx[lo]].name, name) ? (int)tidx[lo] : -1;
+}
+
 int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan)
 {
     memset(s, 0, sizeof *s);
@@ -340,6 +364,14 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
     for (uint32_t r = 0; r < m->nres; r++)
         s->res_left[r] = m->res[r].count ? (double)m->res[r].count : m->res[r].hourly_commitment;
     s->nexisting = s->nn = k->nnodes;
+    /* instance types by name, for one binary search per node instead of a
+     * scan */
+    uint32_t *tidx = malloc((m->ntypes + 1) * sizeof *tidx);
+    if (!tidx)
+        return BERTH_ENOMEM;
+    for (uint32_t t = 0; t < m->ntypes; t++)
+        tidx[t] = t;
+    qsort_r(tidx, m->ntypes, sizeof *tidx, cmp_type_name, (void *)m);
     for (uint32_t i = 0; i < k->nnodes; i++) {
         capacity_node *c = &s->n[i];
         const berth_knode *kn = &k->nodes[i];
@@ -348,9 +380,8 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         c->vng = berth_autoscale_node_vng(m, i);
         c->ct = node_capacity_type(kn);
         c->zone = berth_labels_get(&kn->labels, "topology.kubernetes.io/zone");
-        c->type = berth_instance_type_find(m->types, m->ntypes,
-                                           berth_labels_get(&kn->labels,
-                                                            "node.kubernetes.io/instance-type"));
+        c->type = type_by_name(m, tidx, berth_labels_get(&kn->labels,
+                                                         "node.kubernetes.io/instance-type"));
         c->alloc[0] = kn->alloc[BERTH_KRES_CPU];
         c->alloc[1] = kn->alloc[BERTH_KRES_MEMORY];
         c->alloc[2] = s->gpu != BERTH_KUBE_NONE ? kn->alloc[s->gpu] : 0;
@@ -377,6 +408,7 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
                 }
             }
     }
+    free(tidx);
     /* bound pods: a name lookup through a sorted index */
     uint32_t *idx = malloc((k->nnodes + 1) * sizeof *idx);
     if (!idx)

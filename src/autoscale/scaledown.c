@@ -74,7 +74,16 @@ static uint32_t pods_on(const capacity_pass *s, const uint32_t *head, const uint
     for (uint32_t p = head[n]; p != BERTH_KUBE_NONE; p = next[p])
         if (s->pod_node[p] == n)
             out[c++] = p;
-    qsort(out, c, sizeof *out, cmp_u32);
+    if (c > 32) {
+        qsort(out, c, sizeof *out, cmp_u32);
+        return c;
+    }
+    for (uint32_t i = 1; i < c; i++) { /* few, mostly in order: insertion */
+        uint32_t v = out[i], j = i;
+        for (; j && out[j - 1] > v; j--)
+            out[j] = out[j - 1];
+        out[j] = v;
+    }
     return c;
 }
 

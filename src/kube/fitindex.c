@@ -89,6 +89,10 @@ typedef struct fit_class {
     uint32_t ngroups, capgroups;
     uint32_t ncand;       /* candidates when the counts were last made */
     char *text;           /* FitError text of the counts (NULL: stale) */
+    /* static entry: its groups' counts are those of the nodes that are not
+     * relevant (shared by its classes), sver counts their changes; a
+     * class: the sver its text was made at */
+    uint64_t sver, tver;
 } fit_class;
 
 struct kube_fitidx {
@@ -313,24 +317,21 @@ static int rel_of(const fit_class *c, uint32_t n)
     return (int)((c->rel[n / 64] >> (n % 64)) & 1);
 }
 
-/* Node n became (or stopped being) a candidate: every class where only
- * its static group counts it, now (O(classes)); the others when used. */
+/* Node n became (or stopped being) a candidate: every static entry where
+ * only its static group counts it, now (O(static entries); its classes
+ * share those counts); the others when used. */
 static void off_changed(kube_fitidx *x, uint32_t n, int off)
 {
     for (uint32_t i = 0; i < x->nclasses; i++) {
-        fit_class *c = &x->classes[i];
-        if (c->is_static || !c->ok)
-            continue;
-        const fit_class *st = &x->classes[c->st];
-        if (rel_of(st, n))
+        fit_class *st = &x->classes[i];
+        if (!st->is_static || !st->ok || rel_of(st, n))
             continue;
         /* counted in its static group exactly while a candidate */
         if (off)
-            c->groups[st->sgrp[n]].count--;
+            st->groups[st->sgrp[n]].count--;
         else
-            c->groups[st->sgrp[n]].count++;
-        free(c->text);
-        c->text = NULL;
+            st->groups[st->sgrp[n]].count++;
+        st->sver++;
     }
 }
 
@@ -637,6 +638,14 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
             if (x->col[i] != x->col[0])
                 st->ok = 0;
     }
+    /* the nodes that only count in their static group, while candidates
+     * (kept up to date by off_changed) */
+    const uint8_t *off = s->off;
+    for (uint32_t g = 0; g < st->ngroups; g++)
+        st->groups[g].count = 0;
+    for (uint32_t n = 0; n < N; n++)
+        if (!rel_of(st, n) && !(off && off[n]))
+            st->groups[st->sgrp[n]].count++;
     return 0;
 }
 
@@ -646,7 +655,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 {
     kube_sched *s = x->s;
     const fit_class *st = &x->classes[c->st];
-    uint32_t N = x->N, R = st->nrel, P;
+    uint32_t R = st->nrel, P;
     for (P = 1; P < R; P *= 2)
         ;
     c->P = P;
@@ -666,14 +675,10 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
         c->ngroups++;
     }
     x->bytes += (size_t)R * 8 + 8 * (size_t)P;
-    const uint8_t *off = s->off;
     for (uint32_t i = 0; i < R; i++) {
         c->part[i] = INT32_MIN;
         c->grp[i] = FIT_NONE;
     }
-    for (uint32_t n = 0; n < N; n++)
-        if (!rel_of(st, n) && !(off && off[n]))
-            c->groups[st->sgrp[n]].count++;
     for (uint32_t i = 0; i < 2 * P; i++)
         c->tree[i] = INT32_MIN;
     c->ok = 1;
@@ -851,9 +856,12 @@ static int fit_text(const kube_fitidx *x, fit_class *c)
 {
     const char *tok[FIT_MAX_REASONS];
     uint32_t count[FIT_MAX_REASONS], nrc = 0;
+    const fit_class *st = &x->classes[c->st];
     for (uint32_t g = 0; g < c->ngroups; g++) {
         fit_group *gr = &c->groups[g];
-        if (!gr->count)
+        /* its relevant nodes, and the others (the static entry's count) */
+        uint32_t cnt = gr->count + (g < st->ngroups ? st->groups[g].count : 0);
+        if (!cnt)
             continue;
         if (!gr->toks && split(gr))
             return BERTH_ENOMEM;
@@ -870,7 +878,7 @@ static int fit_text(const kube_fitidx *x, fit_class *c)
                 tok[nrc] = t;
                 count[nrc++] = 0;
             }
-            count[j] += gr->count;
+            count[j] += cnt;
         }
     }
     /* "count reason" items sorted as strings, joined (fit_error) */
@@ -903,6 +911,7 @@ static int fit_text(const kube_fitidx *x, fit_class *c)
     memcpy(o, ".", 2);
     free(c->text);
     c->text = out;
+    c->tver = st->sver;
     return 1;
 }
 
@@ -930,6 +939,10 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
         goto out;
     if (c->tree[1] == INT32_MIN) {
         /* fits nowhere: the text from the counts (kept while they hold) */
+        if (c->text && c->tver != x->classes[c->st].sver) {
+            free(c->text);
+            c->text = NULL;
+        }
         if (!c->text && (rc = fit_text(x, c)) != 1)
             goto out; /* 0: the session explains it */
         rc = 0;
