@@ -121,6 +121,10 @@ struct kube_fitidx {
     int64_t *col, *col2;
     char *keybuf;
     size_t keycap;
+    /* per pod: its class + 1, FIT_NONE when its static entry is not one
+     * the index answers for, 0 not looked up yet (a pod's inputs do not
+     * change in a session: its key is built once) */
+    uint32_t *pod_cls;
 };
 
 /* FNV-1a over 8-byte words (keys are mostly request arrays). */
@@ -256,6 +260,7 @@ void kube_fitidx_close(kube_fitidx *x)
     free(x->col);
     free(x->col2);
     free(x->keybuf);
+    free(x->pod_cls);
     free(x);
 }
 
@@ -285,8 +290,9 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     x->col2 = malloc(N * sizeof *x->col2);
     x->tcap = 256;
     x->table = calloc(x->tcap, sizeof *x->table);
+    x->pod_cls = calloc(x->s->k->npods ? x->s->k->npods : 1, sizeof *x->pod_cls);
     if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->mark || !x->was_off ||
-        !x->verdict || !x->col || !x->col2 || !x->table) {
+        !x->verdict || !x->col || !x->col2 || !x->table || !x->pod_cls) {
         kube_fitidx_close(x);
         return BERTH_ENOMEM;
     }
@@ -744,12 +750,18 @@ static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
     uint32_t sid, cid;
     int created;
     kube_podkey b;
+    uint32_t memo = x->pod_cls[r->pod];
+    *rc = 0;
+    if (memo)
+        return memo == FIT_NONE ? NULL : &x->classes[memo - 1];
     if ((*rc = static_key(x, r->p, &b, &len)) || (*rc = lookup(x, len, &sid, &created)))
         goto fail;
     if (created && (*rc = static_init(x, &x->classes[sid], r)))
         goto fail;
-    if (!x->classes[sid].ok)
+    if (!x->classes[sid].ok) {
+        x->pod_cls[r->pod] = FIT_NONE;
         return NULL;
+    }
     if ((*rc = class_key(r->p, &b, &len)) || (*rc = lookup(x, len, &cid, &created)))
         goto fail;
     if (created) {
@@ -757,6 +769,7 @@ static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
         if ((*rc = class_init(x, &x->classes[cid], r)))
             goto fail;
     }
+    x->pod_cls[r->pod] = cid + 1;
     return &x->classes[cid];
 fail:
     if (*rc == 1)
