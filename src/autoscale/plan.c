@@ -308,6 +308,39 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
     return i;
 }
 
+/* node indices by name, equal names by index (the order of a stable sort) */
+static int cmp_node_name(const void *a, const void *b, void *ctx)
+{
+    const berth_kcluster *sort_k = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(sort_k->nodes[x].name, sort_k->nodes[y].name);
+    return c ? c : (x > y) - (x < y);
+}
+
+static int cmp_type_name(const void *a, const void *b, void *ctx)
+{
+    const berth_autoscale *sort_m = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(sort_m->types[x].name, sort_m->types[y].name);
+    return c ? c : (x > y) - (x < y); /* equal names: the first as a scan finds it */
+}
+
+/* berth_instance_type_find through tidx (the types in name order) */
+static int type_by_name(const berth_autoscale *m, const uint32_t *tidx, const char *name)
+{
+    uint32_t lo = 0, hi = m->ntypes;
+    if (!name)
+        return -1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->types[tidx[mid]].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->ntypes && !strcmp(m->types[tidx[lo]].name, name) ? (int)tidx[lo] : -1;
+}
+
 int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan)
 {
     memset(s, 0, sizeof *s);
@@ -331,6 +364,14 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
     for (uint32_t r = 0; r < m->nres; r++)
         s->res_left[r] = m->res[r].count ? (double)m->res[r].count : m->res[r].hourly_commitment;
     s->nexisting = s->nn = k->nnodes;
+    /* instance types by name, for one binary search per node instead of a
+     * scan */
+    uint32_t *tidx = malloc((m->ntypes + 1) * sizeof *tidx);
+    if (!tidx)
+        return BERTH_ENOMEM;
+    for (uint32_t t = 0; t < m->ntypes; t++)
+        tidx[t] = t;
+    qsort_r(tidx, m->ntypes, sizeof *tidx, cmp_type_name, (void *)m);
     for (uint32_t i = 0; i < k->nnodes; i++) {
         capacity_node *c = &s->n[i];
         const berth_knode *kn = &k->nodes[i];
@@ -339,9 +380,8 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         c->vng = berth_autoscale_node_vng(m, i);
         c->ct = node_capacity_type(kn);
         c->zone = berth_labels_get(&kn->labels, "topology.kubernetes.io/zone");
-        c->type = berth_instance_type_find(m->types, m->ntypes,
-                                           berth_labels_get(&kn->labels,
-                                                            "node.kubernetes.io/instance-type"));
+        c->type = type_by_name(m, tidx, berth_labels_get(&kn->labels,
+                                                         "node.kubernetes.io/instance-type"));
         c->alloc[0] = kn->alloc[BERTH_KRES_CPU];
         c->alloc[1] = kn->alloc[BERTH_KRES_MEMORY];
         c->alloc[2] = s->gpu != BERTH_KUBE_NONE ? kn->alloc[s->gpu] : 0;
@@ -368,25 +408,24 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
                 }
             }
     }
+    free(tidx);
     /* bound pods: a name lookup through a sorted index */
     uint32_t *idx = malloc((k->nnodes + 1) * sizeof *idx);
     if (!idx)
         return BERTH_ENOMEM;
     for (uint32_t i = 0; i < k->nnodes; i++)
         idx[i] = i;
-    for (uint32_t i = 1; i < k->nnodes; i++) { /* insertion sort by name, stable */
-        uint32_t x = idx[i], j = i;
-        while (j && strcmp(k->nodes[idx[j - 1]].name, k->nodes[x].name) > 0) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = x;
-    }
+    qsort_r(idx, k->nnodes, sizeof *idx, cmp_node_name, (void *)k); /* by name, then index */
+    uint32_t last = BERTH_KUBE_NONE; /* pods come grouped by node: the previous pod's node first */
     for (uint32_t p = 0; p < k->npods; p++) {
         s->pod_node[p] = BERTH_KUBE_NONE;
         const char *nn = k->pods[p].node_name;
         if (!nn || k->pods[p].terminating)
             continue;
+        if (last != BERTH_KUBE_NONE && !strcmp(k->nodes[last].name, nn)) {
+            capacity_place(s, p, last);
+            continue;
+        }
         uint32_t lo = 0, hi = k->nnodes;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
@@ -396,7 +435,7 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
                 hi = mid;
         }
         if (lo < k->nnodes && !strcmp(k->nodes[idx[lo]].name, nn))
-            capacity_place(s, p, idx[lo]);
+            capacity_place(s, p, last = idx[lo]);
     }
     free(idx);
     return 0;
@@ -466,6 +505,9 @@ int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npendi
             pend[np++] = p;
         }
     }
+    if (!np)
+        goto out; /* nothing to schedule: no view to build (the cluster's
+                   * whole kube state, O(nodes + pods)) */
     berth_kview v = {excl, pn, extra, nextra, pend, np, bind, NULL, s->cancel};
     berth_error e;
     rc = berth_kube_schedule_view(k, &v, names, whys, s->arena, &e);

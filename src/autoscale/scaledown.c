@@ -74,7 +74,16 @@ static uint32_t pods_on(const capacity_pass *s, const uint32_t *head, const uint
     for (uint32_t p = head[n]; p != BERTH_KUBE_NONE; p = next[p])
         if (s->pod_node[p] == n)
             out[c++] = p;
-    qsort(out, c, sizeof *out, cmp_u32);
+    if (c > 32) {
+        qsort(out, c, sizeof *out, cmp_u32);
+        return c;
+    }
+    for (uint32_t i = 1; i < c; i++) { /* few, mostly in order: insertion */
+        uint32_t v = out[i], j = i;
+        for (; j && out[j - 1] > v; j--)
+            out[j] = out[j - 1];
+        out[j] = v;
+    }
     return c;
 }
 
@@ -296,9 +305,25 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
              * ones are placed on the others */
             mark = berth_ksession_mark(ks);
             fxpos = fx ? kube_fitidx_pos(fx) : 0;
-            for (uint32_t i = 0; i < non && !rc; i++)
+            /* one at a time through the index (below): a movable pod leaves
+             * the node just before it is placed, so a kept candidate never
+             * evicts (nor rolls back) the pods after its first that fits
+             * nowhere. The same answers: the node is excluded first, and
+             * the index reads no excluded node's pods (its scores and
+             * reasons count candidates only; whether a pod is inert
+             * depends on the signatures that exist, not on their counts);
+             * the session, which counts spread and affinity, is asked
+             * only once every pod has left. */
+            int seq = !rc && seq_ok && in_queue_order(k, pods, npods), lazy = seq && fx;
+            uint32_t out_n = lazy ? 0 : npods; /* pods[0..out_n) have left */
+            for (uint32_t i = 0, j = 0; i < non && !rc; i++) {
+                if (lazy && j < npods && pods[j] == all_on[i]) {
+                    j++;
+                    continue;
+                }
                 if (berth_ksession_node_of(ks, all_on[i]) != BERTH_KUBE_NONE)
                     rc = berth_ksession_evict(ks, all_on[i]);
+            }
             berth_ksession_exclude(ks, n, 1);
             if (fx && !rc)
                 rc = kube_fitidx_touch(fx, n); /* its pods left, it is no candidate */
@@ -309,7 +334,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 snprintf(se.msg, sizeof se.msg, "stopped at the deadline");
                 rc = BERTH_ETIMEDOUT;
             }
-            if (!rc && seq_ok && in_queue_order(k, pods, npods)) {
+            if (!rc && seq) {
                 /* the node stays when one pod fits nowhere, and the plan reports
                  * the first such pod: in queue order pod by pod, stop there.
                  * The fit index answers a plain pod in O(log N) (its class's
@@ -319,6 +344,10 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                     placed[i] = BERTH_KUBE_NONE;
                 for (uint32_t i = 0; i < npods && !rc; i++) {
                     int answer = KUBE_FIT_ASK;
+                    if (out_n == i && berth_ksession_node_of(ks, pods[i]) != BERTH_KUBE_NONE &&
+                        (rc = berth_ksession_evict(ks, pods[i])))
+                        break;
+                    out_n = out_n > i + 1 ? out_n : i + 1;
                     if (fx && (rc = kube_fitidx_place(fx, pods[i], &answer, &placed[i], &why[i],
                                                       s->arena)))
                         break;
@@ -326,6 +355,11 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                         break;
                     if (answer == KUBE_FIT_PLACED)
                         continue;
+                    for (; out_n < npods && !rc; out_n++) /* the session: every pod left */
+                        if (berth_ksession_node_of(ks, pods[out_n]) != BERTH_KUBE_NONE)
+                            rc = berth_ksession_evict(ks, pods[out_n]);
+                    if (rc)
+                        break;
                     rc = berth_ksession_place(ks, &pods[i], 1, &placed[i], &why[i], s->arena, &se);
                     if (fx && placed[i] != BERTH_KUBE_NONE) {
                         int trc = kube_fitidx_touch(fx, placed[i]);

@@ -89,6 +89,10 @@ typedef struct fit_class {
     uint32_t ngroups, capgroups;
     uint32_t ncand;       /* candidates when the counts were last made */
     char *text;           /* FitError text of the counts (NULL: stale) */
+    /* static entry: its groups' counts are those of the nodes that are not
+     * relevant (shared by its classes), sver counts their changes; a
+     * class: the sver its text was made at */
+    uint64_t sver, tver;
 } fit_class;
 
 struct kube_fitidx {
@@ -117,6 +121,10 @@ struct kube_fitidx {
     int64_t *col, *col2;
     char *keybuf;
     size_t keycap;
+    /* per pod: its class + 1, FIT_NONE when its static entry is not one
+     * the index answers for, 0 not looked up yet (a pod's inputs do not
+     * change in a session: its key is built once) */
+    uint32_t *pod_cls;
 };
 
 /* FNV-1a over 8-byte words (keys are mostly request arrays). */
@@ -252,6 +260,7 @@ void kube_fitidx_close(kube_fitidx *x)
     free(x->col);
     free(x->col2);
     free(x->keybuf);
+    free(x->pod_cls);
     free(x);
 }
 
@@ -281,8 +290,9 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     x->col2 = malloc(N * sizeof *x->col2);
     x->tcap = 256;
     x->table = calloc(x->tcap, sizeof *x->table);
+    x->pod_cls = calloc(x->s->k->npods ? x->s->k->npods : 1, sizeof *x->pod_cls);
     if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->mark || !x->was_off ||
-        !x->verdict || !x->col || !x->col2 || !x->table) {
+        !x->verdict || !x->col || !x->col2 || !x->table || !x->pod_cls) {
         kube_fitidx_close(x);
         return BERTH_ENOMEM;
     }
@@ -313,24 +323,21 @@ static int rel_of(const fit_class *c, uint32_t n)
     return (int)((c->rel[n / 64] >> (n % 64)) & 1);
 }
 
-/* Node n became (or stopped being) a candidate: every class where only
- * its static group counts it, now (O(classes)); the others when used. */
+/* Node n became (or stopped being) a candidate: every static entry where
+ * only its static group counts it, now (O(static entries); its classes
+ * share those counts); the others when used. */
 static void off_changed(kube_fitidx *x, uint32_t n, int off)
 {
     for (uint32_t i = 0; i < x->nclasses; i++) {
-        fit_class *c = &x->classes[i];
-        if (c->is_static || !c->ok)
-            continue;
-        const fit_class *st = &x->classes[c->st];
-        if (rel_of(st, n))
+        fit_class *st = &x->classes[i];
+        if (!st->is_static || !st->ok || rel_of(st, n))
             continue;
         /* counted in its static group exactly while a candidate */
         if (off)
-            c->groups[st->sgrp[n]].count--;
+            st->groups[st->sgrp[n]].count--;
         else
-            c->groups[st->sgrp[n]].count++;
-        free(c->text);
-        c->text = NULL;
+            st->groups[st->sgrp[n]].count++;
+        st->sver++;
     }
 }
 
@@ -365,20 +372,29 @@ int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
 
 /* ---- the class key: everything the filters and scores read of a pod ---- */
 
-/* with_req = 0: the static key (what the static filters and
- * TaintToleration / NodeAffinity scores read); 1: the class key. */
-static int build_key(kube_fitidx *x, const berth_kpod *p, int with_req, size_t *len)
+/* The keys of pod p, built once: what the static filters and
+ * TaintToleration / NodeAffinity scores read (node constraints), then the
+ * requests. x->keybuf holds the static key (the constraints and 'S',
+ * *slen bytes); class_key turns it into the class key (the constraints,
+ * the requests and 'C'). The last byte tells the two kinds apart, and the
+ * requests have a fixed size, so equal keys mean equal pods' inputs. */
+static int static_key(kube_fitidx *x, const berth_kpod *p, kube_podkey *b, size_t *slen)
 {
-    kube_podkey b = kube_podkey_start(&x->keybuf, &x->keycap);
-    char tag = with_req ? 'C' : 'S';
-    kube_podkey_put(&b, &tag, 1);
-    if (with_req) {
-        kube_podkey_put(&b, p->req, sizeof p->req);
-        kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
-    }
-    kube_podkey_node_constraints(&b, p);
-    *len = b.len;
-    return b.oom ? BERTH_ENOMEM : 0;
+    *b = kube_podkey_start(&x->keybuf, &x->keycap);
+    kube_podkey_node_constraints(b, p);
+    kube_podkey_put(b, "S", 1);
+    *slen = b->len;
+    return b->oom ? BERTH_ENOMEM : 0;
+}
+
+static int class_key(const berth_kpod *p, kube_podkey *b, size_t *len)
+{
+    b->len--; /* the 'S' */
+    kube_podkey_put(b, p->req, sizeof p->req);
+    kube_podkey_put(b, p->req_nz, sizeof p->req_nz);
+    kube_podkey_put(b, "C", 1);
+    *len = b->len;
+    return b->oom ? BERTH_ENOMEM : 0;
 }
 
 /* Whether the index answers for pod p at all (before its class). */
@@ -628,6 +644,14 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
             if (x->col[i] != x->col[0])
                 st->ok = 0;
     }
+    /* the nodes that only count in their static group, while candidates
+     * (kept up to date by off_changed) */
+    const uint8_t *off = s->off;
+    for (uint32_t g = 0; g < st->ngroups; g++)
+        st->groups[g].count = 0;
+    for (uint32_t n = 0; n < N; n++)
+        if (!rel_of(st, n) && !(off && off[n]))
+            st->groups[st->sgrp[n]].count++;
     return 0;
 }
 
@@ -637,7 +661,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 {
     kube_sched *s = x->s;
     const fit_class *st = &x->classes[c->st];
-    uint32_t N = x->N, R = st->nrel, P;
+    uint32_t R = st->nrel, P;
     for (P = 1; P < R; P *= 2)
         ;
     c->P = P;
@@ -657,14 +681,10 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
         c->ngroups++;
     }
     x->bytes += (size_t)R * 8 + 8 * (size_t)P;
-    const uint8_t *off = s->off;
     for (uint32_t i = 0; i < R; i++) {
         c->part[i] = INT32_MIN;
         c->grp[i] = FIT_NONE;
     }
-    for (uint32_t n = 0; n < N; n++)
-        if (!rel_of(st, n) && !(off && off[n]))
-            c->groups[st->sgrp[n]].count++;
     for (uint32_t i = 0; i < 2 * P; i++)
         c->tree[i] = INT32_MIN;
     c->ok = 1;
@@ -729,19 +749,27 @@ static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
     size_t len;
     uint32_t sid, cid;
     int created;
-    if ((*rc = build_key(x, r->p, 0, &len)) || (*rc = lookup(x, len, &sid, &created)))
+    kube_podkey b;
+    uint32_t memo = x->pod_cls[r->pod];
+    *rc = 0;
+    if (memo)
+        return memo == FIT_NONE ? NULL : &x->classes[memo - 1];
+    if ((*rc = static_key(x, r->p, &b, &len)) || (*rc = lookup(x, len, &sid, &created)))
         goto fail;
     if (created && (*rc = static_init(x, &x->classes[sid], r)))
         goto fail;
-    if (!x->classes[sid].ok)
+    if (!x->classes[sid].ok) {
+        x->pod_cls[r->pod] = FIT_NONE;
         return NULL;
-    if ((*rc = build_key(x, r->p, 1, &len)) || (*rc = lookup(x, len, &cid, &created)))
+    }
+    if ((*rc = class_key(r->p, &b, &len)) || (*rc = lookup(x, len, &cid, &created)))
         goto fail;
     if (created) {
         x->classes[cid].st = sid;
         if ((*rc = class_init(x, &x->classes[cid], r)))
             goto fail;
     }
+    x->pod_cls[r->pod] = cid + 1;
     return &x->classes[cid];
 fail:
     if (*rc == 1)
@@ -841,9 +869,12 @@ static int fit_text(const kube_fitidx *x, fit_class *c)
 {
     const char *tok[FIT_MAX_REASONS];
     uint32_t count[FIT_MAX_REASONS], nrc = 0;
+    const fit_class *st = &x->classes[c->st];
     for (uint32_t g = 0; g < c->ngroups; g++) {
         fit_group *gr = &c->groups[g];
-        if (!gr->count)
+        /* its relevant nodes, and the others (the static entry's count) */
+        uint32_t cnt = gr->count + (g < st->ngroups ? st->groups[g].count : 0);
+        if (!cnt)
             continue;
         if (!gr->toks && split(gr))
             return BERTH_ENOMEM;
@@ -860,7 +891,7 @@ static int fit_text(const kube_fitidx *x, fit_class *c)
                 tok[nrc] = t;
                 count[nrc++] = 0;
             }
-            count[j] += gr->count;
+            count[j] += cnt;
         }
     }
     /* "count reason" items sorted as strings, joined (fit_error) */
@@ -893,6 +924,7 @@ static int fit_text(const kube_fitidx *x, fit_class *c)
     memcpy(o, ".", 2);
     free(c->text);
     c->text = out;
+    c->tver = st->sver;
     return 1;
 }
 
@@ -920,6 +952,10 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
         goto out;
     if (c->tree[1] == INT32_MIN) {
         /* fits nowhere: the text from the counts (kept while they hold) */
+        if (c->text && c->tver != x->classes[c->st].sver) {
+            free(c->text);
+            c->text = NULL;
+        }
         if (!c->text && (rc = fit_text(x, c)) != 1)
             goto out; /* 0: the session explains it */
         rc = 0;

@@ -101,6 +101,17 @@ static void estate(buf *b, berth_rng *r)
             if (q == 0)
                 add(b, ", creationTimestamp: \"2024-04-0%uT00:00:00Z\"", 1 + below(r, 3));
             add(b, "}\nspec:\n  nodeName: node-%u\n  tolerations: [{operator: Exists}]\n", n);
+            /* some with pod anti-affinity or a spread constraint: the fit
+             * index leaves them (and the pods their terms count) to the
+             * what-if session, between pods it answers itself */
+            if (q == 2 && n % 2)
+                add(b, "  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                       "[{labelSelector: {matchLabels: {app: a%u}}, topologyKey: "
+                       "kubernetes.io/hostname}]}}\n", n % 3);
+            else if (q == 2)
+                add(b, "  topologySpreadConstraints: [{maxSkew: 1, topologyKey: "
+                       "topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, "
+                       "labelSelector: {matchLabels: {app: a%u}}}]\n", n % 3);
             if (q == 1)
                 add(b, "  priority: %u\n", below(r, 3) * 100);
             add(b, "  containers: [{name: c, resources: {requests: {cpu: %um, memory: %uMi}}}]\n",
