@@ -1745,6 +1745,25 @@ static int cmp_u32_asc(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The cost and the price of the nodes set[0..n) (n <= 64), scored in
+ * opening order (node index) with the set's earlier nodes added to the
+ * zone counts zl (reset first), as the purchase order scored them. */
+static void cons_set_cost(const capacity_pass *s, const upfast *f, const uint32_t *set,
+                          uint32_t n, zlist *zl, double *cost, double *price)
+{
+    uint32_t ord[64];
+    memcpy(ord, set, n * sizeof *ord);
+    qsort(ord, n, sizeof *ord, cmp_u32_asc);
+    cons_zreset(zl);
+    for (uint32_t q = 0; q < n; q++) {
+        const capacity_node *x = &s->n[ord[q]];
+        const berth_offering *xo = berth_instance_offering(&s->m->types[x->type], x->zone,
+                                                           (berth_capacity_type)x->ct);
+        *cost += cons_cost_n(s, f, xo, zl, 1);
+        *price += xo->price;
+    }
+}
+
 static const uint32_t cons_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32};
 
 /* comparator context: the values to order positions by, ascending (desc: descending) */
@@ -2269,6 +2288,7 @@ static int consolidate(packer *k, uint32_t first_new)
 #define IMP_NODES 3
 #define IMP_SET 5
 #define IMP_CAND 10
+_Static_assert(IMP_CAND <= 64, "cons_set_cost takes sets of at most 64 nodes");
 #define IMP_EXACT 10
 #define IMP_OPTS 24
 #define IMP_TOP 24
@@ -2809,17 +2829,7 @@ static int imp_move(imp *c, int ct)
                 maxb--; /* the reserved node opens too */
             /* the set's cost, its nodes in opening order */
             double have = 0, have_price = 0;
-            uint32_t ord[IMP_CAND];
-            memcpy(ord, set, j * sizeof *ord);
-            qsort(ord, j, sizeof *ord, cmp_u32_asc);
-            cons_zreset(&zl);
-            for (uint32_t q = 0; q < j; q++) {
-                const capacity_node *x = &s->n[ord[q]];
-                const berth_offering *xo = berth_instance_offering(&m->types[x->type], x->zone,
-                                                                   (berth_capacity_type)x->ct);
-                have += cons_cost_n(s, f, xo, &zl, 1);
-                have_price += xo->price;
-            }
+            cons_set_cost(s, f, set, j, &zl, &have, &have_price);
             /* the options: the IMP_TOP best per covered share that host at least one pod */
             c->ntop = 0;
             for (uint32_t ti = ti0; ti < tend; ti++) {
@@ -3145,6 +3155,7 @@ static int improve(packer *k, uint32_t first_new)
 #define HRX_UNITS 8
 #define HRX_OPTS 64
 #define HRX_NODES 16
+_Static_assert(HRX_NODES <= 64, "cons_set_cost takes sets of at most 64 nodes");
 
 typedef struct hrxopt {
     option o;
@@ -3245,19 +3256,7 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
         cons_zones(s, f, g, &zl);
     int64_t zmin = ct == BERTH_CT_SPOT ? min_zone_nodes(s, f, g, 0) : 0;
     double have = 0, have_price = 0;
-    {
-        uint32_t ord[HRX_NODES];
-        memcpy(ord, set, nset * sizeof *ord);
-        qsort(ord, nset, sizeof *ord, cmp_u32_asc);
-        cons_zreset(&zl);
-        for (uint32_t q = 0; q < nset; q++) {
-            const capacity_node *x = &s->n[ord[q]];
-            const berth_offering *xo = berth_instance_offering(&m->types[x->type], x->zone,
-                                                               (berth_capacity_type)x->ct);
-            have += cons_cost_n(s, f, xo, &zl, 1);
-            have_price += xo->price;
-        }
-    }
+    cons_set_cost(s, f, set, nset, &zl, &have, &have_price);
     /* the options: the group's allowed offerings of this capacity type */
     uint32_t nopt = 0;
     uint32_t ti0 = f ? f->gtypes_off[g] : 0, tend = f ? f->gtypes_off[g + 1] : m->ntypes;
