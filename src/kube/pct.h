@@ -17,13 +17,16 @@
  * double quotient (num and b each rounded to 53 bits, one rounded
  * division, truncation) is within one of the true quotient (which is at
  * most 100, the relative error about 2^-51), so one correction each way
- * makes it exact: afterwards q * b <= num < (q + 1) * b. Branch-free. */
+ * makes it exact: afterwards q * b <= num < (q + 1) * b. The steps are
+ * branches (rarely taken, so predicted), not a data dependency. */
 static inline int64_t kube_pct_floor_est(int64_t a, int64_t b)
 {
     int64_t num = a * 100;
     int64_t q = (int64_t)((double)num / (double)b);
-    q -= q * b > num;
-    q += (q + 1) * b <= num;
+    if (q * b > num)
+        q--;
+    else if ((q + 1) * b <= num)
+        q++;
     return q;
 }
 

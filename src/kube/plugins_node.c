@@ -25,7 +25,6 @@
  * takes part).
  * The reference mode (s->reference) uses none of it and recomputes from
  * the nodes. */
-#include "kube/pct.h"
 #include "kube/state.h"
 
 #include <stdio.h>
@@ -644,24 +643,14 @@ static void s_taints(void *state, const void *req, const uint32_t *cand, uint32_
 /* DefaultNormalizeScore(MaxNodeScore, reverse). */
 void kube_default_normalize(int64_t *scores, uint32_t n, int reverse)
 {
-    int64_t max = 0, neg = 0; /* neg < 0 when a score is */
-    for (uint32_t i = 0; i < n; i++) {
-        int64_t v = scores[i];
-        max = v > max ? v : max;
-        neg |= v;
-    }
+    int64_t max = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (scores[i] > max)
+            max = scores[i];
     if (max == 0) {
         if (reverse)
             for (uint32_t i = 0; i < n; i++)
                 scores[i] = 100;
-        return;
-    }
-    if (neg >= 0 && max <= KUBE_PCT_DOUBLE_MAX) {
-        /* 0 <= score <= max: 100 * score / max without an idiv (kube/pct.h) */
-        for (uint32_t i = 0; i < n; i++) {
-            int64_t sc = kube_pct_floor_est(scores[i], max);
-            scores[i] = reverse ? 100 - sc : sc;
-        }
         return;
     }
     for (uint32_t i = 0; i < n; i++) {

@@ -11,7 +11,7 @@
  * is a double estimate corrected by one multiply each way (kube/pct.h,
  * exact for all int64 inputs), which is far cheaper than a 64-bit idiv;
  * the default shape (cpu and memory, equal weights, both allocatable)
- * and BalancedAllocation over two resources have branch-free loops.
+ * and BalancedAllocation over two resources have loops of their own.
  *
  * usage-aware (prof->usage_aware, SPEC 2.4): admission needs unreserved
  * memory for the pod's reservation (its memory request) plus the node's VM
@@ -238,7 +238,7 @@ static inline int64_t scored_amount(int most, int64_t rq, int64_t cap)
 /* The default shape: cpu and memory, equal weights; with both caps in
  * (0, KUBE_PCT_DOUBLE_MAX], (s0 w + s1 w) / 2w = (s0 + s1) / 2 in
  * integers, each s the double estimate corrected (kube/pct.h). `most` is a
- * constant at each call, so each strategy gets its own branch-free loop. */
+ * constant at each call, so each strategy gets its own loop. */
 static inline __attribute__((always_inline)) void fit_pair(const fit_term *t, int most,
                                                            const uint32_t *cand, uint32_t n,
                                                            int64_t *out)
