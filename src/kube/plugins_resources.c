@@ -8,8 +8,10 @@
  * requested[r][node]); the per-pod set of resources that can matter is
  * worked out once per call, so the inner loops hold no branches on the
  * pod. The integer division of the allocation scores, floor(a * 100 / cap),
- * is a double estimate corrected by one multiply (exact for all int64
- * inputs), which is far cheaper than a 64-bit idiv.
+ * is a double estimate corrected by one multiply each way (kube/pct.h,
+ * exact for all int64 inputs), which is far cheaper than a 64-bit idiv;
+ * the default shape (cpu and memory, equal weights, both allocatable)
+ * and BalancedAllocation over two resources have loops of their own.
  *
  * usage-aware (prof->usage_aware, SPEC 2.4): admission needs unreserved
  * memory for the pod's reservation (its memory request) plus the node's VM
@@ -21,25 +23,12 @@
  * (cpu, memory) with allocatable > 0, (alloc - usage - demand) / alloc in
  * parts per million (negative when over-committed), averaged; normalised
  * min..max to 0..100 (100 for all when they are equal). */
+#include "kube/pct.h"
 #include "kube/state.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* floor(a * 100 / b) for 0 <= a <= b, b > 0, exactly. */
-static inline int64_t pct_floor(int64_t a, int64_t b)
-{
-    if (b > INT64_MAX / 128)
-        return (int64_t)((__int128)a * 100 / b);
-    int64_t num = a * 100;
-    int64_t q = (int64_t)((double)num / (double)b);
-    if (q * b > num)
-        q--;
-    else if ((q + 1) * b <= num)
-        q++;
-    return q;
-}
 
 /* ---- NodeResourcesFit filter ---- */
 
@@ -218,8 +207,8 @@ static inline int64_t alloc_score(int most, int64_t rq, int64_t cap)
     if (rq < 0)
         rq = 0;
     if (most)
-        return pct_floor(rq < cap ? rq : cap, cap);
-    return rq > cap ? 0 : pct_floor(cap - rq, cap);
+        return kube_pct_floor(rq < cap ? rq : cap, cap);
+    return rq > cap ? 0 : kube_pct_floor(cap - rq, cap);
 }
 
 /* Σ s_i w_i / Σ w_i over the resources with cap > 0 of node c. */
@@ -234,6 +223,38 @@ static int64_t node_alloc_score(const fit_term *t, uint32_t m, int most, uint32_
         wsum += t[j].w;
     }
     return wsum ? sum / wsum : 0;
+}
+
+/* The allocated amount LeastAllocated (most = 0: free, 0 when over) or
+ * MostAllocated (most = 1: used, at most cap) scores, rq clamped at 0. */
+static inline int64_t scored_amount(int most, int64_t rq, int64_t cap)
+{
+    rq = rq < 0 ? 0 : rq;
+    if (most)
+        return rq < cap ? rq : cap;
+    return rq > cap ? 0 : cap - rq;
+}
+
+/* The default shape: cpu and memory, equal weights; with both caps in
+ * (0, KUBE_PCT_DOUBLE_MAX], (s0 w + s1 w) / 2w = (s0 + s1) / 2 in
+ * integers, each s the double estimate corrected (kube/pct.h). `most` is a
+ * constant at each call, so each strategy gets its own loop. */
+static inline __attribute__((always_inline)) void fit_pair(const fit_term *t, int most,
+                                                           const uint32_t *cand, uint32_t n,
+                                                           int64_t *out)
+{
+    const int64_t *a0 = t[0].alloc, *a1 = t[1].alloc, *u0 = t[0].used, *u1 = t[1].used;
+    const int64_t q0 = t[0].q, q1 = t[1].q;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = cand[i];
+        int64_t c0 = a0[c], c1 = a1[c];
+        if (c0 > 0 && c1 > 0 && c0 <= KUBE_PCT_DOUBLE_MAX && c1 <= KUBE_PCT_DOUBLE_MAX)
+            out[i] = (kube_pct_floor_est(scored_amount(most, u0[c] + q0, c0), c0) +
+                      kube_pct_floor_est(scored_amount(most, u1[c] + q1, c1), c1)) /
+                     2;
+        else
+            out[i] = node_alloc_score(t, 2, most, c);
+    }
 }
 
 static void s_fit(void *state, const void *req, const uint32_t *cand, uint32_t n, int64_t *out)
@@ -271,7 +292,7 @@ static void s_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
                 if (cap <= 0)
                     continue;
                 int64_t rq = t[j].used[c] + t[j].q;
-                int64_t sc = rq > cap ? full : shape_eval(u, y, np, pct_floor(rq < 0 ? 0 : rq, cap));
+                int64_t sc = rq > cap ? full : shape_eval(u, y, np, kube_pct_floor(rq < 0 ? 0 : rq, cap));
                 if (sc > 0) {
                     sum += sc * t[j].w;
                     wsum += t[j].w;
@@ -285,17 +306,10 @@ static void s_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
     if (m == 2 && t[0].w == t[1].w) {
         /* The default shape (cpu, memory, equal weights): with both caps
          * non-zero, (s0 w + s1 w) / 2w = (s0 + s1) / 2 in integers. */
-        const int64_t *a0 = t[0].alloc, *a1 = t[1].alloc, *u0 = t[0].used, *u1 = t[1].used;
-        const int64_t q0 = t[0].q, q1 = t[1].q;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t c = cand[i];
-            int64_t c0 = a0[c], c1 = a1[c];
-            if (c0 > 0 && c1 > 0)
-                out[i] = (alloc_score(most, u0[c] + q0, c0) + alloc_score(most, u1[c] + q1, c1)) /
-                         2;
-            else
-                out[i] = node_alloc_score(t, m, most, c);
-        }
+        if (most)
+            fit_pair(t, 1, cand, n, out);
+        else
+            fit_pair(t, 0, cand, n, out);
         return;
     }
     for (uint32_t i = 0; i < n; i++)
@@ -303,6 +317,8 @@ static void s_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
 }
 
 /* ---- NodeResourcesBalancedAllocation ---- */
+
+static int64_t balanced_node(const fit_term *t, uint32_t m, uint32_t c);
 
 static void s_balanced(void *state, const void *req, const uint32_t *cand, uint32_t n,
                        int64_t *out)
@@ -324,34 +340,60 @@ static void s_balanced(void *state, const void *req, const uint32_t *cand, uint3
         memset(out, 0, (size_t)n * sizeof *out);
         return;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t c = cand[i];
-        double f[BERTH_KUBE_MAX_RES], total = 0;
-        uint32_t nf = 0;
-        for (uint32_t j = 0; j < m; j++) {
-            int64_t cap = t[j].alloc[c];
-            if (cap <= 0)
-                continue;
-            double fr = (double)(t[j].used[c] + t[j].q) / (double)cap;
-            if (fr > 1)
-                fr = 1;
-            total += fr;
-            f[nf++] = fr;
-        }
-        double std = 0;
-        if (nf == 2) {
-            std = fabs((f[0] - f[1]) / 2);
-        } else if (nf > 2) {
-            double mean = total / (double)nf, sq = 0;
-            for (uint32_t j = 0; j < nf; j++) {
-                double d = f[j] - mean;
-                sq = sq + d * d;
+    if (m == 2) {
+        /* two resources, both allocatable: std = |f0 - f1| / 2 */
+        const int64_t *a0 = t[0].alloc, *a1 = t[1].alloc, *u0 = t[0].used, *u1 = t[1].used;
+        const int64_t q0 = t[0].q, q1 = t[1].q;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t c = cand[i];
+            int64_t c0 = a0[c], c1 = a1[c];
+            if (c0 > 0 && c1 > 0) {
+                double f0 = (double)(u0[c] + q0) / (double)c0;
+                double f1 = (double)(u1[c] + q1) / (double)c1;
+                f0 = f0 > 1 ? 1 : f0;
+                f1 = f1 > 1 ? 1 : f1;
+                double std = fabs((f0 - f1) / 2);
+                out[i] = (int64_t)((1 - std) * 100.0);
+            } else {
+                out[i] = balanced_node(t, m, c);
             }
-            std = sqrt(sq / (double)nf);
         }
-        double sc = (1 - std) * 100.0;
-        out[i] = (int64_t)sc;
+        return;
     }
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = balanced_node(t, m, cand[i]);
+}
+
+/* BalancedAllocation of node c over the resources with cap > 0
+ * (balanced_allocation.go balancedResourceScorer: fractions capped at 1,
+ * their standard deviation, (1 - std) * MaxNodeScore truncated). */
+static int64_t balanced_node(const fit_term *t, uint32_t m, uint32_t c)
+{
+    double f[BERTH_KUBE_MAX_RES], total = 0;
+    uint32_t nf = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        int64_t cap = t[j].alloc[c];
+        if (cap <= 0)
+            continue;
+        double fr = (double)(t[j].used[c] + t[j].q) / (double)cap;
+        if (fr > 1)
+            fr = 1;
+        total += fr;
+        f[nf++] = fr;
+    }
+    double std = 0;
+    if (nf == 2) {
+        std = fabs((f[0] - f[1]) / 2);
+    } else if (nf > 2) {
+        double mean = total / (double)nf, sq = 0;
+        for (uint32_t j = 0; j < nf; j++) {
+            double d = f[j] - mean;
+            sq = sq + d * d;
+        }
+        std = sqrt(sq / (double)nf);
+    }
+    double sc = (1 - std) * 100.0;
+    return (int64_t)sc;
 }
 
 /* ---- UsageHeadroom (usage-aware) ---- */

@@ -201,6 +201,18 @@ static void test_default_normalize(void **state)
     kube_default_normalize(c, 2, 1);
     assert_int_equal(c[0], 67); /* 100 - 33 */
     assert_int_equal(c[1], 0);
+    /* a negative score: the plain division, truncating toward zero */
+    int64_t d[3] = {-5, 7, 3};
+    kube_default_normalize(d, 3, 0);
+    assert_int_equal(d[0], -71); /* -500 / 7 */
+    assert_int_equal(d[1], 100);
+    assert_int_equal(d[2], 42);
+    /* large scores (the double estimate's numerator rounded): exact */
+    int64_t e[3] = {(1LL << 53) + 1, (1LL << 53) + 3, 3};
+    kube_default_normalize(e, 3, 1);
+    assert_int_equal(e[0], 1); /* 100 - 99: (2^53 + 1) * 100 / (2^53 + 3) = 99.99.. */
+    assert_int_equal(e[1], 0);
+    assert_int_equal(e[2], 100);
 }
 
 /* ---- NodeResourcesFit filter ---- */
