@@ -169,6 +169,15 @@ typedef struct kube_naff_cache {
 
 struct kube_terms {
     uint32_t nnodes, npods;
+    /* signature count arrays are carved from mmap'd slabs (terms.c
+     * cnt_alloc: small ones populated in one call, 2 MB ones on huge
+     * pages), so a new signature costs no page faults of its own; the
+     * slabs are unmapped with the terms */
+    void **cslab;
+    size_t *cslab_len;
+    uint32_t ncslab, capcslab;
+    int32_t *cfree;               /* next unused int32 of the last slab */
+    size_t cleft;                 /* int32s left there */
     kube_smap key_map;
     kube_tkey *keys;
     uint32_t nkeys, capkeys;

@@ -6,7 +6,8 @@
  * "no pod matches anywhere but the pod matches its own terms" exception),
  * anti-affinity symmetry (existing pods' terms), score normalisation; then
  * the incremental counters against the plain reference (s->reference) on
- * random clusters, pod by pod with assumes in between.
+ * random clusters, pod by pod with assumes in between, and on a wide
+ * cluster with ~900 signatures (the count arrays' slabs, huge ones included).
  *
  * Clusters are built by hand: node and pod strings and arrays live in the
  * cluster's arena; nodes are named n0.. so the name sort keeps order. */
@@ -890,6 +891,115 @@ static void random_cluster(uint64_t seed, int with_defaults)
     fx_free(a);
 }
 
+/* Many signatures on a wide cluster: the count arrays come from slabs that
+ * double from 4 arrays and, past 2 MB, are 2 MB-aligned huge-page slabs
+ * (terms.c cnt_alloc). 2,000 nodes and 300 apps give ~900 signatures of
+ * 8 KB, so arrays live in every kind of slab, the huge ones included; an
+ * array overlapping another or its slab's end shows as a verdict differing
+ * from the reference (or a crash under AddressSanitizer). Each app's
+ * pending pod has hostname anti-affinity to its app, so its rejections are
+ * known: exactly the nodes running the app. */
+static void test_many_signatures_vs_reference(void **state)
+{
+    (void)state;
+    enum { NN = 2000, NAPPS = 300 };
+    fx *a = fx_new(0, 3 * NAPPS);
+    char b[128];
+    free(a->k.nodes);
+    a->k.nodes = calloc(NN, sizeof *a->k.nodes);
+    assert_non_null(a->k.nodes);
+    a->k.nnodes = a->k.capnodes = NN;
+    for (uint32_t n = 0; n < NN; n++) {
+        snprintf(b, sizeof b, "n%04u", n);
+        a->k.nodes[n].name = adup(a, b);
+        a->k.nodes[n].alloc_pods = 110;
+        snprintf(b, sizeof b, "%s=z%u,%s=n%04u", ZONE, n % 3, HOST, n);
+        node_labels(a, n, b);
+    }
+    for (uint32_t k = 0; k < NAPPS; k++) {
+        snprintf(b, sizeof b, "app=a%u", k);
+        for (uint32_t j = 0; j < 3; j++)
+            pod_labels(a, 3 * k + j, b);
+        bind(a, 3 * k, (k * 7) % NN);
+        bind(a, 3 * k + 1, (k * 13 + 1) % NN);
+        berth_kpod *p = &a->k.pods[3 * k + 2];
+        add_term(a, &p->anti_req, &p->nanti_req, mkterm(a, b, HOST, 0));
+        add_spread(a, 3 * k + 2, 1, ZONE, 1, b);
+    }
+    uint32_t *cand = calloc(NN, sizeof *cand);
+    uint8_t *vi = calloc(NN, 1), *vr = calloc(NN, 1);
+    uint8_t *host = calloc(NN, 1);
+    assert_true(cand && vi && vr && host);
+    for (uint32_t n = 0; n < NN; n++)
+        cand[n] = n;
+    kube_sched inc, ref;
+    assert_int_equal(kube_sched_init(&inc, &a->k, &a->prof, 0), 0);
+    assert_int_equal(kube_sched_init(&ref, &a->k, &a->prof, 1), 0);
+    const berth_filter_plugin *fl[2] = {&kube_pts_filter, &kube_ipa_filter};
+    for (uint32_t k = 0; k < NAPPS; k++) {
+        uint32_t pod = 3 * k + 2;
+        kube_req ri, rr;
+        assert_int_equal(kube_req_init(&inc, &ri, pod), 0);
+        assert_int_equal(kube_req_init(&ref, &rr, pod), 0);
+        memset(host, 0, NN);
+        host[(k * 7) % NN] = host[(k * 13 + 1) % NN] = 1;
+        uint32_t pick = NN;
+        for (int f = 0; f < 2; f++) {
+            memset(vi, 0, NN);
+            memset(vr, 0, NN);
+            fl[f]->filter(&inc, &ri, cand, NN, vi);
+            fl[f]->filter(&ref, &rr, cand, NN, vr);
+            for (uint32_t n = 0; n < NN; n++) {
+                if (vi[n] != vr[n])
+                    fail_msg("app %u filter %d node %u: %d vs %d", k, f, n, vi[n], vr[n]);
+                if (f == 1 && (vi[n] != 0) != host[n])
+                    fail_msg("app %u node %u: anti-affinity verdict %d", k, n, vi[n]);
+            }
+            if (f == 1)
+                for (uint32_t j = 0; j < NN && pick == NN; j++) {
+                    uint32_t n = (k * 31 + j) % NN;
+                    if (!vi[n])
+                        pick = n;
+                }
+        }
+        kube_req_free(&inc, &ri);
+        kube_req_free(&ref, &rr);
+        assert_true(pick < NN);
+        assert_int_equal(kube_assume(&inc, pod, pick), 0);
+        assert_int_equal(kube_assume(&ref, pod, pick), 0);
+    }
+    /* the signatures filled more than the first 2 MB slab; every count
+     * array keeps its id in front (sig_of), lies apart from every other
+     * one and counts only on the nodes its nz lists (a neighbour's write
+     * into it would count elsewhere) */
+    const kube_terms *t = inc.terms;
+    assert_true(t->nsigs > 600);
+    const int32_t **arr = calloc(t->nsigs, sizeof *arr);
+    assert_non_null(arr);
+    for (uint32_t i = 0; i < t->nsigs; i++) {
+        const kube_sig *g = &t->sigs[i];
+        assert_int_equal(((const uint32_t *)g->cnt)[-1], i);
+        int64_t all = 0, listed = 0;
+        for (uint32_t n = 0; n < NN; n++)
+            all += g->cnt[n] != 0;
+        for (uint32_t j = 0; j < g->nnz; j++)
+            listed += g->cnt[g->nz[j]] != 0;
+        assert_int_equal(all, listed);
+        arr[i] = g->cnt;
+    }
+    for (uint32_t i = 0; i < t->nsigs; i++)
+        for (uint32_t j = i + 1; j < t->nsigs; j++)
+            assert_true(arr[j] - 2 >= arr[i] + NN || arr[i] - 2 >= arr[j] + NN);
+    free(arr);
+    kube_sched_free(&inc);
+    kube_sched_free(&ref);
+    free(cand);
+    free(vi);
+    free(vr);
+    free(host);
+    fx_free(a);
+}
+
 static void test_random_vs_reference(void **state)
 {
     (void)state;
@@ -918,6 +1028,7 @@ int main(void)
         cmocka_unit_test(test_anti_affinity_filter),
         cmocka_unit_test(test_affinity_score),
         cmocka_unit_test(test_random_vs_reference),
+        cmocka_unit_test(test_many_signatures_vs_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
