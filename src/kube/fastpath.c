@@ -13,6 +13,7 @@
  * without host ports, in profiles made of these plugins, with every node
  * scored; anything else takes the full pipeline. Decisions are identical:
  * tests compare both paths. */
+#include "kube/hash.h"
 #include "berth/grow.h"
 #include "berth/pool.h"
 #include "kube/fastpath.h"
@@ -186,23 +187,6 @@ struct kube_fast {
     fast_dyn *dyns;
     uint32_t ndyns, capdyns;
 };
-
-/* eight bytes a step (the class key is hashed for every pod) */
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    w = 0;
-    memcpy(&w, s + i, n - i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-    return (uint32_t)h;
-}
 
 /* ---- block maxima ---- */
 
@@ -1099,7 +1083,7 @@ static int32_t find_dyn(kube_sched *s, const berth_profile *prof, kube_req *r, s
     size_t len;
     if ((*rc = build_dyn_key(s, prof, r->p, &len)))
         return -1;
-    uint32_t h = hash_bytes(f->keybuf, len);
+    uint32_t h = (uint32_t)kube_hash_bytes(f->keybuf, len);
     uint32_t i = 0;
     while (i < f->ndyns && !(f->dyns[i].hash == h && f->dyns[i].klen == len &&
                              f->dyns[i].prof == prof && !memcmp(f->dyns[i].key, f->keybuf, len)))
@@ -1145,7 +1129,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     *rc = build_key(s, prof, r->p, &len);
     if (*rc)
         return NULL;
-    uint32_t h = hash_bytes(f->keybuf, len);
+    uint32_t h = (uint32_t)kube_hash_bytes(f->keybuf, len);
     uint32_t mask = f->tcap - 1;
     for (uint32_t i = h & mask;; i = (i + 1) & mask) {
         uint32_t v = f->table[i];

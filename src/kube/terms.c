@@ -9,6 +9,7 @@
  * With s->reference set no signature is kept: every count is recomputed
  * for each pod by walking all pods on all nodes (the plain reference the
  * randomized test compares against). Both paths share the formulas. */
+#include "kube/hash.h"
 #include "berth/grow.h"
 #include "kube/terms.h"
 
@@ -23,23 +24,6 @@
 #define NAFF_CACHE_MAX 256
 
 /* ---- small helpers ---- */
-
-/* eight bytes a step (every signature lookup hashes its text) */
-static uint64_t hash_mem(const char *s, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    w = 0;
-    memcpy(&w, s + i, n - i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-    return h;
-}
 
 #define grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)
 
@@ -59,7 +43,7 @@ static int smap_get_n(const kube_smap *m, const char *k, size_t n, uint32_t *out
 {
     if (!m->cap)
         return 0;
-    uint64_t h = hash_mem(k, n);
+    uint64_t h = kube_hash_bytes(k, n);
     uint32_t mask = m->cap - 1;
     for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
         const kube_sslot *sl = &m->slots[i];
@@ -108,7 +92,7 @@ static int smap_put(kube_smap *m, const char *k, uint32_t v)
         m->cap = nc;
     }
     size_t n = strlen(k);
-    uint64_t h = hash_mem(k, n);
+    uint64_t h = kube_hash_bytes(k, n);
     uint32_t i = (uint32_t)h & (m->cap - 1);
     while (m->slots[i].key)
         i = (i + 1) & (m->cap - 1);
