@@ -120,13 +120,15 @@ test: check
 # (build/tsan), then concurrent requests to every stateless and estate
 # endpoint (tests/tsan/serve_concurrent.sh), and kube schedule's worker
 # threads (tests/tsan/kube_threads.sh) and disrupt plan's what-if session
-# threads (tests/tsan/disrupt_threads.sh); any report fails.
+# threads (tests/tsan/disrupt_threads.sh), autoscale plan's and simulate's
+# (tests/tsan/autoscale_threads.sh); any report fails.
 TSAN_OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="$(TSAN_OPT)" build/tsan/berth
 	@BERTH=build/tsan/berth tests/tsan/serve_concurrent.sh
 	@BERTH=build/tsan/berth tests/tsan/kube_threads.sh
 	@BERTH=build/tsan/berth tests/tsan/disrupt_threads.sh
+	@BERTH=build/tsan/berth tests/tsan/autoscale_threads.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory OPT="-O2 -march=native -g" BUILD=build/bench-build \

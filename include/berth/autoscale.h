@@ -187,6 +187,10 @@ typedef struct berth_aplan_options {
     const berth_cancel *cancel;   /* NULL: no limit; else checked between the pass's parts
                                    * and every 8 pods of its what-if scheduling
                                    * (berth/cancel.h): BERTH_ETIMEDOUT, no plan */
+    uint32_t threads;             /* threads in all for the what-if sessions' per-node
+                                   * loops (CLI --threads; 0 or 1: the calling thread);
+                                   * the plan is the same for every count
+                                   * (docs/autoscale.md "Threads") */
 } berth_aplan_options;
 
 /* Expander by name ("least-waste", ...); -1 when unknown. */
@@ -370,6 +374,7 @@ typedef struct berth_asim_options {
     const berth_cancel *cancel;   /* NULL: no limit; else checked per step and in each
                                    * pass: BERTH_ETIMEDOUT, no result (the model is then
                                    * mid-step: discard it) */
+    uint32_t threads;             /* berth_aplan_options.threads for every pass */
 } berth_asim_options;
 
 typedef struct berth_asim_step {

@@ -581,6 +581,7 @@ int berth_autoscale_plan(const berth_autoscale *m, const berth_aplan_options *op
         rc = berth_error_set(e, rc, "out of memory");
     s.reference = opt->reference;
     s.cancel = opt->cancel;
+    s.threads = opt->threads;
     int ca = opt->policy == BERTH_POLICY_CLUSTER_AUTOSCALER; /* ca.c; else Ocean */
     if (!rc && !berth_cancel_expired(opt->cancel))
         rc = ca ? capacity_ca_scale_up(&s, opt, e) : capacity_scale_up(&s, e);

@@ -213,6 +213,13 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             goto out;
         }
         berth_ksession_set_cancel(ks, s->cancel);
+        /* the per-node loops of its placements on the plan's threads (no
+         * worker could start: the calling thread does it all, same answers;
+         * docs/autoscale.md "Threads") */
+        if (berth_ksession_set_threads(ks, s->threads) == BERTH_ENOMEM) {
+            rc = BERTH_ENOMEM; /* "out of memory planning scale-down" at out */
+            goto out;
+        }
         for (uint32_t n = 0; n < s->nexisting; n++)
             if (s->n[n].removed)
                 berth_ksession_exclude(ks, n, 1);

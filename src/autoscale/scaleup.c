@@ -3569,6 +3569,10 @@ static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t 
         rc = berth_ksession_open(&ks, k, pn, nsp, NULL, e);
         if (!rc)
             berth_ksession_set_cancel(ks, s->cancel);
+        /* the per-node loops on the plan's threads (docs/autoscale.md
+         * "Threads"; no worker started: the calling thread, same answers) */
+        if (!rc && berth_ksession_set_threads(ks, s->threads) == BERTH_ENOMEM)
+            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
     }
     for (uint32_t n = 0; !rc && n < s->nexisting; n++)
         if (s->n[n].removed)

@@ -41,6 +41,7 @@ typedef struct capacity_pass {
     uint64_t new_serial;          /* names of new nodes */
     int reference;                /* berth_aplan_options.reference */
     const berth_cancel *cancel;   /* berth_aplan_options.cancel (NULL: none) */
+    uint32_t threads;             /* berth_aplan_options.threads (0, 1: calling thread) */
     struct capacity_daemons *ds;  /* daemons.c: DaemonSet room per template (lazy) */
 } capacity_pass;
 

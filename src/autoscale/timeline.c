@@ -445,6 +445,7 @@ static int run(sim *s)
         po.now = now;
         po.reference = o->reference;
         po.cancel = o->cancel;
+        po.threads = o->threads;
         if ((rc = berth_autoscale_plan(m, &po, &p, s->e)))
             return rc;
         rc = apply_plan(s, &p, now);

@@ -58,6 +58,9 @@ static void help(FILE *f)
             "                       first batch of N %% of its nodes (default 20 %%)\n"
             "  --autoheal-grace D   ocean: replace nodes not Ready for more than D (default 5m)\n"
             "  --seed N             seed of the random expander and of expander ties\n"
+            "  --threads N          threads for the per-node filters and scores of the what-if\n"
+            "                       placements on clusters of 1024 nodes or more (default: the\n"
+            "                       online cores); the plan is the same for every N\n"
             "  -q, --quiet          print nothing (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -200,6 +203,7 @@ static int plan(int argc, char **argv)
     cli_common c;
     cli_common_init(&c);
     berth_aplan_options opt = {0};
+    opt.threads = cli_default_threads(); /* docs/autoscale.md "Threads" */
     int have_at = 0;
     /* replacements / cluster-autoscaler flags: argument copies and node names */
     enum { MAX_NAMES = 4096 };
@@ -228,6 +232,13 @@ static int plan(int argc, char **argv)
         if (pf < 0)
             bad = 2;
         if (pf)
+            continue;
+        int tr = cli_flag_threads("autoscale plan", argc, argv, &i, &opt.threads);
+        if (tr < 0) {
+            bad = 2;
+            break;
+        }
+        if (tr)
             continue;
         int at = cli_flag_at("autoscale plan", argc, argv, &i, &opt.now);
         if (at < 0) {
@@ -322,6 +333,9 @@ static void sim_help(FILE *f)
             "  --drain-timeout DUR  a draining node is terminated after at most this\n"
             "                       (default 300s, at least 300s)\n"
             "  --reference          every pass runs the plain (uncached) planner\n"
+            "  --threads N          threads for each pass's what-if placements on clusters of\n"
+            "                       1024 nodes or more (default: the online cores); the\n"
+            "                       result is the same for every N\n"
             "  -o, --output FORMAT  table (default), json or yaml\n"
             "  --svg FILE           also draw nodes (launched, terminated), pending pods and\n"
             "                       cost per hour over time\n"
@@ -365,6 +379,7 @@ static int simulate(int argc, char **argv)
     o.step = 60;
     o.launch_delay = 120;
     o.drain_timeout = 300;
+    o.threads = cli_default_threads(); /* docs/autoscale.md "Threads" */
     const char *events = NULL, *svg = NULL;
     int have_from = 0, have_to = 0;
     for (int i = 1; i < argc; i++) {
@@ -381,7 +396,12 @@ static int simulate(int argc, char **argv)
         static const char *const dflags[] = {"--step", "--launch-delay", "--drain-timeout"};
         int64_t *tdst[] = {&o.from, &o.to}, *ddst[] = {&o.step, &o.launch_delay, &o.drain_timeout};
         int done = 0;
-        int r = cli_flag_value(cmd, "--events", argc, argv, &i, &events);
+        int r = cli_flag_threads(cmd, argc, argv, &i, &o.threads);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        r = cli_flag_value(cmd, "--events", argc, argv, &i, &events);
         if (r < 0)
             return 2;
         done = r;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tests/tsan/autoscale_threads.sh - `berth autoscale plan --threads 4` and
+# `autoscale simulate --threads 4` built with ThreadSanitizer (make tsan) on
+# a random 1,100-node Ocean estate (tests/scenarios/threads/gen-autoscale.awk):
+# the scale-up and scale-down what-if sessions' pools (the full pipeline's
+# filter and per-node score chunks for anti-affinity and spread pods, the
+# fast path's filtered chunks), both policies, a session per pass. Fails on
+# any ThreadSanitizer report or when the output differs from --threads 1.
+set -u
+BERTH=${BERTH:-build/tsan/berth}
+[ -x "$BERTH" ] || { echo "FAIL: $BERTH missing (run make tsan)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+awk -v seed=5 -v nodes=1100 -f tests/scenarios/threads/gen-autoscale.awk > "$tmp/e.yaml"
+cat > "$tmp/ev.yaml" <<'EOT'
+apiVersion: berth.io/v1
+kind: AutoscaleEvent
+metadata: {name: cheaper}
+spec: {at: 2024-05-01T12:01:00Z, type: PriceChange, instanceType: m5.large, zone: us-east-1a, capacityType: spot, price: 0.02, available: true}
+EOT
+fails=0
+for run in "plan --at 2024-05-01T12:00:00Z -o json" \
+           "plan --at 2024-05-01T12:00:00Z -o json --policy cluster-autoscaler" \
+           "simulate --events $tmp/ev.yaml --from 2024-05-01T12:00:00Z --to 2024-05-01T12:01:00Z"; do
+  # shellcheck disable=SC2086
+  "$BERTH" autoscale $run --threads 1 "$tmp/e.yaml" > "$tmp/one" 2> /dev/null
+  # shellcheck disable=SC2086
+  "$BERTH" autoscale $run --threads 4 "$tmp/e.yaml" > "$tmp/four" 2> "$tmp/log"
+  if grep -q ThreadSanitizer "$tmp/log"; then
+    echo "FAIL: ThreadSanitizer report (autoscale $run --threads 4):"
+    grep -m1 -A30 ThreadSanitizer "$tmp/log"
+    fails=$((fails + 1))
+  fi
+  cmp -s "$tmp/one" "$tmp/four" || { echo "FAIL: autoscale $run --threads 4 differs from --threads 1"; fails=$((fails + 1)); }
+done
+[ $fails -eq 0 ] || exit 1
+echo "tsan autoscale threads: ok"
