@@ -205,7 +205,7 @@ static const char *const all_flags[] = {
     "--step", "--launch-delay", "--optimize", "--events", "--policy", "--expander",
     "--interrupt", "--roll", "--autoheal-grace", "--scale-down-unneeded-time",
     "--skip-nodes-with-custom-controller-pods", "--blocking-system-pod-distruption-timeout",
-    "--db", "--listen", "--token-file", "--detail", NULL};
+    "--db", "--listen", "--token-file", "--detail", "--threads", NULL};
 
 void cli_unknown_option(const char *cmd, const char *a)
 {

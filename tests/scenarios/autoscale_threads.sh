@@ -20,18 +20,12 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 AT="--at 2024-05-01T12:00:00Z"
 
 THREADS="2 4"
-same() { # same LABEL CMD ARGS...: every --threads of $THREADS prints what --threads 1 prints
-  local label=$1 cmd=$2
+. tests/scenarios/threads/same.sh
+same_as() { # same_as LABEL CMD ARGS...: same, for `autoscale CMD`
+  local label=$1
+  CMD="autoscale $2"
   shift 2
-  "$BERTH" autoscale $cmd --threads 1 "$@" > "$T/t1" 2>/dev/null
-  local rc1=$?
-  for t in $THREADS; do
-    "$BERTH" autoscale $cmd --threads $t "$@" > "$T/t$t" 2>/dev/null
-    local rc=$?
-    [ $rc -eq $rc1 ] || fail "$label --threads $t: exit $rc, --threads 1 exit $rc1"
-    cmp -s "$T/t1" "$T/t$t" || fail "$label --threads $t: output differs from --threads 1: $(diff "$T/t1" "$T/t$t" | head -4)"
-  done
-  return $rc1
+  same "$label" "$@"
 }
 
 n=0
@@ -39,23 +33,23 @@ THREADS=2 # below 1024 nodes no pool is started: one other count is enough
 for f in $(find examples/autoscale examples/disrupt tests/scenarios -name '*.yaml' -o -name '*.json' | sort); do
   "$BERTH" autoscale plan -q $AT --threads 1 "$f" 2>/dev/null
   [ $? -eq 2 ] && continue # not an autoscale input on its own
-  same "$f" plan $AT "$f"
-  same "$f (json)" plan $AT -o json "$f"
-  same "$f (cluster-autoscaler)" plan $AT -o json --policy cluster-autoscaler "$f"
+  same_as "$f" plan $AT "$f"
+  same_as "$f (json)" plan $AT -o json "$f"
+  same_as "$f (cluster-autoscaler)" plan $AT -o json --policy cluster-autoscaler "$f"
   n=$((n + 1))
 done
 [ $n -ge 8 ] || fail "only $n autoscale inputs compared"
 S=examples/autoscale/simulate
-same "simulate estate" simulate -o json $S/estate.yaml --events $S/events.yaml
-same "simulate revert-to-spot" simulate -o json $S/revert-to-spot.yaml --events $S/spot-returns.yaml \
+same_as "simulate estate" simulate -o json $S/estate.yaml --events $S/events.yaml
+same_as "simulate revert-to-spot" simulate -o json $S/revert-to-spot.yaml --events $S/spot-returns.yaml \
   --from 2024-05-01T12:00:00Z --to 2024-05-01T12:10:00Z
 THREADS="2 4"
 
 for seed in 1 2 3; do
   nodes=$((1000 + seed * 120))
   awk -v seed=$seed -v nodes=$nodes -f tests/scenarios/threads/gen-autoscale.awk > "$T/e$seed.yaml"
-  same "estate $seed" plan $AT "$T/e$seed.yaml"
-  same "estate $seed (json)" plan $AT -o json "$T/e$seed.yaml"
+  same_as "estate $seed" plan $AT "$T/e$seed.yaml"
+  same_as "estate $seed (json)" plan $AT -o json "$T/e$seed.yaml"
   # the answer is not trivial: the pass buys and removes nodes
   grep -q '"virtualNodeGroup": "general"' "$T/t1" || fail "estate $seed: no group in the plan"
   python3 -c "
@@ -64,7 +58,7 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if len(d['scaleUp']) > 0 and len(d['scaleDown']) > 10 else 1)" "$T/t1" ||
     fail "estate $seed: no scale-up or few scale-downs"
 done
-same "estate 1 (cluster-autoscaler)" plan $AT -o json --policy cluster-autoscaler "$T/e1.yaml"
+same_as "estate 1 (cluster-autoscaler)" plan $AT -o json --policy cluster-autoscaler "$T/e1.yaml"
 grep -q '"node"' "$T/t1" || fail "estate 1 (cluster-autoscaler): empty plan"
 # a short timeline over the large estate: every pass on the pool
 cat > "$T/ev.yaml" <<'EOT'
@@ -73,7 +67,7 @@ kind: AutoscaleEvent
 metadata: {name: cheaper}
 spec: {at: 2024-05-01T12:01:00Z, type: PriceChange, instanceType: m5.large, zone: us-east-1a, capacityType: spot, price: 0.02, available: true}
 EOT
-same "simulate estate 2" simulate -o json "$T/e2.yaml" --events "$T/ev.yaml" \
+same_as "simulate estate 2" simulate -o json "$T/e2.yaml" --events "$T/ev.yaml" \
   --from 2024-05-01T12:00:00Z --to 2024-05-01T12:02:00Z
 
 for bad in 0 -1 x 257 ""; do

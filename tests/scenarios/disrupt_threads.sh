@@ -19,19 +19,8 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 AT="--at 2024-05-01T12:00:00Z"
 
 THREADS="2 4"
-same() { # same LABEL ARGS...: every --threads of $THREADS prints what --threads 1 prints
-  local label=$1
-  shift
-  "$BERTH" disrupt plan $AT --threads 1 "$@" > "$T/t1" 2>/dev/null
-  local rc1=$?
-  for t in $THREADS; do
-    "$BERTH" disrupt plan $AT --threads $t "$@" > "$T/t$t" 2>/dev/null
-    local rc=$?
-    [ $rc -eq $rc1 ] || fail "$label --threads $t: exit $rc, --threads 1 exit $rc1"
-    cmp -s "$T/t1" "$T/t$t" || fail "$label --threads $t: output differs from --threads 1: $(diff "$T/t1" "$T/t$t" | head -4)"
-  done
-  return $rc1
-}
+CMD="disrupt plan $AT"
+. tests/scenarios/threads/same.sh
 
 n=0
 THREADS=2 # below 1024 nodes no pool is started: one other count is enough
