@@ -20,19 +20,12 @@ metadata: {name: cheaper}
 spec: {at: 2024-05-01T12:01:00Z, type: PriceChange, instanceType: m5.large, zone: us-east-1a, capacityType: spot, price: 0.02, available: true}
 EOT
 fails=0
+. tests/tsan/same.sh
 for run in "plan --at 2024-05-01T12:00:00Z -o json" \
            "plan --at 2024-05-01T12:00:00Z -o json --policy cluster-autoscaler" \
            "simulate --events $tmp/ev.yaml --from 2024-05-01T12:00:00Z --to 2024-05-01T12:01:00Z"; do
   # shellcheck disable=SC2086
-  "$BERTH" autoscale $run --threads 1 "$tmp/e.yaml" > "$tmp/one" 2> /dev/null
-  # shellcheck disable=SC2086
-  "$BERTH" autoscale $run --threads 4 "$tmp/e.yaml" > "$tmp/four" 2> "$tmp/log"
-  if grep -q ThreadSanitizer "$tmp/log"; then
-    echo "FAIL: ThreadSanitizer report (autoscale $run --threads 4):"
-    grep -m1 -A30 ThreadSanitizer "$tmp/log"
-    fails=$((fails + 1))
-  fi
-  cmp -s "$tmp/one" "$tmp/four" || { echo "FAIL: autoscale $run --threads 4 differs from --threads 1"; fails=$((fails + 1)); }
+  tsan_same autoscale $run --threads @T@ "$tmp/e.yaml"
 done
 [ $fails -eq 0 ] || exit 1
 echo "tsan autoscale threads: ok"

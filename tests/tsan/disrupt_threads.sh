@@ -16,19 +16,12 @@ export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 awk -v seed=5 -v nodes=1100 -f tests/scenarios/threads/gen-disrupt.awk > "$tmp/e.yaml"
 awk -v seed=6 -v nodes=1100 -v plain=1 -f tests/scenarios/threads/gen-disrupt.awk > "$tmp/p.yaml"
 fails=0
+. tests/tsan/same.sh
 for run in "e.yaml -o json" "e.yaml --optimize" "p.yaml -o json"; do
   f=${run%% *}
   args=${run#* }
   # shellcheck disable=SC2086
-  "$BERTH" disrupt plan --at 2024-05-01T12:00:00Z --threads 1 $args "$tmp/$f" > "$tmp/one" 2> /dev/null
-  # shellcheck disable=SC2086
-  "$BERTH" disrupt plan --at 2024-05-01T12:00:00Z --threads 4 $args "$tmp/$f" > "$tmp/four" 2> "$tmp/log"
-  if grep -q ThreadSanitizer "$tmp/log"; then
-    echo "FAIL: ThreadSanitizer report (disrupt plan --threads 4 $args $f):"
-    grep -m1 -A30 ThreadSanitizer "$tmp/log"
-    fails=$((fails + 1))
-  fi
-  cmp -s "$tmp/one" "$tmp/four" || { echo "FAIL: --threads 4 $args $f differs from --threads 1"; fails=$((fails + 1)); }
+  tsan_same disrupt plan --at 2024-05-01T12:00:00Z --threads @T@ $args "$tmp/$f"
 done
 [ $fails -eq 0 ] || exit 1
 echo "tsan disrupt threads: ok"

@@ -13,17 +13,10 @@ trap 'rm -rf "$tmp"' EXIT
 export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 awk -v seed=4 -v nodes=1300 -v pods=120 -v bound=60 -f tests/scenarios/threads/gen-cluster.awk > "$tmp/c.json"
 fails=0
+. tests/tsan/same.sh
 for args in "" "-o json" "--tie-break random --seed 3 -o json" "--detail all -o json"; do
   # shellcheck disable=SC2086
-  "$BERTH" kube schedule --threads 1 $args "$tmp/c.json" > "$tmp/one" 2> /dev/null
-  # shellcheck disable=SC2086
-  "$BERTH" kube schedule --threads 4 $args "$tmp/c.json" > "$tmp/four" 2> "$tmp/log"
-  if grep -q ThreadSanitizer "$tmp/log"; then
-    echo "FAIL: ThreadSanitizer report (kube schedule --threads 4 $args):"
-    grep -m1 -A30 ThreadSanitizer "$tmp/log"
-    fails=$((fails + 1))
-  fi
-  cmp -s "$tmp/one" "$tmp/four" || { echo "FAIL: --threads 4 $args differs from --threads 1"; fails=$((fails + 1)); }
+  tsan_same kube schedule --threads @T@ $args "$tmp/c.json"
 done
 [ $fails -eq 0 ] || exit 1
 echo "tsan kube threads: ok"
