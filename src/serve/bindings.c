@@ -20,6 +20,7 @@
 
 #include "berth/arena.h"
 #include "berth/doc.h"
+#include "berth/nameidx.h"
 
 #define SEEN_MAX 4096u
 #define SEEN_BUCKETS 8192u /* a power of two: the seen pods' key index */
@@ -160,14 +161,6 @@ void serve_bindings_close(serve_bindings *b)
     free(b);
 }
 
-static uint32_t key_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 16777619u;
-    return h;
-}
-
 /* The seen pod of key (hash h), NULL when none (under mu). Work: one
  * bucket of the index, not the ring. */
 static seen_pod *seen_find(serve_bindings *b, const char *key, uint32_t h)
@@ -198,7 +191,7 @@ void serve_bindings_seen(serve_bindings *b, const char *key, const char *uid, co
         free(j);
         return; /* a later bind of this pod reports that it was not seen */
     }
-    uint32_t h = key_hash(key);
+    uint32_t h = berth_nameidx_hash(key);
     pthread_mutex_lock(&b->mu);
     seen_pod *s = seen_find(b, key, h);
     if (!s) {
@@ -228,7 +221,7 @@ int serve_bindings_bind(serve_bindings *b, const char *ns, const char *name, con
     pthread_mutex_lock(&b->mu);
     char *text = NULL;
     int rc = 0;
-    const seen_pod *s = seen_find(b, key, key_hash(key));
+    const seen_pod *s = seen_find(b, key, berth_nameidx_hash(key));
     if (s && uid && *uid && *s->uid && strcmp(uid, s->uid))
         rc = berth_error_set(e, BERTH_ENOENT,
                              "pod %s with uid %s was not seen by a filter call (the last one "

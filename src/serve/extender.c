@@ -18,6 +18,7 @@
  * nodenames calls take the fast path below: kept name sets, kept cycles,
  * warm scheduler states, and per state the results of the last pod classes
  * (a replica is answered from its class's result and kept reply). */
+#include "berth/grow.h"
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -382,14 +383,8 @@ static const char *text_intern(ext_call *q, uint32_t *tab, const char *text, siz
              i = (i + 1) & (EXT_TEXT_TABLE - 1))
             if (!strcmp(q->texts[tab[i] - 1], text))
                 return q->texts[tab[i] - 1];
-    if (q->ntexts == *cap) {
-        uint32_t nc = *cap ? 2 * *cap : 16;
-        char **nt = realloc(q->texts, nc * sizeof *nt);
-        if (!nt)
-            return NULL;
-        q->texts = nt;
-        *cap = nc;
-    }
+    if (berth_grow((void **)&q->texts, cap, q->ntexts + 1, sizeof *q->texts, 0))
+        return NULL;
     char *t = malloc(len + 1);
     if (!t)
         return NULL;
