@@ -15,3 +15,30 @@ etcd_require() {
     exit 0
   fi
 }
+
+# etcd_free_port SLICE: sets $port to a port nothing listens on and not
+# handed out before in this script. Ports come from the scenario's own slice
+# (0, 1, 2, ...) of 3,000 ports from 10000 up, below the kernel's ephemeral
+# range: a client socket of a concurrent test (curl, a replica's etcd
+# connection) takes its source port from that range and could otherwise
+# take a chosen port before etcd binds it, and two etcd scenarios running
+# side by side never draw from the same slice.
+etcd_taken=" "
+etcd_free_port() {
+  local width=3000 base=$(( 10000 + $1 * 3000 )) lo=32768
+  read -r lo _ < /proc/sys/net/ipv4/ip_local_port_range 2> /dev/null || lo=32768
+  # a lowered ephemeral range: slices of 1,000 above its usual top instead
+  [ $(( base + width )) -le "$lo" ] || { width=1000; base=$(( 61000 + $1 * 1000 )); }
+  for _ in $(seq 1 100); do
+    port=$(( base + RANDOM % width ))
+    case $etcd_taken in *" $port "*) continue ;; esac
+    (echo > /dev/tcp/127.0.0.1/$port) 2> /dev/null && continue
+    etcd_taken+="$port "; return 0
+  done
+  echo "no free port in slice $1" >&2; port=0; return 1
+}
+
+# etcd_bind_lost LOG: true when etcd's log says one of its ports was taken
+# (another process bound it after etcd_free_port chose it): start again on
+# fresh ports.
+etcd_bind_lost() { grep -q "address already in use" "$1" 2> /dev/null; }

@@ -28,21 +28,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; for i in 0 1 2; do tail -5 "$tmp/r$i.log" 2>/dev/null; done; exit 1; }
 cc -std=c11 -O1 -o "$tmp/check" tests/tools/estate_check.c -ljansson || fail "cannot build the checker"
 
-taken=" "
-free_port() { # a port nothing listens on, not handed out before (sets $port)
-  for _ in $(seq 1 50); do
-    port=$(( 20000 + RANDOM % 20000 ))
-    case $taken in *" $port "*) continue ;; esac
-    (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
-    taken+="$port "; return
-  done
-  port=0
-}
 cport=(); pport=(); epids=(); initial=
-for m in 0 1 2; do
-  free_port; cport[$m]=$port; free_port; pport[$m]=$port
-  initial+="${initial:+,}m$m=http://127.0.0.1:${pport[$m]}"
-done
 start_member() { # m
   local m=$1
   etcd --name "m$m" --data-dir "$tmp/etcd$m" --listen-client-urls "http://127.0.0.1:${cport[$m]}" \
@@ -53,13 +39,32 @@ start_member() { # m
     >> "$tmp/etcd$m.log" 2>&1 &
   epids[$m]=$!
 }
-for m in 0 1 2; do start_member $m; done
-for m in 0 1 2; do
-  for _ in $(seq 1 150); do
-    curl -sf -X POST -d '{}' "http://127.0.0.1:${cport[$m]}/v3/maintenance/status" > /dev/null && break
-    kill -0 "${epids[$m]}" 2>/dev/null || fail "etcd member $m exited: $(tail -3 "$tmp/etcd$m.log")"
-    sleep 0.1
+start_cluster() { # three members on fresh ports; returns 1 when one lost a port before binding it
+  local m
+  initial=
+  for m in 0 1 2; do
+    etcd_free_port 0 && cport[$m]=$port && etcd_free_port 0 && pport[$m]=$port || fail "no free port"
+    initial+="${initial:+,}m$m=http://127.0.0.1:${pport[$m]}"
+    rm -rf "$tmp/etcd$m"; : > "$tmp/etcd$m.log"
   done
+  for m in 0 1 2; do start_member $m; done
+  for m in 0 1 2; do
+    for _ in $(seq 1 150); do
+      curl -sf -X POST -d '{}' "http://127.0.0.1:${cport[$m]}/v3/maintenance/status" > /dev/null && break
+      if ! kill -0 "${epids[$m]}" 2>/dev/null; then
+        if etcd_bind_lost "$tmp/etcd$m.log"; then
+          for m in 0 1 2; do kill -9 "${epids[$m]}" 2>/dev/null; wait "${epids[$m]}" 2>/dev/null; done
+          return 1
+        fi
+        fail "etcd member $m exited: $(tail -3 "$tmp/etcd$m.log")"
+      fi
+      sleep 0.1
+    done
+  done
+}
+for try in 1 2 3 4; do
+  start_cluster && break
+  [ $try -lt 4 ] || fail "etcd members lost their ports four times"
 done
 ETCD="http://127.0.0.1:${cport[0]},http://127.0.0.1:${cport[1]},http://127.0.0.1:${cport[2]}"
 # the member that leads: its status names itself as leader

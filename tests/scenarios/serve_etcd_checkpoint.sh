@@ -29,19 +29,8 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; for i in 0 1 2; do tail -5 "$tmp/r$i.log" 2>/dev/null; done; exit 1; }
 
-taken=" "
-free_port() { # a port nothing listens on, not handed out before (sets $port)
-  for _ in $(seq 1 50); do
-    port=$(( 20000 + RANDOM % 20000 ))
-    case $taken in *" $port "*) continue ;; esac
-    (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
-    taken+="$port "; return
-  done
-  port=0
-}
-free_port; cport=$port; free_port; pport=$port
-ETCD="http://127.0.0.1:$cport"
-start_etcd() {
+start_etcd() { # on $cport/$pport; returns 1 when a port was taken before etcd bound it
+  ETCD="http://127.0.0.1:$cport"
   etcd --name t --data-dir "$tmp/etcd" --listen-client-urls "$ETCD" \
     --advertise-client-urls "$ETCD" --listen-peer-urls "http://127.0.0.1:$pport" \
     --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
@@ -49,12 +38,20 @@ start_etcd() {
   etcd_pid=$!
   for _ in $(seq 1 100); do
     curl -sf -X POST -d '{}' "$ETCD/v3/maintenance/status" > /dev/null && return 0
-    kill -0 "$etcd_pid" 2>/dev/null || fail "etcd exited: $(tail -3 "$tmp/etcd.log")"
+    if ! kill -0 "$etcd_pid" 2>/dev/null; then
+      etcd_bind_lost "$tmp/etcd.log" && { wait "$etcd_pid"; return 1; }
+      fail "etcd exited: $(tail -3 "$tmp/etcd.log")"
+    fi
     sleep 0.1
   done
   fail "etcd did not start"
 }
-start_etcd
+for try in 1 2 3 4; do
+  etcd_free_port 1 && cport=$port && etcd_free_port 1 && pport=$port || fail "no free port"
+  rm -rf "$tmp/etcd"; : > "$tmp/etcd.log"
+  start_etcd && break
+  [ $try -lt 4 ] || fail "etcd lost its ports four times: $(tail -3 "$tmp/etcd.log")"
+done
 
 ports=(0 0 0)
 start() { # replica i
@@ -218,7 +215,7 @@ for i in 0 1 2; do
   c=$(create $i "dead$i")
   [ "$c" = 503 ] || fail "replica $i write with etcd killed: $c"
 done
-start_etcd
+start_etcd || fail "etcd's ports were taken while it was down: $(tail -3 "$tmp/etcd.log")"
 ready_all "after etcd restarted"
 c=$(create 1 back2); [ "$c" = 201 ] || fail "write after the restart: $c"
 for i in 0 2; do

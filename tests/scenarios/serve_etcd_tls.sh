@@ -37,30 +37,31 @@ for n in srv cli; do
     -days 2 -extfile "$tmp/$n.ext" -out "$tmp/$n.pem"
 done
 
-taken=" "
-free_port() { # a port nothing listens on, not handed out before (sets $port)
-  for _ in $(seq 1 50); do
-    port=$(( 20000 + RANDOM % 20000 ))
-    case $taken in *" $port "*) continue ;; esac
-    (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
-    taken+="$port "; return
-  done
-  port=0
-}
-free_port; cport=$port; free_port; pport=$port
-etcd --name m0 --data-dir "$tmp/etcd" --listen-client-urls "https://127.0.0.1:$cport" \
-  --advertise-client-urls "https://127.0.0.1:$cport" \
-  --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
-  --initial-cluster "m0=http://127.0.0.1:$pport" --initial-cluster-state new \
-  --cert-file "$tmp/srv.pem" --key-file "$tmp/srv.key" --client-cert-auth \
-  --trusted-ca-file "$tmp/ca.pem" > "$tmp/etcd.log" 2>&1 &
-epid=$!
 TLS=(--cacert "$tmp/ca.pem" --cert "$tmp/cli.pem" --key "$tmp/cli.key")
-for _ in $(seq 1 150); do
-  curl -sf "${TLS[@]}" -X POST -d '{}' "https://127.0.0.1:$cport/v3/maintenance/status" \
-    > /dev/null && break
-  kill -0 "$epid" 2>/dev/null || fail "etcd exited: $(tail -3 "$tmp/etcd.log")"
-  sleep 0.1
+start_etcd() { # on fresh ports; returns 1 when one was taken before etcd bound it
+  etcd_free_port 2 && cport=$port && etcd_free_port 2 && pport=$port || fail "no free port"
+  rm -rf "$tmp/etcd"
+  etcd --name m0 --data-dir "$tmp/etcd" --listen-client-urls "https://127.0.0.1:$cport" \
+    --advertise-client-urls "https://127.0.0.1:$cport" \
+    --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+    --initial-cluster "m0=http://127.0.0.1:$pport" --initial-cluster-state new \
+    --cert-file "$tmp/srv.pem" --key-file "$tmp/srv.key" --client-cert-auth \
+    --trusted-ca-file "$tmp/ca.pem" > "$tmp/etcd.log" 2>&1 &
+  epid=$!
+  for _ in $(seq 1 150); do
+    curl -sf "${TLS[@]}" -X POST -d '{}' "https://127.0.0.1:$cport/v3/maintenance/status" \
+      > /dev/null && return 0
+    if ! kill -0 "$epid" 2>/dev/null; then
+      etcd_bind_lost "$tmp/etcd.log" && { wait "$epid"; return 1; }
+      fail "etcd exited: $(tail -3 "$tmp/etcd.log")"
+    fi
+    sleep 0.1
+  done
+  fail "etcd did not start"
+}
+for try in 1 2 3 4; do
+  start_etcd && break
+  [ $try -lt 4 ] || fail "etcd lost its ports four times: $(tail -3 "$tmp/etcd.log")"
 done
 ETCD="https://127.0.0.1:$cport"
 # the member really demands a client certificate
