@@ -27,6 +27,7 @@
  * them). */
 #include "kube/fitindex.h"
 #include "berth/grow.h"
+#include "berth/hash.h"
 #include "kube/fastpath.h"
 #include "kube/state.h"
 #include "kube/podkey.h"
@@ -126,21 +127,6 @@ struct kube_fitidx {
      * change in a session: its key is built once) */
     uint32_t *pod_cls;
 };
-
-/* FNV-1a over 8-byte words (keys are mostly request arrays). */
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037u;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, sizeof w);
-        h = (h ^ w) * 1099511628211u;
-    }
-    for (; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return (uint32_t)(h ^ (h >> 32));
-}
 
 /* ---- the profile ---- */
 
@@ -698,7 +684,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
 {
     *created = 0;
-    uint32_t h = hash_bytes(x->keybuf, len);
+    uint32_t h = (uint32_t)berth_hash_bytes(x->keybuf, len);
     for (uint32_t i = h & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
         uint32_t e = x->table[i];
         if (!e)

@@ -19,6 +19,7 @@
  * warm scheduler states, and per state the results of the last pod classes
  * (a replica is answered from its class's result and kept reply). */
 #include "berth/grow.h"
+#include "berth/hash.h"
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -100,21 +101,13 @@ static int cmp_knode(const void *a, const void *b)
     return strcmp(((const berth_knode *)a)->name, ((const berth_knode *)b)->name);
 }
 
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 /* The cache node named s[0..n), BERTH_KUBE_NONE when none. */
 static uint32_t cache_find(const node_cache *c, const char *s, size_t n)
 {
     if (!c || !c->hcap)
         return BERTH_KUBE_NONE;
     uint32_t mask = c->hcap - 1;
-    for (uint32_t i = hash_bytes(s, n) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = (uint32_t)berth_hash_bytes(s, n) & mask;; i = (i + 1) & mask) {
         uint32_t v = c->hix[i];
         if (!v)
             return BERTH_KUBE_NONE;
@@ -145,7 +138,8 @@ static void cache_set(serve_extender *x, berth_kcluster *k)
     if (c->hix) { /* without it the fast path steps aside (ext_fast) */
         c->hcap = cap;
         for (uint32_t n = 0; n < c->k.nnodes; n++) {
-            uint32_t i = hash_bytes(c->k.nodes[n].name, strlen(c->k.nodes[n].name)) & (cap - 1);
+            const char *nm = c->k.nodes[n].name;
+            uint32_t i = (uint32_t)berth_hash_bytes(nm, strlen(nm)) & (cap - 1);
             while (c->hix[i])
                 i = (i + 1) & (cap - 1);
             c->hix[i] = n + 1;
@@ -379,7 +373,7 @@ static const char *text_intern(ext_call *q, uint32_t *tab, const char *text, siz
 {
     uint32_t i = 0;
     if (tab)
-        for (i = hash_bytes(text, len) & (EXT_TEXT_TABLE - 1); tab[i];
+        for (i = (uint32_t)berth_hash_bytes(text, len) & (EXT_TEXT_TABLE - 1); tab[i];
              i = (i + 1) & (EXT_TEXT_TABLE - 1))
             if (!strcmp(q->texts[tab[i] - 1], text))
                 return q->texts[tab[i] - 1];
