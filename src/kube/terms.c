@@ -2,7 +2,9 @@
  * incremental counters: topology keys interned with per-node value ids,
  * counted term signatures (MATCH: pods matching a conjunction of selector +
  * namespace-set clauses; CARRIER: pods carrying an (anti-)affinity term of
- * a role) with per-node counts updated by kube_terms_assume, an anchor
+ * a role) with per-node counts updated by kube_terms_assume (a list of
+ * (node, count) until a signature counts on more than KUBE_SPARSE_MAX
+ * nodes, then a dense array from the count slabs), an anchor
  * index so an assumed pod only tests the signatures it may match, and per
  * pod O(nodes) aggregation per topology value into domain arrays.
  *
@@ -743,7 +745,8 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
 #endif
 
 /* A zeroed count array of nnodes + 2 int32s (64-byte aligned) from the
- * count slabs, NULL on ENOMEM. A new signature's array used to be a calloc
+ * count slabs (a dense signature's counts or a window), NULL on ENOMEM.
+ * A new signature's array used to be a calloc
  * of its own: at 5k nodes 20 KB, five page faults each allocating and
  * clearing a 4 KB page (1,500 signatures on a 10k-pod affinity run, ~7 %
  * of it in the kernel's page allocator). Slabs double from 4 arrays; once
