@@ -2,7 +2,9 @@
  * incremental counters: topology keys interned with per-node value ids,
  * counted term signatures (MATCH: pods matching a conjunction of selector +
  * namespace-set clauses; CARRIER: pods carrying an (anti-)affinity term of
- * a role) with per-node counts updated by kube_terms_assume, an anchor
+ * a role) with per-node counts updated by kube_terms_assume (a list of
+ * (node, count) until a signature counts on more than KUBE_SPARSE_MAX
+ * nodes, then a dense array from the count slabs), an anchor
  * index so an assumed pod only tests the signatures it may match, and per
  * pod O(nodes) aggregation per topology value into domain arrays.
  *
@@ -390,22 +392,96 @@ static void sig_free(kube_sig *g)
     }
     free(g->cl);
     free(g->extra_vals);
-    /* g->cnt lives in a count slab (cnt_alloc) */
+    /* g->cnt and g->win live in the count slabs (cnt_alloc) */
+    free(g->nzc);
     free(g->nz);
     free(g->innz);
     free(g->dtot);
 }
 
 /* The signature owning a count array (incremental mode only: there every
- * count array is a signature's). */
+ * count array is a signature's dense counts or its window). */
 static const kube_sig *sig_of(const kube_terms *t, const int32_t *cnt)
 {
     return &t->sigs[((const uint32_t *)cnt)[-1]];
 }
 
-/* Adds d to g's count at node n, keeping the list of non-zero nodes. */
-static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
+/* the count of g's j-th listed node */
+static inline int32_t sig_at(const kube_sig *g, uint32_t j)
 {
+    return g->cnt ? g->cnt[g->nz[j]] : g->nzc[j];
+}
+
+/* sparse g: the position of node n in nz, else g->nnz (at most
+ * KUBE_SPARSE_MAX compares) */
+static uint32_t sig_find(const kube_sig *g, uint32_t n)
+{
+    uint32_t j = 0;
+    while (j < g->nnz && g->nz[j] != n)
+        j++;
+    return j;
+}
+
+static int32_t *cnt_alloc(kube_terms *t);
+
+/* Sparse g lists one node more than t->sparse_max: its counts become a
+ * dense array (and innz, when a count went back to 0, as the dense path
+ * would have built it). A window lent stays lent and kept. */
+static int sig_promote(kube_terms *t, kube_sig *g, uint32_t id)
+{
+    int32_t *base = cnt_alloc(t);
+    if (!base)
+        return BERTH_ENOMEM;
+    if (g->hadzero) {
+        g->innz = calloc(t->nnodes ? t->nnodes : 1, 1);
+        if (!g->innz)
+            return BERTH_ENOMEM;
+        for (uint32_t j = 0; j < g->nnz; j++)
+            g->innz[g->nz[j]] = 1;
+    }
+    ((uint32_t *)base)[1] = id;
+    g->cnt = base + 2;
+    for (uint32_t j = 0; j < g->nnz; j++)
+        g->cnt[g->nz[j]] = g->nzc[j];
+    free(g->nzc);
+    g->nzc = NULL;
+    return 0;
+}
+
+/* Adds d to g's count at node n, keeping the list of non-zero nodes. */
+static int sig_bump(kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
+{
+    if (!g->cnt) {
+        uint32_t j = sig_find(g, n);
+        if (j == g->nnz && d && g->nnz >= t->sparse_max &&
+            sig_promote(t, g, (uint32_t)(g - t->sigs)))
+            return BERTH_ENOMEM;
+        if (!g->cnt) {
+            if (j == g->nnz) {
+                if (!d)
+                    return 0;
+                if (g->nnz == g->capnz) {
+                    uint32_t nc = g->capnz ? g->capnz * 2 : 16;
+                    uint32_t *q = realloc(g->nz, nc * sizeof *q);
+                    if (q)
+                        g->nz = q;
+                    int32_t *c = q ? realloc(g->nzc, nc * sizeof *c) : NULL;
+                    if (!c)
+                        return BERTH_ENOMEM;
+                    g->nzc = c;
+                    g->capnz = nc;
+                }
+                g->nz[g->nnz] = n;
+                g->nzc[g->nnz++] = 0;
+            }
+            g->nzc[j] += d;
+            if (g->win)
+                g->win[n] += d;
+            if (g->dtot && g->dval[n] != KUBE_NOVAL)
+                g->dtot[g->dval[n]] += d;
+            return 0;
+        }
+    }
     if (!g->cnt[n] && d && !(g->innz && g->innz[n])) {
         if (g->nnz == g->capnz) {
             uint32_t nc = g->capnz ? g->capnz * 2 : 16;
@@ -420,6 +496,8 @@ static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
         g->nz[g->nnz++] = n;
     }
     g->cnt[n] += d;
+    if (g->win)
+        g->win[n] += d;
     if (g->dtot && g->dval[n] != KUBE_NOVAL)
         g->dtot[g->dval[n]] += d;
     return 0;
@@ -427,10 +505,26 @@ static int sig_bump(kube_sig *g, uint32_t n, int32_t d)
 
 /* Subtracts d from g's count at node n. A node back at 0 stays in nz (its
  * entry adds nothing); innz then records which nodes nz lists, so a later
- * bump does not list a node twice. */
-static int sig_drop(const kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
+ * bump does not list a node twice (sparse: nz itself says it, hadzero
+ * that the list is no longer exact). */
+static int sig_drop(kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
 {
+    if (!g->cnt) {
+        uint32_t j = sig_find(g, n);
+        if (j == g->nnz) /* never counted there: as the dense path, counted below 0 */
+            return d ? sig_bump(t, g, n, -d) : 0;
+        g->nzc[j] -= d;
+        if (g->win)
+            g->win[n] -= d;
+        if (g->dtot && g->dval[n] != KUBE_NOVAL)
+            g->dtot[g->dval[n]] -= d;
+        if (!g->nzc[j] && d)
+            g->hadzero = 1;
+        return 0;
+    }
     g->cnt[n] -= d;
+    if (g->win)
+        g->win[n] -= d;
     if (g->dtot && g->dval[n] != KUBE_NOVAL)
         g->dtot[g->dval[n]] -= d;
     if (g->cnt[n] || g->innz || !d)
@@ -608,7 +702,7 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
         for (uint32_t n = 0; n < t->nnodes; n++)
             for (uint32_t i = 0; i < s->node_npods[n]; i++) {
                 uint32_t q = s->node_pods[n][i];
-                if (sig_matches(t, g, q, &s->k->pods[q]) && sig_bump(g, n, 1))
+                if (sig_matches(t, g, q, &s->k->pods[q]) && sig_bump(t, g, n, 1))
                     return BERTH_ENOMEM;
             }
         return 0;
@@ -627,7 +721,7 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
             if (t->stamp[q] == t->serial || !t->on[q])
                 continue;
             t->stamp[q] = t->serial;
-            if (sig_matches(t, g, q, &s->k->pods[q]) && sig_bump(g, t->on[q] - 1, 1))
+            if (sig_matches(t, g, q, &s->k->pods[q]) && sig_bump(t, g, t->on[q] - 1, 1))
                 return BERTH_ENOMEM;
         }
     }
@@ -651,7 +745,8 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
 #endif
 
 /* A zeroed count array of nnodes + 2 int32s (64-byte aligned) from the
- * count slabs, NULL on ENOMEM. A new signature's array used to be a calloc
+ * count slabs (a dense signature's counts or a window), NULL on ENOMEM.
+ * A new signature's array used to be a calloc
  * of its own: at 5k nodes 20 KB, five page faults each allocating and
  * clearing a 4 KB page (1,500 signatures on a 10k-pod affinity run, ~7 %
  * of it in the kernel's page allocator). Slabs double from 4 arrays; once
@@ -719,23 +814,74 @@ static uint32_t sig_get(kube_sched *s, kube_clause *cl, uint32_t ncl, int kind, 
         sig_free(&g);
         return id;
     }
-    int32_t *base = cnt_alloc(t);
-    if (base) {
-        ((uint32_t *)base)[1] = t->nsigs; /* the id this signature gets */
-        g.cnt = base + 2;
-    }
-    if (!g.cnt || grow((void **)&t->sigs, &t->capsigs, t->nsigs + 1, sizeof *t->sigs) ||
+    /* counts start sparse (sig_bump makes them dense past KUBE_SPARSE_MAX nodes) */
+    if (grow((void **)&t->sigs, &t->capsigs, t->nsigs + 1, sizeof *t->sigs) ||
         smap_put(&t->sig_map, t->text, t->nsigs)) {
         sig_free(&g);
         return KUBE_NOVAL;
     }
     id = t->nsigs++;
     t->sigs[id] = g;
+    if (!t->sparse_max && sig_promote(t, &t->sigs[id], id))
+        return KUBE_NOVAL;
     if (kind == KUBE_SIG_MATCH && sig_init_counts(s, &t->sigs[id]))
         return KUBE_NOVAL;
     if (index_add(t, &t->idx[kind], &t->sigs[id], id))
         return KUBE_NOVAL;
     return id;
+}
+
+/* Signature id's counts per node for request q: the dense array, or for a
+ * sparse signature its window, lent on first use (the counts scattered
+ * into a zeroed array: O(listed nodes)) and held by q until
+ * req_unhold. NULL on ENOMEM. */
+static const int32_t *sig_read(kube_terms *t, kube_terms_req *q, uint32_t id)
+{
+    kube_sig *g = &t->sigs[id];
+    if (g->cnt)
+        return g->cnt;
+    if (grow((void **)&q->held, &q->capheld, q->nheld + 1, sizeof *q->held))
+        return NULL;
+    if (!g->win) {
+        int32_t *w;
+        if (t->nwfree) {
+            w = t->wfree[--t->nwfree];
+        } else {
+            /* room in wfree for every window made, so giving one back
+             * cannot fail */
+            if (grow((void **)&t->wfree, &t->capwfree, t->nwin + 1, sizeof *t->wfree))
+                return NULL;
+            int32_t *base = cnt_alloc(t);
+            if (!base)
+                return NULL;
+            t->nwin++;
+            w = base + 2;
+        }
+        ((uint32_t *)w)[-1] = id;
+        for (uint32_t j = 0; j < g->nnz; j++)
+            w[g->nz[j]] = g->nzc[j];
+        g->win = w;
+    }
+    g->wref++;
+    q->held[q->nheld++] = id;
+    return g->win;
+}
+
+/* Gives back the windows q holds: one cleared at the nodes its signature
+ * lists (every node it ever counted) once no request holds it. */
+static void req_unhold(kube_terms *t, kube_terms_req *q)
+{
+    for (uint32_t i = 0; i < q->nheld; i++) {
+        kube_sig *g = &t->sigs[q->held[i]];
+        if (--g->wref)
+            continue;
+        for (uint32_t j = 0; j < g->nnz; j++)
+            g->win[g->nz[j]] = 0;
+        /* wfree has room for every window (sig_read) */
+        t->wfree[t->nwfree++] = g->win;
+        g->win = NULL;
+    }
+    q->nheld = 0;
 }
 
 static int clause_copy(kube_clause *c, const berth_selector *sel, uint32_t extra,
@@ -768,6 +914,7 @@ int kube_terms_init(kube_sched *s)
     berth_kcluster *k = s->k;
     t->nnodes = k->nnodes;
     t->npods = k->npods;
+    t->sparse_max = KUBE_SPARSE_MAX;
     int rc = 0;
     for (uint32_t i = 0; i < k->nnamespaces && !rc; i++)
         ns_intern(t, k->namespaces[i].name, &k->namespaces[i].labels, &rc);
@@ -798,6 +945,7 @@ static void req_free_all(kube_terms_req *q)
     free(q->anti);
     free(q->isc);
     free(q->carr);
+    free(q->held);
     free(q->aslot);
     free(q->xslot);
     free(q->eslot);
@@ -843,6 +991,7 @@ void kube_terms_free(kube_sched *s)
     }
     free(t->cslab);
     free(t->cslab_len);
+    free(t->wfree);
     smap_free(&t->sig_map);
     index_free(&t->idx[0]);
     index_free(&t->idx[1]);
@@ -883,7 +1032,7 @@ static int visit_assume(kube_sched *s, uint32_t sig, int anchored, void *ctx)
     const uint32_t *pn = ctx;
     kube_terms *t = s->terms;
     if (sig_matches_at(t, &t->sigs[sig], pn[0], &s->k->pods[pn[0]], anchored))
-        return sig_bump(&t->sigs[sig], pn[1], 1);
+        return sig_bump(t, &t->sigs[sig], pn[1], 1);
     return 0;
 }
 
@@ -963,7 +1112,7 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
             int32_t d = (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
                             ? terms[i].weight
                             : 1;
-            if (add ? sig_bump(&t->sigs[g], node, d) : sig_drop(t, &t->sigs[g], node, d))
+            if (add ? sig_bump(t, &t->sigs[g], node, d) : sig_drop(t, &t->sigs[g], node, d))
                 return BERTH_ENOMEM;
         }
     }
@@ -1170,7 +1319,7 @@ static const int32_t *match_counts(kube_sched *s, kube_terms_req *q, kube_clause
     }
     uint32_t id = sig_get(s, cl, ncl, KUBE_SIG_MATCH, 0, spread, 0, extra);
     *sig = id;
-    return id == KUBE_NOVAL ? NULL : t->sigs[id].cnt;
+    return id == KUBE_NOVAL ? NULL : sig_read(t, q, id);
 }
 
 /* adds spread constraint c of pod (selector sel: the constraint's or the
@@ -1239,8 +1388,10 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
             return BERTH_ENOMEM;
         if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
             pc.self = berth_selector_matches(&ss, &p->labels);
-            pc.cnt = t->sigs[id].cnt;
+            pc.cnt = sig_read(t, q, id);
             pc.sig = id;
+            if (!pc.cnt)
+                return BERTH_ENOMEM;
             return spread_push(q, c, &pc);
         }
     }
@@ -1581,7 +1732,8 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
                 if (rc)
                     return BERTH_ENOMEM;
                 if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
-                    cnt = t->sigs[id].cnt;
+                    if (!(cnt = sig_read(t, q, id)))
+                        return BERTH_ENOMEM;
                     sig = id;
                 }
             }
@@ -1612,12 +1764,17 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
         return rc;
     for (uint32_t i = 0; i < q->ncarr; i++) {
         const kube_sig *g = &t->sigs[q->carr[i]];
+        if (g->role != KUBE_ROLE_ANTI_REQ && !role_mult(s, g->role))
+            continue;
+        const int32_t *cnt = sig_read(t, q, q->carr[i]);
+        if (!cnt)
+            return BERTH_ENOMEM;
         if (g->role == KUBE_ROLE_ANTI_REQ) {
             q->has_exist = 1;
-            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, g->key, -1, g->cnt, q->carr[i]);
-        } else if (role_mult(s, g->role)) {
+            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, g->key, -1, cnt, q->carr[i]);
+        } else {
             rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, g->key, role_mult(s, g->role),
-                              g->cnt, q->carr[i]);
+                              cnt, q->carr[i]);
         }
         if (rc)
             return rc;
@@ -1638,6 +1795,7 @@ int kube_terms_prepare(kube_sched *s, kube_req *r)
             return BERTH_ENOMEM;
     }
     /* reset, keeping the buffers */
+    req_unhold(t, q);
     for (uint32_t i = 0; i < q->nowned; i++)
         free(q->owned[i]);
     q->nowned = 0;
@@ -1697,6 +1855,7 @@ void kube_terms_release(kube_sched *s, kube_req *r)
     kube_terms_req *q = r->terms;
     if (!t || !q)
         return;
+    req_unhold(t, q);
     if (q == &t->req0) {
         for (uint32_t i = 0; i < q->nowned; i++)
             free(q->owned[i]);
@@ -1880,7 +2039,7 @@ static int pts_totals(kube_sched *s, kube_terms_req *q, const kube_pts_c *c)
         for (uint32_t j = 0; j < g->nnz; j++) {
             uint32_t n = g->nz[j];
             if (k->val[n] != KUBE_NOVAL)
-                g->dtot[k->val[n]] += g->cnt[n];
+                g->dtot[k->val[n]] += sig_at(g, j);
         }
     }
     return 1;
@@ -2512,7 +2671,7 @@ uint32_t kube_terms_nz(const kube_sched *s, const kube_term_ref *tr, const uint3
 {
     const kube_sig *g = &s->terms->sigs[tr->sig];
     *nz = g->nz;
-    *exact = !g->innz; /* no count went back to 0 */
+    *exact = !g->innz && !g->hadzero; /* no count went back to 0 */
     return g->nnz;
 }
 

@@ -20,6 +20,9 @@
 #include "kube/state.h"
 
 #define KUBE_NOVAL UINT32_MAX
+/* a signature listing more nodes than this has dense counts
+ * (kube_terms.sparse_max) */
+#define KUBE_SPARSE_MAX 64
 
 /* string -> uint32 map with owned key copies: open addressing over
  * cache-line slots (hash, length, value and a key shorter than inl kept in
@@ -67,11 +70,22 @@ typedef struct kube_sig {
     kube_clause *cl;
     uint32_t ncl;
     const char **extra_vals; /* values of matchLabelKeys requirements */
-    int32_t *cnt;        /* per node; cnt[-1] holds the signature id (sig_of) */
+    /* Counts are sparse while at most KUBE_SPARSE_MAX nodes are listed (nz
+     * with nzc: a signature of ~20 pods costs a few hundred bytes, not 4
+     * bytes a node), then dense (cnt). A request reads a sparse signature
+     * through a window: a dense array lent from kube_terms.wfree while some
+     * request holds it (wref), kept equal to the counts by every change,
+     * all zero again when given back. cnt[-1] and win[-1] hold the
+     * signature id (sig_of). */
+    int32_t *cnt;        /* per node once dense, else NULL */
+    int32_t *nzc;        /* sparse: the count of nz[j] */
+    int32_t *win;        /* sparse or promoted while lent: the window, else NULL */
+    uint32_t wref;
+    int hadzero;         /* sparse: a count went back to 0 (innz once dense) */
     uint32_t *nz;        /* nodes whose count is non-zero, in order of first count
                           * (after an unassume it may also list nodes back at 0) */
     uint32_t nnz, capnz;
-    uint8_t *innz;       /* per node: listed in nz; NULL until a count drops to 0 */
+    uint8_t *innz;       /* dense: per node, listed in nz; NULL until a count drops to 0 */
     /* per-domain totals of cnt over the values of topology key dkey (dval:
      * its per-node value ids), kept on every count change once a spread
      * constraint on that key has asked for them; dropped when node data
@@ -156,6 +170,9 @@ struct kube_terms_req {
     size_t zused, zcap;
     size_t *ztouch;
     size_t ntouch, captouch;
+    /* sparse signatures whose window this request holds (one entry a hold) */
+    uint32_t *held;
+    uint32_t nheld, capheld;
     /* reference mode: count arrays owned for this pod */
     int32_t **owned;
     uint32_t nowned, capowned;
@@ -178,6 +195,10 @@ struct kube_terms {
     uint32_t ncslab, capcslab;
     int32_t *cfree;               /* next unused int32 of the last slab */
     size_t cleft;                 /* int32s left there */
+    uint32_t sparse_max;          /* KUBE_SPARSE_MAX; tests set 0 (dense from the
+                                   * start) before the first signature */
+    int32_t **wfree;              /* windows not lent (all zero), from the slabs */
+    uint32_t nwfree, capwfree, nwin;
     kube_smap key_map;
     kube_tkey *keys;
     uint32_t nkeys, capkeys;

@@ -6,8 +6,10 @@
  * "no pod matches anywhere but the pod matches its own terms" exception),
  * anti-affinity symmetry (existing pods' terms), score normalisation; then
  * the incremental counters against the plain reference (s->reference) on
- * random clusters, pod by pod with assumes in between, and on a wide
- * cluster with ~900 signatures (the count arrays' slabs, huge ones included).
+ * random clusters, pod by pod with assumes in between, on a wide
+ * cluster with ~900 signatures (the count arrays' slabs, huge ones
+ * included), and across the sparse-to-dense promotion of a signature's
+ * counts, counted in and out again.
  *
  * Clusters are built by hand: node and pod strings and arrays live in the
  * cluster's arena; nodes are named n0.. so the name sort keeps order. */
@@ -935,6 +937,10 @@ static void test_many_signatures_vs_reference(void **state)
     kube_sched inc, ref;
     assert_int_equal(kube_sched_init(&inc, &a->k, &a->prof, 0), 0);
     assert_int_equal(kube_sched_init(&ref, &a->k, &a->prof, 1), 0);
+    /* dense counts from the start (a signature of 3 pods would stay
+     * sparse): no signature exists yet, the bound pods carry no terms */
+    assert_int_equal(inc.terms->nsigs, 0);
+    inc.terms->sparse_max = 0;
     const berth_filter_plugin *fl[2] = {&kube_pts_filter, &kube_ipa_filter};
     for (uint32_t k = 0; k < NAPPS; k++) {
         uint32_t pod = 3 * k + 2;
@@ -1000,6 +1006,181 @@ static void test_many_signatures_vs_reference(void **state)
     fx_free(a);
 }
 
+/* Filters (verdicts and reasons) and scores of pod on every node, the
+ * incremental counters against the reference, and the own-term counts of
+ * qh (a request for pod held since before the changes); returns the
+ * feasible count. */
+static uint32_t same_as_reference(kube_sched *inc, kube_sched *ref, uint32_t pod, uint32_t nn,
+                                  const kube_terms_req *qh, uint32_t *cand, uint8_t *vi,
+                                  uint8_t *vr, int64_t *si, int64_t *sr)
+{
+    const berth_filter_plugin *fl[2] = {&kube_pts_filter, &kube_ipa_filter};
+    const berth_score_plugin *sl[2] = {&kube_pts_score, &kube_ipa_score};
+    char bi[256], br[256];
+    kube_req ri, rr;
+    assert_int_equal(kube_req_init(inc, &ri, pod), 0);
+    assert_int_equal(kube_req_init(ref, &rr, pod), 0);
+    uint32_t nf = 0;
+    for (uint32_t n = 0; n < nn; n++)
+        cand[n] = n;
+    uint8_t *ok = vr + nn;
+    memset(ok, 1, nn);
+    for (int f = 0; f < 2; f++) {
+        memset(vi, 0, nn);
+        memset(vr, 0, nn);
+        fl[f]->filter(inc, &ri, cand, nn, vi);
+        fl[f]->filter(ref, &rr, cand, nn, vr);
+        for (uint32_t n = 0; n < nn; n++) {
+            if (vi[n] != vr[n])
+                fail_msg("pod %u filter %d node %u: %d vs %d", pod, f, n, vi[n], vr[n]);
+            fl[f]->reason(inc, &ri, n, bi, sizeof bi);
+            fl[f]->reason(ref, &rr, n, br, sizeof br);
+            assert_string_equal(bi, br);
+            if (vi[n])
+                ok[n] = 0;
+        }
+    }
+    for (uint32_t n = 0; n < nn; n++)
+        if (ok[n])
+            cand[nf++] = n;
+    for (int sc = 0; sc < 2 && nf; sc++) {
+        sl[sc]->score(inc, &ri, cand, nf, si);
+        sl[sc]->score(ref, &rr, cand, nf, sr);
+        for (uint32_t j = 0; j < nf; j++)
+            if (si[j] != sr[j])
+                fail_msg("pod %u score %d node %u: %lld vs %lld", pod, sc, cand[j],
+                         (long long)si[j], (long long)sr[j]);
+    }
+    /* the counts the incremental requests read (dense arrays or windows)
+     * are the reference's own-term counts, node by node */
+    const kube_terms_req *qi = ri.terms, *qr = rr.terms;
+    assert_int_equal(qi->nanti, qr->nanti);
+    assert_int_equal(qi->npf, qr->npf);
+    for (uint32_t n = 0; n < nn; n++) {
+        assert_int_equal(qi->anti[0].cnt[n], qr->anti[0].cnt[n]);
+        assert_int_equal(qi->pf[0].cnt[n], qr->pf[0].cnt[n]);
+        assert_int_equal(qh->anti[0].cnt[n], qr->anti[0].cnt[n]);
+        assert_int_equal(qh->pf[0].cnt[n], qr->pf[0].cnt[n]);
+    }
+    kube_req_free(inc, &ri);
+    kube_req_free(ref, &rr);
+    return nf;
+}
+
+/* Sparse counts promoted to dense (terms.c sig_promote): 200 nodes, an app
+ * of 150 pods (each on its own node, each carrying a preferred
+ * anti-affinity term against the probe's app) and a probe pod whose spread
+ * constraints, required anti-affinity and preferred affinity all count the
+ * app. The app is assumed a few pods, partly counted out again (a sparse
+ * count back at 0), assumed on 150 nodes (past KUBE_SPARSE_MAX: its
+ * signatures turn dense, then count again on the nodes back at 0) and
+ * counted out to none, the probe's filters,
+ * reasons, scores and counts compared with the reference at every step. A
+ * request for the probe is held throughout, so the windows it reads are
+ * lent across the promotion and must follow every change. */
+static void test_sparse_promotion_vs_reference(void **state)
+{
+    (void)state;
+    enum { NN = 200, NA = 150, PROBE = NA };
+    fx *a = fx_new(0, NA + 1);
+    char b[128];
+    free(a->k.nodes);
+    a->k.nodes = calloc(NN, sizeof *a->k.nodes);
+    assert_non_null(a->k.nodes);
+    a->k.nnodes = a->k.capnodes = NN;
+    for (uint32_t n = 0; n < NN; n++) {
+        snprintf(b, sizeof b, "n%03u", n);
+        a->k.nodes[n].name = adup(a, b);
+        a->k.nodes[n].alloc_pods = 110;
+        snprintf(b, sizeof b, "%s=z%u,%s=n%03u", ZONE, n % 4, HOST, n);
+        node_labels(a, n, b);
+    }
+    for (uint32_t i = 0; i < NA; i++) {
+        berth_kpod *p = &a->k.pods[i];
+        pod_labels(a, i, "app=a");
+        add_term(a, &p->anti_pref, &p->nanti_pref, mkterm(a, "app=b", HOST, 3));
+        add_term(a, &p->aff_pref, &p->naff_pref, mkterm(a, "app=a", ZONE, 2));
+    }
+    berth_kpod *pr = &a->k.pods[PROBE];
+    pod_labels(a, PROBE, "app=b");
+    add_spread(a, PROBE, 40, ZONE, 1, "app=a");
+    add_spread(a, PROBE, 1, HOST, 0, "app=a");
+    add_term(a, &pr->anti_req, &pr->nanti_req, mkterm(a, "app=a", HOST, 0));
+    add_term(a, &pr->aff_pref, &pr->naff_pref, mkterm(a, "app=a", ZONE, 5));
+    uint32_t *cand = calloc(NN, sizeof *cand);
+    uint8_t *vi = calloc(NN, 1), *vr = calloc(2 * NN, 1);
+    int64_t *si = calloc(NN, sizeof *si), *sr = calloc(NN, sizeof *sr);
+    assert_true(cand && vi && vr && si && sr);
+    kube_sched inc, ref;
+    assert_int_equal(kube_sched_init(&inc, &a->k, &a->prof, 0), 0);
+    assert_int_equal(kube_sched_init(&ref, &a->k, &a->prof, 1), 0);
+    kube_req held;
+    assert_int_equal(kube_req_init(&inc, &held, PROBE), 0);
+    const kube_terms_req *qh = held.terms;
+    const kube_terms *t = inc.terms;
+    uint32_t anti_sig = qh->anti[0].sig;
+    assert_null(t->sigs[anti_sig].cnt); /* sparse, read through a window */
+    assert_non_null(t->sigs[anti_sig].win);
+    /* (pods to assume, to count out) per phase; node of pod i: 7i mod NN */
+    static const int32_t steps[][2] = {{10, 6}, {NA, NA}};
+    uint8_t *on = calloc(NA, 1);
+    assert_non_null(on);
+    uint32_t feasible = 0, checks = 0;
+    for (uint32_t ph = 0; ph < 2; ph++) {
+        for (int32_t j = 0; j < steps[ph][0]; j++) {
+            /* the second phase from the last pod: the nodes counted out
+             * before (listed at 0 while sparse) count again once dense */
+            int32_t i = ph ? steps[ph][0] - 1 - j : j;
+            if (on[i])
+                continue;
+            uint32_t n = (uint32_t)(7 * i) % NN;
+            assert_int_equal(kube_assume(&inc, (uint32_t)i, n), 0);
+            assert_int_equal(kube_assume(&ref, (uint32_t)i, n), 0);
+            on[i] = 1;
+            feasible += same_as_reference(&inc, &ref, PROBE, NN, qh, cand, vi, vr, si, sr);
+            checks++;
+            assert_int_equal(qh->anti[0].cnt[n], 1);
+        }
+        if (ph == 1) /* 150 nodes: the app's signatures are dense now */
+            assert_non_null(t->sigs[anti_sig].cnt);
+        /* counted out in another order: odd ones first */
+        for (int32_t k = 0; k < steps[ph][1]; k++) {
+            int32_t i = k < (steps[ph][1] + 1) / 2 ? 2 * k + 1 : 2 * (k - (steps[ph][1] + 1) / 2);
+            if (i >= steps[ph][0] || !on[i])
+                continue;
+            uint32_t n = (uint32_t)(7 * i) % NN;
+            assert_int_equal(kube_unassume(&inc, (uint32_t)i, n, 0), 0);
+            assert_int_equal(kube_unassume(&ref, (uint32_t)i, n, 0), 0);
+            on[i] = 0;
+            feasible += same_as_reference(&inc, &ref, PROBE, NN, qh, cand, vi, vr, si, sr);
+            checks++;
+            assert_int_equal(qh->anti[0].cnt[n], 0);
+        }
+    }
+    /* everything counted out: the held window reads all zero */
+    for (uint32_t n = 0; n < NN; n++)
+        assert_int_equal(qh->anti[0].cnt[n], 0);
+    /* steps compared: 10 + 6 in, 146 + 150 in and out; the probe fit
+     * somewhere (its anti-affinity leaves the nodes without the app) */
+    assert_int_equal(checks, 10 + 6 + 146 + 150);
+    assert_true(feasible > 0);
+    kube_req_free(&inc, &held);
+    /* the window given back is all zero again */
+    assert_int_equal(t->nwfree, t->nwin);
+    for (uint32_t w = 0; w < t->nwfree; w++)
+        for (uint32_t n = 0; n < NN; n++)
+            assert_int_equal(t->wfree[w][n], 0);
+    kube_sched_free(&inc);
+    kube_sched_free(&ref);
+    free(on);
+    free(cand);
+    free(vi);
+    free(vr);
+    free(si);
+    free(sr);
+    fx_free(a);
+}
+
 static void test_random_vs_reference(void **state)
 {
     (void)state;
@@ -1029,6 +1210,7 @@ int main(void)
         cmocka_unit_test(test_affinity_score),
         cmocka_unit_test(test_random_vs_reference),
         cmocka_unit_test(test_many_signatures_vs_reference),
+        cmocka_unit_test(test_sparse_promotion_vs_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
