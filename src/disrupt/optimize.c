@@ -41,7 +41,9 @@
  *   candidates, at most BOUND_GROUP_MAX) as one command when Karpenter's
  *   decision allows it.
  *   Then a local search on the best order (and its trial's phases): a
- *   candidate it kept goes first (insert), one it deleted goes last (drop).
+ *   candidate it kept goes first (insert), one it deleted goes last (drop),
+ *   or both at once (swap: the next insert and the next drop not yet tried
+ *   as a swap), in turn.
  * The caller keeps Karpenter's plan unless this one is strictly better.
  * Work bound: phase 2 places each candidate's pods at most once per round
  * and stops after DELETE_FAILS x max(1, FAIL_NODES / nodes) failed tries;
@@ -995,6 +997,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     uint64_t work = 0, last = 0;
     uint32_t trials = 0;
     int have = 0, final = 0;
+    uint32_t exhausted = 0; /* local-search kinds without a move left (bits) */
     int64_t best_sav = 0, best_net = 0, ceil_sav, ceil_net;
     trial_ceiling(&c, list, nl, rest, pool_left, &ceil_sav, &ceil_net);
     int best_gf = 0;
@@ -1034,41 +1037,49 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             memcpy(order, list, nl * sizeof *order);
             qsort_r(order, nl, sizeof *order, cmp_key_asc, (void *)&c);
         } else {
-            /* the next move not tried yet: insert on even steps, drop on odd */
-            int insert = (step - norders) % 2 == 0;
-            uint32_t pick = BERTH_KUBE_NONE;
-            double pk = 0;
-            for (uint32_t i = 0; i < nl; i++) {
-                uint32_t n = best_order[i];
-                if (tried[n] & (insert ? 1 : 2) || gone[n] != (insert ? 0 : 1))
+            /* the next move not tried yet, in turn: insert, drop, swap (the
+             * next insert and the next drop of their own kind at once) */
+            uint32_t kind = (step - norders) % 3;
+            uint32_t pick[2] = {BERTH_KUBE_NONE, BERTH_KUBE_NONE};
+            for (int mv = 0; mv < 2; mv++) {
+                int insert = mv == 0;
+                uint8_t bit = kind == 2 ? (insert ? 4 : 8) : (insert ? 1 : 2);
+                if ((kind == 0 && !insert) || (kind == 1 && insert))
                     continue;
-                double kk = insert ? s->n[n].price
-                                   : -order_key(s, n, ORD_SAVING, u, &req[2 * n], frac[n]);
-                if (pick == BERTH_KUBE_NONE || (insert ? kk > pk : kk < pk)) {
-                    pick = n;
-                    pk = kk;
+                double pk = 0;
+                for (uint32_t i = 0; i < nl; i++) {
+                    uint32_t n = best_order[i];
+                    if (tried[n] & bit || gone[n] != (insert ? 0 : 1))
+                        continue;
+                    double kk = insert ? s->n[n].price
+                                       : -order_key(s, n, ORD_SAVING, u, &req[2 * n], frac[n]);
+                    if (pick[mv] == BERTH_KUBE_NONE || (insert ? kk > pk : kk < pk)) {
+                        pick[mv] = n;
+                        pk = kk;
+                    }
                 }
             }
-            if (pick == BERTH_KUBE_NONE) {
-                /* this kind is exhausted; stop when both are */
-                int other = 0;
-                for (uint32_t i = 0; i < nl && !other; i++) {
-                    uint32_t n = best_order[i];
-                    other = !(tried[n] & (insert ? 2 : 1)) && gone[n] == (insert ? 1 : 0);
-                }
-                if (!other)
+            if ((kind != 1 && pick[0] == BERTH_KUBE_NONE) ||
+                (kind != 0 && pick[1] == BERTH_KUBE_NONE)) {
+                /* this kind is exhausted (until a better trial); stop when
+                 * all three are */
+                exhausted |= 1u << kind;
+                if (exhausted == 7)
                     break;
                 continue;
             }
-            tried[pick] |= insert ? 1 : 2;
+            if (pick[0] != BERTH_KUBE_NONE)
+                tried[pick[0]] |= kind == 2 ? 4 : 1;
+            if (pick[1] != BERTH_KUBE_NONE)
+                tried[pick[1]] |= kind == 2 ? 8 : 2;
             no = 0;
-            if (insert)
-                order[no++] = pick;
+            if (pick[0] != BERTH_KUBE_NONE)
+                order[no++] = pick[0];
             for (uint32_t i = 0; i < nl; i++)
-                if (best_order[i] != pick)
+                if (best_order[i] != pick[0] && best_order[i] != pick[1])
                     order[no++] = best_order[i];
-            if (!insert)
-                order[no++] = pick;
+            if (pick[1] != BERTH_KUBE_NONE)
+                order[no++] = pick[1];
         }
         uint64_t w0 = work;
         rc = run_trial(&c, order, no, gf, rest, taken, group, &trial, &work);
@@ -1098,6 +1109,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             best_net = net;
             best_gf = gf;
             memcpy(best_order, order, nl * sizeof *order);
+            exhausted = 0;
             memset(gone, 0, s->nn);
             /* 1 deleted, 2 replaced (neither move takes it) */
             for (uint32_t i = 0; i < best.nactions; i++)
