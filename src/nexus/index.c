@@ -870,6 +870,17 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     }
     if (NEVER(best_m == BERTH_NEXUS_NONE))
         return -1;
+    /* the machine's lines, fetched side by side while the pipeline runs
+     * (its filters, scores, reserve and the updates read them all) */
+    const berth_machine *mm = &nx->machines[best_m];
+    __builtin_prefetch(&st->mach[best_m]);
+    __builtin_prefetch(st->bits + 2 * (size_t)(best_m >> 6) * st->sstride, 1);
+    __builtin_prefetch(st->bits + 2 * (size_t)(best_m >> 6) * st->sstride + 8, 1);
+    __builtin_prefetch(&st->ctxbits[best_m >> 6], 1);
+    if (mm->ncells) {
+        __builtin_prefetch(&nx->cells[mm->first_cell], 1);
+        __builtin_prefetch(&nx->cells[mm->first_cell + mm->ncells - 1], 1);
+    }
     /* the full scan's pick; the pipeline's filters and scores re-check it */
     cand[0] = best_m;
     return 1;
