@@ -2,22 +2,28 @@
  *
  * Per (rack, SKU) it counts machines that fit the SKU (and those that also
  * host an extra-large VM); per SKU an 8-ary min tree over racks (a node's
- * eight children are one cache line) holds the packed rack key
- * (context-pool VMs, no-XL-host flag, utilisation ppm, rack index),
- * UINT64_MAX where nothing fits. narrow() finds the best rack by
- * branch and bound over that tree, evaluating racks that already hold VMs
- * of the context cluster exactly (their machine-spread term can be > 0),
- * and hands the pipeline the one machine the full scan would pick there:
- * inside a rack every machine shares the rack terms, so the pick is the
- * lowest fitting machine with the fewest context-cluster VMs, then packing
- * extra-large; per-SKU fit bit columns and the context-cluster bit column
- * find it in a few words (a rack of 100 machines is 2-3 words). Cost per
- * placement: O(active SKUs * log8 racks) to update (a tree walk stops where
- * the minimum no longer changes), O(log8 racks + machines per rack / 64) to
- * pick, independent of the number of racks otherwise. Hot state is packed
- * so that a placement touches few cache lines: one record per machine, one
- * per rack, the rack's counters of every SKU side by side, a machine's two
- * fit bits of a SKU in one line, one line per tree level. */
+ * eight children are one cache line) of the packed rack key (context-pool
+ * VMs, no-XL-host flag, utilisation ppm, rack index), UINT64_MAX where
+ * nothing fits. The leaves are not stored: a leaf is the rack's SKU-free
+ * key (one array shared by every SKU) ORed with its fit class for the SKU
+ * (a byte), so a rack's change is one key write, not one per SKU. The tree
+ * of the SKU being placed (hot) follows every change at once; the others
+ * catch up from a shared change log when next read. narrow() takes the
+ * rack named in the root's key, and runs branch and bound over the tree
+ * only to evaluate racks that already hold VMs of the context cluster
+ * exactly (their machine-spread term can be > 0); it hands the pipeline
+ * the one machine the full scan would pick there: inside a rack every
+ * machine shares the rack terms, so the pick is the lowest fitting machine
+ * with the fewest context-cluster VMs, then packing extra-large; per-SKU
+ * fit bit columns and the context-cluster bit column find it in a few
+ * words (a rack of 100 machines is 2-3 words). Cost per placement:
+ * O(active SKUs) fit flags, O(log8 racks) for the hot tree's path (it stops
+ * where the minimum holds), O(1) to log, O(machines per rack / 64) to
+ * pick; a SKU's catch-up is at most one level-1 recomputation per group
+ * changed since its last read. Hot state is packed so that a placement
+ * touches few cache lines: one record per machine, one per rack, the
+ * rack's counters of every SKU side by side, a machine's two fit bits of a
+ * SKU in one line, one line per tree level. */
 #include "nexus/state.h"
 #include "core/invariant.h"
 
@@ -48,7 +54,9 @@ void nexus_state_free(berth_nexus *nx)
     free(s->rack);
     free(s->fitcnt);
     free(s->bits);
+    free(s->cls);
     free(s->ctxbits);
+    free(s->rkey);
     free(s->need_cpu);
     free(s->need_mem);
     free(s->need_cells);
@@ -56,12 +64,11 @@ void nexus_state_free(berth_nexus *nx)
         for (uint32_t i = 0; i < s->nskus; i++)
             free(s->tree[i]);
     free(s->tree);
-    if (s->dirty)
-        for (uint32_t i = 0; i < s->nskus; i++)
-            free(s->dirty[i]);
-    free(s->dirty);
-    free(s->ndirty);
-    free(s->dirty_flag);
+    free(s->clog);
+    free(s->glast);
+    free(s->cursor);
+    free(s->gseen);
+    free(s->gscratch);
     free(s->slot);
     free(s->active);
     free(s->touched_racks);
@@ -126,14 +133,46 @@ static void *zalloc64(size_t n, size_t size)
     return p;
 }
 
-static uint64_t leaf_key(const berth_nexus *nx, uint32_t r, uint32_t s)
+#define KEY_NOXL (1ull << (KEY_RACK_BITS + KEY_UTIL_BITS))
+
+/* The fit class of a rack from its two counters of a SKU. */
+static inline uint8_t cls_of(const uint32_t *cnt)
 {
-    const berth_nexus_state *st = nx->state;
-    size_t i = (size_t)r * st->sstride + st->slot[s];
-    if (st->fitcnt[2 * i] == 0)
-        return UINT64_MAX;
-    uint32_t noxl = nx->skus[s].extra_large ? st->fitcnt[2 * i + 1] == 0 : 0;
-    return pack_key(st->rack[r].ctx_pool, noxl, st->rack[r].util, r);
+    return (uint8_t)((cnt[0] == 0 ? NEXUS_CLS_NOFIT : 0) | (cnt[1] == 0 ? NEXUS_CLS_NOXL : 0));
+}
+
+/* What a rack's class ORs into its shared key to make sku's leaf, per
+ * class: all ones when nothing fits, the no-XL-host bit for an extra-large
+ * SKU when no fitting machine hosts an extra-large VM. */
+typedef struct cls_tab {
+    uint64_t or[4];
+} cls_tab;
+
+static inline cls_tab cls_tab_of(const berth_nexus *nx, uint32_t s)
+{
+    cls_tab t = {{0, nx->skus[s].extra_large ? KEY_NOXL : 0, UINT64_MAX, UINT64_MAX}};
+    return t;
+}
+
+/* The slot's class row (cls of rack 0). */
+static inline const uint8_t *cls_row(const berth_nexus_state *st, uint32_t a)
+{
+    return st->cls + (size_t)a * 8 * st->ngroups;
+}
+
+/* Level-1 node g: the minimum of its eight leaves (rk = rkey + 8g, cl =
+ * the slot's class row + 8g). */
+static inline uint64_t group_min(const uint64_t *rk, const uint8_t *cl, const uint64_t *or4)
+{
+#define LEAF(i) (rk[i] | or4[cl[i] & 3])
+    uint64_t v0 = LEAF(0), v1 = LEAF(1), v2 = LEAF(2), v3 = LEAF(3);
+    uint64_t v4 = LEAF(4), v5 = LEAF(5), v6 = LEAF(6), v7 = LEAF(7);
+#undef LEAF
+    uint64_t a = v0 < v1 ? v0 : v1, b = v2 < v3 ? v2 : v3;
+    uint64_t d = v4 < v5 ? v4 : v5, e = v6 < v7 ? v6 : v7;
+    a = a < b ? a : b;
+    d = d < e ? d : e;
+    return a < d ? a : d;
 }
 
 static inline void bit_put(uint64_t *w, uint32_t m, int on)
@@ -173,17 +212,22 @@ static uint32_t rack_util_of(const nexus_rstate *rs)
     return (uint32_t)(u > 1000000u ? 1000000u : u);
 }
 
+static void hot_update(berth_nexus_state *st, uint32_t r);
+
 void nexus_rack_rekey(berth_nexus *nx, uint32_t r)
 {
     berth_nexus_state *st = nx->state;
-    st->rack[r].util = rack_util_of(&st->rack[r]);
-    uint8_t *flag = st->dirty_flag + (size_t)r * st->sstride;
-    for (uint32_t a = 0; a < st->nactive; a++) {
-        if (flag[a])
-            continue;
-        flag[a] = 1;
-        uint32_t s = st->active[a];
-        st->dirty[s][st->ndirty[s]++] = r;
+    nexus_rstate *rs = &st->rack[r];
+    rs->util = rack_util_of(rs);
+    st->rkey[r] = pack_key(rs->ctx_pool, 0, rs->util, r);
+    uint32_t g = r >> 3;
+    if (st->hot != BERTH_NEXUS_NONE)
+        hot_update(st, r);
+    /* log the group for the other trees unless it is logged after the
+     * latest flush: then its entry lies ahead of every cursor */
+    if (st->glast[g] <= st->lastflush) {
+        st->clog[st->clog_end & st->clog_mask] = g;
+        st->glast[g] = ++st->clog_end;
     }
 }
 
@@ -196,50 +240,140 @@ static inline uint64_t min8(const uint64_t *c)
     return a < d ? a : d;
 }
 
+/* Recomputes every node of sku's tree (activation, or a SKU whose cursor
+ * fell out of the log). Padding nodes stay UINT64_MAX. */
+static void tree_build(berth_nexus *nx, uint32_t s)
+{
+    berth_nexus_state *st = nx->state;
+    uint64_t *t = st->tree[s];
+    const uint8_t *cl = cls_row(st, st->slot[s]);
+    cls_tab tab = cls_tab_of(nx, s);
+    uint64_t *l1 = t + st->toff[1];
+    uint32_t n = st->ngroups;
+    for (uint32_t g = 0; g < n; g++)
+        l1[g] = group_min(st->rkey + 8 * (size_t)g, cl + 8 * (size_t)g, tab.or);
+    for (uint32_t k = 2; k <= st->tlevels; k++) {
+        n = (n + 7) / 8; /* real nodes of level k */
+        for (uint32_t j = 0; j < n; j++)
+            t[st->toff[k] + j] = min8(t + st->toff[k - 1] + 8 * (size_t)j);
+    }
+}
+
+/* Level-1 node g of tree t changed: re-minimise its path, stopping at the
+ * first node whose minimum stays the same. */
+static inline void path_up(const berth_nexus_state *st, uint64_t *t, uint32_t g)
+{
+    for (uint32_t k = 2; k <= st->tlevels; k++) {
+        uint64_t mn = min8(t + st->toff[k - 1] + (g & ~7u));
+        g >>= 3;
+        uint64_t *p = t + st->toff[k] + g;
+        if (*p == mn)
+            break;
+        *p = mn;
+    }
+}
+
+/* Rack r changed (its key or class): bring the hot SKU's tree up to date
+ * at once. The tree was up to date but for r, and a key holds its rack's
+ * index, so the level-1 node's minimum names its rack: a leaf that drops
+ * below it (a context pool's count reset) replaces it up the path as far as
+ * it is smaller; only a rise of the node's own minimum (the rack just
+ * placed on) recomputes the node from its eight leaves. */
+static void hot_update(berth_nexus_state *st, uint32_t r)
+{
+    uint64_t *t = st->hot_tree; /* level 1 is at offset 0 */
+    uint32_t g = r >> 3;
+    uint64_t leaf = st->rkey[r] | st->hot_tab[st->hot_cls[r] & 3], cur = t[g];
+    if (cur != UINT64_MAX && (uint32_t)(cur & ((1u << KEY_RACK_BITS) - 1)) == r) {
+        if (leaf == cur)
+            return;
+        if (leaf > cur) {
+            t[g] = group_min(st->rkey + 8 * (size_t)g, st->hot_cls + 8 * (size_t)g,
+                             st->hot_tab);
+            path_up(st, t, g);
+            return;
+        }
+    } else if (leaf >= cur) {
+        return;
+    }
+    /* a smaller minimum: it replaces each node on the path it is below */
+    t[g] = leaf;
+    for (uint32_t k = 2; k <= st->tlevels; k++) {
+        g >>= 3;
+        uint64_t *p = t + st->toff[k] + g;
+        if (*p <= leaf)
+            break;
+        *p = leaf;
+    }
+}
+
+/* Makes s (an active SKU or BERTH_NEXUS_NONE) the hot SKU: the one whose
+ * tree every change updates at once (the SKU being placed: its tree is
+ * read after every change). The previous hot SKU is up to date, so its
+ * cursor moves to the end of the log. */
+static void set_hot(berth_nexus *nx, uint32_t s)
+{
+    berth_nexus_state *st = nx->state;
+    if (st->hot == s)
+        return;
+    if (st->hot != BERTH_NEXUS_NONE)
+        st->cursor[st->hot] = st->lastflush = st->clog_end;
+    st->hot = BERTH_NEXUS_NONE;
+    if (s != BERTH_NEXUS_NONE) {
+        nexus_index_flush(nx, s);
+        st->hot_tree = st->tree[s];
+        st->hot_cls = cls_row(st, st->slot[s]);
+        cls_tab tab = cls_tab_of(nx, s);
+        memcpy(st->hot_tab, tab.or, sizeof st->hot_tab);
+    }
+    st->hot = s;
+}
+
 void nexus_index_flush(berth_nexus *nx, uint32_t s)
 {
     berth_nexus_state *st = nx->state;
-    uint32_t n = st->ndirty[s];
-    if (!n)
+    uint64_t from = st->cursor[s], end = st->clog_end;
+    if (from == end || s == st->hot)
         return;
+    st->cursor[s] = st->lastflush = end;
+    if (end - from > (uint64_t)st->clog_mask + 1) {
+        tree_build(nx, s); /* entries overwritten: rebuild */
+        return;
+    }
     uint64_t *t = st->tree[s];
-    uint32_t *ls = st->dirty[s];
-    size_t S = st->sstride, a = st->slot[s];
-    uint64_t xlbit = nx->skus[s].extra_large ? 1ull << (KEY_RACK_BITS + KEY_UTIL_BITS) : 0;
+    uint32_t *ls = st->gscratch, n = 0;
+    /* each logged group once */
+    for (uint64_t p = from; p < end; p++) {
+        uint32_t g = st->clog[p & st->clog_mask];
+        uint64_t bit = 1ull << (g & 63);
+        if (st->gseen[g >> 6] & bit)
+            continue;
+        st->gseen[g >> 6] |= bit;
+        ls[n++] = g;
+    }
+    for (uint32_t d = 0; d < n; d++)
+        st->gseen[ls[d] >> 6] = 0;
+    /* level 1 from the leaves; the list keeps the nodes that changed */
+    const uint8_t *cl = cls_row(st, st->slot[s]);
+    cls_tab tab = cls_tab_of(nx, s);
+    uint64_t *l1 = t + st->toff[1];
     uint32_t cnt = 0;
-    /* re-key the leaves; the list keeps the ones that changed */
     for (uint32_t d = 0; d < n; d++) {
-        uint32_t r = ls[d];
-        size_t ri = (size_t)r * S + a;
-        st->dirty_flag[ri] = 0;
-        const nexus_rstate *rs = &st->rack[r];
-        uint64_t v = st->fitcnt[2 * ri] ? pack_key(rs->ctx_pool, 0, rs->util, r) |
-                                              (st->fitcnt[2 * ri + 1] == 0 ? xlbit : 0)
-                                        : UINT64_MAX;
-        if (t[r] != v) {
-            t[r] = v;
-            ls[cnt++] = r;
+        uint32_t g = ls[d];
+        uint64_t mn = group_min(st->rkey + 8 * (size_t)g, cl + 8 * (size_t)g, tab.or);
+        if (l1[g] != mn) {
+            l1[g] = mn;
+            ls[cnt++] = g;
         }
     }
-    st->ndirty[s] = 0;
     if (cnt == 1) {
-        /* one path (the common case: the last placement's rack): stop at
-         * the first node whose minimum stays the same */
-        uint32_t j = ls[0];
-        for (uint32_t k = 1; k <= st->tlevels; k++) {
-            uint64_t mn = min8(t + st->toff[k - 1] + (j & ~7u));
-            j >>= 3;
-            uint64_t *p = t + st->toff[k] + j;
-            if (*p == mn)
-                break;
-            *p = mn;
-        }
+        path_up(st, t, ls[0]);
         return;
     }
     /* several: level by level, a node shared by several paths is
      * recomputed once (a second visit finds its minimum already right) and
      * a node whose minimum stays the same ends its paths */
-    for (uint32_t k = 1; k <= st->tlevels && cnt; k++) {
+    for (uint32_t k = 2; k <= st->tlevels && cnt; k++) {
         const uint64_t *c = t + st->toff[k - 1];
         uint64_t *p = t + st->toff[k];
         uint32_t out = 0;
@@ -269,10 +403,13 @@ static inline int fits_sku(const berth_nexus *nx, const berth_nexus_state *st, u
     return got >= st->need_cells[s];
 }
 
-/* Sets machine m's fit flags for the SKU of slot a to nf: counters and bit
- * columns. bitrow: the slot row of m's word (bits + 2 * (m / 64) *
- * sstride), cntrow: the slot row of m's rack (fitcnt + 2 * rack * sstride). */
-static inline void set_fit(uint64_t *bitrow, uint32_t *cntrow, uint32_t m, uint32_t a, uint32_t nf)
+/* Sets machine m's fit flags for the SKU of slot a to nf: counters, class
+ * and bit columns. bitrow: the slot row of m's word (bits + 2 * (m / 64) *
+ * sstride), cntrow: the slot row of m's rack r (fitcnt + 2 * r * sstride),
+ * cls0: the class of rack r in slot 0 (cls + r; slot a's is 8 * ngroups * a
+ * further). */
+static inline void set_fit(uint64_t *bitrow, uint32_t *cntrow, uint8_t *cls0, size_t clstride,
+                           uint32_t m, uint32_t a, uint32_t nf)
 {
     uint64_t *w = bitrow + 2 * a;
     uint32_t sh = m & 63;
@@ -282,6 +419,7 @@ static inline void set_fit(uint64_t *bitrow, uint32_t *cntrow, uint32_t m, uint3
     uint32_t *cnt = cntrow + 2 * a;
     cnt[0] += (nf & 1u) - (of & 1u);
     cnt[1] += (nf >> 1) - (of >> 1);
+    cls0[a * clstride] = cls_of(cnt);
     w[0] ^= (uint64_t)((nf ^ of) & 1u) << sh;
     w[1] ^= (uint64_t)((nf ^ of) >> 1) << sh;
 }
@@ -296,12 +434,14 @@ static void machine_refit(berth_nexus *nx, uint32_t m)
     int sched = ms->sched != 0;
     uint64_t *bitrow = st->bits + 2 * (size_t)(m >> 6) * st->sstride;
     uint32_t *cntrow = st->fitcnt + 2 * (size_t)r * st->sstride;
+    uint8_t *cls0 = st->cls + r;
+    size_t clstride = 8 * (size_t)st->ngroups;
     for (uint32_t a = 0; a < st->nactive; a++) {
         uint32_t s = st->active[a];
         uint32_t nf = 0;
         if (sched && fits_sku(nx, st, m, s))
             nf = NEXUS_FIT | hosts;
-        set_fit(bitrow, cntrow, m, a, nf);
+        set_fit(bitrow, cntrow, cls0, clstride, m, a, nf);
     }
 }
 
@@ -317,9 +457,12 @@ int nexus_index_init(berth_nexus *nx)
     uint32_t R = nx->nracks, M = nx->nmachines, S = nx->nskus;
     st->nskus = S;
     st->nracks = R;
-    /* tree levels: level 0 holds R leaves, each level above one node per 8
-     * of the level below, up to a single root; every level padded to 8 */
-    uint32_t c = R ? R : 1, off = 0, k = 0;
+    /* tree levels: level 0 (not stored) holds R leaves, each level above
+     * one node per 8 of the level below, up to a single root at level 1 or
+     * above; every stored level padded to 8 */
+    st->ngroups = R ? (R + 7) / 8 : 1;
+    uint32_t c = st->ngroups, off = 0, k = 1;
+    st->toff[0] = 0;
     for (;;) {
         st->toff[k] = off;
         off += (c + 7) & ~7u;
@@ -330,6 +473,13 @@ int nexus_index_init(berth_nexus *nx)
     }
     st->tlevels = k;
     st->tsize = off;
+    size_t G8 = 8 * (size_t)st->ngroups;
+    /* the log: a power of two, at least 8 entries per group (a SKU that
+     * falls further behind is rebuilt: one recomputation per 8 changes) */
+    uint32_t cap = 16;
+    while (cap < G8 && cap < (1u << 30))
+        cap *= 2;
+    st->clog_mask = cap - 1;
     st->mach = zalloc64(M ? M : 1, sizeof *st->mach);
     st->rack = zalloc64(R ? R : 1, sizeof *st->rack);
     st->sstride = 8;
@@ -338,22 +488,29 @@ int nexus_index_init(berth_nexus *nx)
     st->bits = zalloc64((size_t)st->words * st->sstride * 2 + 1, sizeof *st->bits);
     st->slot = malloc((S + 1) * sizeof *st->slot);
     st->ctxbits = calloc((size_t)st->words + 1, sizeof *st->ctxbits);
+    st->cls = malloc(G8 * st->sstride);
+    st->rkey = zalloc64(G8, sizeof *st->rkey);
+    st->clog = malloc((size_t)cap * sizeof *st->clog);
+    st->glast = calloc(st->ngroups, sizeof *st->glast);
+    st->cursor = calloc(S + 1, sizeof *st->cursor);
+    st->gseen = calloc((st->ngroups + 63) / 64, sizeof *st->gseen);
+    st->gscratch = malloc(st->ngroups * sizeof *st->gscratch);
     st->need_cpu = calloc(S + 1, sizeof *st->need_cpu);
     st->need_mem = calloc(S + 1, sizeof *st->need_mem);
     st->need_cells = calloc(S + 1, sizeof *st->need_cells);
     st->tree = calloc(S + 1, sizeof *st->tree);
-    st->dirty = calloc(S + 1, sizeof *st->dirty);
-    st->ndirty = calloc(S + 1, sizeof *st->ndirty);
-    st->dirty_flag = calloc((size_t)R * st->sstride + 1, 1);
     st->active = calloc(S + 1, sizeof *st->active);
     st->allowed = calloc(R ? R : 1, 1);
     if (!st->mach || !st->rack || !st->fitcnt || !st->tree || !st->active || !st->allowed ||
         !st->bits || !st->ctxbits || !st->need_cpu || !st->need_mem || !st->need_cells ||
-        !st->dirty || !st->ndirty || !st->dirty_flag || !st->slot)
+        !st->slot || !st->cls || !st->rkey || !st->clog || !st->glast || !st->cursor ||
+        !st->gseen || !st->gscratch)
         return BERTH_ENOMEM;
+    memset(st->cls, NEXUS_CLS_NOFIT | NEXUS_CLS_NOXL, G8 * st->sstride);
     for (uint32_t s = 0; s < S; s++)
         st->slot[s] = BERTH_NEXUS_NONE;
     st->ctx_cluster = st->ctx_pool = BERTH_NEXUS_NONE;
+    st->hot = BERTH_NEXUS_NONE;
     for (uint32_t m = 0; m < M; m++) {
         const berth_machine *mm = &nx->machines[m];
         st->mach[m].sched = !mm->cordoned && !mm->down;
@@ -362,8 +519,12 @@ int nexus_index_init(berth_nexus *nx)
             st->rack[mm->rack].used_cpu += nx->cells[mm->first_cell + i].used_cpu;
         }
     }
-    for (uint32_t r = 0; r < R; r++)
+    for (size_t r = 0; r < G8; r++)
+        st->rkey[r] = UINT64_MAX;
+    for (uint32_t r = 0; r < R; r++) {
         st->rack[r].util = rack_util_of(&st->rack[r]);
+        st->rkey[r] = pack_key(0, 0, st->rack[r].util, r);
+    }
     return 0;
 }
 
@@ -375,25 +536,29 @@ static int grow_slots(berth_nexus_state *st, uint32_t R)
     size_t old = st->sstride, nw = 2 * old;
     uint32_t *fc = zalloc64((size_t)R * nw * 2 + 1, sizeof *fc);
     uint64_t *bits = zalloc64((size_t)st->words * nw * 2 + 1, sizeof *bits);
-    uint8_t *df = calloc((size_t)R * nw + 1, 1);
-    if (!fc || !bits || !df) {
+    size_t G8 = 8 * (size_t)st->ngroups;
+    uint8_t *cls = malloc(G8 * nw);
+    if (!fc || !bits || !cls) {
         free(fc);
         free(bits);
-        free(df);
+        free(cls);
         return BERTH_ENOMEM;
     }
-    for (size_t r = 0; r < R; r++) {
+    for (size_t r = 0; r < R; r++)
         memcpy(fc + 2 * r * nw, st->fitcnt + 2 * r * old, 2 * old * sizeof *fc);
-        memcpy(df + r * nw, st->dirty_flag + r * old, old);
-    }
+    /* class rows are slot-major: the old rows stay, the new ones start empty */
+    memcpy(cls, st->cls, G8 * old);
+    memset(cls + G8 * old, NEXUS_CLS_NOFIT | NEXUS_CLS_NOXL, G8 * (nw - old));
     for (size_t w = 0; w < st->words; w++)
         memcpy(bits + 2 * w * nw, st->bits + 2 * w * old, 2 * old * sizeof *bits);
     free(st->fitcnt);
     free(st->bits);
-    free(st->dirty_flag);
+    free(st->cls);
     st->fitcnt = fc;
     st->bits = bits;
-    st->dirty_flag = df;
+    st->cls = cls;
+    if (st->hot != BERTH_NEXUS_NONE)
+        st->hot_cls = cls_row(st, st->slot[st->hot]);
     st->sstride = (uint32_t)nw;
     return 0;
 }
@@ -405,15 +570,10 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
         return 0;
     size_t bytes = ((size_t)st->tsize * sizeof(uint64_t) + 63) & ~(size_t)63;
     uint64_t *t = aligned_alloc(64, bytes);
-    uint32_t *dl = malloc((nx->nracks ? nx->nracks : 1) * sizeof *dl);
-    if (!t || !dl) {
-        free(t);
-        free(dl);
+    if (!t)
         return BERTH_ENOMEM;
-    }
     if (st->nactive == st->sstride && grow_slots(st, nx->nracks)) {
         free(t);
-        free(dl);
         return BERTH_ENOMEM;
     }
     uint32_t a = st->nactive;
@@ -426,23 +586,19 @@ int nexus_sku_activate(berth_nexus *nx, uint32_t s)
         uint32_t f = 0;
         if (st->mach[m].sched && fits_sku(nx, st, m, s))
             f = NEXUS_FIT | (st->mach[m].xl_cnt > 0 ? NEXUS_XLFIT : 0);
+        uint32_t r = nx->machines[m].rack;
         set_fit(st->bits + 2 * (size_t)(m >> 6) * st->sstride,
-                st->fitcnt + 2 * (size_t)nx->machines[m].rack * st->sstride, m, a, f);
+                st->fitcnt + 2 * (size_t)r * st->sstride, st->cls + r, 8 * (size_t)st->ngroups,
+                m, a, f);
     }
     st->slot[s] = a;
     for (uint32_t i = 0; i < st->tsize; i++)
         t[i] = UINT64_MAX;
-    for (uint32_t r = 0; r < nx->nracks; r++)
-        t[r] = leaf_key(nx, r, s);
-    uint32_t n = nx->nracks ? nx->nracks : 1;
-    for (uint32_t k = 1; k <= st->tlevels; k++) {
-        n = (n + 7) / 8; /* real nodes of level k; the padding stays UINT64_MAX */
-        for (uint32_t j = 0; j < n; j++)
-            t[st->toff[k] + j] = min8(t + st->toff[k - 1] + 8 * (size_t)j);
-    }
     st->tree[s] = t;
-    st->dirty[s] = dl;
-    st->ndirty[s] = 0;
+    tree_build(nx, s);
+    /* up to date now: the log so far is behind it (and, as for a flush,
+     * behind the next change's append rule) */
+    st->cursor[s] = st->lastflush = st->clog_end;
     st->active[st->nactive++] = s;
     return 0;
 }
@@ -631,7 +787,7 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
 {
     berth_nexus *nx = state;
     const nexus_req *rq = req;
-    const berth_nexus_state *st = nx->state;
+    berth_nexus_state *st = nx->state;
     /* the descent resolves ties to the lowest rack and machine: other
      * tie-breaks take the full scan (the reference) */
     if (!st->use_index || st->tiebreak != BERTH_TIE_FIRST)
@@ -639,27 +795,22 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     const uint64_t *t = st->tree[rq->sku];
     if (!t || cap == 0)
         return -1;
-    nexus_index_flush(nx, rq->sku);
+    set_hot(nx, rq->sku);
     uint32_t top = st->tlevels;
     if (t[st->toff[top]] == UINT64_MAX)
         return 0;
     u128 best = ~(u128)0;
     uint32_t best_rack = BERTH_NEXUS_NONE, best_m = BERTH_NEXUS_NONE;
     uint64_t best_leaf = UINT64_MAX;
-    /* first the minimum's path, one cache line a level: its leaf holds the
-     * smallest key, and when its exact key adds nothing (no context-cluster
-     * VMs to spread from: the common case) no other rack can beat it, so the
-     * bound below prunes at the root */
+    /* first the minimum's rack (a key ends in its rack's index): when its
+     * exact key adds nothing (no context-cluster VMs to spread from: the
+     * common case) no other rack can beat it, so the bound below prunes at
+     * the root */
     uint64_t root = t[st->toff[top]];
-    uint32_t j = 0;
-    for (uint32_t k = top; k > 0; k--) {
-        const uint64_t *c = t + st->toff[k - 1] + 8 * (size_t)j;
-        uint32_t i = 0;
-        while (i < 7 && c[i] != root)
-            i++;
-        j = 8 * j + i;
-    }
-    if (NEVER(t[j] != root))
+    const uint8_t *cl = cls_row(st, st->slot[rq->sku]);
+    cls_tab tab = cls_tab_of(nx, rq->sku);
+    uint32_t j = (uint32_t)(root & ((1u << KEY_RACK_BITS) - 1));
+    if (NEVER(j >= st->nracks || (st->rkey[j] | tab.or[cl[j] & 3]) != root))
         return -1;
     if (!rq->allowed || rq->allowed[j]) {
         uint32_t m = BERTH_NEXUS_NONE;
@@ -680,16 +831,22 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
         uint64_t key = t[st->toff[k] + n];
         if (key == UINT64_MAX || exact_of(key, 0) >= best)
             continue;
-        if (k == 0) {
-            uint32_t m = BERTH_NEXUS_NONE;
-            if (rq->allowed && !rq->allowed[n])
-                continue;
-            u128 ex = st->rack[n].ctx_cluster ? rack_exact(nx, n, rq, key, &m) : exact_of(key, 0);
-            if (ex < best) {
-                best = ex;
-                best_rack = n;
-                best_m = m;
-                best_leaf = key;
+        if (k == 1) {
+            /* the leaves, lowest rack first */
+            for (uint32_t r = 8 * n; r < 8 * n + 8; r++) {
+                uint64_t leaf = st->rkey[r] | tab.or[cl[r] & 3];
+                uint32_t m = BERTH_NEXUS_NONE;
+                if (leaf == UINT64_MAX || exact_of(leaf, 0) >= best ||
+                    (rq->allowed && !rq->allowed[r]))
+                    continue;
+                u128 ex = st->rack[r].ctx_cluster ? rack_exact(nx, r, rq, leaf, &m)
+                                                  : exact_of(leaf, 0);
+                if (ex < best) {
+                    best = ex;
+                    best_rack = r;
+                    best_m = m;
+                    best_leaf = leaf;
+                }
             }
             continue;
         }
@@ -713,6 +870,17 @@ int nexus_narrow(void *state, const void *req, uint32_t *cand, uint32_t cap)
     }
     if (NEVER(best_m == BERTH_NEXUS_NONE))
         return -1;
+    /* the machine's lines, fetched side by side while the pipeline runs
+     * (its filters, scores, reserve and the updates read them all) */
+    const berth_machine *mm = &nx->machines[best_m];
+    __builtin_prefetch(&st->mach[best_m]);
+    __builtin_prefetch(st->bits + 2 * (size_t)(best_m >> 6) * st->sstride, 1);
+    __builtin_prefetch(st->bits + 2 * (size_t)(best_m >> 6) * st->sstride + 8, 1);
+    __builtin_prefetch(&st->ctxbits[best_m >> 6], 1);
+    if (mm->ncells) {
+        __builtin_prefetch(&nx->cells[mm->first_cell], 1);
+        __builtin_prefetch(&nx->cells[mm->first_cell + mm->ncells - 1], 1);
+    }
     /* the full scan's pick; the pipeline's filters and scores re-check it */
     cand[0] = best_m;
     return 1;
@@ -737,29 +905,33 @@ int nexus_index_check(berth_nexus *nx, char *msg, size_t size)
     if (!st)
         return 0;
     uint32_t S = st->nskus, R = nx->nracks, SS = st->sstride;
-    /* pending re-keys: each listed once, flagged exactly when listed */
+    size_t G8 = 8 * (size_t)st->ngroups;
+    /* the change log: every cursor within it, scratch clear; then every
+     * active tree brought up to date */
+    for (uint32_t g = 0; g < st->ngroups; g++)
+        if (st->glast[g] > st->clog_end || ((st->gseen[g >> 6] >> (g & 63)) & 1))
+            return check_fail(msg, size, "log: group %u last logged at %llu of %llu, or seen", g,
+                              (unsigned long long)st->glast[g],
+                              (unsigned long long)st->clog_end);
+    if (st->lastflush > st->clog_end)
+        return check_fail(msg, size, "log: last flush beyond the end");
     for (uint32_t s = 0; s < S; s++) {
-        if (!st->tree[s]) {
-            if (st->ndirty[s])
-                return check_fail(msg, size, "inactive SKU %s has pending re-keys",
-                                  nx->skus[s].name);
+        if (!st->tree[s])
             continue;
-        }
-        uint32_t flagged = 0;
-        for (uint32_t r = 0; r < R; r++)
-            flagged += st->dirty_flag[(size_t)r * SS + st->slot[s]];
-        if (flagged != st->ndirty[s] || st->ndirty[s] > R)
-            return check_fail(msg, size, "%s: %u racks flagged dirty, %u listed",
-                              nx->skus[s].name, flagged, st->ndirty[s]);
-        for (uint32_t d = 0; d < st->ndirty[s]; d++)
-            if (st->dirty[s][d] >= R ||
-                !st->dirty_flag[(size_t)st->dirty[s][d] * SS + st->slot[s]])
-                return check_fail(msg, size, "%s: listed dirty rack %u not flagged",
-                                  nx->skus[s].name, st->dirty[s][d]);
+        if (s == st->hot)
+            continue; /* kept up to date at every change: the node checks below */
+        if (st->cursor[s] > st->lastflush)
+            return check_fail(msg, size, "%s: cursor beyond the last flush", nx->skus[s].name);
         nexus_index_flush(nx, s);
-        if (st->ndirty[s])
-            return check_fail(msg, size, "%s: flush left pending re-keys", nx->skus[s].name);
+        if (st->cursor[s] != st->clog_end)
+            return check_fail(msg, size, "%s: flush left pending changes", nx->skus[s].name);
     }
+    for (uint32_t g = 0; g < (st->ngroups + 63) / 64; g++)
+        if (st->gseen[g])
+            return check_fail(msg, size, "log: scratch bits left set");
+    for (size_t r = R; r < G8; r++)
+        if (st->rkey[r] != UINT64_MAX)
+            return check_fail(msg, size, "padding rack key %zu is set", r);
     if (st->ctx_cluster != BERTH_NEXUS_NONE || st->ctx_pool != BERTH_NEXUS_NONE)
         return check_fail(msg, size, "placement context left set");
     uint32_t *xl = calloc(nx->nmachines + 1, sizeof *xl);
@@ -800,6 +972,11 @@ int nexus_index_check(berth_nexus *nx, char *msg, size_t size)
             rc = check_fail(msg, size, "rack %s util %u ppm stale", rk->name, rs->util);
             break;
         }
+        if (st->rkey[r] != pack_key(0, 0, rs->util, r)) {
+            rc = check_fail(msg, size, "rack %s key %llx stale", rk->name,
+                            (unsigned long long)st->rkey[r]);
+            break;
+        }
         if (rs->ctx_pool || rs->ctx_cluster) {
             rc = check_fail(msg, size, "context rack counters not cleared on rack %s", rk->name);
             break;
@@ -830,11 +1007,19 @@ int nexus_index_check(berth_nexus *nx, char *msg, size_t size)
                                 rk->name, nx->skus[s].name, cnt[0], cnt[1], fc, xc);
                 break;
             }
+            uint8_t cl = cls_row(st, st->slot[s])[r];
+            if (cl != cls_of(cnt)) {
+                rc = check_fail(msg, size, "rack %s %s fit class %u, counters say %u", rk->name,
+                                nx->skus[s].name, cl, cls_of(cnt));
+                break;
+            }
             uint64_t noxl = nx->skus[s].extra_large && xc == 0;
             uint64_t key = fc == 0 ? UINT64_MAX : pack_key(0, (uint32_t)noxl, rs->util, r);
-            if (st->tree[s][r] != key)
+            cls_tab tab = cls_tab_of(nx, s);
+            uint64_t leaf = st->rkey[r] | tab.or[cl & 3];
+            if (leaf != key)
                 rc = check_fail(msg, size, "index leaf of rack %s for %s is %llx, expected %llx",
-                                rk->name, nx->skus[s].name, (unsigned long long)st->tree[s][r],
+                                rk->name, nx->skus[s].name, (unsigned long long)leaf,
                                 (unsigned long long)key);
         }
     }
@@ -844,17 +1029,21 @@ int nexus_index_check(berth_nexus *nx, char *msg, size_t size)
         const uint64_t *t = st->tree[s];
         if (!t)
             continue;
-        uint32_t leaves_end = st->tlevels ? st->toff[1] : st->tsize;
-        for (uint32_t i = R; i < leaves_end; i++)
-            if (t[i] != UINT64_MAX)
-                return check_fail(msg, size, "padding leaf %u of %s is set", i, nx->skus[s].name);
-        uint32_t n = R ? R : 1;
+        const uint8_t *cl = cls_row(st, st->slot[s]);
+        cls_tab tab = cls_tab_of(nx, s);
+        uint32_t n = st->ngroups;
         for (uint32_t k = 1; k <= st->tlevels; k++) {
-            n = (n + 7) / 8;
-            for (uint32_t j = 0; j < n; j++)
-                if (t[st->toff[k] + j] != min8(t + st->toff[k - 1] + 8 * (size_t)j))
+            uint32_t padded = (k < st->tlevels ? st->toff[k + 1] : st->tsize) - st->toff[k];
+            for (uint32_t j = 0; j < padded; j++) {
+                uint64_t want = j >= n   ? UINT64_MAX
+                                : k == 1 ? group_min(st->rkey + 8 * (size_t)j, cl + 8 * (size_t)j,
+                                                     tab.or)
+                                         : min8(t + st->toff[k - 1] + 8 * (size_t)j);
+                if (t[st->toff[k] + j] != want)
                     return check_fail(msg, size, "index node %u of level %u of %s is not the "
                                       "min of its children", j, k, nx->skus[s].name);
+            }
+            n = (n + 7) / 8;
         }
     }
     return rc;

@@ -25,6 +25,10 @@ typedef struct nexus_req {
 #define NEXUS_FIT 1u
 #define NEXUS_XLFIT 2u   /* fits and already hosts an extra-large VM */
 
+/* Fit class of a (rack, SKU) pair, as kept in cls. */
+#define NEXUS_CLS_NOXL 1u  /* no fitting machine hosts an extra-large VM */
+#define NEXUS_CLS_NOFIT 2u /* no machine fits */
+
 /* Hot per-machine state, one 16-byte record per machine (four to a cache
  * line): a placement reads and writes one record, not four arrays. */
 typedef struct nexus_mstate {
@@ -43,9 +47,12 @@ typedef struct nexus_rstate {
     uint32_t pad;
 } nexus_rstate;
 
-/* Levels of a rack tree: 8-ary, level 0 the leaves (one per rack), level
- * k+1 node j the minimum of level k nodes 8j..8j+7 (one cache line); the
- * root is node 0 of the top level. 24-bit rack indices: at most 9 levels. */
+/* Levels of a rack tree: 8-ary min trees over racks. Level 0 (the leaves,
+ * one per rack) is not stored: a leaf is the rack's shared key (rkey) ORed
+ * with its fit class for the SKU (cls), and the eight leaves under a level-1
+ * node are one line of rkey and eight bytes of cls. Level k+1 node j is the
+ * minimum of level k nodes 8j..8j+7 (one cache line); the root is node 0 of
+ * the top level (at least level 1). 24-bit rack indices: at most 8 levels. */
 #define NEXUS_TREE_MAXLEVELS 10
 
 struct berth_nexus_state {
@@ -64,31 +71,57 @@ struct berth_nexus_state {
      * is bit m % 64) of the machines whose fit flags for slot a have
      * NEXUS_FIT, and the next word: NEXUS_XLFIT; a rack's machines are a
      * few words apart by 2 * sstride;
-     * dirty_flag[r * sstride + a]: rack r is in the slot's dirty list;
+     * cls[a * 8 * ngroups + r]: rack r's fit class for slot a, from its two
+     * counters: NEXUS_CLS_NOFIT when none fits, | NEXUS_CLS_NOXL when no
+     * fitting machine hosts an extra-large VM (slot-major: a level-1 node's
+     * eight racks are eight adjacent bytes);
      * ctxbits: the machines hosting a VM of the context cluster. */
     uint32_t *slot;             /* per sku: activation slot, or BERTH_NEXUS_NONE */
     uint32_t sstride;
     uint32_t words;
     uint32_t *fitcnt;           /* nracks x sstride x 2 */
     uint64_t *bits;             /* words x sstride x 2 */
-    uint8_t *dirty_flag;        /* nracks x sstride */
+    uint8_t *cls;               /* sstride x 8 * ngroups */
     uint64_t *ctxbits;          /* words */
+    /* per rack (padded to 8 * ngroups, padding UINT64_MAX) the SKU-free
+     * part of its tree key: VMs of the context pool, utilisation ppm, rack
+     * index (the leaf of SKU s is rkey | the OR of its class) */
+    uint64_t *rkey;
+    uint32_t ngroups;           /* level-1 nodes: ceil(nracks / 8) */
     /* per active SKU, what one VM needs per used cell (set on activation) */
     int32_t *need_cpu;
     int64_t *need_mem;
     uint8_t *need_cells;
     /* rack trees: per active sku one allocation of tsize keys, level k at
-     * toff[k] (64-byte aligned), levels 0..tlevels. Only SKUs that have
+     * toff[k] (64-byte aligned), levels 1..tlevels. Only SKUs that have
      * been asked for are indexed (activated lazily). */
     uint32_t tlevels, tsize, toff[NEXUS_TREE_MAXLEVELS + 1];
     uint64_t **tree;            /* per sku, NULL until active */
     uint32_t *active, nactive;  /* active sku ids */
-    /* Leaves are re-keyed lazily: a rack's change marks it in every active
-     * SKU's dirty list, and a SKU's tree is brought up to date (each dirty
-     * leaf re-keyed, its path re-minimised) by nexus_index_flush before it
-     * is read, so a change costs a walk only in the trees that get asked. */
-    uint32_t **dirty;           /* per active sku: racks to re-key (nracks room) */
-    uint32_t *ndirty;           /* per sku */
+    /* Trees are brought up to date lazily, from one change log shared by
+     * every SKU: a rack's change writes its rkey and appends its level-1
+     * group to the log (O(1), whatever the number of active SKUs), unless
+     * the group is already logged since the last flush. A SKU's tree is
+     * brought up to date by nexus_index_flush before it is read: the groups
+     * logged since its cursor, each recomputed once, their paths
+     * re-minimised. The log is a ring of clog_mask + 1 entries; a SKU whose
+     * cursor fell further behind is rebuilt (O(racks), after at least as
+     * many changes). Positions count from 0 and never wrap. */
+    uint32_t *clog, clog_mask;
+    uint64_t clog_end;          /* position of the next entry */
+    uint64_t lastflush;         /* clog_end at the latest flush or activation */
+    uint64_t *glast;            /* per group: 1 + position of its last entry, 0: none */
+    uint64_t *cursor;           /* per sku: the first log position not applied */
+    uint64_t *gseen;            /* scratch bits over groups (all clear between flushes) */
+    uint32_t *gscratch;         /* scratch: ngroups group indices */
+    /* The hot SKU (the one narrow read last: the SKU being placed), or
+     * BERTH_NEXUS_NONE: every change updates its tree at once (one group
+     * and its path), so reading it flushes nothing and the log's entries
+     * are only for the others. */
+    uint32_t hot;
+    uint64_t *hot_tree;         /* its tree, class row, class ORs (none, no XL */
+    const uint8_t *hot_cls;     /* host, nothing fits x2) */
+    uint64_t hot_tab[4];
     /* context */
     uint32_t ctx_cluster, ctx_pool;
     uint32_t *touched_racks, ntouched_racks, captouched_racks;
@@ -124,7 +157,7 @@ void nexus_req_for_pool(const berth_nexus *nx, uint32_t pool, nexus_req *rq);
  * cells, XL count or schedulability changed. */
 void nexus_machine_changed(berth_nexus *nx, uint32_t m);
 /* Re-keys rack r in every SKU tree (after util, context or fit changes):
- * updates its utilisation and marks it dirty in every active SKU. */
+ * updates its utilisation and rkey and logs its group for every tree. */
 void nexus_rack_rekey(berth_nexus *nx, uint32_t r);
 /* Brings sku's tree up to date (no-op when nothing is pending). */
 void nexus_index_flush(berth_nexus *nx, uint32_t sku);

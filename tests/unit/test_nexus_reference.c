@@ -12,7 +12,8 @@
  * through berth_nexus_load + berth_nexus_run: heterogeneous explicit
  * machines (1..4 cells of different sizes, cordonStatus, readyState),
  * Operations naming clusters that may have failed or been deleted, and
- * runtime upgrades (batches compared too). Also: --tie-break random is
+ * runtime upgrades (batches compared too). Each API scenario ends with the
+ * index self-check (nexus_index_check). Also: --tie-break random is
  * reproducible for a seed. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include "berth/doc.h"
 #include "berth/nexus.h"
 #include "berth/random.h"
+#include "nexus/state.h"
 
 #define GiB (1024LL * 1024 * 1024)
 #define NONE BERTH_NEXUS_NONE
@@ -309,6 +311,10 @@ static void run_api_scenario(uint64_t seed, uint64_t *decisions, uint64_t *failu
             api_cordon(p);
         compare_models(&p->nx[0], &p->nx[1]);
     }
+    /* the index at the end (not after every op: a SKU's tree left behind
+     * by many changes must be caught up from the change log, or rebuilt) */
+    char why[256];
+    CHECK(nexus_index_check(&p->nx[0], why, sizeof why) == 0, "index state: %s", why);
     *decisions += p->nx[0].nvms;
     *failures += p->failures;
     berth_nexus_free(&p->nx[0]);
