@@ -753,7 +753,7 @@ static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod 
     kube_podkey_put(&b, &prof, sizeof prof);
     kube_podkey_put(&b, p->req, sizeof p->req);
     kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
-    kube_podkey_node_constraints(&b, p);
+    kube_podkey_node_constraints(&b, p, kube_pod_node_name(s, p));
     kube_podkey_put(&b, &p->ninit, sizeof p->ninit);
     for (uint32_t i = 0; i < p->ninit; i++)
         kube_podkey_str(&b, p->init[i].image);
@@ -1195,7 +1195,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->hash = h;
     c->prof = prof;
     c->rep = r->pod;
-    c->node_name = r->p->node_name;
+    c->node_name = kube_pod_node_name(s, r->p);
     c->dpos = f->ndlog;
     c->img_gen = f->img_gen;
     /* static filters over every node */

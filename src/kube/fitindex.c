@@ -367,7 +367,7 @@ int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
 static int static_key(kube_fitidx *x, const berth_kpod *p, kube_podkey *b, size_t *slen)
 {
     *b = kube_podkey_start(&x->keybuf, &x->keycap);
-    kube_podkey_node_constraints(b, p);
+    kube_podkey_node_constraints(b, p, kube_pod_node_name(x->s, p));
     kube_podkey_put(b, "S", 1);
     *slen = b->len;
     return b->oom ? BERTH_ENOMEM : 0;
@@ -386,7 +386,7 @@ static int class_key(const berth_kpod *p, kube_podkey *b, size_t *len)
 /* Whether the index answers for pod p at all (before its class). */
 static int pod_ok(const kube_fitidx *x, const berth_kpod *p)
 {
-    if (p->nports || p->vol_error || p->nvol_zones || p->node_name)
+    if (p->nports || p->vol_error || p->nvol_zones || kube_pod_node_name(x->s, p))
         return 0;
     if (p->scheduler_name && strcmp(p->scheduler_name, "default-scheduler"))
         return 0;

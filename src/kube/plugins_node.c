@@ -543,9 +543,10 @@ static void f_node_name(void *state, const void *req, const uint32_t *cand, uint
 {
     kube_sched *s = state;
     const kube_req *r = req;
-    if (!r->p->node_name || !r->p->node_name[0])
+    const char *name = kube_pod_node_name(s, r->p);
+    if (!name || !name[0])
         return;
-    uint32_t want = kube_node_by_name(s, r->p->node_name);
+    uint32_t want = kube_node_by_name(s, name);
     for (uint32_t i = 0; i < n; i++)
         if (cand[i] != want)
             v[i] = BERTH_UNRESOLVABLE;

@@ -72,9 +72,9 @@ void kube_podkey_required_rules(kube_podkey *b, const berth_kpod *p)
         put_term(b, &p->req_terms[i]);
 }
 
-void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p)
+void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p, const char *node_name)
 {
-    kube_podkey_str(b, p->node_name);
+    kube_podkey_str(b, node_name);
     kube_podkey_required_rules(b, p);
     kube_podkey_put(b, &p->npref_terms, sizeof p->npref_terms);
     for (uint32_t i = 0; i < p->npref_terms; i++) {

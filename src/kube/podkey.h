@@ -35,8 +35,9 @@ void kube_podkey_reqs(kube_podkey *b, const berth_requirement *r, uint32_t n);
  * parse verdicts). */
 void kube_podkey_required_rules(kube_podkey *b, const berth_kpod *p);
 /* Appends what the node-side filters and scores read of a pod:
- * spec.nodeName, tolerations, nodeSelector and node affinity (required
- * terms, their parse verdicts, preferred terms with weights). */
-void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p);
+ * spec.nodeName (node_name: as the scheduler reads it, kube_pod_node_name),
+ * tolerations, nodeSelector and node affinity (required terms, their parse
+ * verdicts, preferred terms with weights). */
+void kube_podkey_node_constraints(kube_podkey *b, const berth_kpod *p, const char *node_name);
 
 #endif

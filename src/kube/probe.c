@@ -51,7 +51,7 @@ int berth_kprobe_open(berth_kprobe **out, berth_kcluster *k, const berth_kube_op
     p->opt.preempt = 0;
     p->opt.threads = 0;
     p->opt.cancel = NULL;
-    int rc = kube_loop_init(&p->L, k, &p->opt, 0, e);
+    int rc = kube_loop_init(&p->L, k, &p->opt, 0, 0, e);
     if (rc) {
         k->npods = p->first;
         free(p);

@@ -246,14 +246,15 @@ int kube_node_deactivate(kube_sched *s, uint32_t n, const berth_knode *placehold
 
 int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof, int reference)
 {
-    return kube_sched_init_spare(s, k, prof, reference, 0);
+    return kube_sched_init_spare(s, k, prof, reference, 0, 0);
 }
 
 int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof,
-                          int reference, uint32_t nspare)
+                          int reference, uint32_t nspare, int pending_view)
 {
     memset(s, 0, sizeof *s);
     s->k = k;
+    s->pending_view = pending_view;
     s->prof = prof;
     s->reference = reference;
     s->arena = &k->arena;
@@ -308,7 +309,7 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
     }
     if (kube_terms_init(s))
         goto oom;
-    for (uint32_t p = 0; p < k->npods; p++) {
+    for (uint32_t p = 0; p < k->npods && !pending_view; p++) {
         const berth_kpod *pod = &k->pods[p];
         if (!pod->node_name)
             continue;
@@ -593,14 +594,14 @@ void kube_loop_free(kube_loop *L)
 }
 
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
-                   uint32_t nspare, berth_error *e)
+                   uint32_t nspare, int pending_view, berth_error *e)
 {
     memset(L, 0, sizeof *L);
     L->opt = opt;
     berth_kube_default_profile(k, &L->defprof);
     const berth_kprofile *first = opt->profile ? opt->profile
                                   : k->nprofiles ? &k->profiles[0] : &L->defprof;
-    if (kube_sched_init_spare(&L->s, k, first, opt->reference, nspare))
+    if (kube_sched_init_spare(&L->s, k, first, opt->reference, nspare, pending_view))
         return berth_error_set(e, BERTH_ENOMEM, "out of memory preparing %u nodes", k->nnodes);
     if (berth_cycle_init(&L->c, k->nnodes ? k->nnodes : 1, BERTH_KP_COUNT, opt->seed)) {
         kube_sched_free(&L->s);
@@ -815,8 +816,10 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             d.req = &rq;
             if (opt->on_decision)
                 opt->on_decision(opt->ctx, k, &d);
-            k->pods[pod].node_name = k->nodes[fr.node].name;
-            k->pods[pod].assumed = 1;
+            if (!sp->pending_view) {
+                k->pods[pod].node_name = k->nodes[fr.node].name;
+                k->pods[pod].assumed = 1;
+            }
             if (kube_assume(sp, pod, fr.node) || kube_fast_assumed(sp, fr.node))
                 rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
             else
@@ -921,8 +924,10 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
         else
             *placed = pr.node;
     } else if (d.node != BERTH_KUBE_NONE) {
-        k->pods[pod].node_name = k->nodes[d.node].name;
-        k->pods[pod].assumed = 1;
+        if (!sp->pending_view) {
+            k->pods[pod].node_name = k->nodes[d.node].name;
+            k->pods[pod].assumed = 1;
+        }
         if (kube_assume(sp, pod, d.node) || kube_fast_assumed(sp, d.node))
             rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
         else
@@ -935,7 +940,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
 int berth_kube_schedule(berth_kcluster *k, const berth_kube_options *opt, berth_error *e)
 {
     kube_loop L;
-    int rc = kube_loop_init(&L, k, opt, 0, e);
+    int rc = kube_loop_init(&L, k, opt, 0, 0, e);
     if (rc)
         return rc;
     int unplaced = 0;

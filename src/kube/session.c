@@ -1,8 +1,11 @@
 /* kube/session.c - the incremental what-if session (berth_ksession): one
  * kube scheduler state (kube_loop) over a shallow copy of a cluster's node
- * table (nodes sorted by name, then the spare slots) and an owned copy of
- * its pod table, changed in place by evict / bind / exclude / spare /
- * place and restored exactly by an undo log. A question costs the kube
+ * table (nodes sorted by name, then the spare slots) and the caller's pod
+ * table itself, shared read only as a pending view (kube_sched.
+ * pending_view: every pod pending and not terminating to the scheduler);
+ * where each pod is lives in the session's own arrays (pod_node,
+ * pod_bound). Changed in place by evict / bind / exclude / spare / place
+ * and restored exactly by an undo log. A question costs the kube
  * scheduler's per-pod work for the pods it moves (the fast path for plain
  * pods), never a rebuild of the columns, counters or caches. */
 #include "kube/fastpath.h"
@@ -12,7 +15,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 enum { U_EXCLUDE, U_EVICT, U_BIND, U_PLACE, U_SPARE };
 
@@ -23,7 +25,8 @@ typedef struct undo {
 
 struct berth_ksession {
     const berth_kcluster *src;
-    berth_kcluster v;           /* nodes: k's sorted by name, then spare slots */
+    berth_kcluster v;           /* nodes: k's sorted by name, then spare slots;
+                                 * pods: k's own (never written) */
     uint32_t nreal, nspare;
     uint32_t *to_v, *to_k;      /* real nodes: k index <-> session index */
     uint32_t *pod_node;         /* per pod: session node index or BERTH_KUBE_NONE */
@@ -98,7 +101,6 @@ void berth_ksession_close(berth_ksession *s)
     if (s->L.built)
         kube_loop_free(&s->L);
     free(s->v.nodes);
-    free(s->v.pods);
     berth_arena_free(&s->v.arena);
     free(s->to_v);
     free(s->to_k);
@@ -116,8 +118,6 @@ void berth_ksession_close(berth_ksession *s)
 static int bind_pod(berth_ksession *s, uint32_t pod, uint32_t n, int bound)
 {
     int rc = kube_place(&s->L.s, pod, n, bound);
-    s->v.pods[pod].node_name = s->v.nodes[n].name;
-    s->v.pods[pod].assumed = !bound;
     s->pod_node[pod] = n;
     s->pod_bound[pod] = (uint8_t)bound;
     return rc;
@@ -127,28 +127,9 @@ static int unbind_pod(berth_ksession *s, uint32_t pod)
 {
     uint32_t n = s->pod_node[pod];
     int rc = kube_evict(&s->L.s, pod, n, s->pod_bound[pod]);
-    s->v.pods[pod].node_name = NULL;
-    s->v.pods[pod].assumed = 0;
     s->pod_node[pod] = BERTH_KUBE_NONE;
     s->pod_bound[pod] = 0;
     return rc;
-}
-
-/* The session's copy of the pod table (about 1 KB a pod): on a large
- * cluster aligned to and advised into huge pages, so that filling it takes
- * a few hundred page faults instead of one per 4 KB. */
-#define HUGE_ALIGN ((size_t)2 << 20)
-static void *pods_alloc(size_t bytes)
-{
-    void *p = NULL;
-    if (bytes < 2 * HUGE_ALIGN)
-        return malloc(bytes);
-    if (posix_memalign(&p, HUGE_ALIGN, bytes))
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only: 4 KB pages otherwise */
-#endif
-    return p;
 }
 
 int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uint32_t *pod_node,
@@ -179,7 +160,9 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
     v->percentage_of_nodes_to_score = k->percentage_of_nodes_to_score;
     uint32_t N = k->nnodes + nspare, P = k->npods;
     v->nodes = calloc(N ? N : 1, sizeof *v->nodes);
-    v->pods = pods_alloc((P ? P : 1) * sizeof *v->pods);
+    /* the caller's pods, read only (const only in name: the pending view
+     * writes nothing, see kube_sched.pending_view) */
+    v->pods = (berth_kpod *)k->pods;
     s->to_v = malloc((k->nnodes ? k->nnodes : 1) * sizeof *s->to_v);
     s->to_k = malloc((k->nnodes ? k->nnodes : 1) * sizeof *s->to_k);
     s->pod_node = malloc((P ? P : 1) * sizeof *s->pod_node);
@@ -189,7 +172,7 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
     s->slot = malloc((P ? P : 1) * sizeof *s->slot);
     s->queue = malloc((P ? P : 1) * sizeof *s->queue);
     int rc = 0;
-    if (!v->nodes || !v->pods || !s->to_v || !s->to_k || !s->pod_node || !s->pod_bound ||
+    if (!v->nodes || !s->to_v || !s->to_k || !s->pod_node || !s->pod_bound ||
         !s->excluded || !s->spare_on || !s->slot || !s->queue) {
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
         goto fail;
@@ -206,21 +189,17 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
     for (uint32_t i = 0; i < nspare; i++)
         v->nodes[k->nnodes + i] = s->placeholder;
     v->nnodes = N;
-    /* pods: the session owns node_name / assumed; a pod counts (terminating
-     * or not) once bound or placed in the session, as a view's pending pod */
-    for (uint32_t p = 0; p < P; p++) {
-        v->pods[p] = k->pods[p];
-        v->pods[p].node_name = NULL;
-        v->pods[p].assumed = 0;
-        v->pods[p].terminating = 0;
+    /* pods: the session owns where each pod is (pod_node, pod_bound); a pod
+     * counts (terminating or not) once bound or placed in the session, as a
+     * view's pending pod */
+    for (uint32_t p = 0; p < P; p++)
         s->pod_node[p] = BERTH_KUBE_NONE;
-    }
     v->npods = P;
     s->opt.profile = profile;
     s->opt.tiebreak = BERTH_TIE_FIRST;
     s->opt.on_decision = on_decision;
     s->opt.ctx = s;
-    if ((rc = kube_loop_init(&s->L, v, &s->opt, nspare, e)))
+    if ((rc = kube_loop_init(&s->L, v, &s->opt, nspare, 1, e)))
         goto fail;
     if (!s->L.s.off && !(s->L.s.off = calloc(N ? N : 1, 1))) {
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
@@ -439,8 +418,6 @@ int kube_session_assume(berth_ksession *s, uint32_t pod, uint32_t n)
     /* as kube_loop_pod assumes a decision, and place records it */
     if (log_push(s, U_PLACE, 0, pod, n))
         return BERTH_ENOMEM;
-    s->v.pods[pod].node_name = s->v.nodes[n].name;
-    s->v.pods[pod].assumed = 1;
     s->pod_node[pod] = n;
     s->pod_bound[pod] = 0;
     if (kube_assume(&s->L.s, pod, n) || kube_fast_assumed(&s->L.s, n))

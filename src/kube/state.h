@@ -59,7 +59,20 @@ typedef struct kube_sched {
     /* worker threads of the per-node loops (berth_kube_options.threads),
      * owned by the loop that created them; NULL: one thread */
     struct berth_pool *pool;
+    /* k->pods is a what-if session's pending view of its caller's pod
+     * table (kube/session.c): read only, every pod seen as pending
+     * (kube_pod_node_name NULL) and not terminating, nothing bound at
+     * init, decisions not written into it (the session records them) */
+    int pending_view;
 } kube_sched;
+
+/* A pod's spec.nodeName as the scheduler reads it: under a pending view,
+ * unset whatever the caller's table holds (terms.c reads the deletion mark
+ * the same way, through kube_terms.pending_view). */
+static inline const char *kube_pod_node_name(const kube_sched *s, const berth_kpod *p)
+{
+    return s->pending_view ? NULL : p->node_name;
+}
 
 /* Per-pod request handed to the plugins. */
 typedef struct kube_req {
@@ -76,9 +89,11 @@ typedef struct kube_req {
  * plain per-pod recomputation mode. (kube/sched.c) */
 int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof, int reference);
 /* The same with the last nspare entries of k->nodes being spare slots:
- * off, without name, columns or pods until kube_node_activate. */
+ * off, without name, columns or pods until kube_node_activate; and
+ * pending_view: k->pods is a session's pending view (kube_sched above),
+ * nothing is assumed. */
 int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof,
-                          int reference, uint32_t nspare);
+                          int reference, uint32_t nspare, int pending_view);
 void kube_sched_free(kube_sched *s);
 /* Prepares r for pending pod `pod` (spread/affinity context included). */
 int kube_req_init(kube_sched *s, kube_req *r, uint32_t pod);
@@ -124,8 +139,10 @@ typedef struct kube_loop {
     uint32_t cancel_tick;            /* pods since the last look at opt->cancel */
     struct berth_pool *pool;         /* opt->threads > 1 (also in s.pool, c.pool) */
 } kube_loop;
+/* pending_view: as kube_sched_init_spare's (then kube_loop_pod writes
+ * nothing into k->pods either). */
 int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *opt,
-                   uint32_t nspare, berth_error *e);
+                   uint32_t nspare, int pending_view, berth_error *e);
 /* Gives the loop a pool of `threads` threads for its per-node loops
  * (berth_kube_options.threads), once: nothing when it has one, threads <= 1
  * or the cluster has fewer than BERTH_PAR_MIN nodes. 0, BERTH_ENOMEM or
@@ -133,7 +150,9 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
 int kube_loop_set_threads(kube_loop *L, uint32_t threads);
 void kube_loop_free(kube_loop *L);
 /* Schedules pod (pending) and assumes the decision: *placed gets the node
- * or BERTH_KUBE_NONE; the decision goes to opt->on_decision. 0 or an error. */
+ * or BERTH_KUBE_NONE; the decision goes to opt->on_decision; the pod's
+ * node_name and assumed are set, except under a pending view. 0 or an
+ * error. */
 int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e);
 /* ---- kube/preempt.c: DefaultPreemption (berth_kube_options.preempt) ---- */
 typedef struct kube_preempt kube_preempt;

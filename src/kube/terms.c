@@ -265,9 +265,9 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
 
 /* ---- clauses and signatures ---- */
 
-static int pod_terminating(const berth_kpod *p)
+static int pod_terminating(const kube_terms *t, const berth_kpod *p)
 {
-    return p->terminating;
+    return !t->pending_view && p->terminating;
 }
 
 static int clause_matches(const kube_terms *t, const kube_clause *c, uint32_t pod,
@@ -279,7 +279,7 @@ static int clause_matches(const kube_terms *t, const kube_clause *c, uint32_t po
 static int sig_matches(const kube_terms *t, const kube_sig *g, uint32_t pod, const berth_kpod *p)
 {
     if (g->spread) {
-        if (pod_terminating(p))
+        if (pod_terminating(t, p))
             return 0;
         if (g->cl[0].sel.n == 0 && !g->cl[0].sel.nothing)
             return 0;
@@ -299,7 +299,7 @@ static int sig_matches_at(const kube_terms *t, const kube_sig *g, uint32_t pod,
 {
     if (anchored && g->anchor1)
         return (g->ns1 != KUBE_NOVAL ? t->pod_ns[pod] == g->ns1 : g->cl[0].ns_ok[t->pod_ns[pod]]) &&
-               !(g->spread && pod_terminating(p));
+               !(g->spread && pod_terminating(t, p));
     return sig_matches(t, g, pod, p);
 }
 
@@ -915,6 +915,7 @@ int kube_terms_init(kube_sched *s)
     t->nnodes = k->nnodes;
     t->npods = k->npods;
     t->sparse_max = KUBE_SPARSE_MAX;
+    t->pending_view = s->pending_view;
     int rc = 0;
     for (uint32_t i = 0; i < k->nnamespaces && !rc; i++)
         ns_intern(t, k->namespaces[i].name, &k->namespaces[i].labels, &rc);

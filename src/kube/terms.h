@@ -242,6 +242,7 @@ struct kube_terms {
     uint32_t *wl_general, wl_ngeneral, wl_capgeneral;
     uint32_t *wl_cand, wl_capcand;  /* scratch: one pod's candidates */
     uint32_t *stamp, serial;      /* per pod: last walk that visited it */
+    int pending_view;             /* kube_sched.pending_view: no pod terminating */
 };
 
 /* The fast path's pick for a pod whose only dynamic score is

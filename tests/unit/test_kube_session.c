@@ -16,7 +16,9 @@
  * session; a long-lived session answers 150 questions in a row. Targeted
  * tests: evict + place restores the spread counters, exclusion is honoured
  * by the fast path (and by ImageLocality's image spread), undo of bind and
- * spare; a session with threads answers as one without. */
+ * spare; a session with threads answers as one without; the session
+ * shares the caller's pod table read only (never written, its
+ * spec.nodeName and deletion mark unread after open). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "berth/kube.h"
@@ -878,6 +881,151 @@ static void test_exclude_image_spread(void **state)
     assert_int_equal(differ, 0);
 }
 
+/* The caller's pod table in read-only pages while a session uses it (a
+ * write faults), back in k->pods' own memory afterwards. */
+typedef struct ro_pods {
+    berth_kpod *own, *ro;
+    size_t bytes;
+} ro_pods;
+
+static void pods_read_only(berth_kcluster *k, ro_pods *r)
+{
+    r->own = k->pods;
+    r->bytes = (size_t)k->npods * sizeof *k->pods;
+    r->ro = mmap(NULL, r->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(r->ro != MAP_FAILED);
+    memcpy(r->ro, r->own, r->bytes);
+    assert_int_equal(mprotect(r->ro, r->bytes, PROT_READ), 0);
+    k->pods = r->ro;
+}
+
+static void pods_writable(berth_kcluster *k, ro_pods *r)
+{
+    assert_memory_equal(r->ro, r->own, r->bytes);
+    k->pods = r->own;
+    assert_int_equal(munmap(r->ro, r->bytes), 0);
+}
+
+/* A session never writes the caller's pod table: random worlds whose pods
+ * name their nodes (spec.nodeName) and some of which are terminating, the
+ * table in read-only pages, sessions opened by spec.nodeName and by
+ * pod_node, then evict / exclude / spare / place / bind / rollback; the
+ * table is byte-identical afterwards. */
+static void test_caller_pods_untouched(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 3001; seed <= 3040; seed++) {
+        world w;
+        gen_world(&w, seed, 4, 64, seed % 3 ? 0 : 50);
+        berth_kcluster *k = &w.k;
+        for (uint32_t p = 0; p < k->npods; p++) {
+            k->pods[p].node_name = w.pod_node[p] == BERTH_KUBE_NONE
+                                       ? NULL : k->nodes[w.pod_node[p]].name;
+            k->pods[p].terminating = chance(10);
+            k->pods[p].assumed = chance(10);
+        }
+        size_t bytes = (size_t)k->npods * sizeof *k->pods;
+        berth_kpod *before = malloc(bytes);
+        assert_non_null(before);
+        memcpy(before, k->pods, bytes);
+        ro_pods r;
+        pods_read_only(k, &r);
+        berth_arena a;
+        berth_arena_init(&a, 0);
+        berth_error e = {0};
+        for (int by_name = 0; by_name < 2; by_name++) {
+            berth_ksession *s = NULL;
+            assert_int_equal(berth_ksession_open(&s, k, by_name ? NULL : w.pod_node, NSPARE,
+                                                 w.profile, &e), 0);
+            for (uint32_t p = 0; p < k->npods; p++)
+                assert_int_equal(berth_ksession_node_of(s, p),
+                                 before[p].terminating ? BERTH_KUBE_NONE : w.pod_node[p]);
+            uint64_t m0 = berth_ksession_mark(s);
+            question q;
+            answer as;
+            for (int i = 0; i < 3; i++) {
+                random_question(&w, &q);
+                if (i) /* a spare slot is taken once until rolled back */
+                    q.nspare = 0;
+                g_no_why = i == 1;
+                ask_session(&w, s, &q, &as, &a);
+            }
+            g_no_why = 0;
+            /* bind every pod left unbound (terminating ones included) */
+            for (uint32_t p = 0; p < k->npods; p++)
+                if (berth_ksession_node_of(s, p) == BERTH_KUBE_NONE)
+                    assert_int_equal(berth_ksession_bind(s, p, rnd(k->nnodes)), 0);
+            uint64_t m1 = berth_ksession_mark(s);
+            random_question(&w, &q);
+            q.nspare = 0;
+            ask_session(&w, s, &q, &as, &a);
+            assert_int_equal(berth_ksession_rollback(s, m1), 0);
+            assert_int_equal(berth_ksession_rollback(s, m0), 0);
+            random_question(&w, &q);
+            ask_session(&w, s, &q, &as, &a); /* left in place at close */
+            berth_ksession_close(s);
+        }
+        pods_writable(k, &r);
+        assert_memory_equal(before, k->pods, bytes);
+        free(before);
+        berth_arena_free(&a);
+        free_world(&w);
+    }
+}
+
+/* The pending view: once a session binds or evicts a pod, the caller's
+ * spec.nodeName and deletion mark of it mean nothing. Pods 3 and 4 are
+ * terminating spread pods (app=web over zones) bound by the session in
+ * zones z-b and z-c: they count, so the spread pod 5 can only go to z-a's
+ * node-0, the busiest node (were they not counted, the emptier node-1 or
+ * node-2 would win). Pods 0 (plain: the fast path) and 1 (a spread pod
+ * of app=db: the full pipeline) name node-0 in the caller's table and are
+ * bound there: evicted, node-0 excluded, they go elsewhere (the NodeName
+ * filter would keep them on node-0). */
+static void test_pending_view_ignores_caller_fields(void **state)
+{
+    (void)state;
+    berth_kcluster k;
+    small_cluster(&k, 3, 9);
+    spread_pod(&k, &k.pods[1]);
+    berth_label *db = aalloc(&k.arena, sizeof *db);
+    db[0] = (berth_label){"app", "db"};
+    k.pods[1].labels = (berth_labels){db, 1};
+    k.pods[1].spread[0].selector = sel_app(&k.arena, "db");
+    for (uint32_t i = 3; i < 6; i++)
+        spread_pod(&k, &k.pods[i]);
+    k.pods[3].terminating = k.pods[4].terminating = 1;
+    k.pods[0].node_name = k.pods[1].node_name = "node-0";
+    k.pods[3].node_name = k.pods[4].node_name = "node-0";
+    for (uint32_t i = 6; i < 9; i++) { /* fillers on node-0 */
+        k.pods[i].containers[0].req[BERTH_KRES_CPU] = 2000;
+        k.pods[i].containers[0].req[BERTH_KRES_MEMORY] = 4 * GI;
+    }
+    for (uint32_t i = 0; i < 9; i++)
+        berth_kube_pod_requests(&k, &k.pods[i]);
+    uint32_t pn[9] = {0, 0, BERTH_KUBE_NONE, BERTH_KUBE_NONE, BERTH_KUBE_NONE,
+                      BERTH_KUBE_NONE, 0, 0, 0};
+    ro_pods r;
+    pods_read_only(&k, &r);
+    berth_ksession *s;
+    berth_error e = {0};
+    assert_int_equal(berth_ksession_open(&s, &k, pn, 0, NULL, &e), 0);
+    assert_int_equal(berth_ksession_bind(s, 3, 1), 0);
+    assert_int_equal(berth_ksession_bind(s, 4, 2), 0);
+    uint32_t pod5[1] = {5}, two[2] = {0, 1}, placed[2];
+    assert_int_equal(berth_ksession_place(s, pod5, 1, placed, NULL, NULL, &e), 0);
+    assert_int_equal(placed[0], 0);
+    assert_int_equal(berth_ksession_evict(s, 0), 0);
+    assert_int_equal(berth_ksession_evict(s, 1), 0);
+    berth_ksession_exclude(s, 0, 1);
+    assert_int_equal(berth_ksession_place(s, two, 2, placed, NULL, NULL, &e), 0);
+    assert_true(placed[0] == 1 || placed[0] == 2);
+    assert_true(placed[1] == 1 || placed[1] == 2);
+    berth_ksession_close(s);
+    pods_writable(&k, &r);
+    berth_kube_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -885,6 +1033,8 @@ int main(void)
         cmocka_unit_test(test_exclude_fast_path),
         cmocka_unit_test(test_bind_spare_undo),
         cmocka_unit_test(test_exclude_image_spread),
+        cmocka_unit_test(test_caller_pods_untouched),
+        cmocka_unit_test(test_pending_view_ignores_caller_fields),
         cmocka_unit_test(test_oracle_random),
         cmocka_unit_test(test_oracle_percentage),
         cmocka_unit_test(test_long_session),
