@@ -68,9 +68,11 @@ run_item() {
   rc=$?
   local wall cpu
   wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-  # the processor time of the item's processes (user + system), from `times`
-  cpu=$(times | awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); t += p[1] * 60 + p[2] }
-                                printf "%.1f", t }')
+  # the processor time of the item's processes (user + system): `times` in
+  # this shell (a pipe or $(...) would run it in a new one, without them)
+  times > "$log.times"
+  cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); t += p[1] * 60 + p[2] }
+                       printf "%.1f", t }' "$log.times")
   echo "$rc $wall $cpu" > "$log.rc"
 }
 
