@@ -106,13 +106,23 @@ demo: deps
 	./$(BUILD)/berth simulate examples/nexus/seed-scenarios.yaml --svg $(BUILD)/seed-layout.svg --html $(BUILD)/seed-layout.html; \
 	  rc=$$?; echo; echo "layout picture written to $(BUILD)/seed-layout.svg and $(BUILD)/seed-layout.html"; exit $$rc
 
-# README command 2: build with ASan+UBSan and run every test.
+# README command 2: build with ASan+UBSan and run every test. The ASan
+# build (build/asan: the CLI, the unit tests, the torture binaries) and the
+# TSan build (build/tsan/berth) run side by side (check-build), then
+# scripts/run-tests.sh runs the unit tests, the scenarios and the TSan
+# scripts together, one per processor, longest first (docs/testing.md).
+ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 check: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan \
-	  OPT="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	@$(MAKE) --no-print-directory check-build
+	@BUILD=build/asan TSAN_BUILD=build/tsan TSAN_SCRIPTS="$(TSAN_SCRIPTS)" scripts/run-tests.sh
+
+.PHONY: check-build check-build-asan check-build-tsan
+check-build: check-build-asan check-build-tsan
+check-build-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="$(ASAN_OPT)" \
 	  build/asan/berth $(TEST_SRC:tests/unit/%.c=build/asan/tests/%) $(TORTURE_BIN:$(BUILD)/%=build/asan/%)
-	@$(MAKE) --no-print-directory tsan
-	@BUILD=build/asan scripts/run-tests.sh
+check-build-tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="$(TSAN_OPT)" build/tsan/berth
 
 test: check
 
@@ -123,12 +133,11 @@ test: check
 # threads (tests/tsan/disrupt_threads.sh), autoscale plan's and simulate's
 # (tests/tsan/autoscale_threads.sh); any report fails.
 TSAN_OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+TSAN_SCRIPTS := tests/tsan/serve_concurrent.sh tests/tsan/kube_threads.sh \
+                tests/tsan/disrupt_threads.sh tests/tsan/autoscale_threads.sh
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="$(TSAN_OPT)" build/tsan/berth
-	@BERTH=build/tsan/berth tests/tsan/serve_concurrent.sh
-	@BERTH=build/tsan/berth tests/tsan/kube_threads.sh
-	@BERTH=build/tsan/berth tests/tsan/disrupt_threads.sh
-	@BERTH=build/tsan/berth tests/tsan/autoscale_threads.sh
+	@for s in $(TSAN_SCRIPTS); do BERTH=build/tsan/berth $$s || exit 1; done
 
 bench: deps
 	@$(MAKE) --no-print-directory OPT="-O2 -march=native -g" BUILD=build/bench-build \

@@ -97,14 +97,29 @@ grep -q '"over_budget"' "$tmp/body" && grep -q -- '--max-pairs' "$tmp/body" &&
 # 5. full planner pool (1 thread, 1 queued): the third request is a 503,
 # while /healthz and estate reads and writes still answer within a second
 # (detail=all: every pod's per-node reasons and scores keep a request busy
-# for a while even on a fast machine)
+# for a while even on a fast machine). The first request (at the budget)
+# holds the thread; the second, small, waits in the queue: each is sent
+# once the pool shows the one before it (polled, not a fixed sleep).
 gen_kube 1000 1000 > "$tmp/slow.json"   # 1,000,000 pairs: at the budget
-for i in 1 2; do
-  curl -s -o "$tmp/plan$i" -w '%{http_code}' -X POST --data-binary @"$tmp/slow.json" \
+gen_kube 20 20 > "$tmp/small.json"
+# planner_is STATE N: the planner pool shows N requests in STATE within 20 s
+planner_is() {
+  local _
+  for _ in $(seq 1 400); do
+    curl -s "$B/metrics" | grep -q "^berth_pool_requests{pool=\"planner\",state=\"$1\"} $2\$" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+i=0
+for f in slow small; do
+  i=$((i + 1))
+  curl -s -o "$tmp/plan$i" -w '%{http_code}' -X POST --data-binary @"$tmp/$f.json" \
     "$B/v1/kube/schedule?detail=all" > "$tmp/plan$i.code" &
   bg+=($!)
+  if [ $i = 1 ]; then planner_is running 1 || fail "planner request 1 never ran"
+  else planner_is queued 1 || fail "planner request 2 never queued"; fi
 done
-sleep 0.5
 curl -s -D "$tmp/h503" -o "$tmp/b503" -w '%{http_code}' -X POST --data-binary @"$tmp/slow.json" \
   "$B/v1/kube/schedule" > "$tmp/c503"
 [ "$(cat "$tmp/c503")" = 503 ] || fail "full planner pool: status $(cat "$tmp/c503"), want 503"

@@ -2302,6 +2302,16 @@ static void index_cluster(berth_kcluster *k, uint64_t seed)
     }
 }
 
+/* KUBE_REFERENCE_SCALE=N in the environment: N times as many random
+ * clusters (seeds) in test_index_fast_vs_reference, test_random_default and
+ * test_random_profiles, for longer local runs (2: the counts before
+ * 2026-11-26, 60 seeds, 300 and 360 clusters) */
+static uint64_t reference_scale(void)
+{
+    const char *env = getenv("KUBE_REFERENCE_SCALE");
+    return env && atoi(env) > 0 ? (uint64_t)atoi(env) : 1;
+}
+
 static void test_index_fast_vs_reference(void **st)
 {
     (void)st;
@@ -2309,7 +2319,8 @@ static void test_index_fast_vs_reference(void **st)
     tie_dec *got = calloc(2, sizeof *got);
     assert_non_null(got);
     uint32_t ndec = 0, nnone = 0;
-    for (uint64_t seed = 1; seed <= 60; seed++)
+    const uint64_t nseeds = 30 * reference_scale();
+    for (uint64_t seed = 1; seed <= nseeds; seed++)
         for (uint32_t b = 0; b < 3; b++) {
             uint32_t npods = 0;
             for (int mode = 0; mode < 2; mode++) {
@@ -2427,7 +2438,8 @@ static void test_random_default(void **st)
 {
     (void)st;
     gen_params gp = {3, 40, 5, 80, 0, 0};
-    for (uint64_t s = 1; s <= 300; s++) {
+    const uint64_t n = 150 * reference_scale();
+    for (uint64_t s = 1; s <= n; s++) {
         gp.ext = s % 3 == 0;
         scenario(1000 + s, &gp, &PROFILES[0], s % 4 == 0);
     }
@@ -2443,7 +2455,8 @@ static void test_random_profiles(void **st)
     (void)st;
     memset(&S, 0, sizeof S);
     gen_params gp = {3, 40, 5, 80, 0, 0};
-    for (uint64_t s = 1; s <= 360; s++) {
+    const uint64_t n = 180 * reference_scale();
+    for (uint64_t s = 1; s <= n; s++) {
         gp.ext = s % 2 == 0;
         const rprof *pf = &PROFILES[1 + s % (NPROFILES - 1)];
         scenario(5000 + s, &gp, pf, s % 5 == 0);
