@@ -9,7 +9,9 @@
 # so a new long test never starts last. Each item's output goes to
 # $BUILD/test-logs/NAME.log; a failure prints its last 40 lines. This run's
 # figures are written to $BUILD/test-timings.txt (the same format: copy it
-# over tests/timings.txt to refresh the order).
+# over tests/timings.txt to refresh the order). A script with a line
+# "# run-tests: alone" (its asserts bound response times) runs after all
+# the others, one at a time, with nothing beside it.
 # Prints one line per item ("PASS name (12.3 s, cpu 11.9 s)"), then one
 # closing line "N passed, N failed", and exits non-zero on failure.
 set -u
@@ -33,8 +35,14 @@ items=()
 for t in "$BUILD"/tests/test_*; do
   [ -x "$t" ] && items+=("$(basename "$t") unit $t")
 done
+alone=()
 for s in tests/scenarios/*.sh; do
-  [ -f "$s" ] && items+=("scenario/$(basename "$s" .sh) scenario $s")
+  [ -f "$s" ] || continue
+  if grep -q '^# run-tests: alone' "$s"; then
+    alone+=("scenario/$(basename "$s" .sh) scenario $s")
+  else
+    items+=("scenario/$(basename "$s" .sh) scenario $s")
+  fi
 done
 if [ -n "$TSAN_BUILD" ]; then
   for s in $TSAN_SCRIPTS; do
@@ -105,6 +113,14 @@ done
 while [ ${#running[@]} -gt 0 ]; do
   if [ "$JOBS" -gt 1 ]; then wait -n -p done_pid; else done_pid=${!running[*]}; wait "$done_pid"; fi
   report "$done_pid"
+done
+# the scripts that time responses: one at a time, nothing beside them
+for it in "${alone[@]}"; do
+  read -r name kind path <<< "$it"
+  run_item "$name" "$kind" "$path" &
+  running[$!]=$name
+  wait "$!"
+  report "$!"
 done
 sort -k2,2 -g -r "$BUILD/test-timings.txt.tmp" > "$BUILD/test-timings.txt"
 rm -f "$BUILD/test-timings.txt.tmp"

@@ -7,6 +7,7 @@
 # request under the limit gets its 200 with the same JSON as the CLI;
 # berth_http_stopped_total counts the stopped one; a bad value of the
 # option is a usage error (exit 2).
+# run-tests: alone (its asserts bound response times: nothing runs beside it)
 set -u
 BERTH=${BERTH:-build/berth}
 tmp=$(mktemp -d)

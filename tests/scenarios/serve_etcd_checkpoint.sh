@@ -12,6 +12,7 @@
 # SIGKILL and a restart on the same data dir: the replicas come back ready,
 # take writes, and still agree byte for byte. Skipped (with a message) only
 # when etcd is not installed and cannot be.
+# run-tests: alone (its asserts bound response times: nothing runs beside it)
 set -u
 BERTH=${BERTH:-build/berth}
 BUILD_DIR=$(dirname "$BERTH")

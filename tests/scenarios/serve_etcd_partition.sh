@@ -13,6 +13,7 @@
 # change and answers byte-identical GET /v1/estate and /v1/clusters.
 # Skipped (with a message saying why) when etcd is missing or network
 # namespaces cannot be created (not root, or no CAP_SYS_ADMIN).
+# run-tests: alone (its asserts bound response times: nothing runs beside it)
 set -u
 BERTH=${BERTH:-build/berth}
 case $BERTH in /*) ;; *) BERTH="$PWD/$BERTH" ;; esac

@@ -8,6 +8,7 @@
 # pods budget is a 413 / 422 naming the option; a full planner pool is a
 # 503 with Retry-After while /healthz and estate reads and writes still
 # answer within a second. tests/tools/slow_clients.c is the slow client.
+# run-tests: alone (its asserts bound response times: nothing runs beside it)
 set -u
 BERTH=${BERTH:-build/berth}
 tmp=$(mktemp -d)
