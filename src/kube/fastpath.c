@@ -13,7 +13,7 @@
  * without host ports, in profiles made of these plugins, with every node
  * scored; anything else takes the full pipeline. Decisions are identical:
  * tests compare both paths. */
-#include "kube/hash.h"
+#include "berth/hash.h"
 #include "berth/grow.h"
 #include "berth/pool.h"
 #include "kube/fastpath.h"
@@ -1083,7 +1083,7 @@ static int32_t find_dyn(kube_sched *s, const berth_profile *prof, kube_req *r, s
     size_t len;
     if ((*rc = build_dyn_key(s, prof, r->p, &len)))
         return -1;
-    uint32_t h = (uint32_t)kube_hash_bytes(f->keybuf, len);
+    uint32_t h = (uint32_t)berth_hash_bytes(f->keybuf, len);
     uint32_t i = 0;
     while (i < f->ndyns && !(f->dyns[i].hash == h && f->dyns[i].klen == len &&
                              f->dyns[i].prof == prof && !memcmp(f->dyns[i].key, f->keybuf, len)))
@@ -1129,7 +1129,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     *rc = build_key(s, prof, r->p, &len);
     if (*rc)
         return NULL;
-    uint32_t h = (uint32_t)kube_hash_bytes(f->keybuf, len);
+    uint32_t h = (uint32_t)berth_hash_bytes(f->keybuf, len);
     uint32_t mask = f->tcap - 1;
     for (uint32_t i = h & mask;; i = (i + 1) & mask) {
         uint32_t v = f->table[i];

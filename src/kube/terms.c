@@ -11,7 +11,7 @@
  * With s->reference set no signature is kept: every count is recomputed
  * for each pod by walking all pods on all nodes (the plain reference the
  * randomized test compares against). Both paths share the formulas. */
-#include "kube/hash.h"
+#include "berth/hash.h"
 #include "berth/grow.h"
 #include "kube/terms.h"
 
@@ -45,7 +45,7 @@ static int smap_get_n(const kube_smap *m, const char *k, size_t n, uint32_t *out
 {
     if (!m->cap)
         return 0;
-    uint64_t h = kube_hash_bytes(k, n);
+    uint64_t h = berth_hash_bytes(k, n);
     uint32_t mask = m->cap - 1;
     for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
         const kube_sslot *sl = &m->slots[i];
@@ -94,7 +94,7 @@ static int smap_put(kube_smap *m, const char *k, uint32_t v)
         m->cap = nc;
     }
     size_t n = strlen(k);
-    uint64_t h = kube_hash_bytes(k, n);
+    uint64_t h = berth_hash_bytes(k, n);
     uint32_t i = (uint32_t)h & (m->cap - 1);
     while (m->slots[i].key)
         i = (i + 1) & (m->cap - 1);
