@@ -86,9 +86,13 @@ typedef struct berth_reservation {
 } berth_reservation;
 
 /* The planner's view of each kube pod, built from the kube model at load
- * (autoscale/load.c: mirror, its safe-to-evict annotations). */
+ * (autoscale/load.c: mirror, DaemonSet owner, its scale-down label and
+ * safe-to-evict annotations): the planners read these small records, not
+ * the pods' label lists and owner texts. */
 typedef struct berth_apod {
     int mirror;                   /* kubernetes.io/config.mirror */
+    int daemon;                   /* owned by a DaemonSet (ownerReferences kind) */
+    int restrict_scale_down;      /* label BERTH_RESTRICT_SCALE_DOWN is "true" */
     int safe_to_evict;            /* annotation: -1 unset, 0 "false", 1 "true" */
     const char *safe_local_volumes; /* safe-to-evict-local-volumes as written, or NULL */
 } berth_apod;

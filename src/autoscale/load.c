@@ -294,6 +294,9 @@ static const berth_walker walker = {
 static void pod_info_of(const berth_kpod *p, berth_apod *ap)
 {
     ap->mirror = p->mirror;
+    ap->daemon = p->owner_kind && !strcmp(p->owner_kind, "DaemonSet");
+    const char *r = berth_labels_get(&p->labels, BERTH_RESTRICT_SCALE_DOWN);
+    ap->restrict_scale_down = r && !strcmp(r, "true");
     const char *v = berth_kube_annotation(p->annotations, BERTH_SAFE_TO_EVICT);
     ap->safe_to_evict = !v ? -1 : !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
     ap->safe_local_volumes = berth_kube_annotation(p->annotations,

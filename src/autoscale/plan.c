@@ -18,11 +18,6 @@ double berth_market_score(const berth_offering *o, int64_t zone_nodes, int64_t m
     return o->price * (1.0 + o->interruption_rate) * (1.0 + 0.1 * (double)skew);
 }
 
-int capacity_pod_is_daemon(const berth_kpod *p)
-{
-    return p->owner_kind && !strcmp(p->owner_kind, "DaemonSet");
-}
-
 static int taint_present(const berth_knode *n, const berth_taint *t)
 {
     for (uint32_t i = 0; i < n->ntaints; i++)

@@ -23,8 +23,8 @@
 
 static int movable(const capacity_pass *s, uint32_t pod)
 {
-    const berth_kpod *p = &s->m->kube.pods[pod];
-    return !capacity_pod_is_daemon(p) && !s->m->pod_info[pod].mirror && !p->terminating;
+    const berth_apod *ap = &s->m->pod_info[pod];
+    return !ap->daemon && !ap->mirror && !s->m->kube.pods[pod].terminating;
 }
 
 /* max(cpu / allocatable cpu, mem / allocatable memory) of node c */
@@ -271,8 +271,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             if (s->pod_node[p] != n || !movable(s, p))
                 continue;
             const berth_kpod *kp = &k->pods[p];
-            const char *r = berth_labels_get(&kp->labels, BERTH_RESTRICT_SCALE_DOWN);
-            if (r && !strcmp(r, "true"))
+            if (m->pod_info[p].restrict_scale_down)
                 snprintf(reason, sizeof reason,
                          "pod %s/%s is labelled " BERTH_RESTRICT_SCALE_DOWN ": \"true\"", kp->ns,
                          kp->name);

@@ -62,7 +62,6 @@ int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npendi
  * group's nodes of how many units fit in their free capacity; returns the
  * minimum over specs of (held - wanted) (>= 0: satisfied). */
 int64_t capacity_headroom_gap(const capacity_pass *s, uint32_t v, uint32_t spec, int64_t *held);
-int capacity_pod_is_daemon(const berth_kpod *p);
 /* Whether a node of group g with type t, zone and capacity type ct could
  * host pod statically: nodeSelector, required node affinity, taints,
  * resources of an empty node. why (may be NULL) gets a short reason. */

@@ -115,7 +115,7 @@ static void unbind(sim *s, uint32_t pod, int64_t now)
 {
     berth_kpod *p = &s->m->kube.pods[pod];
     p->node_name = NULL;
-    if (capacity_pod_is_daemon(p) || s->m->pod_info[pod].mirror) {
+    if (s->m->pod_info[pod].daemon || s->m->pod_info[pod].mirror) {
         s->ps[pod] = P_GONE;
         p->terminating = 1;
         return;
@@ -273,8 +273,8 @@ static int launch(sim *s, uint32_t g, uint32_t t, const char *zone, berth_capaci
 
 static int movable(const sim *s, uint32_t pod)
 {
-    const berth_kpod *p = &s->m->kube.pods[pod];
-    return !capacity_pod_is_daemon(p) && !s->m->pod_info[pod].mirror && !p->terminating;
+    const berth_apod *ap = &s->m->pod_info[pod];
+    return !ap->daemon && !ap->mirror && !s->m->kube.pods[pod].terminating;
 }
 
 /* Drains node: the pods of moves go where the pass put them, movable pods
