@@ -448,6 +448,27 @@ static int sig_promote(kube_terms *t, kube_sig *g, uint32_t id)
     return 0;
 }
 
+/* Room for one more entry in g's list of non-zero nodes (and, while g is
+ * sparse, in its counts beside it). 0 or BERTH_ENOMEM. */
+static int nz_room(kube_sig *g)
+{
+    if (g->nnz < g->capnz)
+        return 0;
+    uint32_t nc = g->capnz ? g->capnz * 2 : 16;
+    uint32_t *q = realloc(g->nz, nc * sizeof *q);
+    if (!q)
+        return BERTH_ENOMEM;
+    g->nz = q;
+    if (!g->cnt) {
+        int32_t *c = realloc(g->nzc, nc * sizeof *c);
+        if (!c)
+            return BERTH_ENOMEM;
+        g->nzc = c;
+    }
+    g->capnz = nc;
+    return 0;
+}
+
 /* Adds d to g's count at node n, keeping the list of non-zero nodes. */
 static int sig_bump(kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
 {
@@ -460,42 +481,24 @@ static int sig_bump(kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
             if (j == g->nnz) {
                 if (!d)
                     return 0;
-                if (g->nnz == g->capnz) {
-                    uint32_t nc = g->capnz ? g->capnz * 2 : 16;
-                    uint32_t *q = realloc(g->nz, nc * sizeof *q);
-                    if (q)
-                        g->nz = q;
-                    int32_t *c = q ? realloc(g->nzc, nc * sizeof *c) : NULL;
-                    if (!c)
-                        return BERTH_ENOMEM;
-                    g->nzc = c;
-                    g->capnz = nc;
-                }
+                if (nz_room(g))
+                    return BERTH_ENOMEM;
                 g->nz[g->nnz] = n;
                 g->nzc[g->nnz++] = 0;
             }
             g->nzc[j] += d;
-            if (g->win)
-                g->win[n] += d;
-            if (g->dtot && g->dval[n] != KUBE_NOVAL)
-                g->dtot[g->dval[n]] += d;
-            return 0;
         }
     }
-    if (!g->cnt[n] && d && !(g->innz && g->innz[n])) {
-        if (g->nnz == g->capnz) {
-            uint32_t nc = g->capnz ? g->capnz * 2 : 16;
-            uint32_t *q = realloc(g->nz, nc * sizeof *q);
-            if (!q)
+    if (g->cnt) {
+        if (!g->cnt[n] && d && !(g->innz && g->innz[n])) {
+            if (nz_room(g))
                 return BERTH_ENOMEM;
-            g->nz = q;
-            g->capnz = nc;
+            if (g->innz)
+                g->innz[n] = 1;
+            g->nz[g->nnz++] = n;
         }
-        if (g->innz)
-            g->innz[n] = 1;
-        g->nz[g->nnz++] = n;
+        g->cnt[n] += d;
     }
-    g->cnt[n] += d;
     if (g->win)
         g->win[n] += d;
     if (g->dtot && g->dval[n] != KUBE_NOVAL)

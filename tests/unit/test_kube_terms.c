@@ -893,6 +893,24 @@ static void random_cluster(uint64_t seed, int with_defaults)
     fx_free(a);
 }
 
+/* Replaces a's nodes by nn nodes n0000.. (110 pods each) labelled with a
+ * zone z0..z(nzones-1), round robin, and their hostname. */
+static void fx_zoned_nodes(fx *a, uint32_t nn, uint32_t nzones)
+{
+    char b[128];
+    free(a->k.nodes);
+    a->k.nodes = calloc(nn, sizeof *a->k.nodes);
+    assert_non_null(a->k.nodes);
+    a->k.nnodes = a->k.capnodes = nn;
+    for (uint32_t n = 0; n < nn; n++) {
+        snprintf(b, sizeof b, "n%04u", n);
+        a->k.nodes[n].name = adup(a, b);
+        a->k.nodes[n].alloc_pods = 110;
+        snprintf(b, sizeof b, "%s=z%u,%s=n%04u", ZONE, n % nzones, HOST, n);
+        node_labels(a, n, b);
+    }
+}
+
 /* Many signatures on a wide cluster: the count arrays come from slabs that
  * double from 4 arrays and, past 2 MB, are 2 MB-aligned huge-page slabs
  * (terms.c cnt_alloc). 2,000 nodes and 300 apps give ~900 signatures of
@@ -907,17 +925,7 @@ static void test_many_signatures_vs_reference(void **state)
     enum { NN = 2000, NAPPS = 300 };
     fx *a = fx_new(0, 3 * NAPPS);
     char b[128];
-    free(a->k.nodes);
-    a->k.nodes = calloc(NN, sizeof *a->k.nodes);
-    assert_non_null(a->k.nodes);
-    a->k.nnodes = a->k.capnodes = NN;
-    for (uint32_t n = 0; n < NN; n++) {
-        snprintf(b, sizeof b, "n%04u", n);
-        a->k.nodes[n].name = adup(a, b);
-        a->k.nodes[n].alloc_pods = 110;
-        snprintf(b, sizeof b, "%s=z%u,%s=n%04u", ZONE, n % 3, HOST, n);
-        node_labels(a, n, b);
-    }
+    fx_zoned_nodes(a, NN, 3);
     for (uint32_t k = 0; k < NAPPS; k++) {
         snprintf(b, sizeof b, "app=a%u", k);
         for (uint32_t j = 0; j < 3; j++)
@@ -1083,18 +1091,7 @@ static void test_sparse_promotion_vs_reference(void **state)
     (void)state;
     enum { NN = 200, NA = 150, PROBE = NA };
     fx *a = fx_new(0, NA + 1);
-    char b[128];
-    free(a->k.nodes);
-    a->k.nodes = calloc(NN, sizeof *a->k.nodes);
-    assert_non_null(a->k.nodes);
-    a->k.nnodes = a->k.capnodes = NN;
-    for (uint32_t n = 0; n < NN; n++) {
-        snprintf(b, sizeof b, "n%03u", n);
-        a->k.nodes[n].name = adup(a, b);
-        a->k.nodes[n].alloc_pods = 110;
-        snprintf(b, sizeof b, "%s=z%u,%s=n%03u", ZONE, n % 4, HOST, n);
-        node_labels(a, n, b);
-    }
+    fx_zoned_nodes(a, NN, 4);
     for (uint32_t i = 0; i < NA; i++) {
         berth_kpod *p = &a->k.pods[i];
         pod_labels(a, i, "app=a");
