@@ -11,12 +11,6 @@
 # full pipeline; pending pods that need new nodes). Also: bad --threads
 # values, --help. The disrupt side is tests/scenarios/disrupt_threads.sh.
 set -u
-BERTH=${BERTH:-build/berth}
-T=${TMPDIR:-/tmp}/autoscale_threads.$$
-mkdir -p "$T"
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 AT="--at 2024-05-01T12:00:00Z"
 
 THREADS="2 4"

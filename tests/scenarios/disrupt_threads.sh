@@ -10,12 +10,6 @@
 # certificate's slot sums run in chunks). Also: bad --threads values, --help.
 # The kube side is tests/scenarios/kube_threads.sh.
 set -u
-BERTH=${BERTH:-build/berth}
-T=${TMPDIR:-/tmp}/disrupt_threads.$$
-mkdir -p "$T"
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 AT="--at 2024-05-01T12:00:00Z"
 
 THREADS="2 4"

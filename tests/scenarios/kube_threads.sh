@@ -7,12 +7,6 @@
 # filter and score chunks and the fast path's filtered chunks) with tie-break
 # first and random, JSON, table and --detail all. Also: bad --threads values.
 set -u
-BERTH=${BERTH:-build/berth}
-T=${TMPDIR:-/tmp}/kube_threads.$$
-mkdir -p "$T"
-trap 'rm -rf "$T"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 THREADS="2 4"
 CMD="kube schedule"

@@ -7,11 +7,7 @@
 # fast path's filtered chunks), both policies, a session per pass. Fails on
 # any ThreadSanitizer report or when the output differs from --threads 1.
 set -u
-BERTH=${BERTH:-build/tsan/berth}
-[ -x "$BERTH" ] || { echo "FAIL: $BERTH missing (run make tsan)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+. tests/tsan/same.sh
 awk -v seed=5 -v nodes=1100 -f tests/scenarios/threads/gen-autoscale.awk > "$tmp/e.yaml"
 cat > "$tmp/ev.yaml" <<'EOT'
 apiVersion: berth.io/v1
@@ -19,8 +15,6 @@ kind: AutoscaleEvent
 metadata: {name: cheaper}
 spec: {at: 2024-05-01T12:01:00Z, type: PriceChange, instanceType: m5.large, zone: us-east-1a, capacityType: spot, price: 0.02, available: true}
 EOT
-fails=0
-. tests/tsan/same.sh
 for run in "plan --at 2024-05-01T12:00:00Z -o json" \
            "plan --at 2024-05-01T12:00:00Z -o json --policy cluster-autoscaler" \
            "simulate --events $tmp/ev.yaml --from 2024-05-01T12:00:00Z --to 2024-05-01T12:01:00Z"; do

@@ -8,15 +8,9 @@
 # slot sums). Fails on any ThreadSanitizer report or when the output differs from
 # --threads 1.
 set -u
-BERTH=${BERTH:-build/tsan/berth}
-[ -x "$BERTH" ] || { echo "FAIL: $BERTH missing (run make tsan)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+. tests/tsan/same.sh
 awk -v seed=5 -v nodes=1100 -f tests/scenarios/threads/gen-disrupt.awk > "$tmp/e.yaml"
 awk -v seed=6 -v nodes=1100 -v plain=1 -f tests/scenarios/threads/gen-disrupt.awk > "$tmp/p.yaml"
-fails=0
-. tests/tsan/same.sh
 for run in "e.yaml -o json" "e.yaml --optimize" "p.yaml -o json"; do
   f=${run%% *}
   args=${run#* }

@@ -6,14 +6,8 @@
 # pipeline) and in the fast path's filtered chunks (table). Fails on any
 # ThreadSanitizer report or when the output differs from --threads 1.
 set -u
-BERTH=${BERTH:-build/tsan/berth}
-[ -x "$BERTH" ] || { echo "FAIL: $BERTH missing (run make tsan)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-awk -v seed=4 -v nodes=1300 -v pods=120 -v bound=60 -f tests/scenarios/threads/gen-cluster.awk > "$tmp/c.json"
-fails=0
 . tests/tsan/same.sh
+awk -v seed=4 -v nodes=1300 -v pods=120 -v bound=60 -f tests/scenarios/threads/gen-cluster.awk > "$tmp/c.json"
 for args in "" "-o json" "--tie-break random --seed 3 -o json" "--detail all -o json"; do
   # shellcheck disable=SC2086
   tsan_same kube schedule --threads @T@ $args "$tmp/c.json"

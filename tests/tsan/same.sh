@@ -2,7 +2,15 @@
 # `tsan_same ARGS...` runs `$BERTH ARGS...` twice, with @T@ in the
 # arguments replaced by 1 and by 4, and counts a failure in $fails when the
 # four-thread run prints a ThreadSanitizer report or an output other than
-# the one-thread run's. The caller sets BERTH and tmp (a scratch folder).
+# the one-thread run's. Sourcing it also sets BERTH (default
+# build/tsan/berth; ends the script when it is missing), the scratch folder
+# $tmp (removed on exit), TSAN_OPTIONS and fails=0.
+BERTH=${BERTH:-build/tsan/berth}
+[ -x "$BERTH" ] || { echo "FAIL: $BERTH missing (run make tsan)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+fails=0
 tsan_same() {
   local a1=() a4=() x
   for x in "$@"; do

@@ -2,8 +2,16 @@
 # `same LABEL ARGS...` runs `$BERTH $CMD --threads N ARGS...` for N = 1 and
 # every N of $THREADS and records a failure (the caller's `fail`) when an
 # exit code or a byte of the output differs from --threads 1's; returns
-# --threads 1's exit code, its output left in $T/t1. The caller sets BERTH,
-# CMD (e.g. "kube schedule"), THREADS and T.
+# --threads 1's exit code, its output left in $T/t1. Sourcing it also sets
+# BERTH (default build/berth), the scratch folder $T (removed on exit),
+# fails=0 and `fail MESSAGE` (prints it, counts it in $fails). The caller
+# sets CMD (e.g. "kube schedule") and THREADS.
+BERTH=${BERTH:-build/berth}
+T=${TMPDIR:-/tmp}/$(basename "$0" .sh).$$
+mkdir -p "$T"
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 same() {
   local label=$1
   shift
