@@ -687,6 +687,20 @@ static uint32_t pinned_nodes(const kube_sched *s, const berth_kpod *p, uint32_t 
     return n;
 }
 
+/* Assumes pod on node as kube_loop_pod decided: the pod's nodeName and
+ * assumed mark (not under a session's pending view, which records it
+ * itself), every column and counter, the fast path's change log. */
+static int assume_decision(kube_sched *s, uint32_t pod, uint32_t node, berth_error *e)
+{
+    if (!s->pending_view) {
+        s->k->pods[pod].node_name = s->k->nodes[node].name;
+        s->k->pods[pod].assumed = 1;
+    }
+    if (kube_assume(s, pod, node) || kube_fast_assumed(s, node))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    return 0;
+}
+
 int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
 {
     kube_sched *sp = &L->s;
@@ -816,13 +830,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
             d.req = &rq;
             if (opt->on_decision)
                 opt->on_decision(opt->ctx, k, &d);
-            if (!sp->pending_view) {
-                k->pods[pod].node_name = k->nodes[fr.node].name;
-                k->pods[pod].assumed = 1;
-            }
-            if (kube_assume(sp, pod, fr.node) || kube_fast_assumed(sp, fr.node))
-                rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
-            else
+            if ((rc = assume_decision(sp, pod, fr.node, e)) == 0)
                 *placed = fr.node;
             kube_req_free(sp, &rq);
             return rc;
@@ -924,13 +932,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
         else
             *placed = pr.node;
     } else if (d.node != BERTH_KUBE_NONE) {
-        if (!sp->pending_view) {
-            k->pods[pod].node_name = k->nodes[d.node].name;
-            k->pods[pod].assumed = 1;
-        }
-        if (kube_assume(sp, pod, d.node) || kube_fast_assumed(sp, d.node))
-            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
-        else
+        if ((rc = assume_decision(sp, pod, d.node, e)) == 0)
             *placed = d.node;
     }
     kube_req_free(sp, &rq);
