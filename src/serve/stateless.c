@@ -303,86 +303,105 @@ static int plan_time(const char *at, int64_t *now, serve_reply *r)
     return 0;
 }
 
-void serve_disrupt_plan(const char *body, size_t len, const char *at, const serve_budget *b,
-                        serve_reply *r)
+/* One planner request (SPEC 6.3 `disrupt plan` or `autoscale plan`): its
+ * model and plan. Both endpoints take the same steps (plan_request); the
+ * steps that name a planner's calls pick them by autoscale. */
+typedef struct {
+    int autoscale; /* 0: disruption (berth_disrupt), 1: autoscaling */
+    union {
+        berth_disrupt d;
+        berth_autoscale a;
+    } m;
+    union {
+        berth_dplan d;
+        berth_aplan a;
+    } p;
+} plan_job;
+
+/* The body's documents loaded into j's model, which is then finalised. */
+static int plan_load(plan_job *j, const berth_source *src, berth_error *e)
+{
+    int rc = j->autoscale ? berth_autoscale_load(&j->m.a, src, 0, e)
+                          : berth_disrupt_load(&j->m.d, src, 0, e);
+    if (!rc)
+        rc = j->autoscale ? berth_autoscale_finalize(&j->m.a, e) : berth_disrupt_finalize(&j->m.d, e);
+    return rc;
+}
+
+static int plan_make(plan_job *j, int64_t now, const berth_cancel *cancel, berth_error *e)
+{
+    if (j->autoscale) {
+        berth_aplan_options opt = {.now = now, .cancel = cancel};
+        return berth_autoscale_plan(&j->m.a, &opt, &j->p.a, e);
+    }
+    berth_dplan_options opt = {.now = now, .cancel = cancel};
+    return berth_disrupt_plan(&j->m.d, &opt, &j->p.d, e);
+}
+
+static void plan_free(plan_job *j)
+{
+    if (j->autoscale) {
+        berth_aplan_free(&j->p.a);
+        berth_autoscale_free(&j->m.a);
+    } else {
+        berth_dplan_free(&j->p.d);
+        berth_disrupt_free(&j->m.d);
+    }
+}
+
+/* The shared endpoint: time, budget, load, plan, reply. */
+static void plan_request(int autoscale, const char *body, size_t len, const char *at,
+                         const serve_budget *b, serve_reply *r)
 {
     *r = (serve_reply){0};
-    berth_dplan_options opt = {0};
     berth_cancel cancel;
-    opt.cancel = start_clock(b, &cancel);
-    if (plan_time(at, &opt.now, r))
+    const berth_cancel *cn = start_clock(b, &cancel);
+    int64_t now;
+    if (plan_time(at, &now, r))
         return;
-    berth_disrupt m;
-    berth_disrupt_init(&m);
+    plan_job j;
+    memset(&j, 0, sizeof j);
+    j.autoscale = autoscale;
+    if (autoscale)
+        berth_autoscale_init(&j.m.a);
+    else
+        berth_disrupt_init(&j.m.d);
+    berth_kcluster *kube = autoscale ? &j.m.a.kube : &j.m.d.kube;
     berth_error e;
     berth_error_clear(&e);
     berth_source src;
-    int rc = berth_doc_load_buffer(&m.kube.arena, "body", body, len, &src, &e);
+    int rc = berth_doc_load_buffer(&kube->arena, "body", body, len, &src, &e);
     if (!rc && over_objects(&src, b, r)) {
-        berth_disrupt_free(&m);
+        plan_free(&j);
         return;
     }
     if (!rc)
-        rc = berth_disrupt_load(&m, &src, 0, &e);
-    if (!rc)
-        rc = berth_disrupt_finalize(&m, &e);
-    if (!rc && over_pairs("nodes", m.kube.nnodes, "pods", m.kube.npods, b, r)) {
-        berth_disrupt_free(&m);
+        rc = plan_load(&j, &src, &e);
+    if (!rc && over_pairs("nodes", kube->nnodes, "pods", kube->npods, b, r)) {
+        plan_free(&j);
         return;
     }
-    berth_dplan p;
-    memset(&p, 0, sizeof p);
     if (!rc)
-        rc = berth_disrupt_plan(&m, &opt, &p, &e);
+        rc = plan_make(&j, now, cn, &e);
     if (rc == BERTH_ETIMEDOUT)
         over_time(b, r);
     else if (rc)
         serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
                           rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
     else
-        reply_doc(r, berth_report_disrupt_json(&m, &p));
-    berth_dplan_free(&p);
-    berth_disrupt_free(&m);
+        reply_doc(r, autoscale ? berth_report_autoscale_json(&j.m.a, &j.p.a)
+                               : berth_report_disrupt_json(&j.m.d, &j.p.d));
+    plan_free(&j);
+}
+
+void serve_disrupt_plan(const char *body, size_t len, const char *at, const serve_budget *b,
+                        serve_reply *r)
+{
+    plan_request(0, body, len, at, b, r);
 }
 
 void serve_autoscale_plan(const char *body, size_t len, const char *at, const serve_budget *b,
                           serve_reply *r)
 {
-    *r = (serve_reply){0};
-    berth_aplan_options opt = {0};
-    berth_cancel cancel;
-    opt.cancel = start_clock(b, &cancel);
-    if (plan_time(at, &opt.now, r))
-        return;
-    berth_autoscale m;
-    berth_autoscale_init(&m);
-    berth_error e;
-    berth_error_clear(&e);
-    berth_source src;
-    int rc = berth_doc_load_buffer(&m.kube.arena, "body", body, len, &src, &e);
-    if (!rc && over_objects(&src, b, r)) {
-        berth_autoscale_free(&m);
-        return;
-    }
-    if (!rc)
-        rc = berth_autoscale_load(&m, &src, 0, &e);
-    if (!rc)
-        rc = berth_autoscale_finalize(&m, &e);
-    if (!rc && over_pairs("nodes", m.kube.nnodes, "pods", m.kube.npods, b, r)) {
-        berth_autoscale_free(&m);
-        return;
-    }
-    berth_aplan p;
-    memset(&p, 0, sizeof p);
-    if (!rc)
-        rc = berth_autoscale_plan(&m, &opt, &p, &e);
-    if (rc == BERTH_ETIMEDOUT)
-        over_time(b, r);
-    else if (rc)
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
-    else
-        reply_doc(r, berth_report_autoscale_json(&m, &p));
-    berth_aplan_free(&p);
-    berth_autoscale_free(&m);
+    plan_request(1, body, len, at, b, r);
 }
