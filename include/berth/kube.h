@@ -484,6 +484,30 @@ int berth_kdocs_forward(void *ctx, berth_dec *d, const berth_node *doc, const ch
 /* berth_kube_load of the kept documents (none: 0), then frees them. */
 int berth_kdocs_load(berth_kcluster *k, berth_kdocs *kd, const char *path, int strict,
                      berth_error *e);
+/* The load of a planner whose input adds its own kinds to the Kubernetes
+ * ones (disruption, autoscaling): d set up for src (strict, skipped kinds
+ * counted in k), every document walked through w with ctx (w's fallback
+ * keeps the Kubernetes kinds in kd: berth_kdocs_forward), then
+ * berth_kdocs_load of them into k; d's field path is left empty. *any: kd
+ * held documents (k's nodes or pods may have grown). 0 or the first error. */
+int berth_kdocs_walk(berth_kcluster *k, berth_dec *d, const berth_source *src, int strict,
+                     const berth_walker *w, void *ctx, berth_kdocs *kd, int *any,
+                     berth_error *e);
+/* A planner's table parallel to a kube model's nodes or pods (*rows: *n
+ * rows of size bytes, capacity *cap; berth_grow), row i filled by
+ * fill(ctx, d, i, row). */
+typedef int (*berth_krow_fill)(void *ctx, berth_dec *d, uint32_t i, void *row);
+typedef struct berth_krows {
+    void **rows;
+    uint32_t *n, *cap;
+    size_t size;
+    berth_krow_fill fill;
+} berth_krows;
+/* Extends nodes to k's nodes, then pods to k's pods, filling the new rows
+ * in order; stops at the first error. 0, BERTH_ENOMEM (in d->err) or
+ * fill's error. */
+int berth_krows_sync(berth_dec *d, const berth_kcluster *k, const berth_krows *nodes,
+                     const berth_krows *pods, void *ctx);
 
 /* Fills the default profile ("default-scheduler", SPEC 2.5 defaults). */
 void berth_kube_default_profile(berth_kcluster *k, berth_kprofile *p);

@@ -291,8 +291,11 @@ static const berth_walker walker = {
 
 /* pod_info of kube pod p: mirror, the safe-to-evict annotations (pods
  * berth_kube_expand generated have none). */
-static void pod_info_of(const berth_kpod *p, berth_apod *ap)
+static int pod_info_of(void *vm, berth_dec *d, uint32_t row_i, void *row)
 {
+    (void)d;
+    const berth_kpod *p = &((berth_autoscale *)vm)->kube.pods[row_i];
+    berth_apod *ap = row;
     ap->mirror = p->mirror;
     ap->daemon = p->owner_kind && !strcmp(p->owner_kind, "DaemonSet");
     const char *r = berth_labels_get(&p->labels, BERTH_RESTRICT_SCALE_DOWN);
@@ -301,12 +304,15 @@ static void pod_info_of(const berth_kpod *p, berth_apod *ap)
     ap->safe_to_evict = !v ? -1 : !strcmp(v, "true") ? 1 : !strcmp(v, "false") ? 0 : -1;
     ap->safe_local_volumes = berth_kube_annotation(p->annotations,
                                                    BERTH_SAFE_TO_EVICT_LOCAL_VOLUMES);
+    return 0;
 }
 
 /* node_info of kube node nd: berth.io/unneeded-since (RFC 3339,
  * cluster-autoscaler mode), an error at the annotation when malformed. */
-static int node_info_of(berth_dec *d, const berth_knode *nd, berth_anode *an)
+static int node_info_of(void *vm, berth_dec *d, uint32_t row_i, void *row)
 {
+    const berth_knode *nd = &((berth_autoscale *)vm)->kube.nodes[row_i];
+    berth_anode *an = row;
     memset(an, 0, sizeof *an);
     const char *v = berth_kube_annotation(nd->annotations, BERTH_UNNEEDED_SINCE);
     int64_t ms = 0;
@@ -329,39 +335,20 @@ static int node_info_of(berth_dec *d, const berth_knode *nd, berth_anode *an)
 /* Extends node_info and pod_info to the kube model's nodes and pods. */
 static int sync_info(berth_autoscale *m, berth_dec *d)
 {
-    berth_kcluster *k = &m->kube;
-    if ((k->nnodes > m->nnode_info &&
-         berth_grow((void **)&m->node_info, &m->capnode_info, k->nnodes, sizeof *m->node_info, 0)) ||
-        (k->npods > m->npod_info &&
-         berth_grow((void **)&m->pod_info, &m->cappod_info, k->npods, sizeof *m->pod_info, 0)))
-        return oom(d);
-    int rc = 0;
-    for (; !rc && m->nnode_info < k->nnodes; m->nnode_info++)
-        rc = node_info_of(d, &k->nodes[m->nnode_info], &m->node_info[m->nnode_info]);
-    for (; m->npod_info < k->npods; m->npod_info++)
-        pod_info_of(&k->pods[m->npod_info], &m->pod_info[m->npod_info]);
-    return rc;
+    berth_krows nodes = {(void **)&m->node_info, &m->nnode_info, &m->capnode_info,
+                         sizeof *m->node_info, node_info_of};
+    berth_krows pods = {(void **)&m->pod_info, &m->npod_info, &m->cappod_info,
+                        sizeof *m->pod_info, pod_info_of};
+    return berth_krows_sync(d, &m->kube, &nodes, &pods, m);
 }
 
 int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict, berth_error *e)
 {
     berth_dec d;
-    berth_dec_init(&d, &m->kube.arena, src->path, e);
-    d.strict = strict;
-    d.skips = &m->kube.skipped;
     ctx c = {m, {NULL, 0, 0}};
-    int rc = berth_dec_walk_source(&d, src, &walker, &c);
-    int any = c.kd.n > 0;
-    if (!rc)
-        rc = berth_kdocs_load(&m->kube, &c.kd, src->path, strict, e);
-    else
-        free(c.kd.docs);
-    if (!rc && any) {
-        d.plen = 0;
-        d.path[0] = 0;
-        rc = sync_info(m, &d);
-    }
-    return rc;
+    int any;
+    int rc = berth_kdocs_walk(&m->kube, &d, src, strict, &walker, &c, &c.kd, &any, e);
+    return !rc && any ? sync_info(m, &d) : rc;
 }
 
 /* The group / type named name, -1 when none: through the loading index

@@ -584,8 +584,11 @@ static const berth_walker walker = {
 
 /* node_info of kube node nd (ready, deletion, do-not-disrupt, the
  * initialised label, status.capacity in the limits' units). */
-static int node_info_of(berth_disrupt *m, berth_dec *d, const berth_knode *nd, berth_dnode *dn)
+static int node_info_of(void *vm, berth_dec *d, uint32_t row_i, void *row)
 {
+    berth_disrupt *m = vm;
+    const berth_knode *nd = &m->kube.nodes[row_i];
+    berth_dnode *dn = row;
     memset(dn, 0, sizeof *dn);
     dn->ready = !nd->not_ready;
     const char *v = berth_kube_annotation(nd->annotations, DND);
@@ -608,8 +611,10 @@ static int node_info_of(berth_disrupt *m, berth_dec *d, const berth_knode *nd, b
  * the pod's document when it is no int32; do-not-disrupt), readiness,
  * mirror, start and nomination. Pods berth_kube_expand generated have none
  * of these. */
-static int pod_info_of(berth_dec *d, const berth_kpod *p, berth_dpod *dp)
+static int pod_info_of(void *vm, berth_dec *d, uint32_t row_i, void *row)
 {
+    const berth_kpod *p = &((berth_disrupt *)vm)->kube.pods[row_i];
+    berth_dpod *dp = row;
     memset(dp, 0, sizeof *dp);
     dp->ready = p->ready;
     dp->mirror = p->mirror;
@@ -642,39 +647,20 @@ static int pod_info_of(berth_dec *d, const berth_kpod *p, berth_dpod *dp)
 /* Extends node_info and pod_info to the kube model's nodes and pods. */
 static int sync_info(berth_disrupt *m, berth_dec *d)
 {
-    berth_kcluster *k = &m->kube;
-    if ((k->nnodes > m->nnode_info &&
-         berth_grow((void **)&m->node_info, &m->capnode_info, k->nnodes, sizeof *m->node_info, 0)) ||
-        (k->npods > m->npod_info &&
-         berth_grow((void **)&m->pod_info, &m->cappod_info, k->npods, sizeof *m->pod_info, 0)))
-        return oom(d);
-    int rc = 0;
-    for (; !rc && m->nnode_info < k->nnodes; m->nnode_info++)
-        rc = node_info_of(m, d, &k->nodes[m->nnode_info], &m->node_info[m->nnode_info]);
-    for (; !rc && m->npod_info < k->npods; m->npod_info++)
-        rc = pod_info_of(d, &k->pods[m->npod_info], &m->pod_info[m->npod_info]);
-    return rc;
+    berth_krows nodes = {(void **)&m->node_info, &m->nnode_info, &m->capnode_info,
+                         sizeof *m->node_info, node_info_of};
+    berth_krows pods = {(void **)&m->pod_info, &m->npod_info, &m->cappod_info,
+                        sizeof *m->pod_info, pod_info_of};
+    return berth_krows_sync(d, &m->kube, &nodes, &pods, m);
 }
 
 int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, berth_error *e)
 {
     berth_dec d;
-    berth_dec_init(&d, &m->kube.arena, src->path, e);
-    d.strict = strict;
-    d.skips = &m->kube.skipped;
     ctx c = {m, &d, {NULL, 0, 0}};
-    int rc = berth_dec_walk_source(&d, src, &walker, &c);
-    int any = c.kd.n > 0;
-    if (!rc)
-        rc = berth_kdocs_load(&m->kube, &c.kd, src->path, strict, e);
-    else
-        free(c.kd.docs);
-    if (!rc && any) {
-        d.plen = 0;
-        d.path[0] = 0;
-        rc = sync_info(m, &d);
-    }
-    return rc;
+    int any;
+    int rc = berth_kdocs_walk(&m->kube, &d, src, strict, &walker, &c, &c.kd, &any, e);
+    return !rc && any ? sync_info(m, &d) : rc;
 }
 
 int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)

@@ -17,7 +17,9 @@
  * invalid quantity '1.2.3': invalid number"). Pods in phase Succeeded or
  * Failed are skipped (the scheduler's informer never sees them). A
  * container limit without a request defaults the request (API defaulting).
- * docs/kube-input.md lists every field read. */
+ * docs/kube-input.md lists every field read. The planners that add kinds
+ * of their own (disruption, autoscaling) load through berth_kdocs_walk and
+ * keep their per-node and per-pod tables with berth_krows_sync. */
 #include "k8s/k8s.h"
 #include "kube/load.h"
 #include "berth/time.h"
@@ -163,4 +165,41 @@ int berth_kdocs_load(berth_kcluster *k, berth_kdocs *kd, const char *path, int s
     free(kd->docs);
     memset(kd, 0, sizeof *kd);
     return rc;
+}
+
+int berth_kdocs_walk(berth_kcluster *k, berth_dec *d, const berth_source *src, int strict,
+                     const berth_walker *w, void *ctx, berth_kdocs *kd, int *any,
+                     berth_error *e)
+{
+    berth_dec_init(d, &k->arena, src->path, e);
+    d->strict = strict;
+    d->skips = &k->skipped;
+    int rc = berth_dec_walk_source(d, src, w, ctx);
+    *any = kd->n > 0;
+    if (!rc) {
+        rc = berth_kdocs_load(k, kd, src->path, strict, e);
+    } else {
+        free(kd->docs);
+        memset(kd, 0, sizeof *kd);
+    }
+    d->plen = 0;
+    d->path[0] = 0;
+    return rc;
+}
+
+static int krows_extend(berth_dec *d, const berth_krows *t, uint32_t want, void *ctx)
+{
+    if (want > *t->n && berth_grow(t->rows, t->cap, want, t->size, 0))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    int rc = 0;
+    for (; !rc && *t->n < want; ++*t->n)
+        rc = t->fill(ctx, d, *t->n, (char *)*t->rows + (size_t)*t->n * t->size);
+    return rc;
+}
+
+int berth_krows_sync(berth_dec *d, const berth_kcluster *k, const berth_krows *nodes,
+                     const berth_krows *pods, void *ctx)
+{
+    int rc = krows_extend(d, nodes, k->nnodes, ctx);
+    return rc ? rc : krows_extend(d, pods, k->npods, ctx);
 }
