@@ -147,47 +147,47 @@ static const char *type_name(const berth_node *n)
     }
 }
 
-static int get_field(berth_dec *d, const berth_node *m, const char *key, int required,
-                     berth_node **out, size_t *prev)
+/* A field's node decoder for dec_field: arg is the accessor's own (a
+ * range, a wanted node type), out its result. */
+typedef int (*field_fn)(berth_dec *d, const berth_node *n, const void *arg, void *out);
+
+/* Field key of m through fn when present, key on the field path meanwhile;
+ * a located "required field is missing" when it is absent and required. */
+static int dec_field(berth_dec *d, const berth_node *m, const char *key, int required,
+                     field_fn fn, const void *arg, void *out)
 {
-    *out = berth_node_get(m, key);
-    *prev = berth_dec_push(d, key);
-    if (!*out && required) {
-        int rc = berth_dec_fail(d, m, "required field is missing");
-        berth_dec_pop(d, *prev);
-        return rc;
-    }
+    const berth_node *n = berth_node_get(m, key);
+    size_t prev = berth_dec_push(d, key);
+    int rc = 0;
+    if (n)
+        rc = fn(d, n, arg, out);
+    else if (required)
+        rc = berth_dec_fail(d, m, "required field is missing");
+    berth_dec_pop(d, prev);
+    return rc;
+}
+
+/* arg: the wanted berth_node_type (a mapping or a list) */
+static int node_of_type(berth_dec *d, const berth_node *n, const void *arg, void *out)
+{
+    berth_node_type t = *(const berth_node_type *)arg;
+    if (n->type != t)
+        return berth_dec_fail(d, n, "expected %s, got %s",
+                              t == BERTH_NODE_MAP ? "a mapping" : "a list", type_name(n));
+    *(berth_node **)out = (berth_node *)n;
     return 0;
 }
 
 int berth_dec_map(berth_dec *d, const berth_node *m, const char *key, int required, berth_node **out)
 {
-    berth_node *n;
-    size_t prev;
-    int rc = get_field(d, m, key, required, &n, &prev);
-    if (rc)
-        return rc;
-    if (n && n->type != BERTH_NODE_MAP)
-        rc = berth_dec_fail(d, n, "expected a mapping, got %s", type_name(n));
-    else if (n)
-        *out = n;
-    berth_dec_pop(d, prev);
-    return rc;
+    const berth_node_type t = BERTH_NODE_MAP;
+    return dec_field(d, m, key, required, node_of_type, &t, out);
 }
 
 int berth_dec_seq(berth_dec *d, const berth_node *m, const char *key, int required, berth_node **out)
 {
-    berth_node *n;
-    size_t prev;
-    int rc = get_field(d, m, key, required, &n, &prev);
-    if (rc)
-        return rc;
-    if (n && n->type != BERTH_NODE_SEQ)
-        rc = berth_dec_fail(d, n, "expected a list, got %s", type_name(n));
-    else if (n)
-        *out = n;
-    berth_dec_pop(d, prev);
-    return rc;
+    const berth_node_type t = BERTH_NODE_SEQ;
+    return dec_field(d, m, key, required, node_of_type, &t, out);
 }
 
 int berth_dec_node_str(berth_dec *d, const berth_node *n, const char **out)
@@ -224,68 +224,62 @@ int berth_dec_node_quantity(berth_dec *d, const berth_node *n, berth_quantity *o
     return 0;
 }
 
+static int node_str(berth_dec *d, const berth_node *n, const void *arg, void *out)
+{
+    (void)arg;
+    return berth_dec_node_str(d, n, out);
+}
+
+/* arg: the int64_t range {min, max} */
+static int node_int(berth_dec *d, const berth_node *n, const void *arg, void *out)
+{
+    const int64_t *range = arg;
+    return berth_dec_node_int(d, n, range[0], range[1], out);
+}
+
+static int node_quantity(berth_dec *d, const berth_node *n, const void *arg, void *out)
+{
+    (void)arg;
+    return berth_dec_node_quantity(d, n, out);
+}
+
+static int node_bool(berth_dec *d, const berth_node *n, const void *arg, void *out)
+{
+    (void)arg;
+    const char *s = n->str;
+    if (n->type == BERTH_NODE_SCALAR && !n->quoted &&
+        (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")))
+        *(int *)out = 1;
+    else if (n->type == BERTH_NODE_SCALAR && !n->quoted &&
+             (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")))
+        *(int *)out = 0;
+    else
+        return berth_dec_fail(d, n, "expected true or false, got '%s'",
+                              n->type == BERTH_NODE_SCALAR ? s : type_name(n));
+    return 0;
+}
+
 int berth_dec_str(berth_dec *d, const berth_node *m, const char *key, int required, const char **out)
 {
-    berth_node *n;
-    size_t prev;
-    int rc = get_field(d, m, key, required, &n, &prev);
-    if (rc)
-        return rc;
-    if (n)
-        rc = berth_dec_node_str(d, n, out);
-    berth_dec_pop(d, prev);
-    return rc;
+    return dec_field(d, m, key, required, node_str, NULL, out);
 }
 
 int berth_dec_int(berth_dec *d, const berth_node *m, const char *key, int required, int64_t min,
                   int64_t max, int64_t *out)
 {
-    berth_node *n;
-    size_t prev;
-    int rc = get_field(d, m, key, required, &n, &prev);
-    if (rc)
-        return rc;
-    if (n)
-        rc = berth_dec_node_int(d, n, min, max, out);
-    berth_dec_pop(d, prev);
-    return rc;
+    const int64_t range[2] = {min, max};
+    return dec_field(d, m, key, required, node_int, range, out);
 }
 
 int berth_dec_bool(berth_dec *d, const berth_node *m, const char *key, int required, int *out)
 {
-    berth_node *n;
-    size_t prev;
-    int rc = get_field(d, m, key, required, &n, &prev);
-    if (rc)
-        return rc;
-    if (n) {
-        const char *s = n->str;
-        if (n->type == BERTH_NODE_SCALAR && !n->quoted &&
-            (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")))
-            *out = 1;
-        else if (n->type == BERTH_NODE_SCALAR && !n->quoted &&
-                 (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")))
-            *out = 0;
-        else
-            rc = berth_dec_fail(d, n, "expected true or false, got '%s'",
-                                n->type == BERTH_NODE_SCALAR ? s : type_name(n));
-    }
-    berth_dec_pop(d, prev);
-    return rc;
+    return dec_field(d, m, key, required, node_bool, NULL, out);
 }
 
 int berth_dec_quantity(berth_dec *d, const berth_node *m, const char *key, int required,
                        berth_quantity *out)
 {
-    berth_node *n;
-    size_t prev;
-    int rc = get_field(d, m, key, required, &n, &prev);
-    if (rc)
-        return rc;
-    if (n)
-        rc = berth_dec_node_quantity(d, n, out);
-    berth_dec_pop(d, prev);
-    return rc;
+    return dec_field(d, m, key, required, node_quantity, NULL, out);
 }
 
 int berth_dec_enum(berth_dec *d, const berth_node *m, const char *key, int required,
