@@ -70,7 +70,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libberth.a $(HDRS) $(TEST_HDRS)
 	$(call say,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS) -lcmocka
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libberth.a $(HDRS)
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libberth.a $(HDRS) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(call say,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS)

@@ -37,6 +37,8 @@
 #include "berth/serve.h"
 #include "serve/serve.h"
 
+#include "serve_client.h"
+
 #define MAX_CLIENTS 256
 #define SECONDS 3.0
 #define SLOW_CONNS 2000
@@ -55,32 +57,11 @@ typedef struct client {
     uint64_t errors;
 } client;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A connection to the server from 127.0.0.1 (src 0) or from loopback
  * address src (127.0.x.y). */
 static int connect_from(uint32_t src)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    struct sockaddr_in b = {.sin_family = AF_INET};
-    b.sin_addr.s_addr = htonl(src);
-    if ((src && bind(fd, (struct sockaddr *)&b, sizeof b)) ||
-        connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return connect_loopback(port, src);
 }
 
 static int connect_lo(void)
@@ -134,54 +115,6 @@ static void *slow_main(void *arg)
             close(pf[i].fd);
     free(pf);
     return NULL;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* One request on fd; returns the status or -1. buf is scratch. */
-static int http(int fd, const char *method, const char *path, const char *body, size_t blen,
-                char *buf, size_t size)
-{
-    char head[256];
-    int h = snprintf(head, sizeof head,
-                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
-                     path, blen);
-    if (write_all(fd, head, (size_t)h) || write_all(fd, body, blen))
-        return -1;
-    size_t got = 0;
-    char *end = NULL;
-    while (!end) {
-        if (got + 1 >= size)
-            return -1;
-        ssize_t k = read(fd, buf + got, size - 1 - got);
-        if (k <= 0)
-            return -1;
-        got += (size_t)k;
-        buf[got] = 0;
-        end = strstr(buf, "\r\n\r\n");
-    }
-    int status = atoi(buf + 9);
-    const char *cl = strcasestr(buf, "Content-Length:");
-    size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
-    size_t have = got - (size_t)(end + 4 - buf);
-    while (have < want) {
-        size_t chunk = size - 1;
-        ssize_t k = read(fd, buf, want - have < chunk ? want - have : chunk);
-        if (k <= 0)
-            return -1;
-        have += (size_t)k;
-    }
-    return status;
 }
 
 static void *client_main(void *arg)

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serve_client.h"
+
 #define CLIENTS 64
 #define REPLICAS 3
 #define MEMBERS 3
@@ -50,29 +52,6 @@ typedef struct client {
     uint64_t errors, conflicts; /* not 201; of those 409 (lost the race 4 times) */
 } client;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int connect_port(unsigned port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 static unsigned free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -88,58 +67,10 @@ static unsigned free_port(void)
     return p;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* One request on fd; returns the status or -1. buf is scratch. */
-static int http(int fd, const char *method, const char *path, const char *body, size_t blen,
-                char *buf, size_t size)
-{
-    char head[256];
-    int h = snprintf(head, sizeof head,
-                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
-                     path, blen);
-    if (write_all(fd, head, (size_t)h) || write_all(fd, body, blen))
-        return -1;
-    size_t got = 0;
-    char *end = NULL;
-    while (!end) {
-        if (got + 1 >= size)
-            return -1;
-        ssize_t k = read(fd, buf + got, size - 1 - got);
-        if (k <= 0)
-            return -1;
-        got += (size_t)k;
-        buf[got] = 0;
-        end = strstr(buf, "\r\n\r\n");
-    }
-    int status = atoi(buf + 9);
-    const char *cl = strcasestr(buf, "Content-Length:");
-    size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
-    size_t have = got - (size_t)(end + 4 - buf);
-    while (have < want) {
-        size_t chunk = size - 1;
-        ssize_t k = read(fd, buf, want - have < chunk ? want - have : chunk);
-        if (k <= 0)
-            return -1;
-        have += (size_t)k;
-    }
-    return status;
-}
-
 /* One request on a fresh connection: the status or -1. */
 static int request(unsigned port, const char *method, const char *path, const char *body)
 {
-    int fd = connect_port(port);
+    int fd = connect_loopback(port, 0);
     if (fd < 0)
         return -1;
     char buf[8192];
@@ -153,13 +84,13 @@ static void *client_main(void *arg)
     client *c = arg;
     bench *b = c->b;
     int r = c->id % REPLICAS;
-    int fd = connect_port(b->rport[r]);
+    int fd = connect_loopback(b->rport[r], 0);
     char *buf = malloc(1 << 16);
     char body[512];
     for (int i = 0; buf && !__atomic_load_n(&b->stop, __ATOMIC_SEQ_CST); i++) {
         if (fd < 0) { /* the next replica, as a load balancer would */
             r = (r + 1) % REPLICAS;
-            fd = connect_port(b->rport[r]);
+            fd = connect_loopback(b->rport[r], 0);
             if (fd < 0) {
                 usleep(10000);
                 continue;
