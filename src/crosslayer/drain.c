@@ -8,6 +8,7 @@
  * planner reads it: berth_dpod_dnd_active), and the workload each pod
  * counts toward. */
 #include "crosslayer/state.h"
+#include "berth/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +92,7 @@ int xl_drain_init(berth_xl_cluster *c, berth_error *e)
                 c->pdb_expected[b]++;
             }
     berth_nameidx wi = {0};
-    uint32_t cap = 0;
+    uint32_t capname = 0, capdesired = 0;
     for (uint32_t p = 0; p < np; p++) {
         const berth_kpod *pod = &k->pods[p];
         /* do-not-disrupt: "true" or a positive Go duration since the pod started */
@@ -124,19 +125,11 @@ int xl_drain_init(berth_xl_cluster *c, berth_error *e)
             c->wl_desired[had]++;
             continue;
         }
-        if (c->nwl == cap) {
-            uint32_t nc = cap ? cap * 2 : 16;
-            const char **a = realloc(c->wl_name, nc * sizeof *a);
-            uint32_t *d = a ? realloc(c->wl_desired, nc * sizeof *d) : NULL;
-            if (a)
-                c->wl_name = a;
-            if (d)
-                c->wl_desired = d;
-            if (!a || !d) {
-                berth_nameidx_free(&wi);
-                return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-            }
-            cap = nc;
+        if (berth_grow((void **)&c->wl_name, &capname, c->nwl + 1, sizeof *c->wl_name, 0) ||
+            berth_grow((void **)&c->wl_desired, &capdesired, c->nwl + 1, sizeof *c->wl_desired,
+                       0)) {
+            berth_nameidx_free(&wi);
+            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
         }
         c->wl_name[c->nwl] = pod->workload;
         c->wl_desired[c->nwl] = 1;

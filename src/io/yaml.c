@@ -4,6 +4,7 @@
  * streams (values back to back, `kubectl cluster-info dump` log sections
  * skipped), each value parsed at its own line and column of the file. */
 #include "berth/doc.h"
+#include "berth/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@
 typedef struct frame {
     berth_node *node;
     berth_node **kids;   /* seq items, or alternating key/value for maps */
-    size_t n, cap;
+    size_t n;
+    uint32_t cap;
 } frame;
 
 typedef struct anchor {
@@ -29,9 +31,11 @@ typedef struct builder {
     frame stack[BERTH_DOC_MAX_DEPTH + 1];
     int depth;
     anchor *anchors;
-    size_t nanchors, capanchors;
+    size_t nanchors;
+    uint32_t capanchors;
     berth_node **docs;
-    size_t ndocs, capdocs;
+    size_t ndocs;
+    uint32_t capdocs;
     /* where the text given to libyaml starts in the file (JSON streams):
      * added to its marks (the column only on the text's first line) */
     size_t line_off, col_off;
@@ -49,14 +53,9 @@ static size_t mark_col(const builder *b, const yaml_mark_t *m)
 
 static int push_kid(builder *b, frame *f, berth_node *k)
 {
-    if (f->n == f->cap) {
-        size_t nc = f->cap ? f->cap * 2 : 8;
-        berth_node **p = realloc(f->kids, nc * sizeof *p);
-        if (!p)
-            return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
-        f->kids = p;
-        f->cap = nc;
-    }
+    if (f->n == f->cap &&
+        berth_grow((void **)&f->kids, &f->cap, (uint32_t)f->n + 1, sizeof *f->kids, 0))
+        return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
     f->kids[f->n++] = k;
     return 0;
 }
@@ -65,14 +64,10 @@ static int add_anchor(builder *b, const char *name, berth_node *n)
 {
     if (!name)
         return 0;
-    if (b->nanchors == b->capanchors) {
-        size_t nc = b->capanchors ? b->capanchors * 2 : 8;
-        anchor *p = realloc(b->anchors, nc * sizeof *p);
-        if (!p)
-            return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
-        b->anchors = p;
-        b->capanchors = nc;
-    }
+    if (b->nanchors == b->capanchors &&
+        berth_grow((void **)&b->anchors, &b->capanchors, (uint32_t)b->nanchors + 1,
+                   sizeof *b->anchors, 0))
+        return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
     b->anchors[b->nanchors].name = strdup(name);
     if (!b->anchors[b->nanchors].name)
         return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
@@ -93,14 +88,9 @@ static berth_node *find_anchor(builder *b, const char *name)
 static int attach(builder *b, berth_node *n)
 {
     if (b->depth == 0) {
-        if (b->ndocs == b->capdocs) {
-            size_t nc = b->capdocs ? b->capdocs * 2 : 4;
-            berth_node **p = realloc(b->docs, nc * sizeof *p);
-            if (!p)
-                return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
-            b->docs = p;
-            b->capdocs = nc;
-        }
+        if (b->ndocs == b->capdocs &&
+            berth_grow((void **)&b->docs, &b->capdocs, (uint32_t)b->ndocs + 1, sizeof *b->docs, 0))
+            return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
         b->docs[b->ndocs++] = n;
         return 0;
     }
@@ -405,21 +395,16 @@ static int js_split(const char *buf, size_t len, jspan **out, size_t *nout, size
     js_blank(&s);
     if (s.pos >= len || buf[s.pos] != '{')
         return 0;
-    size_t cap = 0;
+    uint32_t cap = 0;
     while (1) {
         js_blank(&s);
         if (s.pos >= len)
             return 1;
         char c = buf[s.pos];
         if (c == '{' || c == '[') {
-            if (*nout == cap) {
-                size_t nc = cap ? cap * 2 : 8;
-                jspan *p = realloc(*out, nc * sizeof *p);
-                if (!p)
-                    return -1;
-                *out = p;
-                cap = nc;
-            }
+            if (*nout == cap &&
+                berth_grow((void **)out, &cap, (uint32_t)*nout + 1, sizeof **out, 0))
+                return -1;
             int closed = js_value(&s, &(*out)[*nout]);
             ++*nout;
             if (!closed)

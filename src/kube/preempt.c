@@ -12,6 +12,7 @@
  * states the rules and where berth is deterministic instead of random. */
 #include "kube/state.h"
 #include "kube/terms.h"
+#include "berth/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -184,14 +185,8 @@ static int pdbs_of(kube_preempt *P, const berth_kcluster *k, uint32_t pod, const
         for (uint32_t b = 0; b < k->npdbs; b++) {
             if (!pdb_selects(&k->pdbs[b], p))
                 continue;
-            if (P->npool == P->cappool) {
-                uint32_t nc = P->cappool ? P->cappool * 2 : 256;
-                uint32_t *q = realloc(P->pool, nc * sizeof *q);
-                if (!q)
-                    return BERTH_ENOMEM;
-                P->pool = q;
-                P->cappool = nc;
-            }
+            if (berth_grow((void **)&P->pool, &P->cappool, P->npool + 1, sizeof *P->pool, 0))
+                return BERTH_ENOMEM;
             P->pool[P->npool++] = b;
         }
         P->first[pod] = start;

@@ -3,6 +3,7 @@
  * score, feasibleCount, reasons and the top 3 nodes per pod; with detail
  * also feasible, filtered and scores), built as a tree or streamed one pod
  * at a time, and the `kube size` table and JSON. */
+#include "berth/grow.h"
 #include "berth/kube_report.h"
 
 #include <inttypes.h>
@@ -282,15 +283,9 @@ static int explain_pod(FILE *out, json_t *pod);
 void berth_kube_report_decision(void *ctx, const berth_kcluster *k, const berth_kdecision *d)
 {
     berth_kube_report *r = ctx;
-    if (r->n == r->cap) {
-        uint32_t nc = r->cap ? r->cap * 2 : 256;
-        row *q = realloc(r->rows, nc * sizeof *q);
-        if (!q) {
-            r->status = BERTH_ENOMEM;
-            return;
-        }
-        r->rows = q;
-        r->cap = nc;
+    if (berth_grow((void **)&r->rows, &r->cap, r->n + 1, sizeof *r->rows, 0)) {
+        r->status = BERTH_ENOMEM;
+        return;
     }
     row *rw = &r->rows[r->n++];
     memset(rw, 0, sizeof *rw);

@@ -20,6 +20,7 @@
 
 #include "berth/arena.h"
 #include "berth/doc.h"
+#include "berth/grow.h"
 #include "berth/nameidx.h"
 
 #define SEEN_MAX 4096u
@@ -46,7 +47,8 @@ struct serve_bindings {
     uint32_t seen_head[SEEN_BUCKETS]; /* per bucket: its first seen pod + 1 (0: none) */
     unsigned seen_next;
     bound_pod *bound;
-    size_t nbound, cap;
+    size_t nbound;
+    uint32_t cap;
     uint64_t generation; /* bumped by every recorded binding */
 };
 
@@ -75,14 +77,8 @@ static int keep_bound(serve_bindings *b, const char *key, const char *node, cons
             b->bound[i] = (bound_pod){k, n, src.docs[0]};
             return 0;
         }
-    if (b->nbound == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 64;
-        bound_pod *nb = realloc(b->bound, cap * sizeof *nb);
-        if (!nb)
-            return berth_error_set(e, BERTH_ENOMEM, "out of memory");
-        b->bound = nb;
-        b->cap = cap;
-    }
+    if (berth_grow((void **)&b->bound, &b->cap, (uint32_t)b->nbound + 1, sizeof *b->bound, 0))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     b->bound[b->nbound++] = (bound_pod){k, n, src.docs[0]};
     return 0;
 }

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "berth/grow.h"
 #include "berth/doc.h"
 #include "berth/nexus.h"
 #include "berth/report.h"
@@ -297,17 +298,8 @@ static int count_change(serve_engine *g, uint32_t cid)
     g->changes++;
     if (cid == BERTH_NEXUS_NONE)
         return 0;
-    if (cid >= g->capcver) {
-        uint32_t cap = g->capcver ? g->capcver : 64;
-        while (cap <= cid)
-            cap *= 2;
-        int64_t *v = realloc(g->cver, cap * sizeof *v);
-        if (!v)
-            return BERTH_ENOMEM;
-        memset(v + g->capcver, 0, (cap - g->capcver) * sizeof *v);
-        g->cver = v;
-        g->capcver = cap;
-    }
+    if (berth_grow((void **)&g->cver, &g->capcver, cid + 1, sizeof *g->cver, 0))
+        return BERTH_ENOMEM;
     g->cver[cid] = g->changes;
     return 0;
 }
@@ -628,22 +620,12 @@ static int keep_body(serve_engine *g, uint32_t cid, const char *body, size_t len
 {
     if (!g->shared)
         return 0;
-    if (cid >= g->capcbody) {
-        uint32_t cap = g->capcbody ? g->capcbody : 64;
-        while (cap <= cid)
-            cap *= 2;
-        char **b = realloc(g->cbody, cap * sizeof *b);
-        if (!b)
-            return BERTH_ENOMEM;
-        g->cbody = b;
-        size_t *l = realloc(g->clen, cap * sizeof *l);
-        if (!l)
-            return BERTH_ENOMEM;
-        g->clen = l;
-        memset(b + g->capcbody, 0, (cap - g->capcbody) * sizeof *b);
-        memset(l + g->capcbody, 0, (cap - g->capcbody) * sizeof *l);
-        g->capcbody = cap;
-    }
+    /* one capacity for both tables: it moves once both have grown */
+    uint32_t capb = g->capcbody, capl = g->capcbody;
+    if (berth_grow((void **)&g->cbody, &capb, cid + 1, sizeof *g->cbody, 0) ||
+        berth_grow((void **)&g->clen, &capl, cid + 1, sizeof *g->clen, 0))
+        return BERTH_ENOMEM;
+    g->capcbody = capb;
     free(g->cbody[cid]);
     g->cbody[cid] = NULL;
     g->clen[cid] = 0;
