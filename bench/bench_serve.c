@@ -124,12 +124,7 @@ static void *client_main(void *arg)
     char *buf = malloc(1 << 20);
     char body[512];
     for (int i = 0; fd >= 0 && buf && !stop_flag; i++) {
-        int n = snprintf(body, sizeof body,
-                         "{\"kind\": \"KubernetesCluster\", \"metadata\": {\"name\": \"c%d-%d-%d\"},"
-                         " \"spec\": {\"controlPlaneNodeConfiguration\": {\"count\": 1, "
-                         "\"vmSkuName\": \"NC_G2_8_v1\"}, \"initialAgentPoolConfigurations\": "
-                         "[{\"name\": \"p\", \"count\": 2, \"vmSkuName\": \"NC_G6_28_v1\"}]}}",
-                         c->run, c->id, i);
+        int n = cluster_body(body, sizeof body, 'c', c->run, c->id, i);
         double t0 = now_s();
         int st = http(fd, "POST", "/v1/clusters", body, (size_t)n, buf, 1 << 20);
         double dt = now_s() - t0;

@@ -96,12 +96,7 @@ static void *client_main(void *arg)
                 continue;
             }
         }
-        int n = snprintf(body, sizeof body,
-                         "{\"kind\": \"KubernetesCluster\", \"metadata\": {\"name\": \"r%d-%d-%d\"},"
-                         " \"spec\": {\"controlPlaneNodeConfiguration\": {\"count\": 1, "
-                         "\"vmSkuName\": \"NC_G2_8_v1\"}, \"initialAgentPoolConfigurations\": "
-                         "[{\"name\": \"p\", \"count\": 2, \"vmSkuName\": \"NC_G6_28_v1\"}]}}",
-                         c->run, c->id, i);
+        int n = cluster_body(body, sizeof body, 'r', c->run, c->id, i);
         double t0 = now_s();
         int st = http(fd, "POST", "/v1/clusters", body, (size_t)n, buf, 1 << 16);
         double t1 = now_s();

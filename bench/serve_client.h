@@ -1,7 +1,7 @@
 /* bench/serve_client.h - the plain HTTP/1.1 client of the `berth serve`
  * benchmarks (bench_serve.c, bench_serve_replicated.c): the monotonic
- * clock they time requests with, loopback connections and one request /
- * reply on a keep-alive socket. Included by one benchmark each (static
+ * clock they time requests with, loopback connections, one request /
+ * reply on a keep-alive socket and the cluster their clients create. Included by one benchmark each (static
  * functions, no state).
  *
  * Threads: every function is safe from any thread on its own fd. */
@@ -93,6 +93,19 @@ static inline int http(int fd, const char *method, const char *path, const char 
         have += (size_t)k;
     }
     return status;
+}
+
+/* The small KubernetesCluster every placement client creates (a control
+ * plane node and a pool of two), named <tag><run>-<id>-<i>, in body; its
+ * length. */
+static inline int cluster_body(char *body, size_t size, char tag, int run, int id, int i)
+{
+    return snprintf(body, size,
+                    "{\"kind\": \"KubernetesCluster\", \"metadata\": {\"name\": \"%c%d-%d-%d\"},"
+                    " \"spec\": {\"controlPlaneNodeConfiguration\": {\"count\": 1, "
+                    "\"vmSkuName\": \"NC_G2_8_v1\"}, \"initialAgentPoolConfigurations\": "
+                    "[{\"name\": \"p\", \"count\": 2, \"vmSkuName\": \"NC_G6_28_v1\"}]}}",
+                    tag, run, id, i);
 }
 
 #endif
