@@ -397,6 +397,55 @@ static int offer_in_group(const upfast *f, const berth_vng *v, uint32_t g, uint3
              : capacity_vng_allows_zone(v, of->zone);
 }
 
+/* The offerings group g may buy, type by type: the available ones in its
+ * zones of its allowed types (the fast path's per-group type list when f
+ * is set, else every type checked against the group's rules). After each
+ * offers_next that returns 1: type t (it), its offering o (of). */
+typedef struct offer_walk {
+    const upfast *f;
+    const berth_autoscale *m;
+    const berth_vng *v;
+    uint32_t g, ti, tend; /* the next type position and the end */
+    uint32_t t, o;
+    const berth_instance_type *it; /* NULL: between types */
+    const berth_offering *of;
+} offer_walk;
+
+static offer_walk offers_of(const upfast *f, const berth_autoscale *m, uint32_t g)
+{
+    offer_walk w = {f, m, &m->vngs[g], g, f ? f->gtypes_off[g] : 0,
+                    f ? f->gtypes_off[g + 1] : m->ntypes, 0, 0, NULL, NULL};
+    return w;
+}
+
+static inline int offers_next(offer_walk *w)
+{
+    uint32_t o = w->o + 1;
+    while (1) {
+        if (!w->it) {
+            if (w->ti >= w->tend)
+                return 0;
+            w->t = w->f ? w->f->gtypes[w->ti] : w->ti;
+            w->ti++;
+            w->it = &w->m->types[w->t];
+            o = 0;
+            if (!w->f && !capacity_vng_allows_type(w->v, w->it)) {
+                w->it = NULL;
+                continue;
+            }
+        }
+        for (; o < w->it->nofferings; o++) {
+            const berth_offering *of = &w->it->offerings[o];
+            if (offer_in_group(w->f, w->v, w->g, w->t, o, of)) {
+                w->o = o;
+                w->of = of;
+                return 1;
+            }
+        }
+        w->it = NULL;
+    }
+}
+
 /* Best option of tier `tier` (reserved / spot / on-demand) for a new node
  * hosting pod order[from] (pods mode) or headroom units. */
 static option pick(packer *k, int tier, uint32_t from)
@@ -411,80 +460,73 @@ static option pick(packer *k, int tier, uint32_t from)
     int64_t zmin = tier == BERTH_CT_SPOT ? min_zone_nodes(s, f, k->g, 0) : 0;
     int defer = f && !k->hr && !k->need_all && k->wpre;
     k->ncand = 0;
-    uint32_t ti = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
-    for (; ti < tend; ti++) {
-        uint32_t t = f ? f->gtypes[ti] : ti;
-        const berth_instance_type *it = &m->types[t];
-        if (!f && !capacity_vng_allows_type(v, it))
+    for (offer_walk w = offers_of(f, m, k->g); offers_next(&w);) {
+        uint32_t t = w.t, o = w.o;
+        const berth_instance_type *it = w.it;
+        const berth_offering *of = w.of;
+        if (tier != BERTH_CT_RESERVED && (int)of->capacity_type != tier)
             continue;
-        for (uint32_t o = 0; o < it->nofferings; o++) {
-            const berth_offering *of = &it->offerings[o];
-            if (!offer_in_group(f, v, k->g, t, o, of))
+        option c = {1, t, of->zone, tier, -1, of->price, 0, 0};
+        if (tier == BERTH_CT_RESERVED) {
+            /* a reservation covers on-demand capacity (or a reserved offering) */
+            if (of->capacity_type == BERTH_CT_SPOT)
                 continue;
-            if (tier != BERTH_CT_RESERVED && (int)of->capacity_type != tier)
-                continue;
-            option c = {1, t, of->zone, tier, -1, of->price, 0, 0};
-            if (tier == BERTH_CT_RESERVED) {
-                /* a reservation covers on-demand capacity (or a reserved offering) */
-                if (of->capacity_type == BERTH_CT_SPOT)
+            if (of->capacity_type == BERTH_CT_RESERVED)
+                c.price = of->price;
+            else if (berth_instance_offering(it, of->zone, BERTH_CT_RESERVED))
+                continue; /* counted through the reserved offering */
+            else
+                c.price = 0;
+            for (uint32_t r = 0; r < m->nres && c.res < 0; r++) {
+                const berth_reservation *rv = &m->res[r];
+                int type_ok = rv->instance_type ? !strcmp(rv->instance_type, it->name)
+                                                : !strcmp(rv->family, it->family);
+                if (!type_ok || (rv->zone && strcmp(rv->zone, of->zone)))
                     continue;
-                if (of->capacity_type == BERTH_CT_RESERVED)
-                    c.price = of->price;
-                else if (berth_instance_offering(it, of->zone, BERTH_CT_RESERVED))
-                    continue; /* counted through the reserved offering */
-                else
-                    c.price = 0;
-                for (uint32_t r = 0; r < m->nres && c.res < 0; r++) {
-                    const berth_reservation *rv = &m->res[r];
-                    int type_ok = rv->instance_type ? !strcmp(rv->instance_type, it->name)
-                                                    : !strcmp(rv->family, it->family);
-                    if (!type_ok || (rv->zone && strcmp(rv->zone, of->zone)))
-                        continue;
-                    if (rv->count && (!v->utilize_reserved || s->res_left[r] < 1.0 - 1e-9))
-                        continue;
-                    if (!rv->count) {
-                        const berth_offering *od =
-                            berth_instance_offering(it, of->zone, BERTH_CT_ON_DEMAND);
-                        if (!v->utilize_commitments || !od ||
-                            s->res_left[r] + 1e-9 < od->price)
-                            continue;
-                    }
-                    c.res = (int)r;
-                }
-                if (c.res < 0)
+                if (rv->count && (!v->utilize_reserved || s->res_left[r] < 1.0 - 1e-9))
                     continue;
-            } else if ((int)of->capacity_type != tier) {
-                continue;
-            }
-            if (!k->hr && !hosts(s, f, k->g, t, of->zone,
-                                 f ? (int)f->off_zone[f->off_base[t] + o] : -1, tier,
-                                 k->order[from]))
-                continue;
-            double cost = tier == BERTH_CT_SPOT
-                              ? berth_market_score(of, zone_nodes(s, f, of->zone), zmin)
-                              : c.price;
-            /* reservations: zone spread breaks ties between free capacity */
-            if (tier == BERTH_CT_RESERVED)
-                cost = c.price + 1e-6 * (double)zone_nodes(s, f, of->zone);
-            if (defer) {
-                if (berth_grow((void **)&k->cand, &k->capcand, k->ncand + 1, sizeof *k->cand, 0)) {
-                    k->oom = 1;
-                    return best;
+                if (!rv->count) {
+                    const berth_offering *od =
+                        berth_instance_offering(it, of->zone, BERTH_CT_ON_DEMAND);
+                    if (!v->utilize_commitments || !od ||
+                        s->res_left[r] + 1e-9 < od->price)
+                        continue;
                 }
-                k->cand[k->ncand++] = (struct cand){c, cost, cost / gain_bound(k, t, of->zone, tier, from),
-                                                    k->ncand};
-                continue;
+                c.res = (int)r;
             }
-            if (memo_gain(k, t, of->zone, tier, from, &c.gain)) {
+            if (c.res < 0)
+                continue;
+        } else if ((int)of->capacity_type != tier) {
+            continue;
+        }
+        if (!k->hr && !hosts(s, f, k->g, t, of->zone,
+                             f ? (int)f->off_zone[f->off_base[t] + o] : -1, tier,
+                             k->order[from]))
+            continue;
+        double cost = tier == BERTH_CT_SPOT
+                          ? berth_market_score(of, zone_nodes(s, f, of->zone), zmin)
+                          : c.price;
+        /* reservations: zone spread breaks ties between free capacity */
+        if (tier == BERTH_CT_RESERVED)
+            cost = c.price + 1e-6 * (double)zone_nodes(s, f, of->zone);
+        if (defer) {
+            if (berth_grow((void **)&k->cand, &k->capcand, k->ncand + 1, sizeof *k->cand, 0)) {
                 k->oom = 1;
                 return best;
             }
-            if (c.gain <= 0)
-                continue;
-            c.key = cost / c.gain;
-            if (better(&c, &best, m))
-                best = c;
+            k->cand[k->ncand++] = (struct cand){c, cost, cost / gain_bound(k, t, of->zone, tier, from),
+                                                k->ncand};
+            continue;
         }
+        if (memo_gain(k, t, of->zone, tier, from, &c.gain)) {
+            k->oom = 1;
+            return best;
+        }
+        if (c.gain <= 0)
+            continue;
+        c.key = cost / c.gain;
+        if (better(&c, &best, m))
+            best = c;
     }
     if (!defer)
         return best;
@@ -1657,6 +1699,18 @@ typedef struct cons {
 #define CONS_PAIR 8
 #define CONS_PAIR_SET 4
 
+/* An option's rank for a set of pods (lower is better): its cost per share
+ * of the set's cpu and memory (sum) that one empty node of it (free room
+ * fr) covers; INFINITY when it covers none. Consolidation's pairs and the
+ * improvement's options are ranked by it. */
+static double cover_rank(double cost, const int64_t fr[4], const int64_t sum[4])
+{
+    double share = 0;
+    for (int r = 0; r < 2; r++)
+        share += sum[r] > 0 ? fmin(1.0, (double)fr[r] / (double)sum[r]) : 0.5;
+    return share > 0 ? cost / share : INFINITY;
+}
+
 /* A node's cost for consolidation: its price, spot its market score at
  * the zone counts of the pass without the set being replaced. */
 static double cons_cost(const capacity_pass *s, const upfast *f, const berth_offering *of,
@@ -1925,7 +1979,6 @@ static int cons_move(cons *c, int ct)
     uint32_t best_np = 0, best_nb = 0, best_nset = 0, best_k1 = 0;
     option best2 = {0};
     uint32_t *best_set = c->set + CONS_SET;
-    uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
     for (int order = 0; order < 2; order++) {
         for (uint32_t p = 0; p < c->nnodes; p++)
             c->ord[p] = p;
@@ -1988,90 +2041,83 @@ static int cons_move(cons *c, int ct)
                 c->spods[i] = pod;
             }
             c->ntop = 0;
-            for (uint32_t ti = ti0; ti < tend; ti++) {
-                uint32_t t = f ? f->gtypes[ti] : ti;
-                const berth_instance_type *it = &m->types[t];
-                if (!f && !capacity_vng_allows_type(v, it))
+            for (offer_walk w = offers_of(f, m, k->g); offers_next(&w);) {
+                uint32_t t = w.t, o = w.o;
+                const berth_instance_type *it = w.it;
+                const berth_offering *of = w.of;
+                if ((int)of->capacity_type != ct)
                     continue;
-                for (uint32_t o = 0; o < it->nofferings; o++) {
-                    const berth_offering *of = &it->offerings[o];
-                    if ((int)of->capacity_type != ct || !offer_in_group(f, v, k->g, t, o, of))
-                        continue;
-                    int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
-                    double cost = cons_cost(s, f, of, zmin);
-                    int64_t fr[4];
-                    capacity_template_free(s, k->g, t, of->zone, ct, fr);
-                    if (j <= CONS_PAIR_SET) {
-                        /* rank for two-option moves: cost per share of the set's
-                         * cpu and memory an empty node covers */
-                        double share = 0;
-                        for (int r = 0; r < 2; r++)
-                            share += sum[r] > 0 ? fmin(1.0, (double)fr[r] / (double)sum[r]) : 0.5;
-                        double rank = share > 0 ? cost / share : INFINITY;
-                        uint32_t at = c->ntop;
-                        while (at > 0 && c->top[at - 1].rank > rank)
-                            at--;
-                        if (at < CONS_PAIR && rank < INFINITY) {
-                            uint32_t last = c->ntop < CONS_PAIR ? c->ntop : CONS_PAIR - 1;
-                            memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
-                            c->top[at] = (struct copt){{1, t, of->zone, ct, -1, of->price, 0, 0},
-                                                       cost, rank, {fr[0], fr[1], fr[2], fr[3]}};
-                            c->ntop = c->ntop < CONS_PAIR ? c->ntop + 1 : CONS_PAIR;
-                        }
+                int z = f ? (int)f->off_zone[f->off_base[t] + o] : -1;
+                double cost = cons_cost(s, f, of, zmin);
+                int64_t fr[4];
+                capacity_template_free(s, k->g, t, of->zone, ct, fr);
+                if (j <= CONS_PAIR_SET) {
+                    /* rank for two-option moves: cost per share of the set's
+                     * cpu and memory an empty node covers */
+                    double rank = cover_rank(cost, fr, sum);
+                    uint32_t at = c->ntop;
+                    while (at > 0 && c->top[at - 1].rank > rank)
+                        at--;
+                    if (at < CONS_PAIR && rank < INFINITY) {
+                        uint32_t last = c->ntop < CONS_PAIR ? c->ntop : CONS_PAIR - 1;
+                        memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
+                        c->top[at] = (struct copt){{1, t, of->zone, ct, -1, of->price, 0, 0},
+                                                   cost, rank, {fr[0], fr[1], fr[2], fr[3]}};
+                        c->ntop = c->ntop < CONS_PAIR ? c->ntop + 1 : CONS_PAIR;
                     }
-                    uint64_t lb = 1;
-                    for (int r = 0; r < 4; r++) {
-                        if (!sum[r])
-                            continue;
-                        if (fr[r] <= 0) {
-                            lb = UINT64_MAX;
-                            break;
-                        }
-                        uint64_t x = (uint64_t)((sum[r] + fr[r] - 1) / fr[r]);
-                        lb = x > lb ? x : lb;
-                    }
-                    if (lb > maxb || have - (double)lb * cost < best_save - 1e-12 ||
-                        have - (double)lb * cost <= 1e-9)
-                        continue;
-                    /* more nodes than this cost the set's price or more: stop there */
-                    double afford = (have - best_save + 1e-9) / cost;
-                    uint32_t lim = afford < (double)maxb ? (uint32_t)afford : maxb;
-                    if ((uint64_t)lim < lb)
-                        continue;
-                    int ok = 1;
-                    for (uint32_t i = 0; i < np && ok; i++)
-                        ok = hosts_matched(s, f, k->g, t, of->zone, z, ct, c->spods[i]);
-                    if (!ok)
-                        continue;
-                    uint32_t nb = cons_ffd(c, np, fr, lim);
-                    if (!nb)
-                        continue;
-                    cons_zreset(&zl);
-                    double save = have - cons_cost_n(s, f, of, &zl, nb);
-                    if (save <= 1e-9 || have_price - (double)nb * of->price <= 1e-9)
-                        continue;
-                    option cand = {1, t, of->zone, ct, -1, of->price, 0, 0};
-                    int win = !best.ok || save > best_save + 1e-9;
-                    if (!win && save >= best_save - 1e-9) { /* equal savings */
-                        if (nb != best_nb)
-                            win = nb < best_nb;
-                        else {
-                            int cmp = strcmp(it->name, m->types[best.type].name);
-                            win = cmp < 0 || (!cmp && strcmp(of->zone, best.zone) < 0);
-                        }
-                    }
-                    if (!win)
-                        continue;
-                    best = cand;
-                    best2 = cand;
-                    best_k1 = nb;
-                    best_save = save;
-                    best_np = np;
-                    best_nb = nb;
-                    best_nset = j;
-                    memcpy(best_set, c->set, j * sizeof *best_set);
-                    memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
                 }
+                uint64_t lb = 1;
+                for (int r = 0; r < 4; r++) {
+                    if (!sum[r])
+                        continue;
+                    if (fr[r] <= 0) {
+                        lb = UINT64_MAX;
+                        break;
+                    }
+                    uint64_t x = (uint64_t)((sum[r] + fr[r] - 1) / fr[r]);
+                    lb = x > lb ? x : lb;
+                }
+                if (lb > maxb || have - (double)lb * cost < best_save - 1e-12 ||
+                    have - (double)lb * cost <= 1e-9)
+                    continue;
+                /* more nodes than this cost the set's price or more: stop there */
+                double afford = (have - best_save + 1e-9) / cost;
+                uint32_t lim = afford < (double)maxb ? (uint32_t)afford : maxb;
+                if ((uint64_t)lim < lb)
+                    continue;
+                int ok = 1;
+                for (uint32_t i = 0; i < np && ok; i++)
+                    ok = hosts_matched(s, f, k->g, t, of->zone, z, ct, c->spods[i]);
+                if (!ok)
+                    continue;
+                uint32_t nb = cons_ffd(c, np, fr, lim);
+                if (!nb)
+                    continue;
+                cons_zreset(&zl);
+                double save = have - cons_cost_n(s, f, of, &zl, nb);
+                if (save <= 1e-9 || have_price - (double)nb * of->price <= 1e-9)
+                    continue;
+                option cand = {1, t, of->zone, ct, -1, of->price, 0, 0};
+                int win = !best.ok || save > best_save + 1e-9;
+                if (!win && save >= best_save - 1e-9) { /* equal savings */
+                    if (nb != best_nb)
+                        win = nb < best_nb;
+                    else {
+                        int cmp = strcmp(it->name, m->types[best.type].name);
+                        win = cmp < 0 || (!cmp && strcmp(of->zone, best.zone) < 0);
+                    }
+                }
+                if (!win)
+                    continue;
+                best = cand;
+                best2 = cand;
+                best_k1 = nb;
+                best_save = save;
+                best_np = np;
+                best_nb = nb;
+                best_nset = j;
+                memcpy(best_set, c->set, j * sizeof *best_set);
+                memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
             }
             /* two options: a (first) for the pods it alone hosts and as many
              * others as fit, b for the rest */
@@ -2663,29 +2709,24 @@ static int imp_vres(imp *c)
     upfast *f = k->f;
     if (!m->nres || !v->utilize_reserved)
         return 0;
-    uint32_t ti = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
-    for (; ti < tend; ti++) {
-        uint32_t t = f ? f->gtypes[ti] : ti;
-        const berth_instance_type *it = &m->types[t];
-        if (!f && !capacity_vng_allows_type(v, it))
+    for (offer_walk w = offers_of(f, m, k->g); offers_next(&w);) {
+        uint32_t t = w.t;
+        const berth_instance_type *it = w.it;
+        const berth_offering *of = w.of;
+        if (of->capacity_type != BERTH_CT_ON_DEMAND ||
+            berth_instance_offering(it, of->zone, BERTH_CT_RESERVED))
             continue;
-        for (uint32_t o = 0; o < it->nofferings; o++) {
-            const berth_offering *of = &it->offerings[o];
-            if (!offer_in_group(f, v, k->g, t, o, of) || of->capacity_type != BERTH_CT_ON_DEMAND ||
-                berth_instance_offering(it, of->zone, BERTH_CT_RESERVED))
+        for (uint32_t r = 0; r < m->nres; r++) {
+            const berth_reservation *rv = &m->res[r];
+            int type_ok = rv->instance_type ? !strcmp(rv->instance_type, it->name)
+                                            : !strcmp(rv->family, it->family);
+            if (!type_ok || (rv->zone && strcmp(rv->zone, of->zone)) || !rv->count ||
+                s->res_left[r] < 1.0 - 1e-9)
                 continue;
-            for (uint32_t r = 0; r < m->nres; r++) {
-                const berth_reservation *rv = &m->res[r];
-                int type_ok = rv->instance_type ? !strcmp(rv->instance_type, it->name)
-                                                : !strcmp(rv->family, it->family);
-                if (!type_ok || (rv->zone && strcmp(rv->zone, of->zone)) || !rv->count ||
-                    s->res_left[r] < 1.0 - 1e-9)
-                    continue;
-                c->vres = (option){1, t, of->zone, BERTH_CT_RESERVED, (int)r, 0, 0, 0};
-                c->vleft = (uint32_t)fmin(floor(s->res_left[r] + 1e-9), 64);
-                capacity_template_free(s, k->g, t, of->zone, BERTH_CT_RESERVED, c->vfr);
-                return 1;
-            }
+            c->vres = (option){1, t, of->zone, BERTH_CT_RESERVED, (int)r, 0, 0, 0};
+            c->vleft = (uint32_t)fmin(floor(s->res_left[r] + 1e-9), 64);
+            capacity_template_free(s, k->g, t, of->zone, BERTH_CT_RESERVED, c->vfr);
+            return 1;
         }
     }
     return 0;
@@ -2762,7 +2803,6 @@ static int imp_move(imp *c, int ct)
     if (ct == BERTH_CT_SPOT)
         cons_zones(s, f, k->g, &zbase);
     int64_t bf[IMP_NODES + 1][4];
-    uint32_t ti0 = f ? f->gtypes_off[k->g] : 0, tend = f ? f->gtypes_off[k->g + 1] : m->ntypes;
     uint32_t idx[IMP_CAND];
     /* sets of 1..IMP_SET candidates, then all of them when they hold at
      * most IMP_EXACT pods (the exact partition of the whole round) */
@@ -2832,40 +2872,32 @@ static int imp_move(imp *c, int ct)
             cons_set_cost(s, f, set, j, &zl, &have, &have_price);
             /* the options: the IMP_TOP best per covered share that host at least one pod */
             c->ntop = 0;
-            for (uint32_t ti = ti0; ti < tend; ti++) {
-                uint32_t t = f ? f->gtypes[ti] : ti;
-                const berth_instance_type *it = &m->types[t];
-                if (!f && !capacity_vng_allows_type(v, it))
+            for (offer_walk w = offers_of(f, m, k->g); offers_next(&w);) {
+                uint32_t t = w.t;
+                const berth_offering *of = w.of;
+                if ((int)of->capacity_type != ct)
                     continue;
-                for (uint32_t o = 0; o < it->nofferings; o++) {
-                    const berth_offering *of = &it->offerings[o];
-                    if ((int)of->capacity_type != ct || !offer_in_group(f, v, k->g, t, o, of))
-                        continue;
-                    double cost = cons_cost(s, f, of, zmin);
-                    if (cost >= have - st.save - 1e-9)
-                        continue; /* one such node already costs the set */
-                    int64_t fr[4];
-                    capacity_template_free(s, k->g, t, of->zone, ct, fr);
-                    double share = 0;
-                    for (int r = 0; r < 2; r++)
-                        share += sum[r] > 0 ? fmin(1.0, (double)fr[r] / (double)sum[r]) : 0.5;
-                    double rank = share > 0 ? cost / share : INFINITY;
-                    uint32_t at = c->ntop;
-                    while (at > 0 && c->top[at - 1].rank > rank)
-                        at--;
-                    if (at >= IMP_TOP || rank == INFINITY)
-                        continue;
-                    uint32_t last = c->ntop < IMP_TOP ? c->ntop : IMP_TOP - 1;
-                    memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
-                    impopt *x = &c->top[at];
-                    x->o = (option){1, t, of->zone, ct, -1, of->price, 0, 0};
-                    x->of = of;
-                    x->cost = cost;
-                    x->rank = rank;
-                    memcpy(x->fr, fr, sizeof fr);
-                    x->cap = (double)fr[0] / k->norm[0] + (double)fr[1] / k->norm[1];
-                    c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
-                }
+                double cost = cons_cost(s, f, of, zmin);
+                if (cost >= have - st.save - 1e-9)
+                    continue; /* one such node already costs the set */
+                int64_t fr[4];
+                capacity_template_free(s, k->g, t, of->zone, ct, fr);
+                double rank = cover_rank(cost, fr, sum);
+                uint32_t at = c->ntop;
+                while (at > 0 && c->top[at - 1].rank > rank)
+                    at--;
+                if (at >= IMP_TOP || rank == INFINITY)
+                    continue;
+                uint32_t last = c->ntop < IMP_TOP ? c->ntop : IMP_TOP - 1;
+                memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
+                impopt *x = &c->top[at];
+                x->o = (option){1, t, of->zone, ct, -1, of->price, 0, 0};
+                x->of = of;
+                x->cost = cost;
+                x->rank = rank;
+                memcpy(x->fr, fr, sizeof fr);
+                x->cap = (double)fr[0] / k->norm[0] + (double)fr[1] / k->norm[1];
+                c->ntop = c->ntop < IMP_TOP ? c->ntop + 1 : IMP_TOP;
             }
             /* a reserved node not open yet is an option too (price 0, at
              * most the nodes its reservation has left: vmax per multiset) */
@@ -3259,30 +3291,24 @@ static int hr_joint(capacity_pass *s, upfast *f, uint32_t g, int ct)
     cons_set_cost(s, f, set, nset, &zl, &have, &have_price);
     /* the options: the group's allowed offerings of this capacity type */
     uint32_t nopt = 0;
-    uint32_t ti0 = f ? f->gtypes_off[g] : 0, tend = f ? f->gtypes_off[g + 1] : m->ntypes;
-    for (uint32_t ti = ti0; ti < tend && nopt < HRX_OPTS && search; ti++) {
-        uint32_t t = f ? f->gtypes[ti] : ti;
-        const berth_instance_type *it = &m->types[t];
-        if (!f && !capacity_vng_allows_type(v, it))
+    for (offer_walk w = offers_of(f, m, g); search && nopt < HRX_OPTS && offers_next(&w);) {
+        uint32_t t = w.t;
+        const berth_offering *of = w.of;
+        if ((int)of->capacity_type != ct)
             continue;
-        for (uint32_t o = 0; o < it->nofferings && nopt < HRX_OPTS; o++) {
-            const berth_offering *of = &it->offerings[o];
-            if ((int)of->capacity_type != ct || !offer_in_group(f, v, g, t, o, of))
-                continue;
-            hrxopt *x = &opt[nopt];
-            x->o = (option){1, t, of->zone, ct, -1, of->price, 0, 0};
-            x->of = of;
-            x->cost = cons_cost(s, f, of, zmin);
-            capacity_template_free(s, g, t, of->zone, ct, x->fr);
-            x->mask = 0;
-            for (uint32_t i = 0; i < np; i++) {
-                int64_t one[4];
-                memcpy(one, x->fr, sizeof one);
-                if (fits_free(s, one, sp[i]) && hosts(s, f, g, t, of->zone, -1, ct, sp[i]))
-                    x->mask |= 1u << i;
-            }
-            nopt++;
+        hrxopt *x = &opt[nopt];
+        x->o = (option){1, t, of->zone, ct, -1, of->price, 0, 0};
+        x->of = of;
+        x->cost = cons_cost(s, f, of, zmin);
+        capacity_template_free(s, g, t, of->zone, ct, x->fr);
+        x->mask = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            int64_t one[4];
+            memcpy(one, x->fr, sizeof one);
+            if (fits_free(s, one, sp[i]) && hosts(s, f, g, t, of->zone, -1, ct, sp[i]))
+                x->mask |= 1u << i;
         }
+        nopt++;
     }
     uint32_t full = (1u << np) - 1, nparts = 0;
     double total = INFINITY;
