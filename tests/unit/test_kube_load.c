@@ -3,12 +3,14 @@
  * Node and Pod fields (also those only the planners read: annotations,
  * deletion, capacity as written, Ready, mirror, nominations), workloads and
  * namespaces, KubeSchedulerConfiguration with each NodeResourcesFit
- * strategy and plugin sets, and located errors. */
+ * strategy and plugin sets, located errors, and the planners' per-node and
+ * per-pod tables (berth_krows_sync). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -610,6 +612,80 @@ static void test_node_affinity_args(void **st)
              "spec.tolerations[0].operator", "got 'Equals'");
 }
 
+/* berth_krows_sync: a planner's per-node and per-pod tables follow the
+ * model's nodes and pods, each new row filled once in order; the first
+ * fill error stops it. */
+typedef struct {
+    uint32_t i;
+    int kind; /* 1 node, 2 pod */
+} test_row;
+
+typedef struct {
+    uint32_t calls, fail_at; /* fail_at: the node row whose fill fails (UINT32_MAX: none) */
+} row_ctx;
+
+static int fill_node(void *vc, berth_dec *d, uint32_t i, void *row)
+{
+    (void)d;
+    row_ctx *c = vc;
+    c->calls++;
+    *(test_row *)row = (test_row){i, 1};
+    return i == c->fail_at ? BERTH_EINVAL : 0;
+}
+
+static int fill_pod(void *vc, berth_dec *d, uint32_t i, void *row)
+{
+    (void)d;
+    ((row_ctx *)vc)->calls++;
+    *(test_row *)row = (test_row){i, 2};
+    return 0;
+}
+
+static void test_planner_rows(void **st)
+{
+    (void)st;
+    berth_kcluster k;
+    load_ok(&k, "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\n"
+                "apiVersion: v1\nkind: Node\nmetadata: {name: b}\n---\n"
+                "apiVersion: v1\nkind: Node\nmetadata: {name: c}\n---\n"
+                POD "  containers: []\n---\n"
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec:\n  containers: []\n");
+    assert_int_equal(k.nnodes, 3);
+    assert_int_equal(k.npods, 2);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_dec d;
+    berth_dec_init(&d, &k.arena, "t.yaml", &e);
+    for (int round = 0; round < 2; round++) {
+        test_row *nr = NULL, *pr = NULL;
+        uint32_t nn = 0, capn = 0, np = 0, capp = 0;
+        berth_krows nodes = {(void **)&nr, &nn, &capn, sizeof *nr, fill_node};
+        berth_krows pods = {(void **)&pr, &np, &capp, sizeof *pr, fill_pod};
+        row_ctx c = {0, round ? UINT32_MAX : 1};
+        if (!round) { /* node row 1 fails: nodes stop after it, pods wait */
+            assert_int_equal(berth_krows_sync(&d, &k, &nodes, &pods, &c), BERTH_EINVAL);
+            assert_int_equal(nn, 2);
+            assert_int_equal(np, 0);
+            assert_int_equal(c.calls, 2);
+            c.fail_at = UINT32_MAX;
+        }
+        assert_int_equal(berth_krows_sync(&d, &k, &nodes, &pods, &c), 0);
+        assert_int_equal(nn, 3);
+        assert_int_equal(np, 2);
+        assert_int_equal(c.calls, 5);
+        for (uint32_t i = 0; i < 3; i++)
+            assert_true(nr[i].i == i && nr[i].kind == 1);
+        for (uint32_t i = 0; i < 2; i++)
+            assert_true(pr[i].i == i && pr[i].kind == 2);
+        /* nothing new: no fill */
+        assert_int_equal(berth_krows_sync(&d, &k, &nodes, &pods, &c), 0);
+        assert_int_equal(c.calls, 5);
+        free(nr);
+        free(pr);
+    }
+    berth_kube_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -617,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_pod_fields),   cmocka_unit_test(test_workloads),
         cmocka_unit_test(test_ksc),          cmocka_unit_test(test_errors),
         cmocka_unit_test(test_node_affinity_args), cmocka_unit_test(test_planner_fields),
+        cmocka_unit_test(test_planner_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
