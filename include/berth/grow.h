@@ -1,4 +1,5 @@
-/* berth/grow.h - growable arrays: the one doubling rule every table uses.
+/* berth/grow.h - growable arrays: the one doubling rule every table (and
+ * byte buffer) uses.
  *
  * Threads: no shared state; a table belongs to its caller. */
 #ifndef BERTH_GROW_H
@@ -12,6 +13,12 @@
  * below UINT32_MAX / 2). Returns 0, BERTH_ELIMIT (need > limit) or
  * BERTH_ENOMEM; on failure *p and *cap are unchanged. */
 int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit);
+
+/* The same for a byte buffer (text being built): makes *p hold at least
+ * `need` bytes, doubling *cap (from `first` when it is 0); new bytes are
+ * not zeroed. Returns 0 or BERTH_ENOMEM; on failure *p and *cap are
+ * unchanged. */
+int berth_grow_bytes(void **p, size_t *cap, size_t need, size_t first);
 
 /* Open-addressing slot tables (linear probing; a slot holds an entry's
  * index + 1, 0 = empty) over entries that keep their own 32-bit hash at

@@ -3680,14 +3680,8 @@ static int intern_zone(upfast *f, const char *zone, uint32_t cap)
 static int sig_put(char **b, size_t *n, size_t *cap, const char *x)
 {
     size_t l = x ? strlen(x) : 0;
-    if (*n + l + 24 > *cap) {
-        size_t nc = (*cap + l + 24) * 2;
-        char *q = realloc(*b, nc);
-        if (!q)
-            return BERTH_ENOMEM;
-        *b = q;
-        *cap = nc;
-    }
+    if (berth_grow_bytes((void **)b, cap, *n + l + 24, 256))
+        return BERTH_ENOMEM;
     *n += (size_t)sprintf(*b + *n, "%c%zu:", x ? 's' : 'n', l);
     if (l)
         memcpy(*b + *n, x, l);
@@ -3829,16 +3823,8 @@ static int upfast_init(upfast *f, const capacity_pass *s, const uint32_t *pend, 
         off[i] = nsigs;
         idx[i] = i;
         rc = pod_sig(&k->pods[pend[i]], &one, &none, &capone);
-        if (!rc && nsigs + none + 1 > capsigs) {
-            size_t nc = (capsigs + none + 1) * 2;
-            char *q = realloc(sigs, nc);
-            if (!q)
-                rc = BERTH_ENOMEM;
-            else {
-                sigs = q;
-                capsigs = nc;
-            }
-        }
+        if (!rc && berth_grow_bytes((void **)&sigs, &capsigs, nsigs + none + 1, 4096))
+            rc = BERTH_ENOMEM;
         if (!rc) {
             memcpy(sigs + nsigs, one, none);
             nsigs += none;

@@ -1,5 +1,5 @@
-/* core/grow.c - doubling growth for the flat tables of every layer, and the
- * rebuild of their open-addressing slot tables. */
+/* core/grow.c - doubling growth for the flat tables and byte buffers of
+ * every layer, and the rebuild of their open-addressing slot tables. */
 #include "berth/grow.h"
 #include "berth/error.h"
 #include "core/invariant.h"
@@ -28,6 +28,24 @@ int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t lim
     if (!q)
         return BERTH_ENOMEM;
     memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+int berth_grow_bytes(void **p, size_t *cap, size_t need, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : first ? first : 64;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2)
+            return BERTH_ENOMEM;
+        nc *= 2;
+    }
+    void *q = realloc(*p, nc);
+    if (!q)
+        return BERTH_ENOMEM;
     *p = q;
     *cap = nc;
     return 0;

@@ -36,6 +36,7 @@
 #include "kube/podkey.h"
 #include "berth/pipeline.h"
 #include "berth/pool.h"
+#include "berth/grow.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -113,16 +114,8 @@ static void build_key(struct disrupt_cert *c, const berth_kpod *p)
 /* Appends the built key to c->keys; its offset, or (size_t)-1 when out of memory. */
 static size_t keep_key(struct disrupt_cert *c)
 {
-    if (c->nkeys + c->kblen > c->capkeys) {
-        size_t nc = c->capkeys ? c->capkeys * 2 : 1024;
-        while (nc < c->nkeys + c->kblen)
-            nc *= 2;
-        unsigned char *q = realloc(c->keys, nc);
-        if (!q)
-            return (size_t)-1;
-        c->keys = q;
-        c->capkeys = nc;
-    }
+    if (berth_grow_bytes((void **)&c->keys, &c->capkeys, c->nkeys + c->kblen, 1024))
+        return (size_t)-1;
     size_t off = c->nkeys;
     memcpy(c->keys + off, c->kb, c->kblen);
     c->nkeys += c->kblen;

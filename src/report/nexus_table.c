@@ -2,6 +2,7 @@
  * step, per-pool rows or runtime-upgrade batches, columns sized to their
  * content) and the small naming helpers every nexus renderer shares. */
 #include "berth/report.h"
+#include "berth/grow.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -106,17 +107,10 @@ static void sb_printf(strbuf *b, const char *fmt, ...)
             b->len += (size_t)k;
             return;
         }
-        size_t want = b->len + (size_t)k + 1;
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < want)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
+        if (berth_grow_bytes((void **)&b->s, &b->cap, b->len + (size_t)k + 1, 64)) {
             b->oom = 1;
             return;
         }
-        b->s = p;
-        b->cap = cap;
     }
 }
 

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "berth/error.h"
+#include "berth/grow.h"
 
 struct berth_stream {
     FILE *out;
@@ -332,17 +333,9 @@ static int text_cb(const char *buffer, size_t size, void *data)
     text_buf *t = data;
     if (t->failed)
         return -1;
-    if (t->n + size + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->n + size + 1)
-            cap *= 2;
-        char *q = realloc(t->p, cap);
-        if (!q) {
-            t->failed = 1;
-            return -1;
-        }
-        t->p = q;
-        t->cap = cap;
+    if (berth_grow_bytes((void **)&t->p, &t->cap, t->n + size + 1, 256)) {
+        t->failed = 1;
+        return -1;
     }
     memcpy(t->p + t->n, buffer, size);
     t->n += size;

@@ -130,17 +130,9 @@ static int dump_append(const char *buf, size_t size, void *data)
     dump_buf *d = data;
     if (d->failed)
         return -1;
-    if (d->n + size + 1 > d->cap) {
-        size_t nc = d->cap ? d->cap : 256;
-        while (nc < d->n + size + 1)
-            nc *= 2;
-        char *q = realloc(d->s, nc);
-        if (!q) {
-            d->failed = 1;
-            return -1;
-        }
-        d->s = q;
-        d->cap = nc;
+    if (berth_grow_bytes((void **)&d->s, &d->cap, d->n + size + 1, 256)) {
+        d->failed = 1;
+        return -1;
     }
     memcpy(d->s + d->n, buf, size);
     d->n += size;

@@ -16,6 +16,7 @@
  * Threads: append and revision may be called from any thread (one curl
  * handle per call); follow runs on the engine's follower thread. */
 #include "serve/serve.h"
+#include "berth/grow.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -154,16 +155,8 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     buf *b = ud;
     size_t n = size * nmemb;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q)
-            return 0;
-        b->p = q;
-        b->cap = cap;
-    }
+    if (berth_grow_bytes((void **)&b->p, &b->cap, b->n + n + 1, 4096))
+        return 0;
     memcpy(b->p + b->n, ptr, n);
     b->n += n;
     b->p[b->n] = 0;
@@ -784,15 +777,9 @@ static int delete_keys(etcd_log *l, json_t *kvs, size_t *removed, berth_error *e
         for (size_t k = i; k < nk && k < i + 100; k++) {
             const char *key = json_string_value(json_object_get(json_array_get(kvs, k), "key"));
             size_t need = used + (key ? strlen(key) : 0) + 64;
-            if (need > cap) {
-                while (cap < need)
-                    cap *= 2;
-                char *q = realloc(del, cap);
-                if (!q) {
-                    rc = BERTH_ENOMEM;
-                    break;
-                }
-                del = q;
+            if (berth_grow_bytes((void **)&del, &cap, need, 64)) {
+                rc = BERTH_ENOMEM;
+                break;
             }
             used += (size_t)snprintf(del + used, cap - used,
                                      "%s{\"requestDeleteRange\":{\"key\":\"%s\"}}",

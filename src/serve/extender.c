@@ -1787,16 +1787,10 @@ static int wgrow(wbuf *w, size_t n)
 {
     if (w->oom)
         return -1;
-    size_t cap = w->cap ? w->cap : 4096;
-    while (cap < w->n + n + 1)
-        cap *= 2;
-    char *np = realloc(w->p, cap);
-    if (!np) {
+    if (berth_grow_bytes((void **)&w->p, &w->cap, w->n + n + 1, 4096)) {
         w->oom = 1;
         return -1;
     }
-    w->p = np;
-    w->cap = cap;
     return 0;
 }
 

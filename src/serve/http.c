@@ -10,6 +10,7 @@
 #include "berth/serve.h"
 #include "serve/serve.h"
 #include "berth/doc.h"
+#include "berth/grow.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -720,16 +721,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                 r->body = NULL;
                 r->len = r->cap = 0;
             } else {
-                if (r->len + *upload_size + 1 > r->cap) {
-                    size_t cap = r->cap ? r->cap : 4096;
-                    while (cap < r->len + *upload_size + 1)
-                        cap *= 2;
-                    char *nb = realloc(r->body, cap);
-                    if (!nb)
-                        return MHD_NO;
-                    r->body = nb;
-                    r->cap = cap;
-                }
+                if (berth_grow_bytes((void **)&r->body, &r->cap, r->len + *upload_size + 1,
+                                     4096))
+                    return MHD_NO;
                 memcpy(r->body + r->len, upload, *upload_size);
                 r->len += *upload_size;
                 r->body[r->len] = 0;

@@ -1,6 +1,7 @@
 /* test_grow.c - the shared table growth (core/grow.c): berth_grow's
- * doubling and limits, and berth_slots_rebuild's slot tables (every entry
- * found by probing from its hash, nothing else in the table). */
+ * doubling and limits, berth_grow_bytes' doubling (kept bytes, first
+ * capacity), and berth_slots_rebuild's slot tables (every entry found by
+ * probing from its hash, nothing else in the table). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "berth/error.h"
 #include "berth/grow.h"
@@ -32,6 +34,30 @@ static void test_grow(void **st)
     assert_int_equal(berth_grow((void **)&v, &cap, 100, sizeof *v, 64), BERTH_ELIMIT);
     assert_int_equal(cap, 16);
     free(v);
+}
+
+static void test_grow_bytes(void **st)
+{
+    (void)st;
+    char *b = NULL;
+    size_t cap = 0;
+    assert_int_equal(berth_grow_bytes((void **)&b, &cap, 10, 256), 0);
+    assert_int_equal(cap, 256);
+    memcpy(b, "abc", 4);
+    assert_int_equal(berth_grow_bytes((void **)&b, &cap, 200, 256), 0); /* room already */
+    assert_int_equal(cap, 256);
+    assert_int_equal(berth_grow_bytes((void **)&b, &cap, 1000, 256), 0);
+    assert_int_equal(cap, 1024);
+    assert_string_equal(b, "abc"); /* kept */
+    assert_int_equal(berth_grow_bytes((void **)&b, &cap, SIZE_MAX, 256), BERTH_ENOMEM);
+    assert_int_equal(cap, 1024);
+    assert_string_equal(b, "abc");
+    free(b);
+    char *c = NULL;
+    cap = 0;
+    assert_int_equal(berth_grow_bytes((void **)&c, &cap, 1, 0), 0); /* first 0: 64 */
+    assert_int_equal(cap, 64);
+    free(c);
 }
 
 static void test_slots_rebuild(void **st)
@@ -67,6 +93,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_grow_bytes),
         cmocka_unit_test(test_slots_rebuild),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
