@@ -166,6 +166,12 @@ void serve_reply_error(serve_reply *r, int status, const char *code, const char 
     }
 }
 
+void serve_reply_failed(serve_reply *r, int rc, const char *msg)
+{
+    serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
+                      rc == BERTH_ENOMEM ? "internal" : "bad_input", msg);
+}
+
 void serve_reply_json(serve_reply *r, int status, json_t *j)
 {
     free(r->body);
@@ -182,19 +188,49 @@ static void reject(serve_engine *g, serve_reply *r, serve_reason why, int status
     serve_reply_error(r, status, serve_reason_name(why), msg);
 }
 
+/* The reply of a change the planner refused with rc: 422 does_not_fit
+ * (BERTH_ENOFIT) or invalid (BERTH_EINVAL), else 500 internal. */
+static void reject_failed(serve_engine *g, serve_op *op, int rc, const char *msg)
+{
+    if (rc == BERTH_ENOFIT)
+        reject(g, &op->reply, SERVE_REJ_DOES_NOT_FIT, 422, msg);
+    else if (rc == BERTH_EINVAL)
+        reject(g, &op->reply, SERVE_REJ_INVALID, 422, msg);
+    else
+        reject(g, &op->reply, SERVE_REJ_INTERNAL, 500, msg);
+}
+
 /* ---- parsing (on the caller's thread) ---- */
+
+/* A model on the heap for one request's body (free_nexus); NULL with a
+ * 500 in r when out of memory. */
+static berth_nexus *new_nexus(serve_reply *r)
+{
+    berth_nexus *nx = calloc(1, sizeof *nx);
+    if (!nx) {
+        serve_reply_error(r, 500, "internal", "out of memory");
+        return NULL;
+    }
+    berth_nexus_init(nx);
+    return nx;
+}
+
+static void free_nexus(berth_nexus *nx)
+{
+    if (nx) {
+        berth_nexus_free(nx);
+        free(nx);
+    }
+}
 
 static int parse_estate(const berth_nexus_options *opt, const char *body, size_t len,
                         berth_nexus **out, serve_reply *r)
 {
     berth_error e;
     berth_error_clear(&e);
-    berth_nexus *nx = calloc(1, sizeof *nx);
-    if (!nx) {
-        serve_reply_error(r, 500, "internal", "out of memory");
+    berth_nexus *nx = new_nexus(r);
+    if (!nx)
         return -1;
-    }
-    berth_nexus_init(nx);
     berth_source src;
     int rc = berth_doc_load_buffer(&nx->arena, "body", body, len, &src, &e);
     if (!rc)
@@ -208,22 +244,12 @@ static int parse_estate(const berth_nexus_options *opt, const char *body, size_t
     if (!rc)
         rc = berth_nexus_prepare(nx, opt, &e);
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
-        berth_nexus_free(nx);
-        free(nx);
+        serve_reply_failed(r, rc, e.msg);
+        free_nexus(nx);
         return -1;
     }
     *out = nx;
     return 0;
-}
-
-static void free_nexus(berth_nexus *nx)
-{
-    if (nx) {
-        berth_nexus_free(nx);
-        free(nx);
-    }
 }
 
 /* A KubernetesCluster document into a scratch model (builtin SKUs only;
@@ -249,12 +275,9 @@ static int parse_cluster(const char *body, size_t len, berth_nexus **out, serve_
 {
     berth_error e;
     berth_error_clear(&e);
-    berth_nexus *nx = calloc(1, sizeof *nx);
-    if (!nx) {
-        serve_reply_error(r, 500, "internal", "out of memory");
+    berth_nexus *nx = new_nexus(r);
+    if (!nx)
         return -1;
-    }
-    berth_nexus_init(nx);
     uint32_t builtin = nx->nskus;
     berth_source src;
     int rc = berth_doc_load_buffer(&nx->arena, "body", body, len, &src, &e);
@@ -264,8 +287,7 @@ static int parse_cluster(const char *body, size_t len, berth_nexus **out, serve_
         rc = berth_error_set(&e, BERTH_EINVAL,
                              "body: expected exactly one KubernetesCluster document");
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
         free_nexus(nx);
         return -1;
     }
@@ -432,12 +454,7 @@ static void apply_create(serve_engine *g, serve_op *op)
     /* all-or-nothing: a failed cluster keeps no VM; deleting it frees the name */
     if (cid != BERTH_NEXUS_NONE)
         berth_nexus_delete_cluster(nx, cid, NULL);
-    if (rc == BERTH_ENOFIT)
-        reject(g, &op->reply, SERVE_REJ_DOES_NOT_FIT, 422, e.msg);
-    else if (rc == BERTH_EINVAL)
-        reject(g, &op->reply, SERVE_REJ_INVALID, 422, e.msg);
-    else
-        reject(g, &op->reply, SERVE_REJ_INTERNAL, 500, e.msg);
+    reject_failed(g, op, rc, e.msg);
 }
 
 static uint32_t find_pool(serve_engine *g, serve_op *op, uint32_t *cid_out)
@@ -513,12 +530,7 @@ static void apply_scale(serve_engine *g, serve_op *op)
         rc = BERTH_ENOMEM; /* not restored: a 500, and the worker rebuilds from the log */
     if (rc == BERTH_ENOMEM && !e.msg[0])
         berth_error_set(&e, rc, "out of memory");
-    if (rc == BERTH_ENOFIT)
-        reject(g, &op->reply, SERVE_REJ_DOES_NOT_FIT, 422, e.msg);
-    else if (rc == BERTH_EINVAL)
-        reject(g, &op->reply, SERVE_REJ_INVALID, 422, e.msg);
-    else
-        reject(g, &op->reply, SERVE_REJ_INTERNAL, 500, e.msg);
+    reject_failed(g, op, rc, e.msg);
 }
 
 static void apply_delete(serve_engine *g, serve_op *op)

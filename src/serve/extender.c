@@ -512,8 +512,7 @@ static int schedule(ext_call *q, berth_node **docs, size_t nd, size_t node_docs,
     uint32_t pods_before = q->k.npods;
     int rc = berth_kube_load(&q->k, &all, 0, &e);
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
         return -1;
     }
     if (q->k.npods != pods_before + nd - node_docs) {
@@ -645,8 +644,7 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
                                              &e);
     free(podtext);
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
         return -1;
     }
     berth_node *broot = src.ndocs ? src.docs[0] : NULL;
@@ -1733,8 +1731,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
     berth_source src;
     int rc = berth_doc_load_buffer(&q.k.arena, "pod", seen, strlen(seen), &src, &e);
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
         goto fail;
     }
     berth_node **docs = berth_arena_alloc(&q.k.arena, (nbound + 1) * sizeof *docs);
@@ -2256,8 +2253,7 @@ void serve_extender_put_nodes(serve_extender *x, const char *body, size_t len, s
     if (!rc && !k.nnodes)
         rc = berth_error_set(&e, BERTH_EINVAL, "body: no Node document");
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
         berth_kube_free(&k);
         return;
     }

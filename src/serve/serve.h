@@ -159,6 +159,9 @@ typedef struct serve_reply {
 
 /* {"error": {"code": code, "message": msg}} into r. */
 void serve_reply_error(serve_reply *r, int status, const char *code, const char *msg);
+/* The error reply of a request whose body failed to load or plan with rc:
+ * 500 internal for BERTH_ENOMEM, else 400 bad_input, msg the message. */
+void serve_reply_failed(serve_reply *r, int rc, const char *msg);
 /* Compact JSON of j (stolen) into r; 500 when it cannot be rendered. */
 struct json_t;
 void serve_reply_json(serve_reply *r, int status, struct json_t *j);

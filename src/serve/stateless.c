@@ -132,8 +132,7 @@ void serve_kube_schedule(const char *body, size_t len, const char *profile, cons
     if (!rc)
         rc = berth_kube_expand(&k, &e);
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
         berth_kube_free(&k);
         return;
     }
@@ -252,8 +251,7 @@ void serve_fleet_place(const char *body, size_t len, const char *now, const char
     if (!rc)
         rc = berth_fleet_ctx_new(&fl, &opt, &ctx, &e);
     if (rc) {
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
         berth_fleet_free(&fl);
         return;
     }
@@ -386,8 +384,7 @@ static void plan_request(int autoscale, const char *body, size_t len, const char
     if (rc == BERTH_ETIMEDOUT)
         over_time(b, r);
     else if (rc)
-        serve_reply_error(r, rc == BERTH_ENOMEM ? 500 : 400,
-                          rc == BERTH_ENOMEM ? "internal" : "bad_input", e.msg);
+        serve_reply_failed(r, rc, e.msg);
     else
         reply_doc(r, autoscale ? berth_report_autoscale_json(&j.m.a, &j.p.a)
                                : berth_report_disrupt_json(&j.m.d, &j.p.d));
