@@ -29,11 +29,18 @@ static uint32_t collect_zonesets(const berth_nexus *nx, zoneset *out, uint32_t c
     return n;
 }
 
-static void zoneset_name(const berth_nexus *nx, const zoneset *z, char *buf, size_t size)
+/* The max-fit count of zone set z (the sum of its racks' counts in per)
+ * and its name (its zones, berth_nexus_format_zones, in brackets) in buf. */
+static uint64_t zoneset_fit(const berth_nexus *nx, const zoneset *z, const uint64_t *per,
+                            char *buf, size_t size)
 {
+    uint64_t t = 0;
+    for (uint32_t k = 0; k < z->n; k++)
+        t += per[z->zones[k]];
     char inner[240];
     berth_nexus_format_zones(nx, z->zones, z->n, inner, sizeof inner);
     snprintf(buf, size, "[%s]", inner);
+    return t;
 }
 
 static const char *kind_name(berth_advice_kind k)
@@ -71,11 +78,8 @@ int berth_report_nexus_advice_table(FILE *out, const berth_nexus *nx, const uint
                  (unsigned long long)(nx->nracks ? per[best] : 0));
         fprintf(out, "%-16s %8llu  %-9s", nx->skus[s].name, (unsigned long long)total, bestbuf);
         for (uint32_t z = 0; z < nzs; z++) {
-            uint64_t t = 0;
-            for (uint32_t k = 0; k < zs[z].n; k++)
-                t += per[zs[z].zones[k]];
             char name[256];
-            zoneset_name(nx, &zs[z], name, sizeof name);
+            uint64_t t = zoneset_fit(nx, &zs[z], per, name, sizeof name);
             fprintf(out, " %s=%llu", name, (unsigned long long)t);
         }
         fprintf(out, "\n");
@@ -112,11 +116,8 @@ json_t *berth_report_nexus_advice_json(const berth_nexus *nx, const uint32_t *sk
         for (uint32_t r = 0; r < nx->nracks; r++)
             json_object_set_new(pr, nx->racks[r].name, json_integer((json_int_t)per[r]));
         for (uint32_t z = 0; z < nzs; z++) {
-            uint64_t t = 0;
-            for (uint32_t k = 0; k < zs[z].n; k++)
-                t += per[zs[z].zones[k]];
             char name[256];
-            zoneset_name(nx, &zs[z], name, sizeof name);
+            uint64_t t = zoneset_fit(nx, &zs[z], per, name, sizeof name);
             json_object_set_new(pz, name, json_integer((json_int_t)t));
         }
         json_object_set_new(o, "vmSkuName", json_string(nx->skus[s].name));
