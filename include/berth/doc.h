@@ -142,6 +142,10 @@ void berth_dec_pop(berth_dec *d, size_t prev);
 /* Reports an error at node n (or the file when n is NULL) and returns BERTH_EINVAL. */
 int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* berth_dec_fail at field key of map m (at m's place when the field is
+ * absent), with key on the field path for the message. */
+int berth_dec_fail_field(berth_dec *d, const berth_node *m, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Value of key in map m, or NULL when m is not a map or lacks the key. A
  * present key with an explicit null (~, null, empty) yields NULL too. */

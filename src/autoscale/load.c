@@ -65,10 +65,8 @@ static int dec_headroom_unit(berth_dec *d, const berth_node *h, const char *cons
                                     "gpuPerUnit, numOfUnits");
     int rc = berth_dec_known_fields(d, h, extra ? extra : hf);
     if (!rc && !extra && berth_node_get(h, "virtualNodeGroup")) {
-        size_t p = berth_dec_push(d, "virtualNodeGroup");
-        rc = berth_dec_fail(d, berth_node_get(h, "virtualNodeGroup"),
-                            "not allowed inside a VirtualNodeGroup (the group is implied)");
-        berth_dec_pop(d, p);
+        rc = berth_dec_fail_field(d, h, "virtualNodeGroup",
+                                  "not allowed inside a VirtualNodeGroup (the group is implied)");
     }
     berth_quantity q = {0};
     if (!rc && !(rc = berth_dec_quantity(d, h, "cpuPerUnit", 0, &q)))

@@ -239,28 +239,23 @@ static int dec_budgets(berth_disrupt *m, berth_dec *d, const berth_node *dis, be
             !(rc = berth_dec_str(d, b, "duration", 0, &dur)))
             rc = berth_dec_seq(d, b, "reasons", 0, &reasons);
         if (!rc && !berth_budget_nodes_valid(bd.nodes)) {
-            size_t p3 = berth_dec_push(d, "nodes");
-            rc = berth_dec_fail(d, berth_node_get(b, "nodes"),
-                                "expected a count such as \"5\" or a percentage such as \"20%%\" "
-                                "(^((100|[0-9]{1,2})%%|[0-9]+)$), got '%s'", bd.nodes);
-            berth_dec_pop(d, p3);
+            rc = berth_dec_fail_field(d, b, "nodes",
+                                      "expected a count such as \"5\" or a percentage such as "
+                                      "\"20%%\" (^((100|[0-9]{1,2})%%|[0-9]+)$), got '%s'",
+                                      bd.nodes);
         }
         if (!rc && (!bd.schedule) != (!dur))
             rc = berth_dec_fail(d, b, "schedule and duration must be set together");
         berth_cron cr;
         const char *why = NULL;
         if (!rc && bd.schedule && berth_cron_parse(bd.schedule, &cr, &why)) {
-            size_t p3 = berth_dec_push(d, "schedule");
-            rc = berth_dec_fail(d, berth_node_get(b, "schedule"), "invalid schedule '%s': %s",
-                                bd.schedule, why);
-            berth_dec_pop(d, p3);
+            rc = berth_dec_fail_field(d, b, "schedule", "invalid schedule '%s': %s",
+                                      bd.schedule, why);
         }
         if (!rc && dur && (bd.duration = berth_budget_duration_parse(dur)) < 0) {
-            size_t p3 = berth_dec_push(d, "duration");
-            rc = berth_dec_fail(d, berth_node_get(b, "duration"),
-                                "expected a duration in hours and minutes such as 10m or 1h30m, "
-                                "got '%s'", dur);
-            berth_dec_pop(d, p3);
+            rc = berth_dec_fail_field(d, b, "duration",
+                                      "expected a duration in hours and minutes such as 10m or "
+                                      "1h30m, got '%s'", dur);
         }
         static const char *const rn[] = {"Empty", "Drifted", "Underutilized", NULL};
         for (size_t j = 0; !rc && reasons && j < reasons->n; j++) {

@@ -217,12 +217,9 @@ static int load_member(berth_fleet *f, berth_dec *d, const berth_node *doc)
                 if (!rc)
                     rc = berth_dec_str(d, t, "effect", 1, &eff);
                 if (!rc && strcmp(eff, "NoSchedule") != 0) {
-                    size_t p2 = berth_dec_push(d, "effect");
-                    rc = berth_dec_fail(d, berth_node_get(t, "effect"),
-                                        "member cluster taints support effect NoSchedule only, "
-                                        "got '%s'",
-                                        eff);
-                    berth_dec_pop(d, p2);
+                    rc = berth_dec_fail_field(d, t, "effect",
+                                              "member cluster taints support effect NoSchedule "
+                                              "only, got '%s'", eff);
                 }
                 if (!rc) {
                     m.taints[m.ntaints] = (berth_taint){k, v, BERTH_EFFECT_NOSCHEDULE};
@@ -341,10 +338,8 @@ static int load_member(berth_fleet *f, berth_dec *d, const berth_node *doc)
                     if (!rc)
                         rc = berth_dec_str(d, c, "status", 1, &cs);
                     if (!rc && strcmp(cs, "True") && strcmp(cs, "False") && strcmp(cs, "Unknown")) {
-                        size_t p3 = berth_dec_push(d, "status");
-                        rc = berth_dec_fail(d, berth_node_get(c, "status"),
-                                            "expected True, False or Unknown, got '%s'", cs);
-                        berth_dec_pop(d, p3);
+                        rc = berth_dec_fail_field(d, c, "status",
+                                                  "expected True, False or Unknown, got '%s'", cs);
                     }
                     if (!rc && !strcmp(ct, "Joined")) {
                         m.joined = !strcmp(cs, "True");
@@ -550,10 +545,8 @@ static int dec_policy(berth_fleet *f, berth_dec *d, const berth_node *pol, berth
     else if (!strcmp(type, "PickFixed"))
         pl->type = BERTH_FLEET_PICK_FIXED;
     else {
-        size_t p = berth_dec_push(d, "placementType");
-        rc = berth_dec_fail(d, berth_node_get(pol, "placementType"),
-                            "expected PickAll, PickN or PickFixed, got '%s'", type);
-        berth_dec_pop(d, p);
+        rc = berth_dec_fail_field(d, pol, "placementType",
+                                  "expected PickAll, PickN or PickFixed, got '%s'", type);
         return rc;
     }
     if ((rc = berth_dec_int(d, pol, "numberOfClusters", pl->type == BERTH_FLEET_PICK_N, 0,
@@ -627,10 +620,9 @@ static int dec_policy(berth_fleet *f, berth_dec *d, const berth_node *pol, berth
                 if (!strcmp(wu, "ScheduleAnyway"))
                     s->schedule_anyway = 1;
                 else if (strcmp(wu, "DoNotSchedule")) {
-                    size_t p2 = berth_dec_push(d, "whenUnsatisfiable");
-                    rc = berth_dec_fail(d, berth_node_get(t, "whenUnsatisfiable"),
-                                        "expected DoNotSchedule or ScheduleAnyway, got '%s'", wu);
-                    berth_dec_pop(d, p2);
+                    rc = berth_dec_fail_field(d, t, "whenUnsatisfiable",
+                                              "expected DoNotSchedule or ScheduleAnyway, got '%s'",
+                                              wu);
                 }
             }
             berth_dec_pop(d, p);
@@ -663,17 +655,13 @@ static int dec_policy(berth_fleet *f, berth_dec *d, const berth_node *pol, berth
                 rc = berth_dec_str(d, t, "effect", 0, &eff);
             int o = 0, e = 0;
             if (!rc && (o = berth_toleration_op_parse(op)) < 0) {
-                size_t p2 = berth_dec_push(d, "operator");
-                rc = berth_dec_fail(d, berth_node_get(t, "operator"),
-                                    "expected Equal or Exists, got '%s'", op);
-                berth_dec_pop(d, p2);
+                rc = berth_dec_fail_field(d, t, "operator",
+                                          "expected Equal or Exists, got '%s'", op);
             }
             if (!rc && ((e = berth_taint_effect_parse(eff)) < 0 ||
                         (e != BERTH_EFFECT_ALL && e != BERTH_EFFECT_NOSCHEDULE))) {
-                size_t p2 = berth_dec_push(d, "effect");
-                rc = berth_dec_fail(d, berth_node_get(t, "effect"),
-                                    "expected NoSchedule or empty, got '%s'", eff);
-                berth_dec_pop(d, p2);
+                rc = berth_dec_fail_field(d, t, "effect",
+                                          "expected NoSchedule or empty, got '%s'", eff);
             }
             if (!rc) {
                 berth_toleration *tl = &pl->tols[pl->ntols];
@@ -764,10 +752,8 @@ static int load_binding(berth_fleet *f, berth_dec *d, const berth_node *doc, int
         else if (!strcmp(state, "Unscheduled"))
             b.state = BERTH_BINDING_UNSCHEDULED;
         else {
-            size_t p = berth_dec_push(d, "state");
-            rc = berth_dec_fail(d, berth_node_get(spec, "state"),
-                                "expected Scheduled, Bound or Unscheduled, got '%s'", state);
-            berth_dec_pop(d, p);
+            rc = berth_dec_fail_field(d, spec, "state",
+                                      "expected Scheduled, Bound or Unscheduled, got '%s'", state);
         }
     }
     if (!rc && cd) {

@@ -45,18 +45,35 @@ void berth_dec_pop(berth_dec *d, size_t prev)
     d->path[prev] = '\0';
 }
 
-int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
+static int dec_vfail(berth_dec *d, const berth_node *n, const char *fmt, va_list ap)
 {
     char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     if (n)
         return berth_error_set(d->err, BERTH_EINVAL, "%s:%d:%d: %s: %s", d->file, n->line, n->col,
                                d->plen ? d->path : "(document)", msg);
     return berth_error_set(d->err, BERTH_EINVAL, "%s: %s: %s", d->file,
                            d->plen ? d->path : "(document)", msg);
+}
+
+int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = dec_vfail(d, n, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int berth_dec_fail_field(berth_dec *d, const berth_node *m, const char *key, const char *fmt, ...)
+{
+    size_t p = berth_dec_push(d, key);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = dec_vfail(d, berth_node_get(m, key), fmt, ap);
+    va_end(ap);
+    berth_dec_pop(d, p);
+    return rc;
 }
 
 int berth_node_is_null(const berth_node *n)
@@ -452,10 +469,8 @@ int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const c
     int rc = berth_dec_str(d, doc, "apiVersion", 1, &api);
     if (rc || !strcmp(api, want))
         return rc;
-    size_t p = berth_dec_push(d, "apiVersion");
-    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"), "kind %s needs apiVersion %s, got '%s'",
-                        kind, want, api);
-    berth_dec_pop(d, p);
+    rc = berth_dec_fail_field(d, doc, "apiVersion", "kind %s needs apiVersion %s, got '%s'",
+                              kind, want, api);
     return rc;
 }
 

@@ -31,10 +31,8 @@ int berth_dec_api_in(berth_dec *d, const berth_node *doc, const char *kind,
         if (w > 0)
             off += (size_t)w;
     }
-    size_t p = berth_dec_push(d, "apiVersion");
-    rc = berth_dec_fail(d, berth_node_get(doc, "apiVersion"),
-                        "kind %s needs apiVersion %s, got '%s'", kind, want, got);
-    berth_dec_pop(d, p);
+    rc = berth_dec_fail_field(d, doc, "apiVersion",
+                              "kind %s needs apiVersion %s, got '%s'", kind, want, got);
     return rc;
 }
 

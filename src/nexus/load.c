@@ -599,12 +599,9 @@ static int load_operation(berth_nexus *nx, berth_dec *d, const berth_node *doc)
             found = 1;
         }
     if (!rc && !found) {
-        size_t p2 = berth_dec_push(d, "action");
-        rc = berth_dec_fail(d, berth_node_get(spec, "action"),
-                            "unknown action '%s' (expected delete-cluster, scale-pool, add-pool, "
-                            "cordon, uncordon or runtime-upgrade)",
-                            action);
-        berth_dec_pop(d, p2);
+        rc = berth_dec_fail_field(d, spec, "action",
+                                  "unknown action '%s' (expected delete-cluster, scale-pool, "
+                                  "add-pool, cordon, uncordon or runtime-upgrade)", action);
     }
     if (rc)
         goto out;

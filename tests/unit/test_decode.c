@@ -3,8 +3,8 @@
  * reader, required fields located at their parent, field paths through
  * push/pop and list indices (and their bound), unknown fields with the
  * nearest known one, enums, booleans, integer ranges, quantities, labels
- * (syntax), nulls, typed Lists (items without kind) and
- * JSON streams. */
+ * (syntax), nulls, errors at a named field (berth_dec_fail_field), typed
+ * Lists (items without kind) and JSON streams. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -188,6 +188,26 @@ static void test_paths(void **state)
     berth_arena_free(&f.a);
 }
 
+/* berth_dec_fail_field: the error at the field's value with the field on
+ * the path (at the map when the field is absent); the path is popped. */
+static void test_fail_field(void **state)
+{
+    (void)state;
+    fx f;
+    berth_node *doc = load(&f, "spec:\n  mode: fast\n");
+    berth_node *spec = berth_node_get(doc, "spec");
+    size_t p = berth_dec_push(&f.d, "spec");
+    assert_int_equal(berth_dec_fail_field(&f.d, spec, "mode", "unknown mode '%s'", "fast"),
+                     BERTH_EINVAL);
+    assert_msg(&f, "t.yaml:2:9: spec.mode: unknown mode 'fast'");
+    assert_string_equal(f.d.path, "spec");
+    assert_int_equal(berth_dec_fail_field(&f.d, spec, "speed", "needed with mode"), BERTH_EINVAL);
+    assert_msg(&f, "t.yaml:2:3: spec.speed: needed with mode");
+    assert_string_equal(f.d.path, "spec");
+    berth_dec_pop(&f.d, p);
+    berth_arena_free(&f.a);
+}
+
 static void test_labels(void **state)
 {
     fx f;
@@ -284,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_unknown_fields),
         cmocka_unit_test(test_nulls_and_bools),
         cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_fail_field),
         cmocka_unit_test(test_labels),
         cmocka_unit_test(test_typed_list),
         cmocka_unit_test(test_json_stream),
