@@ -70,7 +70,8 @@ int berth_dec_fail_field(berth_dec *d, const berth_node *m, const char *key, con
     size_t p = berth_dec_push(d, key);
     va_list ap;
     va_start(ap, fmt);
-    int rc = dec_vfail(d, berth_node_get(m, key), fmt, ap);
+    const berth_node *n = berth_node_get(m, key);
+    int rc = dec_vfail(d, n ? n : m, fmt, ap);
     va_end(ap);
     berth_dec_pop(d, p);
     return rc;

@@ -50,7 +50,8 @@ void *k8s_alloc(berth_kcluster *k, size_t n, size_t size);
 /* in the decoder's arena (every loader decodes into its model's arena) */
 void *k8s_dalloc(berth_dec *d, size_t n, size_t size);
 int k8s_grow_fail(berth_dec *d, const berth_node *doc, int rc, const char *what, uint32_t lim);
-/* fails at key `key` of m (path pushed for the message); fmt takes one %s */
+/* fails at key `key` of m (path pushed for the message); fmt takes one %s
+ * (berth_dec_fail_field with one argument) */
 int k8s_fail_at(berth_dec *d, const berth_node *m, const char *key, const char *fmt,
                 const char *arg);
 int k8s_dec_choice(berth_dec *d, const berth_node *m, const char *key, int required,

@@ -36,11 +36,7 @@ int k8s_grow_fail(berth_dec *d, const berth_node *doc, int rc, const char *what,
 int k8s_fail_at(berth_dec *d, const berth_node *m, const char *key, const char *fmt,
                    const char *arg)
 {
-    size_t p = berth_dec_push(d, key);
-    const berth_node *n = berth_node_get(m, key);
-    int rc = berth_dec_fail(d, n ? n : m, fmt, arg);
-    berth_dec_pop(d, p);
-    return rc;
+    return berth_dec_fail_field(d, m, key, fmt, arg);
 }
 
 /* A string that must be one of choices (API spelling); absent: *out kept. */
