@@ -154,8 +154,10 @@ static int build(kube_labelcols *c, lc_col *col)
     return 0;
 }
 
-/* key's column (built on first use), NULL on ENOMEM */
-static lc_col *column(kube_labelcols *c, const char *key)
+/* key's column (built on first use): its index in c->cols (which may move
+ * when a later column is added: callers keep indices, not pointers), or
+ * UINT32_MAX on ENOMEM */
+static uint32_t column(kube_labelcols *c, const char *key)
 {
     key = str(key);
     size_t len = strlen(key);
@@ -164,13 +166,13 @@ static lc_col *column(kube_labelcols *c, const char *key)
         for (uint32_t i = (uint32_t)h & (c->ccap - 1), e; (e = c->ctab[i]);
              i = (i + 1) & (c->ccap - 1))
             if (c->cols[e - 1].hash == h && !strcmp(c->cols[e - 1].key, key))
-                return &c->cols[e - 1];
+                return e - 1;
     }
     if ((c->ncols + 1) * 2 > c->ccap) {
         uint32_t nc = c->ccap ? c->ccap * 2 : 16;
         uint32_t *t = calloc(nc, sizeof *t);
         if (!t)
-            return NULL;
+            return UINT32_MAX;
         for (uint32_t u = 0; u < c->ncols; u++) {
             uint32_t j = (uint32_t)c->cols[u].hash & (nc - 1);
             while (t[j])
@@ -182,21 +184,25 @@ static lc_col *column(kube_labelcols *c, const char *key)
         c->ccap = nc;
     }
     if (grow((void **)&c->cols, &c->capcols, c->ncols + 1, sizeof *c->cols))
-        return NULL;
+        return UINT32_MAX;
     lc_col *col = &c->cols[c->ncols];
     memset(col, 0, sizeof *col);
     if (!(col->key = malloc(len + 1)))
-        return NULL;
+        return UINT32_MAX;
     memcpy(col->key, key, len + 1);
     col->hash = h;
-    c->ncols++; /* freed by close even when the build fails */
-    if (build(c, col))
-        return NULL;
+    if (build(c, col)) {
+        free(col->key);
+        free(col->ids);
+        free(col->vals);
+        return UINT32_MAX;
+    }
+    c->ncols++;
     uint32_t j = (uint32_t)h & (c->ccap - 1);
     while (c->ctab[j])
         j = (j + 1) & (c->ccap - 1);
     c->ctab[j] = c->ncols;
-    return col;
+    return c->ncols - 1;
 }
 
 int kube_labelcols_affinity(kube_labelcols *c, const berth_kpod *p, const uint32_t *list,
@@ -216,7 +222,7 @@ int kube_labelcols_affinity(kube_labelcols *c, const berth_kpod *p, const uint32
         grow((void **)&c->tend, &c->captend, (req ? p->nreq_terms : 0) + 1, sizeof *c->tend))
         return BERTH_ENOMEM;
     /* the columns first (a table's size is its column's value count) */
-    lc_col *cols[64], **colp = cols, **heap = NULL;
+    uint32_t cols[64], *colp = cols, *heap = NULL;
     if (nchk > 64) {
         if (!(heap = malloc(nchk * sizeof *heap)))
             return BERTH_ENOMEM;
@@ -226,16 +232,14 @@ int kube_labelcols_affinity(kube_labelcols *c, const berth_kpod *p, const uint32
     uint32_t k = 0;
     int rc = 0;
     for (uint32_t i = 0; i < p->node_selector.n && !rc; i++, k++)
-        if (!(colp[k] = column(c, p->node_selector.items[i].key)))
+        if ((colp[k] = column(c, p->node_selector.items[i].key)) == UINT32_MAX)
             rc = BERTH_ENOMEM;
-        else
-            need += colp[k]->nvals + 1;
     for (uint32_t t = 0; req && t < p->nreq_terms && !rc; t++)
         for (uint32_t i = 0; i < p->req_terms[t].nexprs && !rc; i++, k++)
-            if (!(colp[k] = column(c, p->req_terms[t].exprs[i].key)))
+            if ((colp[k] = column(c, p->req_terms[t].exprs[i].key)) == UINT32_MAX)
                 rc = BERTH_ENOMEM;
-            else
-                need += colp[k]->nvals + 1;
+    for (uint32_t i = 0; i < k && !rc; i++) /* every column exists now: c->cols stays put */
+        need += c->cols[colp[i]].nvals + 1;
     if (!rc && need > c->captabs) {
         uint8_t *q = realloc(c->tabs, need);
         if (!q)
@@ -256,7 +260,7 @@ int kube_labelcols_affinity(kube_labelcols *c, const berth_kpod *p, const uint32
     uint32_t ci = 0; /* colp's index; k: chk's (dead terms' checks dropped) */
     k = 0;
     for (uint32_t i = 0; i < p->node_selector.n; i++, k++) {
-        const lc_col *col = colp[ci++];
+        const lc_col *col = &c->cols[colp[ci++]];
         const char *want = str(p->node_selector.items[i].value);
         tab[0] = 0;
         for (uint32_t id = 1; id <= col->nvals; id++)
@@ -268,7 +272,7 @@ int kube_labelcols_affinity(kube_labelcols *c, const berth_kpod *p, const uint32
     for (uint32_t t = 0; req && t < p->nreq_terms; t++) {
         const berth_kterm *tm = &p->req_terms[t];
         for (uint32_t i = 0; i < tm->nexprs; i++, k++) {
-            const lc_col *col = colp[ci++];
+            const lc_col *col = &c->cols[colp[ci++]];
             const berth_requirement *r = &tm->exprs[i];
             berth_labels none = {NULL, 0};
             tab[0] = (uint8_t)berth_requirement_matches(r, &none);

@@ -28,12 +28,15 @@
 #include "berth/random.h"
 #include "kube/labelcols.h"
 
-#define NKEYS 5
+#define NKEYS 14
 #define NVALS 9
 #define MAXN 300
 
+/* more keys than the column table's first allocation holds (it grows while
+ * one pod's requirements are resolved) */
 static const char *keys[NKEYS] = {"team", "topology.kubernetes.io/zone", "berth.io/gen",
-                                  "berth.io/rank", "missing.example.com/key"};
+                                  "berth.io/rank", "k4", "k5", "k6", "k7", "k8", "k9", "k10",
+                                  "k11", "k12", "missing.example.com/key"};
 /* values: words, integers (signed), a non-number, the empty value */
 static const char *vals[NVALS] = {"a", "b", "c", "3", "17", "-4", "+8", "x9", ""};
 
@@ -64,7 +67,7 @@ static void make_nodes(world *w)
         nd->name = "n";
         uint32_t m = 0;
         for (uint32_t k = 0; k + 1 < NKEYS; k++) /* the last key: on no node */
-            if (rnd(w, 100) < 70)
+            if (rnd(w, 100) < (k < 4 ? 70 : 40))
                 w->labels[i][m++] = (berth_label){keys[k], vals[rnd(w, NVALS)]};
         nd->labels = (berth_labels){w->labels[i], m};
         assert_int_equal(berth_labels_sort(&nd->labels), 0);
