@@ -29,6 +29,7 @@
 #include "berth/grow.h"
 #include "berth/hash.h"
 #include "kube/fastpath.h"
+#include "kube/labelcols.h"
 #include "kube/state.h"
 #include "kube/podkey.h"
 #include "kube/terms.h"
@@ -122,6 +123,10 @@ struct kube_fitidx {
     int64_t *col, *col2;
     char *keybuf;
     size_t keycap;
+    /* per-key node label columns: the static NodeAffinity filter of a new
+     * static entry reads them (kube/labelcols.h), not each node's labels
+     * (NULL: not opened yet) */
+    kube_labelcols *lcols;
     /* per pod: its class + 1, FIT_NONE when its static entry is not one
      * the index answers for, 0 not looked up yet (a pod's inputs do not
      * change in a session: its key is built once) */
@@ -247,6 +252,7 @@ void kube_fitidx_close(kube_fitidx *x)
     free(x->col2);
     free(x->keybuf);
     free(x->pod_cls);
+    kube_labelcols_close(x->lcols);
     free(x);
 }
 
@@ -592,7 +598,19 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
         if (!is_static(x->filter_of[f]))
             continue;
         memset(x->verdict, BERTH_FIT, nlive);
-        prof->filters[f]->filter(s, r, x->list, nlive, x->verdict);
+        int done = 0;
+        if (x->filter_of[f] == BERTH_KP_NODE_AFFINITY && !(s->prof && s->prof->has_added_req)) {
+            /* the same verdicts from the label columns (one label lookup
+             * per node and key for the whole session, not per entry) */
+            int lrc = x->lcols ? 0 : kube_labelcols_open(&x->lcols, s->k->nodes, N);
+            if (!lrc)
+                lrc = kube_labelcols_affinity(x->lcols, r->p, x->list, nlive, x->verdict);
+            if (lrc == BERTH_ENOMEM)
+                return lrc;
+            done = lrc == 0;
+        }
+        if (!done)
+            prof->filters[f]->filter(s, r, x->list, nlive, x->verdict);
         uint32_t keep = 0;
         for (uint32_t i = 0; i < nlive; i++) {
             uint32_t n = x->list[i];
