@@ -1,8 +1,10 @@
 /* disrupt/parallel.c - speculative candidate evaluation for one pass
- * (docs/disrupt.md "Threads"): the worker contexts (each a shallow copy of
- * the plan's disrupt_state with its own what-if session, scratch and
- * counting certificate) and the batch runs of computeConsolidation
- * questions on a pool of the plan's threads, one chunk per question.
+ * (docs/disrupt.md "Threads"): the worker contexts (the plan's own
+ * disrupt_state for question 0 of a batch, and for questions 1.. a shallow
+ * copy of it each with its own what-if session, scratch and counting
+ * certificate) and the batch runs of computeConsolidation questions on a
+ * pool of the plan's threads, one chunk per question; the probe tree of
+ * the parallel binary search.
  *
  * What a question mutates, per worker: the session (ks, ks_base), the
  * simulation scratch (sim_moving, sim_placed), the usable options of the
@@ -18,8 +20,15 @@
  * so every worker answers a question exactly as the plan's state would;
  * the session is rolled back to its base after each question.
  *
+ * Question 0 runs on the plan's own state (its session and certificate,
+ * opened anyway for the other steps), so T threads cost T - 1 more
+ * sessions; its session's per-node loops and its certificate keep their
+ * own pools (distinct pools may run at once; they matter only for the full
+ * pipeline over 1,024 candidates or more and the certificate's scan).
+ *
  * Threads: the plan's thread drives the batches; chunk i of a batch runs
- * question i on worker context i only and writes only its slot. */
+ * question i on its context only (0: the plan's state, i: worker i - 1)
+ * and writes only its slot and that context. */
 #include "disrupt/state.h"
 #include "berth/pool.h"
 
@@ -28,7 +37,8 @@
 
 struct disrupt_workers {
     berth_pool *pool;
-    disrupt_state *w;           /* per worker */
+    disrupt_state *s;           /* the plan's state: question 0 */
+    disrupt_state *w;           /* questions 1..: per worker */
     uint32_t nw;
     disrupt_question *q;        /* the batch being run */
 };
@@ -75,10 +85,11 @@ static int workers_ready(disrupt_state *s)
     if (!x)
         return BERTH_ENOMEM;
     s->workers = x;
+    x->s = s;
     uint32_t T = s->threads;
     if (!(x->w = calloc(T, sizeof *x->w)))
         return BERTH_ENOMEM;
-    for (uint32_t i = 0; i < T; i++) {
+    for (uint32_t i = 0; i + 1 < T; i++) {
         disrupt_state *w = &x->w[i];
         *w = *s;
         w->workers = NULL;
@@ -111,13 +122,14 @@ static void question_chunk(void *ctx, uint32_t i)
 {
     struct disrupt_workers *x = ctx;
     disrupt_question *q = &x->q[i];
-    disrupt_state *w = &x->w[i];
+    disrupt_state *w = i ? &x->w[i - 1] : x->s;
     uint64_t u0 = w->unplaced;
     q->why[0] = 0;
     q->res = 0;
     q->rc = disrupt_consolidate(w, q->cands, q->nc, q->multi, &q->r, q->why, sizeof q->why,
                                 &q->res);
     q->unplaced = w->unplaced - u0;
+    w->unplaced = u0; /* the caller counts the answers it takes */
 }
 
 int disrupt_consolidate_many(disrupt_state *s, disrupt_question *q, uint32_t nq)
@@ -126,7 +138,7 @@ int disrupt_consolidate_many(disrupt_state *s, disrupt_question *q, uint32_t nq)
     if (rc)
         return rc;
     struct disrupt_workers *x = s->workers;
-    if (nq > x->nw)
+    if (nq > x->nw + 1)
         return BERTH_EINTERNAL;
     x->q = q;
     berth_pool_run(x->pool, nq, question_chunk, x);

@@ -13,6 +13,9 @@
 #include <string.h>
 
 #define MULTI_MAX 100
+/* single-node consolidation: questions answered on the plan's own state
+ * before the rest go to speculative batches (docs/disrupt.md "Threads") */
+#define SINGLE_WARMUP 4
 #define SPOT_MIN_OPTIONS 15
 
 int disrupt_add_action(berth_dplan *p, berth_daction **out)
@@ -897,23 +900,41 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
             if (!seen)
                 pools[npools++] = s.n[list[i]].pool;
         }
-        while (nrr < nl)
-            for (uint32_t pj = 0; pj < npools; pj++)
-                for (uint32_t i = 0; i < nl; i++)
-                    if (!used[i] && s.n[list[i]].pool == pools[pj]) {
-                        used[i] = 1;
-                        rr[nrr++] = list[i];
-                        break;
-                    }
-        free(used);
-        free(pools);
-        if (disrupt_par_on(&s)) {
-            rc = single_parallel(&s, out, rr, nrr);
+        /* per round, each pool's next node in list order: one cursor per
+         * pool, O(nodes x pools) in all (a scan from the start per pick was
+         * O(nodes^2): most of a 10k-node plan that reaches this step) */
+        uint32_t *cur = calloc(npools + 1, sizeof *cur);
+        if (!cur) {
             free(rr);
+            free(used);
+            free(pools);
+            rc = BERTH_ENOMEM;
             goto done;
         }
+        while (nrr < nl)
+            for (uint32_t pj = 0; pj < npools; pj++) {
+                uint32_t i = cur[pj];
+                while (i < nl && (used[i] || s.n[list[i]].pool != pools[pj]))
+                    i++;
+                cur[pj] = i;
+                if (i < nl) {
+                    used[i] = 1;
+                    rr[nrr++] = list[i];
+                }
+            }
+        free(cur);
+        free(used);
+        free(pools);
+        /* the first SINGLE_WARMUP questions on the plan's own session
+         * (a pass that acts at once opens no worker session), the rest
+         * in speculative batches on the plan's threads */
+        uint32_t asked = 0;
         for (uint32_t i = 0; i < nrr; i++) {
             uint32_t n = rr[i];
+            if (asked == SINGLE_WARMUP && disrupt_par_on(&s)) {
+                rc = single_parallel(&s, out, rr + i, nrr - i);
+                break;
+            }
             if (s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED] <= 0) {
                 if ((rc = budget_block(&s, out, n, BERTH_DR_UNDERUTILIZED)))
                     break;
@@ -922,6 +943,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
             disrupt_repl r;
             char why[240] = "";
             int res = 0;
+            asked++;
             if ((rc = disrupt_consolidate(&s, &n, 1, 0, &r, why, sizeof why, &res)))
                 break;
             if (!res && why[0] && (rc = add_blocked(out, n, why)))
