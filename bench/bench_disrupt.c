@@ -519,18 +519,20 @@ static double plan_wall(const berth_disrupt *m, uint32_t threads, berth_dplan *k
     return w;
 }
 
-/* Wall-clock medians of 5 plans with 1 and with 2 threads, the runs
- * interleaved (1, 2, 1, 2, ...) so that both see the same load on a
+#define WALL_RUNS 3
+
+/* Wall-clock medians of WALL_RUNS plans with 1 and with 2 threads, the
+ * runs interleaved (1, 2, 1, 2, ...) so that both see the same load on a
  * shared machine: BENCH <name>.threads1 and <name>.threads2_wall; the
  * candidates single-node consolidation answered before the first that
  * acts (its failures in the blocked list) go to stderr. */
 static void wall_pair(const berth_disrupt *m, const char *name)
 {
-    double w1[5], w2[5];
+    double w1[WALL_RUNS], w2[WALL_RUNS];
     berth_dplan one, two;
-    for (int i = 0; i < 5; i++) {
-        w1[i] = plan_wall(m, 1, i == 4 ? &one : NULL);
-        w2[i] = plan_wall(m, 2, i == 4 ? &two : NULL);
+    for (int i = 0; i < WALL_RUNS; i++) {
+        w1[i] = plan_wall(m, 1, i == WALL_RUNS - 1 ? &one : NULL);
+        w2[i] = plan_wall(m, 2, i == WALL_RUNS - 1 ? &two : NULL);
     }
     if (two.nodes_after != one.nodes_after || two.cost_after != one.cost_after ||
         two.nactions != one.nactions || two.nblocked != one.nblocked) {
@@ -538,18 +540,19 @@ static void wall_pair(const berth_disrupt *m, const char *name)
                 name);
         exit(1);
     }
-    qsort(w1, 5, sizeof w1[0], cmp_d);
-    qsort(w2, 5, sizeof w2[0], cmp_d);
+    qsort(w1, WALL_RUNS, sizeof w1[0], cmp_d);
+    qsort(w2, WALL_RUNS, sizeof w2[0], cmp_d);
     uint32_t failed = 0;
     for (uint32_t i = 0; i < one.nblocked; i++)
         failed += strstr(one.blocked[i].reason, "fit neither") != NULL ||
                   strstr(one.blocked[i].reason, "cheaper") != NULL;
     fprintf(stderr,
-            "disrupt: %s: wall 1 thread %.3f s, 2 threads %.3f s (medians of 5, interleaved); "
+            "disrupt: %s: wall 1 thread %.3f s, 2 threads %.3f s (medians of %d, interleaved); "
             "method %s, %u failed consolidation question(s) before it\n",
-            name, w1[2], w2[2], one.method ? one.method : "(none)", failed);
-    printf("BENCH %s.threads1 %.3f s\n", name, w1[2]);
-    printf("BENCH %s.threads2_wall %.3f s\n", name, w2[2]);
+            name, w1[WALL_RUNS / 2], w2[WALL_RUNS / 2], WALL_RUNS,
+            one.method ? one.method : "(none)", failed);
+    printf("BENCH %s.threads1 %.3f s\n", name, w1[WALL_RUNS / 2]);
+    printf("BENCH %s.threads2_wall %.3f s\n", name, w2[WALL_RUNS / 2]);
     berth_dplan_free(&one);
     berth_dplan_free(&two);
 }

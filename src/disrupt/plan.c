@@ -583,7 +583,8 @@ static int multi_parallel(disrupt_state *s, const uint32_t *multi, uint32_t nm, 
 }
 
 /* Single-node consolidation on the plan's threads (docs/disrupt.md
- * "Threads"): the next disrupt_par_width candidates within their budgets
+ * "Threads"), after its first SINGLE_WARMUP questions: the next
+ * disrupt_par_width candidates within their budgets
  * answered at once from the same state, the answers then taken in
  * candidate order exactly as the sequential loop takes them (budget-
  * blocked candidates listed in their place, failures listed, the first

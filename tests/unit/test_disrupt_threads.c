@@ -8,10 +8,12 @@
  * searches have work: multi-node consolidation's binary search over a
  * prefix that mixes lightly used nodes (their pods fit elsewhere) with
  * full ones (their pods fit nowhere: a nodeSelector only the full nodes
- * carry), and single-node consolidation walking past many failing
- * candidates (full nodes whose replacement is not cheaper or cannot host
- * the pod) before the first that works; some pods carry a hostname
- * anti-affinity so that the session schedules (no counting certificate). */
+ * carry) or whose prefixes are replaced by one new node, and single-node
+ * consolidation walking past many failing candidates (full nodes whose pod
+ * fits nowhere) before the first that works; some pods carry an
+ * anti-affinity term so that the session schedules (no counting
+ * certificate). Also the probe tree of the parallel binary search against
+ * the sequential search on random non-monotone answers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,9 +39,15 @@
  * else, nor on a new node: consolidating it fails), ranked high (price per
  * pod 0.1-0.2); one in `light` (0: none) is a D8 with 1-3 small pods,
  * ranked highest (deletable); the others are D8s with 8-12 small pods,
- * ranked last (deletable). A quarter of the small pods carry a required
- * anti-affinity term (selecting nothing): not plain, so their questions
- * are scheduled by the session rather than certified. */
+ * ranked last (deletable); one in `swing` is a D4 whose 2 pods (600-1,300m)
+ * select role=swing, which only these nodes and new nodes (the template's
+ * label) carry, and which has room for no third pod: a prefix of them is
+ * replaced by one new node when one type hosts their sum and is strictly
+ * cheaper, so the binary search's answers step with the instance prices
+ * (D16 costs as much as four D4s: not monotone in the prefix length). A
+ * quarter of the small pods carry a required anti-affinity term (selecting
+ * nothing): not plain, so their questions are scheduled by the session
+ * rather than certified. 0 for full, light or swing: none. */
 static void estate(buf *b, berth_rng *r, uint32_t nn, const char *budget, uint32_t full,
                    uint32_t light, uint32_t swing)
 {
