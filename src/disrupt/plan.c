@@ -964,6 +964,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
     }
 done:
     free(list);
+    disrupt_workers_free(&s); /* the pass's batches are over: their sessions go */
     if (!rc)
         rc = disrupt_outcome(&s, out);
     if (!rc) {
