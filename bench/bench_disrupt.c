@@ -12,8 +12,16 @@
  * single-threaded plan, and of the same plan with --threads 2 beside it;
  * building the estate is not timed) and prints the
  * nodes left after its actions, the lower bounds, and the same for
- * --optimize. BENCH_DISRUPT_NODES / BENCH_DISRUPT_PODS scale the estate
- * down and BENCH_DISRUPT_PLAIN=1 skips --optimize (profiling aids). */
+ * --optimize. Then wall-clock medians with 1 and 2 threads (interleaved
+ * runs: BENCH disrupt.plan_seconds.10k.threads1 and .threads2_wall), and
+ * the same on the walk estate (pin: most candidates' pods pinned, so that
+ * single-node consolidation answers many questions before the first that
+ * acts; BENCH disrupt.walk_plan_seconds.10k.threads1 / .threads2_wall).
+ * BENCH_DISRUPT_NODES / BENCH_DISRUPT_PODS scale the estate down,
+ * BENCH_DISRUPT_PLAIN=1 skips --optimize (profiling aids) and
+ * BENCH_DISRUPT_PIN=N leaves one node in N unpinned (default 40);
+ * BENCH_DISRUPT_WALK_ONLY=T plans the walk estate once with T threads and
+ * stops (for valgrind --tool=callgrind). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,6 +413,42 @@ static void build(berth_disrupt *m, uint32_t nnodes, uint32_t npods, uint64_t se
     free(util);
 }
 
+/* The walk estate (speculative candidate evaluation, docs/disrupt.md
+ * "Threads"): the same estate where on all but one node in `one_in` the
+ * ReplicaSet pods hold a hostPort (the session schedules them through the
+ * full pipeline, over every node) and the first of them requests 64 cpu
+ * (more than any node or instance type: it fits nowhere), and a budget of
+ * one node per NodePool, so that multi-node consolidation has at most
+ * three candidates and single-node consolidation walks past the pinned
+ * candidates (each a question the session schedules and fails) to the
+ * first free one. */
+static void pin(berth_disrupt *m, uint32_t one_in)
+{
+    berth_kcluster *k = &m->kube;
+    berth_kport *port = zalloc(&k->arena, sizeof *port);
+    *port = (berth_kport){8080, BERTH_PROTO_TCP, "0.0.0.0"};
+    const char *last = NULL;
+    for (uint32_t p = 0; p < k->npods; p++) {
+        berth_kpod *pd = &k->pods[p];
+        if (!pd->owner_kind || strcmp(pd->owner_kind, "ReplicaSet"))
+            continue;
+        uint32_t h = 2166136261u; /* FNV-1a of the node's name */
+        for (const char *c = pd->node_name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 16777619u;
+        if (!(h % one_in))
+            continue;
+        pd->ports = port;
+        pd->nports = 1;
+        if (pd->node_name != last) { /* the node's first: pods are made node by node */
+            pd->containers[0].req[0] = 64000;
+            berth_kube_pod_requests(k, pd);
+        }
+        last = pd->node_name;
+    }
+    for (uint32_t i = 0; i < m->npools; i++)
+        m->pools[i].budgets[0] = (berth_dbudget){"1", 0, NULL, 0};
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -437,22 +481,88 @@ static double plan_median(const berth_disrupt *m, int optimize, uint32_t threads
     return t[1];
 }
 
-/* The same plan with --threads 2 (the what-if session's per-node loops on
- * two threads, docs/disrupt.md "Threads"): its process CPU time beside the
- * one-thread figure t1 of this run, and the same answer. */
+/* The same plan with --threads 2 (the what-if session's per-node loops and
+ * the candidates evaluated speculatively on two threads, docs/disrupt.md
+ * "Threads"): its process CPU time beside the one-thread figure t1 of this
+ * run, and the same answer. */
 static void threads2(const berth_disrupt *m, int optimize, const berth_dplan *one, double t1)
 {
     berth_dplan p;
     double wall;
     double dt = plan_median(m, optimize, 2, &p, &wall);
     if (p.nodes_after != one->nodes_after || p.cost_after != one->cost_after ||
-        p.nactions != one->nactions) {
+        p.nactions != one->nactions || p.nblocked != one->nblocked) {
         fprintf(stderr, "bench_disrupt: --threads 2 planned differently from --threads 1\n");
         exit(1);
     }
     fprintf(stderr, "disrupt: %splan, 2 threads: %.3f s cpu (%.3f s wall); 1 thread %.3f s cpu\n",
             optimize ? "optimized " : "", dt, wall, t1);
     printf("BENCH disrupt.%splan_seconds.10k.threads2 %.3f s\n", optimize ? "optimized_" : "", dt);
+}
+
+/* Wall-clock seconds of one plan with `threads` threads. */
+static double plan_wall(const berth_disrupt *m, uint32_t threads, berth_dplan *keep)
+{
+    berth_dplan_options o = {.now = NOW, .threads = threads};
+    berth_dplan p;
+    berth_error e;
+    double w0 = now_s();
+    if (berth_disrupt_plan(m, &o, &p, &e)) {
+        fprintf(stderr, "bench_disrupt: %s\n", e.msg);
+        exit(1);
+    }
+    double w = now_s() - w0;
+    if (keep)
+        *keep = p;
+    else
+        berth_dplan_free(&p);
+    return w;
+}
+
+#define WALL_RUNS 3
+
+/* Wall-clock medians of WALL_RUNS plans with 1 and with 2 threads, the
+ * runs interleaved (1, 2, 1, 2, ...) so that both see the same load on a
+ * shared machine: BENCH <name>.threads1 and <name>.threads2_wall; the
+ * candidates single-node consolidation answered before the first that
+ * acts (its failures in the blocked list) go to stderr. */
+static void wall_pair(const berth_disrupt *m, const char *name)
+{
+    double w1[WALL_RUNS], w2[WALL_RUNS];
+    berth_dplan one, two;
+    for (int i = 0; i < WALL_RUNS; i++) {
+        w1[i] = plan_wall(m, 1, i == WALL_RUNS - 1 ? &one : NULL);
+        w2[i] = plan_wall(m, 2, i == WALL_RUNS - 1 ? &two : NULL);
+    }
+    if (two.nodes_after != one.nodes_after || two.cost_after != one.cost_after ||
+        two.nactions != one.nactions || two.nblocked != one.nblocked) {
+        fprintf(stderr, "bench_disrupt: %s: --threads 2 planned differently from --threads 1\n",
+                name);
+        exit(1);
+    }
+    qsort(w1, WALL_RUNS, sizeof w1[0], cmp_d);
+    qsort(w2, WALL_RUNS, sizeof w2[0], cmp_d);
+    uint32_t failed = 0;
+    for (uint32_t i = 0; i < one.nblocked; i++)
+        failed += strstr(one.blocked[i].reason, "fit neither") != NULL ||
+                  strstr(one.blocked[i].reason, "cheaper") != NULL;
+    fprintf(stderr,
+            "disrupt: %s: wall 1 thread %.3f s, 2 threads %.3f s (medians of %d, interleaved); "
+            "method %s, %u failed consolidation question(s) before it\n",
+            name, w1[WALL_RUNS / 2], w2[WALL_RUNS / 2], WALL_RUNS,
+            one.method ? one.method : "(none)", failed);
+    printf("BENCH %s.threads1 %.3f s\n", name, w1[WALL_RUNS / 2]);
+    printf("BENCH %s.threads2_wall %.3f s\n", name, w2[WALL_RUNS / 2]);
+    berth_dplan_free(&one);
+    berth_dplan_free(&two);
+}
+
+/* The walk estate (pin), 1 vs 2 threads. m is changed. */
+static void walk(berth_disrupt *m)
+{
+    const char *e = getenv("BENCH_DISRUPT_PIN");
+    pin(m, e ? (uint32_t)atoi(e) : 40);
+    wall_pair(m, "disrupt.walk_plan_seconds.10k");
 }
 
 int main(void)
@@ -465,6 +575,17 @@ int main(void)
     build(&m, nnodes, npods, 42);
     fprintf(stderr, "disrupt: estate of %u nodes and %u pods built in %.2f s\n", m.kube.nnodes,
             m.kube.npods, now_s() - t0);
+    const char *only = getenv("BENCH_DISRUPT_WALK_ONLY");
+    if (only) { /* one walk plan with that many threads (callgrind) */
+        const char *pe = getenv("BENCH_DISRUPT_PIN");
+        pin(&m, pe ? (uint32_t)atoi(pe) : 40);
+        berth_dplan one;
+        fprintf(stderr, "disrupt: walk plan, %d thread(s): %.3f s wall\n", atoi(only),
+                plan_wall(&m, (uint32_t)atoi(only), &one));
+        berth_dplan_free(&one);
+        berth_disrupt_free(&m);
+        return 0;
+    }
     berth_dplan p;
     double wall;
     double dt = plan_median(&m, 0, 1, &p, &wall);
@@ -481,8 +602,14 @@ int main(void)
            (long long)p.bound_nodes_budgets);
     threads2(&m, 0, &p, dt);
     berth_dplan_free(&p);
+    /* wall clock, 1 vs 2 threads: the bench estate (multi-node
+     * consolidation; the binary search's probes are certified, and with 2
+     * threads it runs one probe per round as with 1), then the walk
+     * estate (single-node consolidation past pinned candidates) */
+    wall_pair(&m, "disrupt.plan_seconds.10k");
     const char *plain = getenv("BENCH_DISRUPT_PLAIN");
     if (plain && atoi(plain)) {
+        walk(&m);
         berth_disrupt_free(&m);
         return 0;
     }
@@ -496,6 +623,7 @@ int main(void)
     printf("BENCH disrupt.optimized_nodes_after.10k %lld nodes\n", (long long)p.nodes_after);
     threads2(&m, 1, &p, dt);
     berth_dplan_free(&p);
+    walk(&m);
     berth_disrupt_free(&m);
     return 0;
 }

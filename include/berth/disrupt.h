@@ -249,8 +249,10 @@ typedef struct berth_dplan_options {
                                    * every 8 pods moved (berth/cancel.h): BERTH_ETIMEDOUT,
                                    * no plan */
     uint32_t threads;             /* threads in all for the what-if session's per-node
-                                   * loops (CLI --threads; 0 or 1: the calling thread);
-                                   * the plan is the same for every count
+                                   * loops and, on 1,024 nodes or more, for consolidation
+                                   * questions answered speculatively on worker sessions
+                                   * (CLI --threads; 0 or 1: the calling thread); the
+                                   * plan is the same for every count
                                    * (docs/disrupt.md "Threads") */
 } berth_dplan_options;
 

@@ -259,6 +259,7 @@ void disrupt_state_free(disrupt_state *s)
     free(s->lim_round);
     free(s->rejects);
     disrupt_cert_free(s);
+    disrupt_workers_free(s);
     berth_arena_free(&s->opt_arena);
     memset(s, 0, sizeof *s);
 }

@@ -13,6 +13,9 @@
 #include <string.h>
 
 #define MULTI_MAX 100
+/* single-node consolidation: questions answered on the plan's own state
+ * before the rest go to speculative batches (docs/disrupt.md "Threads") */
+#define SINGLE_WARMUP 4
 #define SPOT_MIN_OPTIONS 15
 
 int disrupt_add_action(berth_dplan *p, berth_daction **out)
@@ -526,6 +529,117 @@ int disrupt_consolidation_eligible(const disrupt_state *s, uint32_t n)
            d->resolvable && !d->empty && d->consolidatable;
 }
 
+/* Multi-node consolidation's binary search over prefixes of multi on the
+ * plan's threads (docs/disrupt.md "Threads"): with T threads, the probes
+ * of the next d = floor(log2(T + 1)) levels of the search's decision tree
+ * are answered at once (the probe mid of [lo, hi], then mid of
+ * [lo, mid - 1] and of [mid + 1, hi], ...; disrupt_probes_plan), all from
+ * the same state, and the search then walks down the tree by the answers
+ * (disrupt_probes_walk): d levels per round, every probe it takes the one
+ * the sequential search would ask next, so the answer is the sequential
+ * one for any answers, monotone or not. */
+static int multi_parallel(disrupt_state *s, const uint32_t *multi, uint32_t nm, int *best_kind,
+                          uint32_t *best_len, disrupt_repl *best_r)
+{
+    uint32_t depth = disrupt_probe_depth(disrupt_par_width(s));
+    disrupt_probes t;
+    disrupt_question *q = calloc(DISRUPT_PROBE_MAX, sizeof *q);
+    if (!q)
+        return BERTH_ENOMEM;
+    int ok[DISRUPT_PROBE_MAX];
+    uint32_t taken[DISRUPT_PROBE_DEPTH_MAX];
+    uint32_t lo = 1, hi = nm - 1;
+    int rc = 0, stop = 0;
+    while (!rc && !stop && lo <= hi) {
+        disrupt_probes_plan(&t, depth, lo, hi);
+        for (uint32_t i = 0; i < t.nq; i++)
+            q[i] = (disrupt_question){.cands = multi, .nc = t.mid[i] + 1, .multi = 1};
+        if ((rc = disrupt_consolidate_many(s, q, t.nq)))
+            break;
+        for (uint32_t i = 0; i < t.nq; i++)
+            ok[i] = !q[i].rc && q[i].res;
+        uint32_t nt = disrupt_probes_walk(&t, ok, taken);
+        for (uint32_t j = 0; j < nt; j++) {
+            const disrupt_question *a = &q[taken[j]];
+            uint32_t mid = t.mid[taken[j]];
+            s->unplaced += a->unplaced;
+            if ((rc = a->rc))
+                break;
+            if (a->res) {
+                *best_kind = a->res;
+                *best_len = mid + 1;
+                *best_r = a->r;
+                lo = mid + 1;
+            } else if (!mid) {
+                stop = 1;
+                break;
+            } else {
+                hi = mid - 1;
+            }
+        }
+    }
+    free(q);
+    return rc;
+}
+
+/* Single-node consolidation on the plan's threads (docs/disrupt.md
+ * "Threads"), after its first SINGLE_WARMUP questions: the next
+ * disrupt_par_width candidates within their budgets
+ * answered at once from the same state, the answers then taken in
+ * candidate order exactly as the sequential loop takes them (budget-
+ * blocked candidates listed in their place, failures listed, the first
+ * success acts and ends the pass; later answers are dropped). Until a
+ * success nothing the questions read changes (the allowances move only
+ * when a candidate acts), so each answer is the sequential loop's. */
+static int single_parallel(disrupt_state *s, berth_dplan *out, const uint32_t *rr, uint32_t nrr)
+{
+    uint32_t T = disrupt_par_width(s);
+    disrupt_question *q = calloc(T, sizeof *q);
+    uint32_t *cand = malloc(T * sizeof *cand);
+    int rc = q && cand ? 0 : BERTH_ENOMEM;
+    for (uint32_t i = 0; !rc && i < nrr;) {
+        /* the batch: candidates i.. up to T within their budgets */
+        uint32_t e = i, nq = 0;
+        for (; e < nrr && nq < T; e++)
+            if (s->allowed[s->n[rr[e]].pool][BERTH_DR_UNDERUTILIZED] > 0) {
+                cand[nq] = rr[e];
+                q[nq] = (disrupt_question){.cands = &cand[nq], .nc = 1, .multi = 0};
+                nq++;
+            }
+        if (nq && (rc = disrupt_consolidate_many(s, q, nq)))
+            break;
+        for (uint32_t k = 0; i < e; i++) {
+            uint32_t n = rr[i];
+            if (s->allowed[s->n[n].pool][BERTH_DR_UNDERUTILIZED] <= 0) {
+                if ((rc = budget_block(s, out, n, BERTH_DR_UNDERUTILIZED)))
+                    break;
+                continue;
+            }
+            disrupt_question *a = &q[k++];
+            s->unplaced += a->unplaced;
+            if ((rc = a->rc))
+                break;
+            if (!a->res && a->why[0] && (rc = add_blocked(out, n, a->why)))
+                break;
+            if (a->res) {
+                berth_daction *act;
+                if ((rc = disrupt_add_action(out, &act)) ||
+                    (rc = disrupt_set_nodes(act, &n, 1, s)) ||
+                    (a->res == 2 && (rc = disrupt_fill_repl(s, act, &a->r))))
+                    break;
+                act->reason = BERTH_DR_UNDERUTILIZED;
+                s->allowed[s->n[n].pool][BERTH_DR_UNDERUTILIZED]--;
+                out->method = "SingleNodeConsolidation";
+                i = nrr; /* the pass ends */
+                break;
+            }
+        }
+    }
+    free(q);
+    free(cand);
+    return rc;
+}
+
 /* Runs the optimiser and keeps its actions when they leave a strictly
  * lower cost per hour, or the same cost with fewer nodes. */
 static int optimize(disrupt_state *s, berth_dplan *out)
@@ -723,7 +837,12 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
         uint32_t best_len = 0;
         disrupt_repl best_r;
         memset(&best_r, 0, sizeof best_r);
-        if (nm >= 2) {
+        if (nm >= 2 && disrupt_par_on(&s) && disrupt_par_width(&s) >= 3) {
+            if ((rc = multi_parallel(&s, multi, nm, &best_kind, &best_len, &best_r))) {
+                free(multi);
+                goto done;
+            }
+        } else if (nm >= 2) {
             uint32_t lo = 1, hi = nm - 1;
             while (lo <= hi) {
                 uint32_t mid = (lo + hi) / 2;
@@ -782,18 +901,41 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
             if (!seen)
                 pools[npools++] = s.n[list[i]].pool;
         }
+        /* per round, each pool's next node in list order: one cursor per
+         * pool, O(nodes x pools) in all (a scan from the start per pick was
+         * O(nodes^2): most of a 10k-node plan that reaches this step) */
+        uint32_t *cur = calloc(npools + 1, sizeof *cur);
+        if (!cur) {
+            free(rr);
+            free(used);
+            free(pools);
+            rc = BERTH_ENOMEM;
+            goto done;
+        }
         while (nrr < nl)
-            for (uint32_t pj = 0; pj < npools; pj++)
-                for (uint32_t i = 0; i < nl; i++)
-                    if (!used[i] && s.n[list[i]].pool == pools[pj]) {
-                        used[i] = 1;
-                        rr[nrr++] = list[i];
-                        break;
-                    }
+            for (uint32_t pj = 0; pj < npools; pj++) {
+                uint32_t i = cur[pj];
+                while (i < nl && (used[i] || s.n[list[i]].pool != pools[pj]))
+                    i++;
+                cur[pj] = i;
+                if (i < nl) {
+                    used[i] = 1;
+                    rr[nrr++] = list[i];
+                }
+            }
+        free(cur);
         free(used);
         free(pools);
+        /* the first SINGLE_WARMUP questions on the plan's own session
+         * (a pass that acts at once opens no worker session), the rest
+         * in speculative batches on the plan's threads */
+        uint32_t asked = 0;
         for (uint32_t i = 0; i < nrr; i++) {
             uint32_t n = rr[i];
+            if (asked == SINGLE_WARMUP && disrupt_par_on(&s)) {
+                rc = single_parallel(&s, out, rr + i, nrr - i);
+                break;
+            }
             if (s.allowed[s.n[n].pool][BERTH_DR_UNDERUTILIZED] <= 0) {
                 if ((rc = budget_block(&s, out, n, BERTH_DR_UNDERUTILIZED)))
                     break;
@@ -802,6 +944,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
             disrupt_repl r;
             char why[240] = "";
             int res = 0;
+            asked++;
             if ((rc = disrupt_consolidate(&s, &n, 1, 0, &r, why, sizeof why, &res)))
                 break;
             if (!res && why[0] && (rc = add_blocked(out, n, why)))
@@ -821,6 +964,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
     }
 done:
     free(list);
+    disrupt_workers_free(&s); /* the pass's batches are over: their sessions go */
     if (!rc)
         rc = disrupt_outcome(&s, out);
     if (!rc) {

@@ -86,6 +86,9 @@ typedef struct disrupt_state {
     /* fitcert.c: the counting certificate's free room, static classes and
      * scratch (built on first use) */
     struct disrupt_cert *cert;
+    /* parallel.c: the worker contexts of speculative candidate evaluation
+     * (built on first use; NULL in a worker and below the threshold) */
+    struct disrupt_workers *workers;
 } disrupt_state;
 
 typedef struct disrupt_reject {
@@ -255,6 +258,55 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
 int disrupt_cert_all_fit(disrupt_state *s, const uint32_t *cands, uint32_t nc,
                          const uint32_t *moving, uint32_t nmove);
 void disrupt_cert_free(disrupt_state *s);
+
+/* parallel.c: speculative candidate evaluation (docs/disrupt.md
+ * "Threads"). Whether this plan evaluates candidates on its threads:
+ * threads > 1, the session path (not reference), BERTH_PAR_MIN nodes or
+ * more; below that every question runs on the plan's own state. */
+int disrupt_par_on(const disrupt_state *s);
+/* Questions per batch (the plan's threads). */
+uint32_t disrupt_par_width(const disrupt_state *s);
+/* One computeConsolidation question of a batch: its candidates (in), and
+ * disrupt_consolidate's answer (out: rc, decision, replacement, why) and
+ * the pods it left unplaced. */
+typedef struct disrupt_question {
+    const uint32_t *cands;
+    uint32_t nc;
+    int multi;
+    int rc, res;
+    disrupt_repl r;
+    char why[240];
+    uint64_t unplaced;
+} disrupt_question;
+/* Answers q[0..nq) (nq <= disrupt_par_width) at once, each on its own
+ * worker context from the state at the session's base (every question as
+ * disrupt_consolidate on s would answer it first). 0 or BERTH_ENOMEM; each
+ * question's own error is in its rc. */
+int disrupt_consolidate_many(disrupt_state *s, disrupt_question *q, uint32_t nq);
+void disrupt_workers_free(disrupt_state *s);
+/* The parallel binary search over prefix lengths (plan.c): one round's
+ * probes are the next `depth` levels of the sequential search's decision
+ * tree from [lo, hi] (heap order: the children of tree node k are 2k + 1,
+ * taken when k's probe fails, and 2k + 2 when it succeeds); slot[k] is the
+ * question of tree node k (-1: the search ends before it), mid[q] the
+ * probe of question q, (lo + hi) / 2 of its interval. */
+#define DISRUPT_PROBE_DEPTH_MAX 5
+#define DISRUPT_PROBE_MAX ((1u << DISRUPT_PROBE_DEPTH_MAX) - 1)
+typedef struct disrupt_probes {
+    uint32_t np, nq;
+    uint32_t lo[DISRUPT_PROBE_MAX], hi[DISRUPT_PROBE_MAX];
+    int slot[DISRUPT_PROBE_MAX];
+    uint32_t mid[DISRUPT_PROBE_MAX];
+} disrupt_probes;
+/* The tree depth for T threads: floor(log2(T + 1)), at most
+ * DISRUPT_PROBE_DEPTH_MAX. */
+uint32_t disrupt_probe_depth(uint32_t threads);
+/* The round's probes from [lo, hi] (lo <= hi). */
+void disrupt_probes_plan(disrupt_probes *t, uint32_t depth, uint32_t lo, uint32_t hi);
+/* The questions the sequential search asks, in order, given each
+ * question's answer ok[q] (nonzero: the prefix works): into taken, their
+ * count returned; the last one taken decides the next round's [lo, hi]. */
+uint32_t disrupt_probes_walk(const disrupt_probes *t, const int *ok, uint32_t *taken);
 
 /* bound.c */
 /* The lower bound of berth_disrupt_bound on this state. */

@@ -7,7 +7,9 @@
 # (tests/scenarios/threads/gen-disrupt.awk: large enough for the what-if
 # session's parallel per-node loops, with pods the session must schedule
 # through the full pipeline; and an estate of plain pods, where the counting
-# certificate's slot sums run in chunks). Also: bad --threads values, --help.
+# certificate's slot sums run in chunks; and an estate of pinned pods where
+# single-node consolidation walks past many failing candidates, answered in
+# speculative batches). Also: bad --threads values, --help.
 # The kube side is tests/scenarios/kube_threads.sh.
 set -u
 AT="--at 2024-05-01T12:00:00Z"
@@ -42,6 +44,14 @@ awk -v seed=4 -v nodes=1500 -v plain=1 -f tests/scenarios/threads/gen-disrupt.aw
 same "plain estate" -o json "$T/p.yaml"
 grep -q '"action": "delete"' "$T/t1" || fail "plain estate: no action"
 same "plain estate (optimize)" --optimize "$T/p.yaml"
+# single-node consolidation past many failing candidates (pinned pods,
+# budget of one node): the candidates are answered in speculative batches
+# on worker sessions, the first that acts taken in candidate order
+awk -v seed=7 -v nodes=1100 -v pin=30 -f tests/scenarios/threads/gen-disrupt.awk > "$T/w.yaml"
+same "walk estate" -o json "$T/w.yaml"
+grep -q '"action": "delete"' "$T/t1" || fail "walk estate: no action"
+[ "$(grep -c 'fit neither' "$T/t1")" -ge 8 ] || fail "walk estate: few failing candidates before the action"
+same "walk estate (table)" "$T/w.yaml"
 # the optimiser's questions go through the same session
 same "estate 1 (optimize)" -o json --optimize "$T/e1.yaml"
 grep -q '"optimizer"' "$T/t1" || grep -q 'ptimi' "$T/t1" || fail "optimize: no optimiser output"
@@ -53,4 +63,4 @@ done
 "$BERTH" disrupt plan --help | grep -q -- '--threads N' || fail "--help lacks --threads"
 
 [ $fails -eq 0 ] || exit 1
-echo "ok: $n inputs and 4 random estates, --threads 1/2/4 identical"
+echo "ok: $n inputs and 5 random estates, --threads 1/2/4 identical"

@@ -2,14 +2,18 @@
 # kubectl lists it (NodeClaimList, NodeList, PodList: items without kind,
 # managedFields, status blocks) big enough (>= 1024 nodes) for the
 # what-if session's parallel per-node loops (docs/disrupt.md "Threads").
-# awk -v seed=S -v nodes=N [-v plain=1].
+# awk -v seed=S -v nodes=N [-v plain=1] [-v pin=P].
 # Nodes 4-16 cpu in 3 zones, some lightly used (consolidation candidates),
 # some with a stale nodepool hash (drift) when drift=1. Pods: plain
 # ReplicaSet pods, pods with a hostname anti-affinity on their app (no
 # counting certificate: the session schedules the moved pods), host ports
 # and preferred node affinity (the full pipeline over every node), zone
 # spread (DoNotSchedule). plain=1: plain pods only (the counting
-# certificate answers the questions, src/disrupt/fitcert.c).
+# certificate answers the questions, src/disrupt/fitcert.c). pin=P: the
+# pods of all but about one node in P select a label no node carries (they
+# fit nowhere else, nor on a new node) and the budget is one node, so that
+# single-node consolidation answers many failing candidates before the
+# first that acts (speculative candidate evaluation, docs/disrupt.md).
 function pick(n) { return int(rand() * n) }
 BEGIN {
   srand(seed)
@@ -22,7 +26,7 @@ BEGIN {
   printf "spec:\n  template:\n    spec:\n      requirements:\n"
   printf "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n"
   printf "  disruption:\n    consolidationPolicy: WhenEmptyOrUnderutilized\n"
-  printf "    consolidateAfter: 30s\n    budgets: [{nodes: \"10%%\"}]\n"
+  printf "    consolidateAfter: 30s\n    budgets: [{nodes: \"%s\"}]\n", (pin ? "1" : "10%")
   for (f = 1; f <= 3; f++)
     for (s = 1; s <= 5; s++) {
       printf "---\napiVersion: berth.io/v1\nkind: InstanceType\n"
@@ -34,6 +38,7 @@ BEGIN {
   for (i = 0; i < nodes; i++) {
     nf[i] = 1 + pick(3); ns[i] = 2 + pick(3); nz[i] = 1 + pick(3)
     light[i] = pick(8) == 0
+    pinned[i] = pin && pick(pin) != 0
   }
   printf "---\napiVersion: karpenter.sh/v1\nkind: NodeClaimList\nmetadata: {resourceVersion: \"91\"}\nitems:\n"
   for (i = 0; i < nodes; i++) {
@@ -77,6 +82,8 @@ BEGIN {
       printf "    labels: {app: app%d}\n    creationTimestamp: \"2024-04-21T00:00:00Z\"\n", app
       printf "    ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: app%d-5d8f, uid: u%d, controller: true}]\n", app, app
       printf "  spec:\n    nodeName: aks-default-%06d\n%s", i, extra
+      if (pinned[i])
+        printf "    nodeSelector: {pinned: \"true\"}\n"
       printf "    containers: [{name: app, image: app:1, resources: {requests: {cpu: %dm, memory: %dMi}}%s}]\n", req, req * gib[fam[nf[i]]] / 2, ports
       printf "  status: {phase: Running, conditions: [{type: Ready, status: \"True\"}]}\n"
     }
