@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kube_podkey_put(kube_podkey *b, const void *p, size_t n)
+void kube_podkey_grow_put(kube_podkey *b, const void *p, size_t n)
 {
     if (b->oom)
         return;
@@ -61,6 +61,11 @@ void kube_podkey_required_rules(kube_podkey *b, const berth_kpod *p)
         kube_podkey_put(b, &p->tols[i].op, sizeof p->tols[i].op);
         kube_podkey_put(b, &p->tols[i].effect, sizeof p->tols[i].effect);
     }
+    kube_podkey_required_affinity(b, p);
+}
+
+void kube_podkey_required_affinity(kube_podkey *b, const berth_kpod *p)
+{
     kube_podkey_put(b, &p->node_selector.n, sizeof p->node_selector.n);
     for (uint32_t i = 0; i < p->node_selector.n; i++) {
         kube_podkey_str(b, p->node_selector.items[i].key);
