@@ -1295,13 +1295,22 @@ int kube_terms_node_changed(kube_sched *s, uint32_t n)
 
 /* ---- node inclusion (PodTopologySpread policies) ---- */
 
-static int node_term_matches(const berth_kterm *term, const berth_knode *nd)
+/* every requirement of term parses (a term with one that does not
+ * matches no node) */
+static int node_term_valid(const berth_kterm *term)
 {
-    if (!term->nexprs && !term->nfields)
+    for (uint32_t i = 0; i < term->nexprs; i++)
+        if (berth_requirement_validate(&term->exprs[i], NULL))
+            return 0;
+    return 1;
+}
+
+static int node_term_matches(const berth_kterm *term, int valid, const berth_knode *nd)
+{
+    if (!valid || (!term->nexprs && !term->nfields))
         return 0;
     for (uint32_t i = 0; i < term->nexprs; i++)
-        if (berth_requirement_validate(&term->exprs[i], NULL) ||
-            !berth_requirement_matches(&term->exprs[i], &nd->labels))
+        if (!berth_requirement_matches(&term->exprs[i], &nd->labels))
             return 0;
     berth_label nl = {"metadata.name", nd->name};
     berth_labels fl = {&nl, 1};
@@ -1311,8 +1320,10 @@ static int node_term_matches(const berth_kterm *term, const berth_knode *nd)
     return 1;
 }
 
-/* nodeSelector and required node affinity (GetRequiredNodeAffinity) */
-static int node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
+/* nodeSelector and required node affinity (GetRequiredNodeAffinity);
+ * valid: node_term_valid of the first 64 terms, bit i for term i (checked
+ * once per pod, not once per node) */
+static int node_affinity_matches(const berth_kpod *p, uint64_t valid, const berth_knode *nd)
 {
     for (uint32_t i = 0; i < p->node_selector.n; i++) {
         const char *v = berth_labels_get(&nd->labels, p->node_selector.items[i].key);
@@ -1322,7 +1333,10 @@ static int node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
     }
     if (p->has_req_affinity) {
         for (uint32_t i = 0; i < p->nreq_terms; i++)
-            if (node_term_matches(&p->req_terms[i], nd))
+            if (node_term_matches(&p->req_terms[i],
+                                  i < 64 ? (int)(valid >> i & 1)
+                                         : node_term_valid(&p->req_terms[i]),
+                                  nd))
                 return 1;
         return 0;
     }
@@ -1381,8 +1395,11 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
         }
         v = t->tmp_aff;
     }
+    uint64_t valid = 0;
+    for (uint32_t i = 0; i < p->nreq_terms && i < 64; i++)
+        valid |= (uint64_t)node_term_valid(&p->req_terms[i]) << i;
     for (uint32_t n = 0; n < t->nnodes; n++)
-        v[n] = (uint8_t)node_affinity_matches(p, &s->k->nodes[n]);
+        v[n] = (uint8_t)node_affinity_matches(p, valid, &s->k->nodes[n]);
     /* past the nodes: every node matches (read by pts_totals per pod) */
     v[t->nnodes] = !memchr(v, 0, t->nnodes);
     return v;
