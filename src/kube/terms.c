@@ -2164,6 +2164,14 @@ static int prepare_pod(kube_sched *s, kube_terms_req *q, uint32_t pod, kube_pcla
             rc = prepare_ipa(s, q, pod);
         return rc ? rc : ref_carriers(s, q, pod);
     }
+    const berth_kpod *p = &s->k->pods[pod];
+    if (!p->nspread && !p->naff_req && !p->nanti_req && !p->naff_pref && !p->nanti_pref) {
+        /* no constraints or terms of its own: little to resolve, no class */
+        rc = prepare_spread(s, q, pod);
+        if (!rc && t->idx[KUBE_SIG_CARRIER].total)
+            rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], p, visit_carrier, q);
+        return rc ? rc : carrier_refs(s, q);
+    }
     size_t n = pclass_key(s, t, pod);
     if (!n)
         return BERTH_ENOMEM;

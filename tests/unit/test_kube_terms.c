@@ -1215,8 +1215,12 @@ static void class_pod(fx *f, uint32_t p, uint32_t kind)
     berth_kpod *pod = &f->k.pods[p];
     pod->ns = kind == 1 ? "other" : "default";
     pod_labels(f, p, kind == 4 ? "app=web,tier=x" : kind == 7 ? "app=cache" : "app=web");
-    if (kind == 7)
-        return; /* no terms: only the existing pods' (kind 8) select it */
+    if (kind == 7) {
+        /* a term of its own (a pod without any has no class) selecting
+         * nothing here: only the existing pods' terms (kind 8's) select it */
+        add_term(f, &pod->anti_pref, &pod->nanti_pref, mkterm(f, "app=none", HOST, 1));
+        return;
+    }
     if (kind == 8) {
         pod_labels(f, p, "app=x");
         add_term(f, &pod->anti_req, &pod->nanti_req, mkterm(f, "app=cache", HOST, 0));
