@@ -1,6 +1,7 @@
 /* kube/podkey.c - the byte keys that group pods into classes (see
- * kube/podkey.h): one writer shared by the fast path's class columns and
- * the fit index, so both read a pod's node constraints the same way. */
+ * kube/podkey.h): one writer shared by the fast path's class columns, the
+ * fit index and the term counters' pod classes (kube/terms.c), so all read
+ * a pod's node constraints the same way. */
 #include "kube/podkey.h"
 
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /* kube/podkey.h - internal: the byte keys that group pods into classes
  * (kube/podkey.c). Two pods with equal keys are the same to every plugin
  * the key covers, so a cache keyed by it (the fast path's class columns,
- * the fit index's classes) may answer one with the other's result.
+ * the fit index's classes, the term counters' pod classes) may answer one
+ * with the other's result.
  *
  * Thread rules: a key is built into its owner's buffer; the owner (one
  * scheduler, one index) belongs to one thread. */
