@@ -5,8 +5,10 @@
  * a role) with per-node counts updated by kube_terms_assume (a list of
  * (node, count) until a signature counts on more than KUBE_SPARSE_MAX
  * nodes, then a dense array from the count slabs), an anchor
- * index so an assumed pod only tests the signatures it may match, and per
- * pod O(nodes) aggregation per topology value into domain arrays.
+ * index so an assumed pod only tests the signatures it may match, per pod
+ * class (kube_pclass) what its pods' constraints and terms resolve to and
+ * what their assume counts, and per pod O(nodes) aggregation per topology
+ * value into domain arrays.
  *
  * With s->reference set no signature is kept: every count is recomputed
  * for each pod by walking all pods on all nodes (the plain reference the
@@ -1119,22 +1121,28 @@ static int visit_unassume(kube_sched *s, uint32_t sig, int anchored, void *ctx)
     return 0;
 }
 
-typedef struct match_walk {
-    kube_pclass *c;
+/* the carrier signature of pod's own term of role, and in *d what the pod
+ * counts there (a preferred term's weight, else 1) */
+static uint32_t own_carrier(kube_sched *s, uint32_t pod, int role,
+                            const berth_kaffinity_term *term, int32_t *d)
+{
+    *d = (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF) ? term->weight : 1;
+    return carrier_sig(s, role, term, s->terms->pod_ns[pod]);
+}
+
+/* index_visit's walk listing the signatures pod matches (list, n, cap) */
+typedef struct sig_walk {
     uint32_t pod;
-} match_walk;
+    uint32_t **list, *n, *cap;
+} sig_walk;
 
 static int visit_collect(kube_sched *s, uint32_t sig, int anchored, void *ctx)
 {
-    match_walk *w = ctx;
+    sig_walk *w = ctx;
     kube_terms *t = s->terms;
-    kube_pclass *c = w->c;
     if (!sig_matches_at(t, &t->sigs[sig], w->pod, &s->k->pods[w->pod], anchored))
         return 0;
-    if (grow((void **)&c->match, &c->capmatch, c->nmatch + 1, sizeof *c->match))
-        return BERTH_ENOMEM;
-    c->match[c->nmatch++] = sig;
-    return 0;
+    return list_push(w->list, w->n, w->cap, sig);
 }
 
 /* count_pod for a pod of class c: what the walks below find, kept in c
@@ -1145,7 +1153,7 @@ static int count_class_pod(kube_sched *s, kube_pclass *c, uint32_t pod, uint32_t
     const berth_kpod *p = &s->k->pods[pod];
     int rc = 0, term = pod_terminating(t, p);
     if (c->match_gen != t->idx[KUBE_SIG_MATCH].total || c->match_term != term) {
-        match_walk w = {c, pod};
+        sig_walk w = {pod, &c->match, &c->nmatch, &c->capmatch};
         c->nmatch = 0;
         c->match_gen = UINT32_MAX;
         if ((rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, visit_collect, &w)))
@@ -1180,13 +1188,10 @@ static int count_class_pod(kube_sched *s, kube_pclass *c, uint32_t pod, uint32_t
             uint32_t nt;
             const berth_kaffinity_term *terms = role_terms(p, role, &nt);
             for (uint32_t i = 0; i < nt; i++) {
-                uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
+                uint32_t g = own_carrier(s, pod, role, &terms[i], &c->ownd[c->nown]);
                 if (g == KUBE_NOVAL)
                     return BERTH_ENOMEM;
-                c->own[c->nown] = g;
-                c->ownd[c->nown++] = (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
-                                         ? terms[i].weight
-                                         : 1;
+                c->own[c->nown++] = g;
             }
         }
         c->own_ready = 1;
@@ -1227,12 +1232,10 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
         uint32_t nt;
         const berth_kaffinity_term *terms = role_terms(p, role, &nt);
         for (uint32_t i = 0; i < nt; i++) {
-            uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
+            int32_t d;
+            uint32_t g = own_carrier(s, pod, role, &terms[i], &d);
             if (g == KUBE_NOVAL)
                 return BERTH_ENOMEM;
-            int32_t d = (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
-                            ? terms[i].weight
-                            : 1;
             if (add ? sig_bump(t, &t->sigs[g], node, d) : sig_drop(t, &t->sigs[g], node, d))
                 return BERTH_ENOMEM;
         }
@@ -1727,18 +1730,6 @@ static int term_clause(kube_terms *t, kube_clause *cl, const berth_kaffinity_ter
     return rc;
 }
 
-static int visit_carrier(kube_sched *s, uint32_t sig, int anchored, void *ctx)
-{
-    kube_terms_req *q = ctx;
-    kube_terms *t = s->terms;
-    if (!sig_matches_at(t, &t->sigs[sig], q->pod, &s->k->pods[q->pod], anchored))
-        return 0;
-    if (grow((void **)&q->carr, &q->capcarr, q->ncarr + 1, sizeof *q->carr))
-        return BERTH_ENOMEM;
-    q->carr[q->ncarr++] = sig;
-    return 0;
-}
-
 static int64_t role_mult(const kube_sched *s, int role)
 {
     switch (role) {
@@ -2022,7 +2013,8 @@ static int pclass_carriers(kube_sched *s, kube_terms_req *q, kube_pclass *c)
         return 0;
     }
     q->ncarr = 0;
-    int rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], &s->k->pods[q->pod], visit_carrier, q);
+    sig_walk w = {q->pod, &q->carr, &q->ncarr, &q->capcarr};
+    int rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], &s->k->pods[q->pod], visit_collect, &w);
     if (rc || grow((void **)&c->carr, &c->capcarr, q->ncarr + 1, sizeof *c->carr))
         return rc ? rc : BERTH_ENOMEM;
     if (q->ncarr)
@@ -2168,8 +2160,9 @@ static int prepare_pod(kube_sched *s, kube_terms_req *q, uint32_t pod, kube_pcla
     if (!p->nspread && !p->naff_req && !p->nanti_req && !p->naff_pref && !p->nanti_pref) {
         /* no constraints or terms of its own: little to resolve, no class */
         rc = prepare_spread(s, q, pod);
+        sig_walk w = {pod, &q->carr, &q->ncarr, &q->capcarr};
         if (!rc && t->idx[KUBE_SIG_CARRIER].total)
-            rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], p, visit_carrier, q);
+            rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], p, visit_collect, &w);
         return rc ? rc : carrier_refs(s, q);
     }
     size_t n = pclass_key(s, t, pod);
