@@ -291,6 +291,53 @@ static FAST_NOINLINE int32_t masked_max(const int32_t *restrict p, const uint32_
     return m;
 }
 
+/* The per-block passes of a pick (dom_best, bm_best) in steps of FAST_VEC
+ * values: a fixed count the compiler vectorises at -O2, a loop over a
+ * run-time count it does not. */
+#define FAST_VEC 16
+
+/* the maximum of x[0 .. n), INT32_MIN when there is none */
+static FAST_NOINLINE int32_t vec_max(const int32_t *x, uint32_t n)
+{
+    int32_t m = INT32_MIN;
+    const int32_t *end = x + n;
+    for (; end - x >= FAST_VEC; x += FAST_VEC) {
+        int32_t c = INT32_MIN;
+        for (uint32_t j = 0; j < FAST_VEC; j++)
+            c = x[j] > c ? x[j] : c;
+        m = c > m ? c : m;
+    }
+    for (; x < end; x++)
+        m = *x > m ? *x : m;
+    return m;
+}
+
+/* eff[k] = max(eff[k], x[k]) for k < n */
+static FAST_NOINLINE void vec_merge(int32_t *restrict eff, const int32_t *restrict x, uint32_t n)
+{
+    int32_t *end = eff + n;
+    for (; end - eff >= FAST_VEC; eff += FAST_VEC, x += FAST_VEC)
+        for (uint32_t j = 0; j < FAST_VEC; j++)
+            eff[j] = x[j] > eff[j] ? x[j] : eff[j];
+    for (; eff < end; eff++, x++)
+        *eff = *x > *eff ? *x : *eff;
+}
+
+/* The best block bound of eff[0 .. nb), at its first block (last: its
+ * last); 0 when every bound is INT32_MIN (nothing left). */
+static int vec_best(const int32_t *eff, uint32_t nb, int last, int32_t *best, uint32_t *at)
+{
+    int32_t m = vec_max(eff, nb);
+    if (m == INT32_MIN)
+        return 0;
+    uint32_t k = last ? nb - 1 : 0;
+    while (eff[k] != m)
+        k = last ? k - 1 : k + 1;
+    *best = m;
+    *at = k;
+    return 1;
+}
+
 /* the maximum of block k of v over the nodes whose value id is key
  * (KUBE_NOVAL: the nodes without the key) */
 static int32_t dom_block_max(const int32_t *v, const uint32_t *val, uint32_t n, uint32_t k,
@@ -389,18 +436,13 @@ static int dom_best(fast_part *pt, const int32_t *v, const uint32_t *val, uint32
                 bm[k] = dom_block_max(v, val, n, k, key);
                 dd[k] = 0;
             }
-            eff[k] = bm[k] > eff[k] ? bm[k] : eff[k];
         }
+        vec_merge(eff, bm, nb);
     }
     for (;;) {
-        int32_t best = INT32_MIN;
-        uint32_t at = 0;
-        for (uint32_t k = 0; k < nb; k++)
-            if (eff[k] > best || (last && eff[k] == best && best != INT32_MIN)) {
-                best = eff[k];
-                at = k;
-            }
-        if (best == INT32_MIN)
+        int32_t best;
+        uint32_t at;
+        if (!vec_best(eff, nb, last, &best, &at))
             return 0;
         uint32_t a = at * FAST_BLOCK, z = a + FAST_BLOCK < n ? a + FAST_BLOCK : n;
         if (!exact[at]) {
@@ -468,15 +510,11 @@ static int bm_best(const bm_query *b, uint32_t lo, uint32_t hi, int32_t *bv, uin
         b->exact[k] = a >= lo && z <= hi && !(b->rej && b->brej[k] == b->rgen);
     }
     for (;;) {
-        int32_t best = INT32_MIN;
-        uint32_t at = k0;
-        for (uint32_t k = k0; k <= k1; k++)
-            if (b->eff[k] > best || (b->last && b->eff[k] == best && best != INT32_MIN)) {
-                best = b->eff[k];
-                at = k;
-            }
-        if (best == INT32_MIN)
+        int32_t best;
+        uint32_t at;
+        if (!vec_best(b->eff + k0, k1 - k0 + 1, b->last, &best, &at))
             return 0;
+        at += k0;
         uint32_t a = at * FAST_BLOCK, z = a + FAST_BLOCK;
         a = a < lo ? lo : a;
         z = z > hi ? hi : z;

@@ -1,12 +1,13 @@
 /* kube/podkey.c - the byte keys that group pods into classes (see
- * kube/podkey.h): one writer shared by the fast path's class columns and
- * the fit index, so both read a pod's node constraints the same way. */
+ * kube/podkey.h): one writer shared by the fast path's class columns, the
+ * fit index and the term counters' pod classes (kube/terms.c), so all read
+ * a pod's node constraints the same way. */
 #include "kube/podkey.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void kube_podkey_put(kube_podkey *b, const void *p, size_t n)
+void kube_podkey_grow_put(kube_podkey *b, const void *p, size_t n)
 {
     if (b->oom)
         return;
@@ -61,6 +62,11 @@ void kube_podkey_required_rules(kube_podkey *b, const berth_kpod *p)
         kube_podkey_put(b, &p->tols[i].op, sizeof p->tols[i].op);
         kube_podkey_put(b, &p->tols[i].effect, sizeof p->tols[i].effect);
     }
+    kube_podkey_required_affinity(b, p);
+}
+
+void kube_podkey_required_affinity(kube_podkey *b, const berth_kpod *p)
+{
     kube_podkey_put(b, &p->node_selector.n, sizeof p->node_selector.n);
     for (uint32_t i = 0; i < p->node_selector.n; i++) {
         kube_podkey_str(b, p->node_selector.items[i].key);

@@ -5,14 +5,17 @@
  * a role) with per-node counts updated by kube_terms_assume (a list of
  * (node, count) until a signature counts on more than KUBE_SPARSE_MAX
  * nodes, then a dense array from the count slabs), an anchor
- * index so an assumed pod only tests the signatures it may match, and per
- * pod O(nodes) aggregation per topology value into domain arrays.
+ * index so an assumed pod only tests the signatures it may match, per pod
+ * class (kube_pclass) what its pods' constraints and terms resolve to and
+ * what their assume counts, and per pod O(nodes) aggregation per topology
+ * value into domain arrays.
  *
  * With s->reference set no signature is kept: every count is recomputed
  * for each pod by walking all pods on all nodes (the plain reference the
  * randomized test compares against). Both paths share the formulas. */
 #include "berth/hash.h"
 #include "berth/grow.h"
+#include "kube/podkey.h"
 #include "kube/terms.h"
 
 #include <math.h>
@@ -28,6 +31,9 @@
 /* ---- small helpers ---- */
 
 #define grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)
+
+static void pclass_clear(kube_terms *t);
+static void pclass_free(kube_terms *t);
 
 static void smap_free(kube_smap *m)
 {
@@ -540,6 +546,41 @@ static int sig_drop(kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
     return 0;
 }
 
+/* ---- named lists (anchor buckets, posting lists, workload buckets) ---- */
+
+/* Lists of uint32 by name: map (name -> list), per list its items, count
+ * and capacity (nlists made, room for caplists). The list named name,
+ * made empty when new; KUBE_NOVAL on ENOMEM. */
+static uint32_t named_list(kube_smap *map, const char *name, uint32_t ***items, uint32_t **n,
+                           uint32_t **cap, uint32_t *nlists, uint32_t *caplists)
+{
+    uint32_t b;
+    if (smap_get(map, name, &b))
+        return b;
+    b = *nlists;
+    uint32_t c1 = *caplists, c2 = *caplists, c3 = *caplists;
+    if (grow((void **)items, &c1, b + 1, sizeof **items) ||
+        grow((void **)n, &c2, b + 1, sizeof **n) || grow((void **)cap, &c3, b + 1, sizeof **cap))
+        return KUBE_NOVAL;
+    /* the three grew in step (same start, same need) */
+    *caplists = c1;
+    (*items)[b] = NULL;
+    (*n)[b] = (*cap)[b] = 0;
+    if (smap_put(map, name, b))
+        return KUBE_NOVAL;
+    (*nlists)++;
+    return b;
+}
+
+/* appends v to a named list (its items, count and capacity) */
+static int list_push(uint32_t **items, uint32_t *n, uint32_t *cap, uint32_t v)
+{
+    if (grow((void **)items, cap, *n + 1, sizeof **items))
+        return BERTH_ENOMEM;
+    (*items)[(*n)++] = v;
+    return 0;
+}
+
 static int index_add(kube_terms *t, kube_index *x, kube_sig *g, uint32_t id)
 {
     x->total++;
@@ -559,25 +600,10 @@ static int index_add(kube_terms *t, kube_index *x, kube_sig *g, uint32_t id)
                 tx_reset(t);
                 if (tx_put(t, r->key) || tx_put(t, "\x1f") || tx_put(t, r->values[v]))
                     return BERTH_ENOMEM;
-                uint32_t b;
-                if (!smap_get_n(&x->map, t->text, t->tlen, &b)) {
-                    b = x->nbuckets;
-                    uint32_t c1 = x->capbuckets, c2 = x->capbuckets, c3 = x->capbuckets;
-                    if (grow((void **)&x->bucket, &c1, b + 1, sizeof *x->bucket) ||
-                        grow((void **)&x->bn, &c2, b + 1, sizeof *x->bn) ||
-                        grow((void **)&x->bcap, &c3, b + 1, sizeof *x->bcap))
-                        return BERTH_ENOMEM;
-                    /* the three grew in step (same start, same need) */
-                    x->capbuckets = c1;
-                    x->bucket[b] = NULL;
-                    x->bn[b] = x->bcap[b] = 0;
-                    if (smap_put(&x->map, t->text, b))
-                        return BERTH_ENOMEM;
-                    x->nbuckets++;
-                }
-                if (grow((void **)&x->bucket[b], &x->bcap[b], x->bn[b] + 1, sizeof **x->bucket))
+                uint32_t b = named_list(&x->map, t->text, &x->bucket, &x->bn, &x->bcap,
+                                        &x->nbuckets, &x->capbuckets);
+                if (b == KUBE_NOVAL || list_push(&x->bucket[b], &x->bn[b], &x->bcap[b], id))
                     return BERTH_ENOMEM;
-                x->bucket[b][x->bn[b]++] = id;
             }
             g->anchor1 = g->ncl == 1 && sel->n == 1;
             /* the namespace set's one member, read without its array */
@@ -653,33 +679,36 @@ static int post_key(char *buf, size_t cap, const char *key, const char *value)
     return 1;
 }
 
-/* lists pod under each of its labels (it is being counted on a node) */
-static int post_add(kube_terms *t, uint32_t pod, const berth_kpod *p)
+/* the posting list of label l (made when new), KUBE_NOVAL when the label
+ * is longer than any valid one (never an anchor) or on ENOMEM (*rc) */
+static uint32_t post_list(kube_terms *t, const berth_label *l, int *rc)
 {
     char buf[640];
-    for (uint32_t i = 0; i < p->labels.n; i++) {
-        if (!post_key(buf, sizeof buf, p->labels.items[i].key, p->labels.items[i].value))
-            continue; /* longer than any valid label: never an anchor */
-        uint32_t b;
-        if (!smap_get(&t->post_map, buf, &b)) {
-            b = t->npost;
-            uint32_t c1 = t->cappost, c2 = t->cappost, c3 = t->cappost;
-            if (grow((void **)&t->post, &c1, b + 1, sizeof *t->post) ||
-                grow((void **)&t->postn, &c2, b + 1, sizeof *t->postn) ||
-                grow((void **)&t->postcap, &c3, b + 1, sizeof *t->postcap))
-                return BERTH_ENOMEM;
-            t->cappost = c1;
-            t->post[b] = NULL;
-            t->postn[b] = t->postcap[b] = 0;
-            if (smap_put(&t->post_map, buf, b))
-                return BERTH_ENOMEM;
-            t->npost++;
-        }
-        if (grow((void **)&t->post[b], &t->postcap[b], t->postn[b] + 1, sizeof **t->post))
-            return BERTH_ENOMEM;
-        t->post[b][t->postn[b]++] = pod;
+    if (!post_key(buf, sizeof buf, l->key, l->value))
+        return KUBE_NOVAL;
+    uint32_t b =
+        named_list(&t->post_map, buf, &t->post, &t->postn, &t->postcap, &t->npost, &t->cappost);
+    if (b == KUBE_NOVAL)
+        *rc = BERTH_ENOMEM;
+    return b;
+}
+
+/* lists pod in posting list b (it is being counted on a node) */
+static int post_push(kube_terms *t, uint32_t b, uint32_t pod)
+{
+    return list_push(&t->post[b], &t->postn[b], &t->postcap[b], pod);
+}
+
+/* lists pod under each of its labels */
+static int post_add(kube_terms *t, uint32_t pod, const berth_kpod *p)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < p->labels.n && !rc; i++) {
+        uint32_t b = post_list(t, &p->labels.items[i], &rc);
+        if (b != KUBE_NOVAL)
+            rc = post_push(t, b, pod);
     }
-    return 0;
+    return rc;
 }
 
 /* The anchor of signature g: its first In requirement with values (every
@@ -1025,6 +1054,7 @@ void kube_terms_free(kube_sched *s)
     free(t->wl_bcap);
     free(t->wl_general);
     free(t->wl_cand);
+    pclass_free(t);
     free(t);
     s->terms = NULL;
 }
@@ -1091,6 +1121,96 @@ static int visit_unassume(kube_sched *s, uint32_t sig, int anchored, void *ctx)
     return 0;
 }
 
+/* the carrier signature of pod's own term of role, and in *d what the pod
+ * counts there (a preferred term's weight, else 1) */
+static uint32_t own_carrier(kube_sched *s, uint32_t pod, int role,
+                            const berth_kaffinity_term *term, int32_t *d)
+{
+    *d = (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF) ? term->weight : 1;
+    return carrier_sig(s, role, term, s->terms->pod_ns[pod]);
+}
+
+/* index_visit's walk listing the signatures pod matches (list, n, cap) */
+typedef struct sig_walk {
+    uint32_t pod;
+    uint32_t **list, *n, *cap;
+} sig_walk;
+
+static int visit_collect(kube_sched *s, uint32_t sig, int anchored, void *ctx)
+{
+    sig_walk *w = ctx;
+    kube_terms *t = s->terms;
+    if (!sig_matches_at(t, &t->sigs[sig], w->pod, &s->k->pods[w->pod], anchored))
+        return 0;
+    return list_push(w->list, w->n, w->cap, sig);
+}
+
+/* count_pod for a pod of class c: what the walks below find, kept in c
+ * (the MATCH signatures looked up again once the index grew) */
+static int count_class_pod(kube_sched *s, kube_pclass *c, uint32_t pod, uint32_t node, int add)
+{
+    kube_terms *t = s->terms;
+    const berth_kpod *p = &s->k->pods[pod];
+    int rc = 0, term = pod_terminating(t, p);
+    if (c->match_gen != t->idx[KUBE_SIG_MATCH].total || c->match_term != term) {
+        sig_walk w = {pod, &c->match, &c->nmatch, &c->capmatch};
+        c->nmatch = 0;
+        c->match_gen = UINT32_MAX;
+        if ((rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, visit_collect, &w)))
+            return rc;
+        c->match_gen = t->idx[KUBE_SIG_MATCH].total;
+        c->match_term = term;
+    }
+    if (!c->own_ready) {
+        uint32_t n = p->labels.n, m = 0;
+        for (int role = 0; role < KUBE_NROLES; role++) {
+            uint32_t nt;
+            role_terms(p, role, &nt);
+            m += nt;
+        }
+        free(c->post);
+        free(c->own);
+        free(c->ownd);
+        c->post = malloc((n ? n : 1) * sizeof *c->post);
+        c->own = malloc((m ? m : 1) * sizeof *c->own);
+        c->ownd = malloc((m ? m : 1) * sizeof *c->ownd);
+        if (!c->post || !c->own || !c->ownd)
+            return BERTH_ENOMEM;
+        c->npost = c->nown = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t b = post_list(t, &p->labels.items[i], &rc);
+            if (rc)
+                return rc;
+            if (b != KUBE_NOVAL)
+                c->post[c->npost++] = b;
+        }
+        for (int role = 0; role < KUBE_NROLES; role++) {
+            uint32_t nt;
+            const berth_kaffinity_term *terms = role_terms(p, role, &nt);
+            for (uint32_t i = 0; i < nt; i++) {
+                uint32_t g = own_carrier(s, pod, role, &terms[i], &c->ownd[c->nown]);
+                if (g == KUBE_NOVAL)
+                    return BERTH_ENOMEM;
+                c->own[c->nown++] = g;
+            }
+        }
+        c->own_ready = 1;
+    }
+    for (uint32_t i = 0; i < c->nmatch; i++)
+        if (add ? sig_bump(t, &t->sigs[c->match[i]], node, 1)
+                : sig_drop(t, &t->sigs[c->match[i]], node, 1))
+            return BERTH_ENOMEM;
+    t->on[pod] = add ? node + 1 : 0;
+    for (uint32_t i = 0; add && i < c->npost; i++)
+        if (post_push(t, c->post[i], pod))
+            return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < c->nown; i++)
+        if (add ? sig_bump(t, &t->sigs[c->own[i]], node, c->ownd[i])
+                : sig_drop(t, &t->sigs[c->own[i]], node, c->ownd[i]))
+            return BERTH_ENOMEM;
+    return 0;
+}
+
 /* Counts pod on node into (add) or out of every signature it matches and
  * the carrier signatures of its own terms (weight for preferred ones). */
 static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
@@ -1098,6 +1218,8 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
     kube_terms *t = s->terms;
     if (!t || s->reference || node >= t->nnodes || pod >= t->npods)
         return 0;
+    if (t->pod_class && t->pod_class[pod])
+        return count_class_pod(s, &t->pcl[t->pod_class[pod] - 1], pod, node, add);
     const berth_kpod *p = &s->k->pods[pod];
     uint32_t pn[2] = {pod, node};
     int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, add ? visit_assume : visit_unassume, pn);
@@ -1110,12 +1232,10 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
         uint32_t nt;
         const berth_kaffinity_term *terms = role_terms(p, role, &nt);
         for (uint32_t i = 0; i < nt; i++) {
-            uint32_t g = carrier_sig(s, role, &terms[i], t->pod_ns[pod]);
+            int32_t d;
+            uint32_t g = own_carrier(s, pod, role, &terms[i], &d);
             if (g == KUBE_NOVAL)
                 return BERTH_ENOMEM;
-            int32_t d = (role == KUBE_ROLE_AFF_PREF || role == KUBE_ROLE_ANTI_PREF)
-                            ? terms[i].weight
-                            : 1;
             if (add ? sig_bump(t, &t->sigs[g], node, d) : sig_drop(t, &t->sigs[g], node, d))
                 return BERTH_ENOMEM;
         }
@@ -1171,18 +1291,29 @@ int kube_terms_node_changed(kube_sched *s, uint32_t n)
     free(t->naff.vec);
     t->naff.vec = NULL;
     t->naff.n = 0;
+    /* the classes hold node-affinity columns */
+    pclass_clear(t);
     return 0;
 }
 
 /* ---- node inclusion (PodTopologySpread policies) ---- */
 
-static int node_term_matches(const berth_kterm *term, const berth_knode *nd)
+/* every requirement of term parses (a term with one that does not
+ * matches no node) */
+static int node_term_valid(const berth_kterm *term)
 {
-    if (!term->nexprs && !term->nfields)
+    for (uint32_t i = 0; i < term->nexprs; i++)
+        if (berth_requirement_validate(&term->exprs[i], NULL))
+            return 0;
+    return 1;
+}
+
+static int node_term_matches(const berth_kterm *term, int valid, const berth_knode *nd)
+{
+    if (!valid || (!term->nexprs && !term->nfields))
         return 0;
     for (uint32_t i = 0; i < term->nexprs; i++)
-        if (berth_requirement_validate(&term->exprs[i], NULL) ||
-            !berth_requirement_matches(&term->exprs[i], &nd->labels))
+        if (!berth_requirement_matches(&term->exprs[i], &nd->labels))
             return 0;
     berth_label nl = {"metadata.name", nd->name};
     berth_labels fl = {&nl, 1};
@@ -1192,8 +1323,10 @@ static int node_term_matches(const berth_kterm *term, const berth_knode *nd)
     return 1;
 }
 
-/* nodeSelector and required node affinity (GetRequiredNodeAffinity) */
-static int node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
+/* nodeSelector and required node affinity (GetRequiredNodeAffinity);
+ * valid: node_term_valid of the first 64 terms, bit i for term i (checked
+ * once per pod, not once per node) */
+static int node_affinity_matches(const berth_kpod *p, uint64_t valid, const berth_knode *nd)
 {
     for (uint32_t i = 0; i < p->node_selector.n; i++) {
         const char *v = berth_labels_get(&nd->labels, p->node_selector.items[i].key);
@@ -1203,7 +1336,10 @@ static int node_affinity_matches(const berth_kpod *p, const berth_knode *nd)
     }
     if (p->has_req_affinity) {
         for (uint32_t i = 0; i < p->nreq_terms; i++)
-            if (node_term_matches(&p->req_terms[i], nd))
+            if (node_term_matches(&p->req_terms[i],
+                                  i < 64 ? (int)(valid >> i & 1)
+                                         : node_term_valid(&p->req_terms[i]),
+                                  nd))
                 return 1;
         return 0;
     }
@@ -1262,8 +1398,11 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
         }
         v = t->tmp_aff;
     }
+    uint64_t valid = 0;
+    for (uint32_t i = 0; i < p->nreq_terms && i < 64; i++)
+        valid |= (uint64_t)node_term_valid(&p->req_terms[i]) << i;
     for (uint32_t n = 0; n < t->nnodes; n++)
-        v[n] = (uint8_t)node_affinity_matches(p, &s->k->nodes[n]);
+        v[n] = (uint8_t)node_affinity_matches(p, valid, &s->k->nodes[n]);
     /* past the nodes: every node matches (read by pts_totals per pod) */
     v[t->nnodes] = !memchr(v, 0, t->nnodes);
     return v;
@@ -1455,27 +1594,12 @@ static int wl_index(const kube_sched *s, kube_terms *t)
             continue;
         }
         for (uint32_t v = 0; v < a->nvalues; v++) {
-            uint32_t b;
             if (!post_key(buf, sizeof buf, a->key, a->values[v]))
                 continue; /* no valid label has it: the workload selects no pod */
-            if (!smap_get(&t->wl_map, buf, &b)) {
-                b = t->wl_nb;
-                uint32_t c1 = t->wl_capb, c2 = t->wl_capb, c3 = t->wl_capb;
-                if (grow((void **)&t->wl_bucket, &c1, b + 1, sizeof *t->wl_bucket) ||
-                    grow((void **)&t->wl_bn, &c2, b + 1, sizeof *t->wl_bn) ||
-                    grow((void **)&t->wl_bcap, &c3, b + 1, sizeof *t->wl_bcap))
-                    return BERTH_ENOMEM;
-                t->wl_capb = c1;
-                t->wl_bucket[b] = NULL;
-                t->wl_bn[b] = t->wl_bcap[b] = 0;
-                if (smap_put(&t->wl_map, buf, b))
-                    return BERTH_ENOMEM;
-                t->wl_nb++;
-            }
-            if (grow((void **)&t->wl_bucket[b], &t->wl_bcap[b], t->wl_bn[b] + 1,
-                     sizeof **t->wl_bucket))
+            uint32_t b = named_list(&t->wl_map, buf, &t->wl_bucket, &t->wl_bn, &t->wl_bcap,
+                                    &t->wl_nb, &t->wl_capb);
+            if (b == KUBE_NOVAL || list_push(&t->wl_bucket[b], &t->wl_bn[b], &t->wl_bcap[b], w))
                 return BERTH_ENOMEM;
-            t->wl_bucket[b][t->wl_bn[b]++] = w;
         }
     }
     t->wl_ready = 1;
@@ -1604,18 +1728,6 @@ static int term_clause(kube_terms *t, kube_clause *cl, const berth_kaffinity_ter
     int rc = clause_copy(cl, &term->selector, 0, ok, t->nns);
     free(ok);
     return rc;
-}
-
-static int visit_carrier(kube_sched *s, uint32_t sig, int anchored, void *ctx)
-{
-    kube_terms_req *q = ctx;
-    kube_terms *t = s->terms;
-    if (!sig_matches_at(t, &t->sigs[sig], q->pod, &s->k->pods[q->pod], anchored))
-        return 0;
-    if (grow((void **)&q->carr, &q->capcarr, q->ncarr + 1, sizeof *q->carr))
-        return BERTH_ENOMEM;
-    q->carr[q->ncarr++] = sig;
-    return 0;
 }
 
 static int64_t role_mult(const kube_sched *s, int role)
@@ -1761,11 +1873,15 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
                 return rc;
         }
     }
-    /* existing pods' terms matching this pod */
-    if (s->reference)
-        return ref_carriers(s, q, pod);
-    if ((rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], p, visit_carrier, q)))
-        return rc;
+    return 0;
+}
+
+/* the existing pods' terms matching the pod: the carrier signatures in
+ * q->carr (incremental mode: filled by the caller) as term references */
+static int carrier_refs(kube_sched *s, kube_terms_req *q)
+{
+    kube_terms *t = s->terms;
+    int rc = 0;
     for (uint32_t i = 0; i < q->ncarr; i++) {
         const kube_sig *g = &t->sigs[q->carr[i]];
         if (g->role != KUBE_ROLE_ANTI_REQ && !role_mult(s, g->role))
@@ -1784,6 +1900,295 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
             return rc;
     }
     return 0;
+}
+
+/* ---- pod classes (kube_pclass) ---- */
+
+static void pclass_put_sel(kube_podkey *b, const berth_selector *sel)
+{
+    kube_podkey_put(b, &sel->nothing, sizeof sel->nothing);
+    kube_podkey_reqs(b, sel->reqs, sel->n);
+}
+
+/* pod's class key into t->kbuf (its length, 0 when out of memory): all
+ * that kube_terms_prepare reads of the pod and keeps in the class (the
+ * profile and the workloads are read again at each use) */
+static size_t pclass_key(const kube_sched *s, kube_terms *t, uint32_t pod)
+{
+    const berth_kpod *p = &s->k->pods[pod];
+    kube_podkey b = kube_podkey_start(&t->kbuf, &t->kcap);
+    kube_podkey_put(&b, &t->pod_ns[pod], sizeof t->pod_ns[pod]);
+    kube_podkey_put(&b, &p->labels.n, sizeof p->labels.n);
+    for (uint32_t i = 0; i < p->labels.n; i++) {
+        kube_podkey_str(&b, p->labels.items[i].key);
+        kube_podkey_str(&b, p->labels.items[i].value);
+    }
+    kube_podkey_put(&b, &p->nspread, sizeof p->nspread);
+    for (uint32_t i = 0; i < p->nspread; i++) {
+        const berth_kspread *c = &p->spread[i];
+        int32_t f[6] = {c->max_skew, c->do_not_schedule, c->min_domains, c->honor_node_affinity,
+                        c->honor_node_taints, (int32_t)c->nmatch_label_keys};
+        kube_podkey_str(&b, c->topology_key);
+        kube_podkey_put(&b, f, sizeof f);
+        pclass_put_sel(&b, &c->selector);
+        for (uint32_t j = 0; j < c->nmatch_label_keys; j++)
+            kube_podkey_str(&b, c->match_label_keys[j]);
+    }
+    for (int role = 0; role < KUBE_NROLES; role++) {
+        uint32_t nt;
+        const berth_kaffinity_term *terms = role_terms(p, role, &nt);
+        kube_podkey_put(&b, &nt, sizeof nt);
+        for (uint32_t i = 0; i < nt; i++) {
+            const berth_kaffinity_term *a = &terms[i];
+            int32_t f[3] = {a->weight, a->has_ns_selector, (int32_t)a->nnamespaces};
+            kube_podkey_str(&b, a->topology_key);
+            kube_podkey_put(&b, f, sizeof f);
+            pclass_put_sel(&b, &a->selector);
+            for (uint32_t j = 0; j < a->nnamespaces; j++)
+                kube_podkey_str(&b, a->namespaces[j]);
+            if (a->has_ns_selector)
+                pclass_put_sel(&b, &a->ns_selector);
+        }
+    }
+    kube_podkey_required_affinity(&b, p);
+    return b.oom ? 0 : b.len;
+}
+
+/* the class whose key (n bytes, hash h) is in t->kbuf, else KUBE_NOVAL */
+static uint32_t pclass_find(const kube_terms *t, uint64_t h, size_t n)
+{
+    if (!t->cappslot)
+        return KUBE_NOVAL;
+    uint32_t mask = t->cappslot - 1;
+    for (uint32_t i = (uint32_t)h & mask; t->pslot[i]; i = (i + 1) & mask) {
+        const kube_pclass *c = &t->pcl[t->pslot[i] - 1];
+        if (c->hash == h && c->klen == n && !memcmp(t->ckey + c->koff, t->kbuf, n))
+            return t->pslot[i] - 1;
+    }
+    return KUBE_NOVAL;
+}
+
+/* drops every class (node labels changed, or the cache is full) */
+static void pclass_clear(kube_terms *t)
+{
+    for (uint32_t i = 0; i < t->npcl; i++) {
+        kube_pclass *c = &t->pcl[i];
+        free(c->carr);
+        free(c->match);
+        free(c->own);
+        free(c->ownd);
+        free(c->post);
+    }
+    if (t->pod_class && t->npcl)
+        memset(t->pod_class, 0, (size_t)t->npods * sizeof *t->pod_class);
+    t->npcl = t->nckey = t->ncpts = t->ncrefs = 0;
+    if (t->pslot)
+        memset(t->pslot, 0, (size_t)t->cappslot * sizeof *t->pslot);
+}
+
+static void pclass_free(kube_terms *t)
+{
+    pclass_clear(t);
+    free(t->pcl);
+    free(t->pslot);
+    free(t->ckey);
+    free(t->cpts);
+    free(t->crefs);
+    free(t->kbuf);
+    free(t->pod_class);
+}
+
+/* the class's carrier signatures into q->carr: the kept list while no
+ * carrier signature was made since, else found again and kept */
+static int pclass_carriers(kube_sched *s, kube_terms_req *q, kube_pclass *c)
+{
+    kube_terms *t = s->terms;
+    const kube_index *x = &t->idx[KUBE_SIG_CARRIER];
+    if (c->carr_gen == x->total) {
+        if (grow((void **)&q->carr, &q->capcarr, c->ncarr + 1, sizeof *q->carr))
+            return BERTH_ENOMEM;
+        if (c->ncarr)
+            memcpy(q->carr, c->carr, c->ncarr * sizeof *q->carr);
+        q->ncarr = c->ncarr;
+        return 0;
+    }
+    q->ncarr = 0;
+    sig_walk w = {q->pod, &q->carr, &q->ncarr, &q->capcarr};
+    int rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], &s->k->pods[q->pod], visit_collect, &w);
+    if (rc || grow((void **)&c->carr, &c->capcarr, q->ncarr + 1, sizeof *c->carr))
+        return rc ? rc : BERTH_ENOMEM;
+    if (q->ncarr)
+        memcpy(c->carr, q->carr, q->ncarr * sizeof *c->carr);
+    c->ncarr = q->ncarr;
+    c->carr_gen = x->total;
+    return 0;
+}
+
+/* Keeps what q resolved (the own terms: naff, nanti, nisc of q's lists;
+ * the carriers not yet listed) as the class of the key in t->kbuf (n
+ * bytes, hash h); KUBE_NOVAL on ENOMEM. */
+static uint32_t pclass_add(const kube_sched *s, const kube_terms_req *q, uint64_t h, size_t n)
+{
+    kube_terms *t = s->terms;
+    if (t->npcl >= KUBE_PCLASS_MAX || n > UINT32_MAX / 4 || t->nckey > UINT32_MAX / 4 - n)
+        pclass_clear(t);
+    uint32_t nref = q->naff + q->nanti + q->nisc;
+    if (2 * (t->npcl + 1) > t->cappslot) {
+        uint32_t nc = t->cappslot ? 2 * t->cappslot : 64;
+        uint32_t *ns = calloc(nc, sizeof *ns);
+        if (!ns)
+            return KUBE_NOVAL;
+        for (uint32_t i = 0; i < t->npcl; i++) {
+            uint32_t j = (uint32_t)t->pcl[i].hash & (nc - 1);
+            while (ns[j])
+                j = (j + 1) & (nc - 1);
+            ns[j] = i + 1;
+        }
+        free(t->pslot);
+        t->pslot = ns;
+        t->cappslot = nc;
+    }
+    if (grow((void **)&t->pcl, &t->cappcl, t->npcl + 1, sizeof *t->pcl) ||
+        grow((void **)&t->ckey, &t->capckey, t->nckey + (uint32_t)n, 1) ||
+        grow((void **)&t->cpts, &t->capcpts, t->ncpts + q->npf + q->nps + 1, sizeof *t->cpts) ||
+        grow((void **)&t->crefs, &t->capcrefs, t->ncrefs + nref + 1, sizeof *t->crefs))
+        return KUBE_NOVAL;
+    uint32_t id = t->npcl++;
+    kube_pclass *c = &t->pcl[id];
+    memset(c, 0, sizeof *c);
+    c->hash = h;
+    c->koff = t->nckey;
+    c->klen = (uint32_t)n;
+    memcpy(t->ckey + t->nckey, t->kbuf, n);
+    t->nckey += (uint32_t)n;
+    c->pts = t->ncpts;
+    /* the default spreading is not kept (pclass_replay) */
+    int own = s->k->pods[q->pod].nspread != 0;
+    c->npf = own ? q->npf : 0;
+    c->nps = own ? q->nps : 0;
+    for (uint32_t i = 0; i < c->npf + c->nps; i++) {
+        kube_pts_c pc = i < c->npf ? q->pf[i] : q->ps[i - c->npf];
+        pc.cnt = NULL;
+        t->cpts[t->ncpts++] = pc;
+    }
+    c->refs = t->ncrefs;
+    c->naff = q->naff;
+    c->nanti = q->nanti;
+    c->nisc = q->nisc;
+    for (uint32_t i = 0; i < nref; i++) {
+        kube_term_ref tr = i < q->naff             ? q->aff[i]
+                           : i < q->naff + q->nanti ? q->anti[i - q->naff]
+                                                    : q->isc[i - q->naff - q->nanti];
+        tr.cnt = NULL;
+        t->crefs[t->ncrefs++] = tr;
+    }
+    c->require_all = q->require_all;
+    c->aff_self = q->aff_self;
+    c->carr_gen = UINT32_MAX; /* found on first use (pclass_carriers) */
+    c->match_gen = UINT32_MAX; /* and count_class_pod */
+    uint32_t j = (uint32_t)h & (t->cappslot - 1);
+    while (t->pslot[j])
+        j = (j + 1) & (t->cappslot - 1);
+    t->pslot[j] = id + 1;
+    t->pclass_made++;
+    return id;
+}
+
+/* q's spread constraints and own terms from class c: the same signatures
+ * read in the same order as the resolution that made c */
+static int pclass_replay(kube_sched *s, kube_terms_req *q, const kube_pclass *c)
+{
+    kube_terms *t = s->terms;
+    /* no constraints of its own: the default spreading (the profile's, on
+     * the selecting workloads, whose kinds are read at use) resolved again */
+    int rc = s->k->pods[q->pod].nspread ? 0 : prepare_spread(s, q, q->pod);
+    if (rc)
+        return rc;
+    if (grow((void **)&q->pf, &q->cappf, c->npf + 1, sizeof *q->pf) ||
+        grow((void **)&q->ps, &q->capps, c->nps + 1, sizeof *q->ps))
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < c->npf + c->nps; i++) {
+        kube_pts_c pc = t->cpts[c->pts + i];
+        if (!(pc.cnt = sig_read(t, q, pc.sig)))
+            return BERTH_ENOMEM;
+        if (i < c->npf)
+            q->pf[q->npf++] = pc;
+        else
+            q->ps[q->nps++] = pc;
+    }
+    if (s->k->pods[q->pod].nspread)
+        q->require_all = c->require_all;
+    q->aff_self = c->aff_self;
+    const int32_t *aff = NULL;
+    for (uint32_t i = 0; i < c->naff + c->nanti + c->nisc; i++) {
+        kube_term_ref tr = t->crefs[c->refs + i];
+        /* the required terms share one signature, read once */
+        if (i >= c->naff || !aff)
+            tr.cnt = sig_read(t, q, tr.sig);
+        else
+            tr.cnt = aff;
+        if (!tr.cnt)
+            return BERTH_ENOMEM;
+        if (i < c->naff) {
+            aff = tr.cnt;
+            rc = add_term_ref(&q->aff, &q->naff, &q->capaff, tr.key, tr.mult, tr.cnt, tr.sig);
+        } else if (i < c->naff + c->nanti) {
+            rc = add_term_ref(&q->anti, &q->nanti, &q->capanti, tr.key, tr.mult, tr.cnt, tr.sig);
+        } else {
+            rc = add_term_ref(&q->isc, &q->nisc, &q->capisc, tr.key, tr.mult, tr.cnt, tr.sig);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The pod's spread and affinity context: replayed from its class, or
+ * resolved (and its class made); in reference mode resolved by walking. */
+static int prepare_pod(kube_sched *s, kube_terms_req *q, uint32_t pod, kube_pclass **cls)
+{
+    kube_terms *t = s->terms;
+    *cls = NULL;
+    int rc;
+    if (s->reference) {
+        rc = prepare_spread(s, q, pod);
+        if (!rc)
+            rc = prepare_ipa(s, q, pod);
+        return rc ? rc : ref_carriers(s, q, pod);
+    }
+    const berth_kpod *p = &s->k->pods[pod];
+    if (!p->nspread && !p->naff_req && !p->nanti_req && !p->naff_pref && !p->nanti_pref) {
+        /* no constraints or terms of its own: little to resolve, no class */
+        rc = prepare_spread(s, q, pod);
+        sig_walk w = {pod, &q->carr, &q->ncarr, &q->capcarr};
+        if (!rc && t->idx[KUBE_SIG_CARRIER].total)
+            rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], p, visit_collect, &w);
+        return rc ? rc : carrier_refs(s, q);
+    }
+    size_t n = pclass_key(s, t, pod);
+    if (!n)
+        return BERTH_ENOMEM;
+    uint64_t h = berth_hash_bytes(t->kbuf, n);
+    uint32_t id = pclass_find(t, h, n);
+    if (id != KUBE_NOVAL) {
+        t->pclass_hits++;
+        rc = pclass_replay(s, q, &t->pcl[id]);
+    } else {
+        rc = prepare_spread(s, q, pod);
+        if (!rc)
+            rc = prepare_ipa(s, q, pod);
+        if (!rc && (id = pclass_add(s, q, h, n)) == KUBE_NOVAL)
+            rc = BERTH_ENOMEM;
+    }
+    if (rc)
+        return rc;
+    *cls = &t->pcl[id];
+    if (!t->pod_class && !(t->pod_class = calloc(t->npods ? t->npods : 1, sizeof *t->pod_class)))
+        return BERTH_ENOMEM;
+    t->pod_class[pod] = id + 1;
+    if ((rc = pclass_carriers(s, q, *cls)))
+        return rc;
+    return carrier_refs(s, q);
 }
 
 int kube_terms_prepare(kube_sched *s, kube_req *r)
@@ -1816,9 +2221,8 @@ int kube_terms_prepare(kube_sched *s, kube_req *r)
     r->terms = q;
     if (r->pod >= t->npods)
         return 0;
-    int rc = prepare_spread(s, q, r->pod);
-    if (!rc)
-        rc = prepare_ipa(s, q, r->pod);
+    kube_pclass *cls;
+    int rc = prepare_pod(s, q, r->pod, &cls);
     if (!rc && (q->npf || q->nps)) {
         const berth_kpod *p = &s->k->pods[r->pod];
         int honor_aff = 0;
@@ -1830,8 +2234,17 @@ int kube_terms_prepare(kube_sched *s, kube_req *r)
             honor_aff |= q->ps[i].honor_aff;
             q->need_tol |= q->ps[i].honor_taint;
         }
-        if (honor_aff)
+        if (honor_aff && cls && cls->aff_known) {
+            q->aff_ok = cls->aff_ok;
+        } else if (honor_aff) {
             q->aff_ok = node_affinity_vec(s, p, &rc);
+            /* a column of the node-affinity cache lives until node labels
+             * change (then the classes go too); the spare one does not */
+            if (!rc && cls && (!q->aff_ok || q->aff_ok != t->tmp_aff)) {
+                cls->aff_ok = q->aff_ok;
+                cls->aff_known = 1;
+            }
+        }
         if (!rc && q->need_tol) {
             if (!q->tol_ok)
                 q->tol_ok = malloc(t->nnodes ? t->nnodes : 1);

@@ -10,7 +10,15 @@
  * canonical text and updated by kube_terms_assume; a new MATCH signature is
  * initialised once from the pods already on nodes. Per pod, counts are
  * aggregated per topology value into domain arrays (int64, indexed by value
- * id) held in the request's pool. */
+ * id) held in the request's pool. What a pod's spread constraints and
+ * terms resolve to (signature ids, topology key ids, the matching carrier
+ * signatures) is kept per pod class (kube_pclass) and replayed for the
+ * class's next pods.
+ *
+ * Thread rules: one scheduler's terms belong to its thread. Everything is
+ * written by kube_terms_prepare / _assume / _unassume / _node_changed /
+ * _par_prepare on that thread; the plugins' filters and scores, which may
+ * run in chunks on pool threads, only read. */
 #ifndef BERTH_KUBE_TERMS_H
 #define BERTH_KUBE_TERMS_H
 
@@ -23,6 +31,8 @@
 /* a signature listing more nodes than this has dense counts
  * (kube_terms.sparse_max) */
 #define KUBE_SPARSE_MAX 64
+/* pod classes kept (kube_pclass) before all are dropped and made again */
+#define KUBE_PCLASS_MAX 4096
 
 /* string -> uint32 map with owned key copies: open addressing over
  * cache-line slots (hash, length, value and a key shorter than inl kept in
@@ -178,6 +188,37 @@ struct kube_terms_req {
     uint32_t nowned, capowned;
 };
 
+/* A pod class: pods with equal class keys (kube/terms.c pclass_key: the
+ * namespace, labels, spread constraints, affinity terms and node
+ * constraints, everything kube_terms_prepare reads of a pod) resolve to
+ * the same signatures. Kept: the pod's own spread constraints
+ * (kube_terms.cpts, count arrays not set: npf filter ones, then nps score
+ * ones; the default spreading, read from the profile and the workloads,
+ * is resolved again for each pod), the own term
+ * references (kube_terms.crefs: naff required affinity, nanti own
+ * anti-affinity, nisc own preferred), the carrier signatures matching the
+ * class (carr, valid while the carrier index holds carr_gen signatures)
+ * and the node-affinity column (aff_known). */
+typedef struct kube_pclass {
+    uint64_t hash;
+    uint32_t koff, klen;          /* key bytes in kube_terms.ckey */
+    uint32_t pts, npf, nps;
+    uint32_t refs, naff, nanti, nisc;
+    int require_all, aff_self, aff_known;
+    const uint8_t *aff_ok;
+    uint32_t *carr, ncarr, capcarr, carr_gen;
+    /* kube_terms_assume / _unassume of the class's pods: the MATCH
+     * signatures counting them (valid while the MATCH index holds
+     * match_gen signatures and for pods terminating as match_term), the
+     * carrier signatures of their own terms with each one's count (own,
+     * ownd: nown, made on first use) and the posting lists of their labels
+     * (post, npost) */
+    uint32_t *match, nmatch, capmatch, match_gen;
+    int match_term, own_ready;
+    uint32_t *own, nown, *post, npost;
+    int32_t *ownd;
+} kube_pclass;
+
 typedef struct kube_naff_cache {
     kube_smap map;
     uint8_t **vec;
@@ -242,6 +283,21 @@ struct kube_terms {
     uint32_t *wl_general, wl_ngeneral, wl_capgeneral;
     uint32_t *wl_cand, wl_capcand;  /* scratch: one pod's candidates */
     uint32_t *stamp, serial;      /* per pod: last walk that visited it */
+    /* pod classes (kube_pclass) by key hash: slot = class + 1, 0 empty;
+     * all dropped when full (KUBE_PCLASS_MAX) or when node labels change */
+    kube_pclass *pcl;
+    uint32_t npcl, cappcl;
+    uint32_t *pslot, cappslot;
+    char *ckey;                   /* the classes' keys, back to back */
+    uint32_t nckey, capckey;
+    kube_pts_c *cpts;
+    uint32_t ncpts, capcpts;
+    kube_term_ref *crefs;
+    uint32_t ncrefs, capcrefs;
+    uint32_t *pod_class;          /* per pod: its class + 1 (last prepare), 0 none */
+    char *kbuf;                   /* one pod's key (kube_podkey) */
+    size_t kcap;
+    uint64_t pclass_hits, pclass_made; /* prepares replayed / classes made (tests) */
     int pending_view;             /* kube_sched.pending_view: no pod terminating */
 };
 

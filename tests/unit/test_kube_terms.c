@@ -738,6 +738,8 @@ static berth_kaffinity_term rterm(fx *f)
     return t;
 }
 
+static uint64_t vs_reference(fx *a, const uint32_t *pending, uint32_t npend, uint64_t seed);
+
 static void random_cluster(uint64_t seed, int with_defaults)
 {
     rs = seed;
@@ -824,6 +826,18 @@ static void random_cluster(uint64_t seed, int with_defaults)
         else
             pending[npend++] = p;
     }
+    vs_reference(a, pending, npend, seed);
+    free(pending);
+    fx_free(a);
+}
+
+/* Schedules a's pending pods in order with the incremental counters and
+ * with the reference side by side, comparing every filter verdict, reason
+ * and score (ties broken by rnd); returns the incremental scheduler's pod
+ * class replays (kube_terms.pclass_hits). */
+static uint64_t vs_reference(fx *a, const uint32_t *pending, uint32_t npend, uint64_t seed)
+{
+    uint32_t nn = a->k.nnodes;
     kube_sched inc, ref;
     assert_int_equal(kube_sched_init(&inc, &a->k, &a->prof, 0), 0);
     assert_int_equal(kube_sched_init(&ref, &a->k, &a->prof, 1), 0);
@@ -887,10 +901,10 @@ static void random_cluster(uint64_t seed, int with_defaults)
         assert_int_equal(kube_assume(&inc, pod, feas[best]), 0);
         assert_int_equal(kube_assume(&ref, pod, feas[best]), 0);
     }
+    uint64_t hits = inc.terms->pclass_hits;
     kube_sched_free(&inc);
     kube_sched_free(&ref);
-    free(pending);
-    fx_free(a);
+    return hits;
 }
 
 /* Replaces a's nodes by nn nodes n0000.. (110 pods each) labelled with a
@@ -1191,6 +1205,82 @@ static void test_random_vs_reference(void **state)
     }
 }
 
+/* ---- pod classes ---- */
+
+/* pod p stamped from template kind (9 kinds, each differing from kind 0 in
+ * one thing kube_terms_prepare reads: namespace, a term's selector, its
+ * topology key, labels, a preferred term's weight), see test_pod_classes */
+static void class_pod(fx *f, uint32_t p, uint32_t kind)
+{
+    berth_kpod *pod = &f->k.pods[p];
+    pod->ns = kind == 1 ? "other" : "default";
+    pod_labels(f, p, kind == 4 ? "app=web,tier=x" : kind == 7 ? "app=cache" : "app=web");
+    if (kind == 7) {
+        /* a term of its own (a pod without any has no class) selecting
+         * nothing here: only the existing pods' terms (kind 8's) select it */
+        add_term(f, &pod->anti_pref, &pod->nanti_pref, mkterm(f, "app=none", HOST, 1));
+        return;
+    }
+    if (kind == 8) {
+        pod_labels(f, p, "app=x");
+        add_term(f, &pod->anti_req, &pod->nanti_req, mkterm(f, "app=cache", HOST, 0));
+        return;
+    }
+    berth_kspread *c = add_spread(f, p, 1, ZONE, 1, "app=web");
+    if (kind == 4) {
+        static const char *mlk[] = {"tier"};
+        c->match_label_keys = mlk;
+        c->nmatch_label_keys = 1;
+    }
+    add_term(f, &pod->anti_req, &pod->nanti_req,
+             mkterm(f, kind == 2 ? "app=db" : "app=web", kind == 3 ? ZONE : HOST, 0));
+    if (kind == 5 || kind == 6) {
+        add_term(f, &pod->anti_pref, &pod->nanti_pref,
+                 mkterm(f, "app=web", HOST, kind == 5 ? 1 : 20));
+        add_term(f, &pod->aff_pref, &pod->naff_pref, mkterm(f, "app=db", ZONE, 5));
+    }
+}
+
+/* Pods of a few templates, interleaved: the second and later pods of a
+ * template are answered from its class (kube_pclass), and every answer
+ * equals the reference's. A class key missing one of the things the
+ * templates differ in (say the namespace) makes two templates share
+ * signatures and the verdicts differ; kind 7's class is made before any
+ * pod carries a term selecting it (kind 8's anti-affinity, a carrier
+ * signature made when that pod is assumed), so kept carriers that are not
+ * looked up again show as a missed "existing pods anti-affinity"; and kind
+ * 8's own term makes a MATCH signature (app=cache) after kind 7's first
+ * pod was counted, so a kept list of the signatures counting kind 7's pods
+ * that is not looked up again leaves its later pods out of kind 8's
+ * counts. (Each of the three breakages, tried on purpose, fails here.) */
+static void test_pod_classes(void **state)
+{
+    (void)state;
+    enum { NB = 5, ROUNDS = 6, KINDS = 9 };
+    fx *a = zoned(8, NB + ROUNDS * KINDS);
+    static const char *const bound[NB][2] = {{"app=web", "default"}, {"app=db", "default"},
+                                             {"app=web", "default"}, {"app=cache", "default"},
+                                             {"app=web", "other"}};
+    for (uint32_t p = 0; p < NB; p++) {
+        pod_labels(a, p, bound[p][0]);
+        a->k.pods[p].ns = bound[p][1];
+        bind(a, p, p);
+    }
+    uint32_t pending[ROUNDS * KINDS], np = 0;
+    for (uint32_t r = 0; r < ROUNDS; r++)
+        for (uint32_t k = 0; k < KINDS; k++) {
+            /* kind 7 before kind 8 in the first round, after it later */
+            uint32_t kind = r ? (k + 3 * r) % KINDS : (k + 7) % KINDS;
+            uint32_t p = NB + np;
+            class_pod(a, p, kind);
+            pending[np++] = p;
+        }
+    rs = 77;
+    uint64_t hits = vs_reference(a, pending, np, 77);
+    assert_int_equal(hits, np - KINDS);
+    fx_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1206,6 +1296,7 @@ int main(void)
         cmocka_unit_test(test_anti_affinity_filter),
         cmocka_unit_test(test_affinity_score),
         cmocka_unit_test(test_random_vs_reference),
+        cmocka_unit_test(test_pod_classes),
         cmocka_unit_test(test_many_signatures_vs_reference),
         cmocka_unit_test(test_sparse_promotion_vs_reference),
     };
