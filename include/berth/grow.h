@@ -20,6 +20,17 @@ int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t lim
  * unchanged. */
 int berth_grow_bytes(void **p, size_t *cap, size_t need, size_t first);
 
+/* Large tables are read at random by the planners (the pod table at 50 k
+ * nodes is ~500 MB): with 4 KB pages most of those reads also miss the
+ * TLB. berth_advise_huge asks the kernel (madvise MADV_HUGEPAGE, for
+ * transparent huge pages in "madvise" mode) to back the 2 MB-aligned
+ * interior of [p, p + len) with 2 MB pages when it is first touched; it
+ * does nothing below BERTH_HUGE_MIN bytes or where the call is not
+ * available, and never changes the memory's contents. berth_grow and the
+ * arena's blocks call it before they touch new memory. */
+#define BERTH_HUGE_MIN (8u * 1024u * 1024u)
+void berth_advise_huge(void *p, size_t len);
+
 /* Open-addressing slot tables (linear probing; a slot holds an entry's
  * index + 1, 0 = empty) over entries that keep their own 32-bit hash at
  * byte offset hash_off, stride bytes apart. Replaces *table (of *cap slots)

@@ -1,5 +1,6 @@
 /* core/arena.c - the bump allocator behind every run's objects. */
 #include "berth/arena.h"
+#include "berth/grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ void *berth_arena_alloc(berth_arena *a, size_t size)
         berth_arena_block *nb = malloc(sizeof *nb + bs);
         if (!nb)
             return NULL;
+        berth_advise_huge(nb->data, bs); /* untouched yet: large blocks get 2 MB pages */
         nb->prev = b;
         nb->size = bs;
         nb->used = 0;

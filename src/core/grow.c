@@ -1,5 +1,6 @@
 /* core/grow.c - doubling growth for the flat tables and byte buffers of
- * every layer, and the rebuild of their open-addressing slot tables. */
+ * every layer, the huge-page advice for the large ones, and the rebuild
+ * of their open-addressing slot tables. */
 #include "berth/grow.h"
 #include "berth/error.h"
 #include "core/invariant.h"
@@ -7,6 +8,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+void berth_advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = 2u * 1024u * 1024u;
+    if (len < BERTH_HUGE_MIN)
+        return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + len) & ~(huge - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice: a refusal changes nothing */
+#else
+    (void)p;
+    (void)len;
+#endif
+}
 
 int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit)
 {
@@ -27,6 +44,7 @@ int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t lim
     void *q = realloc(*p, (size_t)nc * elem);
     if (!q)
         return BERTH_ENOMEM;
+    berth_advise_huge(q, (size_t)nc * elem); /* before the new part is touched */
     memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
     *p = q;
     *cap = nc;

@@ -1,7 +1,8 @@
 /* test_grow.c - the shared table growth (core/grow.c): berth_grow's
  * doubling and limits, berth_grow_bytes' doubling (kept bytes, first
  * capacity), and berth_slots_rebuild's slot tables (every entry found by
- * probing from its hash, nothing else in the table). */
+ * probing from its hash, nothing else in the table), and the huge-page
+ * advice on large tables (contents kept, new elements zeroed). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,6 +61,39 @@ static void test_grow_bytes(void **st)
     free(c);
 }
 
+/* Tables past BERTH_HUGE_MIN are advised for 2 MB pages as they grow: the
+ * advice must keep what is there (an advice that dropped pages, such as
+ * MADV_DONTNEED, would zero them) and the new part must still read zero. */
+static void test_grow_large(void **st)
+{
+    (void)st;
+    uint64_t *t = NULL;
+    uint32_t cap = 0, n = 0;
+    const uint32_t want = (uint32_t)(3 * BERTH_HUGE_MIN / sizeof *t) + 12345;
+    while (n < want) {
+        uint32_t need = n + 1 + n / 3;
+        if (need > want)
+            need = want;
+        assert_int_equal(berth_grow((void **)&t, &cap, need, sizeof *t, 0), 0);
+        for (uint32_t i = n; i < cap; i += 4099)
+            assert_true(t[i] == 0);
+        for (uint32_t i = 0; i < n; i += 997)
+            assert_true(t[i] == (uint64_t)i * 2654435761u + 1);
+        for (; n < need; n++)
+            t[n] = (uint64_t)n * 2654435761u + 1;
+    }
+    assert_true(cap >= want);
+    /* unaligned ranges, inside and across the table, below and above the
+     * size the advice starts at */
+    berth_advise_huge((char *)t + 3, (size_t)want * sizeof *t - 3);
+    berth_advise_huge(t, BERTH_HUGE_MIN - 1);
+    berth_advise_huge((char *)t + 4097, BERTH_HUGE_MIN + 5);
+    for (uint32_t i = 0; i < want; i++)
+        if (t[i] != (uint64_t)i * 2654435761u + 1)
+            fail_msg("element %u changed by the advice", i);
+    free(t);
+}
+
 static void test_slots_rebuild(void **st)
 {
     (void)st;
@@ -94,6 +128,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_grow_bytes),
+        cmocka_unit_test(test_grow_large),
         cmocka_unit_test(test_slots_rebuild),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
