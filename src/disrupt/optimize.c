@@ -40,10 +40,15 @@
  *   within-budgets bound's choice (per pool the allowance's dearest
  *   candidates, at most BOUND_GROUP_MAX) as one command when Karpenter's
  *   decision allows it.
- *   Then a local search on the best order (and its trial's phases): a
- *   candidate it kept goes first (insert), one it deleted goes last (drop),
- *   or both at once (swap: the next insert and the next drop not yet tried
- *   as a swap), in turn.
+ *   Then SHAPE_TRIALS shape-front trials (the best order with the
+ *   candidates whose pods have the shape of the staying nodes' free room
+ *   first, as much as 1/2, 1, 2 times that room) and a local search from
+ *   the best order (and its trial's phases): a candidate the base trial
+ *   kept goes first (insert), one it deleted goes last (drop), or both at
+ *   once (swap: the next insert and the next drop not yet tried as a
+ *   swap), in turn; when none is left, a kick (a few random transpositions
+ *   of the base order, fixed seed) whose trial becomes the base, better or
+ *   not (iterated local search; the best plan is kept).
  * The caller keeps Karpenter's plan unless this one is strictly better.
  * Work bound: phase 2 places each candidate's pods at most once per round
  * and stops after DELETE_FAILS x max(1, FAIL_NODES / nodes) failed tries;
@@ -59,7 +64,10 @@
  * x the first trial's, TRIAL_NODE_WORK / nodes, TRIAL_SMALL_WORK / nodes^2)
  * moves and decisions, and none after a trial that saves the ceiling (per
  * pool the prices of the allowance's dearest candidates, compared in
- * integer micro-dollars) (disrupt_optimize). */
+ * integer micro-dollars) (disrupt_optimize); shape-front and kick trials
+ * count as trials, and building their orders costs one pass over the
+ * nodes and pods (the staying room, once) and a sort of the candidates
+ * per shape-front trial, O(candidates) per kick. */
 #include "disrupt/state.h"
 
 #include <math.h>
@@ -79,7 +87,7 @@
  * nodes (the same failure-analysis work as on FAIL_NODES nodes) */
 #define FAIL_NODES 10000u
 /* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
-#define MAX_TRIALS 96
+#define MAX_TRIALS 192
 #define TRIAL_WORK_FACTOR 2
 #define TRIAL_NODE_WORK 6000000u
 /* ... and on estates below about 800 nodes TRIAL_SMALL_WORK / nodes^2: a
@@ -108,15 +116,16 @@
 #define FILL_OPTIONS 32
 #define FILL_EVALS 256
 #define FILL_SEEDS 256
-/* kicks of the local search (iterated local search): when no insert, drop
- * or swap is left, KICK_SWAPS_MIN + (kick number % KICK_SWAPS_SPAN) random
- * transpositions of the best trial's order, drawn from KICK_SEED */
+/* kicks of the local search (iterated local search, issue 18 item 1): when
+ * no insert, drop or swap is left, KICK_SWAPS_MIN + (kick number %
+ * KICK_SWAPS_SPAN) random transpositions of the local search's base order,
+ * drawn from KICK_SEED (the same plan on every run) */
 #define KICK_SWAPS_MIN 2
 #define KICK_SWAPS_SPAN 3
 #define KICK_SEED 0x9e3779b97f4a7c15ull
-/* shape-front trials, after the orders: the free room of the staying
- * nodes once, twice, ... filled first */
-#define SHAPE_TRIALS 2
+/* shape-front trials, after the orders: candidates of the staying nodes'
+ * free-room shape in front, as much load as 1/2, 1, 2, ... times that room */
+#define SHAPE_TRIALS 3
 enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2, MODE_PREFIX = 4, MODE_FILL = 8 };
 
 enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
@@ -1064,9 +1073,11 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     const int *orders = binds ? orders_b : orders_u, *modes = binds ? modes_b : modes_u;
     uint32_t norders = binds ? (uint32_t)(sizeof orders_b / sizeof orders_b[0])
                              : (uint32_t)(sizeof orders_u / sizeof orders_u[0]);
-    /* local search: insert = a candidate the best trial kept goes first
+    /* local search on the base order (the best trial's, or the last
+     * kick's): insert = a candidate the base trial kept goes first
      * (dearest first); drop = one it deleted in phase 2 goes last (least
-     * price per requested capacity first); alternately */
+     * price per requested capacity first); swap = both; in turn; when none
+     * is left, a kick */
     for (uint32_t step = 0; !final && trials < MAX_TRIALS && (!trials || work + last <= limit);
          step++) {
         uint32_t no = nl;
@@ -1079,10 +1090,12 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             qsort_r(order, nl, sizeof *order, cmp_key_asc, (void *)&c);
         } else if (step < norders + SHAPE_TRIALS) {
             /* shape front: the best order with the candidates whose pods
-             * are most of the shape of the staying nodes' free room in
-             * front (most aligned first), as many as fill that room
-             * (SHAPE_TRIALS multiples of it), so that those nodes take
-             * pods of their shape first */
+             * are most of the shape of the staying nodes' free room (cpu
+             * and memory at the unit prices; cosine) in front, most
+             * aligned first, their load up to 1/2, 1, 2 times that room,
+             * so that those nodes fill with pods of their shape first:
+             * where blocked nodes fill with pods of the other shape their
+             * dominant resource stays idle (issue 18 item 1) */
             double rl = sqrt(room[0] * room[0] + room[1] * room[1]);
             if (rl <= 0)
                 continue;
@@ -1095,7 +1108,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
                 taken[i] = best_order[i];
             }
             qsort_r(taken, nl, sizeof *taken, cmp_key_asc, (void *)&c);
-            double want = rl * (double)(step - norders + 1), got = 0;
+            double want = rl * 0.5 * (double)(1u << (step - norders)), got = 0;
             no = 0;
             memset(c.skip, 0, s->nn);
             for (uint32_t i = 0; i < nl && got < want; i++) {
@@ -1109,13 +1122,13 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
                     order[no++] = best_order[i];
             gf = best_gf;
         } else if (exhausted == 7) {
-            /* a kick: KICK_SWAPS_MIN.. pairs of the best trial's order
-             * swapped (positions drawn by a fixed-seed xorshift, so the
-             * plan is reproducible); the local search goes on from that
-             * trial whether or not it is better */
+            /* a kick: KICK_SWAPS_MIN.. pairs of the base order swapped
+             * (positions drawn by a fixed-seed xorshift, so the plan is
+             * reproducible); the local search goes on from that trial
+             * whether or not it is better (the best plan is kept apart) */
             if (nl < 2)
                 break;
-            memcpy(order, best_order, nl * sizeof *order);
+            memcpy(order, base_order, nl * sizeof *order);
             uint32_t nsw = KICK_SWAPS_MIN + kicks++ % KICK_SWAPS_SPAN;
             for (uint32_t k2 = 0; k2 < nsw; k2++) {
                 uint32_t a = (uint32_t)(xorshift(&rng) % nl), b = (uint32_t)(xorshift(&rng) % nl);
