@@ -123,6 +123,9 @@
 #define KICK_SWAPS_MIN 2
 #define KICK_SWAPS_SPAN 3
 #define KICK_SEED 0x9e3779b97f4a7c15ull
+/* ... at most KICKS_PER_CANDIDATE x candidates kicks (a tiny estate has few
+ * orders worth trying) */
+#define KICKS_PER_CANDIDATE 4
 /* shape-front trials, after the orders: candidates of the staying nodes'
  * free-room shape in front, as much load as 1/2, 1, 2, ... times that room */
 #define SHAPE_TRIALS 3
@@ -1126,7 +1129,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
              * (positions drawn by a fixed-seed xorshift, so the plan is
              * reproducible); the local search goes on from that trial
              * whether or not it is better (the best plan is kept apart) */
-            if (nl < 2)
+            if (nl < 2 || kicks >= KICKS_PER_CANDIDATE * nl)
                 break;
             memcpy(order, base_order, nl * sizeof *order);
             uint32_t nsw = KICK_SWAPS_MIN + kicks++ % KICK_SWAPS_SPAN;
