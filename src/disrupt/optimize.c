@@ -40,10 +40,15 @@
  *   within-budgets bound's choice (per pool the allowance's dearest
  *   candidates, at most BOUND_GROUP_MAX) as one command when Karpenter's
  *   decision allows it.
- *   Then a local search on the best order (and its trial's phases): a
- *   candidate it kept goes first (insert), one it deleted goes last (drop),
- *   or both at once (swap: the next insert and the next drop not yet tried
- *   as a swap), in turn.
+ *   Then SHAPE_TRIALS shape-front trials (the best order with the
+ *   candidates whose pods have the shape of the staying nodes' free room
+ *   first, as much as 1/2, 1, 2 times that room) and a local search from
+ *   the best order (and its trial's phases): a candidate the base trial
+ *   kept goes first (insert), one it deleted goes last (drop), or both at
+ *   once (swap: the next insert and the next drop not yet tried as a
+ *   swap), in turn; when none is left, a kick (a few random transpositions
+ *   of the base order, fixed seed) whose trial becomes the base, better or
+ *   not (iterated local search; the best plan is kept).
  * The caller keeps Karpenter's plan unless this one is strictly better.
  * Work bound: phase 2 places each candidate's pods at most once per round
  * and stops after DELETE_FAILS x max(1, FAIL_NODES / nodes) failed tries;
@@ -59,7 +64,10 @@
  * x the first trial's, TRIAL_NODE_WORK / nodes, TRIAL_SMALL_WORK / nodes^2)
  * moves and decisions, and none after a trial that saves the ceiling (per
  * pool the prices of the allowance's dearest candidates, compared in
- * integer micro-dollars) (disrupt_optimize). */
+ * integer micro-dollars) (disrupt_optimize); shape-front and kick trials
+ * count as trials, and building their orders costs one pass over the
+ * nodes and pods (the staying room, once) and a sort of the candidates
+ * per shape-front trial, O(candidates) per kick. */
 #include "disrupt/state.h"
 
 #include <math.h>
@@ -79,7 +87,7 @@
  * nodes (the same failure-analysis work as on FAIL_NODES nodes) */
 #define FAIL_NODES 10000u
 /* Trials (orders of phase 2 and local-search moves), see disrupt_optimize */
-#define MAX_TRIALS 96
+#define MAX_TRIALS 192
 #define TRIAL_WORK_FACTOR 2
 #define TRIAL_NODE_WORK 6000000u
 /* ... and on estates below about 800 nodes TRIAL_SMALL_WORK / nodes^2: a
@@ -108,6 +116,19 @@
 #define FILL_OPTIONS 32
 #define FILL_EVALS 256
 #define FILL_SEEDS 256
+/* kicks of the local search (iterated local search, issue 18 item 1): when
+ * no insert, drop or swap is left, KICK_SWAPS_MIN + (kick number %
+ * KICK_SWAPS_SPAN) random transpositions of the local search's base order,
+ * drawn from KICK_SEED (the same plan on every run) */
+#define KICK_SWAPS_MIN 2
+#define KICK_SWAPS_SPAN 3
+#define KICK_SEED 0x9e3779b97f4a7c15ull
+/* ... at most KICKS_PER_CANDIDATE x candidates kicks (a tiny estate has few
+ * orders worth trying) */
+#define KICKS_PER_CANDIDATE 4
+/* shape-front trials, after the orders: candidates of the staying nodes'
+ * free-room shape in front, as much load as 1/2, 1, 2, ... times that room */
+#define SHAPE_TRIALS 3
 enum { MODE_GROUPS_FIRST = 1, MODE_BOUND_GROUP = 2, MODE_PREFIX = 4, MODE_FILL = 8 };
 
 enum { ORD_SAVING, ORD_PRICE, ORD_NET, ORD_FRACTION };
@@ -126,6 +147,15 @@ typedef struct opt_ctx {
     uint64_t max_fails, max_unplaced; /* DELETE_FAILS, GROUP_UNPLACED, scaled */
     int balanced;               /* some pool's policy is Balanced */
 } opt_ctx;
+
+/* xorshift64: the kicks' positions (the state is the caller's) */
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
 
 static int cmp_key_asc(const void *a, const void *b, void *ctx)
 {
@@ -906,6 +936,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     uint32_t *list = malloc((s->nn + 1) * sizeof *list);
     uint32_t *order = malloc((s->nn + 1) * sizeof *order);
     uint32_t *best_order = malloc((s->nn + 1) * sizeof *best_order);
+    uint32_t *base_order = malloc((s->nn + 1) * sizeof *base_order);
     uint32_t *rest = malloc((s->nn + 1) * sizeof *rest);
     uint32_t *taken = malloc((s->nn + 1) * sizeof *taken);
     uint32_t *group = malloc((GROUP_MAX + 2) * sizeof *group);
@@ -919,7 +950,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
         memcpy(lim_saved, s->lim_used, s->nlim * sizeof *lim_saved);
     if (!c.al || !c.used || !c.skip || !c.load || !c.moving || !c.placed || !c.left || !c.key || !s->in_head || !s->in_next ||
         !sn.al || !sn.used || !sn.in_head || !sn.in_next || !sn.lim || !list || !order ||
-        !best_order || !rest || !taken || !group || !req || !frac || !gone || !tried ||
+        !best_order || !base_order || !rest || !taken || !group || !req || !frac || !gone || !tried ||
         !lim_saved || !pool_left) {
         rc = BERTH_ENOMEM;
         goto out;
@@ -980,6 +1011,25 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     }
     double u[2];
     unit_prices(s, list, nl, u);
+    /* the free room (cpu, memory at the unit prices) of the nodes that
+     * stay whatever the plan does: neither candidates nor deleted above */
+    double room[2] = {0, 0};
+    for (uint32_t i = 0; i < nl; i++)
+        c.used[list[i]] |= 2;
+    for (uint32_t n = 0; n < s->nn; n++) {
+        if (c.used[n])
+            continue;
+        double f[2] = {(double)k->nodes[n].alloc[BERTH_KRES_CPU],
+                       (double)k->nodes[n].alloc[BERTH_KRES_MEMORY]};
+        for (uint32_t j = 0; j < s->n[n].npods; j++) {
+            f[0] -= (double)k->pods[s->n[n].pods[j]].req[BERTH_KRES_CPU];
+            f[1] -= (double)k->pods[s->n[n].pods[j]].req[BERTH_KRES_MEMORY];
+        }
+        for (int r = 0; r < 2; r++)
+            room[r] += f[r] > 0 ? f[r] * u[r] : 0;
+    }
+    for (uint32_t i = 0; i < nl; i++)
+        c.used[list[i]] &= 1;
     if ((rc = fill_options(&c, u)))
         goto out;
     /* trials: phases 2 and 3 for each order of `orders`, then local-search
@@ -1000,7 +1050,10 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     uint32_t exhausted = 0; /* local-search kinds without a move left (bits) */
     int64_t best_sav = 0, best_net = 0, ceil_sav, ceil_net;
     trial_ceiling(&c, list, nl, rest, pool_left, &ceil_sav, &ceil_net);
-    int best_gf = 0;
+    int best_gf = 0, base_gf = 0;
+    int64_t base_sav = 0, base_net = 0;
+    uint32_t kicks = 0;
+    uint64_t rng = KICK_SEED;
     /* phase-2 orders and their modes (phase 3 first; the within-budgets
      * group first, tried only when some pool's allowance is below its
      * candidates) */
@@ -1023,23 +1076,75 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
     const int *orders = binds ? orders_b : orders_u, *modes = binds ? modes_b : modes_u;
     uint32_t norders = binds ? (uint32_t)(sizeof orders_b / sizeof orders_b[0])
                              : (uint32_t)(sizeof orders_u / sizeof orders_u[0]);
-    /* local search: insert = a candidate the best trial kept goes first
+    /* local search on the base order (the best trial's, or the last
+     * kick's): insert = a candidate the base trial kept goes first
      * (dearest first); drop = one it deleted in phase 2 goes last (least
-     * price per requested capacity first); alternately */
+     * price per requested capacity first); swap = both; in turn; when none
+     * is left, a kick */
     for (uint32_t step = 0; !final && trials < MAX_TRIALS && (!trials || work + last <= limit);
          step++) {
         uint32_t no = nl;
-        int gf = step < norders ? modes[step] : best_gf;
+        int gf = step < norders ? modes[step] : base_gf, kicked = 0;
         if (step < norders) {
             for (uint32_t i = 0; i < nl; i++)
                 c.key[list[i]] = order_key(s, list[i], orders[step], u, &req[2 * list[i]],
                                            frac[list[i]]);
             memcpy(order, list, nl * sizeof *order);
             qsort_r(order, nl, sizeof *order, cmp_key_asc, (void *)&c);
+        } else if (step < norders + SHAPE_TRIALS) {
+            /* shape front: the best order with the candidates whose pods
+             * are most of the shape of the staying nodes' free room (cpu
+             * and memory at the unit prices; cosine) in front, most
+             * aligned first, their load up to 1/2, 1, 2 times that room,
+             * so that those nodes fill with pods of their shape first:
+             * where blocked nodes fill with pods of the other shape their
+             * dominant resource stays idle (issue 18 item 1) */
+            double rl = sqrt(room[0] * room[0] + room[1] * room[1]);
+            if (rl <= 0)
+                continue;
+            for (uint32_t i = 0; i < nl; i++) {
+                const double *q = &req[2 * best_order[i]];
+                double lv[2] = {q[0] * u[0], q[1] * u[1]};
+                double ll = sqrt(lv[0] * lv[0] + lv[1] * lv[1]);
+                c.key[best_order[i]] =
+                    ll > 0 ? -(lv[0] * room[0] + lv[1] * room[1]) / (ll * rl) : 0;
+                taken[i] = best_order[i];
+            }
+            qsort_r(taken, nl, sizeof *taken, cmp_key_asc, (void *)&c);
+            double want = rl * 0.5 * (double)(1u << (step - norders)), got = 0;
+            no = 0;
+            memset(c.skip, 0, s->nn);
+            for (uint32_t i = 0; i < nl && got < want; i++) {
+                const double *q = &req[2 * taken[i]];
+                got += sqrt(q[0] * u[0] * q[0] * u[0] + q[1] * u[1] * q[1] * u[1]);
+                order[no++] = taken[i];
+                c.skip[taken[i]] = 1;
+            }
+            for (uint32_t i = 0; i < nl; i++)
+                if (!c.skip[best_order[i]])
+                    order[no++] = best_order[i];
+            gf = best_gf;
+        } else if (exhausted == 7) {
+            /* a kick: KICK_SWAPS_MIN.. pairs of the base order swapped
+             * (positions drawn by a fixed-seed xorshift, so the plan is
+             * reproducible); the local search goes on from that trial
+             * whether or not it is better (the best plan is kept apart) */
+            if (nl < 2 || kicks >= KICKS_PER_CANDIDATE * nl)
+                break;
+            memcpy(order, base_order, nl * sizeof *order);
+            uint32_t nsw = KICK_SWAPS_MIN + kicks++ % KICK_SWAPS_SPAN;
+            for (uint32_t k2 = 0; k2 < nsw; k2++) {
+                uint32_t a = (uint32_t)(xorshift(&rng) % nl), b = (uint32_t)(xorshift(&rng) % nl);
+                uint32_t tmp = order[a];
+                order[a] = order[b];
+                order[b] = tmp;
+            }
+            gf = best_gf;
+            kicked = 1;
         } else {
             /* the next move not tried yet, in turn: insert, drop, swap (the
              * next insert and the next drop of their own kind at once) */
-            uint32_t kind = (step - norders) % 3;
+            uint32_t kind = (step - norders - SHAPE_TRIALS) % 3;
             uint32_t pick[2] = {BERTH_KUBE_NONE, BERTH_KUBE_NONE};
             for (int mv = 0; mv < 2; mv++) {
                 int insert = mv == 0;
@@ -1048,7 +1153,7 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
                     continue;
                 double pk = 0;
                 for (uint32_t i = 0; i < nl; i++) {
-                    uint32_t n = best_order[i];
+                    uint32_t n = base_order[i];
                     if (tried[n] & bit || gone[n] != (insert ? 0 : 1))
                         continue;
                     double kk = insert ? s->n[n].price
@@ -1064,8 +1169,6 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
                 /* this kind is exhausted (until a better trial); stop when
                  * all three are */
                 exhausted |= 1u << kind;
-                if (exhausted == 7)
-                    break;
                 continue;
             }
             if (pick[0] != BERTH_KUBE_NONE)
@@ -1076,8 +1179,8 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             if (pick[0] != BERTH_KUBE_NONE)
                 order[no++] = pick[0];
             for (uint32_t i = 0; i < nl; i++)
-                if (best_order[i] != pick[0] && best_order[i] != pick[1])
-                    order[no++] = best_order[i];
+                if (base_order[i] != pick[0] && base_order[i] != pick[1])
+                    order[no++] = base_order[i];
             if (pick[1] != BERTH_KUBE_NONE)
                 order[no++] = pick[1];
         }
@@ -1100,6 +1203,21 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
         int rb = rc || final ? 0 : snap_restore(&c, &sn);
         if (rc || (rc = rb))
             goto out;
+        /* the base of the local search: the best trial, or the last kick */
+        if (kicked || !have || sav > base_sav || (sav == base_sav && net > base_net)) {
+            base_sav = sav;
+            base_net = net;
+            base_gf = gf;
+            memcpy(base_order, order, nl * sizeof *order);
+            exhausted = 0;
+            if (kicked)
+                memset(tried, 0, s->nn);
+            memset(gone, 0, s->nn);
+            /* 1 deleted, 2 replaced (neither move takes it) */
+            for (uint32_t i = 0; i < trial.nactions; i++)
+                for (uint32_t j = 0; j < trial.actions[i].nnodes; j++)
+                    gone[trial.actions[i].nodes[j]] = trial.actions[i].nreplacements ? 2 : 1;
+        }
         if (!have || sav > best_sav || (sav == best_sav && net > best_net)) {
             berth_dplan_free(&best);
             best = trial;
@@ -1109,12 +1227,6 @@ int disrupt_optimize(disrupt_state *s, const berth_dplan *karpenter, berth_dplan
             best_net = net;
             best_gf = gf;
             memcpy(best_order, order, nl * sizeof *order);
-            exhausted = 0;
-            memset(gone, 0, s->nn);
-            /* 1 deleted, 2 replaced (neither move takes it) */
-            for (uint32_t i = 0; i < best.nactions; i++)
-                for (uint32_t j = 0; j < best.actions[i].nnodes; j++)
-                    gone[best.actions[i].nodes[j]] = best.actions[i].nreplacements ? 2 : 1;
         }
         berth_dplan_free(&trial);
     }
@@ -1153,6 +1265,7 @@ out:
     free(list);
     free(order);
     free(best_order);
+    free(base_order);
     free(rest);
     free(taken);
     free(group);
