@@ -7,9 +7,13 @@
  * Per class and node: the first static filter that rejects it (with its
  * reason group), and `part`, the weighted NodeResourcesFit and
  * BalancedAllocation (and ImageLocality) score where the node is a
- * candidate that passes every filter, else INT32_MIN; a max tree over part
- * gives the kube fast path's pick (argmax, first node on ties) in
- * O(log N), and an empty tree answers "fits nowhere" at once. Each node's
+ * candidate that passes every filter, else INT32_MIN; a max tree over
+ * blocks of 16 parts (one cache line each) gives the kube fast path's pick
+ * (argmax, first node on ties) in O(log N), and an empty tree answers
+ * "fits nowhere" at once. The tree has a leaf per block, not per node, so
+ * a class costs ~8.5 bytes per relevant node (part and group) where a
+ * per-node tree cost ~16-24: at 50 k nodes the classes in use stay within
+ * the last-level cache (docs/autoscale.md "Performance"). Each node's
  * reason group (first rejecting plugin slot and reason code, as
  * count_reasons in kube/sched.c groups them) is counted per class, so the
  * FitError text is built from the counts (O(groups)) and kept until one
@@ -44,6 +48,7 @@
 #define FIT_MAX_REASONS 64  /* KUBE_MAX_REASONS of kube/sched.c */
 #define FIT_REASON_TEXT 160 /* its reason_count.text */
 #define FIT_NONE UINT32_MAX
+#define FIT_BLOCK 16u       /* parts per leaf of a class's max tree (64 bytes) */
 
 /* A reason group of a class: nodes whose first rejecting filter slot and
  * reason code (or, for plugins without codes, text) are the same share
@@ -70,7 +75,9 @@ typedef struct fit_class {
     /* per relevant node of the static entry (by its position in rlist):
      * part (INT32_MIN: not feasible now) and the group it is counted in
      * (FIT_NONE: none; the other nodes count in their static group while
-     * candidates); a max tree over part, leaves at [P, 2P) */
+     * candidates); part is padded with INT32_MIN to whole blocks of
+     * FIT_BLOCK (64-byte aligned); a max tree over the blocks' maxima,
+     * leaves at [P, 2P) (P: a power of two, at least the blocks) */
     int32_t *part;
     int32_t *tree;
     uint32_t P;
@@ -417,13 +424,29 @@ static int inert(const kube_req *r)
 
 /* ---- per class upkeep ---- */
 
+/* The largest of a block's FIT_BLOCK parts (a loop the compiler turns into
+ * vector maxima). */
+static int32_t block_max(const int32_t *b)
+{
+    int32_t m = b[0];
+    for (uint32_t k = 1; k < FIT_BLOCK; k++)
+        m = b[k] > m ? b[k] : m;
+    return m;
+}
+
+/* part[pos] = v, and the tree up to date: its block's leaf, then the
+ * ancestors while their maximum changes. */
 static void tree_set(fit_class *c, uint32_t pos, int32_t v)
 {
-    uint32_t i = c->P + pos;
-    c->tree[i] = v;
+    c->part[pos] = v;
+    uint32_t i = c->P + pos / FIT_BLOCK;
+    int32_t m = block_max(c->part + pos / FIT_BLOCK * FIT_BLOCK);
+    if (c->tree[i] == m)
+        return;
+    c->tree[i] = m;
     for (i /= 2; i; i /= 2) {
         int32_t l = c->tree[2 * i], r = c->tree[2 * i + 1];
-        int32_t m = l > r ? l : r;
+        m = l > r ? l : r;
         if (c->tree[i] == m)
             break;
         c->tree[i] = m;
@@ -437,7 +460,11 @@ static uint32_t tree_argmax(const fit_class *c)
     uint32_t i = 1;
     while (i < c->P)
         i = c->tree[2 * i] == c->tree[i] ? 2 * i : 2 * i + 1;
-    return i - c->P;
+    const int32_t *b = c->part + (size_t)(i - c->P) * FIT_BLOCK;
+    uint32_t k = 0;
+    while (b[k] != c->tree[1])
+        k++;
+    return (i - c->P) * FIT_BLOCK + k;
 }
 
 /* Reason group (slot, code); for plugins without codes the text decides. */
@@ -526,10 +553,8 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         int32_t v = (int32_t)x->col2[i];
         uint32_t at = st->rpos[n];
         x->mark[n] = x->gen2;
-        if (c->part[at] != v) {
-            c->part[at] = v;
+        if (c->part[at] != v)
             tree_set(c, at, v);
-        }
     }
     int oom = 0;
     for (uint32_t i = 0, qi = 0; i < m; i++) {
@@ -539,10 +564,8 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         int failed_fit = 0; /* a candidate passing the static filters that does not fit */
         if (qi < nq && q[qi] == n)
             failed_fit = x->verdict[qi++] != BERTH_FIT;
-        if (!fits && c->part[at] != INT32_MIN) {
-            c->part[at] = INT32_MIN;
+        if (!fits && c->part[at] != INT32_MIN)
             tree_set(c, at, INT32_MIN);
-        }
         /* the first rejecting filter: NodeResourcesFit's when it ran and
          * failed, else the static one */
         uint32_t g = FIT_NONE;
@@ -665,11 +688,12 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 {
     kube_sched *s = x->s;
     const fit_class *st = &x->classes[c->st];
-    uint32_t R = st->nrel, P;
-    for (P = 1; P < R; P *= 2)
+    uint32_t R = st->nrel, nb = R / FIT_BLOCK + 1, P; /* blocks: R parts and padding */
+    for (P = 1; P < nb; P *= 2)
         ;
     c->P = P;
-    c->part = malloc((R ? R : 1) * sizeof *c->part);
+    c->part = aligned_alloc(FIT_BLOCK * sizeof *c->part,
+                            (size_t)nb * FIT_BLOCK * sizeof *c->part);
     c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
     c->grp = malloc((R ? R : 1) * sizeof *c->grp);
     c->groups = malloc((st->ngroups ? st->ngroups : 1) * sizeof *c->groups);
@@ -684,11 +708,11 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
             return BERTH_ENOMEM;
         c->ngroups++;
     }
-    x->bytes += (size_t)R * 8 + 8 * (size_t)P;
-    for (uint32_t i = 0; i < R; i++) {
+    x->bytes += (size_t)R * 4 + (size_t)nb * FIT_BLOCK * 4 + 8 * (size_t)P;
+    for (uint32_t i = 0; i < nb * FIT_BLOCK; i++)
         c->part[i] = INT32_MIN;
+    for (uint32_t i = 0; i < R; i++)
         c->grp[i] = FIT_NONE;
-    }
     for (uint32_t i = 0; i < 2 * P; i++)
         c->tree[i] = INT32_MIN;
     c->ok = 1;
