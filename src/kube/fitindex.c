@@ -122,7 +122,6 @@ struct kube_fitidx {
     uint32_t *log;        /* touched nodes (session indices) */
     uint64_t nlog, caplog;
     uint32_t *seen, gen;
-    uint32_t *mark, gen2; /* refresh: nodes that fit, this round */
     uint8_t *was_off;     /* per node: off when last touched */
     /* scratch, sized to nodes */
     uint32_t *list, *list2, *list3;
@@ -252,7 +251,6 @@ void kube_fitidx_close(kube_fitidx *x)
     free(x->list);
     free(x->list2);
     free(x->list3);
-    free(x->mark);
     free(x->was_off);
     free(x->verdict);
     free(x->col);
@@ -282,7 +280,6 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     x->list = malloc(N * sizeof *x->list);
     x->list2 = malloc(N * sizeof *x->list2);
     x->list3 = malloc(N * sizeof *x->list3);
-    x->mark = calloc(N, sizeof *x->mark);
     x->was_off = calloc(N, 1);
     x->verdict = malloc(N);
     x->col = malloc(N * sizeof *x->col);
@@ -290,7 +287,7 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     x->tcap = 256;
     x->table = calloc(x->tcap, sizeof *x->table);
     x->pod_cls = calloc(x->s->k->npods ? x->s->k->npods : 1, sizeof *x->pod_cls);
-    if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->mark || !x->was_off ||
+    if (!x->seen || !x->list || !x->list2 || !x->list3 || !x->was_off ||
         !x->verdict || !x->col || !x->col2 || !x->table || !x->pod_cls) {
         kube_fitidx_close(x);
         return BERTH_ENOMEM;
@@ -543,24 +540,21 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         for (uint32_t i = 0; i < nfit; i++)
             x->col2[i] += x->weights[j] * x->col[i];
     }
-    /* the nodes that fit get their part; every other listed node none */
-    if (++x->gen2 == 0) {
-        memset(x->mark, 0, x->N * sizeof *x->mark);
-        x->gen2 = 1;
-    }
+    /* the nodes that fit get their part; every other listed node none
+     * (fit is a subsequence of q, q of nodes, which lists a node once:
+     * walked in step, no per-node mark) */
     for (uint32_t i = 0; i < nfit; i++) {
-        uint32_t n = fit[i];
+        uint32_t at = st->rpos[fit[i]];
         int32_t v = (int32_t)x->col2[i];
-        uint32_t at = st->rpos[n];
-        x->mark[n] = x->gen2;
         if (c->part[at] != v)
             tree_set(c, at, v);
     }
     int oom = 0;
-    for (uint32_t i = 0, qi = 0; i < m; i++) {
+    for (uint32_t i = 0, qi = 0, fi = 0; i < m; i++) {
         uint32_t n = nodes[i], at = st->rpos[n];
         int cand = !(off && off[n]);
-        int fits = x->mark[n] == x->gen2;
+        int fits = fi < nfit && fit[fi] == n;
+        fi += fits;
         int failed_fit = 0; /* a candidate passing the static filters that does not fit */
         if (qi < nq && q[qi] == n)
             failed_fit = x->verdict[qi++] != BERTH_FIT;
