@@ -7,6 +7,7 @@
  * options for one node, same-type filter for multi-node); Balanced
  * approval; blocked nodes with their reasons. */
 #include "disrupt/state.h"
+#include "berth/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +21,8 @@
 
 int disrupt_add_action(berth_dplan *p, berth_daction **out)
 {
-    if (p->nactions == p->capactions) {
-        uint32_t nc = p->capactions ? p->capactions * 2 : 4;
-        berth_daction *q = realloc(p->actions, nc * sizeof *q);
-        if (!q)
-            return BERTH_ENOMEM;
-        p->actions = q;
-        p->capactions = nc;
-    }
+    if (berth_grow((void **)&p->actions, &p->capactions, p->nactions + 1, sizeof *p->actions, 0))
+        return BERTH_ENOMEM;
     *out = &p->actions[p->nactions++];
     memset(*out, 0, sizeof **out);
     return 0;
@@ -38,14 +33,8 @@ static int add_blocked(berth_dplan *p, uint32_t node, const char *reason)
     for (uint32_t i = 0; i < p->nblocked; i++)
         if (p->blocked[i].node == node)
             return 0;
-    if (p->nblocked == p->capblocked) {
-        uint32_t nc = p->capblocked ? p->capblocked * 2 : 8;
-        berth_dblocked *q = realloc(p->blocked, nc * sizeof *q);
-        if (!q)
-            return BERTH_ENOMEM;
-        p->blocked = q;
-        p->capblocked = nc;
-    }
+    if (berth_grow((void **)&p->blocked, &p->capblocked, p->nblocked + 1, sizeof *p->blocked, 0))
+        return BERTH_ENOMEM;
     p->blocked[p->nblocked].node = node;
     snprintf(p->blocked[p->nblocked].reason, sizeof p->blocked[p->nblocked].reason, "%s", reason);
     p->nblocked++;

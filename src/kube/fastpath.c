@@ -662,14 +662,9 @@ int kube_fast_assumed(kube_sched *s, uint32_t node)
         }
         f->nlog = 0;
     }
-    if (f->nlog == f->caplog) {
-        uint32_t nc = f->caplog ? f->caplog * 2 : 1024;
-        uint32_t *q = realloc(f->log, nc * sizeof *q);
-        if (!q)
-            return BERTH_ENOMEM;
-        f->log = q;
-        f->caplog = nc;
-    }
+    if (f->nlog == f->caplog &&
+        berth_grow((void **)&f->log, &f->caplog, f->nlog + 1, sizeof *f->log, 0))
+        return BERTH_ENOMEM;
     f->log[f->nlog++] = node;
     return 0;
 }
@@ -770,14 +765,9 @@ int kube_fast_node_changed(kube_sched *s, uint32_t n, int data, int all)
             fast_drop_classes(f);
             f->ndlog = 0;
         }
-        if (f->ndlog == f->capdlog) {
-            uint32_t nc = f->capdlog ? f->capdlog * 2 : 64;
-            uint32_t *q = realloc(f->dlog, nc * sizeof *q);
-            if (!q)
-                return BERTH_ENOMEM;
-            f->dlog = q;
-            f->capdlog = nc;
-        }
+        if (f->ndlog == f->capdlog &&
+            berth_grow((void **)&f->dlog, &f->capdlog, f->ndlog + 1, sizeof *f->dlog, 0))
+            return BERTH_ENOMEM;
         f->dlog[f->ndlog++] = n;
     }
     return kube_fast_assumed(s, n);
@@ -1127,15 +1117,9 @@ static int32_t find_dyn(kube_sched *s, const berth_profile *prof, kube_req *r, s
                              f->dyns[i].prof == prof && !memcmp(f->dyns[i].key, f->keybuf, len)))
         i++;
     if (i == f->ndyns) {
-        if (f->ndyns == f->capdyns) {
-            uint32_t nc = f->capdyns ? f->capdyns * 2 : 16;
-            fast_dyn *q = realloc(f->dyns, nc * sizeof *q);
-            if (!q) {
-                *rc = BERTH_ENOMEM;
-                return -1;
-            }
-            f->dyns = q;
-            f->capdyns = nc;
+        if (berth_grow((void **)&f->dyns, &f->capdyns, f->ndyns + 1, sizeof *f->dyns, 0)) {
+            *rc = BERTH_ENOMEM;
+            return -1;
         }
         fast_dyn *d = &f->dyns[i];
         memset(d, 0, sizeof *d);
@@ -1189,15 +1173,9 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
                   2 * nblocks(N) * (sizeof(int32_t) + 1);
     if (f->nclasses >= FAST_MAX_CLASSES || f->bytes + need > FAST_MAX_BYTES)
         return NULL; /* full path for this pod */
-    if (f->nclasses == f->capclasses) {
-        uint32_t nc = f->capclasses ? f->capclasses * 2 : 64;
-        fast_class *q = realloc(f->classes, nc * sizeof *q);
-        if (!q) {
-            *rc = BERTH_ENOMEM;
-            return NULL;
-        }
-        f->classes = q;
-        f->capclasses = nc;
+    if (berth_grow((void **)&f->classes, &f->capclasses, f->nclasses + 1, sizeof *f->classes, 0)) {
+        *rc = BERTH_ENOMEM;
+        return NULL;
     }
     if (2 * (f->nclasses + 1) > f->tcap) {
         *rc = berth_slots_rebuild(&f->table, &f->tcap, f->tcap * 2, f->classes, sizeof *f->classes,

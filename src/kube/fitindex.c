@@ -471,15 +471,9 @@ static uint32_t group_of(fit_class *c, uint32_t slot, uint32_t code, const char 
         if (c->groups[g].slot == slot && c->groups[g].code == code &&
             (code != KUBE_NO_REASON_CODE || !strcmp(c->groups[g].text, text)))
             return g;
-    if (c->ngroups == c->capgroups) {
-        uint32_t nc = c->capgroups ? c->capgroups * 2 : 8;
-        fit_group *q = realloc(c->groups, nc * sizeof *q);
-        if (!q) {
-            *oom = 1;
-            return FIT_NONE;
-        }
-        c->groups = q;
-        c->capgroups = nc;
+    if (berth_grow((void **)&c->groups, &c->capgroups, c->ngroups + 1, sizeof *c->groups, 0)) {
+        *oom = 1;
+        return FIT_NONE;
     }
     char *t = strdup(text);
     if (!t) {
@@ -739,14 +733,8 @@ static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
         if (rc)
             return rc;
     }
-    if (x->nclasses == x->capclasses) {
-        uint32_t nc = x->capclasses ? x->capclasses * 2 : 16;
-        fit_class *q = realloc(x->classes, nc * sizeof *q);
-        if (!q)
-            return BERTH_ENOMEM;
-        x->classes = q;
-        x->capclasses = nc;
-    }
+    if (berth_grow((void **)&x->classes, &x->capclasses, x->nclasses + 1, sizeof *x->classes, 0))
+        return BERTH_ENOMEM;
     fit_class *c = &x->classes[x->nclasses];
     memset(c, 0, sizeof *c);
     c->key = malloc(len ? len : 1);

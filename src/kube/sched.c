@@ -4,6 +4,7 @@
  * profile (enabled filters in SPEC 2.5 order, weighted scores), the
  * percentageOfNodesToScore round robin, decisions handed to the caller and
  * kube-scheduler's "0/N nodes are available: ..." summary. */
+#include "berth/grow.h"
 #include "berth/pool.h"
 #include "kube/fastpath.h"
 #include "kube/state.h"
@@ -94,14 +95,10 @@ int kube_assume(kube_sched *s, uint32_t pod, uint32_t node)
     s->usage[0][node] += d[0];
     s->usage[1][node] += d[1];
     s->npods[node]++;
-    if (s->node_npods[node] == s->node_cappods[node]) {
-        uint32_t nc = s->node_cappods[node] ? s->node_cappods[node] * 2 : 8;
-        uint32_t *q = realloc(s->node_pods[node], nc * sizeof *q);
-        if (!q)
-            return BERTH_ENOMEM;
-        s->node_pods[node] = q;
-        s->node_cappods[node] = nc;
-    }
+    if (s->node_npods[node] == s->node_cappods[node] &&
+        berth_grow((void **)&s->node_pods[node], &s->node_cappods[node], s->node_npods[node] + 1,
+                   sizeof *s->node_pods[node], 0))
+        return BERTH_ENOMEM;
     s->node_pods[node][s->node_npods[node]++] = pod;
     return kube_terms_assume(s, pod, node);
 }

@@ -8,6 +8,7 @@
  * and restored exactly by an undo log. A question costs the kube
  * scheduler's per-pod work for the pods it moves (the fast path for plain
  * pods), never a rebuild of the columns, counters or caches. */
+#include "berth/grow.h"
 #include "kube/fastpath.h"
 #include "kube/fitindex.h"
 #include "kube/state.h"
@@ -69,14 +70,9 @@ static int cmp_src_node(const void *a, const void *b, void *ctx)
 
 static int log_push(berth_ksession *s, int op, int flag, uint32_t a, uint32_t b)
 {
-    if (s->nlog == s->caplog) {
-        uint32_t nc = s->caplog ? s->caplog * 2 : 256;
-        undo *q = realloc(s->log, nc * sizeof *q);
-        if (!q)
-            return BERTH_ENOMEM;
-        s->log = q;
-        s->caplog = nc;
-    }
+    if (s->nlog == s->caplog &&
+        berth_grow((void **)&s->log, &s->caplog, s->nlog + 1, sizeof *s->log, 0))
+        return BERTH_ENOMEM;
     s->log[s->nlog++] = (undo){(uint8_t)op, (uint8_t)flag, a, b};
     return 0;
 }
