@@ -67,7 +67,8 @@ static inline int http(int fd, const char *method, const char *path, const char 
     int h = snprintf(head, sizeof head,
                      "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
                      path, blen);
-    if (write_all(fd, head, (size_t)h) || write_all(fd, body, blen))
+    if (h < 0 || (size_t)h >= sizeof head || write_all(fd, head, (size_t)h) ||
+        write_all(fd, body, blen))
         return -1;
     size_t got = 0;
     char *end = NULL;

@@ -9,6 +9,7 @@
  * Headroom objects to their groups and checks type and zone references.
  * Names are found through berth_nameidx while loading (O(1) per object). */
 #include "autoscale/state.h"
+#include "k8s/k8s.h"
 
 #include "berth/time.h"
 #include "berth/grow.h"
@@ -287,15 +288,16 @@ static const berth_walker walker = {
 
 /* ---- the planner's per-node and per-pod tables, from the kube model ---- */
 
-/* pod_info of kube pod p: mirror, the safe-to-evict annotations (pods
- * berth_kube_expand generated have none). */
+/* pod_info of kube pod p: mirror, DaemonSet-owned, the restrict-scale-down
+ * label and the safe-to-evict annotations (pods berth_kube_expand
+ * generated have none). */
 static int pod_info_of(void *vm, berth_dec *d, uint32_t row_i, void *row)
 {
     (void)d;
     const berth_kpod *p = &((berth_autoscale *)vm)->kube.pods[row_i];
     berth_apod *ap = row;
     ap->mirror = p->mirror;
-    ap->daemon = p->owner_kind && !strcmp(p->owner_kind, "DaemonSet");
+    ap->daemon = k8s_pod_is_daemon(p);
     const char *r = berth_labels_get(&p->labels, BERTH_RESTRICT_SCALE_DOWN);
     ap->restrict_scale_down = r && !strcmp(r, "true");
     const char *v = berth_kube_annotation(p->annotations, BERTH_SAFE_TO_EVICT);
@@ -316,10 +318,9 @@ static int node_info_of(void *vm, berth_dec *d, uint32_t row_i, void *row)
     int64_t ms = 0;
     if (v && berth_time_parse(v, &ms)) {
         size_t p = berth_dec_push(d, "metadata.annotations");
-        berth_dec_push(d, BERTH_UNNEEDED_SINCE);
-        int rc = berth_dec_fail(d, berth_node_get(nd->annotations, BERTH_UNNEEDED_SINCE),
-                                "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'",
-                                v);
+        int rc = berth_dec_fail_field(
+            d, nd->annotations, BERTH_UNNEEDED_SINCE,
+            "expected an RFC 3339 time such as 2024-05-01T12:00:00Z, got '%s'", v);
         berth_dec_pop(d, p);
         return rc;
     }

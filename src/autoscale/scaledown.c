@@ -21,10 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Scale-down moves a pod unless it is a DaemonSet or mirror pod or is
+ * terminating (read by the timeline too). */
+int capacity_movable(const berth_autoscale *m, uint32_t pod)
+{
+    const berth_apod *ap = &m->pod_info[pod];
+    return !ap->daemon && !ap->mirror && !m->kube.pods[pod].terminating;
+}
+
 static int movable(const capacity_pass *s, uint32_t pod)
 {
-    const berth_apod *ap = &s->m->pod_info[pod];
-    return !ap->daemon && !ap->mirror && !s->m->kube.pods[pod].terminating;
+    return capacity_movable(s->m, pod);
 }
 
 /* max(cpu / allocatable cpu, mem / allocatable memory) of node c */

@@ -143,6 +143,7 @@ int capacity_add_scaledown(capacity_pass *s, uint32_t n, double util, const uint
 int64_t capacity_pdb_allowed(const berth_kcluster *k, const berth_kpdb *b);
 /* Not a DaemonSet, mirror or terminating pod. */
 int capacity_pod_movable(const capacity_pass *s, uint32_t pod);
+int capacity_movable(const berth_autoscale *m, uint32_t pod);
 /* cpu and memory requested by the movable pods on node n. O(pods). */
 void capacity_node_requests(const capacity_pass *s, uint32_t n, int64_t *cpu, int64_t *mem);
 /* max(cpu, memory) requested by movable pods over allocatable. */

@@ -273,8 +273,7 @@ static int launch(sim *s, uint32_t g, uint32_t t, const char *zone, berth_capaci
 
 static int movable(const sim *s, uint32_t pod)
 {
-    const berth_apod *ap = &s->m->pod_info[pod];
-    return !ap->daemon && !ap->mirror && !s->m->kube.pods[pod].terminating;
+    return capacity_movable(s->m, pod);
 }
 
 /* Drains node: the pods of moves go where the pass put them, movable pods

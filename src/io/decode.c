@@ -488,11 +488,8 @@ int berth_dec_skip(berth_dec *d, const berth_node *doc, const char *kind, const 
         return berth_skips_add(d->skips, kind, note)
                    ? berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file)
                    : 0;
-    size_t p = berth_dec_push(d, "kind");
-    int rc = berth_dec_fail(d, berth_node_get(doc, "kind"), "unknown kind '%s' (%s%s%s)", kind,
-                            note ? note : "", note ? "; " : "", known);
-    berth_dec_pop(d, p);
-    return rc;
+    return berth_dec_fail_field(d, doc, "kind", "unknown kind '%s' (%s%s%s)", kind,
+                                note ? note : "", note ? "; " : "", known);
 }
 
 int berth_skips_add(berth_skips *s, const char *kind, const char *note)
