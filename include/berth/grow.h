@@ -24,11 +24,15 @@ int berth_grow_bytes(void **p, size_t *cap, size_t need, size_t first);
  * nodes is ~500 MB): with 4 KB pages most of those reads also miss the
  * TLB. berth_advise_huge asks the kernel (madvise MADV_HUGEPAGE, for
  * transparent huge pages in "madvise" mode) to back the 2 MB-aligned
- * interior of [p, p + len) with 2 MB pages when it is first touched; it
+ * interior of [p, p + len) with 2 MB pages where it is touched next; it
  * does nothing below BERTH_HUGE_MIN bytes or where the call is not
- * available, and never changes the memory's contents. berth_grow and the
- * arena's blocks call it before they touch new memory. */
-#define BERTH_HUGE_MIN (8u * 1024u * 1024u)
+ * available, and never changes the memory's contents. berth_grow calls it
+ * before it zeroes a table's new part (a part realloc copied is already
+ * backed), the arena on a new block before first use. The minimum is
+ * glibc's largest dynamic mmap threshold (32 MB): larger blocks are
+ * mappings of their own, so the advice ends with them and never reaches
+ * the shared heap. */
+#define BERTH_HUGE_MIN (32u * 1024u * 1024u)
 void berth_advise_huge(void *p, size_t len);
 
 /* Open-addressing slot tables (linear probing; a slot holds an entry's

@@ -676,7 +676,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 {
     kube_sched *s = x->s;
     const fit_class *st = &x->classes[c->st];
-    uint32_t R = st->nrel, nb = R / FIT_BLOCK + 1, P; /* blocks: R parts and padding */
+    uint32_t R = st->nrel, nb = R ? (R + FIT_BLOCK - 1) / FIT_BLOCK : 1, P; /* blocks of parts */
     for (P = 1; P < nb; P *= 2)
         ;
     c->P = P;

@@ -6,6 +6,7 @@
  * verdict costs a column read and a table read per requirement instead of
  * a binary search over the node's label strings. */
 #include "kube/labelcols.h"
+#include "berth/grow.h"
 #include "berth/error.h"
 #include "berth/hash.h"
 #include "berth/labels.h"
@@ -82,21 +83,6 @@ uint32_t kube_labelcols_ncols(const kube_labelcols *c)
     return c ? c->ncols : 0;
 }
 
-static int grow(void **p, uint32_t *cap, uint32_t want, size_t size)
-{
-    if (want <= *cap)
-        return 0;
-    uint32_t nc = *cap ? *cap : 8;
-    while (nc < want)
-        nc *= 2;
-    void *q = realloc(*p, (size_t)nc * size);
-    if (!q)
-        return BERTH_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
-
 /* Builds key's column: one label lookup per node, values interned. */
 static int build(kube_labelcols *c, lc_col *col)
 {
@@ -110,7 +96,7 @@ static int build(kube_labelcols *c, lc_col *col)
     col->vals[0] = NULL;
     col->nvals = 0;
     uint32_t tcap = 32;
-    if (grow((void **)&c->vtab, &c->vcap, tcap, sizeof *c->vtab))
+    if (berth_grow((void **)&c->vtab, &c->vcap, tcap, sizeof *c->vtab, 0))
         return BERTH_ENOMEM;
     memset(c->vtab, 0, tcap * sizeof *c->vtab);
     for (uint32_t n = 0; n < N; n++) {
@@ -137,7 +123,7 @@ static int build(kube_labelcols *c, lc_col *col)
             c->vtab[i] = id;
             if (col->nvals * 2 > tcap) { /* rehash at half full */
                 tcap *= 2;
-                if (grow((void **)&c->vtab, &c->vcap, tcap, sizeof *c->vtab))
+                if (berth_grow((void **)&c->vtab, &c->vcap, tcap, sizeof *c->vtab, 0))
                     return BERTH_ENOMEM;
                 memset(c->vtab, 0, tcap * sizeof *c->vtab);
                 for (uint32_t u = 1; u <= col->nvals; u++) {
@@ -183,7 +169,7 @@ static uint32_t column(kube_labelcols *c, const char *key)
         c->ctab = t;
         c->ccap = nc;
     }
-    if (grow((void **)&c->cols, &c->capcols, c->ncols + 1, sizeof *c->cols))
+    if (berth_grow((void **)&c->cols, &c->capcols, c->ncols + 1, sizeof *c->cols, 0))
         return UINT32_MAX;
     lc_col *col = &c->cols[c->ncols];
     memset(col, 0, sizeof *col);
@@ -218,8 +204,9 @@ int kube_labelcols_affinity(kube_labelcols *c, const berth_kpod *p, const uint32
             return 1;
         nchk += tm->nexprs;
     }
-    if (grow((void **)&c->chk, &c->capchk, nchk + 1, sizeof *c->chk) ||
-        grow((void **)&c->tend, &c->captend, (req ? p->nreq_terms : 0) + 1, sizeof *c->tend))
+    if (berth_grow((void **)&c->chk, &c->capchk, nchk + 1, sizeof *c->chk, 0) ||
+        berth_grow((void **)&c->tend, &c->captend, (req ? p->nreq_terms : 0) + 1,
+                   sizeof *c->tend, 0))
         return BERTH_ENOMEM;
     /* the columns first (a table's size is its column's value count) */
     uint32_t cols[64], *colp = cols, *heap = NULL;

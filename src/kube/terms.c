@@ -1291,60 +1291,16 @@ int kube_terms_node_changed(kube_sched *s, uint32_t n)
     free(t->naff.vec);
     t->naff.vec = NULL;
     t->naff.n = 0;
-    /* the classes hold node-affinity columns */
-    pclass_clear(t);
+    /* the classes' node-affinity columns were those vectors (nothing else a
+     * class keeps depends on node labels) */
+    for (uint32_t i = 0; i < t->npcl; i++) {
+        t->pcl[i].aff_known = 0;
+        t->pcl[i].aff_ok = NULL;
+    }
     return 0;
 }
 
 /* ---- node inclusion (PodTopologySpread policies) ---- */
-
-/* every requirement of term parses (a term with one that does not
- * matches no node) */
-static int node_term_valid(const berth_kterm *term)
-{
-    for (uint32_t i = 0; i < term->nexprs; i++)
-        if (berth_requirement_validate(&term->exprs[i], NULL))
-            return 0;
-    return 1;
-}
-
-static int node_term_matches(const berth_kterm *term, int valid, const berth_knode *nd)
-{
-    if (!valid || (!term->nexprs && !term->nfields))
-        return 0;
-    for (uint32_t i = 0; i < term->nexprs; i++)
-        if (!berth_requirement_matches(&term->exprs[i], &nd->labels))
-            return 0;
-    berth_label nl = {"metadata.name", nd->name};
-    berth_labels fl = {&nl, 1};
-    for (uint32_t i = 0; i < term->nfields; i++)
-        if (!berth_requirement_matches(&term->fields[i], &fl))
-            return 0;
-    return 1;
-}
-
-/* nodeSelector and required node affinity (GetRequiredNodeAffinity);
- * valid: node_term_valid of the first 64 terms, bit i for term i (checked
- * once per pod, not once per node) */
-static int node_affinity_matches(const berth_kpod *p, uint64_t valid, const berth_knode *nd)
-{
-    for (uint32_t i = 0; i < p->node_selector.n; i++) {
-        const char *v = berth_labels_get(&nd->labels, p->node_selector.items[i].key);
-        const char *want = p->node_selector.items[i].value ? p->node_selector.items[i].value : "";
-        if (!v || strcmp(v, want))
-            return 0;
-    }
-    if (p->has_req_affinity) {
-        for (uint32_t i = 0; i < p->nreq_terms; i++)
-            if (node_term_matches(&p->req_terms[i],
-                                  i < 64 ? (int)(valid >> i & 1)
-                                         : node_term_valid(&p->req_terms[i]),
-                                  nd))
-                return 1;
-        return 0;
-    }
-    return 1;
-}
 
 /* per-node match of p's required node affinity (entry nnodes: 1 when every
  * node matches); NULL when p has none */
@@ -1398,11 +1354,9 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
         }
         v = t->tmp_aff;
     }
-    uint64_t valid = 0;
-    for (uint32_t i = 0; i < p->nreq_terms && i < 64; i++)
-        valid |= (uint64_t)node_term_valid(&p->req_terms[i]) << i;
+    /* GetRequiredNodeAffinity(pod).Match(node): NodeAffinity's own matcher */
     for (uint32_t n = 0; n < t->nnodes; n++)
-        v[n] = (uint8_t)node_affinity_matches(p, valid, &s->k->nodes[n]);
+        v[n] = (uint8_t)berth_kube_node_affinity_matches(p, &s->k->nodes[n]);
     /* past the nodes: every node matches (read by pts_totals per pod) */
     v[t->nnodes] = !memchr(v, 0, t->nnodes);
     return v;

@@ -284,7 +284,8 @@ struct kube_terms {
     uint32_t *wl_cand, wl_capcand;  /* scratch: one pod's candidates */
     uint32_t *stamp, serial;      /* per pod: last walk that visited it */
     /* pod classes (kube_pclass) by key hash: slot = class + 1, 0 empty;
-     * all dropped when full (KUBE_PCLASS_MAX) or when node labels change */
+     * all dropped when full (KUBE_PCLASS_MAX); when node labels change
+     * only their node-affinity columns (aff_known) are */
     kube_pclass *pcl;
     uint32_t npcl, cappcl;
     uint32_t *pslot, cappslot;
