@@ -1954,6 +1954,14 @@ static void pclass_free(kube_terms *t)
 
 /* the class's carrier signatures into q->carr: the kept list while no
  * carrier signature was made since, else found again and kept */
+/* The carrier signatures whose terms select pod `pod` into q->carr
+ * (appended). */
+static int collect_carriers(kube_sched *s, kube_terms_req *q, uint32_t pod)
+{
+    sig_walk w = {pod, &q->carr, &q->ncarr, &q->capcarr};
+    return index_visit(s, &s->terms->idx[KUBE_SIG_CARRIER], &s->k->pods[pod], visit_collect, &w);
+}
+
 static int pclass_carriers(kube_sched *s, kube_terms_req *q, kube_pclass *c)
 {
     kube_terms *t = s->terms;
@@ -1967,8 +1975,7 @@ static int pclass_carriers(kube_sched *s, kube_terms_req *q, kube_pclass *c)
         return 0;
     }
     q->ncarr = 0;
-    sig_walk w = {q->pod, &q->carr, &q->ncarr, &q->capcarr};
-    int rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], &s->k->pods[q->pod], visit_collect, &w);
+    int rc = collect_carriers(s, q, q->pod);
     if (rc || grow((void **)&c->carr, &c->capcarr, q->ncarr + 1, sizeof *c->carr))
         return rc ? rc : BERTH_ENOMEM;
     if (q->ncarr)
@@ -2114,9 +2121,8 @@ static int prepare_pod(kube_sched *s, kube_terms_req *q, uint32_t pod, kube_pcla
     if (!p->nspread && !p->naff_req && !p->nanti_req && !p->naff_pref && !p->nanti_pref) {
         /* no constraints or terms of its own: little to resolve, no class */
         rc = prepare_spread(s, q, pod);
-        sig_walk w = {pod, &q->carr, &q->ncarr, &q->capcarr};
-        if (!rc && t->idx[KUBE_SIG_CARRIER].total)
-            rc = index_visit(s, &t->idx[KUBE_SIG_CARRIER], p, visit_collect, &w);
+        if (!rc)
+            rc = collect_carriers(s, q, pod);
         return rc ? rc : carrier_refs(s, q);
     }
     size_t n = pclass_key(s, t, pod);
