@@ -8,6 +8,7 @@
 #include "berth/pool.h"
 #include "kube/fastpath.h"
 #include "kube/state.h"
+#include "core/invariant.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,6 +595,11 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
                    uint32_t nspare, int pending_view, berth_error *e)
 {
     memset(L, 0, sizeof *L);
+    /* preemption writes its victims and the preemptor into the pods
+     * (kube/preempt.c), which a pending view (a what-if session over the
+     * caller's read-only table) must never do: sessions do not offer it */
+    if (NEVER(pending_view && opt->preempt))
+        return berth_error_set(e, BERTH_EINTERNAL, "preemption in a what-if session");
     L->opt = opt;
     berth_kube_default_profile(k, &L->defprof);
     const berth_kprofile *first = opt->profile ? opt->profile
