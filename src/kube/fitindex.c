@@ -7,13 +7,13 @@
  * Per class and node: the first static filter that rejects it (with its
  * reason group), and `part`, the weighted NodeResourcesFit and
  * BalancedAllocation (and ImageLocality) score where the node is a
- * candidate that passes every filter, else INT32_MIN; a max tree over
- * blocks of 16 parts (one cache line each) gives the kube fast path's pick
- * (argmax, first node on ties) in O(log N), and an empty tree answers
- * "fits nowhere" at once. The tree has a leaf per block, not per node, so
- * a class costs ~8.5 bytes per relevant node (part and group) where a
- * per-node tree cost ~16-24: at 50 k nodes the classes in use stay within
- * the last-level cache (docs/autoscale.md "Performance"). Each node's
+ * candidate that passes every filter, else none; a max tree over
+ * blocks of 16 nodes gives the kube fast path's pick (argmax, first node
+ * on ties) in O(log N), and an empty tree answers "fits nowhere" at once.
+ * A block holds its 16 nodes' parts (int16) and reason groups (uint16) in
+ * one cache line, and the tree has a leaf per block, not per node, so a
+ * class costs ~4.3 bytes per relevant node and bringing a node up to date
+ * reads one line per class (docs/autoscale.md "Performance"). Each node's
  * reason group (first rejecting plugin slot and reason code, as
  * count_reasons in kube/sched.c groups them) is counted per class, so the
  * FitError text is built from the counts (O(groups)) and kept until one
@@ -31,6 +31,7 @@
  * them). */
 #include "kube/fitindex.h"
 #include "berth/grow.h"
+#include "core/invariant.h"
 #include "berth/hash.h"
 #include "kube/fastpath.h"
 #include "kube/labelcols.h"
@@ -48,7 +49,16 @@
 #define FIT_MAX_REASONS 64  /* KUBE_MAX_REASONS of kube/sched.c */
 #define FIT_REASON_TEXT 160 /* its reason_count.text */
 #define FIT_NONE UINT32_MAX
-#define FIT_BLOCK 16u       /* parts per leaf of a class's max tree (64 bytes) */
+#define FIT_BLOCK 16u       /* nodes per block: a leaf of a class's max tree */
+#define FIT_PNONE INT16_MIN /* a part: not feasible now */
+#define FIT_GNONE UINT16_MAX /* a class's per-node group: none */
+
+/* FIT_BLOCK relevant nodes of a class: their parts and groups in one cache
+ * line, so bringing a node up to date reads one line per class */
+typedef struct fit_block {
+    int16_t part[FIT_BLOCK];
+    uint16_t grp[FIT_BLOCK];
+} fit_block;
 
 /* A reason group of a class: nodes whose first rejecting filter slot and
  * reason code (or, for plugins without codes, text) are the same share
@@ -72,20 +82,21 @@ typedef struct fit_class {
     uint32_t st;          /* a class: its static entry (shared by the
                            * classes that differ only in requests) */
     uint64_t pos;         /* change log consumed */
-    /* per relevant node of the static entry (by its position in rlist):
-     * part (INT32_MIN: not feasible now) and the group it is counted in
-     * (FIT_NONE: none; the other nodes count in their static group while
-     * candidates); part is padded with INT32_MIN to whole blocks of
-     * FIT_BLOCK (64-byte aligned); a max tree over the blocks' maxima,
-     * leaves at [P, 2P) (P: a power of two, at least the blocks) */
-    int32_t *part;
-    int32_t *tree;
+    /* per relevant node of the static entry (by its position in rlist),
+     * in blocks of FIT_BLOCK (64 bytes, aligned): part (FIT_PNONE: not
+     * feasible now; a part is at most 100 x the part's weights, which
+     * build() keeps within int16) and the group it is counted in
+     * (FIT_GNONE: none; the other nodes count in their static group while
+     * candidates); the last block padded with FIT_PNONE; a max tree over
+     * the blocks' maxima, leaves at [P, 2P) (P: a power of two, at least
+     * the blocks) */
+    fit_block *blk;
+    int16_t *tree;
     uint32_t P;
     /* static entry: per node, the group of its first static rejection
      * (FIT_NONE: none) and that filter's slot + 1 (0: passes) */
     uint32_t *sgrp;
     uint8_t *sslot;
-    uint32_t *grp;
     /* static entry: nodes whose part or reason depends on the dynamic state
      * (no static filter before NodeResourcesFit rejects them): a bitmap and
      * a list;
@@ -209,6 +220,16 @@ static int build(kube_fitidx *x)
     }
     if (wsum > INT32_MAX / 200)
         return 0;
+    /* a part (NodeResourcesFit, BalancedAllocation, ImageLocality: each
+     * 0..100) is an int16 in the class's blocks */
+    int64_t psum = 0;
+    for (uint32_t j = 0; j < ns; j++)
+        if (x->score_of[j] == BERTH_KP_NODE_RESOURCES_FIT ||
+            x->score_of[j] == BERTH_KP_BALANCED_ALLOCATION ||
+            x->score_of[j] == BERTH_KP_IMAGE_LOCALITY)
+            psum += x->weights[j];
+    if (psum * 100 > INT16_MAX)
+        return 0;
     x->prof.filters = x->filters;
     x->prof.nfilters = nf;
     x->prof.scores = x->scores;
@@ -222,11 +243,10 @@ static int build(kube_fitidx *x)
 static void class_free(fit_class *c)
 {
     free(c->key);
-    free(c->part);
+    free(c->blk);
     free(c->tree);
     free(c->sgrp);
     free(c->sslot);
-    free(c->grp);
     free(c->rel);
     free(c->rlist);
     free(c->rpos);
@@ -423,26 +443,36 @@ static int inert(const kube_req *r)
 
 /* The largest of a block's FIT_BLOCK parts (a loop the compiler turns into
  * vector maxima). */
-static int32_t block_max(const int32_t *b)
+static int16_t block_max(const int16_t *b)
 {
-    int32_t m = b[0];
+    int16_t m = b[0];
     for (uint32_t k = 1; k < FIT_BLOCK; k++)
         m = b[k] > m ? b[k] : m;
     return m;
 }
 
+static int16_t *part_at(fit_class *c, uint32_t pos)
+{
+    return &c->blk[pos / FIT_BLOCK].part[pos % FIT_BLOCK];
+}
+
+static uint16_t *grp_at(fit_class *c, uint32_t pos)
+{
+    return &c->blk[pos / FIT_BLOCK].grp[pos % FIT_BLOCK];
+}
+
 /* part[pos] = v, and the tree up to date: its block's leaf, then the
  * ancestors while their maximum changes. */
-static void tree_set(fit_class *c, uint32_t pos, int32_t v)
+static void tree_set(fit_class *c, uint32_t pos, int16_t v)
 {
-    c->part[pos] = v;
+    *part_at(c, pos) = v;
     uint32_t i = c->P + pos / FIT_BLOCK;
-    int32_t m = block_max(c->part + pos / FIT_BLOCK * FIT_BLOCK);
+    int16_t m = block_max(c->blk[pos / FIT_BLOCK].part);
     if (c->tree[i] == m)
         return;
     c->tree[i] = m;
     for (i /= 2; i; i /= 2) {
-        int32_t l = c->tree[2 * i], r = c->tree[2 * i + 1];
+        int16_t l = c->tree[2 * i], r = c->tree[2 * i + 1];
         m = l > r ? l : r;
         if (c->tree[i] == m)
             break;
@@ -457,7 +487,7 @@ static uint32_t tree_argmax(const fit_class *c)
     uint32_t i = 1;
     while (i < c->P)
         i = c->tree[2 * i] == c->tree[i] ? 2 * i : 2 * i + 1;
-    const int32_t *b = c->part + (size_t)(i - c->P) * FIT_BLOCK;
+    const int16_t *b = c->blk[i - c->P].part;
     uint32_t k = 0;
     while (b[k] != c->tree[1])
         k++;
@@ -539,8 +569,10 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
      * walked in step, no per-node mark) */
     for (uint32_t i = 0; i < nfit; i++) {
         uint32_t at = st->rpos[fit[i]];
-        int32_t v = (int32_t)x->col2[i];
-        if (c->part[at] != v)
+        if (NEVER(x->col2[i] < 0 || x->col2[i] > INT16_MAX))
+            return BERTH_EINTERNAL; /* scores are 0..100 and build() bounds the weights */
+        int16_t v = (int16_t)x->col2[i];
+        if (*part_at(c, at) != v)
             tree_set(c, at, v);
     }
     int oom = 0;
@@ -552,8 +584,8 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         int failed_fit = 0; /* a candidate passing the static filters that does not fit */
         if (qi < nq && q[qi] == n)
             failed_fit = x->verdict[qi++] != BERTH_FIT;
-        if (!fits && c->part[at] != INT32_MIN)
-            tree_set(c, at, INT32_MIN);
+        if (!fits && *part_at(c, at) != FIT_PNONE)
+            tree_set(c, at, FIT_PNONE);
         /* the first rejecting filter: NodeResourcesFit's when it ran and
          * failed, else the static one */
         uint32_t g = FIT_NONE;
@@ -563,12 +595,18 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
             else if (st->sslot[n])
                 g = st->sgrp[n];
         }
-        if (g != c->grp[at]) {
-            if (c->grp[at] != FIT_NONE)
-                c->groups[c->grp[at]].count--;
+        uint16_t *cg = grp_at(c, at);
+        uint16_t g16 = g == FIT_NONE ? FIT_GNONE : (uint16_t)g;
+        if (g != FIT_NONE && g >= FIT_GNONE) {
+            c->ok = 0; /* more groups than a block holds: the session answers */
+            continue;
+        }
+        if (g16 != *cg) {
+            if (*cg != FIT_GNONE)
+                c->groups[*cg].count--;
             if (g != FIT_NONE)
                 c->groups[g].count++;
-            c->grp[at] = g;
+            *cg = g16;
             free(c->text);
             c->text = NULL;
         }
@@ -680,12 +718,10 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
     for (P = 1; P < nb; P *= 2)
         ;
     c->P = P;
-    c->part = aligned_alloc(FIT_BLOCK * sizeof *c->part,
-                            (size_t)nb * FIT_BLOCK * sizeof *c->part);
+    c->blk = aligned_alloc(sizeof *c->blk, (size_t)nb * sizeof *c->blk);
     c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
-    c->grp = malloc((R ? R : 1) * sizeof *c->grp);
     c->groups = malloc((st->ngroups ? st->ngroups : 1) * sizeof *c->groups);
-    if (!c->part || !c->tree || !c->grp || !c->groups)
+    if (!c->blk || !c->tree || !c->groups)
         return BERTH_ENOMEM;
     c->capgroups = st->ngroups ? st->ngroups : 1;
     for (uint32_t g = 0; g < st->ngroups; g++) {
@@ -696,14 +732,19 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
             return BERTH_ENOMEM;
         c->ngroups++;
     }
-    x->bytes += (size_t)R * 4 + (size_t)nb * FIT_BLOCK * 4 + 8 * (size_t)P;
-    for (uint32_t i = 0; i < nb * FIT_BLOCK; i++)
-        c->part[i] = INT32_MIN;
-    for (uint32_t i = 0; i < R; i++)
-        c->grp[i] = FIT_NONE;
+    x->bytes += (size_t)nb * sizeof *c->blk + 4 * (size_t)P;
+    for (uint32_t b = 0; b < nb; b++)
+        for (uint32_t k = 0; k < FIT_BLOCK; k++) {
+            c->blk[b].part[k] = FIT_PNONE;
+            c->blk[b].grp[k] = FIT_GNONE;
+        }
     for (uint32_t i = 0; i < 2 * P; i++)
-        c->tree[i] = INT32_MIN;
-    c->ok = 1;
+        c->tree[i] = FIT_PNONE;
+    /* its groups' ids must fit a block's (the NodeResourcesFit ones come
+     * on top): else the session answers */
+    c->ok = st->ngroups < FIT_GNONE / 2;
+    if (!c->ok)
+        return 0;
     c->pos = x->nlog;
     c->ncand = s->ncand;
     return refresh(x, c, r, st->rlist, st->nrel);
@@ -960,7 +1001,9 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
         goto out;
     if ((rc = catch_up(x, c, &r)))
         goto out;
-    if (c->tree[1] == INT32_MIN) {
+    if (!c->ok)
+        goto out; /* refresh met more reason groups than a block holds */
+    if (c->tree[1] == FIT_PNONE) {
         /* fits nowhere: the text from the counts (kept while they hold) */
         if (c->text && c->tver != x->classes[c->st].sver) {
             free(c->text);
