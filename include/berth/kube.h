@@ -119,41 +119,56 @@ typedef struct berth_kloc {
 } berth_kloc;
 
 typedef struct berth_kpod {
+    /* The fields a placement reads for every pod come first, so that
+     * scheduling and the planners read about six cache lines of the
+     * record, not its fifteen (at 500 k pods the table is 500 MB, read
+     * at random: docs/ARCHITECTURE.md "Performance"). */
     const char *ns, *name;
     berth_labels labels;
     int64_t priority;             /* spec.priority, 0 when missing; else resolved from
                                    * the class by berth_kube_expand */
-    int has_priority;             /* spec.priority was given (kept as the API server stored it) */
-    const char *priority_class;   /* spec.priorityClassName (NULL: none); berth_kube_expand sets
-                                   * the globalDefault class's name for pods without one */
-    berth_kloc priority_class_at; /* where spec.priorityClassName was read */
-    int preemption_policy;             /* 0 PreemptLowerPriority (default), 1 Never (spec.preemptionPolicy) */
     int64_t created;              /* creationTimestamp, seconds since the epoch */
-    int has_created;
-    int64_t started;              /* status.startTime, seconds since the epoch */
-    int has_started;
-    uint32_t order;               /* input order */
     const char *scheduler_name;   /* spec.schedulerName, default "default-scheduler" */
     const char *node_name;        /* spec.nodeName: bound when set and the node exists */
-    int assumed;                  /* node_name was set by berth_kube_schedule */
-    int terminating;              /* metadata.deletionTimestamp set */
     berth_kcontainer *containers, *init;
     uint32_t ncontainers, ninit;
-    int64_t overhead[BERTH_KUBE_MAX_RES];
+    uint32_t order;               /* input order */
+    int has_created;
+    int assumed;                  /* node_name was set by berth_kube_schedule */
+    int terminating;              /* metadata.deletionTimestamp set */
     berth_labels node_selector;
     berth_kterm *req_terms;       /* required node affinity terms (ORed) */
     uint32_t nreq_terms;
     int has_req_affinity;         /* required node affinity present (even with 0 terms) */
     berth_kpref_term *pref_terms;
     uint32_t npref_terms;
-    berth_toleration *tols;
     uint32_t ntols;
+    berth_toleration *tols;
     berth_kspread *spread;
     uint32_t nspread;
+    uint32_t nports;
     berth_kaffinity_term *aff_req, *aff_pref, *anti_req, *anti_pref;
     uint32_t naff_req, naff_pref, nanti_req, nanti_pref;
     berth_kport *ports;
-    uint32_t nports;
+    const struct berth_kvolume_zone *vol_zones;
+    uint32_t nvol_zones;
+    berth_qos qos;
+    const char *vol_error;        /* "persistentvolumeclaim \"x\" not found", or NULL */
+    /* computed by berth_kube_pod_requests() at load */
+    int64_t demand[2];            /* cpu, memory: the sum over its containers of the larger
+                                   * of request and limit (the usage-aware profile's
+                                   * configured size, SPEC 2.4) */
+    int64_t req[BERTH_KUBE_MAX_RES];    /* effective request (filter, balanced) */
+    int64_t req_nz[BERTH_KUBE_MAX_RES]; /* with the scoring defaults for cpu/memory */
+    /* read when a pod is explained, preempts or is planned for */
+    int has_priority;             /* spec.priority was given (kept as the API server stored it) */
+    const char *priority_class;   /* spec.priorityClassName (NULL: none); berth_kube_expand sets
+                                   * the globalDefault class's name for pods without one */
+    berth_kloc priority_class_at; /* where spec.priorityClassName was read */
+    int preemption_policy;             /* 0 PreemptLowerPriority (default), 1 Never (spec.preemptionPolicy) */
+    int64_t started;              /* status.startTime, seconds since the epoch */
+    int has_started;
+    int64_t overhead[BERTH_KUBE_MAX_RES];
     const char *owner_kind, *owner_name;
     const char *owner_uid;        /* the controller ownerReference's uid, NULL when none */
     /* "<Kind>/<namespace>/<name>" of the workload the pod belongs to (a pod
@@ -167,19 +182,12 @@ typedef struct berth_kpod {
     /* PersistentVolumeClaims (spec.volumes[].persistentVolumeClaim.claimName,
      * in order) and, resolved through the cluster's PVCs and PVs when
      * loading ends (VolumeZone, SPEC 2.5): the zone constraints of the bound
-     * PVs, or the error that rejects every node (a claim or volume not in
-     * the input). */
+     * PVs (vol_zones, nvol_zones above), or the error that rejects every
+     * node (vol_error above: a claim or volume not in the input). */
     const char **claims;
     uint32_t nclaims;
-    const struct berth_kvolume_zone *vol_zones;
-    uint32_t nvol_zones;
-    const char *vol_error;        /* "persistentvolumeclaim \"x\" not found", or NULL */
     int64_t usage[BERTH_KUBE_MAX_RES];  /* observed usage (usage-aware profile) */
     int has_usage;
-    /* computed by berth_kube_pod_requests() at load */
-    int64_t req[BERTH_KUBE_MAX_RES];    /* effective request (filter, balanced) */
-    int64_t req_nz[BERTH_KUBE_MAX_RES]; /* with the scoring defaults for cpu/memory */
-    berth_qos qos;
     /* ObjectMeta and status beyond scheduling, decoded once by the kube
      * loader (kube/load_pod.c) for the planners (disrupt, autoscale); zero
      * for pods berth_kube_expand generates */

@@ -131,5 +131,11 @@ void berth_kube_pod_requests(const berth_kcluster *k, berth_kpod *pod)
         pod->req_nz[r] = r == BERTH_KRES_CPU || r == BERTH_KRES_MEMORY ? pod_request(pod, r, 1)
                                                                        : pod->req[r];
     }
+    pod->demand[0] = pod->demand[1] = 0;
+    for (uint32_t c = 0; c < pod->ncontainers; c++) {
+        const berth_kcontainer *ct = &pod->containers[c];
+        for (int r = 0; r < 2; r++)
+            pod->demand[r] += ct->req[r] > ct->lim[r] ? ct->req[r] : ct->lim[r];
+    }
     pod->qos = pod_qos(pod);
 }

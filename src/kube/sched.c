@@ -45,12 +45,8 @@ static int cmp_node_name(const void *a, const void *b)
 
 void kube_pod_demand(const berth_kpod *p, int64_t out[2])
 {
-    out[0] = out[1] = 0;
-    for (uint32_t c = 0; c < p->ncontainers; c++) {
-        const berth_kcontainer *ct = &p->containers[c];
-        for (int r = 0; r < 2; r++)
-            out[r] += ct->req[r] > ct->lim[r] ? ct->req[r] : ct->lim[r];
-    }
+    out[0] = p->demand[0];
+    out[1] = p->demand[1];
 }
 
 /* ---- columns ---- */

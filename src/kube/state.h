@@ -177,8 +177,9 @@ void kube_queue_sort(const berth_kcluster *k, uint32_t *queue, uint32_t n);
 
 /* Node index by name, BERTH_KUBE_NONE when absent. */
 uint32_t kube_node_by_name(const kube_sched *s, const char *name);
-/* A pod's configured size for usage accounting: per container the larger
- * of request and limit, summed (cpu millicores [0], memory bytes [1]). */
+/* A pod's configured size for usage accounting (berth_kpod.demand, made
+ * by berth_kube_pod_requests: per container the larger of request and
+ * limit, summed; cpu millicores [0], memory bytes [1]). */
 void kube_pod_demand(const berth_kpod *p, int64_t out[2]);
 
 /* ---- kube/terms.c: topology keys, spread and inter-pod affinity ---- */

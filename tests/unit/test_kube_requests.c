@@ -1,6 +1,6 @@
 /* tests/unit/test_kube_requests.c - pod requests (SPEC 2.5 "Pod
  * requests": regular containers, sidecars in order, init containers,
- * overhead), the scoring-only non-zero requests (100m / 200Mi for a
+ * overhead), the usage-aware demand, the scoring-only non-zero requests (100m / 200Mi for a
  * missing key, explicit 0 kept), QoS classes (SPEC 2.1), the built-in
  * profiles and vSphere Pod sizes (SPEC 2.3). Pods are loaded from YAML so
  * the loader's defaulting is covered too. */
@@ -63,6 +63,27 @@ static void test_regular_sum(void **st)
     assert_int_equal(p->req[gpu], 1);
     assert_int_equal(p->req_nz[gpu], 1);
     assert_int_equal(p->qos, BERTH_QOS_BURSTABLE);
+    berth_kube_free(&c.k);
+}
+
+/* demand (the usage-aware profile's configured size, SPEC 2.4): per
+ * container the larger of request and limit, summed over the regular
+ * containers; a limit alone counts, init containers do not */
+static void test_demand(void **st)
+{
+    (void)st;
+    char b[4096];
+    kc c;
+    load(&c, pod_yaml(b, sizeof b,
+                      "\n  - {name: a, resources: {requests: {cpu: 250m, memory: 64Mi}, "
+                      "limits: {cpu: 500m, memory: 64Mi}}}"
+                      "\n  - {name: b, resources: {requests: {cpu: \"1\", memory: 1Gi}}}"
+                      "\n  - {name: c, resources: {limits: {cpu: 300m, memory: 128Mi}}}",
+                      "\n  - {name: i, resources: {requests: {cpu: \"8\", memory: 8Gi}}}\n",
+                      NULL));
+    berth_kpod *p = &c.k.pods[0];
+    assert_int_equal(p->demand[0], 500 + 1000 + 300);
+    assert_int_equal(p->demand[1], 64 * MI + GI + 128 * MI);
     berth_kube_free(&c.k);
 }
 
@@ -268,7 +289,8 @@ static void test_vsphere(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_regular_sum),    cmocka_unit_test(test_init_and_sidecars),
+        cmocka_unit_test(test_regular_sum),    cmocka_unit_test(test_demand),
+        cmocka_unit_test(test_init_and_sidecars),
         cmocka_unit_test(test_nonzero_defaults), cmocka_unit_test(test_qos),
         cmocka_unit_test(test_profiles),       cmocka_unit_test(test_vsphere),
     };
