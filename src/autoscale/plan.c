@@ -415,6 +415,14 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
     for (uint32_t p = 0; p < k->npods; p++) {
         s->pod_node[p] = BERTH_KUBE_NONE;
         const char *nn = k->pods[p].node_name;
+        if (!nn && !k->pods[p].terminating) {
+            if (berth_grow((void **)&s->pending, &s->cappending, s->npending + 1,
+                           sizeof *s->pending, 0)) {
+                free(idx);
+                return BERTH_ENOMEM;
+            }
+            s->pending[s->npending++] = p;
+        }
         if (!nn || k->pods[p].terminating)
             continue;
         if (last != BERTH_KUBE_NONE && !strcmp(k->nodes[last].name, nn)) {
@@ -443,6 +451,7 @@ void capacity_pass_free(capacity_pass *s)
     free(s->node_res);
     free(s->node_res_cost);
     free(s->pod_node);
+    free(s->pending);
     free(s->res_left);
     free(s->vng_nodes);
     free(s->lab);

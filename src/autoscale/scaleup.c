@@ -3889,10 +3889,9 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
         goto out;
     }
     /* 1. pending pods onto existing nodes through the kube scheduler */
-    uint32_t np = 0;
-    for (uint32_t i = 0; i < k->npods; i++)
-        if (!k->pods[i].node_name && !k->pods[i].terminating)
-            pend[np++] = i;
+    uint32_t np = s->npending; /* found by capacity_pass_init, in pod order */
+    if (np)
+        memcpy(pend, s->pending, np * sizeof *pend);
     /* (the reasons of this step are not used: the rounds give their own) */
     if (s->reference) {
         if ((rc = capacity_schedule(s, pend, np, 0, placed, why)))

@@ -30,6 +30,9 @@ typedef struct capacity_pass {
     capacity_node *n;             /* existing nodes first (kube order), then new ones */
     uint32_t nn, capn, nexisting;
     uint32_t *pod_node;           /* per kube pod: capacity node index or NONE */
+    uint32_t *pending;            /* the pending pods (no spec.nodeName, not terminating),
+                                   * in pod order: found by the pass's one walk over the pods */
+    uint32_t npending, cappending;
     double *res_left;             /* per reservation: units (count) or $/h (commitment) left */
     int *node_res;                /* per node: reservation it consumes, -1 none */
     double *node_res_cost;        /* per node: what it took from that reservation */
