@@ -1572,6 +1572,8 @@ static int64_t wl_candidates(const kube_sched *s, kube_terms *t, const berth_kpo
 {
     if (!t->wl_ready && wl_index(s, t))
         return -1;
+    if (!t->wl_ngeneral && !t->wl_nb)
+        return 0; /* no workload selects a pod: its labels need no look-up */
     uint32_t n = 0;
     char buf[640];
     for (uint32_t pass = 0; pass < 2; pass++) {
