@@ -571,7 +571,6 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             sd_workers_ask(wk, &plan, k, qs, nq);
         }
         int took = -1;
-        if (getenv("SD_DEBUG")) fprintf(stderr, "wave nq=%u ni=%u\n", nq, ni);
         for (uint32_t i = 0; i < ni && took < 0; i++) {
             const sd_item *it = &items[i];
             if (it->q < 0) {
