@@ -10,7 +10,11 @@
  * removal would break the group's headroom. DaemonSet pods are ignored.
  * The fast path asks the kube scheduler through one what-if session for
  * all candidates (per-node pod lists, utilisation in one pass); the plain
- * path (reference) schedules a view per candidate. Same decisions. */
+ * path (reference) schedules a view per candidate. Same decisions. With
+ * threads, 1,024 nodes or more, the fast path asks the what-if questions of
+ * several candidates at once on worker sessions and keeps the answers up to
+ * the first acceptance (parallel.c; docs/autoscale.md "Threads"): the same
+ * plan for every thread count. */
 #include "autoscale/scaledown.h"
 
 #include "berth/cancel.h"
