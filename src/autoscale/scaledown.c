@@ -385,7 +385,7 @@ static int decide(capacity_pass *s, const sd_question *q, int unplaced, char *re
     }
     int all = q->all;
     if (!all)
-        snprintf(reason, size, "%s", q->reason);
+        memcpy(reason, q->reason, size < sizeof q->reason ? size : sizeof q->reason);
     if (all) {
         for (uint32_t i = 0; i < q->npods; i++)
             capacity_place(s, q->pods[i], q->placed[i]);
@@ -521,7 +521,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
      * one (the rest asked again). One thread: a wave is one question, the
      * sequential walk. */
     int par = fast > 0 && sd_par_on(s);
-    uint32_t down0 = s->plan->ndown, run = 0, asked = 0;
+    uint32_t down0 = s->plan->ndown, run = 0, asked = 0, pdb_of = BERTH_KUBE_NONE;
     for (uint32_t ci = 0; ci < nc;) {
         uint32_t width = 1;
         if (par && asked >= SD_WARMUP)
@@ -543,6 +543,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             q->pods = pods + off;
             q->placed = placed + off;
             q->why = why + off;
+            pdb_of = BERTH_KUBE_NONE;
             precheck(s, n, fast, head, next, q, pdb_left, pdb_need, reason, sizeof reason);
             if (*reason) {
                 if (!nq) { /* no question before it: kept */
@@ -550,12 +551,15 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                         goto out;
                     continue;
                 }
-                items[ni] = (sd_item){.ci = ci - 1, .q = -1};
+                items[ni].ci = ci - 1;
+                items[ni].q = -1;
                 memcpy(items[ni++].reason, reason, sizeof reason);
                 continue;
             }
             off += q->non;
-            items[ni++] = (sd_item){.ci = ci - 1, .q = (int)nq++};
+            pdb_of = n; /* pdb_need is this candidate's */
+            items[ni].ci = ci - 1; /* (its reason is not read) */
+            items[ni++].q = (int)nq++;
         }
         if (!nq)
             continue;
@@ -619,8 +623,10 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 fast = -1;
                 goto out;
             }
-        char reason[256] = ""; /* its pdb_need again (later checks wrote theirs) */
-        pdb_check(k, q->pods, q->npods, pdb_left, pdb_need, reason, sizeof reason);
+        if (pdb_of != q->node) { /* its pdb_need again (later checks wrote theirs) */
+            char reason[256] = "";
+            pdb_check(k, q->pods, q->npods, pdb_left, pdb_need, reason, sizeof reason);
+        }
         if ((rc = capacity_add_scaledown(s, q->node, util[q->node], q->pods, q->placed, q->npods,
                                          NULL, 0, pdb_left, pdb_need)))
             goto out;
