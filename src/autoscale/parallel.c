@@ -79,11 +79,6 @@ uint32_t sd_width(uint32_t run, uint32_t T)
     return run + 1 < T ? run + 1 : T;
 }
 
-uint32_t sd_workers_width(const sd_workers *x)
-{
-    return x ? x->nw + 1 : 1;
-}
-
 sd_ctx *sd_workers_ctx(sd_workers *x, sd_ctx *plan, uint32_t i)
 {
     return i && x && i <= x->nw ? &x->w[i - 1].c : plan;

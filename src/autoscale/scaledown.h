@@ -63,15 +63,14 @@ uint32_t sd_width(uint32_t run, uint32_t T);
 int sd_par_on(const capacity_pass *s);
 /* threads - 1 worker contexts over the cluster, each opened as the plan's
  * (pod_node pn, the removed nodes excluded, a fit index when the plan's
- * context has one) and
- * brought to the plan's state by replaying plan->down[down0..ndown); and a
- * pool of `threads` threads. *out NULL (and 0) when a worker or the pool
+ * context has one) and brought to the plan's state by replaying
+ * plan->down[down0..ndown); and a pool of `threads` threads. *out NULL (and 0) when a worker or the pool
  * cannot be had: the caller walks sequentially. */
 int sd_workers_open(sd_workers **out, capacity_pass *s, const sd_ctx *plan, const uint32_t *pn,
                     uint32_t down0, const uint32_t *head, const uint32_t *next);
 void sd_workers_close(sd_workers *x);
-/* Contexts: 0 the plan's (given), 1.. the workers'. */
-uint32_t sd_workers_width(const sd_workers *x);
+/* Context i of a wave: 0 the plan's (given; also for x NULL), 1.. the
+ * workers'. */
 sd_ctx *sd_workers_ctx(sd_workers *x, sd_ctx *plan, uint32_t i);
 /* sd_replay of an accepted removal on every context but `skip`, at once
  * (the answer was question skip's: that context has it). */
