@@ -600,11 +600,13 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 break;
             }
             run++;
-            if (fast && (rc = sd_rollback(cx, q))) {
+            if (fast && (rc = berth_ksession_rollback(cx->ks, q->mark))) {
                 rc = berth_error_set(e, rc, "what-if session rollback failed");
                 fast = -1;
                 goto out;
             }
+            if (fast && cx->fx && (rc = kube_fitidx_retouch(cx->fx, q->fxpos)))
+                goto out;
             if ((rc = block(s, q->node, "%s%s", reason, "")))
                 goto out;
         }
