@@ -13,7 +13,14 @@
  * a hash of the blocked nodes' reasons (texts kept byte-identical across
  * optimisations). Medians of 3 runs.
  * Arguments (optional): pending pods, scale-down nodes, runs (to measure
- * smaller sizes; the BENCH names keep the issue's sizes only at them). */
+ * smaller sizes; the BENCH names keep the issue's sizes only at them),
+ * spread-estate nodes, and a thread count to plan the spread estate with
+ * alone (for callgrind: `bench_autoscale 0 0 1 10000 2`).
+ * Spread estate (docs/autoscale.md "Threads"): scale-down where the what-if
+ * session answers the moved pods, with 1 thread and 2 (the speculative
+ * waves) in the same run: BENCH
+ * autoscale.scaledown_spread_plan_seconds.10k.threads1 and .threads2_wall
+ * (wall clock, medians of 3). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +34,8 @@
 #define NSIZE 10
 #define NZONE 3
 #define NVNG 20
+#define SPREAD_NODES 10000
+#define SPREAD_SHARE 12
 
 typedef struct sbuf {
     char *s;
@@ -332,6 +341,69 @@ static void scaledown_estate(sbuf *b, uint32_t nnodes)
     }
 }
 
+/* Spread estate (docs/autoscale.md "Threads"): nnodes nodes as above, each
+ * pod a replica of one of 200 deployments spread over hostnames
+ * (topologySpreadConstraints maxSkew 1, half of them DoNotSchedule, half
+ * ScheduleAnyway) or, one in four, with preferred hostname anti-affinity to
+ * its replicas: the fit index leaves every moved pod to the what-if
+ * session. Utilisation 5 % to 95 % (the fuller nodes' pods fit nowhere:
+ * blocked candidates among the accepted ones; and two candidates in five
+ * have a last pod pinned to their hostname, kept after the session placed
+ * the others). One node in SPREAD_SHARE is
+ * in the group (a scale-down candidate), the others in a group of another
+ * autoscaler (they receive moved pods): each question places its pods
+ * over all 10,000 nodes, and the plan's cost stays within the bench's
+ * budget. */
+static void scaledown_spread_estate(sbuf *b, uint32_t nnodes)
+{
+    berth_rng r;
+    berth_rng_seed(&r, 6);
+    catalog(b, &r);
+    groups(b);
+    char name[64];
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < nnodes; i++) {
+        int f = 0, s = 2 + (int)berth_rng_below(&r, 3);
+        snprintf(name, sizeof name, "node-%05u", i);
+        put(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  labels: {berth.io/"
+               "virtual-node-group: %s, node.kubernetes.io/instance-type: f%02d.s%d, "
+               "topology.kubernetes.io/zone: zone-%d, karpenter.sh/capacity-type: spot, "
+               "kubernetes.io/hostname: %s}\nstatus: {allocatable: {cpu: \"%d\", memory: %dGi, "
+               "pods: \"58\"}}\n",
+            name, i % SPREAD_SHARE ? "self-managed" : "vng-00", f, s, (int)(i % NZONE), name,
+            type_cpu(f, s), type_cpu(f, s) * type_gib_per_cpu(f));
+        int64_t cap = type_cpu(f, s) * 1000;
+        int64_t want = cap * (5 + (int64_t)berth_rng_below(&r, 91)) / 100, used = 0;
+        while (used < want) {
+            int cpu = 250 << berth_rng_below(&r, 3), app = (int)berth_rng_below(&r, 200);
+            if (used + cpu > cap)
+                break;
+            put(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: s-%07u, namespace: ns-0, "
+                   "labels: {app: d%03d}}\nspec:\n  nodeName: %s\n", np++, app, name);
+            if (app % 4 == 3)
+                put(b, "  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: "
+                       "[{weight: 50, podAffinityTerm: {topologyKey: kubernetes.io/hostname, "
+                       "labelSelector: {matchLabels: {app: d%03d}}}}]}}\n", app);
+            else
+                put(b, "  topologySpreadConstraints: [{maxSkew: 1, topologyKey: "
+                       "kubernetes.io/hostname, whenUnsatisfiable: %s, labelSelector: "
+                       "{matchLabels: {app: d%03d}}}]\n",
+                    app % 2 ? "ScheduleAnyway" : "DoNotSchedule", app);
+            put(b, "  containers: [{name: c, resources: {requests: {cpu: %dm, memory: %dMi}}}]\n",
+                cpu, cpu);
+            used += cpu;
+        }
+        if (!(i % SPREAD_SHARE) && berth_rng_below(&r, 5) < 2)
+            /* a pod bound to its node's local volume (its hostname):
+             * after the others, so the node is kept once they are placed */
+            put(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: s-%07u, namespace: ns-0, "
+                   "labels: {app: local}}\nspec:\n  nodeName: %s\n  nodeSelector: "
+                   "{kubernetes.io/hostname: %s}\n  containers: [{name: c, resources: "
+                   "{requests: {cpu: 100m, memory: 128Mi}}}]\n",
+                np++, name, name);
+    }
+}
+
 static int load(berth_autoscale *m, const sbuf *b)
 {
     berth_autoscale_init(m);
@@ -356,8 +428,8 @@ static int cmp_d(const void *a, const void *b)
 
 /* Median wall seconds of `runs` plans (*cpu: their median CPU seconds);
  * *summary describes the last plan. */
-static double time_plan(const berth_autoscale *m, int runs, char *summary, size_t size,
-                        double *cpu)
+static double time_plan(const berth_autoscale *m, int runs, uint32_t threads, char *summary,
+                        size_t size, double *cpu)
 {
     double t[16], c[16];
     for (int i = 0; i < runs; i++) {
@@ -366,6 +438,7 @@ static double time_plan(const berth_autoscale *m, int runs, char *summary, size_
         berth_error_clear(&e);
         berth_aplan_options o = {0};
         o.now = 1714564800;
+        o.threads = threads;
         double t0 = now_s(), c0 = cpu_s();
         int rc = berth_autoscale_plan(m, &o, &p, &e);
         t[i] = now_s() - t0;
@@ -410,7 +483,7 @@ int main(int argc, char **argv)
         scaleup_estate(&b, npending);
         if (load(&m, &b))
             return 3;
-        double cpu, t = time_plan(&m, runs, summary, sizeof summary, &cpu);
+        double cpu, t = time_plan(&m, runs, 0, summary, sizeof summary, &cpu);
         fprintf(stderr, "# scale-up: %u pending pods, %u nodes, %u types, %u groups: %.3f s "
                         "(cpu %.3f s; %s)\n",
                 npending, m.kube.nnodes, m.ntypes, m.nvngs, t, cpu, summary);
@@ -435,7 +508,7 @@ int main(int argc, char **argv)
         scaledown_estate(&b, nn);
         if (load(&m, &b))
             return 3;
-        double cpu, t = time_plan(&m, runs, summary, sizeof summary, &cpu);
+        double cpu, t = time_plan(&m, runs, 0, summary, sizeof summary, &cpu);
         fprintf(stderr, "# scale-down: %u nodes, %u pods: %.3f s (cpu %.3f s; %s)\n",
                 m.kube.nnodes, m.kube.npods, t, cpu, summary);
         if (nn % 1000 == 0 && (nn == 5000 || nn == 10000 || nn == 50000))
@@ -448,6 +521,42 @@ int main(int argc, char **argv)
     }
     if (t10k > 0 && t50k > 0)
         printf("BENCH autoscale.scaledown_plan_seconds.50k_over_10k %.2f x\n", t50k / t10k);
+    /* scale-down with the session answering: 1 thread, then 2 (the waves,
+     * docs/autoscale.md "Threads"), same run; argument 4 for another size */
+    uint32_t nspread = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : SPREAD_NODES;
+    if (nspread) {
+        b.n = 0;
+        scaledown_spread_estate(&b, nspread);
+        if (load(&m, &b))
+            return 3;
+        char summary2[256];
+        if (argc > 5) { /* one thread count alone (callgrind) */
+            double cpu, t = time_plan(&m, runs, (uint32_t)atoi(argv[5]), summary,
+                                      sizeof summary, &cpu);
+            fprintf(stderr, "# scale-down, spread: %u nodes, %s threads: %.3f s (cpu %.3f s; %s)\n",
+                    m.kube.nnodes, argv[5], t, cpu, summary);
+            berth_autoscale_free(&m);
+            free(b.s);
+            return 0;
+        }
+        double cpu1, cpu2, t1 = time_plan(&m, runs, 1, summary, sizeof summary, &cpu1);
+        double t2 = time_plan(&m, runs, 2, summary2, sizeof summary2, &cpu2);
+        fprintf(stderr, "# scale-down, spread: %u nodes, %u pods: 1 thread %.3f s (cpu %.3f s; "
+                        "%s), 2 threads %.3f s wall (cpu %.3f s; %s)\n",
+                m.kube.nnodes, m.kube.npods, t1, cpu1, summary, t2, cpu2, summary2);
+        if (strcmp(summary, summary2)) {
+            fprintf(stderr, "bench_autoscale: 2 threads planned otherwise\n");
+            return 3;
+        }
+        char sz[32];
+        if (nspread % 1000 == 0)
+            snprintf(sz, sizeof sz, "%uk", nspread / 1000);
+        else
+            snprintf(sz, sizeof sz, "%u", nspread);
+        printf("BENCH autoscale.scaledown_spread_plan_seconds.%s.threads1 %.3f s\n", sz, t1);
+        printf("BENCH autoscale.scaledown_spread_plan_seconds.%s.threads2_wall %.3f s\n", sz, t2);
+        berth_autoscale_free(&m);
+    }
     free(b.s);
     return 0;
 }

@@ -10,9 +10,12 @@
  * removal would break the group's headroom. DaemonSet pods are ignored.
  * The fast path asks the kube scheduler through one what-if session for
  * all candidates (per-node pod lists, utilisation in one pass); the plain
- * path (reference) schedules a view per candidate. Same decisions. */
-#include "autoscale/state.h"
-#include "kube/fitindex.h"
+ * path (reference) schedules a view per candidate. Same decisions. With
+ * threads, 1,024 nodes or more, the fast path asks the what-if questions of
+ * several candidates at once on worker sessions and keeps the answers up to
+ * the first acceptance (parallel.c; docs/autoscale.md "Threads"): the same
+ * plan for every thread count. */
+#include "autoscale/scaledown.h"
 
 #include "berth/cancel.h"
 #include "berth/grow.h"
@@ -169,6 +172,253 @@ static int block(capacity_pass *s, uint32_t node, const char *fmt, const char *a
     return 0;
 }
 
+/* Fast: the answer of a question whose placements are made: all, or the
+ * first pod that fits nowhere with the scheduler's text. */
+static void answer_of(const berth_kcluster *k, sd_question *q)
+{
+    q->all = 1;
+    for (uint32_t i = 0; i < q->npods && q->all; i++)
+        if (q->placed[i] == BERTH_KUBE_NONE) {
+            q->all = 0;
+            const char *w = q->why[i] && strncmp(q->why[i], "0/0 ", 4) ? q->why[i]
+                                                                       : "no other node to move to";
+            snprintf(q->reason, sizeof q->reason, "pod %s/%s fits no other node: %s",
+                     k->pods[q->pods[i]].ns, k->pods[q->pods[i]].name, w);
+        }
+}
+
+int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
+{
+    berth_ksession *ks = c->ks;
+    kube_fitidx *fx = c->fx;
+    uint32_t n = q->node, npods = q->npods, non = q->non;
+    const uint32_t *pods = q->pods, *all_on = q->all_on;
+    uint32_t *placed = q->placed;
+    const char **why = q->why;
+    int rc = 0;
+    q->rc = q->all = 0;
+    q->reason[0] = 0;
+    berth_error_clear(&q->err);
+    /* as a view without the node: all its pods leave, the movable ones are
+     * placed on the others */
+    q->mark = berth_ksession_mark(ks);
+    q->fxpos = fx ? kube_fitidx_pos(fx) : 0;
+    /* one at a time through the index (below): a movable pod leaves the
+     * node just before it is placed, so a kept candidate never evicts (nor
+     * rolls back) the pods after its first that fits nowhere. The same
+     * answers: the node is excluded first, and the index reads no excluded
+     * node's pods (its scores and reasons count candidates only; whether a
+     * pod is inert depends on the signatures that exist, not on their
+     * counts); the session, which counts spread and affinity, is asked only
+     * once every pod has left. */
+    int seq = c->seq_ok && in_queue_order(k, pods, npods), lazy = seq && fx;
+    uint32_t out_n = lazy ? 0 : npods; /* pods[0..out_n) have left */
+    for (uint32_t i = 0, j = 0; i < non && !rc; i++) {
+        if (lazy && j < npods && pods[j] == all_on[i]) {
+            j++;
+            continue;
+        }
+        if (berth_ksession_node_of(ks, all_on[i]) != BERTH_KUBE_NONE)
+            rc = berth_ksession_evict(ks, all_on[i]);
+    }
+    berth_ksession_exclude(ks, n, 1);
+    if (fx && !rc)
+        rc = kube_fitidx_touch(fx, n); /* its pods left, it is no candidate */
+    berth_error se;
+    berth_error_clear(&se);
+    if (!rc && fx && npods && c->cancel && berth_cancel_expired(c->cancel)) {
+        /* the index does not look at the clock: as the session would */
+        snprintf(se.msg, sizeof se.msg, "stopped at the deadline");
+        rc = BERTH_ETIMEDOUT;
+    }
+    if (!rc && seq) {
+        /* the node stays when one pod fits nowhere, and the plan reports
+         * the first such pod: in queue order pod by pod, stop there. The
+         * fit index answers a plain pod in O(log N) (its class's max tree;
+         * "fits nowhere" with the text kept per class), the session the
+         * others */
+        for (uint32_t i = 0; i < npods; i++)
+            placed[i] = BERTH_KUBE_NONE;
+        for (uint32_t i = 0; i < npods && !rc; i++) {
+            int answer = KUBE_FIT_ASK;
+            if (out_n == i && berth_ksession_node_of(ks, pods[i]) != BERTH_KUBE_NONE &&
+                (rc = berth_ksession_evict(ks, pods[i])))
+                break;
+            out_n = out_n > i + 1 ? out_n : i + 1;
+            if (fx &&
+                (rc = kube_fitidx_place(fx, pods[i], &answer, &placed[i], &why[i], c->arena)))
+                break;
+            if (answer == KUBE_FIT_NONE)
+                break;
+            if (answer == KUBE_FIT_PLACED)
+                continue;
+            for (; out_n < npods && !rc; out_n++) /* the session: every pod left */
+                if (berth_ksession_node_of(ks, pods[out_n]) != BERTH_KUBE_NONE)
+                    rc = berth_ksession_evict(ks, pods[out_n]);
+            if (rc)
+                break;
+            rc = berth_ksession_place(ks, &pods[i], 1, &placed[i], &why[i], c->arena, &se);
+            if (fx && placed[i] != BERTH_KUBE_NONE) {
+                int trc = kube_fitidx_touch(fx, placed[i]);
+                rc = rc ? rc : trc;
+            }
+            if (rc == BERTH_ENOFIT) {
+                rc = 0;
+                break;
+            }
+        }
+    } else if (!rc) {
+        rc = berth_ksession_place(ks, pods, npods, placed, why, c->arena, &se);
+        for (uint32_t i = 0; fx && i < npods && rc != BERTH_ENOMEM; i++)
+            if (placed[i] != BERTH_KUBE_NONE && kube_fitidx_touch(fx, placed[i]))
+                rc = BERTH_ENOMEM;
+    }
+    if (rc == BERTH_ENOFIT)
+        rc = 0;
+    if (rc) {
+        q->rc = rc;
+        if (!se.msg[0])
+            snprintf(se.msg, sizeof se.msg, "what-if session failed");
+        q->err = se;
+        return rc;
+    }
+    answer_of(k, q);
+    return 0;
+}
+
+int sd_rollback(sd_ctx *c, const sd_question *q)
+{
+    int rc = berth_ksession_rollback(c->ks, q->mark);
+    if (!rc && c->fx)
+        rc = kube_fitidx_retouch(c->fx, q->fxpos);
+    return rc;
+}
+
+int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves,
+              const uint32_t *head, const uint32_t *next)
+{
+    int rc = 0;
+    for (uint32_t p = head[node]; p != BERTH_KUBE_NONE && !rc; p = next[p])
+        if (berth_ksession_node_of(c->ks, p) == node)
+            rc = berth_ksession_evict(c->ks, p);
+    berth_ksession_exclude(c->ks, node, 1);
+    if (!rc && c->fx)
+        rc = kube_fitidx_touch(c->fx, node);
+    for (uint32_t i = 0; i < nmoves && !rc; i++) {
+        rc = kube_session_assume(c->ks, moves[i].pod, kube_session_node(c->ks, moves[i].node));
+        if (!rc && c->fx)
+            rc = kube_fitidx_touch(c->fx, moves[i].node);
+    }
+    return rc;
+}
+
+/* PDBs: node's evictions pods[0..npods) against what is left of each
+ * budget (pdb_need: per budget, counted up to the first short one) */
+static void pdb_check(const berth_kcluster *k, const uint32_t *pods, uint32_t npods,
+                      const int64_t *pdb_left, int64_t *pdb_need, char *reason, size_t size)
+{
+    memset(pdb_need, 0, (k->npdbs + 1) * sizeof *pdb_need);
+    for (uint32_t i = 0; i < npods && !*reason; i++)
+        for (uint32_t b = 0; b < k->npdbs && !*reason; b++)
+            if (berth_kpdb_matches(&k->pdbs[b], &k->pods[pods[i]]) &&
+                ++pdb_need[b] > pdb_left[b])
+                snprintf(reason, size,
+                         "PodDisruptionBudget %s/%s allows %lld more disruption(s), the node "
+                         "needs %lld",
+                         k->pdbs[b].ns, k->pdbs[b].name, (long long)pdb_left[b],
+                         (long long)pdb_need[b]);
+}
+
+/* The checks before the what-if, on the plan's thread (they read what an
+ * acceptance changes: group counts, PDB budgets, where pods are): node n's
+ * pods (q->all_on, fast), its movable pods (q->pods) and pdb_need; reason
+ * set when the node is kept. */
+static void precheck(capacity_pass *s, uint32_t n, int fast, const uint32_t *head,
+                     const uint32_t *next, sd_question *q, const int64_t *pdb_left,
+                     int64_t *pdb_need, char *reason, size_t size)
+{
+    const berth_autoscale *m = s->m;
+    const berth_kcluster *k = &m->kube;
+    const capacity_node *c = &s->n[n];
+    const berth_vng *v = &m->vngs[c->vng];
+    reason[0] = 0;
+    q->node = n;
+    q->npods = q->non = 0;
+    if (s->vng_nodes[c->vng] - 1 < v->min_nodes) {
+        snprintf(reason, size, "virtual node group %s is at minNodes %lld", v->name,
+                 (long long)v->min_nodes);
+        return;
+    }
+    uint32_t npods = 0, non = fast ? pods_on(s, head, next, n, q->all_on) : 0;
+    q->non = non;
+    for (uint32_t i = 0, p; !*reason && (fast ? i < non : i < k->npods); i++) {
+        p = fast ? q->all_on[i] : i;
+        if (s->pod_node[p] != n || !movable(s, p))
+            continue;
+        const berth_kpod *kp = &k->pods[p];
+        if (m->pod_info[p].restrict_scale_down)
+            snprintf(reason, size, "pod %s/%s is labelled " BERTH_RESTRICT_SCALE_DOWN ": \"true\"",
+                     kp->ns, kp->name);
+        else if (m->pod_info[p].safe_to_evict == 0)
+            snprintf(reason, size, "pod %s/%s is annotated " BERTH_SAFE_TO_EVICT ": \"false\"",
+                     kp->ns, kp->name);
+        q->pods[npods++] = p;
+    }
+    q->npods = npods;
+    if (*reason)
+        return;
+    pdb_check(k, q->pods, npods, pdb_left, pdb_need, reason, size);
+}
+
+/* The answer q taken on the plan's state: the pods move to their places
+ * and the group's headroom is checked (unplaced: capacity_unplace and
+ * removed are done already). 1: the node goes (the pass changed); 0: it
+ * stays (the pass as before), reason set. */
+static int decide(capacity_pass *s, const sd_question *q, int unplaced, char *reason, size_t size)
+{
+    capacity_node *c = &s->n[q->node];
+    const berth_vng *v = &s->m->vngs[c->vng];
+    if (!unplaced) {
+        for (uint32_t i = 0; i < q->npods; i++)
+            capacity_unplace(s, q->pods[i]);
+        c->removed = 1;
+    }
+    int all = q->all;
+    if (!all)
+        memcpy(reason, q->reason, size < sizeof q->reason ? size : sizeof q->reason);
+    if (all) {
+        for (uint32_t i = 0; i < q->npods; i++)
+            capacity_place(s, q->pods[i], q->placed[i]);
+        s->vng_nodes[c->vng]--;
+        for (uint32_t h = 0; all && h < v->nheadroom; h++)
+            if (capacity_headroom_gap(s, (uint32_t)c->vng, h, NULL) < 0) {
+                all = 0;
+                snprintf(reason, size, "removing it would leave group %s short of its headroom",
+                         v->name);
+            }
+        if (!all) {
+            s->vng_nodes[c->vng]++;
+            for (uint32_t i = 0; i < q->npods; i++)
+                capacity_unplace(s, q->pods[i]);
+        }
+    }
+    if (!all) {
+        c->removed = 0;
+        for (uint32_t i = 0; i < q->npods; i++)
+            capacity_place(s, q->pods[i], q->node);
+    }
+    return all;
+}
+
+/* a candidate of a wave: kept by the checks (q < 0, reason) or question q */
+typedef struct sd_item {
+    uint32_t ci;
+    int q;
+    char reason[256];
+} sd_item;
+
+#define SD_ITEMS 64 /* a wave's candidates at most */
+
 int capacity_scale_down(capacity_pass *s, berth_error *e)
 {
     const berth_autoscale *m = s->m;
@@ -180,14 +430,18 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
     uint32_t *pods = malloc((k->npods + 1) * sizeof *pods);
     uint32_t *placed = malloc((k->npods + 1) * sizeof *placed);
     const char **why = calloc(k->npods + 1, sizeof *why);
+    uint32_t T = s->threads > 1 ? s->threads : 1;
+    sd_question *qs = calloc(T, sizeof *qs);
+    sd_item *items = malloc(SD_ITEMS * sizeof *items);
     /* fast path: per-node pod lists, one what-if session for all candidates */
     int fast = !s->reference;
     uint32_t *head = NULL, *next = NULL, *all_on = NULL, *pn = NULL;
     int64_t *sum = NULL;
     berth_ksession *ks = NULL;
     kube_fitidx *fx = NULL; /* the fit index (kube/fitindex.c), NULL: the session alone */
+    sd_workers *wk = NULL;
     int rc = 0, seq_ok = 0;
-    if (!cand || !util || !pdb_left || !pdb_need || !pods || !placed || !why) {
+    if (!cand || !util || !pdb_left || !pdb_need || !pods || !placed || !why || !qs || !items) {
         rc = BERTH_ENOMEM;
         goto out;
     }
@@ -235,6 +489,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         if (seq_ok && (rc = kube_fitidx_open(&fx, ks)))
             goto out;
     }
+    sd_ctx plan = {ks, fx, s->arena, s->cancel, seq_ok};
     for (uint32_t i = 0; i < k->npdbs; i++)
         pdb_left[i] = capacity_pdb_allowed(k, &k->pdbs[i]);
     uint32_t nc = 0;
@@ -260,193 +515,139 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         util_order uo = {s, util};
         qsort_r(cand, nc, sizeof *cand, cmp_util, &uo);
     }
-    for (uint32_t ci = 0; ci < nc; ci++) {
-        uint32_t n = cand[ci];
-        capacity_node *c = &s->n[n];
-        const berth_vng *v = &m->vngs[c->vng];
-        if (s->vng_nodes[c->vng] - 1 < v->min_nodes) {
-            char mn[32];
-            snprintf(mn, sizeof mn, "%lld", (long long)v->min_nodes);
-            if ((rc = block(s, n, "virtual node group %s is at minNodes %s", v->name, mn)))
+    /* Waves (parallel.c, docs/autoscale.md "Threads"): the checks of the
+     * next candidates in order, the questions of up to `width` of them at
+     * once, the answers taken in candidate order up to the first accepted
+     * one (the rest asked again). One thread: a wave is one question, the
+     * sequential walk. */
+    int par = fast > 0 && sd_par_on(s);
+    uint32_t down0 = s->plan->ndown, run = 0, asked = 0, pdb_of = BERTH_KUBE_NONE;
+    for (uint32_t ci = 0; ci < nc;) {
+        uint32_t width = 1;
+        if (par && asked >= SD_WARMUP)
+            width = sd_width(run, T);
+        if (width > 1 && !wk) {
+            if ((rc = sd_workers_open(&wk, s, &plan, pn, down0, head, next)))
                 goto out;
-            continue;
+            if (!wk) {
+                par = 0; /* the sequential walk, same answers */
+                width = 1;
+            }
         }
-        uint32_t npods = 0, non = fast ? pods_on(s, head, next, n, all_on) : 0;
-        char reason[256] = "";
-        for (uint32_t i = 0, p; !*reason && (fast ? i < non : i < k->npods); i++) {
-            p = fast ? all_on[i] : i;
-            if (s->pod_node[p] != n || !movable(s, p))
-                continue;
-            const berth_kpod *kp = &k->pods[p];
-            if (m->pod_info[p].restrict_scale_down)
-                snprintf(reason, sizeof reason,
-                         "pod %s/%s is labelled " BERTH_RESTRICT_SCALE_DOWN ": \"true\"", kp->ns,
-                         kp->name);
-            else if (m->pod_info[p].safe_to_evict == 0)
-                snprintf(reason, sizeof reason,
-                         "pod %s/%s is annotated " BERTH_SAFE_TO_EVICT ": \"false\"", kp->ns,
-                         kp->name);
-            pods[npods++] = p;
-        }
-        if (*reason) {
-            if ((rc = block(s, n, "%s%s", reason, "")))
-                goto out;
-            continue;
-        }
-        /* PDBs: this node's evictions against what is left of each budget */
-        memset(pdb_need, 0, (k->npdbs + 1) * sizeof *pdb_need);
-        for (uint32_t i = 0; i < npods && !*reason; i++)
-            for (uint32_t b = 0; b < k->npdbs && !*reason; b++)
-                if (berth_kpdb_matches(&k->pdbs[b], &k->pods[pods[i]]) &&
-                    ++pdb_need[b] > pdb_left[b])
-                    snprintf(reason, sizeof reason,
-                             "PodDisruptionBudget %s/%s allows %lld more disruption(s), the node "
-                             "needs %lld", k->pdbs[b].ns, k->pdbs[b].name,
-                             (long long)pdb_left[b], (long long)pdb_need[b]);
-        if (*reason) {
-            if ((rc = block(s, n, "%s%s", reason, "")))
-                goto out;
-            continue;
-        }
-        /* simulate: the remaining existing nodes take every pod */
-        for (uint32_t i = 0; i < npods; i++)
-            capacity_unplace(s, pods[i]);
-        c->removed = 1;
-        uint64_t mark = 0, fxpos = 0;
-        if (fast) {
-            /* as a view without the node: all its pods leave, the movable
-             * ones are placed on the others */
-            mark = berth_ksession_mark(ks);
-            fxpos = fx ? kube_fitidx_pos(fx) : 0;
-            /* one at a time through the index (below): a movable pod leaves
-             * the node just before it is placed, so a kept candidate never
-             * evicts (nor rolls back) the pods after its first that fits
-             * nowhere. The same answers: the node is excluded first, and
-             * the index reads no excluded node's pods (its scores and
-             * reasons count candidates only; whether a pod is inert
-             * depends on the signatures that exist, not on their counts);
-             * the session, which counts spread and affinity, is asked
-             * only once every pod has left. */
-            int seq = !rc && seq_ok && in_queue_order(k, pods, npods), lazy = seq && fx;
-            uint32_t out_n = lazy ? 0 : npods; /* pods[0..out_n) have left */
-            for (uint32_t i = 0, j = 0; i < non && !rc; i++) {
-                if (lazy && j < npods && pods[j] == all_on[i]) {
-                    j++;
+        uint32_t ni = 0, nq = 0, off = 0;
+        while (ci < nc && nq < width && ni < SD_ITEMS) {
+            uint32_t n = cand[ci++];
+            char reason[256];
+            sd_question *q = &qs[nq];
+            q->all_on = all_on ? all_on + off : NULL;
+            q->pods = pods + off;
+            q->placed = placed + off;
+            q->why = why + off;
+            pdb_of = BERTH_KUBE_NONE;
+            precheck(s, n, fast, head, next, q, pdb_left, pdb_need, reason, sizeof reason);
+            if (*reason) {
+                if (!nq) { /* no question before it: kept */
+                    if ((rc = block(s, n, "%s%s", reason, "")))
+                        goto out;
                     continue;
                 }
-                if (berth_ksession_node_of(ks, all_on[i]) != BERTH_KUBE_NONE)
-                    rc = berth_ksession_evict(ks, all_on[i]);
+                items[ni].ci = ci - 1;
+                items[ni].q = -1;
+                memcpy(items[ni++].reason, reason, sizeof reason);
+                continue;
             }
-            berth_ksession_exclude(ks, n, 1);
-            if (fx && !rc)
-                rc = kube_fitidx_touch(fx, n); /* its pods left, it is no candidate */
-            berth_error se;
-            berth_error_clear(&se);
-            if (!rc && fx && npods && s->cancel && berth_cancel_expired(s->cancel)) {
-                /* the index does not look at the clock: as the session would */
-                snprintf(se.msg, sizeof se.msg, "stopped at the deadline");
-                rc = BERTH_ETIMEDOUT;
+            off += q->non;
+            pdb_of = n; /* pdb_need is this candidate's */
+            items[ni].ci = ci - 1; /* (its reason is not read) */
+            items[ni++].q = (int)nq++;
+        }
+        if (!nq)
+            continue;
+        int unplaced = 0;
+        if (!fast) { /* the plain path schedules a view without the node */
+            sd_question *q = &qs[0];
+            for (uint32_t i = 0; i < q->npods; i++)
+                capacity_unplace(s, q->pods[i]);
+            s->n[q->node].removed = 1;
+            unplaced = 1;
+            if ((rc = capacity_schedule(s, q->pods, q->npods, 0, q->placed, q->why)))
+                goto out;
+            answer_of(k, q);
+        } else if (nq == 1) {
+            sd_whatif(&plan, k, &qs[0]);
+        } else {
+            sd_workers_ask(wk, &plan, k, qs, nq);
+        }
+        int took = -1;
+        for (uint32_t i = 0; i < ni && took < 0; i++) {
+            const sd_item *it = &items[i];
+            if (it->q < 0) {
+                if ((rc = block(s, cand[it->ci], "%s%s", it->reason, "")))
+                    goto out;
+                continue;
             }
-            if (!rc && seq) {
-                /* the node stays when one pod fits nowhere, and the plan reports
-                 * the first such pod: in queue order pod by pod, stop there.
-                 * The fit index answers a plain pod in O(log N) (its class's
-                 * max tree; "fits nowhere" with the text kept per class), the
-                 * session the others */
-                for (uint32_t i = 0; i < npods; i++)
-                    placed[i] = BERTH_KUBE_NONE;
-                for (uint32_t i = 0; i < npods && !rc; i++) {
-                    int answer = KUBE_FIT_ASK;
-                    if (out_n == i && berth_ksession_node_of(ks, pods[i]) != BERTH_KUBE_NONE &&
-                        (rc = berth_ksession_evict(ks, pods[i])))
-                        break;
-                    out_n = out_n > i + 1 ? out_n : i + 1;
-                    if (fx && (rc = kube_fitidx_place(fx, pods[i], &answer, &placed[i], &why[i],
-                                                      s->arena)))
-                        break;
-                    if (answer == KUBE_FIT_NONE)
-                        break;
-                    if (answer == KUBE_FIT_PLACED)
-                        continue;
-                    for (; out_n < npods && !rc; out_n++) /* the session: every pod left */
-                        if (berth_ksession_node_of(ks, pods[out_n]) != BERTH_KUBE_NONE)
-                            rc = berth_ksession_evict(ks, pods[out_n]);
-                    if (rc)
-                        break;
-                    rc = berth_ksession_place(ks, &pods[i], 1, &placed[i], &why[i], s->arena, &se);
-                    if (fx && placed[i] != BERTH_KUBE_NONE) {
-                        int trc = kube_fitidx_touch(fx, placed[i]);
-                        rc = rc ? rc : trc;
-                    }
-                    if (rc == BERTH_ENOFIT) {
-                        rc = 0;
-                        break;
-                    }
-                }
-            } else if (!rc) {
-                rc = berth_ksession_place(ks, pods, npods, placed, why, s->arena, &se);
-                for (uint32_t i = 0; fx && i < npods && rc != BERTH_ENOMEM; i++)
-                    if (placed[i] != BERTH_KUBE_NONE && kube_fitidx_touch(fx, placed[i]))
-                        rc = BERTH_ENOMEM;
-            }
-            if (rc == BERTH_ENOFIT)
-                rc = 0;
-            if (rc) {
-                rc = berth_error_set(e, rc, "%s", se.msg[0] ? se.msg : "what-if session failed");
+            sd_question *q = &qs[it->q];
+            sd_ctx *cx = fast ? sd_workers_ctx(wk, &plan, (uint32_t)it->q) : NULL;
+            if (q->rc) {
+                rc = berth_error_set(e, q->rc, "%s", q->err.msg);
                 fast = -1;
                 goto out;
             }
-        } else if ((rc = capacity_schedule(s, pods, npods, 0, placed, why)))
-            goto out;
-        int all = 1;
-        for (uint32_t i = 0; i < npods && all; i++)
-            if (placed[i] == BERTH_KUBE_NONE) {
-                all = 0;
-                const char *w = why[i] && strncmp(why[i], "0/0 ", 4) ? why[i]
-                                                                   : "no other node to move to";
-                snprintf(reason, sizeof reason, "pod %s/%s fits no other node: %s",
-                         k->pods[pods[i]].ns, k->pods[pods[i]].name, w);
+            asked++;
+            char reason[256];
+            if (decide(s, q, unplaced, reason, sizeof reason)) {
+                took = (int)i;
+                break;
             }
-        if (all) {
-            for (uint32_t i = 0; i < npods; i++)
-                capacity_place(s, pods[i], placed[i]);
-            s->vng_nodes[c->vng]--;
-            for (uint32_t h = 0; all && h < v->nheadroom; h++)
-                if (capacity_headroom_gap(s, (uint32_t)c->vng, h, NULL) < 0) {
-                    all = 0;
-                    snprintf(reason, sizeof reason,
-                             "removing it would leave group %s short of its headroom", v->name);
-                }
-            if (!all) {
-                s->vng_nodes[c->vng]++;
-                for (uint32_t i = 0; i < npods; i++)
-                    capacity_unplace(s, pods[i]);
-            }
-        }
-        if (!all) {
-            c->removed = 0;
-            for (uint32_t i = 0; i < npods; i++)
-                capacity_place(s, pods[i], n);
-            if (fast && (rc = berth_ksession_rollback(ks, mark))) {
+            run++;
+            if (fast && (rc = berth_ksession_rollback(cx->ks, q->mark))) {
                 rc = berth_error_set(e, rc, "what-if session rollback failed");
                 fast = -1;
                 goto out;
             }
-            if (fx && (rc = kube_fitidx_retouch(fx, fxpos)))
+            if (fast && cx->fx && (rc = kube_fitidx_retouch(cx->fx, q->fxpos)))
                 goto out;
-            if ((rc = block(s, n, "%s%s", reason, "")))
+            if ((rc = block(s, q->node, "%s%s", reason, "")))
                 goto out;
-            continue;
         }
-        if ((rc = capacity_add_scaledown(s, n, util[n], pods, placed, npods, NULL, 0, pdb_left,
-                                         pdb_need)))
+        if (took < 0)
+            continue;
+        /* accepted: the answers after it are dropped, asked again */
+        const sd_item *acc = &items[took];
+        sd_question *q = &qs[acc->q];
+        ci = acc->ci + 1;
+        run = 0;
+        for (uint32_t i = (uint32_t)took + 1; i < ni; i++)
+            if (items[i].q >= 0 &&
+                (rc = sd_rollback(sd_workers_ctx(wk, &plan, (uint32_t)items[i].q),
+                                  &qs[items[i].q]))) {
+                rc = berth_error_set(e, rc, "what-if session rollback failed");
+                fast = -1;
+                goto out;
+            }
+        if (pdb_of != q->node) { /* its pdb_need again (later checks wrote theirs) */
+            char reason[256] = "";
+            pdb_check(k, q->pods, q->npods, pdb_left, pdb_need, reason, sizeof reason);
+        }
+        if ((rc = capacity_add_scaledown(s, q->node, util[q->node], q->pods, q->placed, q->npods,
+                                         NULL, 0, pdb_left, pdb_need)))
             goto out;
-        for (uint32_t i = 0; fast && i < npods; i++) { /* the pod joins its new node's list */
-            next[pods[i]] = head[placed[i]];
-            head[placed[i]] = pods[i];
+        if (wk) { /* every other context takes the removal */
+            const berth_ascaledown *d = &s->plan->down[s->plan->ndown - 1];
+            if ((rc = sd_workers_replay(wk, &plan, (uint32_t)acc->q, d->node, d->moves, d->nmoves,
+                                        head, next))) {
+                rc = berth_error_set(e, rc, "what-if session replay failed");
+                fast = -1;
+                goto out;
+            }
+        }
+        for (uint32_t i = 0; fast && i < q->npods; i++) { /* the pod joins its new node's list */
+            next[q->pods[i]] = head[q->placed[i]];
+            head[q->placed[i]] = q->pods[i];
         }
     }
 out:
+    sd_workers_close(wk);
     kube_fitidx_close(fx);
     berth_ksession_close(ks);
     free(head);
@@ -461,6 +662,8 @@ out:
     free(pods);
     free(placed);
     free(why);
+    free(qs);
+    free(items);
     if (rc && fast >= 0)
         rc = berth_error_set(e, rc, "out of memory planning scale-down");
     return rc;
