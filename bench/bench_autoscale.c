@@ -347,14 +347,15 @@ static void scaledown_estate(sbuf *b, uint32_t nnodes)
  * ScheduleAnyway) or, one in four, with preferred hostname anti-affinity to
  * its replicas: the fit index leaves every moved pod to the what-if
  * session. Utilisation 5 % to 95 % (the fuller nodes' pods fit nowhere:
- * blocked candidates among the accepted ones; and two candidates in five
- * have a last pod pinned to their hostname, kept after the session placed
- * the others). One node in SPREAD_SHARE is
+ * blocked candidates among the accepted ones; and `pin` candidates in
+ * five have a last pod pinned to their hostname, kept after the session
+ * placed the others: 2 for the spread figures, 4 for the walk ones, where
+ * most questions are answered "no" and the waves widen). One node in SPREAD_SHARE is
  * in the group (a scale-down candidate), the others in a group of another
  * autoscaler (they receive moved pods): each question places its pods
  * over all 10,000 nodes, and the plan's cost stays within the bench's
  * budget. */
-static void scaledown_spread_estate(sbuf *b, uint32_t nnodes)
+static void scaledown_spread_estate(sbuf *b, uint32_t nnodes, int pin)
 {
     berth_rng r;
     berth_rng_seed(&r, 6);
@@ -393,7 +394,7 @@ static void scaledown_spread_estate(sbuf *b, uint32_t nnodes)
                 cpu, cpu);
             used += cpu;
         }
-        if (!(i % SPREAD_SHARE) && berth_rng_below(&r, 5) < 2)
+        if (!(i % SPREAD_SHARE) && berth_rng_below(&r, 5) < (uint64_t)pin)
             /* a pod bound to its node's local volume (its hostname):
              * after the others, so the node is kept once they are placed */
             put(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: s-%07u, namespace: ns-0, "
@@ -524,13 +525,14 @@ int main(int argc, char **argv)
     /* scale-down with the session answering: 1 thread, then 2 (the waves,
      * docs/autoscale.md "Threads"), same run; argument 4 for another size */
     uint32_t nspread = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : SPREAD_NODES;
-    if (nspread) {
+    for (int walk = 0; walk < 2 && nspread; walk++) {
+        const char *what = walk ? "walk" : "spread";
         b.n = 0;
-        scaledown_spread_estate(&b, nspread);
+        scaledown_spread_estate(&b, nspread, walk ? 4 : 2);
         if (load(&m, &b))
             return 3;
         char summary2[256];
-        if (argc > 5) { /* one thread count alone (callgrind) */
+        if (argc > 5) { /* one thread count alone (callgrind), the spread estate */
             double cpu, t = time_plan(&m, runs, (uint32_t)atoi(argv[5]), summary,
                                       sizeof summary, &cpu);
             fprintf(stderr, "# scale-down, spread: %u nodes, %s threads: %.3f s (cpu %.3f s; %s)\n",
@@ -541,9 +543,9 @@ int main(int argc, char **argv)
         }
         double cpu1, cpu2, t1 = time_plan(&m, runs, 1, summary, sizeof summary, &cpu1);
         double t2 = time_plan(&m, runs, 2, summary2, sizeof summary2, &cpu2);
-        fprintf(stderr, "# scale-down, spread: %u nodes, %u pods: 1 thread %.3f s (cpu %.3f s; "
+        fprintf(stderr, "# scale-down, %s: %u nodes, %u pods: 1 thread %.3f s (cpu %.3f s; "
                         "%s), 2 threads %.3f s wall (cpu %.3f s; %s)\n",
-                m.kube.nnodes, m.kube.npods, t1, cpu1, summary, t2, cpu2, summary2);
+                what, m.kube.nnodes, m.kube.npods, t1, cpu1, summary, t2, cpu2, summary2);
         if (strcmp(summary, summary2)) {
             fprintf(stderr, "bench_autoscale: 2 threads planned otherwise\n");
             return 3;
@@ -553,8 +555,9 @@ int main(int argc, char **argv)
             snprintf(sz, sizeof sz, "%uk", nspread / 1000);
         else
             snprintf(sz, sizeof sz, "%u", nspread);
-        printf("BENCH autoscale.scaledown_spread_plan_seconds.%s.threads1 %.3f s\n", sz, t1);
-        printf("BENCH autoscale.scaledown_spread_plan_seconds.%s.threads2_wall %.3f s\n", sz, t2);
+        printf("BENCH autoscale.scaledown_%s_plan_seconds.%s.threads1 %.3f s\n", what, sz, t1);
+        printf("BENCH autoscale.scaledown_%s_plan_seconds.%s.threads2_wall %.3f s\n", what, sz,
+               t2);
         berth_autoscale_free(&m);
     }
     free(b.s);
