@@ -296,6 +296,10 @@ typedef struct berth_aplan {
     double up_pods_cost;          /* $/h of the new nodes that hold pods (not headroom-only) */
     double up_bound;              /* $/h, <= up_pods_cost */
     int has_up_bound;
+    /* scale-down's what-if questions (an answer dropped after an earlier
+     * acceptance and asked again counts twice), and of them those asked on
+     * worker sessions (threads: docs/autoscale.md "Threads"); diagnostics */
+    uint32_t down_questions, down_worker_questions;
 } berth_aplan;
 
 /* One autoscaler pass at opt->now. m is not modified. */

@@ -420,10 +420,9 @@ int capacity_ca_scale_up(capacity_pass *s, const berth_aplan_options *opt, berth
     berth_rng rng;
     berth_rng_seed(&rng, opt->seed);
     /* 1. pending pods onto existing nodes through the kube scheduler */
-    uint32_t n0 = 0;
-    for (uint32_t i = 0; i < k->npods; i++)
-        if (!k->pods[i].node_name && !k->pods[i].terminating)
-            w.pods[n0++] = i;
+    uint32_t n0 = s->npending; /* found by capacity_pass_init, in pod order */
+    if (n0)
+        memcpy(w.pods, s->pending, n0 * sizeof *w.pods);
     if ((rc = capacity_schedule(s, w.pods, n0, 0, w.placed, why0)))
         goto out;
     for (uint32_t i = 0; i < n0; i++) {

@@ -40,7 +40,9 @@
  * only) and the cancel deadline. The pass itself (requests, group counts,
  * PDB budgets, the plan) is written by the plan's thread only, between
  * runs. If a worker or the pool cannot be had, the walk stays sequential
- * (the same answers). */
+ * (the same answers); a worker that runs out of memory later (a question,
+ * a rollback, a replay) closes the workers and the walk goes on
+ * sequentially from there (scaledown.c). */
 #include "autoscale/scaledown.h"
 #include "berth/pool.h"
 
@@ -124,11 +126,13 @@ static void open_chunk(void *ctx, uint32_t i)
                           x->next);
 }
 
-int sd_workers_open(sd_workers **out, capacity_pass *s, const sd_ctx *plan, const uint32_t *pn,
-                    uint32_t down0, const uint32_t *head, const uint32_t *next)
+int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx *plan,
+                    const uint32_t *pn, uint32_t down0, const uint32_t *head,
+                    const uint32_t *next)
 {
     *out = NULL;
-    uint32_t T = s->threads;
+    if (T < 2)
+        return 0;
     struct sd_workers *x = calloc(1, sizeof *x);
     if (!x)
         return 0;
@@ -149,12 +153,27 @@ int sd_workers_open(sd_workers **out, capacity_pass *s, const sd_ctx *plan, cons
     x->next = next;
     x->down0 = down0;
     berth_pool_run(x->pool, x->nw, open_chunk, x);
-    for (uint32_t i = 0; i < x->nw; i++)
-        if (x->w[i].rc || (plan->fx && !x->w[i].c.fx)) {
-            sd_workers_close(x);
-            return 0;
-        }
+    int rc = 0;
+    for (uint32_t i = 0; i < x->nw; i++) {
+        int w = x->w[i].rc;
+        if (w == BERTH_ENOMEM || (!w && plan->fx && !x->w[i].c.fx))
+            rc = rc ? rc : 1; /* out of memory: no workers, the sequential walk */
+        else if (w)
+            rc = w; /* a replay out of step with the plan: a defect, not a fallback */
+    }
+    if (rc) {
+        sd_workers_close(x);
+        return rc == 1 ? 0 : rc;
+    }
     *out = x;
+    return 0;
+}
+
+int sd_workers_broken(const sd_workers *x)
+{
+    for (uint32_t i = 0; x && i < x->nw; i++)
+        if (x->w[i].rc)
+            return 1;
     return 0;
 }
 
@@ -200,9 +219,5 @@ int sd_workers_replay(sd_workers *x, sd_ctx *plan, uint32_t skip, uint32_t node,
     x->next = next;
     x->plan_rc = 0;
     berth_pool_run(x->pool, x->nw + 1, replay_chunk, x);
-    int rc = x->plan_rc;
-    for (uint32_t i = 0; i < x->nw; i++)
-        if (x->w[i].rc && !rc)
-            rc = x->w[i].rc;
-    return rc;
+    return x->plan_rc; /* a worker's failure: sd_workers_broken */
 }

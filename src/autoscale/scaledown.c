@@ -430,7 +430,9 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
     uint32_t *pods = malloc((k->npods + 1) * sizeof *pods);
     uint32_t *placed = malloc((k->npods + 1) * sizeof *placed);
     const char **why = calloc(k->npods + 1, sizeof *why);
-    uint32_t T = s->threads > 1 ? s->threads : 1;
+    /* a wave's questions: at most the threads and SD_ITEMS (more workers
+     * would never be asked, yet replay every removal) */
+    uint32_t T = s->threads > 1 ? (s->threads < SD_ITEMS ? s->threads : SD_ITEMS) : 1;
     sd_question *qs = calloc(T, sizeof *qs);
     sd_item *items = malloc(SD_ITEMS * sizeof *items);
     /* fast path: per-node pod lists, one what-if session for all candidates */
@@ -527,8 +529,11 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         if (par && asked >= SD_WARMUP)
             width = sd_width(run, T);
         if (width > 1 && !wk) {
-            if ((rc = sd_workers_open(&wk, s, &plan, pn, down0, head, next)))
+            if ((rc = sd_workers_open(&wk, s, T, &plan, pn, down0, head, next))) {
+                rc = berth_error_set(e, rc, "what-if worker session failed");
+                fast = -1;
                 goto out;
+            }
             if (!wk) {
                 par = 0; /* the sequential walk, same answers */
                 width = 1;
@@ -578,8 +583,10 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         } else {
             sd_workers_ask(wk, &plan, k, qs, nq);
         }
-        int took = -1;
-        for (uint32_t i = 0; i < ni && took < 0; i++) {
+        s->plan->down_questions += nq;
+        s->plan->down_worker_questions += nq - 1;
+        int took = -1, fallback = 0;
+        for (uint32_t i = 0; i < ni && took < 0 && !fallback; i++) {
             const sd_item *it = &items[i];
             if (it->q < 0) {
                 if ((rc = block(s, cand[it->ci], "%s%s", it->reason, "")))
@@ -588,6 +595,14 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             }
             sd_question *q = &qs[it->q];
             sd_ctx *cx = fast ? sd_workers_ctx(wk, &plan, (uint32_t)it->q) : NULL;
+            if (q->rc == BERTH_ENOMEM && it->q > 0) {
+                /* a worker ran out of memory: the plan's context is at
+                 * the wave's start (every answer before was a rejection,
+                 * rolled back): ask again from here, sequentially */
+                ci = it->ci;
+                fallback = 1;
+                break;
+            }
             if (q->rc) {
                 rc = berth_error_set(e, q->rc, "%s", q->err.msg);
                 fast = -1;
@@ -600,15 +615,24 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 break;
             }
             run++;
-            if (fast && (rc = berth_ksession_rollback(cx->ks, q->mark))) {
-                rc = berth_error_set(e, rc, "what-if session rollback failed");
+            int rb = fast ? sd_rollback(cx, q) : 0;
+            if (rb && it->q == 0) {
+                rc = berth_error_set(e, rb, "what-if session rollback failed");
                 fast = -1;
                 goto out;
             }
-            if (fast && cx->fx && (rc = kube_fitidx_retouch(cx->fx, q->fxpos)))
-                goto out;
             if ((rc = block(s, q->node, "%s%s", reason, "")))
                 goto out;
+            if (rb) { /* a worker's: the walk goes on without the workers */
+                ci = it->ci + 1;
+                fallback = 1;
+            }
+        }
+        if (fallback) {
+            sd_workers_close(wk);
+            wk = NULL;
+            par = 0;
+            continue;
         }
         if (took < 0)
             continue;
@@ -617,14 +641,12 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         sd_question *q = &qs[acc->q];
         ci = acc->ci + 1;
         run = 0;
+        /* (each a worker's: question 0 comes first; a failed rollback
+         * leaves the workers, not the plan, out of step) */
         for (uint32_t i = (uint32_t)took + 1; i < ni; i++)
-            if (items[i].q >= 0 &&
-                (rc = sd_rollback(sd_workers_ctx(wk, &plan, (uint32_t)items[i].q),
-                                  &qs[items[i].q]))) {
-                rc = berth_error_set(e, rc, "what-if session rollback failed");
-                fast = -1;
-                goto out;
-            }
+            if (items[i].q > 0 &&
+                sd_rollback(sd_workers_ctx(wk, &plan, (uint32_t)items[i].q), &qs[items[i].q]))
+                fallback = 1;
         if (pdb_of != q->node) { /* its pdb_need again (later checks wrote theirs) */
             char reason[256] = "";
             pdb_check(k, q->pods, q->npods, pdb_left, pdb_need, reason, sizeof reason);
@@ -634,11 +656,16 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             goto out;
         if (wk) { /* every other context takes the removal */
             const berth_ascaledown *d = &s->plan->down[s->plan->ndown - 1];
-            if ((rc = sd_workers_replay(wk, &plan, (uint32_t)acc->q, d->node, d->moves, d->nmoves,
-                                        head, next))) {
+            if (!fallback && (rc = sd_workers_replay(wk, &plan, (uint32_t)acc->q, d->node,
+                                                     d->moves, d->nmoves, head, next))) {
                 rc = berth_error_set(e, rc, "what-if session replay failed");
                 fast = -1;
                 goto out;
+            }
+            if (fallback || sd_workers_broken(wk)) { /* the rest sequentially */
+                sd_workers_close(wk);
+                wk = NULL;
+                par = 0;
             }
         }
         for (uint32_t i = 0; fast && i < q->npods; i++) { /* the pod joins its new node's list */

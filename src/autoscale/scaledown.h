@@ -61,19 +61,26 @@ uint32_t sd_width(uint32_t run, uint32_t T);
 /* Whether the pass speculates: threads > 1, the fast path, BERTH_PAR_MIN
  * nodes or more. */
 int sd_par_on(const capacity_pass *s);
-/* threads - 1 worker contexts over the cluster, each opened as the plan's
- * (pod_node pn, the removed nodes excluded, a fit index when the plan's
- * context has one) and brought to the plan's state by replaying
- * plan->down[down0..ndown); and a pool of `threads` threads. *out NULL (and 0) when a worker or the pool
- * cannot be had: the caller walks sequentially. */
-int sd_workers_open(sd_workers **out, capacity_pass *s, const sd_ctx *plan, const uint32_t *pn,
-                    uint32_t down0, const uint32_t *head, const uint32_t *next);
+/* T - 1 worker contexts over the cluster (T: the wave's widest, at most
+ * the threads), each opened as the plan's (pod_node pn, the removed nodes
+ * excluded, a fit index when the plan's context has one) and brought to
+ * the plan's state by replaying plan->down[down0..ndown); and a pool of T
+ * threads. *out NULL and 0 when a worker (out of memory) or the pool
+ * cannot be had: the caller walks sequentially; another error of a
+ * worker's replay is returned (it would be a defect). */
+int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx *plan,
+                    const uint32_t *pn, uint32_t down0, const uint32_t *head,
+                    const uint32_t *next);
+/* Whether a worker failed a replay (out of memory): the caller closes the
+ * workers and walks on sequentially (the plan's context is whole). */
+int sd_workers_broken(const sd_workers *x);
 void sd_workers_close(sd_workers *x);
 /* Context i of a wave: 0 the plan's (given; also for x NULL), 1.. the
  * workers'. */
 sd_ctx *sd_workers_ctx(sd_workers *x, sd_ctx *plan, uint32_t i);
 /* sd_replay of an accepted removal on every context but `skip`, at once
- * (the answer was question skip's: that context has it). */
+ * (the answer was question skip's: that context has it). The plan's
+ * context's result; a worker's failure shows in sd_workers_broken. */
 int sd_workers_replay(sd_workers *x, sd_ctx *plan, uint32_t skip, uint32_t node,
                       const berth_amove *moves, uint32_t nmoves, const uint32_t *head,
                       const uint32_t *next);

@@ -599,7 +599,7 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         uint16_t g16 = g == FIT_NONE ? FIT_GNONE : (uint16_t)g;
         if (g != FIT_NONE && g >= FIT_GNONE) {
             c->ok = 0; /* more groups than a block holds: the session answers */
-            continue;
+            break;
         }
         if (g16 != *cg) {
             if (*cg != FIT_GNONE)
@@ -714,6 +714,10 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 {
     kube_sched *s = x->s;
     const fit_class *st = &x->classes[c->st];
+    /* its groups' ids must fit a block's with room for NodeResourcesFit's
+     * (refresh checks each): else the session answers */
+    if (st->ngroups >= FIT_GNONE / 2)
+        return 0; /* c->ok stays 0 */
     uint32_t R = st->nrel, nb = R ? (R + FIT_BLOCK - 1) / FIT_BLOCK : 1, P; /* blocks of parts */
     for (P = 1; P < nb; P *= 2)
         ;
@@ -740,11 +744,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
         }
     for (uint32_t i = 0; i < 2 * P; i++)
         c->tree[i] = FIT_PNONE;
-    /* its groups' ids must fit a block's (the NodeResourcesFit ones come
-     * on top): else the session answers */
-    c->ok = st->ngroups < FIT_GNONE / 2;
-    if (!c->ok)
-        return 0;
+    c->ok = 1;
     c->pos = x->nlog;
     c->ncand = s->ncand;
     return refresh(x, c, r, st->rlist, st->nrel);

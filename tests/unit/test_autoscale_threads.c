@@ -164,7 +164,8 @@ static void estate(buf *b, berth_rng *r, uint32_t nn)
     free(size);
 }
 
-static char *plan_json(buf *b, uint32_t threads, int *rc, uint32_t *ndown, uint32_t *nblocked)
+static char *plan_json(buf *b, uint32_t threads, int *rc, uint32_t *ndown, uint32_t *nblocked,
+                       uint32_t *nworker)
 {
     static run r;
     berth_aplan_options o = {0};
@@ -180,6 +181,7 @@ static char *plan_json(buf *b, uint32_t threads, int *rc, uint32_t *ndown, uint3
         json_decref(j);
         *ndown = r.p.ndown;
         *nblocked = r.p.nblocked;
+        *nworker = r.p.down_worker_questions;
     }
     done(&r);
     return out;
@@ -189,7 +191,7 @@ static void test_threads_same_plan(void **st)
 {
     (void)st;
     static buf b;
-    uint32_t downs = 0, blocked = 0, seeds = 0;
+    uint32_t downs = 0, blocked = 0, seeds = 0, on_workers = 0;
     int fits_nowhere = 0, restrict_ = 0, pdb = 0, min_nodes = 0, headroom = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
         berth_rng r;
@@ -197,13 +199,15 @@ static void test_threads_same_plan(void **st)
         uint32_t nn = 1030 + below(&r, 171);
         estate(&b, &r, nn);
         int rc1 = 0;
-        uint32_t nd1 = 0, nb1 = 0;
-        char *one = plan_json(&b, 1, &rc1, &nd1, &nb1);
+        uint32_t nd1 = 0, nb1 = 0, nw1 = 0;
+        char *one = plan_json(&b, 1, &rc1, &nd1, &nb1, &nw1);
         assert_int_equal(rc1, 0);
+        assert_int_equal(nw1, 0);
         for (uint32_t T = 2; T <= 4; T += 2) {
             int rc = 0;
-            uint32_t nd = 0, nb = 0;
-            char *many = plan_json(&b, T, &rc, &nd, &nb);
+            uint32_t nd = 0, nb = 0, nw = 0;
+            char *many = plan_json(&b, T, &rc, &nd, &nb, &nw);
+            on_workers += nw;
             assert_int_equal(rc, 0);
             if (strcmp(one, many)) {
                 size_t at = 0;
@@ -229,6 +233,9 @@ static void test_threads_same_plan(void **st)
         seeds++;
         free(one);
     }
+    /* the waves ran: questions were answered on worker sessions */
+    fprintf(stderr, "# %u questions asked on workers\n", on_workers);
+    assert_true(on_workers >= 20 * seeds);
     /* the walks accept and reject, for every reason */
     if (downs < 100 * seeds || blocked < 100 * seeds || fits_nowhere < 4 || restrict_ < 4 ||
         pdb < 4 || min_nodes < 2)
