@@ -214,11 +214,11 @@ void capacity_daemon_reserve(capacity_pass *s, uint32_t i)
     struct capacity_daemons *d = daemons(s);
     if (!c->is_new || (d && !d->any))
         return;
-    k8s_daemon_reserve(&s->m->kube, &c->hyp);
-    c->alloc[0] = c->hyp.alloc[BERTH_KRES_CPU];
-    c->alloc[1] = c->hyp.alloc[BERTH_KRES_MEMORY];
-    c->alloc[2] = s->gpu != BERTH_KUBE_NONE ? c->hyp.alloc[s->gpu] : 0;
-    c->alloc_pods = c->hyp.alloc_pods;
+    k8s_daemon_reserve(&s->m->kube, c->hyp);
+    c->alloc[0] = c->hyp->alloc[BERTH_KRES_CPU];
+    c->alloc[1] = c->hyp->alloc[BERTH_KRES_MEMORY];
+    c->alloc[2] = s->gpu != BERTH_KUBE_NONE ? c->hyp->alloc[s->gpu] : 0;
+    c->alloc_pods = c->hyp->alloc_pods;
 }
 
 int capacity_daemon_unplaced(capacity_pass *s, uint32_t pod, int *rc)

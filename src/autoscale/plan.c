@@ -270,25 +270,27 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
              (unsigned long long)++s->new_serial);
     const char *nm = berth_arena_strdup(s->arena, name);
     berth_label *buf = berth_arena_alloc(s->arena, capacity_template_label_cap(m, g, t) * sizeof *buf);
-    if (!nm || !buf)
+    berth_knode *hyp = berth_arena_alloc(s->arena, sizeof *hyp);
+    if (!nm || !buf || !hyp)
         return BERTH_KUBE_NONE;
     uint32_t i = s->nn++;
     capacity_node *c = &s->n[i];
     memset(c, 0, sizeof *c);
+    c->hyp = hyp;
     s->node_res[i] = -1;
     s->node_res_cost[i] = 0;
     const berth_instance_type *it = &m->types[t];
-    c->hyp.name = nm;
-    c->hyp.labels = template_labels(m, g, t, zone, ct, nm, buf);
-    c->hyp.taints = m->vngs[g].taints;
-    c->hyp.ntaints = m->vngs[g].ntaints;
-    c->hyp.alloc[BERTH_KRES_CPU] = it->cpu;
-    c->hyp.alloc[BERTH_KRES_MEMORY] = it->memory;
-    c->hyp.alloc[BERTH_KRES_EPHEMERAL] = INT64_MAX / 4;
+    c->hyp->name = nm;
+    c->hyp->labels = template_labels(m, g, t, zone, ct, nm, buf);
+    c->hyp->taints = m->vngs[g].taints;
+    c->hyp->ntaints = m->vngs[g].ntaints;
+    c->hyp->alloc[BERTH_KRES_CPU] = it->cpu;
+    c->hyp->alloc[BERTH_KRES_MEMORY] = it->memory;
+    c->hyp->alloc[BERTH_KRES_EPHEMERAL] = INT64_MAX / 4;
     if (s->gpu != BERTH_KUBE_NONE)
-        c->hyp.alloc[s->gpu] = it->gpus;
-    c->hyp.alloc_pods = it->pods;
-    c->hyp.any_region = 1; /* VolumeZone: in the cluster's region (docs/autoscale.md) */
+        c->hyp->alloc[s->gpu] = it->gpus;
+    c->hyp->alloc_pods = it->pods;
+    c->hyp->any_region = 1; /* VolumeZone: in the cluster's region (docs/autoscale.md) */
     c->is_new = 1;
     c->vng = (int)g;
     c->ct = ct;
@@ -463,7 +465,7 @@ void capacity_pass_free(capacity_pass *s)
 static uint32_t node_by_name(const capacity_pass *s, const char *name, uint32_t new_end)
 {
     for (uint32_t i = s->nexisting; i < new_end; i++)
-        if (s->n[i].hyp.name == name || !strcmp(s->n[i].hyp.name, name))
+        if (s->n[i].hyp->name == name || !strcmp(s->n[i].hyp->name, name))
             return i;
     for (uint32_t i = 0; i < s->nexisting; i++)
         if (s->n[i].k->name == name)
@@ -498,14 +500,14 @@ int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npendi
     uint32_t nextra = 0, np = 0;
     for (uint32_t i = s->nexisting; i < new_end; i++)
         if (!s->n[i].removed)
-            extra[nextra++] = s->n[i].hyp;
+            extra[nextra++] = *s->n[i].hyp;
     for (uint32_t i = 0; i < npending; i++)
         pend[np++] = pending[i];
     for (uint32_t p = 0; p < k->npods; p++) {
         uint32_t n = s->pod_node[p];
         pn[p] = n != BERTH_KUBE_NONE && n < s->nexisting ? n : BERTH_KUBE_NONE;
         if (n != BERTH_KUBE_NONE && n >= s->nexisting && n < new_end && !s->n[n].removed) {
-            bind[np] = s->n[n].hyp.name;
+            bind[np] = s->n[n].hyp->name;
             pend[np++] = p;
         }
     }

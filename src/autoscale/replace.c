@@ -212,13 +212,13 @@ static int replace_node(rwork *w, uint32_t n, berth_areason r, int tier, char *w
                                                        (berth_capacity_type)c2->ct);
     x->price = of ? of->price : 0;
     x->reservation = s->node_res[nn] >= 0 ? m->res[s->node_res[nn]].name : NULL;
-    x->new_node = c2->hyp.name;
+    x->new_node = c2->hyp->name;
     x->drain_immediately = now;
     for (uint32_t i = 0; i < np; i++) {
         uint32_t to = w->placed[i];
         if (to == BERTH_KUBE_NONE)
             continue;
-        const char *name = to < s->nexisting ? s->n[to].k->name : s->n[to].hyp.name;
+        const char *name = to < s->nexisting ? s->n[to].k->name : s->n[to].hyp->name;
         x->moves[x->nmoves++] = (berth_arepmove){w->pods[i], name, w->waits[i]};
     }
     return 0;

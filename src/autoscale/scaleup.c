@@ -3534,7 +3534,7 @@ static int report(capacity_pass *s)
             break;
         }
         x->nodes = nn;
-        x->nodes[x->count++] = c->hyp.name;
+        x->nodes[x->count++] = c->hyp->name;
         x->headroom_units += c->headroom_units;
         x->headroom_nodes += c->headroom_units > 0;
         uint32_t b0 = head[n - s->nexisting], b1 = head[n - s->nexisting + 1];
@@ -3558,7 +3558,7 @@ static int cmp_new_name(const void *a, const void *b, void *ctx)
 {
     const capacity_pass *sort_pass = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return strcmp(sort_pass->n[x].hyp.name, sort_pass->n[y].hyp.name);
+    return strcmp(sort_pass->n[x].hyp->name, sort_pass->n[y].hyp->name);
 }
 
 /* Fast confirmation (the same questions as capacity_schedule per new node,
@@ -3606,7 +3606,7 @@ static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t 
     uint32_t sn;
     for (uint32_t n = s->nexisting; !rc && n < first_new; n++)
         if (!s->n[n].removed)
-            rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], &s->n[n].hyp, &sn);
+            rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], s->n[n].hyp, &sn);
     for (uint32_t q = 0; !rc && q < k->npods; q++) {
         uint32_t n = s->pod_node[q];
         if (n != BERTH_KUBE_NONE && n >= s->nexisting && n < first_new && !s->n[n].removed)
@@ -3615,7 +3615,7 @@ static int confirm_session(capacity_pass *s, uint32_t first_new, const uint32_t 
     for (uint32_t n = first_new; !rc && n < s->nn; n++) {
         if (s->n[n].removed) /* consolidation replaced it */
             continue;
-        if ((rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], &s->n[n].hyp, &sn)))
+        if ((rc = berth_ksession_spare(ks, slot_of[n - s->nexisting], s->n[n].hyp, &sn)))
             break;
         uint32_t cnt = 0;
         for (uint32_t b = head[n - first_new]; b < head[n - first_new + 1]; b++)

@@ -9,8 +9,9 @@
 
 /* A node of the pass: an existing kube node or a new one. */
 typedef struct capacity_node {
-    const berth_knode *k;         /* existing: &m->kube.nodes[i]; new: &hyp */
-    berth_knode hyp;              /* new nodes only */
+    const berth_knode *k;         /* existing: &m->kube.nodes[i]; new: NULL (hyp) */
+    berth_knode *hyp;             /* new nodes only (in the pass's arena: the node
+                                   * array stays small, ~2 lines a node) */
     int vng;                      /* -1 unmanaged */
     int is_new;
     int removed;                  /* scale-down took it */
@@ -106,7 +107,7 @@ int capacity_daemon_room(capacity_pass *s, uint32_t g, uint32_t t, const char *z
 /* Whether some DaemonSet may take room on new nodes (the fast path's
  * per-type caches then do not stand for every offering of a type). */
 int capacity_daemons_any(capacity_pass *s);
-/* New node i: its DaemonSet pods' requests and slots come off hyp.alloc
+/* New node i: its DaemonSet pods' requests and slots come off hyp->alloc
  * and alloc. */
 void capacity_daemon_reserve(capacity_pass *s, uint32_t i);
 /* A pending pod that fits no existing node: when it is a DaemonSet pod,
