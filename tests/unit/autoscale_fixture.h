@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "berth/autoscale.h"
+#include "berth/plan_report.h"
 #include "yaml_buf.h"
 
 #define AT 1714564800 /* 2024-05-01T12:00:00Z */
@@ -43,6 +46,29 @@ static __attribute__((unused)) void done(run *r)
 {
     berth_aplan_free(&r->p);
     berth_autoscale_free(&r->m);
+}
+
+/* Plans b with o: the report's JSON (keys sorted; the caller frees it),
+ * NULL with *rc set when loading or planning failed (the message on
+ * stderr); *plan, when given, gets the plan's counts (its arrays freed). */
+static __attribute__((unused)) char *plan_json_opt(buf *b, berth_aplan_options o, int *rc,
+                                                  berth_aplan *plan)
+{
+    static run r;
+    plan_opt(&r, b, o);
+    *rc = r.rc;
+    char *out = NULL;
+    if (r.rc) {
+        fprintf(stderr, "%s\n", r.e.msg);
+    } else {
+        json_t *j = berth_report_autoscale_json(&r.m, &r.p);
+        out = json_dumps(j, JSON_SORT_KEYS);
+        json_decref(j);
+        if (plan)
+            *plan = r.p;
+    }
+    done(&r);
+    return out;
 }
 
 static __attribute__((unused)) const char *node_name(const run *r, uint32_t n)

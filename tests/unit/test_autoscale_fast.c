@@ -170,21 +170,9 @@ static void estate(buf *b, berth_rng *r)
 
 static char *plan_json(buf *b, int reference, int *rc)
 {
-    static run r;
     berth_aplan_options o = {0};
     o.reference = reference;
-    plan_opt(&r, b, o);
-    *rc = r.rc;
-    char *out = NULL;
-    if (r.rc)
-        fprintf(stderr, "%s\n", r.e.msg);
-    else {
-        json_t *j = berth_report_autoscale_json(&r.m, &r.p);
-        out = json_dumps(j, JSON_SORT_KEYS);
-        json_decref(j);
-    }
-    done(&r);
-    return out;
+    return plan_json_opt(b, o, rc, NULL);
 }
 
 static void test_fast_equals_reference(void **st)

@@ -167,23 +167,14 @@ static void estate(buf *b, berth_rng *r, uint32_t nn)
 static char *plan_json(buf *b, uint32_t threads, int *rc, uint32_t *ndown, uint32_t *nblocked,
                        uint32_t *nworker)
 {
-    static run r;
     berth_aplan_options o = {0};
     o.threads = threads;
-    plan_opt(&r, b, o);
-    *rc = r.rc;
-    char *out = NULL;
-    if (r.rc)
-        fprintf(stderr, "%s\n", r.e.msg);
-    else {
-        json_t *j = berth_report_autoscale_json(&r.m, &r.p);
-        out = json_dumps(j, JSON_SORT_KEYS);
-        json_decref(j);
-        *ndown = r.p.ndown;
-        *nblocked = r.p.nblocked;
-        *nworker = r.p.down_worker_questions;
-    }
-    done(&r);
+    berth_aplan p;
+    memset(&p, 0, sizeof p);
+    char *out = plan_json_opt(b, o, rc, &p);
+    *ndown = p.ndown;
+    *nblocked = p.nblocked;
+    *nworker = p.down_worker_questions;
     return out;
 }
 
