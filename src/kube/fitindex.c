@@ -52,6 +52,7 @@
 #define FIT_BLOCK 16u       /* nodes per block: a leaf of a class's max tree */
 #define FIT_PNONE INT16_MIN /* a part: not feasible now */
 #define FIT_GNONE UINT16_MAX /* a class's per-node group: none */
+#define FIT_SCHUNK 16u      /* static entries per node-major row of static groups */
 
 /* FIT_BLOCK relevant nodes of a class: their parts and groups in one cache
  * line, so bringing a node up to date reads one line per class */
@@ -93,9 +94,10 @@ typedef struct fit_class {
     fit_block *blk;
     int16_t *tree;
     uint32_t P;
-    /* static entry: per node, the group of its first static rejection
-     * (FIT_NONE: none) and that filter's slot + 1 (0: passes) */
-    uint32_t *sgrp;
+    /* static entry: its index among the static entries (its static
+     * groups: kube_fitidx.sg), and per node the slot + 1 of the first
+     * static filter that rejects it (0: passes) */
+    uint32_t sidx;
     uint8_t *sslot;
     /* static entry: nodes whose part or reason depends on the dynamic state
      * (no static filter before NodeResourcesFit rejects them): a bitmap and
@@ -129,6 +131,14 @@ struct kube_fitidx {
     fit_class *classes;
     uint32_t nclasses, capclasses;
     uint32_t *table, tcap; /* open addressing: class + 1 */
+    /* the static entries (class ids, in creation order), and per
+     * FIT_SCHUNK of them a node-major table of their static groups: node
+     * n's group for entry e (the group of its first static rejection,
+     * FIT_GNONE: none) at sg[e / FIT_SCHUNK][n * FIT_SCHUNK + e % FIT_SCHUNK],
+     * so a node's exclusion updates every entry's counts from one line
+     * per 16 entries (off_changed) */
+    uint32_t *statics, nstatics, capstatics;
+    uint16_t **sg;
     size_t bytes;
     uint32_t *log;        /* touched nodes (session indices) */
     uint64_t nlog, caplog;
@@ -245,7 +255,6 @@ static void class_free(fit_class *c)
     free(c->key);
     free(c->blk);
     free(c->tree);
-    free(c->sgrp);
     free(c->sslot);
     free(c->rel);
     free(c->rlist);
@@ -266,6 +275,10 @@ void kube_fitidx_close(kube_fitidx *x)
         class_free(&x->classes[i]);
     free(x->classes);
     free(x->table);
+    for (uint32_t i = 0; i < (x->nstatics + FIT_SCHUNK - 1) / FIT_SCHUNK; i++)
+        free(x->sg[i]);
+    free(x->sg);
+    free(x->statics);
     free(x->log);
     free(x->seen);
     free(x->list);
@@ -339,20 +352,27 @@ static int rel_of(const fit_class *c, uint32_t n)
     return (int)((c->rel[n / 64] >> (n % 64)) & 1);
 }
 
+/* Node n's static group in static entry st (FIT_GNONE: none). */
+static uint16_t *sg_at(const kube_fitidx *x, const fit_class *st, uint32_t n)
+{
+    return &x->sg[st->sidx / FIT_SCHUNK][(size_t)n * FIT_SCHUNK + st->sidx % FIT_SCHUNK];
+}
+
 /* Node n became (or stopped being) a candidate: every static entry where
  * only its static group counts it, now (O(static entries); its classes
  * share those counts); the others when used. */
 static void off_changed(kube_fitidx *x, uint32_t n, int off)
 {
-    for (uint32_t i = 0; i < x->nclasses; i++) {
-        fit_class *st = &x->classes[i];
-        if (!st->is_static || !st->ok || rel_of(st, n))
+    for (uint32_t e = 0; e < x->nstatics; e++) {
+        fit_class *st = &x->classes[x->statics[e]];
+        if (!st->ok || rel_of(st, n))
             continue;
         /* counted in its static group exactly while a candidate */
+        uint16_t g = x->sg[e / FIT_SCHUNK][(size_t)n * FIT_SCHUNK + e % FIT_SCHUNK];
         if (off)
-            st->groups[st->sgrp[n]].count--;
+            st->groups[g].count--;
         else
-            st->groups[st->sgrp[n]].count++;
+            st->groups[g].count++;
         st->sver++;
     }
 }
@@ -593,7 +613,7 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
             if (failed_fit)
                 g = reason_group(x, c, r, (uint32_t)x->nrf_slot, n, &oom);
             else if (st->sslot[n])
-                g = st->sgrp[n];
+                g = *sg_at(x, st, n);
         }
         uint16_t *cg = grp_at(c, at);
         uint16_t g16 = g == FIT_NONE ? FIT_GNONE : (uint16_t)g;
@@ -624,24 +644,38 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     const berth_profile *prof = &x->prof;
     uint32_t N = x->N;
     st->is_static = 1;
-    st->sgrp = malloc((N ? N : 1) * sizeof *st->sgrp);
+    /* its place among the static entries, a new row of groups every
+     * FIT_SCHUNK (all FIT_GNONE) */
+    uint32_t e = x->nstatics;
+    if (e % FIT_SCHUNK == 0) {
+        uint16_t **g = realloc(x->sg, (e / FIT_SCHUNK + 1) * sizeof *g);
+        if (!g)
+            return BERTH_ENOMEM;
+        x->sg = g;
+        if (!(g[e / FIT_SCHUNK] = malloc(((size_t)N + 1) * FIT_SCHUNK * sizeof **g)))
+            return BERTH_ENOMEM;
+        memset(g[e / FIT_SCHUNK], 0xff, ((size_t)N + 1) * FIT_SCHUNK * sizeof **g);
+        x->bytes += (size_t)N * FIT_SCHUNK * sizeof **g;
+    }
+    if (berth_grow((void **)&x->statics, &x->capstatics, e + 1, sizeof *x->statics, 0))
+        return BERTH_ENOMEM;
+    x->statics[x->nstatics++] = (uint32_t)(st - x->classes);
+    st->sidx = e;
     st->sslot = calloc(N ? N : 1, 1);
     st->rel = calloc(N / 64 + 1, sizeof *st->rel);
     st->rlist = malloc((N ? N : 1) * sizeof *st->rlist);
     st->rpos = malloc((N ? N : 1) * sizeof *st->rpos);
-    if (!st->sgrp || !st->sslot || !st->rel || !st->rlist || !st->rpos)
+    if (!st->sslot || !st->rel || !st->rlist || !st->rpos)
         return BERTH_ENOMEM;
-    x->bytes += (size_t)N * 13 + N / 8;
-    for (uint32_t n = 0; n < N; n++) {
-        st->sgrp[n] = FIT_NONE;
+    x->bytes += (size_t)N * 9 + N / 8;
+    for (uint32_t n = 0; n < N; n++)
         x->list[n] = n;
-    }
     /* static filters: each node's first rejecting one, in profile order;
      * a filter runs on the nodes no earlier one rejected (each node's
      * verdict is its own, so the first rejecting filter is the same), which
      * keeps the later filters off the nodes an early one (a taint, a
      * selector) already ruled out */
-    int oom = 0;
+    int oom = 0, many = 0;
     uint32_t nlive = N;
     for (uint32_t f = 0; f < prof->nfilters && nlive; f++) {
         if (!is_static(x->filter_of[f]))
@@ -665,7 +699,11 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
             uint32_t n = x->list[i];
             if (x->verdict[i] != BERTH_FIT) {
                 st->sslot[n] = (uint8_t)(f + 1);
-                st->sgrp[n] = reason_group(x, st, r, f, n, &oom);
+                uint32_t g = reason_group(x, st, r, f, n, &oom);
+                if (g >= FIT_GNONE / 2)
+                    many = 1; /* more groups than a row holds: the session answers */
+                else
+                    *sg_at(x, st, n) = (uint16_t)g;
             } else {
                 x->list[keep++] = n;
             }
@@ -674,6 +712,8 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     }
     if (oom)
         return BERTH_ENOMEM;
+    if (many)
+        return 0; /* st->ok stays 0: its classes are the session's */
     for (uint32_t n = 0; n < N; n++)
         if (!st->sslot[n] || (x->nrf_slot >= 0 && st->sslot[n] - 1u > (uint32_t)x->nrf_slot)) {
             st->rel[n / 64] |= 1ull << (n % 64);
@@ -704,7 +744,7 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
         st->groups[g].count = 0;
     for (uint32_t n = 0; n < N; n++)
         if (!rel_of(st, n) && !(off && off[n]))
-            st->groups[st->sgrp[n]].count++;
+            st->groups[*sg_at(x, st, n)].count++;
     return 0;
 }
 
