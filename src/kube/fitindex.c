@@ -647,6 +647,8 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     /* its place among the static entries, a new row of groups every
      * FIT_SCHUNK (all FIT_GNONE) */
     uint32_t e = x->nstatics;
+    if (berth_grow((void **)&x->statics, &x->capstatics, e + 1, sizeof *x->statics, 0))
+        return BERTH_ENOMEM;
     if (e % FIT_SCHUNK == 0) {
         uint16_t **g = realloc(x->sg, (e / FIT_SCHUNK + 1) * sizeof *g);
         if (!g)
@@ -657,9 +659,7 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
         memset(g[e / FIT_SCHUNK], 0xff, ((size_t)N + 1) * FIT_SCHUNK * sizeof **g);
         x->bytes += (size_t)N * FIT_SCHUNK * sizeof **g;
     }
-    if (berth_grow((void **)&x->statics, &x->capstatics, e + 1, sizeof *x->statics, 0))
-        return BERTH_ENOMEM;
-    x->statics[x->nstatics++] = (uint32_t)(st - x->classes);
+    x->statics[x->nstatics++] = (uint32_t)(st - x->classes); /* close frees its row */
     st->sidx = e;
     st->sslot = calloc(N ? N : 1, 1);
     st->rel = calloc(N / 64 + 1, sizeof *st->rel);
