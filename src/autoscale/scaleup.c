@@ -1918,6 +1918,25 @@ static uint32_t cons_pair_ffd(cons *c, uint32_t np, uint32_t a, uint32_t b, uint
 
 /* One move: the best replacement of a set of candidate nodes (capacity
  * type ct). 1 applied, 0 none, BERTH_ENOMEM. */
+/* The best consolidation move found so far: k1 new nodes of option a,
+ * nb - k1 of option b, replacing the nset nodes of the set kept at
+ * c->set + CONS_SET (its np pods' bins in c->best_bin), saving save $/h;
+ * a.ok: one was found. */
+typedef struct cons_best {
+    option a, b;
+    double save;
+    uint32_t k1, np, nb, nset;
+} cons_best;
+
+/* The current set c->set[0..nset) and bins c->bin[0..np) become the best. */
+static void keep_best(cons *c, cons_best *best, option a, option b, uint32_t k1, double save,
+                      uint32_t np, uint32_t nb, uint32_t nset)
+{
+    *best = (cons_best){a, b, save, k1, np, nb, nset};
+    memcpy(c->set + CONS_SET, c->set, nset * sizeof *c->set);
+    memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
+}
+
 static int cons_move(cons *c, int ct)
 {
     packer *k = c->k;
@@ -1974,11 +1993,8 @@ static int cons_move(cons *c, int ct)
                 c->plist[fillp[c->slot[i]]++] = i;
     }
     /* the best move over both orders and every prefix size */
-    double best_save = 0;
-    option best = {0};
-    uint32_t best_np = 0, best_nb = 0, best_nset = 0, best_k1 = 0;
-    option best2 = {0};
-    uint32_t *best_set = c->set + CONS_SET;
+    cons_best best = {0};
+    const uint32_t *best_set = c->set + CONS_SET;
     for (int order = 0; order < 2; order++) {
         for (uint32_t p = 0; p < c->nnodes; p++)
             c->ord[p] = p;
@@ -2077,11 +2093,11 @@ static int cons_move(cons *c, int ct)
                     uint64_t x = (uint64_t)((sum[r] + fr[r] - 1) / fr[r]);
                     lb = x > lb ? x : lb;
                 }
-                if (lb > maxb || have - (double)lb * cost < best_save - 1e-12 ||
+                if (lb > maxb || have - (double)lb * cost < best.save - 1e-12 ||
                     have - (double)lb * cost <= 1e-9)
                     continue;
                 /* more nodes than this cost the set's price or more: stop there */
-                double afford = (have - best_save + 1e-9) / cost;
+                double afford = (have - best.save + 1e-9) / cost;
                 uint32_t lim = afford < (double)maxb ? (uint32_t)afford : maxb;
                 if ((uint64_t)lim < lb)
                     continue;
@@ -2098,26 +2114,18 @@ static int cons_move(cons *c, int ct)
                 if (save <= 1e-9 || have_price - (double)nb * of->price <= 1e-9)
                     continue;
                 option cand = {1, t, of->zone, ct, -1, of->price, 0, 0};
-                int win = !best.ok || save > best_save + 1e-9;
-                if (!win && save >= best_save - 1e-9) { /* equal savings */
-                    if (nb != best_nb)
-                        win = nb < best_nb;
+                int win = !best.a.ok || save > best.save + 1e-9;
+                if (!win && save >= best.save - 1e-9) { /* equal savings */
+                    if (nb != best.nb)
+                        win = nb < best.nb;
                     else {
-                        int cmp = strcmp(it->name, m->types[best.type].name);
-                        win = cmp < 0 || (!cmp && strcmp(of->zone, best.zone) < 0);
+                        int cmp = strcmp(it->name, m->types[best.a.type].name);
+                        win = cmp < 0 || (!cmp && strcmp(of->zone, best.a.zone) < 0);
                     }
                 }
                 if (!win)
                     continue;
-                best = cand;
-                best2 = cand;
-                best_k1 = nb;
-                best_save = save;
-                best_np = np;
-                best_nb = nb;
-                best_nset = j;
-                memcpy(best_set, c->set, j * sizeof *best_set);
-                memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
+                keep_best(c, &best, cand, cand, nb, save, np, nb, j);
             }
             /* two options: a (first) for the pods it alone hosts and as many
              * others as fit, b for the rest */
@@ -2125,7 +2133,7 @@ static int cons_move(cons *c, int ct)
             uint8_t hv[CONS_PAIR] = {0}; /* hostable filled (lazily) */
             for (uint32_t a = 0; j <= CONS_PAIR_SET && a < c->ntop; a++)
                 for (uint32_t b2 = 0; b2 < c->ntop; b2++) {
-                    if (a == b2 || have - c->top[a].cost - c->top[b2].cost <= best_save + 1e-9)
+                    if (a == b2 || have - c->top[a].cost - c->top[b2].cost <= best.save + 1e-9)
                         continue;
                     /* the pair's fractional cover of the set's cpu and memory */
                     double pc[2] = {c->top[a].cost, c->top[b2].cost};
@@ -2133,7 +2141,7 @@ static int cons_move(cons *c, int ct)
                     double p1[2] = {(double)c->top[a].fr[1], (double)c->top[b2].fr[1]};
                     double pi[2];
                     if (have - capacity_lp_cover2(pc, p0, p1, 2, (double)sum[0], (double)sum[1], pi) <=
-                        best_save + 1e-9)
+                        best.save + 1e-9)
                         continue;
                     for (uint32_t h = 0; h < 2; h++) {
                         uint32_t x = h ? b2 : a;
@@ -2163,46 +2171,38 @@ static int cons_move(cons *c, int ct)
                         cons_zreset(&zl);
                         double save = have - cons_cost_n(s, f, ofa, &zl, k1);
                         save -= cons_cost_n(s, f, ofb, &zl, nb - k1);
-                        if (save <= best_save + 1e-9 ||
+                        if (save <= best.save + 1e-9 ||
                             have_price - (double)k1 * c->top[a].o.price -
                                     (double)(nb - k1) * c->top[b2].o.price <= 1e-9)
                             continue;
-                        best = c->top[a].o;
-                        best2 = c->top[b2].o;
-                        best_k1 = k1;
-                        best_save = save;
-                        best_np = np;
-                        best_nb = nb;
-                        best_nset = j;
-                        memcpy(best_set, c->set, j * sizeof *best_set);
-                        memcpy(c->best_bin, c->bin, np * sizeof *c->bin);
+                        keep_best(c, &best, c->top[a].o, c->top[b2].o, k1, save, np, nb, j);
                     }
                 }
             for (uint32_t i = 0; i < j; i++)
                 cons_away(s, f, c->nodes[c->set[i]], 0);
         }
     }
-    if (!best.ok)
+    if (!best.a.ok)
         return 0;
     /* apply: the set's pods (FFD order, as packed) leave, its nodes go,
      * the option's nodes open and take them */
     uint32_t np = 0;
-    for (uint32_t x = 0; x < best_nset; x++)
+    for (uint32_t x = 0; x < best.nset; x++)
         c->inset[best_set[x]] = 1;
     for (uint32_t i = 0; i < k->n; i++)
         if (c->slot[i] != BERTH_KUBE_NONE && c->inset[c->slot[i]])
             c->spods[np++] = k->order[i];
-    for (uint32_t x = 0; x < best_nset; x++)
+    for (uint32_t x = 0; x < best.nset; x++)
         c->inset[best_set[x]] = 0;
-    if (np != best_np)
+    if (np != best.np)
         return BERTH_EINTERNAL;
     for (uint32_t i = 0; i < np; i++)
         capacity_unplace(s, c->spods[i]);
-    for (uint32_t x = 0; x < best_nset; x++)
+    for (uint32_t x = 0; x < best.nset; x++)
         drop_node(s, f, c->nodes[best_set[x]]);
     uint32_t opened[CONS_SET];
-    for (uint32_t b = 0; b < best_nb; b++) {
-        opened[b] = open_node(k, b < best_k1 ? &best : &best2);
+    for (uint32_t b = 0; b < best.nb; b++) {
+        opened[b] = open_node(k, b < best.k1 ? &best.a : &best.b);
         if (opened[b] == BERTH_KUBE_NONE)
             return BERTH_ENOMEM;
     }
