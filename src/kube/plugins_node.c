@@ -1037,8 +1037,8 @@ static int ports_conflict(const berth_kport *want, const berth_kport *used)
 static int node_ports_conflict(const kube_sched *s, const berth_kpod *p, uint32_t c)
 {
     const berth_kpod *pods = s->k->pods;
-    const uint32_t *on = s->node_pods[c];
-    for (uint32_t j = 0; j < s->node_npods[c]; j++) {
+    const uint32_t *on = s->plist[c].pods;
+    for (uint32_t j = 0; j < s->plist[c].n; j++) {
         const berth_kpod *q = &pods[on[j]];
         for (uint32_t a = 0; a < q->nports; a++)
             for (uint32_t b = 0; b < p->nports; b++)

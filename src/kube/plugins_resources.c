@@ -4,8 +4,9 @@
  * NodeResourcesBalancedAllocation, and berth's UsageHeadroom for the
  * usage-aware profile.
  *
- * Loops are candidate-major over resource-major columns (alloc[r][node],
- * requested[r][node]); the per-pod set of resources that can matter is
+ * Loops are candidate-major over each node's values (kube_ncol: the
+ * requests, allocatable and pod count of a node share one or two cache
+ * lines, kube/state.h); the per-pod set of resources that can matter is
  * worked out once per call, so the inner loops hold no branches on the
  * pod. The integer division of the allocation scores, floor(a * 100 / cap),
  * is a double estimate corrected by one multiply each way (kube/pct.h,
@@ -16,10 +17,10 @@
  * usage-aware (prof->usage_aware, SPEC 2.4): admission needs unreserved
  * memory for the pod's reservation (its memory request) plus the node's VM
  * overhead_reserve, each pod already admitted also holding one
- * overhead_reserve (requested[] holds plain requests only); the other
+ * overhead_reserve (KS_REQ holds plain requests only); the other
  * resources and the pod count are checked as kube does. UsageHeadroom
  * scores the headroom left after placement against observed usage
- * (s->usage, with the pod's configured size as its demand): per resource
+ * (KS_USAGE, with the pod's configured size as its demand): per resource
  * (cpu, memory) with allocatable > 0, (alloc - usage - demand) / alloc in
  * parts per million (negative when over-committed), averaged; normalised
  * min..max to 0..100 (100 for all when they are equal). */
@@ -53,8 +54,8 @@ static int usage_aware(const kube_sched *s) { return s->prof && s->prof->usage_a
 static int admits_memory(const kube_sched *s, const berth_kpod *p, uint32_t c)
 {
     int64_t ovh = s->k->nodes[c].overhead_reserve;
-    int64_t free_mem = s->alloc[BERTH_KRES_MEMORY][c] - s->requested[BERTH_KRES_MEMORY][c] -
-                       s->npods[c] * ovh;
+    int64_t free_mem = KS_ALLOC_OF(s, BERTH_KRES_MEMORY, c) - KS_REQ_OF(s, BERTH_KRES_MEMORY, c) -
+                       KS_NPODS_OF(s, c) * ovh;
     int64_t need = p->req[BERTH_KRES_MEMORY] + ovh;
     return need <= 0 || need <= free_mem;
 }
@@ -63,7 +64,6 @@ static void f_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
 {
     kube_sched *s = state;
     const berth_kpod *p = ((const kube_req *)req)->p;
-    const int64_t *np = s->npods, *ap = s->alloc_pods;
     uint32_t res[BERTH_KUBE_MAX_RES];
     uint32_t m = fit_resources(s, p, res);
     if (usage_aware(s)) {
@@ -80,11 +80,11 @@ static void f_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
     if (m == 2) {
         /* the common case (cpu and memory), one fused pass */
         const int64_t q0 = p->req[res[0]], q1 = p->req[res[1]];
-        const int64_t *a0 = s->alloc[res[0]], *u0 = s->requested[res[0]];
-        const int64_t *a1 = s->alloc[res[1]], *u1 = s->requested[res[1]];
+        const uint32_t a0 = s->ka + res[0], u0 = KS_REQ + res[0];
+        const uint32_t a1 = s->ka + res[1], u1 = KS_REQ + res[1], ap = s->ka - 1;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t c = cand[i];
-            int bad = (np[c] + 1 > ap[c]) | (q0 > a0[c] - u0[c]) | (q1 > a1[c] - u1[c]);
+            const int64_t *nv = kube_ncol(s, cand[i]);
+            int bad = (nv[KS_NPODS] + 1 > nv[ap]) | (q0 > nv[a0] - nv[u0]) | (q1 > nv[a1] - nv[u1]);
             if (bad)
                 v[i] = BERTH_UNFIT;
         }
@@ -92,9 +92,9 @@ static void f_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t c = cand[i];
-        int bad = np[c] + 1 > ap[c];
+        int bad = KS_NPODS_OF(s, c) + 1 > KS_APODS_OF(s, c);
         for (uint32_t j = 0; j < m; j++)
-            bad |= p->req[res[j]] > s->alloc[res[j]][c] - s->requested[res[j]][c];
+            bad |= p->req[res[j]] > KS_ALLOC_OF(s, res[j], c) - KS_REQ_OF(s, res[j], c);
         if (bad)
             v[i] = BERTH_UNFIT;
     }
@@ -118,7 +118,7 @@ static void r_fit(void *state, const void *req, uint32_t c, char *buf, size_t si
             off += w_ > 0 ? (size_t)w_ : 0;                                                \
         }                                                                                  \
     } while (0)
-    if (s->npods[c] + 1 > s->alloc_pods[c])
+    if (KS_NPODS_OF(s, c) + 1 > KS_APODS_OF(s, c))
         KUBE_APPEND("Too many pods");
     uint32_t res[BERTH_KUBE_MAX_RES];
     uint32_t m = fit_resources(s, p, res);
@@ -127,7 +127,7 @@ static void r_fit(void *state, const void *req, uint32_t c, char *buf, size_t si
         uint32_t r = res[j];
         if (ua && r == BERTH_KRES_MEMORY)
             continue;
-        if (p->req[r] > s->alloc[r][c] - s->requested[r][c])
+        if (p->req[r] > KS_ALLOC_OF(s, r, c) - KS_REQ_OF(s, r, c))
             KUBE_APPEND("Insufficient %s", s->k->res_names[r] ? s->k->res_names[r] : "?");
     }
     if (ua && !admits_memory(s, p, c))
@@ -141,7 +141,7 @@ static void r_fit(void *state, const void *req, uint32_t c, char *buf, size_t si
 uint32_t kube_fit_reason_code(const kube_sched *s, const kube_req *r, uint32_t c)
 {
     const berth_kpod *p = r->p;
-    uint32_t code = s->npods[c] + 1 > s->alloc_pods[c];
+    uint32_t code = KS_NPODS_OF(s, c) + 1 > KS_APODS_OF(s, c);
     uint32_t res[BERTH_KUBE_MAX_RES];
     uint32_t m = fit_resources(s, p, res);
     int ua = usage_aware(s);
@@ -149,7 +149,7 @@ uint32_t kube_fit_reason_code(const kube_sched *s, const kube_req *r, uint32_t c
         uint32_t q = res[j];
         if (ua && q == BERTH_KRES_MEMORY)
             continue;
-        if (p->req[q] > s->alloc[q][c] - s->requested[q][c])
+        if (p->req[q] > KS_ALLOC_OF(s, q, c) - KS_REQ_OF(s, q, c))
             code |= 2u << j;
     }
     if (ua && !admits_memory(s, p, c))
@@ -160,7 +160,7 @@ uint32_t kube_fit_reason_code(const kube_sched *s, const kube_req *r, uint32_t c
 /* ---- NodeResourcesFit score ---- */
 
 typedef struct fit_term {
-    const int64_t *alloc, *used; /* columns */
+    uint32_t alloc, used;        /* where in a node's values (kube_ncol) */
     int64_t q;                   /* pod's request (scoring variant) */
     int64_t w;
 } fit_term;
@@ -179,8 +179,8 @@ static uint32_t score_terms(const kube_sched *s, const berth_kpod *p, const bert
         int64_t q = nonzero && r <= BERTH_KRES_MEMORY ? p->req_nz[r] : p->req[r];
         if (r >= BERTH_KRES_FIRST_EXT && q == 0)
             continue;
-        t[m].alloc = s->alloc[r];
-        t[m].used = nonzero && r <= BERTH_KRES_MEMORY ? s->requested_nz[r] : s->requested[r];
+        t[m].alloc = s->ka + r;
+        t[m].used = nonzero && r <= BERTH_KRES_MEMORY ? KS_NZ + r : KS_REQ + r;
         t[m].q = q;
         t[m].w = rw[j].weight;
         m++;
@@ -211,15 +211,16 @@ static inline int64_t alloc_score(int most, int64_t rq, int64_t cap)
     return rq > cap ? 0 : kube_pct_floor(cap - rq, cap);
 }
 
-/* Σ s_i w_i / Σ w_i over the resources with cap > 0 of node c. */
-static int64_t node_alloc_score(const fit_term *t, uint32_t m, int most, uint32_t c)
+/* Σ s_i w_i / Σ w_i over the resources with cap > 0 of a node (v: its
+ * values). */
+static int64_t node_alloc_score(const fit_term *t, uint32_t m, int most, const int64_t *v)
 {
     int64_t sum = 0, wsum = 0;
     for (uint32_t j = 0; j < m; j++) {
-        int64_t cap = t[j].alloc[c];
+        int64_t cap = v[t[j].alloc];
         if (cap <= 0)
             continue;
-        sum += alloc_score(most, t[j].used[c] + t[j].q, cap) * t[j].w;
+        sum += alloc_score(most, v[t[j].used] + t[j].q, cap) * t[j].w;
         wsum += t[j].w;
     }
     return wsum ? sum / wsum : 0;
@@ -239,21 +240,22 @@ static inline int64_t scored_amount(int most, int64_t rq, int64_t cap)
  * (0, KUBE_PCT_DOUBLE_MAX], (s0 w + s1 w) / 2w = (s0 + s1) / 2 in
  * integers, each s the double estimate corrected (kube/pct.h). `most` is a
  * constant at each call, so each strategy gets its own loop. */
-static inline __attribute__((always_inline)) void fit_pair(const fit_term *t, int most,
+static inline __attribute__((always_inline)) void fit_pair(const kube_sched *s,
+                                                           const fit_term *t, int most,
                                                            const uint32_t *cand, uint32_t n,
                                                            int64_t *out)
 {
-    const int64_t *a0 = t[0].alloc, *a1 = t[1].alloc, *u0 = t[0].used, *u1 = t[1].used;
+    const uint32_t a0 = t[0].alloc, a1 = t[1].alloc, u0 = t[0].used, u1 = t[1].used;
     const int64_t q0 = t[0].q, q1 = t[1].q;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t c = cand[i];
-        int64_t c0 = a0[c], c1 = a1[c];
+        const int64_t *v = kube_ncol(s, cand[i]);
+        int64_t c0 = v[a0], c1 = v[a1];
         if (c0 > 0 && c1 > 0 && c0 <= KUBE_PCT_DOUBLE_MAX && c1 <= KUBE_PCT_DOUBLE_MAX)
-            out[i] = (kube_pct_floor_est(scored_amount(most, u0[c] + q0, c0), c0) +
-                      kube_pct_floor_est(scored_amount(most, u1[c] + q1, c1), c1)) /
+            out[i] = (kube_pct_floor_est(scored_amount(most, v[u0] + q0, c0), c0) +
+                      kube_pct_floor_est(scored_amount(most, v[u1] + q1, c1), c1)) /
                      2;
         else
-            out[i] = node_alloc_score(t, 2, most, c);
+            out[i] = node_alloc_score(t, 2, most, v);
     }
 }
 
@@ -285,13 +287,13 @@ static void s_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
         }
         int64_t full = shape_eval(u, y, np, 100);
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t c = cand[i];
+            const int64_t *v = kube_ncol(s, cand[i]);
             int64_t sum = 0, wsum = 0;
             for (uint32_t j = 0; j < m; j++) {
-                int64_t cap = t[j].alloc[c];
+                int64_t cap = v[t[j].alloc];
                 if (cap <= 0)
                     continue;
-                int64_t rq = t[j].used[c] + t[j].q;
+                int64_t rq = v[t[j].used] + t[j].q;
                 int64_t sc = rq > cap ? full : shape_eval(u, y, np, kube_pct_floor(rq < 0 ? 0 : rq, cap));
                 if (sc > 0) {
                     sum += sc * t[j].w;
@@ -307,18 +309,18 @@ static void s_fit(void *state, const void *req, const uint32_t *cand, uint32_t n
         /* The default shape (cpu, memory, equal weights): with both caps
          * non-zero, (s0 w + s1 w) / 2w = (s0 + s1) / 2 in integers. */
         if (most)
-            fit_pair(t, 1, cand, n, out);
+            fit_pair(s, t, 1, cand, n, out);
         else
-            fit_pair(t, 0, cand, n, out);
+            fit_pair(s, t, 0, cand, n, out);
         return;
     }
     for (uint32_t i = 0; i < n; i++)
-        out[i] = node_alloc_score(t, m, most, cand[i]);
+        out[i] = node_alloc_score(t, m, most, kube_ncol(s, cand[i]));
 }
 
 /* ---- NodeResourcesBalancedAllocation ---- */
 
-static int64_t balanced_node(const fit_term *t, uint32_t m, uint32_t c);
+static int64_t balanced_node(const fit_term *t, uint32_t m, const int64_t *v);
 
 static void s_balanced(void *state, const void *req, const uint32_t *cand, uint32_t n,
                        int64_t *out)
@@ -342,40 +344,40 @@ static void s_balanced(void *state, const void *req, const uint32_t *cand, uint3
     }
     if (m == 2) {
         /* two resources, both allocatable: std = |f0 - f1| / 2 */
-        const int64_t *a0 = t[0].alloc, *a1 = t[1].alloc, *u0 = t[0].used, *u1 = t[1].used;
+        const uint32_t a0 = t[0].alloc, a1 = t[1].alloc, u0 = t[0].used, u1 = t[1].used;
         const int64_t q0 = t[0].q, q1 = t[1].q;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t c = cand[i];
-            int64_t c0 = a0[c], c1 = a1[c];
+            const int64_t *v = kube_ncol(s, cand[i]);
+            int64_t c0 = v[a0], c1 = v[a1];
             if (c0 > 0 && c1 > 0) {
-                double f0 = (double)(u0[c] + q0) / (double)c0;
-                double f1 = (double)(u1[c] + q1) / (double)c1;
+                double f0 = (double)(v[u0] + q0) / (double)c0;
+                double f1 = (double)(v[u1] + q1) / (double)c1;
                 f0 = f0 > 1 ? 1 : f0;
                 f1 = f1 > 1 ? 1 : f1;
                 double std = fabs((f0 - f1) / 2);
                 out[i] = (int64_t)((1 - std) * 100.0);
             } else {
-                out[i] = balanced_node(t, m, c);
+                out[i] = balanced_node(t, m, v);
             }
         }
         return;
     }
     for (uint32_t i = 0; i < n; i++)
-        out[i] = balanced_node(t, m, cand[i]);
+        out[i] = balanced_node(t, m, kube_ncol(s, cand[i]));
 }
 
-/* BalancedAllocation of node c over the resources with cap > 0
- * (balanced_allocation.go balancedResourceScorer: fractions capped at 1,
- * their standard deviation, (1 - std) * MaxNodeScore truncated). */
-static int64_t balanced_node(const fit_term *t, uint32_t m, uint32_t c)
+/* BalancedAllocation of a node (v: its values) over the resources with
+ * cap > 0 (balanced_allocation.go balancedResourceScorer: fractions capped
+ * at 1, their standard deviation, (1 - std) * MaxNodeScore truncated). */
+static int64_t balanced_node(const fit_term *t, uint32_t m, const int64_t *v)
 {
     double f[BERTH_KUBE_MAX_RES], total = 0;
     uint32_t nf = 0;
     for (uint32_t j = 0; j < m; j++) {
-        int64_t cap = t[j].alloc[c];
+        int64_t cap = v[t[j].alloc];
         if (cap <= 0)
             continue;
-        double fr = (double)(t[j].used[c] + t[j].q) / (double)cap;
+        double fr = (double)(v[t[j].used] + t[j].q) / (double)cap;
         if (fr > 1)
             fr = 1;
         total += fr;
@@ -405,15 +407,14 @@ static void s_headroom(void *state, const void *req, const uint32_t *cand, uint3
     const berth_kpod *p = ((const kube_req *)req)->p;
     int64_t d[2];
     kube_pod_demand(p, d);
-    const int64_t *a[2] = {s->alloc[BERTH_KRES_CPU], s->alloc[BERTH_KRES_MEMORY]};
     for (uint32_t i = 0; i < n; i++) {
         uint32_t c = cand[i];
         int64_t sum = 0, cnt = 0;
         for (int r = 0; r < 2; r++) {
-            int64_t cap = a[r][c];
+            int64_t cap = KS_ALLOC_OF(s, r, c);
             if (cap <= 0)
                 continue;
-            double h = (double)cap - (double)s->usage[r][c] - (double)d[r];
+            double h = (double)cap - (double)KS_USAGE_OF(s, r, c) - (double)d[r];
             double ppm = h * 1e6 / (double)cap;
             if (ppm < -1e12)
                 ppm = -1e12;

@@ -219,8 +219,8 @@ static void light_columns(kube_sched *s, uint32_t pod, uint32_t node, int64_t si
 {
     const berth_kpod *p = &s->k->pods[pod];
     for (uint32_t r = 0; r < s->k->nres; r++)
-        s->requested[r][node] += sign * p->req[r];
-    s->npods[node] += sign;
+        KS_REQ_OF(s, r, node) += sign * p->req[r];
+    KS_NPODS_OF(s, node) += sign;
 }
 
 static int trial_remove(trial *t, uint32_t pod)
@@ -275,13 +275,13 @@ static int select_victims(trial *t, uint32_t *nvictims, int64_t *violations)
     uint32_t n = t->node;
     *nvictims = 0;
     *violations = 0;
-    int rc = grow_victims(P, s->node_npods[n]);
+    int rc = grow_victims(P, s->plist[n].n);
     if (rc)
         return rc;
     /* potential victims: every pod on the node of lower priority */
     uint32_t npv = 0;
-    for (uint32_t i = 0; i < s->node_npods[n]; i++) {
-        uint32_t q = s->node_pods[n][i];
+    for (uint32_t i = 0; i < s->plist[n].n; i++) {
+        uint32_t q = s->plist[n].pods[i];
         if (k->pods[q].priority < pre->priority)
             P->pv[npv++] = q;
     }
@@ -369,7 +369,7 @@ static int beyond_allocatable(const kube_sched *s, const berth_kpod *p, uint32_t
     for (uint32_t r = 0; r < s->k->nres; r++) {
         if (p->req[r] <= 0 || (r >= BERTH_KRES_FIRST_EXT && (ignored >> r & 1u)))
             continue;
-        if (p->req[r] > s->alloc[r][n])
+        if (p->req[r] > KS_ALLOC_OF(s, r, n))
             return 1;
     }
     return 0;

@@ -56,24 +56,13 @@ void kube_sched_free(kube_sched *s)
     kube_fast_free(s);
     if (s->terms)
         kube_terms_free(s);
-    for (uint32_t r = 0; r < BERTH_KUBE_MAX_RES; r++) {
-        free(s->alloc[r]);
-        free(s->requested[r]);
-    }
-    free(s->requested_nz[0]);
-    free(s->requested_nz[1]);
-    free(s->usage[0]);
-    free(s->usage[1]);
-    free(s->npods);
-    free(s->alloc_pods);
+    free(s->col);
     free(s->has_hard_taint);
     free(s->has_prefer_taint);
-    if (s->node_pods)
+    if (s->plist)
         for (uint32_t n = 0; n < s->k->nnodes; n++)
-            free(s->node_pods[n]);
-    free(s->node_pods);
-    free(s->node_npods);
-    free(s->node_cappods);
+            free(s->plist[n].pods);
+    free(s->plist);
     free(s->name_index);
     free(s->off);
     kube_plugins_free(s);
@@ -84,30 +73,30 @@ int kube_assume(kube_sched *s, uint32_t pod, uint32_t node)
 {
     const berth_kpod *p = &s->k->pods[pod];
     for (uint32_t r = 0; r < s->k->nres; r++)
-        s->requested[r][node] += p->req[r];
-    s->requested_nz[0][node] += p->req_nz[BERTH_KRES_CPU];
-    s->requested_nz[1][node] += p->req_nz[BERTH_KRES_MEMORY];
+        KS_REQ_OF(s, r, node) += p->req[r];
+    KS_NZ_OF(s, 0, node) += p->req_nz[BERTH_KRES_CPU];
+    KS_NZ_OF(s, 1, node) += p->req_nz[BERTH_KRES_MEMORY];
     int64_t d[2];
     kube_pod_demand(p, d);
-    s->usage[0][node] += d[0];
-    s->usage[1][node] += d[1];
-    s->npods[node]++;
-    if (s->node_npods[node] == s->node_cappods[node] &&
-        berth_grow((void **)&s->node_pods[node], &s->node_cappods[node], s->node_npods[node] + 1,
-                   sizeof *s->node_pods[node], 0))
+    KS_USAGE_OF(s, 0, node) += d[0];
+    KS_USAGE_OF(s, 1, node) += d[1];
+    KS_NPODS_OF(s, node)++;
+    if (s->plist[node].n == s->plist[node].cap &&
+        berth_grow((void **)&s->plist[node].pods, &s->plist[node].cap, s->plist[node].n + 1,
+                   sizeof *s->plist[node].pods, 0))
         return BERTH_ENOMEM;
-    s->node_pods[node][s->node_npods[node]++] = pod;
+    s->plist[node].pods[s->plist[node].n++] = pod;
     return kube_terms_assume(s, pod, node);
 }
 
 int kube_assume_bound(kube_sched *s, uint32_t pod, uint32_t node)
 {
-    if (s->k->nodes[node].has_usage) {
+    if (KS_FLAGS_OF(s, node) & KS_FLAG_USAGE) {
         /* observed usage already includes bound pods: count them once */
         int64_t d[2];
         kube_pod_demand(&s->k->pods[pod], d);
-        s->usage[0][node] -= d[0];
-        s->usage[1][node] -= d[1];
+        KS_USAGE_OF(s, 0, node) -= d[0];
+        KS_USAGE_OF(s, 1, node) -= d[1];
     }
     return kube_assume(s, pod, node);
 }
@@ -115,24 +104,24 @@ int kube_assume_bound(kube_sched *s, uint32_t pod, uint32_t node)
 int kube_unassume(kube_sched *s, uint32_t pod, uint32_t node, int bound)
 {
     const berth_kpod *p = &s->k->pods[pod];
-    uint32_t *on = s->node_pods[node], n = s->node_npods[node], i = 0;
+    uint32_t *on = s->plist[node].pods, n = s->plist[node].n, i = 0;
     while (i < n && on[i] != pod)
         i++;
     if (i == n)
         return BERTH_EINVAL;
     memmove(on + i, on + i + 1, (size_t)(n - i - 1) * sizeof *on);
-    s->node_npods[node]--;
+    s->plist[node].n--;
     for (uint32_t r = 0; r < s->k->nres; r++)
-        s->requested[r][node] -= p->req[r];
-    s->requested_nz[0][node] -= p->req_nz[BERTH_KRES_CPU];
-    s->requested_nz[1][node] -= p->req_nz[BERTH_KRES_MEMORY];
-    if (!bound || !s->k->nodes[node].has_usage) {
+        KS_REQ_OF(s, r, node) -= p->req[r];
+    KS_NZ_OF(s, 0, node) -= p->req_nz[BERTH_KRES_CPU];
+    KS_NZ_OF(s, 1, node) -= p->req_nz[BERTH_KRES_MEMORY];
+    if (!bound || !(KS_FLAGS_OF(s, node) & KS_FLAG_USAGE)) {
         int64_t d[2];
         kube_pod_demand(p, d);
-        s->usage[0][node] -= d[0];
-        s->usage[1][node] -= d[1];
+        KS_USAGE_OF(s, 0, node) -= d[0];
+        KS_USAGE_OF(s, 1, node) -= d[1];
     }
-    s->npods[node]--;
+    KS_NPODS_OF(s, node)--;
     return kube_terms_unassume(s, pod, node);
 }
 
@@ -153,8 +142,9 @@ static void node_columns(kube_sched *s, uint32_t n)
 {
     const berth_knode *nd = &s->k->nodes[n];
     for (uint32_t r = 0; r < s->k->nres; r++)
-        s->alloc[r][n] = nd->alloc[r];
-    s->alloc_pods[n] = nd->alloc_pods;
+        KS_ALLOC_OF(s, r, n) = nd->alloc[r];
+    KS_APODS_OF(s, n) = nd->alloc_pods;
+    KS_FLAGS_OF(s, n) = nd->has_usage ? KS_FLAG_USAGE : 0;
     s->has_hard_taint[n] = s->has_prefer_taint[n] = 0;
     for (uint32_t t = 0; t < nd->ntaints; t++) {
         if (nd->taints[t].effect == BERTH_EFFECT_NOSCHEDULE ||
@@ -163,8 +153,8 @@ static void node_columns(kube_sched *s, uint32_t n)
         if (nd->taints[t].effect == BERTH_EFFECT_PREFERNOSCHEDULE)
             s->has_prefer_taint[n] = 1;
     }
-    s->usage[0][n] = nd->has_usage ? nd->usage[BERTH_KRES_CPU] : 0;
-    s->usage[1][n] = nd->has_usage ? nd->usage[BERTH_KRES_MEMORY] : 0;
+    KS_USAGE_OF(s, 0, n) = nd->has_usage ? nd->usage[BERTH_KRES_CPU] : 0;
+    KS_USAGE_OF(s, 1, n) = nd->has_usage ? nd->usage[BERTH_KRES_MEMORY] : 0;
 }
 
 static void name_insert(kube_sched *s, uint32_t n)
@@ -266,30 +256,21 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
          * load rebuilds it) */
         berth_nameidx_free(&k->node_names);
     }
-    for (uint32_t r = 0; r < k->nres; r++) {
-        s->alloc[r] = calloc(N, sizeof **s->alloc);
-        s->requested[r] = calloc(N, sizeof **s->requested);
-        if (!s->alloc[r] || !s->requested[r])
-            goto oom;
-    }
-    s->requested_nz[0] = calloc(N, sizeof(int64_t));
-    s->requested_nz[1] = calloc(N, sizeof(int64_t));
-    s->usage[0] = calloc(N, sizeof(int64_t));
-    s->usage[1] = calloc(N, sizeof(int64_t));
-    s->npods = calloc(N, sizeof *s->npods);
-    s->alloc_pods = calloc(N, sizeof *s->alloc_pods);
+    /* node-major values (state.h): KS_REQ + nres requests, allocatable
+     * pods, nres allocatable, the flags; whole lines, line-aligned */
+    s->ka = KS_REQ + k->nres + 1;
+    s->cstride = (s->ka + k->nres + 1 + 7) / 8 * 8;
+    size_t colbytes = (size_t)N * s->cstride * sizeof *s->col;
+    if ((s->col = aligned_alloc(64, colbytes)))
+        memset(s->col, 0, colbytes);
     s->has_hard_taint = calloc(N, 1);
     s->has_prefer_taint = calloc(N, 1);
-    s->node_pods = calloc(N, sizeof *s->node_pods);
-    s->node_npods = calloc(N, sizeof *s->node_npods);
-    s->node_cappods = calloc(N, sizeof *s->node_cappods);
+    s->plist = calloc(N, sizeof *s->plist);
     s->name_cap = 16;
     while (s->name_cap < 2 * N)
         s->name_cap *= 2;
     s->name_index = calloc(s->name_cap, sizeof *s->name_index);
-    if (!s->requested_nz[0] || !s->requested_nz[1] || !s->usage[0] || !s->usage[1] ||
-        !s->npods || !s->alloc_pods || !s->has_hard_taint || !s->has_prefer_taint ||
-        !s->node_pods || !s->node_npods || !s->node_cappods || !s->name_index)
+    if (!s->col || !s->has_hard_taint || !s->has_prefer_taint || !s->plist || !s->name_index)
         goto oom;
     if (nspare) {
         s->off = calloc(N, 1);

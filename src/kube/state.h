@@ -1,7 +1,7 @@
 /* kube/state.h - internal: the kube scheduling state shared by the kube
- * plugins and the scheduler loop. Per-node columns (resource-major, so a
- * plugin's scan over nodes is a scan over one array), per-node host ports
- * and pods, topology value ids per (topology key, node), and the
+ * plugins and the scheduler loop. Per-node values (node-major: what a
+ * placement reads and writes of one node is in one or two cache lines),
+ * per-node host ports and pods, topology value ids per (topology key, node), and the
  * incremental term counters behind PodTopologySpread and InterPodAffinity.
  *
  * Plugin convention: every kube plugin is a berth_filter_plugin /
@@ -18,29 +18,46 @@ typedef struct kube_terms kube_terms;
 typedef struct kube_fast kube_fast;
 typedef struct kube_terms_req kube_terms_req;
 
+/* A node's pods (bound and assumed), as pod indices. */
+typedef struct kube_podlist {
+    uint32_t *pods;
+    uint32_t n, cap;
+} kube_podlist;
+
+/* The per-node values, node-major: node n's at col[n * cstride], in this
+ * order (nres = k->nres), the stride a whole number of 64-byte lines:
+ * what kube_assume writes first (the pod count, the non-zero cpu and
+ * memory requests, the usage, each resource's requests: one line when
+ * nres <= 3), then what the filters read besides (allocatable pods and
+ * resources), then flags. KS_* below read and write them. */
+enum {
+    KS_NPODS = 0,   /* pods on the node */
+    KS_NZ = 1,      /* 2: cpu, memory requested with the scoring defaults */
+    KS_USAGE = 3,   /* 2: observed active usage, cpu millicores and memory bytes:
+                     * the node's status.usage (else its requested), plus each
+                     * assumed pod's configured size (max of request and limit
+                     * per container), SPEC 2.4 */
+    KS_REQ = 5      /* nres: sum of bound/assumed pods' requests; then
+                     * allocatable pods (ka - 1), allocatable per resource
+                     * (ka + r), the flags (ka + nres) */
+};
+#define KS_FLAG_USAGE 1 /* the node's status.usage was given (has_usage) */
+
 typedef struct kube_sched {
     berth_kcluster *k;
     const berth_kprofile *prof;
-    /* per-node columns */
-    int64_t *alloc[BERTH_KUBE_MAX_RES];     /* allocatable, per resource */
-    int64_t *requested[BERTH_KUBE_MAX_RES]; /* sum of bound/assumed pods' req */
-    int64_t *requested_nz[2];               /* cpu, memory with scoring defaults */
-    int64_t *npods, *alloc_pods;
+    /* per-node values (the enum above) */
+    int64_t *col;
+    uint32_t cstride, ka;
     uint8_t *has_hard_taint;                /* node has NoSchedule/NoExecute taints */
     uint8_t *has_prefer_taint;              /* node has PreferNoSchedule taints */
-    /* per-node pods (bound and assumed), as pod indices */
-    uint32_t **node_pods;
-    uint32_t *node_npods, *node_cappods;
+    kube_podlist *plist;                    /* per node */
     /* topology keys and term counters (kube/terms.c) */
     kube_terms *terms;
     /* percentageOfNodesToScore round-robin start */
     uint32_t next_start;
     int reference;            /* recompute everything per pod (the plain reference) */
     berth_arena *arena;
-    /* observed active usage per node (cpu millicores, memory bytes): from
-     * the node's status.usage (else its requested), plus each assumed pod's
-     * configured size (max of request and limit per container), SPEC 2.4 */
-    int64_t *usage[2];
     /* node lookup by name (open addressing, value = node + 1) */
     uint32_t *name_index;
     uint32_t name_cap;
@@ -65,6 +82,19 @@ typedef struct kube_sched {
      * init, decisions not written into it (the session records them) */
     int pending_view;
 } kube_sched;
+
+/* Node n's values (kube_sched.col). */
+static inline int64_t *kube_ncol(const kube_sched *s, uint32_t n)
+{
+    return s->col + (size_t)n * s->cstride;
+}
+#define KS_NPODS_OF(s, n) (kube_ncol(s, n)[KS_NPODS])
+#define KS_REQ_OF(s, r, n) (kube_ncol(s, n)[KS_REQ + (r)])
+#define KS_NZ_OF(s, r, n) (kube_ncol(s, n)[KS_NZ + (r)])
+#define KS_USAGE_OF(s, r, n) (kube_ncol(s, n)[KS_USAGE + (r)])
+#define KS_APODS_OF(s, n) (kube_ncol(s, n)[(s)->ka - 1])
+#define KS_ALLOC_OF(s, r, n) (kube_ncol(s, n)[(s)->ka + (r)])
+#define KS_FLAGS_OF(s, n) (kube_ncol(s, n)[(s)->ka + (s)->k->nres])
 
 /* A pod's spec.nodeName as the scheduler reads it: under a pending view,
  * unset whatever the caller's table holds (terms.c reads the deletion mark

@@ -732,8 +732,8 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
     const berth_requirement *a = sig_anchor(g);
     if (!a) {
         for (uint32_t n = 0; n < t->nnodes; n++)
-            for (uint32_t i = 0; i < s->node_npods[n]; i++) {
-                uint32_t q = s->node_pods[n][i];
+            for (uint32_t i = 0; i < s->plist[n].n; i++) {
+                uint32_t q = s->plist[n].pods[i];
                 if (sig_matches(t, g, q, &s->k->pods[q]) && sig_bump(t, g, n, 1))
                     return BERTH_ENOMEM;
             }
@@ -1382,8 +1382,8 @@ static const int32_t *ref_counts(kube_sched *s, kube_terms_req *q, const kube_si
     if (!c || own(q, c))
         return NULL;
     for (uint32_t n = 0; n < t->nnodes; n++)
-        for (uint32_t i = 0; i < s->node_npods[n]; i++) {
-            uint32_t pod = s->node_pods[n][i];
+        for (uint32_t i = 0; i < s->plist[n].n; i++) {
+            uint32_t pod = s->plist[n].pods[i];
             if (sig_matches(t, g, pod, &s->k->pods[pod]))
                 c[n]++;
         }
@@ -1703,8 +1703,8 @@ static int ref_carriers(kube_sched *s, kube_terms_req *q, uint32_t pod)
     kube_terms *t = s->terms;
     const berth_kpod *p = &s->k->pods[pod];
     for (uint32_t n = 0; n < t->nnodes; n++)
-        for (uint32_t i = 0; i < s->node_npods[n]; i++) {
-            uint32_t e = s->node_pods[n][i];
+        for (uint32_t i = 0; i < s->plist[n].n; i++) {
+            uint32_t e = s->plist[n].pods[i];
             const berth_kpod *ep = &s->k->pods[e];
             for (int role = 0; role < KUBE_NROLES; role++) {
                 uint32_t nt;

@@ -10,7 +10,7 @@
  *
  * A cluster is built by hand (nodes n0, n1, ... so kube_sched_init's name
  * sort keeps their order), the columns come from kube_sched_init, and each
- * case then sets the requested columns it needs directly. */
+ * case then sets the node values it needs directly (KS_*_OF). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,10 +128,10 @@ static void run_score(fx *f, berth_kplugin p)
  * the same) for resource r. */
 static void set_node(fx *f, uint32_t n, uint32_t r, int64_t cap, int64_t used)
 {
-    f->s.alloc[r][n] = cap;
-    f->s.requested[r][n] = used;
+    KS_ALLOC_OF(&f->s, r, n) = cap;
+    KS_REQ_OF(&f->s, r, n) = used;
     if (r <= MEM)
-        f->s.requested_nz[r][n] = used;
+        KS_NZ_OF(&f->s, r, n) = used;
 }
 
 static void set_pod(fx *f, uint32_t pod, uint32_t r, int64_t q)
@@ -231,8 +231,8 @@ static void test_fit_filter(void **state)
     }
     /* n0: 2 pods of 2 allowed, cpu short; n1: cpu and memory short;
      * n2: exactly full on cpu (fits); n3: ephemeral and gpu short. */
-    f->s.alloc_pods[0] = 2;
-    f->s.npods[0] = 2;
+    KS_APODS_OF(&f->s, 0) = 2;
+    KS_NPODS_OF(&f->s, 0) = 2;
     set_node(f, 0, CPU, 2000, 1500);
     set_node(f, 1, CPU, 2000, 1500);
     set_node(f, 1, MEM, 4000, 3500);
@@ -332,7 +332,7 @@ static void test_least_allocated(void **state)
      * uses 100m; the node's non-zero requested also counts. */
     f->k.pods[0].req[CPU] = 0;
     f->k.pods[0].req_nz[CPU] = 100;
-    f->s.requested_nz[CPU][0] = 900;
+    KS_NZ_OF(&f->s, CPU, 0) = 900;
     run_score(f, BERTH_KP_NODE_RESOURCES_FIT);
     assert_int_equal(f->out[0], 75); /* (3000-1000) again: 66, 85 */
     fx_free(f);
@@ -501,8 +501,8 @@ static void test_balanced(void **state)
     set_node(f, 3, MEM, 0, 0);
     /* the non-zero columns must not be used */
     for (uint32_t n = 0; n < 4; n++) {
-        f->s.requested_nz[CPU][n] += 777;
-        f->s.requested_nz[MEM][n] += 777;
+        KS_NZ_OF(&f->s, CPU, n) += 777;
+        KS_NZ_OF(&f->s, MEM, n) += 777;
     }
     set_pod(f, 0, CPU, 1000);
     set_pod(f, 0, MEM, 2000);
@@ -840,7 +840,7 @@ static void test_node_ports(void **state)
     f->k.pods[2].nports = 1;
     f->k.pods[2].node_name = "n2";
     fx_sched(f);
-    assert_int_equal(f->s.node_npods[0], 1);
+    assert_int_equal(f->s.plist[0].n, 1);
     berth_kpod *p = &f->k.pods[3];
     fx_pod(f, 3);
     run_filter(f, BERTH_KP_NODE_PORTS);
@@ -969,8 +969,8 @@ static void test_usage_aware(void **state)
     int64_t reserved[3] = {60 * GB, 40 * GB, 40 * GB}, active[3] = {60 * GB, 70 * GB, 45 * GB};
     for (uint32_t n = 0; n < 3; n++) {
         set_node(f, n, MEM, 100 * GB, reserved[n]);
-        f->s.usage[1][n] = active[n];
-        f->s.npods[n] = 1;
+        KS_USAGE_OF(&f->s, 1, n) = active[n];
+        KS_NPODS_OF(&f->s, n) = 1;
     }
     berth_kcontainer c[1] = {{0}};
     c[0].req[MEM] = 35 * GB;
