@@ -739,6 +739,18 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
             }
         return 0;
     }
+    if (!t->posting) {
+        /* the first signature that reads them: the lists of the pods
+         * counted now, in node order (counts do not depend on the order) */
+        t->posting = 1;
+        for (uint32_t n = 0; n < t->nnodes; n++)
+            for (uint32_t i = 0; i < s->plist[n].n; i++) {
+                uint32_t q = s->plist[n].pods[i];
+                int rc = t->on[q] ? post_add(t, q, &s->k->pods[q]) : 0;
+                if (rc)
+                    return rc;
+            }
+    }
     if (++t->serial == 0) { /* wrapped: forget every stamp */
         memset(t->stamp, 0, (t->npods ? t->npods : 1) * sizeof *t->stamp);
         t->serial = 1;
@@ -1201,7 +1213,7 @@ static int count_class_pod(kube_sched *s, kube_pclass *c, uint32_t pod, uint32_t
                 : sig_drop(t, &t->sigs[c->match[i]], node, 1))
             return BERTH_ENOMEM;
     t->on[pod] = add ? node + 1 : 0;
-    for (uint32_t i = 0; add && i < c->npost; i++)
+    for (uint32_t i = 0; add && t->posting && i < c->npost; i++)
         if (post_push(t, c->post[i], pod))
             return BERTH_ENOMEM;
     for (uint32_t i = 0; i < c->nown; i++)
@@ -1226,7 +1238,7 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
     if (rc)
         return rc;
     t->on[pod] = add ? node + 1 : 0;
-    if (add && (rc = post_add(t, pod, p)))
+    if (add && t->posting && (rc = post_add(t, pod, p)))
         return rc;
     for (int role = 0; role < KUBE_NROLES; role++) {
         uint32_t nt;

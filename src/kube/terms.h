@@ -266,10 +266,14 @@ struct kube_terms {
      * that label, in count order (a pod counted out stays listed: on[]
      * says where each pod is now, stamp[] drops repeats), so a new MATCH
      * signature starts from the pods with its anchor label instead of
-     * every pod on every node */
+     * every pod on every node. Kept from the first such signature on
+     * (posting: built then from the pods counted on nodes), so an estate
+     * without one pays nothing per placement (docs/autoscale.md
+     * "Performance") */
     kube_smap post_map;
     uint32_t **post, *postn, *postcap;
     uint32_t npost, cappost;
+    int posting;
     uint32_t *on;                 /* per pod: node + 1 while counted, else 0 */
     /* the workloads (those behind the system default spread: Service,
      * ReplicaSet, StatefulSet, ReplicationController) by their selector's anchor
