@@ -173,10 +173,17 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
         goto fail;
     }
-    /* nodes in name order (kube_sched_init's order, tie-break first) */
+    /* nodes in name order (kube_sched_init's order, tie-break first); a
+     * caller whose nodes are in name order already (a loaded model, or
+     * kubectl's listing) pays one pass, not a sort reading every name
+     * log N times */
+    uint32_t sorted = 1;
     for (uint32_t n = 0; n < k->nnodes; n++)
         s->to_k[n] = n;
-    qsort_r(s->to_k, k->nnodes, sizeof *s->to_k, cmp_src_node, (void *)k);
+    while (sorted < k->nnodes && strcmp(k->nodes[sorted - 1].name, k->nodes[sorted].name) < 0)
+        sorted++;
+    if (sorted < k->nnodes)
+        qsort_r(s->to_k, k->nnodes, sizeof *s->to_k, cmp_src_node, (void *)k);
     for (uint32_t i = 0; i < k->nnodes; i++) {
         s->to_v[s->to_k[i]] = i;
         v->nodes[i] = k->nodes[s->to_k[i]];

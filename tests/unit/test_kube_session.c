@@ -826,6 +826,44 @@ static void test_bind_spare_undo(void **state)
     berth_kube_free(&k);
 }
 
+/* The caller's nodes out of name order: the session still sees them in
+ * name order (its first node on ties is the lowest name) and answers in
+ * the caller's indices; in name order already, it keeps the caller's
+ * order (no sort). Three equal empty nodes named node-2, node-0, node-1:
+ * a pod goes to node-0, the caller's index 1, then to node-1 (index 2:
+ * the emptiest, lowest name), and node_of and placed speak of the
+ * caller's indices. */
+static void test_unsorted_caller_nodes(void **state)
+{
+    (void)state;
+    for (int sorted = 0; sorted < 2; sorted++) {
+        berth_kcluster k;
+        small_cluster(&k, 3, 2);
+        static const uint32_t order[3] = {2, 0, 1};
+        for (uint32_t n = 0; n < 3; n++) {
+            uint32_t id = sorted ? n : order[n];
+            k.nodes[n].name = fmt(&k.arena, "node-%u", id);
+            k.nodes[n].labels.items[0].value = k.nodes[n].name; /* sorted: hostname < zone */
+            k.nodes[n].labels.items[1].value = ZONES[0];
+        }
+        for (uint32_t i = 0; i < 2; i++)
+            berth_kube_pod_requests(&k, &k.pods[i]);
+        uint32_t pn[2] = {BERTH_KUBE_NONE, BERTH_KUBE_NONE};
+        berth_ksession *s;
+        berth_error e = {0};
+        assert_int_equal(berth_ksession_open(&s, &k, pn, 0, NULL, &e), 0);
+        uint32_t pods[2] = {0, 1}, placed[2];
+        assert_int_equal(berth_ksession_place(s, pods, 2, placed, NULL, NULL, &e), 0);
+        assert_int_equal(placed[0], sorted ? 0 : 1);
+        assert_int_equal(placed[1], sorted ? 1 : 2);
+        assert_string_equal(k.nodes[placed[0]].name, "node-0");
+        assert_string_equal(k.nodes[placed[1]].name, "node-1");
+        assert_int_equal(berth_ksession_node_of(s, 0), placed[0]);
+        berth_ksession_close(s);
+        berth_kube_free(&k);
+    }
+}
+
 /* ImageLocality counts only the nodes in the view: excluding a node that
  * has the pod's image lowers the image's spread, hence the score of every
  * other node having it, while the fast path's class only sees the
@@ -1032,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_evict_place_restores_spread),
         cmocka_unit_test(test_exclude_fast_path),
         cmocka_unit_test(test_bind_spare_undo),
+        cmocka_unit_test(test_unsorted_caller_nodes),
         cmocka_unit_test(test_exclude_image_spread),
         cmocka_unit_test(test_caller_pods_untouched),
         cmocka_unit_test(test_pending_view_ignores_caller_fields),
