@@ -354,9 +354,10 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
     s->caplab = maxlab + 6 + maxtl;
     s->lab = malloc(s->caplab * sizeof *s->lab);
     s->pod_node = malloc((k->npods + 1) * sizeof *s->pod_node);
+    s->pod_flags = malloc(k->npods + 1);
     s->res_left = calloc(m->nres + 1, sizeof *s->res_left);
     s->vng_nodes = calloc(m->nvngs + 1, sizeof *s->vng_nodes);
-    if (!s->lab || !s->pod_node || !s->res_left || !s->vng_nodes || grow_nodes(s, k->nnodes + 1))
+    if (!s->lab || !s->pod_node || !s->pod_flags || !s->res_left || !s->vng_nodes || grow_nodes(s, k->nnodes + 1))
         return BERTH_ENOMEM;
     for (uint32_t r = 0; r < m->nres; r++)
         s->res_left[r] = m->res[r].count ? (double)m->res[r].count : m->res[r].hourly_commitment;
@@ -412,10 +413,20 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         return BERTH_ENOMEM;
     for (uint32_t i = 0; i < k->nnodes; i++)
         idx[i] = i;
-    qsort_r(idx, k->nnodes, sizeof *idx, cmp_node_name, (void *)k); /* by name, then index */
+    /* by name, then index; nodes already in name order (a loaded model,
+     * kubectl's listing) are one pass */
+    uint32_t sorted = 1;
+    while (sorted < k->nnodes && strcmp(k->nodes[sorted - 1].name, k->nodes[sorted].name) < 0)
+        sorted++;
+    if (sorted < k->nnodes)
+        qsort_r(idx, k->nnodes, sizeof *idx, cmp_node_name, (void *)k);
     uint32_t last = BERTH_KUBE_NONE; /* pods come grouped by node: the previous pod's node first */
     for (uint32_t p = 0; p < k->npods; p++) {
         s->pod_node[p] = BERTH_KUBE_NONE;
+        const berth_apod *ap = &m->pod_info[p];
+        s->pod_flags[p] = (uint8_t)((capacity_movable(m, p) ? CAPACITY_POD_MOVABLE : 0) |
+                                    (ap->restrict_scale_down ? CAPACITY_POD_RESTRICT : 0) |
+                                    (ap->safe_to_evict == 0 ? CAPACITY_POD_NOT_SAFE : 0));
         const char *nn = k->pods[p].node_name;
         if (!nn && !k->pods[p].terminating) {
             if (berth_grow((void **)&s->pending, &s->cappending, s->npending + 1,
@@ -453,6 +464,7 @@ void capacity_pass_free(capacity_pass *s)
     free(s->node_res);
     free(s->node_res_cost);
     free(s->pod_node);
+    free(s->pod_flags);
     free(s->pending);
     free(s->res_left);
     free(s->vng_nodes);

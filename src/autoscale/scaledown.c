@@ -34,7 +34,7 @@ int capacity_movable(const berth_autoscale *m, uint32_t pod)
 
 static int movable(const capacity_pass *s, uint32_t pod)
 {
-    return capacity_movable(s->m, pod);
+    return s->pod_flags[pod] & CAPACITY_POD_MOVABLE;
 }
 
 /* max(cpu / allocatable cpu, mem / allocatable memory) of node c */
@@ -356,10 +356,10 @@ static void precheck(capacity_pass *s, uint32_t n, int fast, const uint32_t *hea
         if (s->pod_node[p] != n || !movable(s, p))
             continue;
         const berth_kpod *kp = &k->pods[p];
-        if (m->pod_info[p].restrict_scale_down)
+        if (s->pod_flags[p] & CAPACITY_POD_RESTRICT)
             snprintf(reason, size, "pod %s/%s is labelled " BERTH_RESTRICT_SCALE_DOWN ": \"true\"",
                      kp->ns, kp->name);
-        else if (m->pod_info[p].safe_to_evict == 0)
+        else if (s->pod_flags[p] & CAPACITY_POD_NOT_SAFE)
             snprintf(reason, size, "pod %s/%s is annotated " BERTH_SAFE_TO_EVICT ": \"false\"",
                      kp->ns, kp->name);
         q->pods[npods++] = p;

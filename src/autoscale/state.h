@@ -31,6 +31,8 @@ typedef struct capacity_pass {
     capacity_node *n;             /* existing nodes first (kube order), then new ones */
     uint32_t nn, capn, nexisting;
     uint32_t *pod_node;           /* per kube pod: capacity node index or NONE */
+    uint8_t *pod_flags;           /* per kube pod: CAPACITY_POD_* from the pass's walk, so
+                                   * the scale-down's checks read a byte, not two records */
     uint32_t *pending;            /* the pending pods (no spec.nodeName, not terminating),
                                    * in pod order: found by the pass's one walk over the pods */
     uint32_t npending, cappending;
@@ -48,6 +50,10 @@ typedef struct capacity_pass {
     uint32_t threads;             /* berth_aplan_options.threads (0, 1: calling thread) */
     struct capacity_daemons *ds;  /* daemons.c: DaemonSet room per template (lazy) */
 } capacity_pass;
+
+#define CAPACITY_POD_MOVABLE 1    /* capacity_movable */
+#define CAPACITY_POD_RESTRICT 2   /* berth_apod.restrict_scale_down */
+#define CAPACITY_POD_NOT_SAFE 4   /* berth_apod.safe_to_evict == 0 */
 
 int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan);
 void capacity_pass_free(capacity_pass *s);
