@@ -438,7 +438,8 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         }
         if (!nn || k->pods[p].terminating)
             continue;
-        if (last != BERTH_KUBE_NONE && !strcmp(k->nodes[last].name, nn)) {
+        /* the loader shares the node's name string with its pods (kube/load.c) */
+        if (last != BERTH_KUBE_NONE && (k->nodes[last].name == nn || !strcmp(k->nodes[last].name, nn))) {
             capacity_place(s, p, last);
             continue;
         }

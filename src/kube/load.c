@@ -119,6 +119,40 @@ static const berth_walker walker = {
     "kube", kinds, sizeof kinds / sizeof *kinds, 0, list_fields, NULL, NULL,
 };
 
+/* The file's pods share one copy of each namespace name, and their
+ * spec.nodeName is the node's own name string when that node is loaded:
+ * the same texts, so that the planners' per-pod comparisons (a pod's node
+ * against the previous one's, its namespace against the previous one's)
+ * are pointer tests that read no string at random. 0 or BERTH_ENOMEM. */
+static int share_names(berth_kcluster *k, uint32_t first_pod)
+{
+    berth_nameidx ns;
+    berth_nameidx_init(&ns);
+    const char *last_ns = NULL;
+    for (uint32_t p = first_pod; p < k->npods; p++) {
+        berth_kpod *pod = &k->pods[p];
+        if (pod->node_name) {
+            uint32_t n = berth_nameidx_find(&k->node_names, pod->node_name);
+            if (n != BERTH_NAMEIDX_NONE && n < k->nnodes &&
+                !strcmp(k->nodes[n].name, pod->node_name))
+                pod->node_name = k->nodes[n].name;
+        }
+        if (!pod->ns || pod->ns == last_ns)
+            continue;
+        uint32_t had;
+        int rc = berth_nameidx_add(&ns, pod->ns, p, &had);
+        if (rc < 0) {
+            berth_nameidx_free(&ns);
+            return BERTH_ENOMEM;
+        }
+        if (rc == 1)
+            pod->ns = k->pods[had].ns;
+        last_ns = pod->ns;
+    }
+    berth_nameidx_free(&ns);
+    return 0;
+}
+
 int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e)
 {
     berth_dec d;
@@ -132,6 +166,8 @@ int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, bert
     /* requests need the final resource table: computed once the file is in */
     for (uint32_t p = first_pod; p < k->npods; p++)
         berth_kube_pod_requests(k, &k->pods[p]);
+    if (share_names(k, first_pod))
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     /* volume zones need every file's PVCs and PVs: resolved again whenever
      * a file brings PVCs, PVs or pods with claims */
     if (k->volumes_stale) {

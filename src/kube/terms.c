@@ -968,8 +968,19 @@ int kube_terms_init(kube_sched *s)
     t->stamp = calloc(k->npods ? k->npods : 1, sizeof *t->stamp);
     if (!t->pod_ns || !t->on || !t->stamp)
         rc = BERTH_ENOMEM;
-    for (uint32_t p = 0; p < k->npods && !rc; p++)
-        t->pod_ns[p] = ns_intern(t, k->pods[p].ns, NULL, &rc);
+    /* the loader gives a file's pods one copy of each namespace name
+     * (kube/load.c): a pod in the previous one's namespace costs a pointer
+     * test, not a hash of its text */
+    const char *last = NULL;
+    uint32_t last_id = 0;
+    for (uint32_t p = 0; p < k->npods && !rc; p++) {
+        const char *ns = k->pods[p].ns;
+        if (!ns || ns != last) {
+            last_id = ns_intern(t, ns, NULL, &rc);
+            last = ns;
+        }
+        t->pod_ns[p] = last_id;
+    }
     if (rc) {
         kube_terms_free(s);
         return rc;

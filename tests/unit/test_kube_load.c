@@ -103,6 +103,17 @@ static void test_kubectl_list(void **st)
         assert_int_equal(pending->created, 1714633204); /* 2024-05-02T07:00:04Z */
         assert_int_equal(k.pods[5].qos, BERTH_QOS_GUARANTEED);
         assert_int_equal(k.pods[1].qos, BERTH_QOS_BURSTABLE);
+        /* the pods share their namespace's name and their node's name
+         * (kube/load.c share_names): same texts, one copy each */
+        for (uint32_t p = 0; p < k.npods; p++) {
+            for (uint32_t q = 0; q < p; q++)
+                if (!strcmp(k.pods[p].ns, k.pods[q].ns))
+                    assert_ptr_equal(k.pods[p].ns, k.pods[q].ns);
+            for (uint32_t n = 0; n < k.nnodes && k.pods[p].node_name; n++)
+                if (!strcmp(k.pods[p].node_name, k.nodes[n].name))
+                    assert_ptr_equal(k.pods[p].node_name, k.nodes[n].name);
+        }
+        assert_ptr_equal(proxy->node_name, k.nodes[0].name);
         berth_kube_free(&k);
     }
 }
