@@ -134,7 +134,9 @@ typedef struct berth_kpod {
     uint32_t ncontainers, ninit;
     uint32_t order;               /* input order */
     int has_created;
-    int assumed;                  /* node_name was set by berth_kube_schedule */
+    uint8_t assumed;              /* node_name was set by berth_kube_schedule */
+    uint8_t has_image;            /* a container or init container names an image
+                                   * (computed by berth_kube_pod_requests) */
     int terminating;              /* metadata.deletionTimestamp set */
     berth_labels node_selector;
     berth_kterm *req_terms;       /* required node affinity terms (ORed) */

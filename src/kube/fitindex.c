@@ -457,12 +457,8 @@ static int pod_ok(const kube_fitidx *x, const berth_kpod *p)
         return 0;
     if (p->scheduler_name && strcmp(p->scheduler_name, "default-scheduler"))
         return 0;
-    for (uint32_t i = 0; i < p->ncontainers; i++)
-        if (p->containers[i].image)
-            return 0;
-    for (uint32_t i = 0; i < p->ninit; i++)
-        if (p->init[i].image)
-            return 0;
+    if (p->has_image)
+        return 0; /* berth_kube_pod_requests: read here without the container list */
     for (uint32_t i = 0; i < p->nreq_terms; i++)
         if (p->req_terms[i].nfields)
             return 0; /* NodeAffinity's PreFilter may pin the pod (pinned_nodes) */

@@ -132,10 +132,14 @@ void berth_kube_pod_requests(const berth_kcluster *k, berth_kpod *pod)
                                                                        : pod->req[r];
     }
     pod->demand[0] = pod->demand[1] = 0;
+    pod->has_image = 0;
     for (uint32_t c = 0; c < pod->ncontainers; c++) {
         const berth_kcontainer *ct = &pod->containers[c];
         for (int r = 0; r < 2; r++)
             pod->demand[r] += ct->req[r] > ct->lim[r] ? ct->req[r] : ct->lim[r];
+        pod->has_image |= ct->image != NULL;
     }
+    for (uint32_t c = 0; c < pod->ninit; c++)
+        pod->has_image |= pod->init[c].image != NULL;
     pod->qos = pod_qos(pod);
 }

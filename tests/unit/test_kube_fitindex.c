@@ -2,7 +2,7 @@
  * against the what-if session it indexes, question by question.
  *
  * Random small clusters (nodes of a few sizes, some tainted, labelled by
- * team, unschedulable; pods of a few request sizes, some with a team
+ * team, unschedulable, some holding an image; pods of a few request sizes, some with a team
  * nodeSelector or a toleration, and a few the index must leave to the
  * session: host ports, images, anti-affinity, matchFields pins; in a fifth
  * of the clusters PreferNoSchedule taints, which make TaintToleration's
@@ -88,6 +88,13 @@ static void gen_node(berth_arena *a, berth_knode *nd, const char *name, int pref
         nd->ntaints = 1;
     }
     nd->unschedulable = chance(4);
+    if (chance(30)) {
+        /* the image some pods name: ImageLocality then scores those pods
+         * by node, which the index must leave to the session */
+        nd->images = aalloc(a, sizeof *nd->images);
+        nd->images[0] = (berth_kimage){"img/app:1", 700 * MI};
+        nd->nimages = 1;
+    }
 }
 
 static void gen_pod(berth_kcluster *k, berth_kpod *p, uint32_t i)

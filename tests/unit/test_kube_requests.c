@@ -84,7 +84,17 @@ static void test_demand(void **st)
     berth_kpod *p = &c.k.pods[0];
     assert_int_equal(p->demand[0], 500 + 1000 + 300);
     assert_int_equal(p->demand[1], 64 * MI + GI + 128 * MI);
+    assert_int_equal(p->has_image, 0);
     berth_kube_free(&c.k);
+    /* has_image: any container's or init container's image */
+    for (int in_init = 0; in_init < 2; in_init++) {
+        load(&c, pod_yaml(b, sizeof b,
+                          in_init ? "\n  - {name: a}" : "\n  - {name: a}\n  - {name: b, image: app:1}",
+                          in_init ? "\n  - {name: i, image: tools:2}\n" : NULL, NULL));
+        assert_int_equal(c.k.pods[0].has_image, 1);
+        assert_null(c.k.pods[0].containers[0].image);
+        berth_kube_free(&c.k);
+    }
 }
 
 static void test_init_and_sidecars(void **st)
