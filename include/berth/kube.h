@@ -776,6 +776,9 @@ int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, ui
                          const char **why, berth_arena *a, berth_error *e);
 /* The node pod is on in the session, BERTH_KUBE_NONE when none. */
 uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod);
+/* Whether pod is on a node in the session (berth_ksession_node_of !=
+ * BERTH_KUBE_NONE, without looking up which node in the caller's order). */
+int berth_ksession_placed(const berth_ksession *s, uint32_t pod);
 /* Makes berth_ksession_place check c (NULL: no limit; berth/cancel.h): it
  * returns BERTH_ETIMEDOUT once c expired, with the pods placed before in
  * the undo log (roll back, or close the session). c must outlive its use. */

@@ -218,7 +218,7 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
             j++;
             continue;
         }
-        if (berth_ksession_node_of(ks, all_on[i]) != BERTH_KUBE_NONE)
+        if (berth_ksession_placed(ks, all_on[i]))
             rc = berth_ksession_evict(ks, all_on[i]);
     }
     berth_ksession_exclude(ks, n, 1);
@@ -241,7 +241,7 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
             placed[i] = BERTH_KUBE_NONE;
         for (uint32_t i = 0; i < npods && !rc; i++) {
             int answer = KUBE_FIT_ASK;
-            if (out_n == i && berth_ksession_node_of(ks, pods[i]) != BERTH_KUBE_NONE &&
+            if (out_n == i && berth_ksession_placed(ks, pods[i]) &&
                 (rc = berth_ksession_evict(ks, pods[i])))
                 break;
             out_n = out_n > i + 1 ? out_n : i + 1;
@@ -253,7 +253,7 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
             if (answer == KUBE_FIT_PLACED)
                 continue;
             for (; out_n < npods && !rc; out_n++) /* the session: every pod left */
-                if (berth_ksession_node_of(ks, pods[out_n]) != BERTH_KUBE_NONE)
+                if (berth_ksession_placed(ks, pods[out_n]))
                     rc = berth_ksession_evict(ks, pods[out_n]);
             if (rc)
                 break;

@@ -277,7 +277,7 @@ berth_ksession *disrupt_session(disrupt_state *s)
             continue;
         berth_ksession_exclude(s->ks, n, 1);
         for (uint32_t j = 0; j < s->n[n].npods; j++)
-            if (berth_ksession_node_of(s->ks, s->n[n].pods[j]) != BERTH_KUBE_NONE &&
+            if (berth_ksession_placed(s->ks, s->n[n].pods[j]) &&
                 berth_ksession_evict(s->ks, s->n[n].pods[j])) {
                 berth_ksession_close(s->ks);
                 s->ks = NULL;
@@ -539,7 +539,7 @@ int disrupt_evict_nodes(disrupt_state *s, const uint32_t *cands, uint32_t nc, ui
                 if (berth_ksession_node_of(ks, p) != cands[i])
                     continue;
             }
-            if (berth_ksession_node_of(ks, p) != BERTH_KUBE_NONE &&
+            if (berth_ksession_placed(ks, p) &&
                 (rc = berth_ksession_evict(ks, p)))
                 goto out;
             if (disrupt_pod_moves(s, p))

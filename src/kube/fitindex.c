@@ -117,6 +117,9 @@ typedef struct fit_class {
      * candidates (or not), updated when that changes (kube_fitidx_touch) */
     fit_rank *rel;        /* per 64 nodes (rel_of, rpos_of) */
     uint32_t *rlist, nrel; /* in node order */
+    uint32_t *rcaller;    /* per relevant node (rlist's order): its index in the
+                           * session's caller's order (kube_session_caller_node,
+                           * read once here rather than per placement) */
     fit_group *groups;
     uint32_t ngroups, capgroups;
     uint32_t ncand;       /* candidates when the counts were last made */
@@ -268,6 +271,7 @@ static void class_free(fit_class *c)
     free(c->sslot);
     free(c->rel);
     free(c->rlist);
+    free(c->rcaller);
     for (uint32_t g = 0; g < c->ngroups; g++) {
         free(c->groups[g].text);
         free(c->groups[g].toks);
@@ -734,6 +738,11 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
             st->rlist[st->nrel++] = n;
         }
     }
+    if (!(st->rcaller = malloc((st->nrel ? st->nrel : 1) * sizeof *st->rcaller)))
+        return BERTH_ENOMEM;
+    x->bytes += (size_t)st->nrel * sizeof *st->rcaller;
+    for (uint32_t i = 0; i < st->nrel; i++)
+        st->rcaller[i] = kube_session_caller_node(x->ks, st->rlist[i]);
     /* TaintToleration / NodeAffinity scores: a constant when their raw
      * scores are equal on every statically feasible node */
     uint32_t m = 0;
@@ -1072,14 +1081,15 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
         *answer = KUBE_FIT_NONE;
         goto out;
     }
-    uint32_t n = x->classes[c->st].rlist[tree_argmax(c)];
+    const fit_class *st = &x->classes[c->st];
+    uint32_t at = tree_argmax(c), n = st->rlist[at];
     /* NodeAffinity's PreScore runs when more than one node is feasible and
      * may fail the pod: the session says so */
     if (kube_affinity_prescore_failed(s, r.p))
         goto out;
     if ((rc = kube_session_assume(x->ks, pod, n)) || (rc = log_node(x, n)))
         goto out;
-    *node = kube_session_caller_node(x->ks, n);
+    *node = st->rcaller[at];
     *answer = KUBE_FIT_PLACED;
 out:
     kube_req_free(s, &r);

@@ -359,6 +359,11 @@ uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod)
     return to_caller(s, s->pod_node[pod]);
 }
 
+int berth_ksession_placed(const berth_ksession *s, uint32_t pod)
+{
+    return pod < s->v.npods && s->pod_node[pod] != BERTH_KUBE_NONE;
+}
+
 uint64_t berth_ksession_mark(const berth_ksession *s)
 {
     return s->nlog;

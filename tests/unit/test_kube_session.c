@@ -832,7 +832,7 @@ static void test_bind_spare_undo(void **state)
  * order (no sort). Three equal empty nodes named node-2, node-0, node-1:
  * a pod goes to node-0, the caller's index 1, then to node-1 (index 2:
  * the emptiest, lowest name), and node_of and placed speak of the
- * caller's indices. */
+ * caller's indices; berth_ksession_placed says whether a pod is on one. */
 static void test_unsorted_caller_nodes(void **state)
 {
     (void)state;
@@ -853,7 +853,10 @@ static void test_unsorted_caller_nodes(void **state)
         berth_error e = {0};
         assert_int_equal(berth_ksession_open(&s, &k, pn, 0, NULL, &e), 0);
         uint32_t pods[2] = {0, 1}, placed[2];
+        assert_false(berth_ksession_placed(s, 0));
         assert_int_equal(berth_ksession_place(s, pods, 2, placed, NULL, NULL, &e), 0);
+        assert_true(berth_ksession_placed(s, 0) && berth_ksession_placed(s, 1));
+        assert_false(berth_ksession_placed(s, 2)); /* no such pod */
         assert_int_equal(placed[0], sorted ? 0 : 1);
         assert_int_equal(placed[1], sorted ? 1 : 2);
         assert_string_equal(k.nodes[placed[0]].name, "node-0");
