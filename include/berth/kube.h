@@ -160,8 +160,11 @@ typedef struct berth_kpod {
     int64_t demand[2];            /* cpu, memory: the sum over its containers of the larger
                                    * of request and limit (the usage-aware profile's
                                    * configured size, SPEC 2.4) */
-    int64_t req[BERTH_KUBE_MAX_RES];    /* effective request (filter, balanced) */
-    int64_t req_nz[BERTH_KUBE_MAX_RES]; /* with the scoring defaults for cpu/memory */
+    int64_t req_nz[2];            /* cpu, memory with the scoring defaults (any other
+                                   * resource scores its req) */
+    int64_t req[BERTH_KUBE_MAX_RES];    /* effective request (filter, balanced); with
+                                         * demand and req_nz, the first four share the
+                                         * record's fifth cache line */
     /* read when a pod is explained, preempts or is planned for */
     int has_priority;             /* spec.priority was given (kept as the API server stored it) */
     const char *priority_class;   /* spec.priorityClassName (NULL: none); berth_kube_expand sets

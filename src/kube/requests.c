@@ -128,8 +128,8 @@ void berth_kube_pod_requests(const berth_kcluster *k, berth_kpod *pod)
     memset(pod->req_nz, 0, sizeof pod->req_nz);
     for (uint32_t r = 0; r < nres && r < BERTH_KUBE_MAX_RES; r++) {
         pod->req[r] = pod_request(pod, r, 0);
-        pod->req_nz[r] = r == BERTH_KRES_CPU || r == BERTH_KRES_MEMORY ? pod_request(pod, r, 1)
-                                                                       : pod->req[r];
+        if (r == BERTH_KRES_CPU || r == BERTH_KRES_MEMORY)
+            pod->req_nz[r] = pod_request(pod, r, 1);
     }
     pod->demand[0] = pod->demand[1] = 0;
     pod->has_image = 0;

@@ -137,7 +137,8 @@ static void set_node(fx *f, uint32_t n, uint32_t r, int64_t cap, int64_t used)
 static void set_pod(fx *f, uint32_t pod, uint32_t r, int64_t q)
 {
     f->k.pods[pod].req[r] = q;
-    f->k.pods[pod].req_nz[r] = q;
+    if (r <= BERTH_KRES_MEMORY)
+        f->k.pods[pod].req_nz[r] = q;
 }
 
 /* ---- tables ---- */

