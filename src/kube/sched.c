@@ -51,6 +51,13 @@ void kube_pod_demand(const berth_kpod *p, int64_t out[2])
 
 /* ---- columns ---- */
 
+#define KUBE_LIST_SLACK 3 /* room beyond the sized count (pods moving in) */
+
+static int in_slab(const kube_sched *s, const uint32_t *p)
+{
+    return s->pslab && p >= s->pslab && p < s->pslab + s->npslab;
+}
+
 void kube_sched_free(kube_sched *s)
 {
     kube_fast_free(s);
@@ -61,12 +68,50 @@ void kube_sched_free(kube_sched *s)
     free(s->has_prefer_taint);
     if (s->plist)
         for (uint32_t n = 0; n < s->k->nnodes; n++)
-            free(s->plist[n].pods);
+            if (!in_slab(s, s->plist[n].pods))
+                free(s->plist[n].pods);
     free(s->plist);
+    free(s->pslab);
     free(s->name_index);
     free(s->off);
     kube_plugins_free(s);
     memset(s, 0, sizeof *s);
+}
+
+int kube_sched_size_lists(kube_sched *s, const uint32_t *count)
+{
+    uint32_t N = s->k->nnodes;
+    size_t total = 0;
+    for (uint32_t n = 0; n < N; n++) {
+        if (s->plist[n].pods || s->plist[n].n)
+            return BERTH_EINVAL; /* only empty lists */
+        total += (size_t)count[n] + KUBE_LIST_SLACK;
+    }
+    if (!(s->pslab = malloc((total ? total : 1) * sizeof *s->pslab)))
+        return BERTH_ENOMEM;
+    s->npslab = total;
+    size_t at = 0;
+    for (uint32_t n = 0; n < N; n++) {
+        s->plist[n].pods = s->pslab + at;
+        s->plist[n].cap = count[n] + KUBE_LIST_SLACK;
+        at += s->plist[n].cap;
+    }
+    return 0;
+}
+
+/* Room for one more pod in l: doubling; a list in the slab moves out. */
+static int list_grow(kube_sched *s, kube_podlist *l)
+{
+    if (!in_slab(s, l->pods))
+        return berth_grow((void **)&l->pods, &l->cap, l->n + 1, sizeof *l->pods, 0);
+    uint32_t cap = l->cap * 2;
+    uint32_t *p = malloc((size_t)cap * sizeof *p);
+    if (!p)
+        return BERTH_ENOMEM;
+    memcpy(p, l->pods, (size_t)l->n * sizeof *p);
+    l->pods = p;
+    l->cap = cap;
+    return 0;
 }
 
 int kube_assume(kube_sched *s, uint32_t pod, uint32_t node)
@@ -81,9 +126,7 @@ int kube_assume(kube_sched *s, uint32_t pod, uint32_t node)
     KS_USAGE_OF(s, 0, node) += d[0];
     KS_USAGE_OF(s, 1, node) += d[1];
     KS_NPODS_OF(s, node)++;
-    if (s->plist[node].n == s->plist[node].cap &&
-        berth_grow((void **)&s->plist[node].pods, &s->plist[node].cap, s->plist[node].n + 1,
-                   sizeof *s->plist[node].pods, 0))
+    if (s->plist[node].n == s->plist[node].cap && list_grow(s, &s->plist[node]))
         return BERTH_ENOMEM;
     s->plist[node].pods[s->plist[node].n++] = pod;
     return kube_terms_assume(s, pod, node);

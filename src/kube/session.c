@@ -208,21 +208,38 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
         goto fail;
     }
+    /* each pod's node (in pod_node for now), then the nodes' pod lists
+     * sized at once (one allocation, written in place), then the binds */
+    uint32_t *count = calloc(N ? N : 1, sizeof *count);
+    if (!count) {
+        rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
+        goto fail;
+    }
     for (uint32_t p = 0; p < P; p++) {
         const berth_kpod *kp = &k->pods[p];
-        if (kp->terminating)
-            continue;
         uint32_t n = BERTH_KUBE_NONE;
-        if (pod_node) {
+        if (kp->terminating)
+            ;
+        else if (pod_node) {
             if (pod_node[p] != BERTH_KUBE_NONE && pod_node[p] < k->nnodes)
                 n = s->to_v[pod_node[p]];
         } else if (kp->node_name) {
             n = kube_node_by_name(&s->L.s, kp->node_name);
         }
-        if (n != BERTH_KUBE_NONE && bind_pod(s, p, n, 1)) {
-            rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
-            goto fail;
-        }
+        s->pod_node[p] = n;
+        count[n == BERTH_KUBE_NONE ? 0 : n] += n != BERTH_KUBE_NONE;
+    }
+    rc = kube_sched_size_lists(&s->L.s, count);
+    free(count);
+    for (uint32_t p = 0; p < P && !rc; p++) {
+        uint32_t n = s->pod_node[p];
+        s->pod_node[p] = BERTH_KUBE_NONE;
+        if (n != BERTH_KUBE_NONE)
+            rc = bind_pod(s, p, n, 1);
+    }
+    if (rc) {
+        rc = berth_error_set(e, rc, "out of memory");
+        goto fail;
     }
     *out = s;
     return 0;

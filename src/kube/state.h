@@ -52,6 +52,9 @@ typedef struct kube_sched {
     uint8_t *has_hard_taint;                /* node has NoSchedule/NoExecute taints */
     uint8_t *has_prefer_taint;              /* node has PreferNoSchedule taints */
     kube_podlist *plist;                    /* per node */
+    uint32_t *pslab;                        /* the lists' room when sized at once
+                                             * (kube_sched_size_lists), NULL: none */
+    size_t npslab;
     /* topology keys and term counters (kube/terms.c) */
     kube_terms *terms;
     /* percentageOfNodesToScore round-robin start */
@@ -128,6 +131,12 @@ void kube_sched_free(kube_sched *s);
 /* Prepares r for pending pod `pod` (spread/affinity context included). */
 int kube_req_init(kube_sched *s, kube_req *r, uint32_t pod);
 void kube_req_free(kube_sched *s, kube_req *r);
+
+/* Gives every node's (empty) pod list room for count[n] pods and a few
+ * more, from one allocation: binding a known set of pods then writes each
+ * list in place instead of growing it by copies; a list that outgrows
+ * its room moves to an allocation of its own. 0 or BERTH_ENOMEM. */
+int kube_sched_size_lists(kube_sched *s, const uint32_t *count);
 
 /* Adds a pod on a node in every column and counter (bound pods at start,
  * then each decision); calls kube_terms_assume. */

@@ -867,6 +867,41 @@ static void test_unsorted_caller_nodes(void **state)
     }
 }
 
+/* A node's pod list is sized when the session opens (its bound pods and a
+ * little room, kube_sched_size_lists) and moves to an allocation of its
+ * own when more pods arrive: two pods bound on node-0, then eight more
+ * placed there (node-1 excluded) and rolled back, twice; under
+ * AddressSanitizer a list freed or grown in the wrong place fails. */
+static void test_pod_lists_grow(void **state)
+{
+    (void)state;
+    berth_kcluster k;
+    small_cluster(&k, 2, 10);
+    for (uint32_t i = 0; i < 10; i++)
+        berth_kube_pod_requests(&k, &k.pods[i]);
+    uint32_t pn[10];
+    for (uint32_t i = 0; i < 10; i++)
+        pn[i] = i < 2 ? 0 : BERTH_KUBE_NONE;
+    berth_ksession *s;
+    berth_error e = {0};
+    assert_int_equal(berth_ksession_open(&s, &k, pn, 0, NULL, &e), 0);
+    berth_ksession_exclude(s, 1, 1);
+    uint32_t pods[8] = {2, 3, 4, 5, 6, 7, 8, 9}, placed[8];
+    for (int round = 0; round < 2; round++) {
+        uint64_t m = berth_ksession_mark(s);
+        assert_int_equal(berth_ksession_place(s, pods, 8, placed, NULL, NULL, &e), 0);
+        for (uint32_t i = 0; i < 8; i++)
+            assert_int_equal(placed[i], 0);
+        assert_int_equal(berth_ksession_evict(s, 0), 0); /* from the middle of a grown list */
+        assert_false(berth_ksession_placed(s, 0));
+        assert_int_equal(berth_ksession_rollback(s, m), 0);
+        assert_int_equal(berth_ksession_node_of(s, 0), 0);
+        assert_false(berth_ksession_placed(s, 9));
+    }
+    berth_ksession_close(s);
+    berth_kube_free(&k);
+}
+
 /* ImageLocality counts only the nodes in the view: excluding a node that
  * has the pod's image lowers the image's spread, hence the score of every
  * other node having it, while the fast path's class only sees the
@@ -1074,6 +1109,7 @@ int main(void)
         cmocka_unit_test(test_exclude_fast_path),
         cmocka_unit_test(test_bind_spare_undo),
         cmocka_unit_test(test_unsorted_caller_nodes),
+        cmocka_unit_test(test_pod_lists_grow),
         cmocka_unit_test(test_exclude_image_spread),
         cmocka_unit_test(test_caller_pods_untouched),
         cmocka_unit_test(test_pending_view_ignores_caller_fields),
