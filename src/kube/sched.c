@@ -302,7 +302,8 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
     /* node-major values (state.h): KS_REQ + nres requests, allocatable
      * pods, nres allocatable, the flags; whole lines, line-aligned */
     s->ka = KS_REQ + k->nres + 1;
-    s->cstride = (s->ka + k->nres + 1 + 7) / 8 * 8;
+    s->kflags = s->ka + k->nres;
+    s->cstride = (s->kflags + 1 + 7) / 8 * 8;
     size_t colbytes = (size_t)N * s->cstride * sizeof *s->col;
     if ((s->col = aligned_alloc(64, colbytes)))
         memset(s->col, 0, colbytes);

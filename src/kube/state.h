@@ -48,7 +48,7 @@ typedef struct kube_sched {
     const berth_kprofile *prof;
     /* per-node values (the enum above) */
     int64_t *col;
-    uint32_t cstride, ka;
+    uint32_t cstride, ka, kflags; /* stride; where allocatable and the flags start */
     uint8_t *has_hard_taint;                /* node has NoSchedule/NoExecute taints */
     uint8_t *has_prefer_taint;              /* node has PreferNoSchedule taints */
     kube_podlist *plist;                    /* per node */
@@ -97,7 +97,7 @@ static inline int64_t *kube_ncol(const kube_sched *s, uint32_t n)
 #define KS_USAGE_OF(s, r, n) (kube_ncol(s, n)[KS_USAGE + (r)])
 #define KS_APODS_OF(s, n) (kube_ncol(s, n)[(s)->ka - 1])
 #define KS_ALLOC_OF(s, r, n) (kube_ncol(s, n)[(s)->ka + (r)])
-#define KS_FLAGS_OF(s, n) (kube_ncol(s, n)[(s)->ka + (s)->k->nres])
+#define KS_FLAGS_OF(s, n) (kube_ncol(s, n)[(s)->kflags])
 
 /* A pod's spec.nodeName as the scheduler reads it: under a pending view,
  * unset whatever the caller's table holds (terms.c reads the deletion mark

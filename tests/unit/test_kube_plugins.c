@@ -959,6 +959,48 @@ static void test_image_locality(void **state)
 
 /* ---- usage-aware: admission and UsageHeadroom ---- */
 
+/* The usage column from the nodes and their bound pods: a node with
+ * observed usage counts its bound pods once (they are in the observation;
+ * kube_assume_bound reads the node's usage flag, KS_FLAG_USAGE), a node
+ * without it their demand; an assumed pod adds its demand on both, and
+ * taking it off restores them. */
+static void test_usage_columns(void **state)
+{
+    (void)state;
+    fx *f = fx_new(2, 3);
+    f->k.nodes[0].has_usage = 1;
+    f->k.nodes[0].usage[CPU] = 1500;
+    f->k.nodes[0].usage[MEM] = 3 * GB;
+    berth_kcontainer c[1] = {{0}};
+    c[0].req[CPU] = 400;
+    c[0].lim[CPU] = 500;
+    c[0].req[MEM] = GB;
+    c[0].lim[MEM] = GB;
+    c[0].has_req = c[0].has_lim = (1u << CPU) | (1u << MEM);
+    for (uint32_t p = 0; p < 3; p++) {
+        f->k.pods[p].containers = c;
+        f->k.pods[p].ncontainers = 1;
+        berth_kube_pod_requests(&f->k, &f->k.pods[p]);
+    }
+    f->k.pods[0].node_name = "n0";
+    f->k.pods[1].node_name = "n1";
+    fx_sched(f);
+    assert_int_equal(KS_USAGE_OF(&f->s, CPU, 0), 1500);
+    assert_int_equal(KS_USAGE_OF(&f->s, MEM, 0), 3 * GB);
+    assert_int_equal(KS_USAGE_OF(&f->s, CPU, 1), 500);
+    assert_int_equal(KS_USAGE_OF(&f->s, MEM, 1), GB);
+    assert_int_equal(KS_NPODS_OF(&f->s, 0), 1);
+    assert_int_equal(KS_REQ_OF(&f->s, CPU, 0), 400);
+    for (uint32_t n = 0; n < 2; n++) {
+        int64_t before = KS_USAGE_OF(&f->s, CPU, n);
+        assert_int_equal(kube_assume(&f->s, 2, n), 0);
+        assert_int_equal(KS_USAGE_OF(&f->s, CPU, n), before + 500);
+        assert_int_equal(kube_unassume(&f->s, 2, n, 0), 0);
+        assert_int_equal(KS_USAGE_OF(&f->s, CPU, n), before);
+    }
+    fx_free(f);
+}
+
 static void test_usage_aware(void **state)
 {
     (void)state;
@@ -1032,7 +1074,7 @@ int main(void)
         cmocka_unit_test(test_memo),
         cmocka_unit_test(test_node_ports),
         cmocka_unit_test(test_image_locality),
-        cmocka_unit_test(test_usage_aware),
+        cmocka_unit_test(test_usage_columns), cmocka_unit_test(test_usage_aware),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
