@@ -422,6 +422,10 @@ typedef struct berth_kcluster {
 
 void berth_kube_init(berth_kcluster *k);
 void berth_kube_free(berth_kcluster *k);
+/* Whether nodes[0..n) are in strictly ascending name order (one pass over
+ * the names): the order the scheduler and the what-if sessions keep, which a
+ * loaded model or kubectl's listing usually has already. */
+int berth_kube_names_ascending(const berth_knode *nodes, uint32_t n);
 
 /* Whether PDB b selects pod p: same namespace and b's selector matches p's
  * labels (kube/pdb.c). */

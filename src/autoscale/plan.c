@@ -415,10 +415,7 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         idx[i] = i;
     /* by name, then index; nodes already in name order (a loaded model,
      * kubectl's listing) are one pass */
-    uint32_t sorted = 1;
-    while (sorted < k->nnodes && strcmp(k->nodes[sorted - 1].name, k->nodes[sorted].name) < 0)
-        sorted++;
-    if (sorted < k->nnodes)
+    if (!berth_kube_names_ascending(k->nodes, k->nnodes))
         qsort_r(idx, k->nnodes, sizeof *idx, cmp_node_name, (void *)k);
     uint32_t last = BERTH_KUBE_NONE; /* pods come grouped by node: the previous pod's node first */
     for (uint32_t p = 0; p < k->npods; p++) {

@@ -614,7 +614,10 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
     }
     int oom = 0;
     for (uint32_t i = 0, qi = 0, fi = 0; i < m; i++) {
-        uint32_t n = nodes[i], at = rpos_of(st, n);
+        uint32_t n = nodes[i];
+        if (NEVER(!rel_of(st, n)))
+            return BERTH_EINTERNAL; /* refresh lists relevant nodes only */
+        uint32_t at = rpos_of(st, n);
         int cand = !(off && off[n]);
         int fits = fi < nfit && fit[fi] == n;
         fi += fits;

@@ -123,34 +123,38 @@ static const berth_walker walker = {
  * spec.nodeName is the node's own name string when that node is loaded:
  * the same texts, so that the planners' per-pod comparisons (a pod's node
  * against the previous one's, its namespace against the previous one's)
- * are pointer tests that read no string at random. 0 or BERTH_ENOMEM. */
-static int share_names(berth_kcluster *k, uint32_t first_pod)
+ * are pointer tests that read no string at random. Only a speed-up: the
+ * readers compare texts when pointers differ, so it stops sharing when out
+ * of memory. */
+static void share_names(berth_kcluster *k, uint32_t first_pod)
 {
+    if (k->node_names.n)
+        for (uint32_t p = first_pod; p < k->npods; p++) {
+            berth_kpod *pod = &k->pods[p];
+            uint32_t n = pod->node_name ? berth_nameidx_find(&k->node_names, pod->node_name)
+                                        : BERTH_NAMEIDX_NONE;
+            if (n != BERTH_NAMEIDX_NONE && n < k->nnodes &&
+                !strcmp(k->nodes[n].name, pod->node_name))
+                pod->node_name = k->nodes[n].name;
+        }
+    if (k->npods - first_pod < 2)
+        return;
     berth_nameidx ns;
     berth_nameidx_init(&ns);
     const char *last_ns = NULL;
     for (uint32_t p = first_pod; p < k->npods; p++) {
         berth_kpod *pod = &k->pods[p];
-        if (pod->node_name) {
-            uint32_t n = berth_nameidx_find(&k->node_names, pod->node_name);
-            if (n != BERTH_NAMEIDX_NONE && n < k->nnodes &&
-                !strcmp(k->nodes[n].name, pod->node_name))
-                pod->node_name = k->nodes[n].name;
-        }
         if (!pod->ns || pod->ns == last_ns)
             continue;
         uint32_t had;
         int rc = berth_nameidx_add(&ns, pod->ns, p, &had);
-        if (rc < 0) {
-            berth_nameidx_free(&ns);
-            return BERTH_ENOMEM;
-        }
+        if (rc < 0)
+            break;
         if (rc == 1)
             pod->ns = k->pods[had].ns;
         last_ns = pod->ns;
     }
     berth_nameidx_free(&ns);
-    return 0;
 }
 
 int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e)
@@ -166,8 +170,7 @@ int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, bert
     /* requests need the final resource table: computed once the file is in */
     for (uint32_t p = first_pod; p < k->npods; p++)
         berth_kube_pod_requests(k, &k->pods[p]);
-    if (share_names(k, first_pod))
-        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    share_names(k, first_pod);
     /* volume zones need every file's PVCs and PVs: resolved again whenever
      * a file brings PVCs, PVs or pods with claims */
     if (k->volumes_stale) {

@@ -17,6 +17,14 @@ void berth_kube_init(berth_kcluster *k)
     k->nres = BERTH_KRES_FIRST_EXT;
 }
 
+int berth_kube_names_ascending(const berth_knode *nodes, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        if (strcmp(nodes[i - 1].name, nodes[i].name) >= 0)
+            return 0;
+    return 1;
+}
+
 void berth_kube_free(berth_kcluster *k)
 {
     free(k->nodes);

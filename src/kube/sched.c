@@ -55,7 +55,8 @@ void kube_pod_demand(const berth_kpod *p, int64_t out[2])
 
 static int in_slab(const kube_sched *s, const uint32_t *p)
 {
-    return s->pslab && p >= s->pslab && p < s->pslab + s->npslab;
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)s->pslab;
+    return s->pslab && a >= lo && a < lo + s->npslab * sizeof *s->pslab;
 }
 
 void kube_sched_free(kube_sched *s)
@@ -83,8 +84,8 @@ int kube_sched_size_lists(kube_sched *s, const uint32_t *count)
     uint32_t N = s->k->nnodes;
     size_t total = 0;
     for (uint32_t n = 0; n < N; n++) {
-        if (s->plist[n].pods || s->plist[n].n)
-            return BERTH_EINVAL; /* only empty lists */
+        if (NEVER(s->plist[n].pods || s->plist[n].n))
+            return BERTH_EINTERNAL; /* only empty lists (a fresh session's) */
         total += (size_t)count[n] + KUBE_LIST_SLACK;
     }
     if (!(s->pslab = malloc((total ? total : 1) * sizeof *s->pslab)))
@@ -290,10 +291,7 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
     s->ncand = nreal;
     /* candidates in name order: the lowest index is the lowest name (a
      * caller that keeps its nodes sorted, the extender, pays one pass) */
-    uint32_t sorted = 1;
-    while (sorted < nreal && strcmp(k->nodes[sorted - 1].name, k->nodes[sorted].name) < 0)
-        sorted++;
-    if (nreal > 1 && sorted < nreal) {
+    if (!berth_kube_names_ascending(k->nodes, nreal)) {
         qsort(k->nodes, nreal, sizeof *k->nodes, cmp_node_name);
         /* the loader's name index points at the old order: drop it (a later
          * load rebuilds it) */

@@ -177,12 +177,9 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
      * caller whose nodes are in name order already (a loaded model, or
      * kubectl's listing) pays one pass, not a sort reading every name
      * log N times */
-    uint32_t sorted = 1;
     for (uint32_t n = 0; n < k->nnodes; n++)
         s->to_k[n] = n;
-    while (sorted < k->nnodes && strcmp(k->nodes[sorted - 1].name, k->nodes[sorted].name) < 0)
-        sorted++;
-    if (sorted < k->nnodes)
+    if (!berth_kube_names_ascending(k->nodes, k->nnodes))
         qsort_r(s->to_k, k->nnodes, sizeof *s->to_k, cmp_src_node, (void *)k);
     for (uint32_t i = 0; i < k->nnodes; i++) {
         s->to_v[s->to_k[i]] = i;
@@ -227,7 +224,8 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
             n = kube_node_by_name(&s->L.s, kp->node_name);
         }
         s->pod_node[p] = n;
-        count[n == BERTH_KUBE_NONE ? 0 : n] += n != BERTH_KUBE_NONE;
+        if (n != BERTH_KUBE_NONE)
+            count[n]++;
     }
     rc = kube_sched_size_lists(&s->L.s, count);
     free(count);
@@ -238,7 +236,7 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
             rc = bind_pod(s, p, n, 1);
     }
     if (rc) {
-        rc = berth_error_set(e, rc, "out of memory");
+        rc = berth_error_set(e, rc, "what-if session: %s", berth_strerror(rc));
         goto fail;
     }
     *out = s;

@@ -135,7 +135,8 @@ void kube_req_free(kube_sched *s, kube_req *r);
 /* Gives every node's (empty) pod list room for count[n] pods and a few
  * more, from one allocation: binding a known set of pods then writes each
  * list in place instead of growing it by copies; a list that outgrows
- * its room moves to an allocation of its own. 0 or BERTH_ENOMEM. */
+ * its room moves to an allocation of its own. Every list must be empty.
+ * 0 or BERTH_ENOMEM. */
 int kube_sched_size_lists(kube_sched *s, const uint32_t *count);
 
 /* Adds a pod on a node in every column and counter (bound pods at start,

@@ -741,8 +741,9 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
     }
     if (!t->posting) {
         /* the first signature that reads them: the lists of the pods
-         * counted now, in node order (counts do not depend on the order) */
-        t->posting = 1;
+         * counted now, in node order (counts do not depend on the order);
+         * kept from here on only once whole (a failed build is done again,
+         * stamp[] dropping the pods it listed twice) */
         for (uint32_t n = 0; n < t->nnodes; n++)
             for (uint32_t i = 0; i < s->plist[n].n; i++) {
                 uint32_t q = s->plist[n].pods[i];
@@ -750,6 +751,7 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
                 if (rc)
                     return rc;
             }
+        t->posting = 1;
     }
     if (++t->serial == 0) { /* wrapped: forget every stamp */
         memset(t->stamp, 0, (t->npods ? t->npods : 1) * sizeof *t->stamp);
