@@ -357,7 +357,8 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
     s->pod_flags = malloc(k->npods + 1);
     s->res_left = calloc(m->nres + 1, sizeof *s->res_left);
     s->vng_nodes = calloc(m->nvngs + 1, sizeof *s->vng_nodes);
-    if (!s->lab || !s->pod_node || !s->pod_flags || !s->res_left || !s->vng_nodes || grow_nodes(s, k->nnodes + 1))
+    if (!s->lab || !s->pod_node || !s->pod_flags || !s->res_left || !s->vng_nodes ||
+        grow_nodes(s, k->nnodes + 1))
         return BERTH_ENOMEM;
     for (uint32_t r = 0; r < m->nres; r++)
         s->res_left[r] = m->res[r].count ? (double)m->res[r].count : m->res[r].hourly_commitment;
@@ -436,7 +437,8 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         if (!nn || k->pods[p].terminating)
             continue;
         /* the loader shares the node's name string with its pods (kube/load.c) */
-        if (last != BERTH_KUBE_NONE && (k->nodes[last].name == nn || !strcmp(k->nodes[last].name, nn))) {
+        if (last != BERTH_KUBE_NONE &&
+            (k->nodes[last].name == nn || !strcmp(k->nodes[last].name, nn))) {
             capacity_place(s, p, last);
             continue;
         }

@@ -216,13 +216,11 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
         const berth_kpod *kp = &k->pods[p];
         uint32_t n = BERTH_KUBE_NONE;
         if (kp->terminating)
-            ;
-        else if (pod_node) {
-            if (pod_node[p] != BERTH_KUBE_NONE && pod_node[p] < k->nnodes)
-                n = s->to_v[pod_node[p]];
-        } else if (kp->node_name) {
+            n = BERTH_KUBE_NONE; /* not bound in the session */
+        else if (pod_node && pod_node[p] != BERTH_KUBE_NONE && pod_node[p] < k->nnodes)
+            n = s->to_v[pod_node[p]];
+        else if (!pod_node && kp->node_name)
             n = kube_node_by_name(&s->L.s, kp->node_name);
-        }
         s->pod_node[p] = n;
         if (n != BERTH_KUBE_NONE)
             count[n]++;

@@ -1,8 +1,9 @@
 /* kube/state.h - internal: the kube scheduling state shared by the kube
  * plugins and the scheduler loop. Per-node values (node-major: what a
  * placement reads and writes of one node is in one or two cache lines),
- * per-node host ports and pods, topology value ids per (topology key, node), and the
- * incremental term counters behind PodTopologySpread and InterPodAffinity.
+ * per-node host ports and pods, topology value ids per (topology key,
+ * node), and the incremental term counters behind PodTopologySpread and
+ * InterPodAffinity.
  *
  * Plugin convention: every kube plugin is a berth_filter_plugin /
  * berth_score_plugin whose `state` is a kube_sched * and `req` a
