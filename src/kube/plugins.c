@@ -58,6 +58,7 @@ uint32_t kube_reason_code(const kube_sched *s, const kube_req *r, berth_kplugin 
     switch (f) {
     case BERTH_KP_NODE_RESOURCES_FIT: return kube_fit_reason_code(s, r, c);
     case BERTH_KP_NODE_AFFINITY: return kube_affinity_reason_code(s, r, c);
+    case BERTH_KP_TAINT_TOLERATION: return kube_taint_reason_code(s, r, c);
     default: return KUBE_NO_REASON_CODE;
     }
 }

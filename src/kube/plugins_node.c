@@ -6,7 +6,9 @@
  * req: kube_req *). Filters only write the verdict of a rejected candidate.
  * Work that cannot matter is skipped before touching nodes: a pod without
  * tolerations against hard-tainted nodes needs only the has_hard_taint
- * column, a pod without nodeSelector/required affinity passes NodeAffinity
+ * column, and a pod with tolerations is tested once per hard-taint set
+ * (kube/taintsets.h), not per node; a pod without nodeSelector/required
+ * affinity passes NodeAffinity
  * (unless its profile has addedAffinity), a pod without host ports passes
  * NodePorts, no preferred terms (the pod's or the profile's) scores 0.
  * NodeAffinity also owns its PreScore error (a preferred term that does
@@ -565,6 +567,30 @@ static int node_untolerated_hard(const berth_knode *nd, const berth_kpod *p)
                                           BERTH_EFFECT_MASK_HARD) != NULL;
 }
 
+/* TaintToleration's verdict for p on every node (1: an untolerated hard
+ * taint), one test per hard-taint set: the nodes' own taints are not read
+ * (scattered over the estate, they cost a miss or more a node). */
+static void taint_column(const kube_sched *s, const berth_kpod *p, int64_t *col)
+{
+    uint32_t N = s->k->nnodes, nsets = kube_taintsets_count(s->tsets);
+    int8_t *v = malloc((size_t)nsets + 1); /* per set: -1 not tested yet */
+    if (!v) {
+        /* the same verdicts node by node */
+        for (uint32_t c = 0; c < N; c++)
+            col[c] = s->has_hard_taint[c] && node_untolerated_hard(&s->k->nodes[c], p);
+        return;
+    }
+    memset(v, -1, (size_t)nsets + 1);
+    v[0] = 0;
+    for (uint32_t c = 0; c < N; c++) {
+        uint32_t id = s->taint_set[c];
+        if (v[id] < 0)
+            v[id] = kube_taintsets_first_untolerated(s->tsets, id, p->tols, p->ntols) != NULL;
+        col[c] = v[id];
+    }
+    free(v);
+}
+
 static void f_taints(void *state, const void *req, const uint32_t *cand, uint32_t n, uint8_t *v)
 {
     kube_sched *s = state;
@@ -582,8 +608,7 @@ static void f_taints(void *state, const void *req, const uint32_t *cand, uint32_
     int64_t *col = memo_get(s, KUBE_MEMO_TAINT_FILTER, req, n, &fresh);
     if (col) {
         if (fresh)
-            for (uint32_t c = 0; c < s->k->nnodes; c++)
-                col[c] = hard[c] && node_untolerated_hard(&nodes[c], p);
+            taint_column(s, p, col);
         for (uint32_t i = 0; i < n; i++)
             if (col[cand[i]])
                 v[i] = BERTH_UNRESOLVABLE;
@@ -600,14 +625,20 @@ static void r_taints(void *state, const void *req, uint32_t c, char *buf, size_t
 {
     kube_sched *s = state;
     const berth_kpod *p = ((const kube_req *)req)->p;
-    const berth_knode *nd = &s->k->nodes[c];
-    const berth_taint *t = berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols,
-                                                          p->ntols, BERTH_EFFECT_MASK_HARD);
+    /* the node's set's first untolerated taint is the node's own */
+    const berth_taint *t =
+        kube_taintsets_first_untolerated(s->tsets, s->taint_set[c], p->tols, p->ntols);
     if (t)
         snprintf(buf, size, "node(s) had untolerated taint {%s: %s}", str_or_empty(t->key),
                  str_or_empty(t->value));
     else
         snprintf(buf, size, "node(s) had untolerated taint");
+}
+
+uint32_t kube_taint_reason_code(const kube_sched *s, const kube_req *r, uint32_t c)
+{
+    (void)r;
+    return s->taint_set[c];
 }
 
 static int64_t node_prefer_count(const berth_knode *nd, const berth_kpod *p)
@@ -1280,7 +1311,9 @@ int kube_plugins_par_prepare(kube_sched *s, const kube_req *r, uint32_t n)
     for (int kind = 0; kind < KUBE_MEMO_KINDS; kind++) {
         int fresh;
         int64_t *col = want[kind] ? memo_get(s, kind, r, n, &fresh) : NULL;
-        if (col && fresh)
+        if (col && fresh && kind == KUBE_MEMO_TAINT_FILTER)
+            taint_column(s, p, col);
+        else if (col && fresh)
             for (uint32_t c = 0; c < s->k->nnodes; c++)
                 col[c] = memo_value(kind, s, prof, p, c);
     }

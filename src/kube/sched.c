@@ -67,6 +67,8 @@ void kube_sched_free(kube_sched *s)
     free(s->col);
     free(s->has_hard_taint);
     free(s->has_prefer_taint);
+    free(s->taint_set);
+    kube_taintsets_free(s->tsets);
     if (s->plist)
         for (uint32_t n = 0; n < s->k->nnodes; n++)
             if (!in_slab(s, s->plist[n].pods))
@@ -181,8 +183,9 @@ int kube_place(kube_sched *s, uint32_t pod, uint32_t node, int bound)
     return rc ? rc : kube_fast_assumed(s, node);
 }
 
-/* The static columns of node n from k->nodes[n] (no pods on it yet). */
-static void node_columns(kube_sched *s, uint32_t n)
+/* The static columns of node n from k->nodes[n] (no pods on it yet).
+ * 0 or BERTH_ENOMEM (a new hard-taint set). */
+static int node_columns(kube_sched *s, uint32_t n)
 {
     const berth_knode *nd = &s->k->nodes[n];
     for (uint32_t r = 0; r < s->k->nres; r++)
@@ -199,6 +202,7 @@ static void node_columns(kube_sched *s, uint32_t n)
     }
     KS_USAGE_OF(s, 0, n) = nd->has_usage ? nd->usage[BERTH_KRES_CPU] : 0;
     KS_USAGE_OF(s, 1, n) = nd->has_usage ? nd->usage[BERTH_KRES_MEMORY] : 0;
+    return kube_taintsets_id(&s->tsets, nd->taints, nd->ntaints, &s->taint_set[n]);
 }
 
 static void name_insert(kube_sched *s, uint32_t n)
@@ -248,11 +252,12 @@ int kube_node_exclude(kube_sched *s, uint32_t n, int excluded)
 int kube_node_activate(kube_sched *s, uint32_t n, const berth_knode *nd)
 {
     s->k->nodes[n] = *nd;
-    node_columns(s, n);
+    int trc = node_columns(s, n);
     name_insert(s, n);
     s->off[n] = 0;
     s->ncand++;
     int rc = kube_terms_node_changed(s, n);
+    rc = rc ? rc : trc;
     int all = kube_plugins_node_changed(s, n, 1, 0); /* the slot held no images */
     int rc2 = kube_fast_node_changed(s, n, 1, all);
     return rc ? rc : rc2;
@@ -263,10 +268,11 @@ int kube_node_deactivate(kube_sched *s, uint32_t n, const berth_knode *placehold
     name_remove(s, n);
     int had_images = s->k->nodes[n].nimages != 0;
     s->k->nodes[n] = *placeholder;
-    node_columns(s, n);
+    int trc = node_columns(s, n);
     s->off[n] = 1;
     s->ncand--;
     int rc = kube_terms_node_changed(s, n);
+    rc = rc ? rc : trc;
     int all = kube_plugins_node_changed(s, n, 1, had_images);
     int rc2 = kube_fast_node_changed(s, n, 1, all);
     return rc ? rc : rc2;
@@ -307,12 +313,14 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
         memset(s->col, 0, colbytes);
     s->has_hard_taint = calloc(N, 1);
     s->has_prefer_taint = calloc(N, 1);
+    s->taint_set = calloc(N ? N : 1, sizeof *s->taint_set);
     s->plist = calloc(N, sizeof *s->plist);
     s->name_cap = 16;
     while (s->name_cap < 2 * N)
         s->name_cap *= 2;
     s->name_index = calloc(s->name_cap, sizeof *s->name_index);
-    if (!s->col || !s->has_hard_taint || !s->has_prefer_taint || !s->plist || !s->name_index)
+    if (!s->col || !s->has_hard_taint || !s->has_prefer_taint || !s->taint_set || !s->plist ||
+        !s->name_index)
         goto oom;
     if (nspare) {
         s->off = calloc(N, 1);
@@ -321,7 +329,8 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
         memset(s->off + nreal, 1, nspare);
     }
     for (uint32_t n = 0; n < nreal; n++) {
-        node_columns(s, n);
+        if (node_columns(s, n))
+            goto oom;
         name_insert(s, n);
     }
     if (kube_terms_init(s))

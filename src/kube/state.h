@@ -12,6 +12,7 @@
 #define BERTH_KUBE_STATE_H
 
 #include "berth/kube.h"
+#include "kube/taintsets.h"
 
 /* Topology keys and counted term signatures (PodTopologySpread,
  * InterPodAffinity) live in kube/terms.h, owned by kube/terms.c. */
@@ -52,6 +53,9 @@ typedef struct kube_sched {
     uint32_t cstride, ka, kflags; /* stride; where allocatable and the flags start */
     uint8_t *has_hard_taint;                /* node has NoSchedule/NoExecute taints */
     uint8_t *has_prefer_taint;              /* node has PreferNoSchedule taints */
+    uint32_t *taint_set;                    /* per node: its hard-taint set, 0 none
+                                             * (kube/taintsets.h) */
+    kube_taintsets *tsets;
     kube_podlist *plist;                    /* per node */
     uint32_t *pslab;                        /* the lists' room when sized at once
                                              * (kube_sched_size_lists), NULL: none */
@@ -256,6 +260,9 @@ const berth_score_plugin *kube_score_plugin(berth_kplugin p);
 uint32_t kube_reason_code(const kube_sched *s, const kube_req *r, berth_kplugin f, uint32_t c);
 uint32_t kube_fit_reason_code(const kube_sched *s, const kube_req *r, uint32_t c);
 uint32_t kube_affinity_reason_code(const kube_sched *s, const kube_req *r, uint32_t c);
+/* TaintToleration: the node's hard-taint set (the same taints, the same
+ * first untolerated one: kube/taintsets.h) */
+uint32_t kube_taint_reason_code(const kube_sched *s, const kube_req *r, uint32_t c);
 /* Builds s->pcache now (the plugins otherwise build it on first use);
  * 0 or BERTH_ENOMEM. (kube/plugins_node.c) */
 int kube_plugins_prepare(kube_sched *s);

@@ -64,3 +64,34 @@ set -e
 [ $rc -eq 1 ] || { echo "other scheduler: exit $rc, expected 1"; exit 1; }
 grep -q "no scheduler profile named 'my-sched'" <<<"$out"
 echo "other scheduler OK"
+
+# nodes with different hard-taint lists whose first untolerated taint is the
+# same give one reason, counted over both (the scheduler groups nodes by
+# hard-taint set, kube/taintsets.h; the texts are merged as upstream's are)
+cat > "$tmp/taints.yaml" <<'YAML'
+apiVersion: v1
+kind: NodeList
+items:
+- metadata: {name: n1}
+  spec: {taints: [{key: a, value: "1", effect: NoSchedule}]}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+- metadata: {name: n2}
+  spec: {taints: [{key: soft, effect: PreferNoSchedule}, {key: a, value: "1", effect: NoSchedule}, {key: b, value: "2", effect: NoExecute}]}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+- metadata: {name: n3}
+  spec: {taints: [{key: b, value: "2", effect: NoExecute}, {key: a, value: "1", effect: NoSchedule}]}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: default}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+YAML
+set +e
+out=$("$BERTH" kube schedule "$tmp/taints.yaml" -o json); rc=$?
+set -e
+[ $rc -eq 1 ] || { echo "tainted nodes: exit $rc, expected 1"; exit 1; }
+grep -q '0/3 nodes are available: 1 node(s) had untolerated taint {b: 2}, 2 node(s) had untolerated taint {a: 1}\.' <<<"$out" \
+  || { echo "tainted nodes: reasons not merged: $out"; exit 1; }
+echo "taint reasons OK"

@@ -82,10 +82,15 @@ static void gen_node(berth_arena *a, berth_knode *nd, const char *name, int pref
     nd->alloc[BERTH_KRES_EPHEMERAL] = 100 * GI;
     nd->alloc_pods = 6 + rnd(10);
     if (chance(30)) {
-        nd->taints = aalloc(a, sizeof *nd->taints);
-        uint32_t t = rnd(4);
-        nd->taints[0] = TAINTS[t == 2 && !prefer ? 0 : t];
-        nd->ntaints = 1;
+        /* one taint, or two: then nodes of different hard-taint sets
+         * (kube/taintsets.h) can give a pod the same reason text, which
+         * the FitError counts must merge */
+        nd->taints = aalloc(a, 2 * sizeof *nd->taints);
+        nd->ntaints = chance(40) ? 2 : 1;
+        for (uint32_t i = 0; i < nd->ntaints; i++) {
+            uint32_t t = rnd(4);
+            nd->taints[i] = TAINTS[t == 2 && !prefer ? 0 : t];
+        }
     }
     nd->unschedulable = chance(4);
     if (chance(30)) {
