@@ -786,6 +786,8 @@ uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod);
 /* Whether pod is on a node in the session (berth_ksession_node_of !=
  * BERTH_KUBE_NONE, without looking up which node in the caller's order). */
 int berth_ksession_placed(const berth_ksession *s, uint32_t pod);
+/* A hint: pods[0..n) are about to move (their lines are fetched). */
+void berth_ksession_prefetch(const berth_ksession *s, const uint32_t *pods, uint32_t n);
 /* Makes berth_ksession_place check c (NULL: no limit; berth/cancel.h): it
  * returns BERTH_ETIMEDOUT once c expired, with the pods placed before in
  * the undo log (roll back, or close the session). c must outlive its use. */

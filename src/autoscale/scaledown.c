@@ -201,6 +201,9 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
     berth_error_clear(&q->err);
     /* as a view without the node: all its pods leave, the movable ones are
      * placed on the others */
+    berth_ksession_prefetch(ks, all_on, non);
+    if (fx)
+        kube_fitidx_prefetch(fx, all_on, non);
     q->mark = berth_ksession_mark(ks);
     q->fxpos = fx ? kube_fitidx_pos(fx) : 0;
     /* one at a time through the index (below): a movable pod leaves the

@@ -414,6 +414,13 @@ int kube_fitidx_touch(kube_fitidx *x, uint32_t node)
     return n < x->N ? touch(x, n) : 0;
 }
 
+void kube_fitidx_prefetch(const kube_fitidx *x, const uint32_t *pods, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (pods[i] < x->s->k->npods)
+            __builtin_prefetch(&x->pod_cls[pods[i]], 1);
+}
+
 uint64_t kube_fitidx_pos(const kube_fitidx *x)
 {
     return x->nlog;

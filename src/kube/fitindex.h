@@ -27,6 +27,8 @@ int kube_fitidx_touch(kube_fitidx *x, uint32_t node);
 /* The change log position, and: touch again every node touched since pos
  * (after berth_ksession_rollback to a mark taken with pos). */
 uint64_t kube_fitidx_pos(const kube_fitidx *x);
+/* A hint: pods[0..n) are about to be placed. */
+void kube_fitidx_prefetch(const kube_fitidx *x, const uint32_t *pods, uint32_t n);
 int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos);
 
 enum { KUBE_FIT_ASK = 0, KUBE_FIT_PLACED = 1, KUBE_FIT_NONE = 2 };

@@ -372,6 +372,25 @@ uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod)
     return to_caller(s, s->pod_node[pod]);
 }
 
+void berth_ksession_prefetch(const berth_ksession *s, const uint32_t *pods, uint32_t n)
+{
+    const berth_kpod *kp = s->v.pods;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t p = pods[i];
+        if (p >= s->v.npods)
+            continue;
+        const char *r = (const char *)&kp[p];
+        __builtin_prefetch(r, 1);
+        __builtin_prefetch(r + 64);
+        __builtin_prefetch(r + 128);
+        __builtin_prefetch(r + 192);
+        __builtin_prefetch(&kp[p].demand);
+        __builtin_prefetch(&s->pod_node[p], 1);
+        __builtin_prefetch(&s->pod_bound[p], 1);
+        kube_terms_prefetch(&s->L.s, p);
+    }
+}
+
 int berth_ksession_placed(const berth_ksession *s, uint32_t pod)
 {
     return pod < s->v.npods && s->pod_node[pod] != BERTH_KUBE_NONE;

@@ -232,6 +232,8 @@ int kube_terms_init(kube_sched *s);                 /* after the columns exist *
 void kube_terms_free(kube_sched *s);
 /* Counts pod (now on node) into every term counter. */
 int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node);
+/* A hint: fetches pod's per-pod lines of the term counters. */
+void kube_terms_prefetch(const kube_sched *s, uint32_t pod);
 /* Counts pod (on node) out of every term counter. */
 int kube_terms_unassume(kube_sched *s, uint32_t pod, uint32_t node);
 /* Node n's labels changed (spare slot activated or emptied): its topology

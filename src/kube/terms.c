@@ -1268,6 +1268,16 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
     return 0;
 }
 
+void kube_terms_prefetch(const kube_sched *s, uint32_t pod)
+{
+    const kube_terms *t = s->terms;
+    if (!t || pod >= t->npods)
+        return;
+    if (t->pod_class)
+        __builtin_prefetch(&t->pod_class[pod]);
+    __builtin_prefetch(&t->on[pod], 1);
+}
+
 int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node)
 {
     return count_pod(s, pod, node, 1);
