@@ -744,14 +744,12 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
          * counted now, in node order (counts do not depend on the order);
          * kept from here on only once whole (a failed build is done again,
          * stamp[] dropping the pods it listed twice) */
-        memset(t->on, 0, (t->npods ? t->npods : 1) * sizeof *t->on);
         for (uint32_t n = 0; n < t->nnodes; n++)
             for (uint32_t i = 0; i < s->plist[n].n; i++) {
                 uint32_t q = s->plist[n].pods[i];
-                int rc = q < t->npods ? post_add(t, q, &s->k->pods[q]) : 0;
+                int rc = t->on[q] ? post_add(t, q, &s->k->pods[q]) : 0;
                 if (rc)
                     return rc;
-                t->on[q] = n + 1;
             }
         t->posting = 1;
     }
@@ -1227,8 +1225,7 @@ static int count_class_pod(kube_sched *s, kube_pclass *c, uint32_t pod, uint32_t
         if (add ? sig_bump(t, &t->sigs[c->match[i]], node, 1)
                 : sig_drop(t, &t->sigs[c->match[i]], node, 1))
             return BERTH_ENOMEM;
-    if (t->posting)
-        t->on[pod] = add ? node + 1 : 0;
+    t->on[pod] = add ? node + 1 : 0;
     for (uint32_t i = 0; add && t->posting && i < c->npost; i++)
         if (post_push(t, c->post[i], pod))
             return BERTH_ENOMEM;
@@ -1246,19 +1243,14 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
     kube_terms *t = s->terms;
     if (!t || s->reference || node >= t->nnodes || pod >= t->npods)
         return 0;
-    const berth_kpod *p = &s->k->pods[pod];
-    if (!t->nsigs && !t->posting &&
-        !(p->naff_req | p->naff_pref | p->nanti_req | p->nanti_pref))
-        return 0; /* nothing counts it yet, and it declares no term: a signature
-                   * made later counts the pods on nodes then (sig_init_counts) */
     if (t->pod_class && t->pod_class[pod])
         return count_class_pod(s, &t->pcl[t->pod_class[pod] - 1], pod, node, add);
+    const berth_kpod *p = &s->k->pods[pod];
     uint32_t pn[2] = {pod, node};
     int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, add ? visit_assume : visit_unassume, pn);
     if (rc)
         return rc;
-    if (t->posting)
-        t->on[pod] = add ? node + 1 : 0;
+    t->on[pod] = add ? node + 1 : 0;
     if (add && t->posting && (rc = post_add(t, pod, p)))
         return rc;
     for (int role = 0; role < KUBE_NROLES; role++) {
@@ -1279,12 +1271,11 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
 void kube_terms_prefetch(const kube_sched *s, uint32_t pod)
 {
     const kube_terms *t = s->terms;
-    if (!t || pod >= t->npods || (!t->nsigs && !t->posting))
-        return; /* (count_pod reads nothing of the pod's here) */
+    if (!t || pod >= t->npods)
+        return;
     if (t->pod_class)
         __builtin_prefetch(&t->pod_class[pod]);
-    if (t->posting)
-        __builtin_prefetch(&t->on[pod], 1);
+    __builtin_prefetch(&t->on[pod], 1);
 }
 
 int kube_terms_assume(kube_sched *s, uint32_t pod, uint32_t node)

@@ -274,9 +274,7 @@ struct kube_terms {
     uint32_t **post, *postn, *postcap;
     uint32_t npost, cappost;
     int posting;
-    uint32_t *on;                 /* per pod: node + 1 while counted, else 0;
-                                   * kept from the posting lists' build on (only
-                                   * they read it) */
+    uint32_t *on;                 /* per pod: node + 1 while counted, else 0 */
     /* the workloads (those behind the system default spread: Service,
      * ReplicaSet, StatefulSet, ReplicationController) by their selector's anchor
      * "key\x1fvalue" (first In requirement), the others in wl_general;
