@@ -156,15 +156,9 @@ static uint32_t column(kube_labelcols *c, const char *key)
     }
     if ((c->ncols + 1) * 2 > c->ccap) {
         uint32_t nc = c->ccap ? c->ccap * 2 : 16;
-        uint32_t *t = calloc(nc, sizeof *t);
+        uint32_t *t = berth_hash_slots(c->cols, sizeof *c->cols, offsetof(lc_col, hash), c->ncols, nc);
         if (!t)
             return UINT32_MAX;
-        for (uint32_t u = 0; u < c->ncols; u++) {
-            uint32_t j = (uint32_t)c->cols[u].hash & (nc - 1);
-            while (t[j])
-                j = (j + 1) & (nc - 1);
-            t[j] = u + 1;
-        }
         free(c->ctab);
         c->ctab = t;
         c->ccap = nc;

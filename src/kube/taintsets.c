@@ -71,15 +71,9 @@ static int same(const tset *x, const berth_taint *t, uint32_t n)
 static int rehash(kube_taintsets *ts)
 {
     uint32_t cap = ts->cap ? ts->cap * 2 : 16;
-    uint32_t *tab = calloc(cap, sizeof *tab);
+    uint32_t *tab = berth_hash_slots(ts->sets, sizeof *ts->sets, offsetof(tset, hash), ts->nsets, cap);
     if (!tab)
         return BERTH_ENOMEM;
-    for (uint32_t i = 0; i < ts->nsets; i++) {
-        uint32_t at = (uint32_t)ts->sets[i].hash & (cap - 1);
-        while (tab[at])
-            at = (at + 1) & (cap - 1);
-        tab[at] = i + 1;
-    }
     free(ts->tab);
     ts->tab = tab;
     ts->cap = cap;

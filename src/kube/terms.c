@@ -2033,15 +2033,10 @@ static uint32_t pclass_add(const kube_sched *s, const kube_terms_req *q, uint64_
     uint32_t nref = q->naff + q->nanti + q->nisc;
     if (2 * (t->npcl + 1) > t->cappslot) {
         uint32_t nc = t->cappslot ? 2 * t->cappslot : 64;
-        uint32_t *ns = calloc(nc, sizeof *ns);
+        uint32_t *ns = berth_hash_slots(t->pcl, sizeof *t->pcl, offsetof(kube_pclass, hash), t->npcl,
+                                        nc);
         if (!ns)
             return KUBE_NOVAL;
-        for (uint32_t i = 0; i < t->npcl; i++) {
-            uint32_t j = (uint32_t)t->pcl[i].hash & (nc - 1);
-            while (ns[j])
-                j = (j + 1) & (nc - 1);
-            ns[j] = i + 1;
-        }
         free(t->pslot);
         t->pslot = ns;
         t->cappslot = nc;
