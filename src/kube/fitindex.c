@@ -67,6 +67,11 @@ typedef struct fit_rank {
 
 /* FIT_BLOCK relevant nodes of a class: their parts and groups in one cache
  * line, so bringing a node up to date reads one line per class */
+/* A relevant node as a pick names it: its index here and the caller's. */
+typedef struct fit_pick {
+    uint32_t node, caller;
+} fit_pick;
+
 typedef struct fit_block {
     int16_t part[FIT_BLOCK];
     uint16_t grp[FIT_BLOCK];
@@ -117,9 +122,11 @@ typedef struct fit_class {
      * candidates (or not), updated when that changes (kube_fitidx_touch) */
     fit_rank *rel;        /* per 64 nodes (rel_of, rpos_of) */
     uint32_t *rlist, nrel; /* in node order */
-    uint32_t *rcaller;    /* per relevant node (rlist's order): its index in the
-                           * session's caller's order (kube_session_caller_node,
-                           * read once here rather than per placement) */
+    fit_pick *rpick;      /* per relevant node (rlist's order): the node and its
+                           * index in the session's caller's order
+                           * (kube_session_caller_node, read once here rather
+                           * than per placement), side by side: a pick reads
+                           * one line of them */
     fit_group *groups;
     uint32_t ngroups, capgroups;
     uint32_t ncand;       /* candidates when the counts were last made */
@@ -154,7 +161,13 @@ struct kube_fitidx {
     uint16_t **sg;
     size_t bytes;
     uint32_t *log;        /* touched nodes (session indices) */
+    uint64_t *logm;       /* per entry: its node's relmask when logged */
     uint64_t nlog, caplog;
+    /* per node: bit e set when the node is relevant to static entry e (the
+     * first 64 entries; the others test their rank), so a class's catch_up
+     * reads each log entry's relevance from the log itself, in order,
+     * rather than its entry's rank at each logged node */
+    uint64_t *relmask;
     uint64_t *mark;       /* per node a bit, set only while catch_up lists it */
     uint8_t *was_off;     /* per node: off when last touched */
     /* scratch, sized to nodes */
@@ -271,7 +284,7 @@ static void class_free(fit_class *c)
     free(c->sslot);
     free(c->rel);
     free(c->rlist);
-    free(c->rcaller);
+    free(c->rpick);
     for (uint32_t g = 0; g < c->ngroups; g++) {
         free(c->groups[g].text);
         free(c->groups[g].toks);
@@ -293,6 +306,8 @@ void kube_fitidx_close(kube_fitidx *x)
     free(x->sg);
     free(x->statics);
     free(x->log);
+    free(x->logm);
+    free(x->relmask);
     free(x->mark);
     free(x->list);
     free(x->list2);
@@ -327,13 +342,14 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     x->list2 = malloc(N * sizeof *x->list2);
     x->list3 = malloc(N * sizeof *x->list3);
     x->was_off = calloc(N, 1);
+    x->relmask = calloc(N, sizeof *x->relmask);
     x->verdict = malloc(N);
     x->col = malloc(N * sizeof *x->col);
     x->col2 = malloc(N * sizeof *x->col2);
     x->tcap = 256;
     x->table = calloc(x->tcap, sizeof *x->table);
     x->pod_cls = calloc(x->s->k->npods ? x->s->k->npods : 1, sizeof *x->pod_cls);
-    if (!x->mark || !x->list || !x->list2 || !x->list3 || !x->was_off ||
+    if (!x->mark || !x->list || !x->list2 || !x->list3 || !x->was_off || !x->relmask ||
         !x->verdict || !x->col || !x->col2 || !x->table || !x->pod_cls) {
         kube_fitidx_close(x);
         return BERTH_ENOMEM;
@@ -350,12 +366,17 @@ static int log_node(kube_fitidx *x, uint32_t n)
 {
     if (x->nlog == x->caplog) {
         uint64_t nc = x->caplog ? x->caplog * 2 : 1024;
+        uint64_t *qm = realloc(x->logm, nc * sizeof *qm);
+        if (!qm)
+            return BERTH_ENOMEM;
+        x->logm = qm;
         uint32_t *q = realloc(x->log, nc * sizeof *q);
         if (!q)
             return BERTH_ENOMEM;
         x->log = q;
         x->caplog = nc;
     }
+    x->logm[x->nlog] = x->relmask[n];
     x->log[x->nlog++] = n;
     return 0;
 }
@@ -384,9 +405,10 @@ static uint16_t *sg_at(const kube_fitidx *x, const fit_class *st, uint32_t n)
  * share those counts); the others when used. */
 static void off_changed(kube_fitidx *x, uint32_t n, int off)
 {
+    uint64_t m = x->relmask[n];
     for (uint32_t e = 0; e < x->nstatics; e++) {
         fit_class *st = &x->classes[x->statics[e]];
-        if (!st->ok || rel_of(st, n))
+        if (!st->ok || (e < 64 ? (int)((m >> e) & 1) : rel_of(st, n)))
             continue;
         /* counted in its static group exactly while a candidate */
         uint16_t g = x->sg[e / FIT_SCHUNK][(size_t)n * FIT_SCHUNK + e % FIT_SCHUNK];
@@ -746,13 +768,15 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
         if (!st->sslot[n] || (x->nrf_slot >= 0 && st->sslot[n] - 1u > (uint32_t)x->nrf_slot)) {
             st->rel[n / 64].bits |= 1ull << (n % 64);
             st->rlist[st->nrel++] = n;
+            if (e < 64)
+                x->relmask[n] |= 1ull << e;
         }
     }
-    if (!(st->rcaller = malloc((st->nrel ? st->nrel : 1) * sizeof *st->rcaller)))
+    if (!(st->rpick = malloc((st->nrel ? st->nrel : 1) * sizeof *st->rpick)))
         return BERTH_ENOMEM;
-    x->bytes += (size_t)st->nrel * sizeof *st->rcaller;
+    x->bytes += (size_t)st->nrel * sizeof *st->rpick;
     for (uint32_t i = 0; i < st->nrel; i++)
-        st->rcaller[i] = kube_session_caller_node(x->ks, st->rlist[i]);
+        st->rpick[i] = (fit_pick){st->rlist[i], kube_session_caller_node(x->ks, st->rlist[i])};
     /* TaintToleration / NodeAffinity scores: a constant when their raw
      * scores are equal on every statically feasible node */
     uint32_t m = 0;
@@ -914,13 +938,15 @@ static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
         m = st->nrel;
     } else if (pending) {
         /* the relevant nodes among the changed ones, each once (two bit
-         * tests per entry: both bitmaps stay in cache; the marks are
-         * cleared again from the list) */
+         * tests per entry: relevance from the entry itself for the first
+         * 64 static entries (relmask), then the mark bitmap, which stays
+         * in cache; the marks are cleared again from the list) */
         uint64_t *mark = x->mark;
+        uint64_t sbit = st->sidx < 64 ? 1ull << st->sidx : 0;
         for (uint64_t i = c->pos; i < x->nlog; i++) {
             uint32_t n = x->log[i];
             uint64_t bit = 1ull << (n % 64);
-            if (!rel_of(st, n) || (mark[n / 64] & bit))
+            if (!(sbit ? x->logm[i] & sbit : (uint64_t)rel_of(st, n)) || (mark[n / 64] & bit))
                 continue;
             mark[n / 64] |= bit;
             x->list[m++] = n;
@@ -1092,14 +1118,15 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
         goto out;
     }
     const fit_class *st = &x->classes[c->st];
-    uint32_t at = tree_argmax(c), n = st->rlist[at];
+    const fit_pick *pick = &st->rpick[tree_argmax(c)];
+    uint32_t n = pick->node;
     /* NodeAffinity's PreScore runs when more than one node is feasible and
      * may fail the pod: the session says so */
     if (kube_affinity_prescore_failed(s, r.p))
         goto out;
     if ((rc = kube_session_assume(x->ks, pod, n)) || (rc = log_node(x, n)))
         goto out;
-    *node = st->rcaller[at];
+    *node = pick->caller;
     *answer = KUBE_FIT_PLACED;
 out:
     kube_req_free(s, &r);
