@@ -203,7 +203,7 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
      * placed on the others */
     berth_ksession_prefetch(ks, all_on, non);
     if (fx)
-        kube_fitidx_prefetch(fx, all_on, non);
+        kube_fitidx_prefetch(fx, pods, npods); /* only the moving pods ask it */
     q->mark = berth_ksession_mark(ks);
     q->fxpos = fx ? kube_fitidx_pos(fx) : 0;
     /* one at a time through the index (below): a movable pod leaves the

@@ -560,12 +560,13 @@ static uint32_t tree_argmax(const fit_class *c)
     return (i - c->P) * FIT_BLOCK + k;
 }
 
-/* Reason group (slot, code); for plugins without codes the text decides. */
+/* Reason group (slot, text): a slot's codes that give the same text (the
+ * TaintToleration sets whose first untolerated taint is the same) share
+ * one, so a class holds a group per distinct text at most. */
 static uint32_t group_of(fit_class *c, uint32_t slot, uint32_t code, const char *text, int *oom)
 {
     for (uint32_t g = 0; g < c->ngroups; g++)
-        if (c->groups[g].slot == slot && c->groups[g].code == code &&
-            (code != KUBE_NO_REASON_CODE || !strcmp(c->groups[g].text, text)))
+        if (c->groups[g].slot == slot && !strcmp(c->groups[g].text, text))
             return g;
     if (berth_grow((void **)&c->groups, &c->capgroups, c->ngroups + 1, sizeof *c->groups, 0)) {
         *oom = 1;

@@ -577,13 +577,18 @@ static void taint_column(const kube_sched *s, const berth_kpod *p, int64_t *col)
     if (!v) {
         /* the same verdicts node by node */
         for (uint32_t c = 0; c < N; c++)
-            col[c] = s->has_hard_taint[c] && node_untolerated_hard(&s->k->nodes[c], p);
+            col[c] = memo_value(KUBE_MEMO_TAINT_FILTER, s, NULL, p, c);
         return;
     }
     memset(v, -1, (size_t)nsets + 1);
-    v[0] = 0;
     for (uint32_t c = 0; c < N; c++) {
         uint32_t id = s->taint_set[c];
+        if (!id) {
+            /* no hard taint; or no set (out of memory when the node came):
+             * its own taints */
+            col[c] = s->has_hard_taint[c] && node_untolerated_hard(&s->k->nodes[c], p);
+            continue;
+        }
         if (v[id] < 0)
             v[id] = kube_taintsets_first_untolerated(s->tsets, id, p->tols, p->ntols) != NULL;
         col[c] = v[id];
@@ -625,9 +630,14 @@ static void r_taints(void *state, const void *req, uint32_t c, char *buf, size_t
 {
     kube_sched *s = state;
     const berth_kpod *p = ((const kube_req *)req)->p;
-    /* the node's set's first untolerated taint is the node's own */
+    /* the node's set's first untolerated taint is the node's own (a node
+     * without a set, out of memory when it came: its own taints) */
+    const berth_knode *nd = &s->k->nodes[c];
     const berth_taint *t =
-        kube_taintsets_first_untolerated(s->tsets, s->taint_set[c], p->tols, p->ntols);
+        s->taint_set[c]
+            ? kube_taintsets_first_untolerated(s->tsets, s->taint_set[c], p->tols, p->ntols)
+            : berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols, p->ntols,
+                                             BERTH_EFFECT_MASK_HARD);
     if (t)
         snprintf(buf, size, "node(s) had untolerated taint {%s: %s}", str_or_empty(t->key),
                  str_or_empty(t->value));
@@ -638,7 +648,7 @@ static void r_taints(void *state, const void *req, uint32_t c, char *buf, size_t
 uint32_t kube_taint_reason_code(const kube_sched *s, const kube_req *r, uint32_t c)
 {
     (void)r;
-    return s->taint_set[c];
+    return s->taint_set[c] ? s->taint_set[c] : KUBE_NO_REASON_CODE; /* 0: no set, the text decides */
 }
 
 static int64_t node_prefer_count(const berth_knode *nd, const berth_kpod *p)

@@ -380,7 +380,7 @@ void berth_ksession_prefetch(const berth_ksession *s, const uint32_t *pods, uint
         if (p >= s->v.npods)
             continue;
         const char *r = (const char *)&kp[p];
-        __builtin_prefetch(r, 1);
+        __builtin_prefetch(r); /* read only: worker sessions share the table */
         __builtin_prefetch(r + 64);
         __builtin_prefetch(r + 128);
         __builtin_prefetch(r + 192);

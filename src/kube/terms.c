@@ -1271,8 +1271,8 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
 void kube_terms_prefetch(const kube_sched *s, uint32_t pod)
 {
     const kube_terms *t = s->terms;
-    if (!t || pod >= t->npods)
-        return;
+    if (!t || s->reference || pod >= t->npods)
+        return; /* (the reference counts nothing per pod) */
     if (t->pod_class)
         __builtin_prefetch(&t->pod_class[pod]);
     __builtin_prefetch(&t->on[pod], 1);

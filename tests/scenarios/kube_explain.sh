@@ -86,6 +86,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: p1, namespace: default}
 spec:
+  tolerations: [{key: other, operator: Exists}]
   containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
 YAML
 set +e

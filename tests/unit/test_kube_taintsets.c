@@ -79,7 +79,10 @@ static void test_fixed(void **state)
     kube_taintsets_free(ts);
 }
 
-static const char *KEYS[] = {"dedicated", "maint", "gpu", "zone-drain"};
+/* NULL and "" keys too: both read as "" (and an empty-key Exists
+ * toleration tolerates every taint) */
+static const char *KEYS[] = {"dedicated", "maint", NULL, "", "gpu", "zone-drain"};
+#define NKEYS (sizeof KEYS / sizeof *KEYS)
 static const char *VALS[] = {NULL, "", "a", "b"};
 static const berth_taint_effect EFFECTS[] = {BERTH_EFFECT_NOSCHEDULE, BERTH_EFFECT_NOEXECUTE,
                                              BERTH_EFFECT_PREFERNOSCHEDULE};
@@ -124,8 +127,8 @@ static void test_random(void **state)
     for (uint32_t n = 0; n < NODES; n++) {
         nt[n] = berth_rng_below(&r, MAXT + 1);
         for (uint32_t i = 0; i < nt[n]; i++)
-            t[n][i] = (berth_taint){KEYS[berth_rng_below(&r, 4)], VALS[berth_rng_below(&r, 4)],
-                                    EFFECTS[berth_rng_below(&r, 3)]};
+            t[n][i] = (berth_taint){KEYS[berth_rng_below(&r, NKEYS)],
+                                    VALS[berth_rng_below(&r, 4)], EFFECTS[berth_rng_below(&r, 3)]};
         id[n] = id_of(&ts, t[n], nt[n]);
     }
     uint32_t shared = 0;
@@ -141,7 +144,7 @@ static void test_random(void **state)
         uint32_t ntol = berth_rng_below(&r, 3);
         for (uint32_t i = 0; i < ntol; i++) {
             int exists = berth_rng_below(&r, 3) == 0;
-            tol[i] = (berth_toleration){KEYS[berth_rng_below(&r, 4)],
+            tol[i] = (berth_toleration){KEYS[berth_rng_below(&r, NKEYS)],
                                         exists ? NULL : VALS[berth_rng_below(&r, 4)],
                                         exists ? BERTH_TOL_EXISTS : BERTH_TOL_EQUAL,
                                         berth_rng_below(&r, 2) ? BERTH_EFFECT_ALL
