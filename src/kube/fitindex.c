@@ -65,13 +65,13 @@ typedef struct fit_rank {
     uint32_t pad;
 } fit_rank;
 
-/* FIT_BLOCK relevant nodes of a class: their parts and groups in one cache
- * line, so bringing a node up to date reads one line per class */
 /* A relevant node as a pick names it: its index here and the caller's. */
 typedef struct fit_pick {
     uint32_t node, caller;
 } fit_pick;
 
+/* FIT_BLOCK relevant nodes of a class: their parts and groups in one cache
+ * line, so bringing a node up to date reads one line per class */
 typedef struct fit_block {
     int16_t part[FIT_BLOCK];
     uint16_t grp[FIT_BLOCK];
