@@ -8,12 +8,14 @@
  * reason group), and `part`, the weighted NodeResourcesFit and
  * BalancedAllocation (and ImageLocality) score where the node is a
  * candidate that passes every filter, else none; a max tree over
- * blocks of 16 nodes gives the kube fast path's pick (argmax, first node
+ * blocks of 32 nodes gives the kube fast path's pick (argmax, first node
  * on ties) in O(log N), and an empty tree answers "fits nowhere" at once.
- * A block holds its 16 nodes' parts (int16) and reason groups (uint16) in
- * one cache line, and the tree has a leaf per block, not per node, so a
- * class costs ~4.3 bytes per relevant node and bringing a node up to date
- * reads one line per class (docs/autoscale.md "Performance"). Each node's
+ * A block holds its 32 nodes' parts (int16) in one cache line, the reason
+ * groups (uint16) lie apart (a node that fits has none: they are read
+ * only for nodes that do not fit, or did not), and the tree has a leaf per
+ * block, not per node, so a class costs ~4.1 bytes per relevant node and
+ * bringing a node that fits up to date reads one line per class, of a
+ * table half the size (docs/autoscale.md "Performance"). Each node's
  * reason group (first rejecting plugin slot and reason code, as
  * count_reasons in kube/sched.c groups them) is counted per class, so the
  * FitError text is built from the counts (O(groups)) and kept until one
@@ -49,20 +51,24 @@
 #define FIT_MAX_REASONS 64  /* KUBE_MAX_REASONS of kube/sched.c */
 #define FIT_REASON_TEXT 160 /* its reason_count.text */
 #define FIT_NONE UINT32_MAX
-#define FIT_BLOCK 16u       /* nodes per block: a leaf of a class's max tree */
+#define FIT_BLOCK 32u       /* nodes per block: a leaf of a class's max tree */
 #define FIT_PNONE INT16_MIN /* a part: not feasible now */
 #define FIT_GNONE UINT16_MAX /* a class's per-node group: none */
 #define FIT_SCHUNK 16u      /* static entries per node-major row of static groups */
+#define FIT_RELBITS 32u     /* static entries whose relevance a log entry carries */
 
-/* 64 nodes of a static entry: which are relevant (bits) and how many
- * relevant nodes come before them (base), so a node's position among the
- * relevant ones is base + the bits below it: 16 bytes per 64 nodes where
- * a per-node position took 256 (at 50 k nodes the 18 entries of the bench
- * estate take 225 kB, not 3.6 MB, and stay in the core's cache) */
+/* 64 nodes of a static entry: which are relevant (bits), which of those a
+ * static filter after NodeResourcesFit rejects (late: they count in their
+ * static group while candidates that fit), and how many relevant nodes
+ * come before them (base), so a node's position among the relevant ones
+ * is base + the bits below it: 32 bytes per 64 nodes, where a per-node
+ * position and filter slot took 320 (at 50 k nodes the 18 entries of the
+ * bench estate take 450 kB, and a refresh reads a node's relevance,
+ * position and lateness from one line) */
 typedef struct fit_rank {
-    uint64_t bits;
+    uint64_t bits, late;
     uint32_t base;
-    uint32_t pad;
+    uint32_t pad[3];
 } fit_rank;
 
 /* A relevant node as a pick names it: its index here and the caller's. */
@@ -70,11 +76,12 @@ typedef struct fit_pick {
     uint32_t node, caller;
 } fit_pick;
 
-/* FIT_BLOCK relevant nodes of a class: their parts and groups in one cache
- * line, so bringing a node up to date reads one line per class */
+/* FIT_BLOCK relevant nodes of a class: their parts in one cache line, so
+ * bringing a node up to date reads one line per class (its reason group,
+ * kept apart, is read only when the node did not fit or does not now: a
+ * node that fits has none) */
 typedef struct fit_block {
     int16_t part[FIT_BLOCK];
-    uint16_t grp[FIT_BLOCK];
 } fit_block;
 
 /* A reason group of a class: nodes whose first rejecting filter slot and
@@ -100,19 +107,21 @@ typedef struct fit_class {
                            * classes that differ only in requests) */
     uint64_t pos;         /* change log consumed */
     /* per relevant node of the static entry (by its position in rlist),
-     * in blocks of FIT_BLOCK (64 bytes, aligned): part (FIT_PNONE: not
+     * part in blocks of FIT_BLOCK (64 bytes, aligned; FIT_PNONE: not
      * feasible now; a part is at most 100 x the part's weights, which
-     * build() keeps within int16) and the group it is counted in
-     * (FIT_GNONE: none; the other nodes count in their static group while
-     * candidates); the last block padded with FIT_PNONE; a max tree over
-     * the blocks' maxima, leaves at [P, 2P) (P: a power of two, at least
-     * the blocks) */
+     * build() keeps within int16), and grp, the group it is counted in
+     * (FIT_GNONE: none, always so where the part is not FIT_PNONE; the
+     * other nodes count in their static group while candidates); the last
+     * block padded with FIT_PNONE; a max tree over the blocks' maxima,
+     * leaves at [P, 2P) (P: a power of two, at least the blocks) */
     fit_block *blk;
+    uint16_t *grp;
     int16_t *tree;
     uint32_t P;
     /* static entry: its index among the static entries (its static
      * groups: kube_fitidx.sg), and per node the slot + 1 of the first
-     * static filter that rejects it (0: passes) */
+     * static filter that rejects it (0: passes), while the entry is made
+     * (freed then: the rank's late bits keep what a refresh reads) */
     uint32_t sidx;
     uint8_t *sslot;
     /* static entry: nodes whose part or reason depends on the dynamic state
@@ -161,13 +170,14 @@ struct kube_fitidx {
     uint16_t **sg;
     size_t bytes;
     uint32_t *log;        /* touched nodes (session indices) */
-    uint64_t *logm;       /* per entry: its node's relmask when logged */
+    uint32_t *logm;       /* per entry: its node's relmask when logged */
     uint64_t nlog, caplog;
     /* per node: bit e set when the node is relevant to static entry e (the
-     * first 64 entries; the others test their rank), so a class's catch_up
-     * reads each log entry's relevance from the log itself, in order,
-     * rather than its entry's rank at each logged node */
-    uint64_t *relmask;
+     * first FIT_RELBITS entries; the others test their rank), so a class's
+     * catch_up reads each log entry's relevance from the log itself, in
+     * order, rather than its entry's rank at each logged node (4 bytes a
+     * node: a touch reads it at random) */
+    uint32_t *relmask;
     uint64_t *mark;       /* per node a bit, set only while catch_up lists it */
     uint8_t *was_off;     /* per node: off when last touched */
     /* scratch, sized to nodes */
@@ -280,6 +290,7 @@ static void class_free(fit_class *c)
 {
     free(c->key);
     free(c->blk);
+    free(c->grp);
     free(c->tree);
     free(c->sslot);
     free(c->rel);
@@ -366,7 +377,7 @@ static int log_node(kube_fitidx *x, uint32_t n)
 {
     if (x->nlog == x->caplog) {
         uint64_t nc = x->caplog ? x->caplog * 2 : 1024;
-        uint64_t *qm = realloc(x->logm, nc * sizeof *qm);
+        uint32_t *qm = realloc(x->logm, nc * sizeof *qm);
         if (!qm)
             return BERTH_ENOMEM;
         x->logm = qm;
@@ -384,6 +395,12 @@ static int log_node(kube_fitidx *x, uint32_t n)
 static int rel_of(const fit_class *c, uint32_t n)
 {
     return (int)((c->rel[n / 64].bits >> (n % 64)) & 1);
+}
+
+/* Whether a static filter after NodeResourcesFit rejects relevant node n. */
+static int late_of(const fit_class *c, uint32_t n)
+{
+    return (int)((c->rel[n / 64].late >> (n % 64)) & 1);
 }
 
 /* A relevant node's position in rlist (its rank among the relevant nodes). */
@@ -405,10 +422,10 @@ static uint16_t *sg_at(const kube_fitidx *x, const fit_class *st, uint32_t n)
  * share those counts); the others when used. */
 static void off_changed(kube_fitidx *x, uint32_t n, int off)
 {
-    uint64_t m = x->relmask[n];
+    uint32_t m = x->relmask[n];
     for (uint32_t e = 0; e < x->nstatics; e++) {
         fit_class *st = &x->classes[x->statics[e]];
-        if (!st->ok || (e < 64 ? (int)((m >> e) & 1) : rel_of(st, n)))
+        if (!st->ok || (e < FIT_RELBITS ? (int)((m >> e) & 1) : rel_of(st, n)))
             continue;
         /* counted in its static group exactly while a candidate */
         uint16_t g = x->sg[e / FIT_SCHUNK][(size_t)n * FIT_SCHUNK + e % FIT_SCHUNK];
@@ -522,9 +539,19 @@ static int16_t *part_at(fit_class *c, uint32_t pos)
     return &c->blk[pos / FIT_BLOCK].part[pos % FIT_BLOCK];
 }
 
-static uint16_t *grp_at(fit_class *c, uint32_t pos)
+/* Node at pos joins group g16 (FIT_GNONE: none), leaving its old one. */
+static void set_group(fit_class *c, uint32_t pos, uint16_t g16)
 {
-    return &c->blk[pos / FIT_BLOCK].grp[pos % FIT_BLOCK];
+    uint16_t *cg = &c->grp[pos];
+    if (g16 == *cg)
+        return;
+    if (*cg != FIT_GNONE)
+        c->groups[*cg].count--;
+    if (g16 != FIT_GNONE)
+        c->groups[g16].count++;
+    *cg = g16;
+    free(c->text);
+    c->text = NULL;
 }
 
 /* part[pos] = v, and the tree up to date: its block's leaf, then the
@@ -619,7 +646,7 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         prof->filters[x->nrf_slot]->filter(s, r, q, nq, x->verdict);
     for (uint32_t i = 0; i < nq; i++) {
         fit[nfit] = q[i];
-        nfit += x->verdict[i] == BERTH_FIT && !st->sslot[q[i]];
+        nfit += x->verdict[i] == BERTH_FIT && !late_of(st, q[i]);
     }
     memset(x->col2, 0, nfit * sizeof *x->col2);
     for (uint32_t j = 0; j < prof->nscores && nfit; j++) {
@@ -638,23 +665,27 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         uint32_t at = rpos_of(st, fit[i]);
         if (NEVER(x->col2[i] < 0 || x->col2[i] > INT16_MAX))
             return BERTH_EINTERNAL; /* scores are 0..100 and build() bounds the weights */
-        int16_t v = (int16_t)x->col2[i];
-        if (*part_at(c, at) != v)
+        int16_t v = (int16_t)x->col2[i], old = *part_at(c, at);
+        if (old != v)
             tree_set(c, at, v);
+        if (old == FIT_PNONE)
+            set_group(c, at, FIT_GNONE); /* it fits: no reason (else none already) */
     }
     int oom = 0;
     for (uint32_t i = 0, qi = 0, fi = 0; i < m; i++) {
         uint32_t n = nodes[i];
         if (NEVER(!rel_of(st, n)))
             return BERTH_EINTERNAL; /* refresh lists relevant nodes only */
-        uint32_t at = rpos_of(st, n);
-        int cand = !(off && off[n]);
         int fits = fi < nfit && fit[fi] == n;
         fi += fits;
         int failed_fit = 0; /* a candidate passing the static filters that does not fit */
         if (qi < nq && q[qi] == n)
             failed_fit = x->verdict[qi++] != BERTH_FIT;
-        if (!fits && *part_at(c, at) != FIT_PNONE)
+        if (fits)
+            continue; /* its part and (no) group are set above */
+        uint32_t at = rpos_of(st, n);
+        int cand = !(off && off[n]);
+        if (*part_at(c, at) != FIT_PNONE)
             tree_set(c, at, FIT_PNONE);
         /* the first rejecting filter: NodeResourcesFit's when it ran and
          * failed, else the static one */
@@ -662,24 +693,14 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         if (cand) {
             if (failed_fit)
                 g = reason_group(x, c, r, (uint32_t)x->nrf_slot, n, &oom);
-            else if (st->sslot[n])
+            else if (late_of(st, n))
                 g = *sg_at(x, st, n);
         }
-        uint16_t *cg = grp_at(c, at);
-        uint16_t g16 = g == FIT_NONE ? FIT_GNONE : (uint16_t)g;
         if (g != FIT_NONE && g >= FIT_GNONE) {
-            c->ok = 0; /* more groups than a block holds: the session answers */
+            c->ok = 0; /* more groups than a uint16 holds: the session answers */
             break;
         }
-        if (g16 != *cg) {
-            if (*cg != FIT_GNONE)
-                c->groups[*cg].count--;
-            if (g != FIT_NONE)
-                c->groups[g].count++;
-            *cg = g16;
-            free(c->text);
-            c->text = NULL;
-        }
+        set_group(c, at, g == FIT_NONE ? FIT_GNONE : (uint16_t)g);
     }
     return oom ? BERTH_ENOMEM : 0;
 }
@@ -768,9 +789,11 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
             st->rel[n / 64].base = st->nrel;
         if (!st->sslot[n] || (x->nrf_slot >= 0 && st->sslot[n] - 1u > (uint32_t)x->nrf_slot)) {
             st->rel[n / 64].bits |= 1ull << (n % 64);
+            if (st->sslot[n])
+                st->rel[n / 64].late |= 1ull << (n % 64);
             st->rlist[st->nrel++] = n;
-            if (e < 64)
-                x->relmask[n] |= 1ull << e;
+            if (e < FIT_RELBITS)
+                x->relmask[n] |= 1u << e;
         }
     }
     if (!(st->rpick = malloc((st->nrel ? st->nrel : 1) * sizeof *st->rpick)))
@@ -801,6 +824,10 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     for (uint32_t n = 0; n < N; n++)
         if (!rel_of(st, n) && !(off && off[n]))
             st->groups[*sg_at(x, st, n)].count++;
+    /* from here on the rank's late bits say what a refresh asks of it */
+    free(st->sslot);
+    st->sslot = NULL;
+    x->bytes -= (size_t)N;
     return 0;
 }
 
@@ -819,9 +846,10 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
         ;
     c->P = P;
     c->blk = aligned_alloc(sizeof *c->blk, (size_t)nb * sizeof *c->blk);
+    c->grp = malloc((size_t)nb * FIT_BLOCK * sizeof *c->grp);
     c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
     c->groups = malloc((st->ngroups ? st->ngroups : 1) * sizeof *c->groups);
-    if (!c->blk || !c->tree || !c->groups)
+    if (!c->blk || !c->grp || !c->tree || !c->groups)
         return BERTH_ENOMEM;
     c->capgroups = st->ngroups ? st->ngroups : 1;
     for (uint32_t g = 0; g < st->ngroups; g++) {
@@ -832,11 +860,11 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
             return BERTH_ENOMEM;
         c->ngroups++;
     }
-    x->bytes += (size_t)nb * sizeof *c->blk + 4 * (size_t)P;
+    x->bytes += (size_t)nb * (sizeof *c->blk + FIT_BLOCK * sizeof *c->grp) + 4 * (size_t)P;
     for (uint32_t b = 0; b < nb; b++)
         for (uint32_t k = 0; k < FIT_BLOCK; k++) {
             c->blk[b].part[k] = FIT_PNONE;
-            c->blk[b].grp[k] = FIT_GNONE;
+            c->grp[b * FIT_BLOCK + k] = FIT_GNONE;
         }
     for (uint32_t i = 0; i < 2 * P; i++)
         c->tree[i] = FIT_PNONE;
@@ -940,14 +968,14 @@ static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
     } else if (pending) {
         /* the relevant nodes among the changed ones, each once (two bit
          * tests per entry: relevance from the entry itself for the first
-         * 64 static entries (relmask), then the mark bitmap, which stays
+         * FIT_RELBITS static entries (relmask), then the mark bitmap, which stays
          * in cache; the marks are cleared again from the list) */
         uint64_t *mark = x->mark;
-        uint64_t sbit = st->sidx < 64 ? 1ull << st->sidx : 0;
+        uint32_t sbit = st->sidx < FIT_RELBITS ? 1u << st->sidx : 0;
         for (uint64_t i = c->pos; i < x->nlog; i++) {
             uint32_t n = x->log[i];
             uint64_t bit = 1ull << (n % 64);
-            if (!(sbit ? x->logm[i] & sbit : (uint64_t)rel_of(st, n)) || (mark[n / 64] & bit))
+            if (!(sbit ? x->logm[i] & sbit : (uint32_t)rel_of(st, n)) || (mark[n / 64] & bit))
                 continue;
             mark[n / 64] |= bit;
             x->list[m++] = n;
@@ -1101,7 +1129,7 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
     if ((rc = catch_up(x, c, &r)))
         goto out;
     if (!c->ok)
-        goto out; /* refresh met more reason groups than a block holds */
+        goto out; /* refresh met more reason groups than a uint16 holds */
     if (c->tree[1] == FIT_PNONE) {
         /* fits nowhere: the text from the counts (kept while they hold) */
         if (c->text && c->tver != x->classes[c->st].sver) {

@@ -3,7 +3,9 @@
  *
  * Random small clusters (nodes of a few sizes, some tainted, labelled by
  * team, unschedulable, some holding an image; pods of a few request sizes, some with a team
- * nodeSelector or a toleration, and a few the index must leave to the
+ * nodeSelector or a toleration, some tolerating a taint no node has (so the larger clusters
+ * have more static entries than a change-log entry's relevance mask covers, and the
+ * index's rank answers for the rest), and a few the index must leave to the
  * session: host ports, images, anti-affinity, matchFields pins; in a fifth
  * of the clusters PreferNoSchedule taints, which make TaintToleration's
  * score vary by node, also left to the session) start with
@@ -126,13 +128,19 @@ static void gen_pod(berth_kcluster *k, berth_kpod *p, uint32_t i)
         s[0] = (berth_label){"team", TEAMS[rnd(3)]};
         p->node_selector = (berth_labels){s, 1};
     }
+    p->tols = aalloc(a, 2 * sizeof *p->tols);
     if (chance(30)) {
-        p->tols = aalloc(a, sizeof *p->tols);
         const berth_taint *t = &TAINTS[rnd(4)];
-        p->tols[0] = (berth_toleration){t->key, t->value,
-                                        t->value ? BERTH_TOL_EQUAL : BERTH_TOL_EXISTS,
-                                        BERTH_EFFECT_ALL, -1};
-        p->ntols = 1;
+        p->tols[p->ntols++] = (berth_toleration){t->key, t->value,
+                                                 t->value ? BERTH_TOL_EQUAL : BERTH_TOL_EXISTS,
+                                                 BERTH_EFFECT_ALL, -1};
+    }
+    if (chance(40)) {
+        /* a toleration of a taint no node has: the same verdicts, another
+         * static entry, so the larger clusters have more of them than a log
+         * entry's relevance mask covers (the index's rank answers the rest) */
+        p->tols[p->ntols++] = (berth_toleration){fmt(a, "unused-%u", rnd(64)), NULL,
+                                                 BERTH_TOL_EXISTS, BERTH_EFFECT_ALL, -1};
     }
     uint32_t odd = rnd(100);
     if (odd < 3) {
