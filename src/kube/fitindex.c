@@ -106,7 +106,7 @@ typedef struct fit_class {
     uint32_t st;          /* a class: its static entry (shared by the
                            * classes that differ only in requests) */
     uint64_t pos;         /* change log consumed */
-    /* per relevant node of the static entry (by its position in rlist),
+    /* per relevant node of the static entry (by its position in rpick),
      * part in blocks of FIT_BLOCK (64 bytes, aligned; FIT_PNONE: not
      * feasible now; a part is at most 100 x the part's weights, which
      * build() keeps within int16), and grp, the group it is counted in
@@ -130,12 +130,12 @@ typedef struct fit_class {
      * the others only count (or not) in their static group as they are
      * candidates (or not), updated when that changes (kube_fitidx_touch) */
     fit_rank *rel;        /* per 64 nodes (rel_of, rpos_of) */
-    uint32_t *rlist, nrel; /* in node order */
-    fit_pick *rpick;      /* per relevant node (rlist's order): the node and its
+    fit_pick *rpick;      /* per relevant node, in node order: the node and its
                            * index in the session's caller's order
                            * (kube_session_caller_node, read once here rather
                            * than per placement), side by side: a pick reads
                            * one line of them */
+    uint32_t nrel;
     fit_group *groups;
     uint32_t ngroups, capgroups;
     uint32_t ncand;       /* candidates when the counts were last made */
@@ -294,7 +294,6 @@ static void class_free(fit_class *c)
     free(c->tree);
     free(c->sslot);
     free(c->rel);
-    free(c->rlist);
     free(c->rpick);
     for (uint32_t g = 0; g < c->ngroups; g++) {
         free(c->groups[g].text);
@@ -403,7 +402,7 @@ static int late_of(const fit_class *c, uint32_t n)
     return (int)((c->rel[n / 64].late >> (n % 64)) & 1);
 }
 
-/* A relevant node's position in rlist (its rank among the relevant nodes). */
+/* A relevant node's position in rpick (its rank among the relevant nodes). */
 static uint32_t rpos_of(const fit_class *c, uint32_t n)
 {
     const fit_rank *k = &c->rel[n / 64];
@@ -573,7 +572,7 @@ static void tree_set(fit_class *c, uint32_t pos, int16_t v)
     }
 }
 
-/* The first position holding the maximum (rlist is in node order: the
+/* The first position holding the maximum (rpick is in node order: the
  * fast path's argmax, ties first). */
 static uint32_t tree_argmax(const fit_class *c)
 {
@@ -734,10 +733,9 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     st->sidx = e;
     st->sslot = calloc(N ? N : 1, 1);
     st->rel = calloc(N / 64 + 1, sizeof *st->rel);
-    st->rlist = malloc((N ? N : 1) * sizeof *st->rlist);
-    if (!st->sslot || !st->rel || !st->rlist)
+    if (!st->sslot || !st->rel)
         return BERTH_ENOMEM;
-    x->bytes += (size_t)N * 5 + (N / 64 + 1) * sizeof *st->rel;
+    x->bytes += (size_t)N + (N / 64 + 1) * sizeof *st->rel;
     for (uint32_t n = 0; n < N; n++)
         x->list[n] = n;
     /* static filters: each node's first rejecting one, in profile order;
@@ -791,7 +789,7 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
             st->rel[n / 64].bits |= 1ull << (n % 64);
             if (st->sslot[n])
                 st->rel[n / 64].late |= 1ull << (n % 64);
-            st->rlist[st->nrel++] = n;
+            x->list2[st->nrel++] = n; /* (scratch: rpick is sized below) */
             if (e < FIT_RELBITS)
                 x->relmask[n] |= 1u << e;
         }
@@ -800,7 +798,7 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
         return BERTH_ENOMEM;
     x->bytes += (size_t)st->nrel * sizeof *st->rpick;
     for (uint32_t i = 0; i < st->nrel; i++)
-        st->rpick[i] = (fit_pick){st->rlist[i], kube_session_caller_node(x->ks, st->rlist[i])};
+        st->rpick[i] = (fit_pick){x->list2[i], kube_session_caller_node(x->ks, x->list2[i])};
     /* TaintToleration / NodeAffinity scores: a constant when their raw
      * scores are equal on every statically feasible node */
     uint32_t m = 0;
@@ -829,6 +827,15 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
     st->sslot = NULL;
     x->bytes -= (size_t)N;
     return 0;
+}
+
+/* Static entry st's relevant nodes, in node order, in x->list (scratch,
+ * for a refresh of them all). */
+static const uint32_t *rel_nodes(kube_fitidx *x, const fit_class *st)
+{
+    for (uint32_t i = 0; i < st->nrel; i++)
+        x->list[i] = st->rpick[i].node;
+    return x->list;
 }
 
 /* A new class for r's pod over its static entry: the static groups (same
@@ -871,7 +878,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
     c->ok = 1;
     c->pos = x->nlog;
     c->ncand = s->ncand;
-    return refresh(x, c, r, st->rlist, st->nrel);
+    return refresh(x, c, r, rel_nodes(x, st), st->nrel);
 }
 
 /* The entry of the key in x->keybuf (len bytes): *id, *created when new.
@@ -963,7 +970,7 @@ static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
         /* more entries than nodes: every relevant node (no more work than
          * reading the entries); fewer: only the relevant nodes among them,
          * so a class pays for the changes of its own nodes, not its size */
-        list = st->rlist;
+        list = rel_nodes(x, st);
         m = st->nrel;
     } else if (pending) {
         /* the relevant nodes among the changed ones, each once (two bit

@@ -561,10 +561,17 @@ static void r_node_name(void *state, const void *req, uint32_t c, char *buf, siz
 
 /* ---- TaintToleration ---- */
 
-static int node_untolerated_hard(const berth_knode *nd, const berth_kpod *p)
+/* The first hard taint of node c that p does not tolerate, NULL when none:
+ * read from the node's hard-taint set (a node without one, out of memory
+ * when it came, from its own taints). */
+static const berth_taint *untolerated(const kube_sched *s, const berth_kpod *p, uint32_t c)
 {
-    return berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols, p->ntols,
-                                          BERTH_EFFECT_MASK_HARD) != NULL;
+    if (s->taint_set[c])
+        return kube_taintsets_first_untolerated(s->tsets, s->taint_set[c], p->tols, p->ntols);
+    const berth_knode *nd = &s->k->nodes[c];
+    return s->has_hard_taint[c] ? berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols,
+                                                                 p->ntols, BERTH_EFFECT_MASK_HARD)
+                                : NULL;
 }
 
 /* TaintToleration's verdict for p on every node (1: an untolerated hard
@@ -573,24 +580,17 @@ static int node_untolerated_hard(const berth_knode *nd, const berth_kpod *p)
 static void taint_column(const kube_sched *s, const berth_kpod *p, int64_t *col)
 {
     uint32_t N = s->k->nnodes, nsets = kube_taintsets_count(s->tsets);
-    int8_t *v = malloc((size_t)nsets + 1); /* per set: -1 not tested yet */
-    if (!v) {
-        /* the same verdicts node by node */
-        for (uint32_t c = 0; c < N; c++)
-            col[c] = memo_value(KUBE_MEMO_TAINT_FILTER, s, NULL, p, c);
-        return;
-    }
-    memset(v, -1, (size_t)nsets + 1);
+    int8_t *v = malloc((size_t)nsets + 1); /* per set: -1 not tested yet (NULL: per node) */
+    if (v)
+        memset(v, -1, (size_t)nsets + 1);
     for (uint32_t c = 0; c < N; c++) {
         uint32_t id = s->taint_set[c];
-        if (!id) {
-            /* no hard taint; or no set (out of memory when the node came):
-             * its own taints */
-            col[c] = s->has_hard_taint[c] && node_untolerated_hard(&s->k->nodes[c], p);
+        if (!v || !id) { /* out of memory, or a node without a set */
+            col[c] = untolerated(s, p, c) != NULL;
             continue;
         }
         if (v[id] < 0)
-            v[id] = kube_taintsets_first_untolerated(s->tsets, id, p->tols, p->ntols) != NULL;
+            v[id] = untolerated(s, p, c) != NULL;
         col[c] = v[id];
     }
     free(v);
@@ -608,7 +608,6 @@ static void f_taints(void *state, const void *req, const uint32_t *cand, uint32_
                 v[i] = BERTH_UNRESOLVABLE;
         return;
     }
-    const berth_knode *nodes = s->k->nodes;
     int fresh;
     int64_t *col = memo_get(s, KUBE_MEMO_TAINT_FILTER, req, n, &fresh);
     if (col) {
@@ -619,25 +618,16 @@ static void f_taints(void *state, const void *req, const uint32_t *cand, uint32_
                 v[i] = BERTH_UNRESOLVABLE;
         return;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t c = cand[i];
-        if (hard[c] && node_untolerated_hard(&nodes[c], p))
+    for (uint32_t i = 0; i < n; i++)
+        if (hard[cand[i]] && untolerated(s, p, cand[i]))
             v[i] = BERTH_UNRESOLVABLE;
-    }
 }
 
 static void r_taints(void *state, const void *req, uint32_t c, char *buf, size_t size)
 {
     kube_sched *s = state;
     const berth_kpod *p = ((const kube_req *)req)->p;
-    /* the node's set's first untolerated taint is the node's own (a node
-     * without a set, out of memory when it came: its own taints) */
-    const berth_knode *nd = &s->k->nodes[c];
-    const berth_taint *t =
-        s->taint_set[c]
-            ? kube_taintsets_first_untolerated(s->tsets, s->taint_set[c], p->tols, p->ntols)
-            : berth_taints_first_untolerated(nd->taints, nd->ntaints, p->tols, p->ntols,
-                                             BERTH_EFFECT_MASK_HARD);
+    const berth_taint *t = untolerated(s, p, c);
     if (t)
         snprintf(buf, size, "node(s) had untolerated taint {%s: %s}", str_or_empty(t->key),
                  str_or_empty(t->value));
@@ -1294,7 +1284,7 @@ static int64_t memo_value(int kind, const kube_sched *s, const berth_kprofile *p
     switch (kind) {
     case KUBE_MEMO_AFF_FILTER: return !affinity_fits(prof, p, nd);
     case KUBE_MEMO_AFF_SCORE: return preferred_sum(prof, p, nd);
-    case KUBE_MEMO_TAINT_FILTER: return s->has_hard_taint[c] && node_untolerated_hard(nd, p);
+    case KUBE_MEMO_TAINT_FILTER: return untolerated(s, p, c) != NULL;
     default: return s->has_prefer_taint[c] ? node_prefer_count(nd, p) : 0;
     }
 }
