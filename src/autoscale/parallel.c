@@ -36,8 +36,8 @@
  * distinct nodes, so their pods are too). What every context reads only:
  * the model and its kube cluster (the pod table included: distinct
  * sessions over one cluster may run at once, berth/kube.h), the pass's
- * per-node lists (head, next: written by the plan's thread between runs
- * only) and the cancel deadline. The pass itself (requests, group counts,
+ * per-node pod lists (sd_lists: written by the plan's thread between
+ * runs only) and the cancel deadline. The pass itself (requests, group counts,
  * PDB budgets, the plan) is written by the plan's thread only, between
  * runs. If a worker or the pool cannot be had, the walk stays sequential
  * (the same answers); a worker that runs out of memory later (a question,
@@ -61,7 +61,8 @@ struct sd_workers {
     uint32_t nw;
     /* the run in progress */
     capacity_pass *s;
-    const uint32_t *pn, *head, *next;
+    const uint32_t *pn;
+    const sd_lists *lists;
     uint32_t down0;
     sd_ctx *plan;
     const berth_kcluster *k;
@@ -122,13 +123,11 @@ static void open_chunk(void *ctx, uint32_t i)
         return;
     const berth_aplan *p = s->plan;
     for (uint32_t d = x->down0; d < p->ndown && !w->rc; d++)
-        w->rc = sd_replay(&w->c, p->down[d].node, p->down[d].moves, p->down[d].nmoves, x->head,
-                          x->next);
+        w->rc = sd_replay(&w->c, p->down[d].node, p->down[d].moves, p->down[d].nmoves, x->lists);
 }
 
 int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx *plan,
-                    const uint32_t *pn, uint32_t down0, const uint32_t *head,
-                    const uint32_t *next)
+                    const uint32_t *pn, uint32_t down0, const sd_lists *l)
 {
     *out = NULL;
     if (T < 2)
@@ -149,8 +148,7 @@ int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx
     }
     x->s = s;
     x->pn = pn;
-    x->head = head;
-    x->next = next;
+    x->lists = l;
     x->down0 = down0;
     berth_pool_run(x->pool, x->nw, open_chunk, x);
     int rc = 0;
@@ -198,8 +196,7 @@ static void replay_chunk(void *ctx, uint32_t i)
     struct sd_workers *x = ctx;
     if (i == x->skip)
         return;
-    int rc = sd_replay(sd_workers_ctx(x, x->plan, i), x->node, x->moves, x->nmoves, x->head,
-                       x->next);
+    int rc = sd_replay(sd_workers_ctx(x, x->plan, i), x->node, x->moves, x->nmoves, x->lists);
     if (i)
         x->w[i - 1].rc = rc;
     else
@@ -207,16 +204,14 @@ static void replay_chunk(void *ctx, uint32_t i)
 }
 
 int sd_workers_replay(sd_workers *x, sd_ctx *plan, uint32_t skip, uint32_t node,
-                      const berth_amove *moves, uint32_t nmoves, const uint32_t *head,
-                      const uint32_t *next)
+                      const berth_amove *moves, uint32_t nmoves, const sd_lists *l)
 {
     x->plan = plan;
     x->skip = skip;
     x->node = node;
     x->moves = moves;
     x->nmoves = nmoves;
-    x->head = head;
-    x->next = next;
+    x->lists = l;
     x->plan_rc = 0;
     berth_pool_run(x->pool, x->nw + 1, replay_chunk, x);
     return x->plan_rc; /* a worker's failure: sd_workers_broken */

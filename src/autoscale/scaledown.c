@@ -77,13 +77,14 @@ static int cmp_u32(const void *a, const void *b)
 
 /* Fast: the pods on node n in pod order, from the per-node lists (a pod
  * joins a list when it moves; a node's pods only leave when it goes). */
-static uint32_t pods_on(const capacity_pass *s, const uint32_t *head, const uint32_t *next,
-                        uint32_t n, uint32_t *out)
+static uint32_t pods_on(const capacity_pass *s, const sd_lists *l, uint32_t n, uint32_t *out)
 {
     uint32_t c = 0;
-    for (uint32_t p = head[n]; p != BERTH_KUBE_NONE; p = next[p])
-        if (s->pod_node[p] == n)
-            out[c++] = p;
+    const sd_span *sp = &l->node[n];
+    const uint32_t *on = l->pool + sp->off;
+    for (uint32_t i = 0; i < sp->n; i++)
+        if (s->pod_node[on[i]] == n)
+            out[c++] = on[i];
     if (c > 32) {
         qsort(out, c, sizeof *out, cmp_u32);
         return c;
@@ -298,12 +299,15 @@ int sd_rollback(sd_ctx *c, const sd_question *q)
 }
 
 int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves,
-              const uint32_t *head, const uint32_t *next)
+              const sd_lists *l)
 {
     int rc = 0;
-    for (uint32_t p = head[node]; p != BERTH_KUBE_NONE && !rc; p = next[p])
+    const sd_span *sp = &l->node[node];
+    for (uint32_t i = 0; i < sp->n && !rc; i++) {
+        uint32_t p = l->pool[sp->off + i];
         if (berth_ksession_node_of(c->ks, p) == node)
             rc = berth_ksession_evict(c->ks, p);
+    }
     berth_ksession_exclude(c->ks, node, 1);
     if (!rc && c->fx)
         rc = kube_fitidx_touch(c->fx, node);
@@ -336,8 +340,8 @@ static void pdb_check(const berth_kcluster *k, const uint32_t *pods, uint32_t np
  * acceptance changes: group counts, PDB budgets, where pods are): node n's
  * pods (q->all_on, fast), its movable pods (q->pods) and pdb_need; reason
  * set when the node is kept. */
-static void precheck(capacity_pass *s, uint32_t n, int fast, const uint32_t *head,
-                     const uint32_t *next, sd_question *q, const int64_t *pdb_left,
+static void precheck(capacity_pass *s, uint32_t n, int fast, const sd_lists *l,
+                     sd_question *q, const int64_t *pdb_left,
                      int64_t *pdb_need, char *reason, size_t size)
 {
     const berth_autoscale *m = s->m;
@@ -352,7 +356,7 @@ static void precheck(capacity_pass *s, uint32_t n, int fast, const uint32_t *hea
                  (long long)v->min_nodes);
         return;
     }
-    uint32_t npods = 0, non = fast ? pods_on(s, head, next, n, q->all_on) : 0;
+    uint32_t npods = 0, non = fast ? pods_on(s, l, n, q->all_on) : 0;
     q->non = non;
     for (uint32_t i = 0, p; !*reason && (fast ? i < non : i < k->npods); i++) {
         p = fast ? q->all_on[i] : i;
@@ -440,7 +444,8 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
     sd_item *items = malloc(SD_ITEMS * sizeof *items);
     /* fast path: per-node pod lists, one what-if session for all candidates */
     int fast = !s->reference;
-    uint32_t *head = NULL, *next = NULL, *all_on = NULL, *pn = NULL;
+    sd_lists lists = {0};
+    uint32_t *all_on = NULL, *pn = NULL;
     int64_t *sum = NULL;
     berth_ksession *ks = NULL;
     kube_fitidx *fx = NULL; /* the fit index (kube/fitindex.c), NULL: the session alone */
@@ -451,25 +456,17 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         goto out;
     }
     if (fast) {
-        head = malloc(((size_t)s->nexisting + 1) * sizeof *head);
-        next = malloc(((size_t)k->npods + 1) * sizeof *next);
         all_on = malloc(((size_t)k->npods + 1) * sizeof *all_on);
         pn = malloc(((size_t)k->npods + 1) * sizeof *pn);
         sum = malloc(((size_t)s->nexisting * 2 + 2) * sizeof *sum);
-        if (!head || !next || !all_on || !pn || !sum) {
+        if (!all_on || !pn || !sum || sd_lists_init(&lists, s)) {
             rc = BERTH_ENOMEM;
             goto out;
         }
-        for (uint32_t n = 0; n < s->nexisting; n++)
-            head[n] = BERTH_KUBE_NONE;
-        for (uint32_t p = k->npods; p-- > 0;) {
+        for (uint32_t p = 0; p < k->npods; p++) {
             uint32_t n = s->pod_node[p];
             pn[p] = n != BERTH_KUBE_NONE && n < s->nexisting && !s->n[n].removed ? n
                                                                                 : BERTH_KUBE_NONE;
-            if (n != BERTH_KUBE_NONE && n < s->nexisting) {
-                next[p] = head[n];
-                head[n] = p;
-            }
         }
         berth_error se;
         berth_error_clear(&se);
@@ -532,7 +529,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         if (par && asked >= SD_WARMUP)
             width = sd_width(run, T);
         if (width > 1 && !wk) {
-            if ((rc = sd_workers_open(&wk, s, T, &plan, pn, down0, head, next))) {
+            if ((rc = sd_workers_open(&wk, s, T, &plan, pn, down0, &lists))) {
                 rc = berth_error_set(e, rc, "what-if worker session failed");
                 fast = -1;
                 goto out;
@@ -552,7 +549,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             q->placed = placed + off;
             q->why = why + off;
             pdb_of = BERTH_KUBE_NONE;
-            precheck(s, n, fast, head, next, q, pdb_left, pdb_need, reason, sizeof reason);
+            precheck(s, n, fast, &lists, q, pdb_left, pdb_need, reason, sizeof reason);
             if (*reason) {
                 if (!nq) { /* no question before it: kept */
                     if ((rc = block(s, n, "%s%s", reason, "")))
@@ -660,7 +657,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         if (wk) { /* every other context takes the removal */
             const berth_ascaledown *d = &s->plan->down[s->plan->ndown - 1];
             if (!fallback && (rc = sd_workers_replay(wk, &plan, (uint32_t)acc->q, d->node,
-                                                     d->moves, d->nmoves, head, next))) {
+                                                     d->moves, d->nmoves, &lists))) {
                 rc = berth_error_set(e, rc, "what-if session replay failed");
                 fast = -1;
                 goto out;
@@ -671,17 +668,15 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 par = 0;
             }
         }
-        for (uint32_t i = 0; fast && i < q->npods; i++) { /* the pod joins its new node's list */
-            next[q->pods[i]] = head[q->placed[i]];
-            head[q->placed[i]] = q->pods[i];
-        }
+        for (uint32_t i = 0; fast && i < q->npods; i++) /* the pod joins its new node's list */
+            if ((rc = sd_lists_add(&lists, q->placed[i], q->pods[i])))
+                goto out;
     }
 out:
     sd_workers_close(wk);
     kube_fitidx_close(fx);
     berth_ksession_close(ks);
-    free(head);
-    free(next);
+    sd_lists_free(&lists);
     free(all_on);
     free(pn);
     free(sum);
