@@ -16,6 +16,7 @@
  * the first acceptance (parallel.c; docs/autoscale.md "Threads"): the same
  * plan for every thread count. */
 #include "autoscale/scaledown.h"
+#include "core/invariant.h"
 
 #include "berth/cancel.h"
 #include "berth/grow.h"
@@ -312,6 +313,10 @@ int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmove
     if (!rc && c->fx)
         rc = kube_fitidx_touch(c->fx, node);
     for (uint32_t i = 0; i < nmoves && !rc; i++) {
+        /* every pod that moved was on node, so it has left: else the lists
+         * missed it, and the session would hold it twice */
+        if (NEVER(berth_ksession_node_of(c->ks, moves[i].pod) != BERTH_KUBE_NONE))
+            return BERTH_EINVAL;
         rc = kube_session_assume(c->ks, moves[i].pod, kube_session_node(c->ks, moves[i].node));
         if (!rc && c->fx)
             rc = kube_fitidx_touch(c->fx, moves[i].node);
