@@ -783,6 +783,10 @@ int berth_ksession_place(berth_ksession *s, const uint32_t *pods, uint32_t n, ui
                          const char **why, berth_arena *a, berth_error *e);
 /* The node pod is on in the session, BERTH_KUBE_NONE when none. */
 uint32_t berth_ksession_node_of(const berth_ksession *s, uint32_t pod);
+/* The pods on node in the session (each once, in no set order): *n of
+ * them, read in place, valid until the session next changes (an evict of
+ * one of them included). NULL and *n 0 for a bad node. */
+const uint32_t *berth_ksession_pods_on(const berth_ksession *s, uint32_t node, uint32_t *n);
 /* Whether pod is on a node in the session (berth_ksession_node_of !=
  * BERTH_KUBE_NONE, without looking up which node in the caller's order). */
 int berth_ksession_placed(const berth_ksession *s, uint32_t pod);

@@ -35,9 +35,8 @@
  * in the wave's buffers at the question's own offset: the candidates are
  * distinct nodes, so their pods are too). What every context reads only:
  * the model and its kube cluster (the pod table included: distinct
- * sessions over one cluster may run at once, berth/kube.h), the pass's
- * per-node pod lists (sd_lists: written by the plan's thread between
- * runs only) and the cancel deadline. The pass itself (requests, group counts,
+ * sessions over one cluster may run at once, berth/kube.h) and the cancel
+ * deadline. The pass itself (requests, group counts,
  * PDB budgets, the plan) is written by the plan's thread only, between
  * runs. If a worker or the pool cannot be had, the walk stays sequential
  * (the same answers); a worker that runs out of memory later (a question,
@@ -62,7 +61,6 @@ struct sd_workers {
     /* the run in progress */
     capacity_pass *s;
     const uint32_t *pn;
-    const sd_lists *lists;
     uint32_t down0;
     sd_ctx *plan;
     const berth_kcluster *k;
@@ -123,11 +121,11 @@ static void open_chunk(void *ctx, uint32_t i)
         return;
     const berth_aplan *p = s->plan;
     for (uint32_t d = x->down0; d < p->ndown && !w->rc; d++)
-        w->rc = sd_replay(&w->c, p->down[d].node, p->down[d].moves, p->down[d].nmoves, x->lists);
+        w->rc = sd_replay(&w->c, p->down[d].node, p->down[d].moves, p->down[d].nmoves);
 }
 
 int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx *plan,
-                    const uint32_t *pn, uint32_t down0, const sd_lists *l)
+                    const uint32_t *pn, uint32_t down0)
 {
     *out = NULL;
     if (T < 2)
@@ -148,7 +146,6 @@ int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx
     }
     x->s = s;
     x->pn = pn;
-    x->lists = l;
     x->down0 = down0;
     berth_pool_run(x->pool, x->nw, open_chunk, x);
     int rc = 0;
@@ -196,7 +193,7 @@ static void replay_chunk(void *ctx, uint32_t i)
     struct sd_workers *x = ctx;
     if (i == x->skip)
         return;
-    int rc = sd_replay(sd_workers_ctx(x, x->plan, i), x->node, x->moves, x->nmoves, x->lists);
+    int rc = sd_replay(sd_workers_ctx(x, x->plan, i), x->node, x->moves, x->nmoves);
     if (i)
         x->w[i - 1].rc = rc;
     else
@@ -204,14 +201,13 @@ static void replay_chunk(void *ctx, uint32_t i)
 }
 
 int sd_workers_replay(sd_workers *x, sd_ctx *plan, uint32_t skip, uint32_t node,
-                      const berth_amove *moves, uint32_t nmoves, const sd_lists *l)
+                      const berth_amove *moves, uint32_t nmoves)
 {
     x->plan = plan;
     x->skip = skip;
     x->node = node;
     x->moves = moves;
     x->nmoves = nmoves;
-    x->lists = l;
     x->plan_rc = 0;
     berth_pool_run(x->pool, x->nw + 1, replay_chunk, x);
     return x->plan_rc; /* a worker's failure: sd_workers_broken */

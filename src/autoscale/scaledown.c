@@ -9,7 +9,8 @@
  * allowance is spent across the plan), a pod fits nowhere else, or the
  * removal would break the group's headroom. DaemonSet pods are ignored.
  * The fast path asks the kube scheduler through one what-if session for
- * all candidates (per-node pod lists, utilisation in one pass); the plain
+ * all candidates (a node's pods from the session, utilisation in one
+ * pass); the plain
  * path (reference) schedules a view per candidate. Same decisions. With
  * threads, 1,024 nodes or more, the fast path asks the what-if questions of
  * several candidates at once on worker sessions and keeps the answers up to
@@ -76,15 +77,19 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Fast: the pods on node n in pod order, from the per-node lists (a pod
- * joins a list when it moves; a node's pods only leave when it goes). */
-static uint32_t pods_on(const capacity_pass *s, const sd_lists *l, uint32_t n, uint32_t *out)
+/* Fast: the pods on node n in pod order, from the what-if session's list
+ * of the node (the plan's session holds the pass's pods between
+ * questions: the rejected ones are rolled back, the accepted ones kept).
+ * An array, not links through the pods: once pods have moved, a node's
+ * pods come from all over the pod table, and their lines are fetched
+ * together. */
+static uint32_t pods_on(const capacity_pass *s, const berth_ksession *ks, uint32_t n,
+                        uint32_t *out)
 {
-    uint32_t c = 0;
-    const sd_span *sp = &l->node[n];
-    const uint32_t *on = l->pool + sp->off;
-    for (uint32_t i = 0; i < sp->n; i++)
-        if (s->pod_node[on[i]] == n)
+    uint32_t c = 0, m;
+    const uint32_t *on = berth_ksession_pods_on(ks, n, &m);
+    for (uint32_t i = 0; i < m; i++)
+        if (s->pod_node[on[i]] == n) /* (the pass's own record decides) */
             out[c++] = on[i];
     if (c > 32) {
         qsort(out, c, sizeof *out, cmp_u32);
@@ -299,22 +304,20 @@ int sd_rollback(sd_ctx *c, const sd_question *q)
     return rc;
 }
 
-int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves,
-              const sd_lists *l)
+int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves)
 {
     int rc = 0;
-    const sd_span *sp = &l->node[node];
-    for (uint32_t i = 0; i < sp->n && !rc; i++) {
-        uint32_t p = l->pool[sp->off + i];
-        if (berth_ksession_node_of(c->ks, p) == node)
-            rc = berth_ksession_evict(c->ks, p);
-    }
+    uint32_t m;
+    const uint32_t *on;
+    /* the last first: an evict shortens the list from its end */
+    while (!rc && (on = berth_ksession_pods_on(c->ks, node, &m)) && m)
+        rc = berth_ksession_evict(c->ks, on[m - 1]);
     berth_ksession_exclude(c->ks, node, 1);
     if (!rc && c->fx)
         rc = kube_fitidx_touch(c->fx, node);
     for (uint32_t i = 0; i < nmoves && !rc; i++) {
-        /* every pod that moved was on node, so it has left: else the lists
-         * missed it, and the session would hold it twice */
+        /* every pod that moved was on node, so it has left: else the
+         * session would hold it twice */
         if (NEVER(berth_ksession_node_of(c->ks, moves[i].pod) != BERTH_KUBE_NONE))
             return BERTH_EINVAL;
         rc = kube_session_assume(c->ks, moves[i].pod, kube_session_node(c->ks, moves[i].node));
@@ -345,7 +348,7 @@ static void pdb_check(const berth_kcluster *k, const uint32_t *pods, uint32_t np
  * acceptance changes: group counts, PDB budgets, where pods are): node n's
  * pods (q->all_on, fast), its movable pods (q->pods) and pdb_need; reason
  * set when the node is kept. */
-static void precheck(capacity_pass *s, uint32_t n, int fast, const sd_lists *l,
+static void precheck(capacity_pass *s, uint32_t n, const berth_ksession *ks,
                      sd_question *q, const int64_t *pdb_left,
                      int64_t *pdb_need, char *reason, size_t size)
 {
@@ -361,7 +364,8 @@ static void precheck(capacity_pass *s, uint32_t n, int fast, const sd_lists *l,
                  (long long)v->min_nodes);
         return;
     }
-    uint32_t npods = 0, non = fast ? pods_on(s, l, n, q->all_on) : 0;
+    int fast = ks != NULL;
+    uint32_t npods = 0, non = fast ? pods_on(s, ks, n, q->all_on) : 0;
     q->non = non;
     for (uint32_t i = 0, p; !*reason && (fast ? i < non : i < k->npods); i++) {
         p = fast ? q->all_on[i] : i;
@@ -447,9 +451,8 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
     uint32_t T = s->threads > 1 ? (s->threads < SD_ITEMS ? s->threads : SD_ITEMS) : 1;
     sd_question *qs = calloc(T, sizeof *qs);
     sd_item *items = malloc(SD_ITEMS * sizeof *items);
-    /* fast path: per-node pod lists, one what-if session for all candidates */
+    /* fast path: one what-if session for all candidates */
     int fast = !s->reference;
-    sd_lists lists = {0};
     uint32_t *all_on = NULL, *pn = NULL;
     int64_t *sum = NULL;
     berth_ksession *ks = NULL;
@@ -464,7 +467,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         all_on = malloc(((size_t)k->npods + 1) * sizeof *all_on);
         pn = malloc(((size_t)k->npods + 1) * sizeof *pn);
         sum = malloc(((size_t)s->nexisting * 2 + 2) * sizeof *sum);
-        if (!all_on || !pn || !sum || sd_lists_init(&lists, s)) {
+        if (!all_on || !pn || !sum) {
             rc = BERTH_ENOMEM;
             goto out;
         }
@@ -534,7 +537,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         if (par && asked >= SD_WARMUP)
             width = sd_width(run, T);
         if (width > 1 && !wk) {
-            if ((rc = sd_workers_open(&wk, s, T, &plan, pn, down0, &lists))) {
+            if ((rc = sd_workers_open(&wk, s, T, &plan, pn, down0))) {
                 rc = berth_error_set(e, rc, "what-if worker session failed");
                 fast = -1;
                 goto out;
@@ -554,7 +557,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             q->placed = placed + off;
             q->why = why + off;
             pdb_of = BERTH_KUBE_NONE;
-            precheck(s, n, fast, &lists, q, pdb_left, pdb_need, reason, sizeof reason);
+            precheck(s, n, fast ? ks : NULL, q, pdb_left, pdb_need, reason, sizeof reason);
             if (*reason) {
                 if (!nq) { /* no question before it: kept */
                     if ((rc = block(s, n, "%s%s", reason, "")))
@@ -662,7 +665,7 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
         if (wk) { /* every other context takes the removal */
             const berth_ascaledown *d = &s->plan->down[s->plan->ndown - 1];
             if (!fallback && (rc = sd_workers_replay(wk, &plan, (uint32_t)acc->q, d->node,
-                                                     d->moves, d->nmoves, &lists))) {
+                                                     d->moves, d->nmoves))) {
                 rc = berth_error_set(e, rc, "what-if session replay failed");
                 fast = -1;
                 goto out;
@@ -673,15 +676,11 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 par = 0;
             }
         }
-        for (uint32_t i = 0; fast && i < q->npods; i++) /* the pod joins its new node's list */
-            if ((rc = sd_lists_add(&lists, q->placed[i], q->pods[i])))
-                goto out;
     }
 out:
     sd_workers_close(wk);
     kube_fitidx_close(fx);
     berth_ksession_close(ks);
-    sd_lists_free(&lists);
     free(all_on);
     free(pn);
     free(sum);

@@ -40,39 +40,13 @@ typedef struct sd_question {
     char reason[256];
 } sd_question;
 
-/* The pods the pass has put on each existing node (podlists.c; the fast
- * path): a node's bound pods in pod order, then the pods moved to it in
- * the order they came. A pod leaves a node only when the node goes, so
- * only a removed node's list holds pods that are elsewhere; readers check
- * where each pod is. One array per node in a shared pool, so that a
- * node's pods are read as independent loads. Written by the plan's thread
- * between runs only; read by every context. */
-typedef struct sd_span {
-    uint32_t off, n, cap;       /* pool[off .. off + n) */
-} sd_span;
-typedef struct sd_lists {
-    sd_span *node;              /* per existing node */
-    uint32_t nnodes;
-    uint32_t *pool, npool, cap;
-} sd_lists;
-
-/* The lists of the pass's pod_node (pods on existing nodes). 0 or
- * BERTH_ENOMEM (then l is empty). */
-int sd_lists_init(sd_lists *l, const capacity_pass *s);
-/* pod moved to node: appended to its list. 0, BERTH_EINVAL (not an
- * existing node) or BERTH_ENOMEM (the list unchanged). */
-int sd_lists_add(sd_lists *l, uint32_t node, uint32_t pod);
-void sd_lists_free(sd_lists *l);
-
 int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q);
 /* Undoes a question's changes on its context. 0 or an error. */
 int sd_rollback(sd_ctx *c, const sd_question *q);
 /* Applies an accepted removal to a context that did not ask it: every pod
- * the session has on node (found through the pass's lists l)
- * leaves, the node is excluded, moves[i] pods are assumed where they were
+ * the session has on node (berth_ksession_pods_on) leaves, the node is excluded, moves[i] pods are assumed where they were
  * placed (as the scheduling decision did). 0 or BERTH_ENOMEM. */
-int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves,
-              const sd_lists *l);
+int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves);
 
 /* ---- parallel.c ---- */
 typedef struct sd_workers sd_workers;
@@ -93,7 +67,7 @@ int sd_par_on(const capacity_pass *s);
  * cannot be had: the caller walks sequentially; another error of a
  * worker's replay is returned (it would be a defect). */
 int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx *plan,
-                    const uint32_t *pn, uint32_t down0, const sd_lists *l);
+                    const uint32_t *pn, uint32_t down0);
 /* Whether a worker failed a replay (out of memory): the caller closes the
  * workers and walks on sequentially (the plan's context is whole). */
 int sd_workers_broken(const sd_workers *x);
@@ -105,7 +79,7 @@ sd_ctx *sd_workers_ctx(sd_workers *x, sd_ctx *plan, uint32_t i);
  * (the answer was question skip's: that context has it). The plan's
  * context's result; a worker's failure shows in sd_workers_broken. */
 int sd_workers_replay(sd_workers *x, sd_ctx *plan, uint32_t skip, uint32_t node,
-                      const berth_amove *moves, uint32_t nmoves, const sd_lists *l);
+                      const berth_amove *moves, uint32_t nmoves);
 /* Runs question i on context i for i < nq, at once. */
 void sd_workers_ask(sd_workers *x, sd_ctx *plan, const berth_kcluster *k, sd_question *q,
                     uint32_t nq);

@@ -391,6 +391,16 @@ void berth_ksession_prefetch(const berth_ksession *s, const uint32_t *pods, uint
     }
 }
 
+const uint32_t *berth_ksession_pods_on(const berth_ksession *s, uint32_t node, uint32_t *n)
+{
+    uint32_t sn = node == BERTH_KUBE_NONE ? node : to_session(s, node);
+    *n = 0;
+    if (sn >= s->v.nnodes)
+        return NULL;
+    *n = s->L.s.plist[sn].n;
+    return s->L.s.plist[sn].pods;
+}
+
 int berth_ksession_placed(const berth_ksession *s, uint32_t pod)
 {
     return pod < s->v.npods && s->pod_node[pod] != BERTH_KUBE_NONE;

@@ -463,6 +463,32 @@ static void apply(const world *w, uint32_t *cur, uint8_t *xcl, const question *q
         cur[ans->pending[i]] = ans->node[i] ? node_index(&w->k, ans->node[i]) : BERTH_KUBE_NONE;
 }
 
+/* berth_ksession_pods_on agrees with node_of: every node (spare slots
+ * included) lists exactly the pods on it, each once; a bad node lists
+ * nothing. */
+static void check_pods_on(const berth_ksession *s, const berth_kcluster *k)
+{
+    uint32_t count[MAXN + NSPARE] = {0}, nn = k->nnodes + NSPARE, m;
+    for (uint32_t p = 0; p < k->npods; p++) {
+        uint32_t n = berth_ksession_node_of(s, p);
+        if (n != BERTH_KUBE_NONE)
+            count[n]++;
+    }
+    for (uint32_t n = 0; n < nn; n++) {
+        const uint32_t *on = berth_ksession_pods_on(s, n, &m);
+        assert_int_equal(m, count[n]);
+        for (uint32_t i = 0; i < m; i++) {
+            assert_int_equal(berth_ksession_node_of(s, on[i]), n);
+            for (uint32_t j = 0; j < i; j++)
+                assert_int_not_equal(on[j], on[i]);
+        }
+    }
+    assert_null(berth_ksession_pods_on(s, nn, &m));
+    assert_int_equal(m, 0);
+    assert_null(berth_ksession_pods_on(s, BERTH_KUBE_NONE, &m));
+    assert_int_equal(m, 0);
+}
+
 static void one_world(uint64_t seed, uint32_t min_nodes, uint32_t max_nodes, int32_t pct)
 {
     world w;
@@ -499,6 +525,7 @@ static void one_world(uint64_t seed, uint32_t min_nodes, uint32_t max_nodes, int
     uint64_t m1 = berth_ksession_mark(s);
     ask_view(&w, cur1, xcl1, &q2, &av, &a);
     ask_session(&w, s, &q2, &as2, &a);
+    check_pods_on(s, k);
     /* a view binds q1's placements as existing pods, which the usage-aware
      * profile takes as already in the nodes' observed usage; the session
      * counts a placed pod's demand (as berth_kube_schedule does for every
@@ -509,12 +536,14 @@ static void one_world(uint64_t seed, uint32_t min_nodes, uint32_t max_nodes, int
     assert_int_equal(berth_ksession_rollback(s, m1), 0);
     for (uint32_t p = 0; p < k->npods; p++)
         assert_int_equal(berth_ksession_node_of(s, p), cur1[p]);
+    check_pods_on(s, k);
     ask_session(&w, s, &q2, &as, &a);
     compare("q2 repeated", seed, &as2, &as);
     /* back to the start: q2 alone, against a fresh session and the view */
     assert_int_equal(berth_ksession_rollback(s, m0), 0);
     for (uint32_t p = 0; p < k->npods; p++)
         assert_int_equal(berth_ksession_node_of(s, p), w.pod_node[p]);
+    check_pods_on(s, k);
     ask_session(&w, s, &q2, &as, &a);
     berth_ksession *fresh = NULL;
     assert_int_equal(berth_ksession_open(&fresh, k, w.pod_node, NSPARE, w.profile, &e), 0);
