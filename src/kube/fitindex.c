@@ -169,9 +169,17 @@ struct kube_fitidx {
     uint32_t *statics, nstatics, capstatics;
     uint16_t **sg;
     size_t bytes;
-    uint32_t *log;        /* touched nodes (session indices) */
+    /* The change log: the touched nodes (session indices), positions
+     * counted from the index's start. Only a window is kept: log[0] is
+     * position base. A class reads entries only while fewer than N behind
+     * (else catch_up refreshes every relevant node), and a retouch starts
+     * at the last position handed out (held), so the entries before both
+     * are dropped when the log is full (log_node): the log stays a few
+     * times N entries, in cache, however long the plan (it grew by one
+     * entry per change: 24 MB and a page fault per 4 KB at 50k nodes). */
+    uint32_t *log;
     uint32_t *logm;       /* per entry: its node's relmask when logged */
-    uint64_t nlog, caplog;
+    uint64_t nlog, base, caplog, held;
     /* per node: bit e set when the node is relevant to static entry e (the
      * first FIT_RELBITS entries; the others test their rank), so a class's
      * catch_up reads each log entry's relevance from the log itself, in
@@ -372,10 +380,28 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
 
 /* ---- the change log ---- */
 
+/* The log's entry at position i (base <= i < nlog). */
+static uint32_t log_at(const kube_fitidx *x, uint64_t i)
+{
+    return x->log[i - x->base];
+}
+
 static int log_node(kube_fitidx *x, uint32_t n)
 {
-    if (x->nlog == x->caplog) {
-        uint64_t nc = x->caplog ? x->caplog * 2 : 1024;
+    if (x->nlog - x->base == x->caplog) {
+        /* full: drop what no class and no retouch reads, when that frees
+         * at least half; else twice the room */
+        uint64_t from = x->nlog > x->N ? x->nlog - x->N : 0;
+        from = from < x->held ? from : x->held;
+        if (from > x->base && (from - x->base) * 2 >= x->caplog) {
+            size_t drop = (size_t)(from - x->base), keep = (size_t)(x->nlog - from);
+            memmove(x->log, x->log + drop, keep * sizeof *x->log);
+            memmove(x->logm, x->logm + drop, keep * sizeof *x->logm);
+            x->base = from;
+        }
+    }
+    if (x->nlog - x->base == x->caplog) {
+        uint64_t nc = x->caplog ? x->caplog * 2 : 64;
         uint32_t *qm = realloc(x->logm, nc * sizeof *qm);
         if (!qm)
             return BERTH_ENOMEM;
@@ -386,8 +412,9 @@ static int log_node(kube_fitidx *x, uint32_t n)
         x->log = q;
         x->caplog = nc;
     }
-    x->logm[x->nlog] = x->relmask[n];
-    x->log[x->nlog++] = n;
+    x->logm[x->nlog - x->base] = x->relmask[n];
+    x->log[x->nlog - x->base] = n;
+    x->nlog++;
     return 0;
 }
 
@@ -459,15 +486,19 @@ void kube_fitidx_prefetch(const kube_fitidx *x, const uint32_t *pods, uint32_t n
             __builtin_prefetch(&x->pod_cls[pods[i]], 1);
 }
 
-uint64_t kube_fitidx_pos(const kube_fitidx *x)
+uint64_t kube_fitidx_pos(kube_fitidx *x)
 {
+    x->held = x->nlog;
     return x->nlog;
 }
 
 int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
 {
+    if (NEVER(pos < x->held || pos > x->nlog))
+        return BERTH_EINVAL; /* not the last position handed out */
+    /* (touch appends, and may drop entries before held: read by position) */
     for (uint64_t i = pos, end = x->nlog; i < end; i++)
-        if (touch(x, x->log[i]))
+        if (touch(x, log_at(x, i)))
             return BERTH_ENOMEM;
     return 0;
 }
@@ -980,9 +1011,9 @@ static int catch_up(kube_fitidx *x, fit_class *c, kube_req *r)
         uint64_t *mark = x->mark;
         uint32_t sbit = st->sidx < FIT_RELBITS ? 1u << st->sidx : 0;
         for (uint64_t i = c->pos; i < x->nlog; i++) {
-            uint32_t n = x->log[i];
+            uint32_t n = log_at(x, i);
             uint64_t bit = 1ull << (n % 64);
-            if (!(sbit ? x->logm[i] & sbit : (uint32_t)rel_of(st, n)) || (mark[n / 64] & bit))
+            if (!(sbit ? x->logm[i - x->base] & sbit : (uint32_t)rel_of(st, n)) || (mark[n / 64] & bit))
                 continue;
             mark[n / 64] |= bit;
             x->list[m++] = n;

@@ -25,8 +25,10 @@ void kube_fitidx_close(kube_fitidx *x);
  * next answer. 0 or BERTH_ENOMEM. */
 int kube_fitidx_touch(kube_fitidx *x, uint32_t node);
 /* The change log position, and: touch again every node touched since pos
- * (after berth_ksession_rollback to a mark taken with pos). */
-uint64_t kube_fitidx_pos(const kube_fitidx *x);
+ * (after berth_ksession_rollback to a mark taken with pos). Retouch takes
+ * the last position kube_fitidx_pos handed out (the log keeps the entries
+ * from there on, not the older ones): BERTH_EINVAL for another. */
+uint64_t kube_fitidx_pos(kube_fitidx *x);
 /* A hint: pods[0..n) are about to be placed. */
 void kube_fitidx_prefetch(const kube_fitidx *x, const uint32_t *pods, uint32_t n);
 int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos);
