@@ -10,12 +10,12 @@
  * candidate that passes every filter, else none; a max tree over
  * blocks of 32 nodes gives the kube fast path's pick (argmax, first node
  * on ties) in O(log N), and an empty tree answers "fits nowhere" at once.
- * A block holds its 32 nodes' parts (int16) in one cache line, the reason
- * groups (uint16) lie apart (a node that fits has none: they are read
- * only for nodes that do not fit, or did not), and the tree has a leaf per
- * block, not per node, so a class costs ~4.1 bytes per relevant node and
- * bringing a node that fits up to date reads one line per class, of a
- * table half the size (docs/autoscale.md "Performance"). Each node's
+ * A block holds its 32 nodes' parts (int16) in one cache line; a node
+ * that does not fit has no score, so its part holds its reason group
+ * instead (a negative number), and the tree has a leaf per block, not per
+ * node, so a class costs ~2.1 bytes per relevant node and bringing any
+ * node up to date reads and writes one line per class
+ * (docs/autoscale.md "Performance"). Each node's
  * reason group (first rejecting plugin slot and reason code, as
  * count_reasons in kube/sched.c groups them) is counted per class, so the
  * FitError text is built from the counts (O(groups)) and kept until one
@@ -52,8 +52,9 @@
 #define FIT_REASON_TEXT 160 /* its reason_count.text */
 #define FIT_NONE UINT32_MAX
 #define FIT_BLOCK 32u       /* nodes per block: a leaf of a class's max tree */
-#define FIT_PNONE INT16_MIN /* a part: not feasible now */
-#define FIT_GNONE UINT16_MAX /* a class's per-node group: none */
+#define FIT_PNONE INT16_MIN /* a part: not feasible now, in no group */
+#define FIT_GNONE UINT16_MAX /* a static entry's per-node group: none */
+#define FIT_GMAX 32767u     /* a class's groups: a part below 0 holds one (part_nofit) */
 #define FIT_SCHUNK 16u      /* static entries per node-major row of static groups */
 #define FIT_RELBITS 32u     /* static entries whose relevance a log entry carries */
 
@@ -107,15 +108,16 @@ typedef struct fit_class {
                            * classes that differ only in requests) */
     uint64_t pos;         /* change log consumed */
     /* per relevant node of the static entry (by its position in rpick),
-     * part in blocks of FIT_BLOCK (64 bytes, aligned; FIT_PNONE: not
-     * feasible now; a part is at most 100 x the part's weights, which
-     * build() keeps within int16), and grp, the group it is counted in
-     * (FIT_GNONE: none, always so where the part is not FIT_PNONE; the
-     * other nodes count in their static group while candidates); the last
-     * block padded with FIT_PNONE; a max tree over the blocks' maxima,
-     * leaves at [P, 2P) (P: a power of two, at least the blocks) */
+     * part in blocks of FIT_BLOCK (64 bytes, aligned): at least 0, the
+     * node is feasible now with that part (at most 100 x the part's
+     * weights, which build() keeps within int16); below 0, it is not, and
+     * the part names the group it is counted in (part_nofit: FIT_PNONE
+     * none; the other nodes count in their static group while
+     * candidates), so a refresh reads and writes one line per node and
+     * class; the last block padded with FIT_PNONE; a max tree over the
+     * blocks' maxima (FIT_PNONE where a block has no feasible node), leaves
+     * at [P, 2P) (P: a power of two, at least the blocks) */
     fit_block *blk;
-    uint16_t *grp;
     int16_t *tree;
     uint32_t P;
     /* static entry: its index among the static entries (its static
@@ -298,7 +300,6 @@ static void class_free(fit_class *c)
 {
     free(c->key);
     free(c->blk);
-    free(c->grp);
     free(c->tree);
     free(c->sslot);
     free(c->rel);
@@ -569,19 +570,16 @@ static int16_t *part_at(fit_class *c, uint32_t pos)
     return &c->blk[pos / FIT_BLOCK].part[pos % FIT_BLOCK];
 }
 
-/* Node at pos joins group g16 (FIT_GNONE: none), leaving its old one. */
-static void set_group(fit_class *c, uint32_t pos, uint16_t g16)
+/* The part of a node that is not feasible, counted in group g (below
+ * FIT_GMAX; FIT_NONE: in none), and the group of a part. */
+static int16_t part_nofit(uint32_t g)
 {
-    uint16_t *cg = &c->grp[pos];
-    if (g16 == *cg)
-        return;
-    if (*cg != FIT_GNONE)
-        c->groups[*cg].count--;
-    if (g16 != FIT_GNONE)
-        c->groups[g16].count++;
-    *cg = g16;
-    free(c->text);
-    c->text = NULL;
+    return g == FIT_NONE ? FIT_PNONE : (int16_t)(-1 - (int32_t)g);
+}
+
+static uint32_t part_group(int16_t v)
+{
+    return v >= 0 || v == FIT_PNONE ? FIT_NONE : (uint32_t)(-1 - (int32_t)v);
 }
 
 /* part[pos] = v, and the tree up to date: its block's leaf, then the
@@ -591,6 +589,8 @@ static void tree_set(fit_class *c, uint32_t pos, int16_t v)
     *part_at(c, pos) = v;
     uint32_t i = c->P + pos / FIT_BLOCK;
     int16_t m = block_max(c->blk[pos / FIT_BLOCK].part);
+    if (m < 0)
+        m = FIT_PNONE; /* no feasible node: which groups, the tree does not care */
     if (c->tree[i] == m)
         return;
     c->tree[i] = m;
@@ -601,6 +601,28 @@ static void tree_set(fit_class *c, uint32_t pos, int16_t v)
             break;
         c->tree[i] = m;
     }
+}
+
+/* Node at pos gets part v; a group it leaves or joins (a part below 0)
+ * counts it. */
+static void part_set(fit_class *c, uint32_t pos, int16_t v)
+{
+    int16_t old = *part_at(c, pos);
+    if (old == v)
+        return;
+    uint32_t go = part_group(old), gn = part_group(v);
+    if (go != gn) {
+        if (go != FIT_NONE)
+            c->groups[go].count--;
+        if (gn != FIT_NONE)
+            c->groups[gn].count++;
+        free(c->text);
+        c->text = NULL;
+    }
+    if (old >= 0 || v >= 0)
+        tree_set(c, pos, v);
+    else
+        *part_at(c, pos) = v; /* infeasible before and after: the tree stays */
 }
 
 /* The first position holding the maximum (rpick is in node order: the
@@ -695,11 +717,7 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
         uint32_t at = rpos_of(st, fit[i]);
         if (NEVER(x->col2[i] < 0 || x->col2[i] > INT16_MAX))
             return BERTH_EINTERNAL; /* scores are 0..100 and build() bounds the weights */
-        int16_t v = (int16_t)x->col2[i], old = *part_at(c, at);
-        if (old != v)
-            tree_set(c, at, v);
-        if (old == FIT_PNONE)
-            set_group(c, at, FIT_GNONE); /* it fits: no reason (else none already) */
+        part_set(c, at, (int16_t)x->col2[i]); /* it fits: no reason */
     }
     int oom = 0;
     for (uint32_t i = 0, qi = 0, fi = 0; i < m; i++) {
@@ -715,8 +733,6 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
             continue; /* its part and (no) group are set above */
         uint32_t at = rpos_of(st, n);
         int cand = !(off && off[n]);
-        if (*part_at(c, at) != FIT_PNONE)
-            tree_set(c, at, FIT_PNONE);
         /* the first rejecting filter: NodeResourcesFit's when it ran and
          * failed, else the static one */
         uint32_t g = FIT_NONE;
@@ -726,11 +742,11 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
             else if (late_of(st, n))
                 g = *sg_at(x, st, n);
         }
-        if (g != FIT_NONE && g >= FIT_GNONE) {
-            c->ok = 0; /* more groups than a uint16 holds: the session answers */
+        if (g != FIT_NONE && g >= FIT_GMAX) {
+            c->ok = 0; /* more groups than a part holds: the session answers */
             break;
         }
-        set_group(c, at, g == FIT_NONE ? FIT_GNONE : (uint16_t)g);
+        part_set(c, at, part_nofit(g));
     }
     return oom ? BERTH_ENOMEM : 0;
 }
@@ -799,7 +815,7 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
             if (x->verdict[i] != BERTH_FIT) {
                 st->sslot[n] = (uint8_t)(f + 1);
                 uint32_t g = reason_group(x, st, r, f, n, &oom);
-                if (g >= FIT_GNONE / 2)
+                if (g >= FIT_GMAX)
                     many = 1; /* more groups than a row holds: the session answers */
                 else
                     *sg_at(x, st, n) = (uint16_t)g;
@@ -877,17 +893,16 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
     const fit_class *st = &x->classes[c->st];
     /* its groups' ids must fit a block's with room for NodeResourcesFit's
      * (refresh checks each): else the session answers */
-    if (st->ngroups >= FIT_GNONE / 2)
+    if (st->ngroups >= FIT_GMAX)
         return 0; /* c->ok stays 0 */
     uint32_t R = st->nrel, nb = R ? (R + FIT_BLOCK - 1) / FIT_BLOCK : 1, P; /* blocks of parts */
     for (P = 1; P < nb; P *= 2)
         ;
     c->P = P;
     c->blk = aligned_alloc(sizeof *c->blk, (size_t)nb * sizeof *c->blk);
-    c->grp = malloc((size_t)nb * FIT_BLOCK * sizeof *c->grp);
     c->tree = malloc(2 * (size_t)P * sizeof *c->tree);
     c->groups = malloc((st->ngroups ? st->ngroups : 1) * sizeof *c->groups);
-    if (!c->blk || !c->grp || !c->tree || !c->groups)
+    if (!c->blk || !c->tree || !c->groups)
         return BERTH_ENOMEM;
     c->capgroups = st->ngroups ? st->ngroups : 1;
     for (uint32_t g = 0; g < st->ngroups; g++) {
@@ -898,12 +913,10 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
             return BERTH_ENOMEM;
         c->ngroups++;
     }
-    x->bytes += (size_t)nb * (sizeof *c->blk + FIT_BLOCK * sizeof *c->grp) + 4 * (size_t)P;
+    x->bytes += (size_t)nb * sizeof *c->blk + 4 * (size_t)P;
     for (uint32_t b = 0; b < nb; b++)
-        for (uint32_t k = 0; k < FIT_BLOCK; k++) {
+        for (uint32_t k = 0; k < FIT_BLOCK; k++)
             c->blk[b].part[k] = FIT_PNONE;
-            c->grp[b * FIT_BLOCK + k] = FIT_GNONE;
-        }
     for (uint32_t i = 0; i < 2 * P; i++)
         c->tree[i] = FIT_PNONE;
     c->ok = 1;
@@ -1167,8 +1180,8 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
     if ((rc = catch_up(x, c, &r)))
         goto out;
     if (!c->ok)
-        goto out; /* refresh met more reason groups than a uint16 holds */
-    if (c->tree[1] == FIT_PNONE) {
+        goto out; /* refresh met more reason groups than a part holds */
+    if (c->tree[1] < 0) {
         /* fits nowhere: the text from the counts (kept while they hold) */
         if (c->text && c->tver != x->classes[c->st].sver) {
             free(c->text);
