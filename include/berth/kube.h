@@ -809,5 +809,9 @@ int berth_ksession_set_threads(berth_ksession *s, uint32_t threads);
 /* Undo log: every exclude, evict, bind, spare and placement after a mark is undone by rollback to it. */
 uint64_t berth_ksession_mark(const berth_ksession *s);
 int berth_ksession_rollback(berth_ksession *s, uint64_t mark);
+/* Keeps every change so far for good: the undo log is emptied (a long
+ * walk that never returns past its accepted steps keeps it at one step's
+ * size), and a rollback to a mark taken before fails with BERTH_EINVAL. */
+void berth_ksession_commit(berth_ksession *s);
 
 #endif

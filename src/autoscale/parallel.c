@@ -188,6 +188,14 @@ void sd_workers_ask(sd_workers *x, sd_ctx *plan, const berth_kcluster *k, sd_que
     x->q = NULL;
 }
 
+void sd_workers_commit(sd_workers *x, sd_ctx *plan)
+{
+    berth_ksession_commit(plan->ks);
+    for (uint32_t i = 0; x && i < x->nw; i++)
+        if (x->w[i].c.ks)
+            berth_ksession_commit(x->w[i].c.ks);
+}
+
 static void replay_chunk(void *ctx, uint32_t i)
 {
     struct sd_workers *x = ctx;

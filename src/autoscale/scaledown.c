@@ -664,8 +664,12 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             goto out;
         if (wk) { /* every other context takes the removal */
             const berth_ascaledown *d = &s->plan->down[s->plan->ndown - 1];
-            if (!fallback && (rc = sd_workers_replay(wk, &plan, (uint32_t)acc->q, d->node,
-                                                     d->moves, d->nmoves))) {
+            if (!fallback)
+                rc = sd_workers_replay(wk, &plan, (uint32_t)acc->q, d->node, d->moves,
+                                       d->nmoves);
+            else if (acc->q > 0) /* the workers go: the plan's context at least */
+                rc = sd_replay(&plan, d->node, d->moves, d->nmoves);
+            if (rc) {
                 rc = berth_error_set(e, rc, "what-if session replay failed");
                 fast = -1;
                 goto out;
@@ -676,6 +680,9 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                 par = 0;
             }
         }
+        /* the removal is for good: no question goes back past it */
+        if (fast > 0)
+            sd_workers_commit(wk, &plan);
     }
 out:
     sd_workers_close(wk);

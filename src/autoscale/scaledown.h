@@ -80,6 +80,10 @@ sd_ctx *sd_workers_ctx(sd_workers *x, sd_ctx *plan, uint32_t i);
  * context's result; a worker's failure shows in sd_workers_broken. */
 int sd_workers_replay(sd_workers *x, sd_ctx *plan, uint32_t skip, uint32_t node,
                       const berth_amove *moves, uint32_t nmoves);
+/* Every context keeps its changes for good (berth_ksession_commit): after
+ * an accepted removal, which no question rolls back past. x NULL: the
+ * plan's context only. */
+void sd_workers_commit(sd_workers *x, sd_ctx *plan);
 /* Runs question i on context i for i < nq, at once. */
 void sd_workers_ask(sd_workers *x, sd_ctx *plan, const berth_kcluster *k, sd_question *q,
                     uint32_t nq);

@@ -41,6 +41,7 @@ struct berth_ksession {
     kube_loop L;
     undo *log;
     uint32_t nlog, caplog;
+    uint64_t base;              /* changes kept for good (commit): a mark counts from 0 */
     int broken;                 /* an exclude ran out of memory */
     /* place: decisions of unplaced pods */
     const char **why;
@@ -408,15 +409,21 @@ int berth_ksession_placed(const berth_ksession *s, uint32_t pod)
 
 uint64_t berth_ksession_mark(const berth_ksession *s)
 {
-    return s->nlog;
+    return s->base + s->nlog;
+}
+
+void berth_ksession_commit(berth_ksession *s)
+{
+    s->base += s->nlog;
+    s->nlog = 0;
 }
 
 int berth_ksession_rollback(berth_ksession *s, uint64_t mark)
 {
-    if (mark > s->nlog)
-        return BERTH_EINVAL;
+    if (mark < s->base || mark - s->base > s->nlog)
+        return BERTH_EINVAL; /* before a commit, or never handed out */
     int rc = 0;
-    while (s->nlog > mark && !rc) {
+    while (s->base + s->nlog > mark && !rc) {
         const undo u = s->log[--s->nlog];
         /* each entry undoes the newest change still in effect */
         if (NEVER(u.op == U_SPARE ? u.a >= s->nspare || !s->spare_on[u.a]

@@ -718,6 +718,53 @@ static void spread_pod(berth_kcluster *k, berth_kpod *p)
                                    .honor_node_affinity = 1};
 }
 
+/* commit keeps the changes so far for good: a rollback to a mark taken
+ * before fails and changes nothing, a mark taken after still undoes what
+ * follows it exactly, and marks keep growing across commits. */
+static void test_commit(void **state)
+{
+    (void)state;
+    berth_kcluster k;
+    small_cluster(&k, 3, 5);
+    for (uint32_t i = 0; i < 5; i++)
+        spread_pod(&k, &k.pods[i]);
+    for (uint32_t i = 0; i < 5; i++)
+        berth_kube_pod_requests(&k, &k.pods[i]);
+    uint32_t pn[5] = {0, 1, 2, BERTH_KUBE_NONE, BERTH_KUBE_NONE};
+    berth_ksession *s;
+    berth_error e = {0};
+    assert_int_equal(berth_ksession_open(&s, &k, pn, 0, NULL, &e), 0);
+    uint64_t m0 = berth_ksession_mark(s);
+    assert_int_equal(berth_ksession_evict(s, 1), 0);
+    berth_ksession_exclude(s, 2, 1);
+    uint64_t m1 = berth_ksession_mark(s);
+    assert_true(m1 > m0);
+    berth_ksession_commit(s);
+    assert_int_equal(berth_ksession_mark(s), m1);
+    assert_int_equal(berth_ksession_rollback(s, m0), BERTH_EINVAL);
+    assert_int_equal(berth_ksession_node_of(s, 1), BERTH_KUBE_NONE);
+    assert_int_equal(berth_ksession_rollback(s, m1), 0); /* nothing after it */
+    /* node-2 stays excluded: pod 1 goes to node-0 or node-1, and the
+     * rollback to m1 takes it off again */
+    uint32_t pods[1] = {1}, placed[1];
+    assert_int_equal(berth_ksession_place(s, pods, 1, placed, NULL, NULL, &e), 0);
+    assert_true(placed[0] == 0 || placed[0] == 1);
+    assert_int_equal(berth_ksession_node_of(s, 1), placed[0]);
+    assert_int_equal(berth_ksession_rollback(s, m1 + 5), BERTH_EINVAL);
+    assert_int_equal(berth_ksession_rollback(s, m1), 0);
+    assert_int_equal(berth_ksession_node_of(s, 1), BERTH_KUBE_NONE);
+    assert_int_equal(berth_ksession_node_of(s, 2), 2);
+    /* a second commit with nothing new, then more: marks go on from m1 */
+    berth_ksession_commit(s);
+    assert_int_equal(berth_ksession_mark(s), m1);
+    assert_int_equal(berth_ksession_evict(s, 0), 0);
+    assert_int_equal(berth_ksession_mark(s), m1 + 1);
+    assert_int_equal(berth_ksession_rollback(s, m1), 0);
+    assert_int_equal(berth_ksession_node_of(s, 0), 0);
+    berth_ksession_close(s);
+    berth_kube_free(&k);
+}
+
 /* Three zones, one spread pod in each; evicting the one in zone z-b and
  * placing it again must put it back in z-b (every other zone would make
  * the skew 2): the counters forgot it on evict. A new spread pod after a
@@ -1135,6 +1182,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_evict_place_restores_spread),
+        cmocka_unit_test(test_commit),
         cmocka_unit_test(test_exclude_fast_path),
         cmocka_unit_test(test_bind_spare_undo),
         cmocka_unit_test(test_unsorted_caller_nodes),
