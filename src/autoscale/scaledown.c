@@ -255,8 +255,9 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
                 (rc = berth_ksession_evict(ks, pods[i])))
                 break;
             out_n = out_n > i + 1 ? out_n : i + 1;
-            if (fx &&
-                (rc = kube_fitidx_place(fx, pods[i], &answer, &placed[i], &why[i], c->arena)))
+            /* (a text of the index's own: answer_of reads it before the
+             * index is asked again) */
+            if (fx && (rc = kube_fitidx_place(fx, pods[i], &answer, &placed[i], &why[i], NULL)))
                 break;
             if (answer == KUBE_FIT_NONE)
                 break;

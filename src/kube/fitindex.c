@@ -1190,7 +1190,9 @@ int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
         if (!c->text && (rc = fit_text(x, c)) != 1)
             goto out; /* 0: the session explains it */
         rc = 0;
-        if (why && a && !(*why = berth_arena_strdup(a, c->text))) {
+        if (why && !a)
+            *why = c->text; /* the index's own: until its next place or touch */
+        else if (why && !(*why = berth_arena_strdup(a, c->text))) {
             rc = BERTH_ENOMEM;
             goto out;
         }

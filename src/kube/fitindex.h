@@ -37,8 +37,9 @@ enum { KUBE_FIT_ASK = 0, KUBE_FIT_PLACED = 1, KUBE_FIT_NONE = 2 };
 /* Decides unbound pod `pod` as berth_ksession_place(ks, &pod, 1, ...) would:
  * KUBE_FIT_PLACED: placed on *node in the session (logged there for
  * rollback, touched here); KUBE_FIT_NONE: it fits no node, *why is the
- * scheduler's text (in a), nothing changed; KUBE_FIT_ASK: not a pod the
- * index answers for (ask the session). Returns 0 or BERTH_ENOMEM. */
+ * scheduler's text (copied in a; a NULL: the index's own copy, valid
+ * until its next place or touch), nothing changed; KUBE_FIT_ASK: not a pod
+ * the index answers for (ask the session). Returns 0 or BERTH_ENOMEM. */
 int kube_fitidx_place(kube_fitidx *x, uint32_t pod, int *answer, uint32_t *node,
                       const char **why, berth_arena *a);
 
