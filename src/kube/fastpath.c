@@ -28,6 +28,7 @@
 #define FAST_MAX_CLASSES 4096
 #define FAST_MAX_BYTES (512u * 1024u * 1024u)
 #define FAST_MAX_LOG (1u << 22)
+#define FAST_MIN_LOG 64u  /* the assume log's room before it drops entries */
 #define FAST_CHUNK 256 /* nodes per chunk of a scan */
 
 /* One chunk's share of a scan (filtered chunks, plain argmax): merged in
@@ -649,18 +650,21 @@ int kube_fast_assumed(kube_sched *s, uint32_t node)
     kube_fast *f = s->fast;
     if (!f)
         return 0;
-    if (f->nlog == f->caplog && f->caplog >= FAST_MAX_LOG) {
-        /* a long what-if session: start the log again; classes behind it
-         * recompute every node once */
-        for (uint32_t i = 0; i < f->nclasses; i++) {
-            f->classes[i].full |= f->classes[i].pos < f->nlog;
-            f->classes[i].pos = 0;
-        }
-        for (uint32_t i = 0; i < f->ndyns; i++) {
-            f->dyns[i].full |= f->dyns[i].pos < f->nlog;
-            f->dyns[i].pos = 0;
-        }
-        f->nlog = 0;
+    uint32_t N = s->k->nnodes, keep = 2 * N > FAST_MIN_LOG ? 2 * N : FAST_MIN_LOG;
+    if (f->nlog == f->caplog && f->caplog >= keep) {
+        /* full, and twice the nodes: the entries more than N back go (a
+         * class that far behind recomputes every node and reads none), the
+         * positions count from the first one kept; so a long what-if
+         * session's log stays a few times N entries */
+        uint32_t from = f->nlog - N;
+        memmove(f->log, f->log + from, (size_t)N * sizeof *f->log);
+        /* (one further behind reads from 0, N entries behind: it still
+         * recomputes every node) */
+        for (uint32_t i = 0; i < f->nclasses; i++)
+            f->classes[i].pos = f->classes[i].pos < from ? 0 : f->classes[i].pos - from;
+        for (uint32_t i = 0; i < f->ndyns; i++)
+            f->dyns[i].pos = f->dyns[i].pos < from ? 0 : f->dyns[i].pos - from;
+        f->nlog = N;
     }
     if (f->nlog == f->caplog &&
         berth_grow((void **)&f->log, &f->caplog, f->nlog + 1, sizeof *f->log, 0))
