@@ -88,9 +88,12 @@ static uint32_t pods_on(const capacity_pass *s, const berth_ksession *ks, uint32
 {
     uint32_t c = 0, m;
     const uint32_t *on = berth_ksession_pods_on(ks, n, &m);
-    for (uint32_t i = 0; i < m; i++)
-        if (s->pod_node[on[i]] == n) /* (the pass's own record decides) */
-            out[c++] = on[i];
+    for (uint32_t i = 0; i < m; i++) {
+        /* the pass agrees (checked in debug builds: not read otherwise,
+         * each pod's entry is a cache miss of its own at 50k nodes) */
+        BERTH_ASSERT(s->pod_node[on[i]] == n);
+        out[c++] = on[i];
+    }
     if (c > 32) {
         qsort(out, c, sizeof *out, cmp_u32);
         return c;
@@ -370,7 +373,7 @@ static void precheck(capacity_pass *s, uint32_t n, const berth_ksession *ks,
     q->non = non;
     for (uint32_t i = 0, p; !*reason && (fast ? i < non : i < k->npods); i++) {
         p = fast ? q->all_on[i] : i;
-        if (s->pod_node[p] != n || !movable(s, p))
+        if ((!fast && s->pod_node[p] != n) || !movable(s, p))
             continue;
         const berth_kpod *kp = &k->pods[p];
         if (s->pod_flags[p] & CAPACITY_POD_RESTRICT)
