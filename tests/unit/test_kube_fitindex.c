@@ -283,14 +283,21 @@ static void one_world(uint64_t seed, stats *st, int tiny)
     berth_kube_free(&k);
 }
 
+/* Worlds seed first..last (tiny: see one_world); what the index answered. */
+static stats run_worlds(uint64_t first, uint64_t last, int tiny)
+{
+    stats st = {0};
+    for (uint64_t seed = first; seed <= last; seed++)
+        one_world(seed, &st, tiny);
+    fprintf(stderr, "#%s %u questions: %u placed and %u fits-nowhere by the index, %u asked\n",
+            tiny ? " tiny:" : "", st.questions, st.placed, st.none, st.asked);
+    return st;
+}
+
 static void test_index_matches_session(void **state)
 {
     (void)state;
-    stats st = {0};
-    for (uint64_t seed = 1; seed <= 300; seed++)
-        one_world(seed, &st, 0);
-    fprintf(stderr, "# %u questions: %u placed and %u fits-nowhere by the index, %u asked\n",
-            st.questions, st.placed, st.none, st.asked);
+    stats st = run_worlds(1, 300, 0);
     /* the index answered most pods itself, both ways */
     assert_true(st.placed > 1000);
     assert_true(st.none > 300);
@@ -301,11 +308,7 @@ static void test_index_matches_session(void **state)
 static void test_tiny_long(void **state)
 {
     (void)state;
-    stats st = {0};
-    for (uint64_t seed = 1001; seed <= 1040; seed++)
-        one_world(seed, &st, 1);
-    fprintf(stderr, "# tiny: %u questions: %u placed and %u fits-nowhere by the index, %u asked\n",
-            st.questions, st.placed, st.none, st.asked);
+    stats st = run_worlds(1001, 1040, 1);
     assert_true(st.questions > 5000);
     assert_true(st.placed > 1000);
     assert_true(st.none > 300);

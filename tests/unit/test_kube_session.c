@@ -718,6 +718,20 @@ static void spread_pod(berth_kcluster *k, berth_kpod *p)
                                    .honor_node_affinity = 1};
 }
 
+/* Three nodes in three zones, five spread pods (app web, maxSkew 1 over
+ * zones), pods 0-2 bound one per node, 3 and 4 pending; a session over it. */
+static void three_zones(berth_kcluster *k, berth_ksession **s)
+{
+    small_cluster(k, 3, 5);
+    for (uint32_t i = 0; i < 5; i++)
+        spread_pod(k, &k->pods[i]);
+    for (uint32_t i = 0; i < 5; i++)
+        berth_kube_pod_requests(k, &k->pods[i]);
+    uint32_t pn[5] = {0, 1, 2, BERTH_KUBE_NONE, BERTH_KUBE_NONE};
+    berth_error e = {0};
+    assert_int_equal(berth_ksession_open(s, k, pn, 0, NULL, &e), 0);
+}
+
 /* commit keeps the changes so far for good: a rollback to a mark taken
  * before fails and changes nothing, a mark taken after still undoes what
  * follows it exactly, and marks keep growing across commits. */
@@ -725,15 +739,9 @@ static void test_commit(void **state)
 {
     (void)state;
     berth_kcluster k;
-    small_cluster(&k, 3, 5);
-    for (uint32_t i = 0; i < 5; i++)
-        spread_pod(&k, &k.pods[i]);
-    for (uint32_t i = 0; i < 5; i++)
-        berth_kube_pod_requests(&k, &k.pods[i]);
-    uint32_t pn[5] = {0, 1, 2, BERTH_KUBE_NONE, BERTH_KUBE_NONE};
     berth_ksession *s;
     berth_error e = {0};
-    assert_int_equal(berth_ksession_open(&s, &k, pn, 0, NULL, &e), 0);
+    three_zones(&k, &s);
     uint64_t m0 = berth_ksession_mark(s);
     assert_int_equal(berth_ksession_evict(s, 1), 0);
     berth_ksession_exclude(s, 2, 1);
@@ -773,15 +781,9 @@ static void test_evict_place_restores_spread(void **state)
 {
     (void)state;
     berth_kcluster k;
-    small_cluster(&k, 3, 5);
-    for (uint32_t i = 0; i < 5; i++)
-        spread_pod(&k, &k.pods[i]);
-    for (uint32_t i = 0; i < 5; i++)
-        berth_kube_pod_requests(&k, &k.pods[i]);
-    uint32_t pn[5] = {0, 1, 2, BERTH_KUBE_NONE, BERTH_KUBE_NONE};
     berth_ksession *s;
     berth_error e = {0};
-    assert_int_equal(berth_ksession_open(&s, &k, pn, 0, NULL, &e), 0);
+    three_zones(&k, &s);
     uint64_t m = berth_ksession_mark(s);
     assert_int_equal(berth_ksession_evict(s, 1), 0);
     /* a second spread pod must now go to node-1 (the only zone at 0) */
