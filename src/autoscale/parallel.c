@@ -172,6 +172,14 @@ int sd_workers_broken(const sd_workers *x)
     return 0;
 }
 
+int sd_workers_defect(const sd_workers *x)
+{
+    for (uint32_t i = 0; x && i < x->nw; i++)
+        if (x->w[i].rc && x->w[i].rc != BERTH_ENOMEM)
+            return x->w[i].rc;
+    return 0;
+}
+
 static void ask_chunk(void *ctx, uint32_t i)
 {
     struct sd_workers *x = ctx;
@@ -188,12 +196,21 @@ void sd_workers_ask(sd_workers *x, sd_ctx *plan, const berth_kcluster *k, sd_que
     x->q = NULL;
 }
 
+/* (the fit index's position too: no retouch goes back past the removal,
+ * so its change log may drop what came before) */
+static void commit_ctx(sd_ctx *c)
+{
+    berth_ksession_commit(c->ks);
+    if (c->fx)
+        (void)kube_fitidx_pos(c->fx);
+}
+
 void sd_workers_commit(sd_workers *x, sd_ctx *plan)
 {
-    berth_ksession_commit(plan->ks);
+    commit_ctx(plan);
     for (uint32_t i = 0; x && i < x->nw; i++)
         if (x->w[i].c.ks)
-            berth_ksession_commit(x->w[i].c.ks);
+            commit_ctx(&x->w[i].c);
 }
 
 static void replay_chunk(void *ctx, uint32_t i)

@@ -673,6 +673,8 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
                                        d->nmoves);
             else if (acc->q > 0) /* the workers go: the plan's context at least */
                 rc = sd_replay(&plan, d->node, d->moves, d->nmoves);
+            if (!rc)
+                rc = sd_workers_defect(wk);
             if (rc) {
                 rc = berth_error_set(e, rc, "what-if session replay failed");
                 fast = -1;

@@ -45,7 +45,9 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q);
 int sd_rollback(sd_ctx *c, const sd_question *q);
 /* Applies an accepted removal to a context that did not ask it: every pod
  * the session has on node (berth_ksession_pods_on) leaves, the node is excluded, moves[i] pods are assumed where they were
- * placed (as the scheduling decision did). 0 or BERTH_ENOMEM. */
+ * placed (as the scheduling decision did). 0, BERTH_ENOMEM or
+ * BERTH_EINVAL (a moved pod still placed: the context was out of step, a
+ * defect). */
 int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves);
 
 /* ---- parallel.c ---- */
@@ -71,6 +73,9 @@ int sd_workers_open(sd_workers **out, capacity_pass *s, uint32_t T, const sd_ctx
 /* Whether a worker failed a replay (out of memory): the caller closes the
  * workers and walks on sequentially (the plan's context is whole). */
 int sd_workers_broken(const sd_workers *x);
+/* A worker's failure other than out of memory (a replay out of step: a
+ * defect, which the caller reports rather than falls back from), or 0. */
+int sd_workers_defect(const sd_workers *x);
 void sd_workers_close(sd_workers *x);
 /* Context i of a wave: 0 the plan's (given; also for x NULL), 1.. the
  * workers'. */
@@ -80,9 +85,9 @@ sd_ctx *sd_workers_ctx(sd_workers *x, sd_ctx *plan, uint32_t i);
  * context's result; a worker's failure shows in sd_workers_broken. */
 int sd_workers_replay(sd_workers *x, sd_ctx *plan, uint32_t skip, uint32_t node,
                       const berth_amove *moves, uint32_t nmoves);
-/* Every context keeps its changes for good (berth_ksession_commit): after
- * an accepted removal, which no question rolls back past. x NULL: the
- * plan's context only. */
+/* Every context keeps its changes for good (berth_ksession_commit, and
+ * its fit index's retouch position moves up): after an accepted removal,
+ * which no question rolls back past. x NULL: the plan's context only. */
 void sd_workers_commit(sd_workers *x, sd_ctx *plan);
 /* Runs question i on context i for i < nq, at once. */
 void sd_workers_ask(sd_workers *x, sd_ctx *plan, const berth_kcluster *k, sd_question *q,
