@@ -35,12 +35,14 @@ int berth_grow_bytes(void **p, size_t *cap, size_t need, size_t first);
 #define BERTH_HUGE_MIN (32u * 1024u * 1024u)
 void berth_advise_huge(void *p, size_t len);
 
-/* Open-addressing slot tables (linear probing; a slot holds an entry's
- * index + 1, 0 = empty) over entries that keep their own 32-bit hash at
- * byte offset hash_off, stride bytes apart. Replaces *table (of *cap slots)
- * by one of ncap slots (a power of two above n) holding entries 0..n-1.
- * 0 or BERTH_ENOMEM (then *table and *cap are unchanged). */
+/* Open-addressing slot tables (linear probing from the hash's low bits; a
+ * slot holds an entry's index + 1, 0 = empty) over entries that keep their
+ * own hash (hash_size 4 or 8 bytes: uint32_t or uint64_t) at byte offset
+ * hash_off, stride bytes apart. Replaces *table (of *cap slots) by one of
+ * ncap slots (a power of two above n) holding entries 0..n-1. 0 or
+ * BERTH_ENOMEM (then *table and *cap are unchanged). Reads the entries
+ * only. */
 int berth_slots_rebuild(uint32_t **table, uint32_t *cap, uint32_t ncap, const void *entries,
-                        size_t stride, size_t hash_off, uint32_t n);
+                        size_t stride, size_t hash_off, size_t hash_size, uint32_t n);
 
 #endif

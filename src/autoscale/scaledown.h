@@ -44,8 +44,9 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q);
 /* Undoes a question's changes on its context. 0 or an error. */
 int sd_rollback(sd_ctx *c, const sd_question *q);
 /* Applies an accepted removal to a context that did not ask it: every pod
- * the session has on node (berth_ksession_pods_on) leaves, the node is excluded, moves[i] pods are assumed where they were
- * placed (as the scheduling decision did). 0, BERTH_ENOMEM or
+ * the session has on node (berth_ksession_pods_on) leaves, the node is
+ * excluded, moves[i] pods are assumed where they were placed (as the
+ * scheduling decision did). 0, BERTH_ENOMEM or
  * BERTH_EINVAL (a moved pod still placed: the context was out of step, a
  * defect). */
 int sd_replay(sd_ctx *c, uint32_t node, const berth_amove *moves, uint32_t nmoves);

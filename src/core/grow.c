@@ -70,18 +70,24 @@ int berth_grow_bytes(void **p, size_t *cap, size_t need, size_t first)
 }
 
 int berth_slots_rebuild(uint32_t **table, uint32_t *cap, uint32_t ncap, const void *entries,
-                        size_t stride, size_t hash_off, uint32_t n)
+                        size_t stride, size_t hash_off, size_t hash_size, uint32_t n)
 {
-    if (NEVER(ncap <= n || (ncap & (ncap - 1))))
+    if (NEVER(ncap <= n || (ncap & (ncap - 1)) || (hash_size != 4 && hash_size != 8)))
         return BERTH_EINTERNAL;
     uint32_t *t = calloc(ncap, sizeof *t);
     if (!t)
         return BERTH_ENOMEM;
     const char *e = entries;
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t h;
-        memcpy(&h, e + (size_t)k * stride + hash_off, sizeof h);
-        uint32_t i = h & (ncap - 1);
+        uint64_t h;
+        if (hash_size == 8) {
+            memcpy(&h, e + (size_t)k * stride + hash_off, sizeof h);
+        } else {
+            uint32_t h32;
+            memcpy(&h32, e + (size_t)k * stride + hash_off, sizeof h32);
+            h = h32;
+        }
+        uint32_t i = (uint32_t)h & (ncap - 1);
         while (t[i])
             i = (i + 1) & (ncap - 1);
         t[i] = k + 1;

@@ -1183,7 +1183,8 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     }
     if (2 * (f->nclasses + 1) > f->tcap) {
         *rc = berth_slots_rebuild(&f->table, &f->tcap, f->tcap * 2, f->classes, sizeof *f->classes,
-                                  offsetof(fast_class, hash), f->nclasses);
+                                  offsetof(fast_class, hash), sizeof f->classes->hash,
+                                  f->nclasses);
         if (*rc)
             return NULL;
         mask = f->tcap - 1;

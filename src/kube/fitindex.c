@@ -945,7 +945,8 @@ static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
         return 1;
     if ((x->nclasses + 1) * 2 > x->tcap) {
         int rc = berth_slots_rebuild(&x->table, &x->tcap, x->tcap * 2, x->classes,
-                                     sizeof *x->classes, offsetof(fit_class, hash), x->nclasses);
+                                     sizeof *x->classes, offsetof(fit_class, hash),
+                                     sizeof x->classes->hash, x->nclasses);
         if (rc)
             return rc;
     }

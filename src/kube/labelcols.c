@@ -154,15 +154,11 @@ static uint32_t column(kube_labelcols *c, const char *key)
             if (c->cols[e - 1].hash == h && !strcmp(c->cols[e - 1].key, key))
                 return e - 1;
     }
-    if ((c->ncols + 1) * 2 > c->ccap) {
-        uint32_t nc = c->ccap ? c->ccap * 2 : 16;
-        uint32_t *t = berth_hash_slots(c->cols, sizeof *c->cols, offsetof(lc_col, hash), c->ncols, nc);
-        if (!t)
-            return UINT32_MAX;
-        free(c->ctab);
-        c->ctab = t;
-        c->ccap = nc;
-    }
+    if ((c->ncols + 1) * 2 > c->ccap &&
+        berth_slots_rebuild(&c->ctab, &c->ccap, c->ccap ? c->ccap * 2 : 16, c->cols,
+                            sizeof *c->cols, offsetof(lc_col, hash), sizeof c->cols->hash,
+                            c->ncols))
+        return UINT32_MAX;
     if (berth_grow((void **)&c->cols, &c->capcols, c->ncols + 1, sizeof *c->cols, 0))
         return UINT32_MAX;
     lc_col *col = &c->cols[c->ncols];

@@ -70,14 +70,9 @@ static int same(const tset *x, const berth_taint *t, uint32_t n)
 
 static int rehash(kube_taintsets *ts)
 {
-    uint32_t cap = ts->cap ? ts->cap * 2 : 16;
-    uint32_t *tab = berth_hash_slots(ts->sets, sizeof *ts->sets, offsetof(tset, hash), ts->nsets, cap);
-    if (!tab)
-        return BERTH_ENOMEM;
-    free(ts->tab);
-    ts->tab = tab;
-    ts->cap = cap;
-    return 0;
+    return berth_slots_rebuild(&ts->tab, &ts->cap, ts->cap ? ts->cap * 2 : 16, ts->sets,
+                               sizeof *ts->sets, offsetof(tset, hash), sizeof ts->sets->hash,
+                               ts->nsets);
 }
 
 /* a new set from the hard taints of t[0..n) (m of them); its index */

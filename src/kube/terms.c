@@ -2031,16 +2031,11 @@ static uint32_t pclass_add(const kube_sched *s, const kube_terms_req *q, uint64_
     if (t->npcl >= KUBE_PCLASS_MAX || n > UINT32_MAX / 4 || t->nckey > UINT32_MAX / 4 - n)
         pclass_clear(t);
     uint32_t nref = q->naff + q->nanti + q->nisc;
-    if (2 * (t->npcl + 1) > t->cappslot) {
-        uint32_t nc = t->cappslot ? 2 * t->cappslot : 64;
-        uint32_t *ns = berth_hash_slots(t->pcl, sizeof *t->pcl, offsetof(kube_pclass, hash), t->npcl,
-                                        nc);
-        if (!ns)
-            return KUBE_NOVAL;
-        free(t->pslot);
-        t->pslot = ns;
-        t->cappslot = nc;
-    }
+    if (2 * (t->npcl + 1) > t->cappslot &&
+        berth_slots_rebuild(&t->pslot, &t->cappslot, t->cappslot ? 2 * t->cappslot : 64, t->pcl,
+                            sizeof *t->pcl, offsetof(kube_pclass, hash), sizeof t->pcl->hash,
+                            t->npcl))
+        return KUBE_NOVAL;
     if (grow((void **)&t->pcl, &t->cappcl, t->npcl + 1, sizeof *t->pcl) ||
         grow((void **)&t->ckey, &t->capckey, t->nckey + (uint32_t)n, 1) ||
         grow((void **)&t->cpts, &t->capcpts, t->ncpts + q->npf + q->nps + 1, sizeof *t->cpts) ||

@@ -105,7 +105,8 @@ static void test_slots_rebuild(void **st)
     e[1].hash = e[0].hash; /* a collision */
     uint32_t *t = calloc(4, sizeof *t), cap = 4;
     assert_non_null(t);
-    assert_int_equal(berth_slots_rebuild(&t, &cap, 1024, e, sizeof *e, offsetof(entry, hash), N), 0);
+    assert_int_equal(
+        berth_slots_rebuild(&t, &cap, 1024, e, sizeof *e, offsetof(entry, hash), 4, N), 0);
     assert_int_equal(cap, 1024);
     uint32_t used = 0;
     for (uint32_t i = 0; i < cap; i++)
@@ -123,6 +124,35 @@ static void test_slots_rebuild(void **st)
     free(e);
 }
 
+/* 64-bit hashes (the kube tables' own): probed from the hash's low bits,
+ * which differ from its high ones here */
+typedef struct entry64 {
+    uint32_t pad;
+    uint64_t hash;
+} entry64;
+
+static void test_slots_rebuild64(void **st)
+{
+    (void)st;
+    enum { N = 300 };
+    entry64 e[N];
+    for (uint32_t k = 0; k < N; k++)
+        e[k] = (entry64){k, ((uint64_t)(k * 40503u) << 32) | (k * 2654435761u)};
+    uint32_t *t = NULL, cap = 0;
+    assert_int_equal(
+        berth_slots_rebuild(&t, &cap, 512, e, sizeof *e, offsetof(entry64, hash), 8, N), 0);
+    assert_int_equal(cap, 512);
+    for (uint32_t k = 0; k < N; k++) {
+        uint32_t i = (uint32_t)e[k].hash & (cap - 1), hops = 0;
+        while (t[i] && t[i] != k + 1) {
+            i = (i + 1) & (cap - 1);
+            assert_true(++hops < cap);
+        }
+        assert_int_equal(t[i], k + 1);
+    }
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_grow_bytes),
         cmocka_unit_test(test_grow_large),
         cmocka_unit_test(test_slots_rebuild),
+        cmocka_unit_test(test_slots_rebuild64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
