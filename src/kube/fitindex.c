@@ -688,6 +688,10 @@ static int refresh(kube_fitidx *x, fit_class *c, kube_req *r, const uint32_t *no
     uint32_t *q = x->list2, nq = 0, *fit = x->list3, nfit = 0;
     for (uint32_t i = 0; i < m; i++) {
         uint32_t n = nodes[i];
+        /* the node's part line, written below once the filter and scores
+         * have run: its misses overlap theirs rather than following them
+         * one by one (~5 % of a 10k or 50k scale-down plan) */
+        __builtin_prefetch(part_at(c, rpos_of(st, n)), 1);
         /* NodeResourcesFit runs where no static filter before it rejects
          * (every listed node) and the node is a candidate */
         if (!(off && off[n]))

@@ -4,7 +4,8 @@
  * push/pop and list indices (and their bound), unknown fields with the
  * nearest known one, enums, booleans, integer ranges, quantities, labels
  * (syntax), nulls, errors at a named field (berth_dec_fail_field), typed
- * Lists (items without kind) and JSON streams. */
+ * Lists (items without kind), JSON streams, and mapping keys kept once
+ * per parse (equal keys share one text, values never do). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -297,6 +298,60 @@ static void test_json_stream(void **state)
     berth_arena_free(&f.a);
 }
 
+/* Equal mapping keys share one text (io/yaml.c intern_key), in YAML and
+ * JSON alike; keys that differ (also past a NUL, and across the key
+ * table's growth) do not; a value equal to a key is its own copy, and so
+ * are scalars of sequences. */
+static void test_keys_shared(void **state)
+{
+    fx f;
+    char text[64 * 1024];
+    size_t o = 0;
+    o += (size_t)snprintf(text + o, sizeof text - o, "items:\n");
+    for (int i = 0; i < 700; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o,
+                              "- {name: n%d, k%d: v, \"b\\0c\": 1, a: name, l: [name, {b: 2}]}\n", i, i);
+    assert_true(o < sizeof text);
+    berth_node *root = load(&f, text);
+    const berth_node *items = berth_node_get(root, "items");
+    assert_non_null(items);
+    assert_int_equal(items->n, 700);
+    const berth_node *first = items->items[0];
+    for (size_t i = 0; i < items->n; i++) {
+        const berth_node *m = items->items[i];
+        assert_int_equal(m->n, 5);
+        char want[32];
+        snprintf(want, sizeof want, "k%u", (unsigned)i);
+        assert_string_equal(m->entries[1].key->str, want);
+        for (size_t j = 0; j < m->n; j++)
+            if (j != 1) /* k<i>: its own */
+                assert_ptr_equal(m->entries[j].key->str, first->entries[j].key->str);
+        /* "b\0c" and "b": two keys */
+        const berth_node *inner = m->entries[4].value->items[1];
+        assert_string_equal(m->entries[2].key->str, "b");
+        assert_string_equal(inner->entries[0].key->str, "b");
+        assert_ptr_not_equal(m->entries[2].key->str, inner->entries[0].key->str);
+        assert_ptr_equal(inner->entries[0].key->str, first->entries[4].value->items[1]->entries[0].key->str);
+        assert_string_equal(m->entries[3].key->str, "a");
+        /* values are never shared, though equal to a key */
+        assert_string_equal(m->entries[3].value->str, "name");
+        assert_ptr_not_equal(m->entries[3].value->str, m->entries[0].key->str);
+        assert_ptr_not_equal(m->entries[4].value->items[0]->str, m->entries[0].key->str);
+        if (i)
+            assert_ptr_not_equal(m->entries[3].value->str, first->entries[3].value->str);
+    }
+    /* the k<i> keys grew the table past its first size: each still one text */
+    assert_ptr_not_equal(items->items[1]->entries[1].key->str,
+                         items->items[2]->entries[1].key->str);
+    berth_arena_free(&f.a);
+    /* JSON: the same */
+    load(&f, "{\"x\": {\"name\": 1}, \"y\": {\"name\": \"name\"}}\n");
+    const berth_node *x = berth_node_get(f.src.docs[0], "x"), *y = berth_node_get(f.src.docs[0], "y");
+    assert_ptr_equal(x->entries[0].key->str, y->entries[0].key->str);
+    assert_ptr_not_equal(y->entries[0].value->str, y->entries[0].key->str);
+    berth_arena_free(&f.a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_labels),
         cmocka_unit_test(test_typed_list),
         cmocka_unit_test(test_json_stream),
+        cmocka_unit_test(test_keys_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
