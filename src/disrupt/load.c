@@ -221,7 +221,7 @@ static int dec_budgets(berth_disrupt *m, berth_dec *d, const berth_node *dis, be
     }
     size_t p = berth_dec_push(d, "budgets");
     if (bs->n > BERTH_DISRUPT_MAX_BUDGETS)
-        rc = berth_dec_fail(d, bs, "at most %d budgets, got %zu", BERTH_DISRUPT_MAX_BUDGETS, bs->n);
+        rc = berth_dec_fail(d, bs, "at most %d budgets, got %u", BERTH_DISRUPT_MAX_BUDGETS, bs->n);
     np->budgets = alloc(m, bs->n, sizeof *np->budgets);
     if (!rc && !np->budgets)
         rc = oom(d);
