@@ -5,7 +5,7 @@
  * skipped), each value parsed at its own line and column of the file. */
 #include "berth/doc.h"
 #include "berth/grow.h"
-#include "berth/hash.h"
+#include "berth/nameidx.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,13 +19,6 @@ typedef struct frame {
     size_t n;
     uint32_t cap;
 } frame;
-
-/* A mapping key's text, kept once per parse (intern_key). */
-typedef struct key_slot {
-    const char *s;       /* arena text; NULL: empty slot */
-    size_t len;
-    uint64_t hash;
-} key_slot;
 
 typedef struct anchor {
     char *name;
@@ -48,8 +41,9 @@ typedef struct builder {
      * most half full): a kubectl dump repeats a few hundred keys millions
      * of times, and each key node points at one copy (a tenth of the
      * tree's bytes at 10k nodes) */
-    key_slot *keys;
-    size_t nkeys, capkeys;
+    berth_nameidx keys;  /* key text -> its index in keytext */
+    const char **keytext;
+    uint32_t nkeytext, capkeytext;
     /* nodes and scalar texts are carved from chunks of the arena at their
      * own size and alignment (the arena rounds each allocation up to 16
      * bytes: a 40-byte node took 48, a 6-byte text 16) */
@@ -140,37 +134,28 @@ static char *copy_text(builder *b, const char *s, size_t len)
     return c;
 }
 
+#define KEY_MAX 256u /* longer keys are not looked up: each its own copy */
+
 /* The arena copy of a mapping key's text s[0, len): the one made for the
- * first equal key of this parse, else a new one. NULL: out of memory. */
+ * first equal key of this parse, else a new one. A key holding a NUL (the
+ * index compares C strings) or of KEY_MAX bytes or more gets its own.
+ * NULL: out of memory. */
 static const char *intern_key(builder *b, const char *s, size_t len)
 {
-    if (b->nkeys * 2 >= b->capkeys) {
-        size_t nc = b->capkeys ? b->capkeys * 2 : 256;
-        key_slot *t = calloc(nc, sizeof *t);
-        if (!t)
-            return NULL;
-        for (size_t i = 0; i < b->capkeys; i++) {
-            if (!b->keys[i].s)
-                continue;
-            size_t j = (size_t)b->keys[i].hash & (nc - 1);
-            while (t[j].s)
-                j = (j + 1) & (nc - 1);
-            t[j] = b->keys[i];
-        }
-        free(b->keys);
-        b->keys = t;
-        b->capkeys = nc;
-    }
-    uint64_t h = berth_hash_bytes(s, len);
-    size_t j = (size_t)h & (b->capkeys - 1);
-    for (; b->keys[j].s; j = (j + 1) & (b->capkeys - 1))
-        if (b->keys[j].hash == h && b->keys[j].len == len && !memcmp(b->keys[j].s, s, len))
-            return b->keys[j].s;
+    char name[KEY_MAX];
+    if (len >= KEY_MAX || memchr(s, '\0', len))
+        return copy_text(b, s, len);
+    memcpy(name, s, len);
+    name[len] = '\0';
+    uint32_t id = berth_nameidx_find(&b->keys, name);
+    if (id != BERTH_NAMEIDX_NONE)
+        return b->keytext[id];
     char *c = copy_text(b, s, len);
-    if (!c)
+    if (!c ||
+        berth_grow((void **)&b->keytext, &b->capkeytext, b->nkeytext + 1, sizeof *b->keytext, 0) ||
+        berth_nameidx_add(&b->keys, c, b->nkeytext, NULL))
         return NULL;
-    b->keys[j] = (key_slot){c, len, h};
-    b->nkeys++;
+    b->keytext[b->nkeytext++] = c;
     return c;
 }
 
@@ -321,7 +306,8 @@ static int run_parser(builder *b, yaml_parser_t *p)
 
 static void builder_free(builder *b)
 {
-    free(b->keys);
+    berth_nameidx_free(&b->keys);
+    free(b->keytext);
     for (int i = 0; i < b->depth; i++)
         free(b->stack[i].kids);
     for (size_t i = 0; i < b->nanchors; i++)

@@ -300,8 +300,8 @@ static void test_json_stream(void **state)
 
 /* Equal mapping keys share one text (io/yaml.c intern_key), in YAML and
  * JSON alike; keys that differ (also past a NUL, and across the key
- * table's growth) do not; a value equal to a key is its own copy, and so
- * are scalars of sequences. */
+ * table's growth) do not, and a key holding a NUL has its own; a value
+ * equal to a key is its own copy, and so are scalars of sequences. */
 static void test_keys_shared(void **state)
 {
     fx f;
@@ -324,8 +324,10 @@ static void test_keys_shared(void **state)
         snprintf(want, sizeof want, "k%u", (unsigned)i);
         assert_string_equal(m->entries[1].key->str, want);
         for (size_t j = 0; j < m->n; j++)
-            if (j != 1) /* k<i>: its own */
+            if (j != 1 && j != 2) /* k<i>; "b\0c": a key holding a NUL */
                 assert_ptr_equal(m->entries[j].key->str, first->entries[j].key->str);
+            else if (i)
+                assert_ptr_not_equal(m->entries[j].key->str, first->entries[j].key->str);
         /* "b\0c" and "b": two keys */
         const berth_node *inner = m->entries[4].value->items[1];
         assert_string_equal(m->entries[2].key->str, "b");
