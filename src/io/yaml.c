@@ -2,7 +2,10 @@
  * berth_node trees with libyaml's event parser. Owns: the tree builder,
  * anchors/aliases, depth and size limits, syntax error messages, and JSON
  * streams (values back to back, `kubectl cluster-info dump` log sections
- * skipped), each value parsed at its own line and column of the file. */
+ * skipped), each value parsed at its own line and column of the file.
+ * The tree is packed: nodes and scalar texts in chunks of the arena, each
+ * mapping key's text once per parse (docs/disrupt.md "A smaller document
+ * tree"). */
 #include "berth/doc.h"
 #include "berth/grow.h"
 #include "berth/nameidx.h"
@@ -37,10 +40,9 @@ typedef struct builder {
     berth_node **docs;
     size_t ndocs;
     uint32_t capdocs;
-    /* the mapping keys met so far (open addressing, a power of two, at
-     * most half full): a kubectl dump repeats a few hundred keys millions
-     * of times, and each key node points at one copy (a tenth of the
-     * tree's bytes at 10k nodes) */
+    /* the mapping keys met so far, each text once (intern_key): a kubectl
+     * dump repeats a few hundred keys millions of times, and each key node
+     * points at one copy (8 % of the tree's bytes at 10k nodes) */
     berth_nameidx keys;  /* key text -> its index in keytext */
     const char **keytext;
     uint32_t nkeytext, capkeytext;
