@@ -32,17 +32,21 @@ typedef enum berth_node_type {
 typedef struct berth_node berth_node;
 typedef struct berth_map_entry { berth_node *key, *value; } berth_map_entry;
 
-/* 40 bytes (a kubectl dump of 50k nodes makes 13 million of them): the
+/* 32 bytes (a kubectl dump of 50k nodes makes 13 million of them): the
  * type and quoted flag in bytes, the count in 32 bits (a document is at
- * most BERTH_DOC_MAX_BYTES) */
+ * most BERTH_DOC_MAX_BYTES), a map's entries and a seq's items sharing one
+ * pointer: read entries only when type is BERTH_NODE_MAP, items only when
+ * it is BERTH_NODE_SEQ (scalars leave both unset). */
 struct berth_node {
     uint8_t type;             /* a berth_node_type */
     uint8_t quoted;           /* scalar was written in quotes */
     int line, col;            /* 1-based */
     uint32_t n;               /* entries (map) or items (seq) */
     const char *str;          /* scalar text (NUL-terminated), "" otherwise */
-    berth_map_entry *entries; /* map */
-    berth_node **items;       /* seq */
+    union {
+        berth_map_entry *entries; /* map */
+        berth_node **items;       /* seq */
+    };
 };
 
 typedef struct berth_source {

@@ -5,15 +5,21 @@
  * nearest known one, enums, booleans, integer ranges, quantities, labels
  * (syntax), nulls, errors at a named field (berth_dec_fail_field), typed
  * Lists (items without kind), JSON streams, and mapping keys kept once
- * per parse (equal keys share one text, values never do). */
+ * per parse (equal keys share one text, values never do); files mapped
+ * or read, and too large ones refused from their size. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "berth/doc.h"
 
@@ -354,6 +360,71 @@ static void test_keys_shared(void **state)
     berth_arena_free(&f.a);
 }
 
+/* berth_doc_load_file maps a regular file (io/yaml.c load_mapped) and
+ * reads anything else: the same documents, lines and columns either way
+ * (a FIFO takes the read path); a file of BERTH_DOC_MAX_BYTES or more is
+ * refused before it is read (a sparse file: no disk used). */
+static void test_load_file(void **state)
+{
+    (void)state;
+    static const char text[] = "kind: A\nmetadata: {name: a}\n---\n\n  # c\nkind: B\nx: [1, 2]\n";
+    char dir[] = "/tmp/berth-test-decode-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], fifo[256], big[256];
+    snprintf(path, sizeof path, "%s/in.yaml", dir);
+    snprintf(fifo, sizeof fifo, "%s/in.fifo", dir);
+    snprintf(big, sizeof big, "%s/big.yaml", dir);
+    FILE *w = fopen(path, "w");
+    assert_non_null(w);
+    fputs(text, w);
+    fclose(w);
+    fx f;
+    berth_arena_init(&f.a, 0);
+    berth_error_clear(&f.e);
+    assert_int_equal(berth_doc_load_file(&f.a, path, &f.src, &f.e), 0);
+    assert_int_equal(f.src.ndocs, 2);
+    assert_string_equal(berth_node_get(f.src.docs[1], "kind")->str, "B");
+    const berth_node *x = berth_node_get(f.src.docs[1], "x");
+    assert_int_equal(x->line, 7);
+    assert_int_equal(x->col, 4);
+    assert_string_equal(x->items[1]->str, "2");
+    berth_arena_free(&f.a);
+
+    /* a FIFO: read, not mapped */
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *o = fopen(fifo, "w");
+        if (o) {
+            fputs(text, o);
+            fclose(o);
+        }
+        _exit(0);
+    }
+    berth_arena_init(&f.a, 0);
+    assert_int_equal(berth_doc_load_file(&f.a, fifo, &f.src, &f.e), 0);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_int_equal(f.src.ndocs, 2);
+    assert_int_equal(berth_node_get(f.src.docs[1], "x")->line, 7);
+    berth_arena_free(&f.a);
+
+    /* too large: refused from its size */
+    int fd = open(big, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)BERTH_DOC_MAX_BYTES + 1), 0);
+    close(fd);
+    berth_arena_init(&f.a, 0);
+    assert_int_equal(berth_doc_load_file(&f.a, big, &f.src, &f.e), BERTH_ELIMIT);
+    assert_non_null(strstr(f.e.msg, "larger than 268435456 bytes"));
+    berth_arena_free(&f.a);
+    unlink(path);
+    unlink(fifo);
+    unlink(big);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_typed_list),
         cmocka_unit_test(test_json_stream),
         cmocka_unit_test(test_keys_shared),
+        cmocka_unit_test(test_load_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
