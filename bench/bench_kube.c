@@ -8,7 +8,8 @@
  * two-thread figures of the same run). Then the what-if figure: on
  * 5,000 nodes holding 100,000 bound basic pods, "remove one node and
  * re-place its ~20 pods" answered by a what-if session (then rolled back)
- * and by berth_kube_schedule_view (medians). */
+ * and by berth_kube_schedule_view (medians). Last, hostile input: maps of
+ * a million keys (BENCH kube.hostile_map_load_seconds.1m_keys). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,11 +409,55 @@ static double workloads(void)
     return r[runs / 2];
 }
 
+/* Hostile input: one Node whose labels map has 1,000,000 keys (reversed
+ * order: the worst case of an insertion sort) and a ConfigMap whose data
+ * map has as many, parsed and loaded; median of 3. The duplicate-key check
+ * and the label sort are O(n log n) (io/yaml.c first_duplicate,
+ * core/labels.c sort_large): quadratic, the same input would take hours. */
+static void hostile_maps(void)
+{
+    enum { KEYS = 1000000 };
+    size_t cap = (size_t)KEYS * 2 * 24 + 1024, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        exit(1);
+    len += (size_t)snprintf(s + len, cap - len, "{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+                            "\"metadata\":{\"name\":\"n\",\"labels\":{");
+    for (uint32_t i = 0; i < KEYS; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s\"k%07u\":\"v\"", i ? "," : "", KEYS - i);
+    len += (size_t)snprintf(s + len, cap - len, "}},\"status\":{\"allocatable\":{\"cpu\":\"1\"}}}\n"
+                            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                            "{\"name\":\"c\"},\"data\":{");
+    for (uint32_t i = 0; i < KEYS; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s\"d%07u\":\"v\"", i ? "," : "", KEYS - i);
+    len += (size_t)snprintf(s + len, cap - len, "}}\n");
+    double t[3];
+    for (int r = 0; r < 3; r++) {
+        berth_kcluster k;
+        berth_kube_init(&k);
+        berth_error e;
+        berth_source src;
+        double t0 = now_s();
+        if (berth_doc_load_buffer(&k.arena, "hostile.json", s, len, &src, &e) ||
+            berth_kube_load(&k, &src, 0, &e) || k.nnodes != 1 || k.nodes[0].labels.n != KEYS) {
+            fprintf(stderr, "bench_kube: hostile maps: %s\n", e.msg);
+            exit(1);
+        }
+        t[r] = now_s() - t0;
+        berth_kube_free(&k);
+    }
+    free(s);
+    qsort(t, 3, sizeof t[0], cmp_d);
+    fprintf(stderr, "kube hostile maps: a Node with 1M labels and a ConfigMap with 1M keys "
+                    "(%.0f MB): median %.2f s parse + load\n", (double)len / 1e6, t[1]);
+    printf("BENCH kube.hostile_map_load_seconds.1m_keys %.2f s\n", t[1]);
+}
+
 int main(void)
 {
     const char *names[2] = {"basic", "affinity"};
     double figure[2], r[2][3];
-    /* "basic", "affinity", "pods" (both), "workloads" or "whatif" */
+    /* "basic", "affinity", "pods" (both), "workloads", "whatif" or "hostile" */
     const char *only = getenv("BENCH_KUBE_ONLY");
     int pods = only && !strcmp(only, "pods");
     int want[2] = {!only || pods || !strcmp(only, "basic"),
@@ -491,5 +536,7 @@ int main(void)
     }
     if (!only || !strcmp(only, "whatif"))
         whatif();
+    if (!only || !strcmp(only, "hostile"))
+        hostile_maps();
     return 0;
 }

@@ -23,8 +23,8 @@ typedef struct berth_labels {
     uint32_t n;
 } berth_labels;
 
-/* Sorts items by key (insertion sort: O(n^2) moves, meant for load time;
- * stable). Returns 0, or BERTH_EINVAL when two items share a key (the set
+/* Sorts items by key (stable; O(n log n): insertion sort up to 16 items,
+ * else a sort of (key, position) pairs in a temporary array). Returns 0, or BERTH_EINVAL when two items share a key (the set
  * is sorted all the same; berth_labels_get then returns one of them). */
 int berth_labels_sort(berth_labels *l);
 /* Value of key in a sorted set, or NULL when absent. O(log n). */

@@ -3,6 +3,7 @@
 #include "berth/labels.h"
 #include "berth/error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *str(const char *s) { return s ? s : ""; }
@@ -13,11 +14,39 @@ static bool is_alnum(char c)
            (c >= '0' && c <= '9');
 }
 
-int berth_labels_sort(berth_labels *l)
+#define SORT_INSERT 16u /* sets of up to this many labels: insertion sort */
+
+typedef struct ranked {
+    berth_label l;
+    uint32_t at;
+} ranked;
+
+static int ranked_cmp(const void *x, const void *y)
 {
-    int rc = 0;
-    if (!l || (!l->items && l->n))
-        return BERTH_EINVAL;
+    const ranked *a = x, *b = y;
+    int c = strcmp(str(a->l.key), str(b->l.key));
+    return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+/* A large set (a hostile input's map of a million labels): sorted by key
+ * then position, so the order is the stable one in O(n log n). -1: out of
+ * memory (the caller falls back to insertion sort). */
+static int sort_large(berth_labels *l)
+{
+    ranked *r = malloc((size_t)l->n * sizeof *r);
+    if (!r)
+        return -1;
+    for (uint32_t i = 0; i < l->n; i++)
+        r[i] = (ranked){l->items[i], i};
+    qsort(r, l->n, sizeof *r, ranked_cmp);
+    for (uint32_t i = 0; i < l->n; i++)
+        l->items[i] = r[i].l;
+    free(r);
+    return 0;
+}
+
+static void insertion_sort(berth_labels *l)
+{
     for (uint32_t i = 1; i < l->n; i++) {
         berth_label x = l->items[i];
         uint32_t j = i;
@@ -27,6 +56,15 @@ int berth_labels_sort(berth_labels *l)
         }
         l->items[j] = x;
     }
+}
+
+int berth_labels_sort(berth_labels *l)
+{
+    int rc = 0;
+    if (!l || (!l->items && l->n))
+        return BERTH_EINVAL;
+    if (l->n <= SORT_INSERT || sort_large(l))
+        insertion_sort(l);
     for (uint32_t i = 1; i < l->n; i++)
         if (strcmp(str(l->items[i - 1].key), str(l->items[i].key)) == 0)
             rc = BERTH_EINVAL;

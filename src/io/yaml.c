@@ -180,6 +180,48 @@ static berth_node *new_node(builder *b, berth_node_type t, const yaml_mark_t *m)
     return n;
 }
 
+#define DUP_SCAN 16u /* maps of up to this many keys compare every pair */
+
+typedef struct keyref {
+    const char *key;
+    uint32_t at;
+} keyref;
+
+static int keyref_cmp(const void *x, const void *y)
+{
+    const keyref *a = x, *b = y;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+/* The first entry (in document order) whose key equals an earlier one's,
+ * n when none, SIZE_MAX out of memory. Keys compare as C strings. Small
+ * maps compare every pair; larger ones sort (key, position) pairs, so a
+ * hostile map of a million keys costs O(n log n), not O(n^2): each run of
+ * equal keys names its second entry, and the earliest of those wins. */
+static size_t first_duplicate(const berth_map_entry *e, size_t n)
+{
+    if (n <= DUP_SCAN) {
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(e[j].key->str, e[i].key->str) == 0)
+                    return i;
+        return n;
+    }
+    keyref *r = malloc(n * sizeof *r);
+    if (!r)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        r[i] = (keyref){e[i].key->str, (uint32_t)i};
+    qsort(r, n, sizeof *r, keyref_cmp);
+    size_t first = n;
+    for (size_t i = 1; i < n; i++)
+        if (r[i].at < first && strcmp(r[i - 1].key, r[i].key) == 0)
+            first = r[i].at; /* r[i-1] is earlier: sorted by position among equals */
+    free(r);
+    return first;
+}
+
 static int close_container(builder *b)
 {
     frame *f = &b->stack[b->depth - 1];
@@ -198,12 +240,16 @@ static int close_container(builder *b)
                 return berth_error_set(b->e, BERTH_EINVAL,
                                        "%s:%d:%d: mapping keys must be plain scalars",
                                        b->name, k->line, k->col);
-            for (size_t j = 0; j < i; j++)
-                if (strcmp(n->entries[j].key->str, k->str) == 0)
-                    return berth_error_set(b->e, BERTH_EINVAL, "%s:%d:%d: duplicate key '%s'",
-                                           b->name, k->line, k->col, k->str);
             n->entries[i].key = k;
             n->entries[i].value = f->kids[2 * i + 1];
+        }
+        size_t dup = first_duplicate(n->entries, n->n);
+        if (dup == SIZE_MAX)
+            return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
+        if (dup < n->n) {
+            const berth_node *k = n->entries[dup].key;
+            return berth_error_set(b->e, BERTH_EINVAL, "%s:%d:%d: duplicate key '%s'", b->name,
+                                   k->line, k->col, k->str);
         }
     } else {
         n->n = f->n;

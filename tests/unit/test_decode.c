@@ -425,6 +425,49 @@ static void test_load_file(void **state)
     rmdir(dir);
 }
 
+/* A map's duplicate keys (io/yaml.c first_duplicate): the first entry in
+ * document order whose key equals an earlier one is named, for small maps
+ * (every pair compared) and large ones (sorted), each in O(n log n). */
+static void test_duplicate_keys(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    static char text[N * 16 + 64];
+    for (int dup_at = 0; dup_at < 2; dup_at++) {
+        for (int n = 7; n <= N; n = n == 7 ? 17 : n == 17 ? N : N + 1) {
+            size_t off = 0;
+            for (int i = 0; i < n; i++) {
+                int k = i;
+                if (i == n - 1)
+                    k = 2;                       /* equals entry 2: reported unless ... */
+                if (dup_at && i == n - 2)
+                    k = 3;                       /* ... this earlier one comes first */
+                off += (size_t)snprintf(text + off, sizeof text - off, "k%d: v\n", k);
+            }
+            fx f;
+            berth_arena_init(&f.a, 0);
+            berth_error_clear(&f.e);
+            assert_int_equal(berth_doc_load_buffer(&f.a, "t.yaml", text, off, &f.src, &f.e),
+                             BERTH_EINVAL);
+            char want[64];
+            snprintf(want, sizeof want, "t.yaml:%d:1: duplicate key 'k%d'", dup_at ? n - 1 : n,
+                     dup_at ? 3 : 2);
+            assert_msg(&f, want);
+            berth_arena_free(&f.a);
+        }
+    }
+    /* N distinct keys: no error */
+    size_t off = 0;
+    for (int i = 0; i < N; i++)
+        off += (size_t)snprintf(text + off, sizeof text - off, "k%d: v\n", (i * 7) % N);
+    fx f;
+    berth_arena_init(&f.a, 0);
+    berth_error_clear(&f.e);
+    assert_int_equal(berth_doc_load_buffer(&f.a, "t.yaml", text, off, &f.src, &f.e), 0);
+    assert_int_equal(f.src.docs[0]->n, N);
+    berth_arena_free(&f.a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_json_stream),
         cmocka_unit_test(test_keys_shared),
         cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_duplicate_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -318,10 +320,44 @@ static void test_label_values(void **state)
     assert_true(berth_label_value_valid(NULL, NULL));
 }
 
+/* Sets above the insertion sort's 16 items (core/labels.c sort_large):
+ * sorted, stable among equal keys, duplicates reported, same order as the
+ * small-set sort gives. */
+static void test_sort_large(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    static berth_label items[N];
+    static char keys[N][16], vals[N][16];
+    for (uint32_t i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%04u", (N - 1 - i) % 997); /* 3 keys twice */
+        snprintf(vals[i], sizeof vals[i], "%u", i);
+        items[i] = (berth_label){keys[i], vals[i]};
+    }
+    berth_labels l = {items, N};
+    assert_int_equal(berth_labels_sort(&l), BERTH_EINVAL);
+    for (uint32_t i = 1; i < N; i++) {
+        int c = strcmp(items[i - 1].key, items[i].key);
+        assert_true(c <= 0);
+        if (c == 0) /* stable: the earlier item (smaller value) first */
+            assert_true(atoi(items[i - 1].value) < atoi(items[i].value));
+    }
+    assert_string_equal(berth_labels_get(&l, "k0500"), "499");
+    /* no duplicate: 0 */
+    for (uint32_t i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%04u", (i * 7) % N);
+        items[i] = (berth_label){keys[i], vals[i]};
+    }
+    assert_int_equal(berth_labels_sort(&l), 0);
+    for (uint32_t i = 1; i < N; i++)
+        assert_true(strcmp(items[i - 1].key, items[i].key) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_and_get),
+        cmocka_unit_test(test_sort_large),
         cmocka_unit_test(test_in_notin),
         cmocka_unit_test(test_exists),
         cmocka_unit_test(test_gt_lt),
