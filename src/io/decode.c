@@ -20,22 +20,39 @@ void berth_dec_init(berth_dec *d, berth_arena *a, const char *file, berth_error 
     d->arena = a;
 }
 
+/* Appends s[0, n) to the field path, cut at its size (as snprintf would:
+ * a loader pushes a field for every value it reads, and snprintf was a
+ * tenth of a large load). */
+static void path_add(berth_dec *d, const char *s, size_t n)
+{
+    size_t room = sizeof d->path - 1 - d->plen;
+    if (n > room)
+        n = room;
+    memcpy(d->path + d->plen, s, n);
+    d->plen += n;
+    d->path[d->plen] = '\0';
+}
+
 size_t berth_dec_push(berth_dec *d, const char *field)
 {
     size_t prev = d->plen;
-    int w = snprintf(d->path + d->plen, sizeof d->path - d->plen, "%s%s", d->plen ? "." : "",
-                     field);
-    if (w > 0)
-        d->plen += (size_t)w < sizeof d->path - d->plen ? (size_t)w : sizeof d->path - d->plen - 1;
+    if (d->plen)
+        path_add(d, ".", 1);
+    path_add(d, field, strlen(field));
     return prev;
 }
 
 size_t berth_dec_push_index(berth_dec *d, size_t i)
 {
     size_t prev = d->plen;
-    int w = snprintf(d->path + d->plen, sizeof d->path - d->plen, "[%zu]", i);
-    if (w > 0)
-        d->plen += (size_t)w < sizeof d->path - d->plen ? (size_t)w : sizeof d->path - d->plen - 1;
+    char buf[24];
+    size_t at = sizeof buf;
+    buf[--at] = ']';
+    do
+        buf[--at] = (char)('0' + i % 10);
+    while ((i /= 10) > 0);
+    buf[--at] = '[';
+    path_add(d, buf + at, sizeof buf - at);
     return prev;
 }
 

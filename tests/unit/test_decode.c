@@ -173,6 +173,11 @@ static void test_paths(void **state)
     berth_dec_push_index(&f.d, 12);
     berth_dec_push(&f.d, "ports");
     assert_string_equal(f.d.path, "spec.containers[12].ports");
+    size_t p2 = berth_dec_push_index(&f.d, 0);
+    berth_dec_push_index(&f.d, 18446744073709551615u);
+    assert_string_equal(f.d.path, "spec.containers[12].ports[0][18446744073709551615]");
+    berth_dec_pop(&f.d, p2);
+    assert_string_equal(f.d.path, "spec.containers[12].ports");
     berth_dec_pop(&f.d, p1);
     assert_string_equal(f.d.path, "spec");
     berth_dec_pop(&f.d, p0);
