@@ -3,8 +3,9 @@
  * /tmp (one NodePool, 15 InstanceTypes in 3 zones, a NodeClaimList, a
  * NodeList with Ready conditions and managedFields, a PodList of
  * ReplicaSet pods, 3 per node, sized so nodes are 25-75 % requested; fixed
- * seed), then runs the binary on it 3 times and prints the median CPU
- * seconds of the child (user + system, from wait4: the CLI is
+ * seed), then runs the binary on the 10k and the 50k input in turn, 5
+ * rounds, and prints the median CPU seconds of each size (user + system
+ * of the child, from wait4: the CLI is
  * single-threaded, so this is its time on one core also on a shared
  * machine; wall seconds go to stderr). Sizes 10k and 50k nodes; the 50k
  * figure must stay within 6x the 10k one (linear load and plan). BERTH
@@ -171,23 +172,66 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double measure(const char *berth, unsigned nodes)
+static void input_path(char *path, size_t len, unsigned nodes)
 {
-    char path[128];
-    snprintf(path, sizeof path, "/tmp/berth-bench-disrupt-cli-%u-%d.yaml", nodes, (int)getpid());
-    write_input(path, nodes);
-    double cpu[3], wall[3];
-    for (int r = 0; r < 3; r++)
-        cpu[r] = run(berth, path, &wall[r]);
+    snprintf(path, len, "/tmp/berth-bench-disrupt-cli-%u-%d.yaml", nodes, (int)getpid());
+}
+
+static void done_with(const char *path)
+{
     if (!getenv("BENCH_DISRUPT_CLI_KEEP"))
         remove(path);
     else
         fprintf(stderr, "bench_disrupt_cli: kept %s\n", path);
-    qsort(cpu, 3, sizeof *cpu, cmp_d);
-    qsort(wall, 3, sizeof *wall, cmp_d);
-    fprintf(stderr, "bench_disrupt_cli: %u nodes: median %.3f s CPU, %.3f s wall\n", nodes, cpu[1],
-            wall[1]);
-    return cpu[1];
+}
+
+/* median CPU seconds of n runs (cpu sorted in place); wall to stderr */
+static double report(unsigned nodes, double *cpu, double *wall, int n)
+{
+    qsort(cpu, (size_t)n, sizeof *cpu, cmp_d);
+    qsort(wall, (size_t)n, sizeof *wall, cmp_d);
+    fprintf(stderr, "bench_disrupt_cli: %u nodes: median %.3f s CPU, %.3f s wall (%d runs)\n",
+            nodes, cpu[n / 2], wall[n / 2], n);
+    return cpu[n / 2];
+}
+
+/* one size alone, 3 runs (BENCH_DISRUPT_CLI_SIZES) */
+static double measure(const char *berth, unsigned nodes)
+{
+    char path[128];
+    input_path(path, sizeof path, nodes);
+    write_input(path, nodes);
+    double cpu[3], wall[3];
+    for (int r = 0; r < 3; r++)
+        cpu[r] = run(berth, path, &wall[r]);
+    done_with(path);
+    return report(nodes, cpu, wall, 3);
+}
+
+#define PAIR_ROUNDS 5
+
+/* The 10k and 50k figures: both inputs written first, then PAIR_ROUNDS
+ * rounds of one 10k run and one 50k run, so that a slower spell of a
+ * shared machine falls on both sizes alike instead of on whichever was
+ * measured then; the figures are the medians. */
+static void measure_pair(const char *berth, double *t10, double *t50)
+{
+    char p10[128], p50[128];
+    input_path(p10, sizeof p10, 10000);
+    input_path(p50, sizeof p50, 50000);
+    write_input(p10, 10000);
+    write_input(p50, 50000);
+    double c10[PAIR_ROUNDS], w10[PAIR_ROUNDS], c50[PAIR_ROUNDS], w50[PAIR_ROUNDS];
+    for (int r = 0; r < PAIR_ROUNDS; r++) {
+        c10[r] = run(berth, p10, &w10[r]);
+        c50[r] = run(berth, p50, &w50[r]);
+        fprintf(stderr, "bench_disrupt_cli: round %d: 10k %.3f s, 50k %.3f s CPU (%.2fx)\n", r,
+                c10[r], c50[r], c50[r] / c10[r]);
+    }
+    done_with(p10);
+    done_with(p50);
+    *t10 = report(10000, c10, w10, PAIR_ROUNDS);
+    *t50 = report(50000, c50, w50, PAIR_ROUNDS);
 }
 
 int main(void)
@@ -212,9 +256,9 @@ int main(void)
         }
         return 0;
     }
-    double t10 = measure(berth, 10000);
+    double t10, t50;
+    measure_pair(berth, &t10, &t50);
     printf("BENCH disrupt.cli_seconds.10k %.3f s\n", t10);
-    double t50 = measure(berth, 50000);
     printf("BENCH disrupt.cli_seconds.50k %.3f s\n", t50);
     printf("BENCH disrupt.cli_seconds.50k_over_10k %.2f x\n", t10 > 0 ? t50 / t10 : 0);
     return 0;

@@ -27,5 +27,13 @@ char *berth_arena_strndup(berth_arena *a, const char *s, size_t n);
 char *berth_arena_strdup(berth_arena *a, const char *s);
 /* Releases every block; the arena can be reused afterwards. */
 void berth_arena_free(berth_arena *a);
+/* Releases every block but the newest, which is emptied and kept for the
+ * next allocations (a scratch arena reused for one item after another:
+ * its memory stays warm). Pointers into the arena become invalid. */
+void berth_arena_reset(berth_arena *a);
+/* Moves every block of src into dst, which goes on allocating from its own
+ * newest block; src is left empty. Pointers into src stay valid and now
+ * live as long as dst. */
+void berth_arena_adopt(berth_arena *dst, berth_arena *src);
 
 #endif

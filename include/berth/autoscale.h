@@ -136,6 +136,10 @@ void berth_autoscale_free(berth_autoscale *m);
  * InstanceType (berth.io/v1, strict), List, and everything berth_kube_load
  * reads. Parse src into m->kube.arena. */
 int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict, berth_error *e);
+/* berth_autoscale_load of the file at path ("-": stdin), streamed: each
+ * document and List item decoded as it is parsed, then its tree released
+ * (berth_kdocs_walk_file). */
+int berth_autoscale_load_file(berth_autoscale *m, const char *path, int strict, berth_error *e);
 /* Resolves references (Headroom -> group, group instance types,
  * reservations' types) and adds the warnings of berth_autoscale_warnings;
  * call once after the last load. */

@@ -142,7 +142,6 @@ typedef struct berth_nodepool {
     const char *hash_annotation;  /* metadata.annotations karpenter.sh/nodepool-hash */
     const char *hash_version;     /* ... -version */
     char hash[24];                /* berth's template hash (decimal) */
-    const berth_node *node;       /* the document, for messages */
 } berth_nodepool;
 
 typedef struct berth_nodeclaim {
@@ -224,6 +223,13 @@ void berth_disrupt_free(berth_disrupt *m);
  * InstanceType (berth.io/v1, strict), List, and everything
  * berth_kube_load reads. Parse src into m->kube.arena. */
 int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, berth_error *e);
+/* berth_disrupt_load of the file at path ("-": stdin), streamed: each
+ * document and List item is decoded as it is parsed and its tree released
+ * (berth_kdocs_walk_file), so the peak stays near the model's size. */
+int berth_disrupt_load_file(berth_disrupt *m, const char *path, int strict, berth_error *e);
+/* berth_disrupt_load_file of buf[0, len), named name in messages. */
+int berth_disrupt_load_buffer(berth_disrupt *m, const char *name, const char *buf, size_t len,
+                              int strict, berth_error *e);
 /* Checks references, computes template hashes and adds the warnings of
  * berth_disrupt_warnings; call once after the last berth_disrupt_load. */
 int berth_disrupt_finalize(berth_disrupt *m, berth_error *e);
@@ -374,7 +380,6 @@ typedef struct berth_aksnodeclass {
     const char *hash_annotation;  /* metadata.annotations karpenter.azure.com/aksnodeclass-hash */
     const char *hash_version;     /* ... -version */
     char hash[24];                /* berth's hash of the three fields (decimal) */
-    const berth_node *node;       /* the document, for messages */
 } berth_aksnodeclass;
 
 /* berth's AKSNodeClass hash: FNV-1a 64 over "berth-v1", imageFamily,

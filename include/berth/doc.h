@@ -71,6 +71,36 @@ int berth_doc_load_file(berth_arena *a, const char *path, berth_source *src, ber
 int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
                           berth_source *src, berth_error *e);
 
+/* ---- streaming: documents and List items handed over as they are parsed ----
+ * A kubectl dump of 50k nodes is a 120 MB file whose tree takes 600 MB;
+ * streamed, each top-level document is built, handed over and released,
+ * and so is each item of its `items` sequence, so the tree never holds
+ * more than one object (docs/disrupt.md "Streaming the input"). Scalar
+ * texts stay in the arena: strings read from a node outlive it. Anchors
+ * keep their document or item alive (an alias may name them later). */
+typedef struct berth_doc_stream {
+    /* An item of the `items` sequence of a top-level mapping, once
+     * parsed: list_kind and list_api are that mapping's kind and
+     * apiVersion if they came before `items` (NULL otherwise), index the
+     * item's position. 1: taken (its nodes are released after the call:
+     * keep no pointer to them); 0: keep it in its document, and every later
+     * item of this List too; < 0: an error (set in the berth_error), the
+     * parse stops. Items that are not mappings are always kept. */
+    int (*item)(void *ctx, const char *list_kind, const char *list_api, size_t index,
+                const berth_node *item);
+    /* A top-level document once parsed (null documents skipped), its first
+     * `streamed` items taken by item (the rest are in its items). Its nodes
+     * are released after the call. 0 or an error. */
+    int (*doc)(void *ctx, const berth_node *doc, size_t streamed);
+    void *ctx;
+} berth_doc_stream;
+/* berth_doc_load_file / _buffer with every document handed to st instead
+ * of kept; *ndocs: documents handed over. */
+int berth_doc_stream_file(berth_arena *a, const char *path, const berth_doc_stream *st,
+                          size_t *ndocs, berth_error *e);
+int berth_doc_stream_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
+                            const berth_doc_stream *st, size_t *ndocs, berth_error *e);
+
 /* ---- kinds a loader does not use (SPEC 6.1) ---- */
 
 /* One skipped kind: how many documents of it, and an optional note
@@ -157,6 +187,11 @@ int berth_dec_fail_field(berth_dec *d, const berth_node *m, const char *key, con
 /* Value of key in map m, or NULL when m is not a map or lacks the key. A
  * present key with an explicit null (~, null, empty) yields NULL too. */
 berth_node *berth_node_get(const berth_node *m, const char *key);
+/* A deep copy of n's nodes in a (scalar texts are shared, not copied): for
+ * a part of a document kept after the document's own nodes are released
+ * (a streamed List item, berth_dec_walk_file). NULL when n is NULL, out
+ * of memory or deeper than BERTH_DOC_MAX_DEPTH (an alias cycle). */
+berth_node *berth_node_copy(berth_arena *a, const berth_node *n);
 int berth_node_is_null(const berth_node *n);
 
 /* Levenshtein distance of two short strings (99 when either is longer than
@@ -223,6 +258,17 @@ int berth_dec_api(berth_dec *d, const berth_node *doc, const char *kind, const c
 int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
                    int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
                    void *ctx);
+/* berth_dec_list of a List whose first `first` items were already read
+ * (streamed: berth_dec_walk_file): its items are numbered from first. */
+int berth_dec_list_from(berth_dec *d, const berth_node *doc, int depth, size_t first,
+                        int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
+                        void *ctx);
+/* The item of a typed list as the loaders see it (berth_dec_list): item
+ * itself when it has kind and apiVersion (or is no mapping), else a
+ * shallow copy in a with the missing entries first (kind: item_kind,
+ * apiVersion: api, unless NULL), located at the item. 0 or BERTH_ENOMEM. */
+int berth_dec_typed_item(berth_dec *d, berth_arena *a, const berth_node *item,
+                         const char *item_kind, const char *api, const berth_node **out);
 /* ---- the kind dispatch every loader uses (io/walk.c) ----
  *
  * A loader describes the kinds it reads as a table; berth_dec_walk reads a
@@ -278,6 +324,20 @@ int berth_dec_walk(berth_dec *d, const berth_node *doc, int depth, const berth_w
  * each; stops at the first error. */
 int berth_dec_walk_source(berth_dec *d, const berth_source *src, const berth_walker *w,
                           void *ctx);
+/* berth_dec_walk of every document of the file at path ("-": stdin), each
+ * walked as soon as it is parsed (berth_doc_stream_file): the items of a
+ * top-level List are walked one by one and released, so the tree never
+ * holds more than one object. A List whose kind follows its items
+ * (kubectl's key order) is streamed when each item has its own kind and
+ * apiVersion; if the document then is no List: an error at it. d->arena
+ * holds the texts; d->file must be path. *ndocs: documents walked. Handlers
+ * must keep no pointer to the nodes they are given (berth_node_copy what
+ * they keep). Stops at the first error. */
+int berth_dec_walk_file(berth_dec *d, const char *path, const berth_walker *w, void *ctx,
+                        size_t *ndocs);
+/* berth_dec_walk_file of buf[0, len), named d->file in messages. */
+int berth_dec_walk_buffer(berth_dec *d, const char *buf, size_t len, const berth_walker *w,
+                          void *ctx, size_t *ndocs);
 /* Requires doc's apiVersion to be one of api (NULL-terminated): "kind K
  * needs apiVersion WANT, got 'X'" at the field otherwise, WANT being
  * want_text or the versions joined by " or ". */

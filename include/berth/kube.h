@@ -196,8 +196,9 @@ typedef struct berth_kpod {
     /* ObjectMeta and status beyond scheduling, decoded once by the kube
      * loader (kube/load_pod.c) for the planners (disrupt, autoscale); zero
      * for pods berth_kube_expand generates */
-    const berth_node *annotations; /* metadata.annotations (string values), NULL when none:
-                                    * read with berth_kube_annotation */
+    const berth_node *annotations; /* metadata.annotations (string values; a copy in the
+                                    * model's arena), NULL when none: read with
+                                    * berth_kube_annotation */
     int line, col;                /* where the pod's document starts in its file */
     int ready;                    /* status.conditions[type=Ready] is True (the first such) */
     int mirror;                   /* annotation kubernetes.io/config.mirror: a static pod's mirror */
@@ -237,7 +238,8 @@ typedef struct berth_knode {
                                         * VolumeZone's region constraints */
     /* beyond scheduling, decoded once by the kube loader (kube/load_node.c)
      * for the planners (disrupt, autoscale) */
-    const berth_node *annotations;     /* metadata.annotations (string values), NULL when none */
+    const berth_node *annotations;     /* metadata.annotations (string values; a copy in the
+                                        * model's arena), NULL when none */
     int deleting;                      /* metadata.deletionTimestamp set */
     berth_kquantity *capacity;         /* status.capacity as written, in input order */
     uint32_t ncapacity;
@@ -489,27 +491,37 @@ int berth_kube_expand_more(berth_kcluster *k, uint32_t c, uint32_t n, berth_erro
  * system-cluster-critical / system-node-critical; NULL when unknown. */
 const berth_kpriority_class *berth_kube_priority_class(const berth_kcluster *k, const char *name);
 
-/* Documents a planner's loader does not read itself and hands to the kube
- * loader (the fallback of its berth_dec_walk): collected while walking,
- * then loaded together. */
+/* Documents a planner's loader does not read itself go to the kube loader
+ * (the fallback of its berth_dec_walk), each decoded as it is met. */
 typedef struct berth_kdocs {
-    const berth_node **docs;
-    uint32_t n, cap;
+    berth_kcluster *k;
+    uint32_t first_pod;           /* k->npods when the walk began */
+    uint32_t n;                   /* documents forwarded */
 } berth_kdocs;
-/* Keeps doc (a walk fallback: ctx is the berth_kdocs). 0 or an error. */
+/* Decodes doc into ctx's model (a walk fallback: ctx is the berth_kdocs),
+ * with the field path of a document of its own. 0 or an error. */
 int berth_kdocs_forward(void *ctx, berth_dec *d, const berth_node *doc, const char *kind);
-/* berth_kube_load of the kept documents (none: 0), then frees them. */
-int berth_kdocs_load(berth_kcluster *k, berth_kdocs *kd, const char *path, int strict,
-                     berth_error *e);
 /* The load of a planner whose input adds its own kinds to the Kubernetes
  * ones (disruption, autoscaling): d set up for src (strict, skipped kinds
  * counted in k), every document walked through w with ctx (w's fallback
- * keeps the Kubernetes kinds in kd: berth_kdocs_forward), then
- * berth_kdocs_load of them into k; d's field path is left empty. *any: kd
- * held documents (k's nodes or pods may have grown). 0 or the first error. */
+ * hands the Kubernetes kinds to the kube loader: berth_kdocs_forward on
+ * kd), then the end of a kube load (requests, shared names, volume zones);
+ * d's field path is left empty. *any: documents were forwarded (k's nodes
+ * or pods may have grown). 0 or the first error. */
 int berth_kdocs_walk(berth_kcluster *k, berth_dec *d, const berth_source *src, int strict,
                      const berth_walker *w, void *ctx, berth_kdocs *kd, int *any,
                      berth_error *e);
+/* berth_kdocs_walk of the file at path ("-": stdin, named <stdin>), each
+ * document and List item walked as it is parsed and then released
+ * (berth_dec_walk_file); a file without documents is an error ("PATH: no
+ * input documents (an empty file or stream)"). */
+int berth_kdocs_walk_file(berth_kcluster *k, berth_dec *d, const char *path, int strict,
+                          const berth_walker *w, void *ctx, berth_kdocs *kd, int *any,
+                          berth_error *e);
+/* berth_kdocs_walk_file of buf[0, len), named name in messages. */
+int berth_kdocs_walk_buffer(berth_kcluster *k, berth_dec *d, const char *name, const char *buf,
+                            size_t len, int strict, const berth_walker *w, void *ctx,
+                            berth_kdocs *kd, int *any, berth_error *e);
 /* A planner's table parallel to a kube model's nodes or pods (*rows: *n
  * rows of size bytes, capacity *cap; berth_grow), row i filled by
  * fill(ctx, d, i, row). */

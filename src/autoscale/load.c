@@ -350,6 +350,15 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
     return !rc && any ? sync_info(m, &d) : rc;
 }
 
+int berth_autoscale_load_file(berth_autoscale *m, const char *path, int strict, berth_error *e)
+{
+    berth_dec d;
+    ctx c = {m, {NULL, 0, 0}};
+    int any;
+    int rc = berth_kdocs_walk_file(&m->kube, &d, path, strict, &walker, &c, &c.kd, &any, e);
+    return !rc && any ? sync_info(m, &d) : rc;
+}
+
 /* The group / type named name, -1 when none: through the loading index
  * when it covers the table (a model built in memory has none). */
 static int find_vng(const berth_autoscale *m, const char *name)

@@ -57,6 +57,12 @@ uint32_t cli_default_threads(void);
 int cli_load_each(const cli_common *c, berth_arena *arena,
                   int (*load)(void *ctx, const berth_source *src, int strict, berth_error *e),
                   void *ctx, berth_error *e);
+/* Hands every input file of c to load(ctx, path, ...), a loader that
+ * streams its file (berth_disrupt_load_file). 0, or the failing code with
+ * e set; "no input files" is EINVAL. */
+int cli_stream_each(const cli_common *c,
+                    int (*load)(void *ctx, const char *path, int strict, berth_error *e),
+                    void *ctx, berth_error *e);
 /* Writes via fn into path atomically (temp file + rename). 0 or -1 (printed). */
 int cli_write_file(const char *path, int (*fn)(FILE *, const void *), const void *arg);
 /* Prints json_t (as JSON or YAML) to stdout and frees it. 0, or -1 after

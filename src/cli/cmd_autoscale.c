@@ -191,9 +191,9 @@ static int plan_flag(int argc, char **argv, int *i, berth_aplan_options *o, char
     return 0;
 }
 
-static int load_one(void *m, const berth_source *src, int strict, berth_error *e)
+static int load_one(void *m, const char *path, int strict, berth_error *e)
 {
-    return berth_autoscale_load(m, src, strict, e);
+    return berth_autoscale_load_file(m, path, strict, e);
 }
 
 static int plan_run(cli_common *cp, berth_aplan_options *op, int have_at);
@@ -282,7 +282,7 @@ static int plan_run(cli_common *cp, berth_aplan_options *op, int have_at)
     berth_autoscale_init(&m);
     berth_error e;
     berth_error_clear(&e);
-    int rc = cli_load_each(&c, &m.kube.arena, load_one, &m, &e);
+    int rc = cli_stream_each(&c, load_one, &m, &e);
     if (!rc)
         rc = berth_autoscale_finalize(&m, &e);
     /* kinds skipped over every file and the planner's warnings, once (SPEC 6.1) */

@@ -87,9 +87,9 @@ static int gates_value(const char *cmd, const char *v, int *spot_to_spot)
     return -1;
 }
 
-static int load_one(void *m, const berth_source *src, int strict, berth_error *e)
+static int load_one(void *m, const char *path, int strict, berth_error *e)
 {
-    return berth_disrupt_load(m, src, strict, e);
+    return berth_disrupt_load_file(m, path, strict, e);
 }
 
 /* Initialises m, loads every input file of c into it and finalises it:
@@ -98,7 +98,7 @@ static int load_model(const cli_common *c, berth_disrupt *m, berth_error *e)
 {
     berth_disrupt_init(m);
     berth_error_clear(e);
-    int rc = cli_load_each(c, &m->kube.arena, load_one, m, e);
+    int rc = cli_stream_each(c, load_one, m, e);
     if (!rc)
         rc = berth_disrupt_finalize(m, e);
     /* kinds skipped over every file and the planner's warnings, once (SPEC 6.1) */

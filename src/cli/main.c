@@ -286,6 +286,21 @@ int cli_load_each(const cli_common *c, berth_arena *arena,
     return 0;
 }
 
+int cli_stream_each(const cli_common *c,
+                    int (*load)(void *ctx, const char *path, int strict, berth_error *e),
+                    void *ctx, berth_error *e)
+{
+    if (c->nfiles == 0)
+        return berth_error_set(e, BERTH_EINVAL,
+                               "no input files (give one or more YAML/JSON files, or - for stdin)");
+    for (int i = 0; i < c->nfiles; i++) {
+        int rc = load(ctx, c->files[i], c->strict, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int cli_load_nexus(berth_nexus *nx, const cli_common *c)
 {
     berth_error e;

@@ -77,3 +77,37 @@ void berth_arena_free(berth_arena *a)
     a->head = NULL;
     a->used_total = 0;
 }
+
+void berth_arena_reset(berth_arena *a)
+{
+    berth_arena_block *keep = a->head;
+    if (!keep)
+        return;
+    berth_arena_block *b = keep->prev;
+    while (b) {
+        berth_arena_block *p = b->prev;
+        free(b);
+        b = p;
+    }
+    keep->prev = NULL;
+    keep->used = 0;
+    a->used_total = 0;
+}
+
+void berth_arena_adopt(berth_arena *dst, berth_arena *src)
+{
+    if (!src->head)
+        return;
+    if (!dst->head) {
+        dst->head = src->head;
+    } else {
+        berth_arena_block *oldest = src->head;
+        while (oldest->prev)
+            oldest = oldest->prev;
+        oldest->prev = dst->head->prev; /* src's blocks go behind dst's newest */
+        dst->head->prev = src->head;
+    }
+    dst->used_total += src->used_total;
+    src->head = NULL;
+    src->used_total = 0;
+}

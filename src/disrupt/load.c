@@ -315,7 +315,6 @@ static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
     memset(&np, 0, sizeof np);
     np.expire_after = 720 * 3600;
     np.termination_grace = -1;
-    np.node = doc;
     berth_node *meta = NULL, *spec = NULL, *tmpl = NULL, *tmeta = NULL, *tspec = NULL, *dis = NULL,
                *ref = NULL;
     berth_labels labels, ann;
@@ -489,7 +488,6 @@ static int load_aksnodeclass(berth_disrupt *m, berth_dec *d, const berth_node *d
     k.image_family = "Ubuntu2204";
     k.vnet_subnet_id = "";
     k.os_disk_size_gb = 128;
-    k.node = doc;
     berth_node *meta = NULL, *spec = NULL;
     berth_labels labels, ann;
     int rc = dec_meta(m, d, doc, &meta, &k.name, &labels, &ann);
@@ -655,6 +653,26 @@ int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, be
     ctx c = {m, &d, {NULL, 0, 0}};
     int any;
     int rc = berth_kdocs_walk(&m->kube, &d, src, strict, &walker, &c, &c.kd, &any, e);
+    return !rc && any ? sync_info(m, &d) : rc;
+}
+
+int berth_disrupt_load_file(berth_disrupt *m, const char *path, int strict, berth_error *e)
+{
+    berth_dec d;
+    ctx c = {m, &d, {NULL, 0, 0}};
+    int any;
+    int rc = berth_kdocs_walk_file(&m->kube, &d, path, strict, &walker, &c, &c.kd, &any, e);
+    return !rc && any ? sync_info(m, &d) : rc;
+}
+
+int berth_disrupt_load_buffer(berth_disrupt *m, const char *name, const char *buf, size_t len,
+                              int strict, berth_error *e)
+{
+    berth_dec d;
+    ctx c = {m, &d, {NULL, 0, 0}};
+    int any;
+    int rc = berth_kdocs_walk_buffer(&m->kube, &d, name, buf, len, strict, &walker, &c, &c.kd,
+                                     &any, e);
     return !rc && any ? sync_info(m, &d) : rc;
 }
 

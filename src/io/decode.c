@@ -105,6 +105,38 @@ int berth_node_is_null(const berth_node *n)
            !strcmp(s, "NULL");
 }
 
+static berth_node *copy_at(berth_arena *a, const berth_node *n, int depth)
+{
+    if (!n || depth > BERTH_DOC_MAX_DEPTH) /* an alias of an open container loops */
+        return NULL;
+    berth_node *c = berth_arena_alloc(a, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *n;
+    if (n->type == BERTH_NODE_MAP) {
+        c->entries = berth_arena_alloc(a, (n->n ? n->n : 1) * sizeof *c->entries);
+        if (!c->entries)
+            return NULL;
+        for (uint32_t i = 0; i < n->n; i++)
+            if (!(c->entries[i].key = copy_at(a, n->entries[i].key, depth + 1)) ||
+                !(c->entries[i].value = copy_at(a, n->entries[i].value, depth + 1)))
+                return NULL;
+    } else if (n->type == BERTH_NODE_SEQ) {
+        c->items = berth_arena_alloc(a, (n->n ? n->n : 1) * sizeof *c->items);
+        if (!c->items)
+            return NULL;
+        for (uint32_t i = 0; i < n->n; i++)
+            if (!(c->items[i] = copy_at(a, n->items[i], depth + 1)))
+                return NULL;
+    }
+    return c;
+}
+
+berth_node *berth_node_copy(berth_arena *a, const berth_node *n)
+{
+    return copy_at(a, n, 0);
+}
+
 berth_node *berth_node_get(const berth_node *m, const char *key)
 {
     if (!m || m->type != BERTH_NODE_MAP)
@@ -360,8 +392,8 @@ static berth_node *synth_scalar(berth_arena *a, const berth_node *at, const char
 /* The item of a typed list as the loaders see it: item itself when it has
  * kind and apiVersion (or is no mapping), else a shallow copy with the
  * missing entries first (kind: item_kind, apiVersion: the list's). */
-static int typed_item(berth_dec *d, const berth_node *item, const char *item_kind,
-                      const berth_node *api, const berth_node **out)
+int berth_dec_typed_item(berth_dec *d, berth_arena *a, const berth_node *item,
+                         const char *item_kind, const char *api, const berth_node **out)
 {
     *out = item;
     if (item->type != BERTH_NODE_MAP)
@@ -377,22 +409,22 @@ static int typed_item(berth_dec *d, const berth_node *item, const char *item_kin
         keep += !((need_kind && !strcmp(k, "kind")) || (need_api && !strcmp(k, "apiVersion")));
     }
     size_t n = keep + (size_t)need_kind + (size_t)need_api;
-    berth_node *copy = berth_arena_alloc(d->arena, sizeof *copy);
-    berth_map_entry *ents = berth_arena_alloc(d->arena, n * sizeof *ents);
+    berth_node *copy = berth_arena_alloc(a, sizeof *copy);
+    berth_map_entry *ents = berth_arena_alloc(a, n * sizeof *ents);
     if (!copy || !ents)
         return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
     *copy = *item;
     size_t j = 0;
     if (need_api) {
-        ents[j].key = synth_scalar(d->arena, item, "apiVersion");
-        ents[j].value = synth_scalar(d->arena, item, api->str);
+        ents[j].key = synth_scalar(a, item, "apiVersion");
+        ents[j].value = synth_scalar(a, item, api);
         if (!ents[j].key || !ents[j].value)
             return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
         j++;
     }
     if (need_kind) {
-        ents[j].key = synth_scalar(d->arena, item, "kind");
-        ents[j].value = synth_scalar(d->arena, item, item_kind);
+        ents[j].key = synth_scalar(a, item, "kind");
+        ents[j].value = synth_scalar(a, item, item_kind);
         if (!ents[j].key || !ents[j].value)
             return berth_error_set(d->err, BERTH_ENOMEM, "%s: out of memory", d->file);
         j++;
@@ -408,9 +440,9 @@ static int typed_item(berth_dec *d, const berth_node *item, const char *item_kin
     return 0;
 }
 
-int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
-                   int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
-                   void *ctx)
+int berth_dec_list_from(berth_dec *d, const berth_node *doc, int depth, size_t first,
+                        int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
+                        void *ctx)
 {
     berth_node *items = NULL;
     int rc = berth_dec_seq(d, doc, "items", 1, &items);
@@ -431,15 +463,22 @@ int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
         api = NULL;
     for (size_t i = 0; i < items->n && !rc; i++) {
         size_t p = berth_dec_push(d, "items");
-        berth_dec_push_index(d, i);
+        berth_dec_push_index(d, first + i);
         const berth_node *item = items->items[i];
         if (item_kind)
-            rc = typed_item(d, item, item_kind, api, &item);
+            rc = berth_dec_typed_item(d, d->arena, item, item_kind, api ? api->str : NULL, &item);
         if (!rc)
             rc = fn(ctx, d, item, depth + 1);
         berth_dec_pop(d, p);
     }
     return rc;
+}
+
+int berth_dec_list(berth_dec *d, const berth_node *doc, int depth,
+                   int (*fn)(void *ctx, berth_dec *d, const berth_node *item, int depth),
+                   void *ctx)
+{
+    return berth_dec_list_from(d, doc, depth, 0, fn, ctx);
 }
 
 int berth_dec_labels(berth_dec *d, const berth_node *parent, const char *key, berth_labels *out,

@@ -59,6 +59,21 @@ typedef struct builder {
     /* where the text given to libyaml starts in the file (JSON streams):
      * added to its marks (the column only on the text's first line) */
     size_t line_off, col_off;
+    /* streaming (berth_doc_stream_file): each top-level document is built
+     * in doc_nodes and each item of its List in item_nodes, handed to the
+     * stream and released; texts stay in a. na is where nodes, entries and
+     * items go: a when the whole tree is kept. */
+    const berth_doc_stream *stream;
+    berth_arena *na;
+    berth_arena doc_nodes, item_nodes;
+    berth_node *doc_chunk;       /* doc_nodes' node chunk while an item is built */
+    size_t doc_chunk_left;
+    int in_item;                 /* building a List item (in item_nodes) */
+    int keep_items;              /* this List keeps its items (the stream said so) */
+    size_t item_index;           /* position of the next item */
+    size_t streamed;             /* items of this document the stream took */
+    size_t doc_anchors, item_anchors; /* nanchors when the document / item began */
+    size_t ndocs_streamed;       /* documents handed to the stream */
 } builder;
 
 static size_t mark_line(const builder *b, const yaml_mark_t *m)
@@ -105,8 +120,12 @@ static berth_node *find_anchor(builder *b, const char *name)
 
 /* Attaches a finished node to the container on top of the stack, or makes
  * it a document. */
+static int stream_doc(builder *b, berth_node *n);
+
 static int attach(builder *b, berth_node *n)
 {
+    if (b->depth == 0 && b->stream)
+        return stream_doc(b, n);
     if (b->depth == 0) {
         if (b->ndocs == b->capdocs &&
             berth_grow((void **)&b->docs, &b->capdocs, (uint32_t)b->ndocs + 1, sizeof *b->docs, 0))
@@ -167,7 +186,7 @@ static const char *intern_key(builder *b, const char *s, size_t len)
 static berth_node *new_node(builder *b, berth_node_type t, const yaml_mark_t *m)
 {
     if (!b->nodes_left) {
-        if (!(b->nodes = berth_arena_alloc(b->a, NODE_CHUNK * sizeof *b->nodes)))
+        if (!(b->nodes = berth_arena_alloc(b->na, NODE_CHUNK * sizeof *b->nodes)))
             return NULL; /* zeroed */
         b->nodes_left = NODE_CHUNK;
     }
@@ -178,6 +197,95 @@ static berth_node *new_node(builder *b, berth_node_type t, const yaml_mark_t *m)
     n->col = (int)mark_col(b, m);
     n->str = "";
     return n;
+}
+
+/* ---- streaming: a List's items handed over one by one ---- */
+
+/* The top-level mapping's value being built is the one of key "items". */
+static int items_key_open(const builder *b)
+{
+    const frame *top = &b->stack[0];
+    if (b->depth < 1 || top->node->type != BERTH_NODE_MAP || top->n % 2 == 0)
+        return 0;
+    const berth_node *key = top->kids[top->n - 1];
+    return key->type == BERTH_NODE_SCALAR && !strcmp(key->str, "items");
+}
+
+/* The node about to start is an item of that `items` sequence. */
+static int at_list_item(const builder *b)
+{
+    return b->depth == 2 && items_key_open(b) && b->stack[1].node->type == BERTH_NODE_SEQ;
+}
+
+/* The top-level mapping's scalar value at key, among the entries parsed so
+ * far; NULL when it has none (yet). */
+static const char *top_scalar(const builder *b, const char *key)
+{
+    const frame *top = &b->stack[0];
+    for (size_t i = 0; i + 1 < top->n; i += 2)
+        if (!strcmp(top->kids[i]->str, key))
+            return top->kids[i + 1]->type == BERTH_NODE_SCALAR ? top->kids[i + 1]->str : NULL;
+    return NULL;
+}
+
+/* A List item starts: its nodes go to item_nodes. */
+static void item_begin(builder *b)
+{
+    b->doc_chunk = b->nodes;
+    b->doc_chunk_left = b->nodes_left;
+    b->nodes = NULL;
+    b->nodes_left = 0;
+    b->na = &b->item_nodes;
+    b->in_item = 1;
+    b->item_anchors = b->nanchors;
+}
+
+/* A List item n is complete: the stream takes it (its nodes are released,
+ * unless it defined an anchor a later alias may name: then they move to
+ * a) or keeps it, and then this List's later items too. */
+static int stream_item(builder *b, berth_node *n)
+{
+    b->in_item = 0;
+    b->na = &b->doc_nodes;
+    b->nodes = b->doc_chunk;
+    b->nodes_left = b->doc_chunk_left;
+    int rc = b->stream->item(b->stream->ctx, top_scalar(b, "kind"), top_scalar(b, "apiVersion"),
+                             b->item_index++, n);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        b->keep_items = 1;
+        berth_arena_adopt(&b->doc_nodes, &b->item_nodes);
+        return push_kid(b, &b->stack[b->depth - 1], n);
+    }
+    b->streamed++;
+    if (b->nanchors > b->item_anchors)
+        berth_arena_adopt(b->a, &b->item_nodes);
+    else
+        berth_arena_reset(&b->item_nodes);
+    return 0;
+}
+
+/* A top-level document n is complete: handed to the stream (unless null),
+ * then its nodes are released (or moved to a, when it defined an anchor). */
+static int stream_doc(builder *b, berth_node *n)
+{
+    int rc = 0;
+    if (!berth_node_is_null(n)) {
+        b->ndocs_streamed++;
+        rc = b->stream->doc(b->stream->ctx, n, b->streamed);
+    }
+    if (b->nanchors > b->doc_anchors)
+        berth_arena_adopt(b->a, &b->doc_nodes);
+    else
+        berth_arena_reset(&b->doc_nodes);
+    b->nodes = NULL;
+    b->nodes_left = 0;
+    b->streamed = 0;
+    b->keep_items = 0;
+    b->item_index = 0;
+    b->doc_anchors = b->nanchors;
+    return rc;
 }
 
 #define DUP_SCAN 16u /* maps of up to this many keys compare every pair */
@@ -231,7 +339,7 @@ static int close_container(builder *b)
             return berth_error_set(b->e, BERTH_EINVAL, "%s:%d:%d: mapping key without value",
                                    b->name, n->line, n->col);
         n->n = f->n / 2;
-        n->entries = berth_arena_alloc(b->a, (n->n ? n->n : 1) * sizeof *n->entries);
+        n->entries = berth_arena_alloc(b->na, (n->n ? n->n : 1) * sizeof *n->entries);
         if (!n->entries)
             return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
         for (size_t i = 0; i < n->n; i++) {
@@ -253,7 +361,7 @@ static int close_container(builder *b)
         }
     } else {
         n->n = f->n;
-        n->items = berth_arena_alloc(b->a, (n->n ? n->n : 1) * sizeof *n->items);
+        n->items = berth_arena_alloc(b->na, (n->n ? n->n : 1) * sizeof *n->items);
         if (!n->items)
             return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
         if (n->n)   /* f->kids is NULL for an empty sequence */
@@ -263,6 +371,8 @@ static int close_container(builder *b)
     f->kids = NULL;
     f->n = f->cap = 0;
     b->depth--;
+    if (b->in_item && b->depth == 2)
+        return stream_item(b, n);
     return attach(b, n);
 }
 
@@ -285,6 +395,8 @@ static int run_parser(builder *b, yaml_parser_t *p)
             done = 1;
             break;
         case YAML_SCALAR_EVENT: {
+            if (b->stream && at_list_item(b))
+                b->keep_items = 1; /* not a mapping: kept, with the items after it */
             berth_node *n = new_node(b, BERTH_NODE_SCALAR, &ev.start_mark);
             if (!n) {
                 rc = berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
@@ -315,6 +427,15 @@ static int run_parser(builder *b, yaml_parser_t *p)
                                      mark_col(b, &ev.start_mark), BERTH_DOC_MAX_DEPTH);
                 break;
             }
+            if (b->stream && b->depth == 1 && items_key_open(b)) {
+                b->item_index = 0; /* a List's items begin */
+                b->keep_items = 0;
+            } else if (b->stream && at_list_item(b)) {
+                if (ev.type == YAML_MAPPING_START_EVENT && !b->keep_items)
+                    item_begin(b);
+                else
+                    b->keep_items = 1;
+            }
             berth_node *n = new_node(b, ev.type == YAML_MAPPING_START_EVENT ? BERTH_NODE_MAP
                                                                             : BERTH_NODE_SEQ,
                                      &ev.start_mark);
@@ -337,6 +458,8 @@ static int run_parser(builder *b, yaml_parser_t *p)
             rc = close_container(b);
             break;
         case YAML_ALIAS_EVENT: {
+            if (b->stream && at_list_item(b))
+                b->keep_items = 1;
             berth_node *n = find_anchor(b, (const char *)ev.data.alias.anchor);
             if (!n)
                 rc = berth_error_set(b->e, BERTH_EINVAL, "%s:%zu:%zu: unknown alias '*%s'",
@@ -357,6 +480,8 @@ static int run_parser(builder *b, yaml_parser_t *p)
 
 static void builder_free(builder *b)
 {
+    berth_arena_free(&b->doc_nodes);
+    berth_arena_free(&b->item_nodes);
     berth_nameidx_free(&b->keys);
     free(b->keytext);
     for (int i = 0; i < b->depth; i++)
@@ -404,6 +529,7 @@ static int parse_text(builder *b, const char *buf, size_t len, size_t line_off, 
     for (size_t i = 0; i < b->nanchors; i++)
         free(b->anchors[i].name);
     b->nanchors = 0;
+    b->doc_anchors = 0;
     return rc;
 }
 
@@ -565,14 +691,21 @@ static void js_advance(const char *buf, size_t *from, size_t off, size_t *line, 
     *from = off;
 }
 
-int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
-                          berth_source *src, berth_error *e)
+/* Parses buf into src's documents, or (st set) hands each document and
+ * List item to st and counts the documents in *ndocs. */
+static int load_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
+                       berth_source *src, const berth_doc_stream *st, size_t *ndocs,
+                       berth_error *e)
 {
     builder b;
     memset(&b, 0, sizeof b);
     b.a = a;
     b.e = e;
     b.name = name;
+    b.stream = st;
+    b.na = st ? &b.doc_nodes : a;
+    berth_arena_init(&b.doc_nodes, a->cap);
+    berth_arena_init(&b.item_nodes, a->cap);
     memset(src, 0, sizeof *src);
     src->path = berth_arena_strdup(a, name);
     if (!src->path)
@@ -604,7 +737,16 @@ int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, siz
         rc = parse_text(&b, buf, len, 0, 0);
     }
     free(spans);
-    return finish(&b, src, rc);
+    rc = finish(&b, src, rc);
+    if (ndocs)
+        *ndocs = b.ndocs_streamed;
+    return rc;
+}
+
+int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
+                          berth_source *src, berth_error *e)
+{
+    return load_buffer(a, name, buf, len, src, NULL, NULL, e);
 }
 
 /* A regular file is mapped rather than copied: its pages are the page
@@ -614,34 +756,35 @@ int berth_doc_load_buffer(berth_arena *a, const char *name, const char *buf, siz
  * 0: parsed; else the error. A file truncated by another program while it
  * is parsed ends the process with SIGBUS. */
 static int load_mapped(berth_arena *a, const char *path, FILE *f, berth_source *src,
-                       berth_error *e)
+                       const berth_doc_stream *st, size_t *ndocs, berth_error *e)
 {
-    struct stat st;
-    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size <= 0)
+    struct stat fs;
+    if (fstat(fileno(f), &fs) || !S_ISREG(fs.st_mode) || fs.st_size <= 0)
         return 1;
-    if ((uint64_t)st.st_size >= BERTH_DOC_MAX_BYTES)
+    if ((uint64_t)fs.st_size >= BERTH_DOC_MAX_BYTES)
         return berth_error_set(e, BERTH_ELIMIT, "%s: larger than %u bytes", path,
                                BERTH_DOC_MAX_BYTES);
     int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
     flags |= MAP_POPULATE; /* map every page now: one fault instead of one per 4 KB */
 #endif
-    size_t len = (size_t)st.st_size;
+    size_t len = (size_t)fs.st_size;
     void *buf = mmap(NULL, len, PROT_READ, flags, fileno(f), 0);
     if (buf == MAP_FAILED)
         return 1;
-    int rc = berth_doc_load_buffer(a, path, buf, len, src, e);
+    int rc = load_buffer(a, path, buf, len, src, st, ndocs, e);
     munmap(buf, len);
     return rc;
 }
 
-int berth_doc_load_file(berth_arena *a, const char *path, berth_source *src, berth_error *e)
+static int load_file(berth_arena *a, const char *path, berth_source *src,
+                     const berth_doc_stream *st, size_t *ndocs, berth_error *e)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f)
         return berth_error_set(e, BERTH_EIO, "%s: cannot open: %s", path, strerror(errno));
     if (f != stdin) {
-        int rc = load_mapped(a, path, f, src, e);
+        int rc = load_mapped(a, path, f, src, st, ndocs, e);
         if (rc != 1) {
             fclose(f);
             return rc;
@@ -678,7 +821,29 @@ int berth_doc_load_file(berth_arena *a, const char *path, berth_source *src, ber
     if (f != stdin)
         fclose(f);
     if (rc == 0)
-        rc = berth_doc_load_buffer(a, strcmp(path, "-") == 0 ? "<stdin>" : path, buf, len, src, e);
+        rc = load_buffer(a, strcmp(path, "-") == 0 ? "<stdin>" : path, buf, len, src, st, ndocs,
+                         e);
     free(buf);
     return rc;
+}
+
+int berth_doc_load_file(berth_arena *a, const char *path, berth_source *src, berth_error *e)
+{
+    return load_file(a, path, src, NULL, NULL, e);
+}
+
+int berth_doc_stream_file(berth_arena *a, const char *path, const berth_doc_stream *st,
+                          size_t *ndocs, berth_error *e)
+{
+    berth_source src;
+    *ndocs = 0;
+    return load_file(a, path, &src, st, ndocs, e);
+}
+
+int berth_doc_stream_buffer(berth_arena *a, const char *name, const char *buf, size_t len,
+                            const berth_doc_stream *st, size_t *ndocs, berth_error *e)
+{
+    berth_source src;
+    *ndocs = 0;
+    return load_buffer(a, name, buf, len, &src, st, ndocs, e);
 }

@@ -157,22 +157,15 @@ static void share_names(berth_kcluster *k, uint32_t first_pod)
     berth_nameidx_free(&ns);
 }
 
-int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e)
+/* What a file's load ends with: requests need the final resource table
+ * (computed once the file is in), the pods share namespace names, and
+ * volume zones need every file's PVCs and PVs (resolved again whenever a
+ * file brings PVCs, PVs or pods with claims). */
+static int load_end(berth_kcluster *k, uint32_t first_pod, berth_error *e)
 {
-    berth_dec d;
-    berth_dec_init(&d, &k->arena, src->path, e);
-    d.strict = strict;
-    d.skips = &k->skipped;
-    uint32_t first_pod = k->npods;
-    int rc = berth_dec_walk_source(&d, src, &walker, k);
-    if (rc)
-        return rc;
-    /* requests need the final resource table: computed once the file is in */
     for (uint32_t p = first_pod; p < k->npods; p++)
         berth_kube_pod_requests(k, &k->pods[p]);
     share_names(k, first_pod);
-    /* volume zones need every file's PVCs and PVs: resolved again whenever
-     * a file brings PVCs, PVs or pods with claims */
     if (k->volumes_stale) {
         if (kube_resolve_volumes(k))
             return berth_error_set(e, BERTH_ENOMEM, "out of memory");
@@ -181,28 +174,33 @@ int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, bert
     return 0;
 }
 
+int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e)
+{
+    berth_dec d;
+    berth_dec_init(&d, &k->arena, src->path, e);
+    d.strict = strict;
+    d.skips = &k->skipped;
+    uint32_t first_pod = k->npods;
+    int rc = berth_dec_walk_source(&d, src, &walker, k);
+    return rc ? rc : load_end(k, first_pod, e);
+}
+
 int berth_kdocs_forward(void *ctx, berth_dec *d, const berth_node *doc, const char *kind)
 {
     berth_kdocs *kd = ctx;
     (void)kind;
-    int rc = berth_grow((void **)&kd->docs, &kd->cap, kd->n + 1, sizeof *kd->docs, KUBE_MAX_OBJECTS);
-    if (rc)
-        return rc == BERTH_ENOMEM ? berth_error_set(d->err, BERTH_ENOMEM, "out of memory")
-                                  : berth_dec_fail(d, doc, "too many objects");
-    kd->docs[kd->n++] = doc;
-    return 0;
-}
-
-int berth_kdocs_load(berth_kcluster *k, berth_kdocs *kd, const char *path, int strict,
-                     berth_error *e)
-{
-    int rc = 0;
-    if (kd->n) {
-        berth_source ks = {path, kd->n, (berth_node **)kd->docs};
-        rc = berth_kube_load(k, &ks, strict, e);
-    }
-    free(kd->docs);
-    memset(kd, 0, sizeof *kd);
+    /* decoded now (a streamed List releases each item after its walk),
+     * with the field path of a document of its own, as berth_kube_load
+     * would report it */
+    char saved[sizeof d->path];
+    size_t plen = d->plen;
+    memcpy(saved, d->path, plen + 1);
+    d->plen = 0;
+    d->path[0] = '\0';
+    int rc = berth_dec_walk(d, doc, 1, &walker, kd->k);
+    memcpy(d->path, saved, plen + 1);
+    d->plen = plen;
+    kd->n++;
     return rc;
 }
 
@@ -213,17 +211,53 @@ int berth_kdocs_walk(berth_kcluster *k, berth_dec *d, const berth_source *src, i
     berth_dec_init(d, &k->arena, src->path, e);
     d->strict = strict;
     d->skips = &k->skipped;
+    *kd = (berth_kdocs){k, k->npods, 0};
     int rc = berth_dec_walk_source(d, src, w, ctx);
     *any = kd->n > 0;
-    if (!rc) {
-        rc = berth_kdocs_load(k, kd, src->path, strict, e);
-    } else {
-        free(kd->docs);
-        memset(kd, 0, sizeof *kd);
-    }
+    if (!rc)
+        rc = load_end(k, kd->first_pod, e);
     d->plen = 0;
     d->path[0] = 0;
     return rc;
+}
+
+/* path set: the file at path; else buf[0, len) named name */
+static int kdocs_stream(berth_kcluster *k, berth_dec *d, const char *path, const char *name,
+                        const char *buf, size_t len, int strict, const berth_walker *w, void *ctx,
+                        berth_kdocs *kd, int *any, berth_error *e)
+{
+    name = berth_arena_strdup(&k->arena, path ? (strcmp(path, "-") ? path : "<stdin>") : name);
+    if (!name)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory");
+    berth_dec_init(d, &k->arena, name, e);
+    d->strict = strict;
+    d->skips = &k->skipped;
+    *kd = (berth_kdocs){k, k->npods, 0};
+    *any = 0;
+    size_t ndocs = 0;
+    int rc = path ? berth_dec_walk_file(d, path, w, ctx, &ndocs)
+                  : berth_dec_walk_buffer(d, buf, len, w, ctx, &ndocs);
+    *any = kd->n > 0;
+    if (!rc && !ndocs)
+        rc = berth_error_set(e, BERTH_EINVAL, "%s: no input documents (an empty file or stream)",
+                             name);
+    if (!rc)
+        rc = load_end(k, kd->first_pod, e);
+    return rc;
+}
+
+int berth_kdocs_walk_file(berth_kcluster *k, berth_dec *d, const char *path, int strict,
+                          const berth_walker *w, void *ctx, berth_kdocs *kd, int *any,
+                          berth_error *e)
+{
+    return kdocs_stream(k, d, path, NULL, NULL, 0, strict, w, ctx, kd, any, e);
+}
+
+int berth_kdocs_walk_buffer(berth_kcluster *k, berth_dec *d, const char *name, const char *buf,
+                            size_t len, int strict, const berth_walker *w, void *ctx,
+                            berth_kdocs *kd, int *any, berth_error *e)
+{
+    return kdocs_stream(k, d, NULL, name, buf, len, strict, w, ctx, kd, any, e);
 }
 
 static int krows_extend(berth_dec *d, const berth_krows *t, uint32_t want, void *ctx)

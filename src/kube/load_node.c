@@ -78,7 +78,9 @@ int kube_load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         return rc;
     nd.name = meta.name;
     nd.labels = meta.labels;
-    nd.annotations = meta.annotations;
+    /* kept past the document (a streamed List releases its items' nodes) */
+    if (meta.annotations && !(nd.annotations = berth_node_copy(&k->arena, meta.annotations)))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     size_t pm = berth_dec_push(d, "metadata");
     int64_t deleted_at = 0;
     rc = k8s_dec_time_at(d, meta.node, "deletionTimestamp", &deleted_at, &nd.deleting);

@@ -23,7 +23,9 @@ int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc)
     pod.name = meta.name;
     pod.labels = meta.labels;
     pod.scheduler_name = "default-scheduler";
-    pod.annotations = meta.annotations;
+    /* kept past the document (a streamed List releases its items' nodes) */
+    if (meta.annotations && !(pod.annotations = berth_node_copy(&k->arena, meta.annotations)))
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     pod.line = doc->line;
     pod.col = doc->col;
     pod.mirror = berth_kube_annotation(meta.annotations, "kubernetes.io/config.mirror") != NULL;

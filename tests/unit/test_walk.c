@@ -6,7 +6,8 @@
  * table, skipped kinds with a note, the apiVersion check and its wording,
  * the strict top-level field check (per kind or always), the fallback that
  * hands other kinds to the next loader, plain-List walkers and the
- * replaced apiVersion check. */
+ * replaced apiVersion check; each walk also streamed (berth_dec_walk_buffer)
+ * with the same outcome, and what streaming alone does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,19 +74,27 @@ typedef struct run {
     berth_skips skips;
     seen s;
     int rc;
+    size_t ndocs;
 } run;
 
-/* Walks text through w; strict as given; with_skips: a skip table. */
-static void walk(run *r, const berth_walker *w, const char *text, int strict, int with_skips)
+/* Walks text through w, streamed (berth_dec_walk_buffer) when stream;
+ * strict as given; with_skips: a skip table. */
+static void walk_one(run *r, const berth_walker *w, const char *text, int strict, int with_skips,
+                     int stream)
 {
     memset(r, 0, sizeof *r);
     berth_arena_init(&r->a, 0);
     berth_error_clear(&r->e);
-    assert_int_equal(berth_doc_load_buffer(&r->a, "t.yaml", text, strlen(text), &r->src, &r->e), 0);
     berth_dec d;
     berth_dec_init(&d, &r->a, "t.yaml", &r->e);
     d.strict = strict;
     d.skips = with_skips ? &r->skips : NULL;
+    if (stream) {
+        r->rc = berth_dec_walk_buffer(&d, text, strlen(text), w, &r->s, &r->ndocs);
+        return;
+    }
+    assert_int_equal(berth_doc_load_buffer(&r->a, "t.yaml", text, strlen(text), &r->src, &r->e), 0);
+    r->ndocs = r->src.ndocs;
     r->rc = berth_dec_walk_source(&d, &r->src, w, &r->s);
 }
 
@@ -93,6 +102,24 @@ static void done(run *r)
 {
     berth_skips_free(&r->skips);
     berth_arena_free(&r->a);
+}
+
+/* walk_one of the whole tree; then streamed, which must see the same
+ * documents in the same order, with the same paths, skips and error. */
+static void walk(run *r, const berth_walker *w, const char *text, int strict, int with_skips)
+{
+    run s;
+    walk_one(&s, w, text, strict, with_skips, 1);
+    walk_one(r, w, text, strict, with_skips, 0);
+    assert_int_equal(s.rc, r->rc);
+    assert_string_equal(s.e.msg, r->e.msg);
+    assert_string_equal(s.s.log, r->s.log);
+    assert_int_equal(s.s.other, r->s.other);
+    assert_string_equal(s.s.other_kinds, r->s.other_kinds);
+    assert_int_equal(berth_skips_total(&s.skips), berth_skips_total(&r->skips));
+    if (!r->rc)
+        assert_int_equal(s.ndocs, r->ndocs);
+    done(&s);
 }
 
 static void expect_error(const run *r, const char *msg)
@@ -304,6 +331,122 @@ static void test_fallback(void **state)
     done(&r);
 }
 
+/* counts Nodes (in seen.other) and keeps the last name */
+static int count_node(void *ctx, berth_dec *d, const berth_node *doc, const berth_kind_handler *h)
+{
+    seen *s = ctx;
+    (void)d;
+    (void)h;
+    s->other++;
+    snprintf(s->other_kinds, sizeof s->other_kinds, "%s",
+             berth_node_get(berth_node_get(doc, "metadata"), "name")->str);
+    return 0;
+}
+
+static const berth_kind_handler count_kinds[] = {{"Node", v1, NULL, top, 0, count_node, NULL, 1}};
+static const berth_walker count_walker = {"test", count_kinds, 1, 0, list_fields, NULL, NULL};
+
+/* Streaming (berth_dec_walk_buffer): a List's items are walked as they are
+ * parsed and released. The same documents, paths and errors as the whole
+ * tree (walk() compares them) for kubectl's key order (items before kind),
+ * a typed list whose kind comes last (items kept until it is known), a
+ * List that switches to keeping at an item without kind, aliases across
+ * items and a JSON stream; the texts alone stay in the arena; and a
+ * document with items before a kind that is no List is an error. */
+static void test_streaming(void **state)
+{
+    (void)state;
+    run r;
+    /* kubectl's order: apiVersion, items, kind, metadata */
+    walk(&r, &walker,
+         "apiVersion: v1\nitems:\n"
+         "- {apiVersion: v1, kind: Node, metadata: {name: a}}\n"
+         "- {apiVersion: apps/v1, kind: Deployment, metadata: {name: b}}\n"
+         "kind: List\nmetadata: {resourceVersion: \"\"}\n",
+         1, 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.s.log, "Node/a@items[0]#1 Deployment/b@items[1]#2 ");
+    done(&r);
+    /* a typed list with its kind last: items without kind wait for it; the
+     * first item (own kind) was walked at once, the rest keep their index */
+    walk(&r, &walker,
+         "apiVersion: v1\nitems:\n"
+         "- {apiVersion: v1, kind: Node, metadata: {name: a}}\n"
+         "- metadata: {name: b}\n"
+         "- {apiVersion: v1, kind: Node, metadata: {name: c}}\n"
+         "- metadata: {name: d, labels: {x: \"1\"}}\n"
+         "kind: NodeList\n",
+         0, 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.s.log, "Node/a@items[0]#1 Node/b@items[1]#1 Node/c@items[2]#1 "
+                                 "Node/d@items[3]#1 ");
+    done(&r);
+    walk(&r, &walker,
+         "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n"
+         "- {metadata: {name: b}}\nkind: List\n",
+         0, 1);
+    expect_error(&r, "t.yaml:4:3: items[1].kind: required field is missing");
+    done(&r);
+    /* aliases: into an earlier item (kept alive), and an item that is one */
+    walk(&r, &walker,
+         "kind: List\napiVersion: v1\nitems:\n"
+         "- {apiVersion: v1, kind: Node, metadata: &m {name: c}}\n"
+         "- {apiVersion: v1, kind: Node, metadata: *m}\n"
+         "- &n {apiVersion: v1, kind: Node, metadata: {name: a}}\n"
+         "- *n\n"
+         "- {apiVersion: v1, kind: Node, metadata: {name: e}}\n",
+         0, 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.s.log, "Node/c@items[0]#1 Node/c@items[1]#1 Node/a@items[2]#1 "
+                                 "Node/a@items[3]#1 Node/e@items[4]#1 ");
+    done(&r);
+    /* a JSON stream in kubectl's order */
+    walk(&r, &walker,
+         "{\"apiVersion\": \"v1\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"Node\", "
+         "\"metadata\": {\"name\": \"j\"}}], \"kind\": \"List\"}\n"
+         "{\"apiVersion\": \"v1\", \"kind\": \"NodeList\", \"items\": [{\"metadata\": "
+         "{\"name\": \"k\"}}]}\n",
+         0, 1);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.s.log, "Node/j@items[0]#1 Node/k@items[0]#1 ");
+    done(&r);
+
+    /* items read before a kind that is no List: an error (the whole tree
+     * would have skipped the unknown kind) */
+    walk_one(&r, &walker,
+             "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n"
+             "kind: Gadget\n",
+             0, 1, 1);
+    expect_error(&r, "t.yaml:4:7: kind: kind Gadget is no List, but its items were read as a "
+                     "List's objects");
+    done(&r);
+
+    /* released: 2,000 items keep only their texts (and fewer of them than
+     * the tree's nodes), whether kind comes first or last */
+    enum { N = 2000 };
+    static char text[N * 80 + 128];
+    for (int last = 0; last < 2; last++) {
+        size_t off = (size_t)snprintf(text, sizeof text, "%sitems:\n",
+                                      last ? "apiVersion: v1\n" : "apiVersion: v1\nkind: NodeList\n");
+        for (int i = 0; i < N; i++)
+            off += (size_t)snprintf(text + off, sizeof text - off,
+                                    "- {apiVersion: v1, kind: Node, metadata: {name: n%d}}\n", i);
+        if (last)
+            off += (size_t)snprintf(text + off, sizeof text - off, "kind: NodeList\n");
+        run t, st;
+        walk_one(&t, &count_walker, text, 0, 1, 0);
+        walk_one(&st, &count_walker, text, 0, 1, 1);
+        assert_int_equal(t.rc, 0);
+        assert_int_equal(st.rc, 0);
+        assert_int_equal(t.s.other, N);
+        assert_int_equal(st.s.other, N);
+        assert_string_equal(st.s.other_kinds, "n1999");
+        assert_true(st.a.used_total * 3 < t.a.used_total);
+        done(&t);
+        done(&st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_api_version),
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_streaming),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
