@@ -1,4 +1,5 @@
-/* core/arena.c - the bump allocator behind every run's objects. */
+/* core/arena.c - the bump allocator behind every run's objects, and the
+ * scratch arenas a streamed load empties (reset) or keeps (adopt). */
 #include "berth/arena.h"
 #include "berth/grow.h"
 
@@ -66,14 +67,19 @@ char *berth_arena_strdup(berth_arena *a, const char *s)
     return berth_arena_strndup(a, s, strlen(s));
 }
 
-void berth_arena_free(berth_arena *a)
+/* frees b and every older block */
+static void free_chain(berth_arena_block *b)
 {
-    berth_arena_block *b = a->head;
     while (b) {
         berth_arena_block *p = b->prev;
         free(b);
         b = p;
     }
+}
+
+void berth_arena_free(berth_arena *a)
+{
+    free_chain(a->head);
     a->head = NULL;
     a->used_total = 0;
 }
@@ -83,12 +89,7 @@ void berth_arena_reset(berth_arena *a)
     berth_arena_block *keep = a->head;
     if (!keep)
         return;
-    berth_arena_block *b = keep->prev;
-    while (b) {
-        berth_arena_block *p = b->prev;
-        free(b);
-        b = p;
-    }
+    free_chain(keep->prev);
     keep->prev = NULL;
     keep->used = 0;
     a->used_total = 0;
