@@ -91,6 +91,12 @@ if [ "$mode" = all ]; then
 fi
 for f in "${good_nexus[@]}"; do cli_file simulate -o json "$f"; done
 for f in "${good_kube[@]}"; do cli_file kube schedule -o json "$f"; done
+# the streamed loaders (docs/disrupt.md "Streaming the input")
+cli_file disrupt plan --at 2024-05-01T12:00:00Z -o json examples/disrupt/consolidate.yaml
+cli_file autoscale plan --at 2024-05-01T12:00:00Z -o json examples/autoscale/scale-up.yaml
+if [ "$mode" = all ]; then
+  cli_file disrupt plan --at 2024-05-01T12:00:00Z -o json examples/kube/real/nodes-pods-pdb-pc.json
+fi
 
 # the service, in process
 drv() {

@@ -291,8 +291,9 @@ int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q)
         rc = 0;
     if (rc) {
         q->rc = rc;
-        if (!se.msg[0])
-            snprintf(se.msg, sizeof se.msg, "what-if session failed");
+        if (!se.msg[0]) /* the fit index's touch fails only for memory */
+            snprintf(se.msg, sizeof se.msg, "%s",
+                     rc == BERTH_ENOMEM ? "out of memory" : "what-if session failed");
         q->err = se;
         return rc;
     }
