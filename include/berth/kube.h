@@ -467,6 +467,11 @@ uint32_t berth_kube_resource(berth_kcluster *k, const char *name, int add);
  * are resolved again (pod -> PVC of its namespace -> PV): O(pods with
  * claims + PVCs + PVs), so the objects may come in any file order. */
 int berth_kube_load(berth_kcluster *k, const berth_source *src, int strict, berth_error *e);
+/* berth_kube_load of the file at path ("-": stdin), streamed: each document
+ * and List item decoded as it is parsed, then its tree released
+ * (berth_dec_walk_file); a file without documents is an error ("PATH: no
+ * input documents (an empty file or stream)"). */
+int berth_kube_load_file(berth_kcluster *k, const char *path, int strict, berth_error *e);
 
 /* Once every input file is in: creates the pods the workload controllers
  * (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet,

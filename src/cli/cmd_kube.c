@@ -85,10 +85,7 @@ static int load_kube(berth_kcluster *k, const cli_common *c, const char *config)
         const char *path = i < c->nfiles ? c->files[i] : config;
         if (!path)
             continue;
-        berth_source src;
-        int rc = cli_load_doc(&k->arena, path, &src, &e);
-        if (!rc)
-            rc = berth_kube_load(k, &src, c->strict, &e);
+        int rc = berth_kube_load_file(k, path, c->strict, &e);
         if (rc) {
             fprintf(stderr, "berth: %s\n", e.msg);
             return berth_err_exit_code(rc);
@@ -424,22 +421,15 @@ static int cmd_fit(int argc, char **argv)
     for (int i = 1; i <= c.nfiles && !rc; i++) {
         const char *path = i < c.nfiles ? c.files[i] : config;
         if (i == c.nfiles) {
-            if (path) {
-                berth_source src;
-                rc = cli_load_doc(&k.arena, path, &src, &e);
-                if (!rc)
-                    rc = berth_kube_load(&k, &src, c.strict, &e);
-            }
+            if (path)
+                rc = berth_kube_load_file(&k, path, c.strict, &e);
             first_ctl = k.ncontrollers;
             first_pod = k.npods;
             path = c.files[0];
             if (rc)
                 break;
         }
-        berth_source src;
-        rc = cli_load_doc(&k.arena, path, &src, &e);
-        if (!rc)
-            rc = berth_kube_load(&k, &src, c.strict, &e);
+        rc = berth_kube_load_file(&k, path, c.strict, &e);
     }
     berth_kprofile forced;
     const berth_kprofile *prof = NULL;

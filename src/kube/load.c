@@ -260,6 +260,14 @@ int berth_kdocs_walk_buffer(berth_kcluster *k, berth_dec *d, const char *name, c
     return kdocs_stream(k, d, NULL, name, buf, len, strict, w, ctx, kd, any, e);
 }
 
+int berth_kube_load_file(berth_kcluster *k, const char *path, int strict, berth_error *e)
+{
+    berth_dec d;
+    berth_kdocs kd;
+    int any;
+    return kdocs_stream(k, &d, path, NULL, NULL, 0, strict, &walker, k, &kd, &any, e);
+}
+
 static int krows_extend(berth_dec *d, const berth_krows *t, uint32_t want, void *ctx)
 {
     if (want > *t->n && berth_grow(t->rows, t->cap, want, t->size, 0))
