@@ -350,13 +350,22 @@ int berth_autoscale_load(berth_autoscale *m, const berth_source *src, int strict
     return !rc && any ? sync_info(m, &d) : rc;
 }
 
-int berth_autoscale_load_file(berth_autoscale *m, const char *path, int strict, berth_error *e)
+/* streamed: the file at path, or (path NULL) buf[0, len) named name */
+static int load_stream(berth_autoscale *m, const char *path, const char *name, const char *buf,
+                       size_t len, int strict, berth_error *e)
 {
     berth_dec d;
     ctx c = {m, {NULL, 0, 0}};
     int any;
-    int rc = berth_kdocs_walk_file(&m->kube, &d, path, strict, &walker, &c, &c.kd, &any, e);
+    int rc = path ? berth_kdocs_walk_file(&m->kube, &d, path, strict, &walker, &c, &c.kd, &any, e)
+                  : berth_kdocs_walk_buffer(&m->kube, &d, name, buf, len, strict, &walker, &c,
+                                            &c.kd, &any, e);
     return !rc && any ? sync_info(m, &d) : rc;
+}
+
+int berth_autoscale_load_file(berth_autoscale *m, const char *path, int strict, berth_error *e)
+{
+    return load_stream(m, path, NULL, NULL, 0, strict, e);
 }
 
 /* The group / type named name, -1 when none: through the loading index

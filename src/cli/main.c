@@ -268,24 +268,6 @@ int cli_flag_at(const char *cmd, int argc, char **argv, int *i, int64_t *now)
     return r;
 }
 
-int cli_load_each(const cli_common *c, berth_arena *arena,
-                  int (*load)(void *ctx, const berth_source *src, int strict, berth_error *e),
-                  void *ctx, berth_error *e)
-{
-    if (c->nfiles == 0)
-        return berth_error_set(e, BERTH_EINVAL,
-                               "no input files (give one or more YAML/JSON files, or - for stdin)");
-    for (int i = 0; i < c->nfiles; i++) {
-        berth_source src;
-        int rc = cli_load_doc(arena, c->files[i], &src, e);
-        if (!rc)
-            rc = load(ctx, &src, c->strict, e);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 int cli_stream_each(const cli_common *c,
                     int (*load)(void *ctx, const char *path, int strict, berth_error *e),
                     void *ctx, berth_error *e)
@@ -299,6 +281,30 @@ int cli_stream_each(const cli_common *c,
             return rc;
     }
     return 0;
+}
+
+/* cli_load_each through cli_stream_each: each file parsed whole, then
+ * handed to the tree loader */
+typedef struct tree_load {
+    berth_arena *arena;
+    int (*load)(void *ctx, const berth_source *src, int strict, berth_error *e);
+    void *ctx;
+} tree_load;
+
+static int load_tree(void *vt, const char *path, int strict, berth_error *e)
+{
+    const tree_load *t = vt;
+    berth_source src;
+    int rc = cli_load_doc(t->arena, path, &src, e);
+    return rc ? rc : t->load(t->ctx, &src, strict, e);
+}
+
+int cli_load_each(const cli_common *c, berth_arena *arena,
+                  int (*load)(void *ctx, const berth_source *src, int strict, berth_error *e),
+                  void *ctx, berth_error *e)
+{
+    tree_load t = {arena, load, ctx};
+    return cli_stream_each(c, load_tree, &t, e);
 }
 
 int cli_load_nexus(berth_nexus *nx, const cli_common *c)

@@ -656,24 +656,28 @@ int berth_disrupt_load(berth_disrupt *m, const berth_source *src, int strict, be
     return !rc && any ? sync_info(m, &d) : rc;
 }
 
-int berth_disrupt_load_file(berth_disrupt *m, const char *path, int strict, berth_error *e)
+/* streamed: the file at path, or (path NULL) buf[0, len) named name */
+static int load_stream(berth_disrupt *m, const char *path, const char *name, const char *buf,
+                       size_t len, int strict, berth_error *e)
 {
     berth_dec d;
     ctx c = {m, &d, {NULL, 0, 0}};
     int any;
-    int rc = berth_kdocs_walk_file(&m->kube, &d, path, strict, &walker, &c, &c.kd, &any, e);
+    int rc = path ? berth_kdocs_walk_file(&m->kube, &d, path, strict, &walker, &c, &c.kd, &any, e)
+                  : berth_kdocs_walk_buffer(&m->kube, &d, name, buf, len, strict, &walker, &c,
+                                            &c.kd, &any, e);
     return !rc && any ? sync_info(m, &d) : rc;
+}
+
+int berth_disrupt_load_file(berth_disrupt *m, const char *path, int strict, berth_error *e)
+{
+    return load_stream(m, path, NULL, NULL, 0, strict, e);
 }
 
 int berth_disrupt_load_buffer(berth_disrupt *m, const char *name, const char *buf, size_t len,
                               int strict, berth_error *e)
 {
-    berth_dec d;
-    ctx c = {m, &d, {NULL, 0, 0}};
-    int any;
-    int rc = berth_kdocs_walk_buffer(&m->kube, &d, name, buf, len, strict, &walker, &c, &c.kd,
-                                     &any, e);
-    return !rc && any ? sync_info(m, &d) : rc;
+    return load_stream(m, NULL, name, buf, len, strict, e);
 }
 
 int berth_disrupt_finalize(berth_disrupt *m, berth_error *e)
