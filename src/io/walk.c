@@ -5,7 +5,10 @@
  * loader's table, and for other kinds the loader's fallback or the skip
  * (berth_dec_skip) with the "<input> input has ..." hint built from the
  * table. The tables are the loaders' (src/kube/load.c, src/fleet/load.c,
- * src/nexus/load.c, src/disrupt/load.c, src/autoscale/load.c and events.c). */
+ * src/nexus/load.c, src/disrupt/load.c, src/autoscale/load.c and events.c).
+ * Also the streamed walk (berth_dec_walk_file / _buffer): each document and
+ * List item walked as the parser hands it over (docs/disrupt.md "Streaming
+ * the input"). */
 #include "berth/doc.h"
 
 #include <stdio.h>

@@ -5,7 +5,10 @@
  * skipped), each value parsed at its own line and column of the file.
  * The tree is packed: nodes and scalar texts in chunks of the arena, each
  * mapping key's text once per parse (docs/disrupt.md "A smaller document
- * tree"). */
+ * tree"); a regular file is mapped, not copied. Streamed (berth_doc_stream_*),
+ * each top-level document and List item is handed over once complete and
+ * its nodes released (docs/disrupt.md "Streaming the input"). Duplicate
+ * keys are found in O(n log n). */
 #include "berth/doc.h"
 #include "berth/grow.h"
 #include "berth/nameidx.h"
