@@ -9,11 +9,14 @@
  * 5,000 nodes holding 100,000 bound basic pods, "remove one node and
  * re-place its ~20 pods" answered by a what-if session (then rolled back)
  * and by berth_kube_schedule_view (medians). Last, hostile input: maps of
- * a million keys (BENCH kube.hostile_map_load_seconds.1m_keys). */
+ * a million keys (BENCH kube.hostile_map_load_seconds.1m_keys), and a List
+ * with 300,000 keys before its 300,000 items, streamed
+ * (kube.hostile_list_load_seconds.300k). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "berth/kube.h"
 #include "berth/random.h"
@@ -451,6 +454,42 @@ static void hostile_maps(void)
     fprintf(stderr, "kube hostile maps: a Node with 1M labels and a ConfigMap with 1M keys "
                     "(%.0f MB): median %.2f s parse + load\n", (double)len / 1e6, t[1]);
     printf("BENCH kube.hostile_map_load_seconds.1m_keys %.2f s\n", t[1]);
+
+    /* a List with 300,000 keys before its 300,000 items, read streamed
+     * (berth_kube_load_file): its kind is looked up once, not per item */
+    enum { PAIRS = 300000 };
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/berth-bench-hostile-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f)
+        exit(1);
+    fputc('{', f);
+    for (uint32_t i = 0; i < PAIRS; i++)
+        fprintf(f, "\"k%u\":1,", i);
+    fputs("\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
+    for (uint32_t i = 0; i < PAIRS; i++)
+        fprintf(f, "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                   "\"metadata\":{\"name\":\"c%u\"}}",
+                i ? "," : "", i);
+    fputs("]}\n", f);
+    fclose(f);
+    for (int r = 0; r < 3; r++) {
+        berth_kcluster k;
+        berth_kube_init(&k);
+        berth_error e;
+        double t0 = now_s();
+        if (berth_kube_load_file(&k, path, 0, &e) || berth_skips_total(&k.skipped) != PAIRS) {
+            fprintf(stderr, "bench_kube: hostile list: %s\n", e.msg);
+            exit(1);
+        }
+        t[r] = now_s() - t0;
+        berth_kube_free(&k);
+    }
+    remove(path);
+    qsort(t, 3, sizeof t[0], cmp_d);
+    fprintf(stderr, "kube hostile list: 300k keys before 300k items, streamed: median %.2f s\n",
+            t[1]);
+    printf("BENCH kube.hostile_list_load_seconds.300k %.2f s\n", t[1]);
 }
 
 int main(void)

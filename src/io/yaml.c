@@ -74,6 +74,8 @@ typedef struct builder {
     int in_item;                 /* building a List item (in item_nodes) */
     int keep_items;              /* this List keeps its items (the stream said so) */
     size_t item_index;           /* position of the next item */
+    const char *list_kind, *list_api; /* the mapping's kind and apiVersion when its
+                                       * items began (NULL: not before them) */
     size_t streamed;             /* items of this document the stream took */
     size_t doc_anchors, item_anchors; /* nanchors when the document / item began */
     size_t ndocs_streamed;       /* documents handed to the stream */
@@ -252,8 +254,7 @@ static int stream_item(builder *b, berth_node *n)
     b->na = &b->doc_nodes;
     b->nodes = b->doc_chunk;
     b->nodes_left = b->doc_chunk_left;
-    int rc = b->stream->item(b->stream->ctx, top_scalar(b, "kind"), top_scalar(b, "apiVersion"),
-                             b->item_index++, n);
+    int rc = b->stream->item(b->stream->ctx, b->list_kind, b->list_api, b->item_index++, n);
     if (rc < 0)
         return rc;
     if (rc == 0) {
@@ -431,8 +432,13 @@ static int run_parser(builder *b, yaml_parser_t *p)
                 break;
             }
             if (b->stream && b->depth == 1 && items_key_open(b)) {
-                b->item_index = 0; /* a List's items begin */
+                /* a List's items begin: the kind and apiVersion before them
+                 * are looked up once, not per item (a hostile mapping may
+                 * have a million keys before its items) */
+                b->item_index = 0;
                 b->keep_items = 0;
+                b->list_kind = top_scalar(b, "kind");
+                b->list_api = top_scalar(b, "apiVersion");
             } else if (b->stream && at_list_item(b)) {
                 if (ev.type == YAML_MAPPING_START_EVENT && !b->keep_items)
                     item_begin(b);
