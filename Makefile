@@ -5,7 +5,7 @@ CC      ?= cc
 CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
 OPT     ?= -O2 -g
-PKGLIBS := -lyaml -ljansson -lmicrohttpd -lsqlite3 -lcurl -lpthread -lm
+PKGLIBS := -lyaml -ljansson -lmicrohttpd -lsqlite3 -lcurl -lsodium -lpthread -lm
 BUILD   ?= build
 INC     := -Iinclude -Isrc
 
@@ -21,7 +21,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 HDRS := $(wildcard include/berth/*.h src/*/*.h)
-TEST_HDRS := $(wildcard tests/unit/*.h)
+TEST_HDRS := $(wildcard tests/unit/*.h) tests/hostile_names.h
 
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(INC) $(EXTRA_CFLAGS)
 
@@ -70,7 +70,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libberth.a $(HDRS) $(TEST_HDRS)
 	$(call say,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS) -lcmocka
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libberth.a $(HDRS) $(wildcard bench/*.h)
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libberth.a $(HDRS) $(wildcard bench/*.h) tests/hostile_names.h
 	@mkdir -p $(dir $@)
 	$(call say,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libberth.a $(PKGLIBS)

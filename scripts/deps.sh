@@ -4,7 +4,7 @@
 # one line naming the command to run. `make`, `make demo` and `make check`
 # run it first.
 set -uo pipefail
-need=(gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev curl)
+need=(gcc make pkg-config libyaml-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev libsodium-dev curl)
 if ! command -v dpkg-query >/dev/null 2>&1; then
   # not Debian: check that the headers and libraries compile and link
   cc=${CC:-cc}
@@ -12,9 +12,10 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 #include <jansson.h>
 #include <microhttpd.h>
 #include <sqlite3.h>
+#include <sodium.h>
 int main(void) { return 0; }'
-  if ! printf '%s\n' "$probe" | "$cc" -x c - -o /dev/null -lyaml -ljansson -lmicrohttpd -lsqlite3 >/dev/null 2>&1; then
-    echo "berth: missing build dependencies: install a C compiler, make, and the development packages of libyaml, jansson, libmicrohttpd, sqlite3 and cmocka (Debian: sudo apt-get install -y ${need[*]})" >&2
+  if ! printf '%s\n' "$probe" | "$cc" -x c - -o /dev/null -lyaml -ljansson -lmicrohttpd -lsqlite3 -lsodium >/dev/null 2>&1; then
+    echo "berth: missing build dependencies: install a C compiler, make, and the development packages of libyaml, jansson, libmicrohttpd, sqlite3, libsodium and cmocka (Debian: sudo apt-get install -y ${need[*]})" >&2
     exit 1
   fi
   exit 0

@@ -1,6 +1,13 @@
-/* berth/nameidx.h - a name -> index hash table (open addressing, FNV-1a):
- * the one index every loader and planner uses to find an object by name in
- * O(1) expected time instead of comparing against every earlier object.
+/* berth/nameidx.h - a name -> index hash table (open addressing, keyed
+ * SipHash-2-4): the one index every loader and planner uses to find an
+ * object by name in O(1) expected time instead of comparing against every
+ * earlier object.
+ *
+ * The names come from the input, so the hash is keyed: each index draws a
+ * random key when it first allocates its slots, and names crafted to share
+ * a slot under a public hash (an unkeyed one such as FNV-1a lets a client
+ * compute 50,000 such mapping keys in a fraction of a second; they made
+ * every insert probe all the earlier ones) spread like any others.
  *
  * Names are not copied: each name must outlive the index (loaders keep
  * them in their arena). A name maps to one index; adding a name that is
@@ -14,6 +21,7 @@
 #include <stdint.h>
 
 #define BERTH_NAMEIDX_NONE UINT32_MAX
+#define BERTH_NAMEIDX_KEY 16 /* bytes of a hash key (libsodium's crypto_shorthash) */
 
 typedef struct berth_nameidx_slot {
     const char *name;             /* NULL: empty */
@@ -23,13 +31,17 @@ typedef struct berth_nameidx_slot {
 typedef struct berth_nameidx {
     berth_nameidx_slot *slot;     /* cap slots, cap a power of two (or 0) */
     uint32_t cap, n;
+    unsigned char key[BERTH_NAMEIDX_KEY]; /* drawn with the first slots */
 } berth_nameidx;
 
 /* An empty index is all zero (a zeroed struct is ready to use). */
 void berth_nameidx_init(berth_nameidx *x);
 void berth_nameidx_free(berth_nameidx *x);
-/* FNV-1a 32 of s. */
-uint32_t berth_nameidx_hash(const char *s);
+/* A new random hash key (getrandom(2); where that fails, the clock and
+ * addresses, which still differ from run to run). Thread-safe. */
+void berth_nameidx_key_new(unsigned char key[BERTH_NAMEIDX_KEY]);
+/* The hash of s under key (SipHash-2-4, its low 32 bits). */
+uint32_t berth_nameidx_hash(const unsigned char key[BERTH_NAMEIDX_KEY], const char *s);
 /* The index of name, BERTH_NAMEIDX_NONE when absent (or name NULL). */
 uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name);
 /* Adds name -> id when name is absent: 0; when present: 1 and *had (may be
@@ -38,5 +50,8 @@ uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name);
 int berth_nameidx_add(berth_nameidx *x, const char *name, uint32_t id, uint32_t *had);
 /* Adds or replaces: name maps to id afterwards. 0 or BERTH_ENOMEM. */
 int berth_nameidx_put(berth_nameidx *x, const char *name, uint32_t id);
+/* The longest run of consecutive used slots (what a miss may probe):
+ * O(cap), for tests and diagnostics. */
+uint32_t berth_nameidx_longest_run(const berth_nameidx *x);
 
 #endif

@@ -1,12 +1,16 @@
 /* core/nameidx.c - the shared name -> index hash table (berth/nameidx.h):
  * linear probing over a power-of-two table, at most half full, the hash
  * kept per slot so growing and probing compare strings only on equal
- * hashes. */
+ * hashes; the hash keyed per index (SipHash-2-4, libsodium), so input
+ * names cannot be chosen to share slots. */
 #include "berth/nameidx.h"
 #include "berth/error.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 void berth_nameidx_init(berth_nameidx *x)
 {
@@ -19,11 +23,40 @@ void berth_nameidx_free(berth_nameidx *x)
     memset(x, 0, sizeof *x);
 }
 
-uint32_t berth_nameidx_hash(const char *s)
+void berth_nameidx_key_new(unsigned char key[BERTH_NAMEIDX_KEY])
 {
-    uint32_t h = 2166136261u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 16777619u;
+    _Static_assert(BERTH_NAMEIDX_KEY == crypto_shorthash_KEYBYTES, "SipHash key size");
+    size_t got = 0;
+    while (got < BERTH_NAMEIDX_KEY) {
+        ssize_t r = getrandom(key + got, BERTH_NAMEIDX_KEY - got, GRND_NONBLOCK);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got == BERTH_NAMEIDX_KEY)
+        return;
+    /* no entropy yet (early boot) or no getrandom: the clock, this key's
+     * address and a stack address (ASLR), hashed together */
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    clock_gettime(CLOCK_MONOTONIC, &t[1]);
+    uintptr_t a[2] = {(uintptr_t)key, (uintptr_t)&t};
+    unsigned char seed[sizeof t + sizeof a], k0[crypto_shorthash_KEYBYTES] = {0};
+    memcpy(seed, t, sizeof t);
+    memcpy(seed + sizeof t, a, sizeof a);
+    unsigned char h[2][crypto_shorthash_BYTES];
+    crypto_shorthash(h[0], seed, sizeof seed, k0);
+    k0[0] = 1;
+    crypto_shorthash(h[1], seed, sizeof seed, k0);
+    memcpy(key, h, BERTH_NAMEIDX_KEY);
+}
+
+uint32_t berth_nameidx_hash(const unsigned char key[BERTH_NAMEIDX_KEY], const char *s)
+{
+    unsigned char out[crypto_shorthash_BYTES];
+    crypto_shorthash(out, (const unsigned char *)s, strlen(s), key);
+    uint32_t h;
+    memcpy(&h, out, sizeof h);
     return h;
 }
 
@@ -42,7 +75,7 @@ uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name)
 {
     if (!x->cap || !name)
         return BERTH_NAMEIDX_NONE;
-    uint32_t i = probe(x, name, berth_nameidx_hash(name));
+    uint32_t i = probe(x, name, berth_nameidx_hash(x->key, name));
     return x->slot[i].name ? x->slot[i].id : BERTH_NAMEIDX_NONE;
 }
 
@@ -59,6 +92,8 @@ static int grow(berth_nameidx *x)
     berth_nameidx_slot *t = calloc(cap, sizeof *t);
     if (!t)
         return BERTH_ENOMEM;
+    if (!x->cap)
+        berth_nameidx_key_new(x->key); /* empty: no hash was taken under the old key */
     for (uint32_t j = 0; j < x->cap; j++) {
         if (!x->slot[j].name)
             continue;
@@ -77,8 +112,10 @@ static int insert(berth_nameidx *x, const char *name, uint32_t id, uint32_t *had
 {
     if (!name)
         return BERTH_EINVAL;
-    uint32_t h = berth_nameidx_hash(name);
-    if (x->cap) {
+    uint32_t h = 0;
+    int fresh = !x->cap; /* no key yet: grow draws it */
+    if (!fresh) {
+        h = berth_nameidx_hash(x->key, name);
         uint32_t i = probe(x, name, h);
         if (x->slot[i].name) {
             if (had)
@@ -90,6 +127,8 @@ static int insert(berth_nameidx *x, const char *name, uint32_t id, uint32_t *had
     }
     if (grow(x))
         return BERTH_ENOMEM;
+    if (fresh)
+        h = berth_nameidx_hash(x->key, name);
     uint32_t i = probe(x, name, h);
     x->slot[i] = (berth_nameidx_slot){name, h, id};
     x->n++;
@@ -104,4 +143,16 @@ int berth_nameidx_add(berth_nameidx *x, const char *name, uint32_t id, uint32_t 
 int berth_nameidx_put(berth_nameidx *x, const char *name, uint32_t id)
 {
     return insert(x, name, id, NULL, 1);
+}
+
+uint32_t berth_nameidx_longest_run(const berth_nameidx *x)
+{
+    uint32_t best = 0, run = 0;
+    /* twice round, so a run across the table's end counts whole */
+    for (uint64_t j = 0; j < 2ull * x->cap; j++) {
+        run = x->slot[j & (x->cap - 1)].name ? run + 1 : 0;
+        if (run > best)
+            best = run;
+    }
+    return best < x->cap ? best : x->cap;
 }

@@ -45,6 +45,7 @@ struct serve_bindings {
     berth_arena arena;
     seen_pod seen[SEEN_MAX];
     uint32_t seen_head[SEEN_BUCKETS]; /* per bucket: its first seen pod + 1 (0: none) */
+    unsigned char key[BERTH_NAMEIDX_KEY]; /* the buckets' hash key (clients name the pods) */
     unsigned seen_next;
     bound_pod *bound;
     size_t nbound;
@@ -91,6 +92,7 @@ int serve_bindings_open(const char *path, serve_bindings **out, berth_error *e)
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     pthread_mutex_init(&b->mu, NULL);
     berth_arena_init(&b->arena, 0);
+    berth_nameidx_key_new(b->key);
     int rc = 0;
     if (sqlite3_open_v2(path, &b->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                           SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
@@ -187,7 +189,7 @@ void serve_bindings_seen(serve_bindings *b, const char *key, const char *uid, co
         free(j);
         return; /* a later bind of this pod reports that it was not seen */
     }
-    uint32_t h = berth_nameidx_hash(key);
+    uint32_t h = berth_nameidx_hash(b->key, key);
     pthread_mutex_lock(&b->mu);
     seen_pod *s = seen_find(b, key, h);
     if (!s) {
@@ -217,7 +219,7 @@ int serve_bindings_bind(serve_bindings *b, const char *ns, const char *name, con
     pthread_mutex_lock(&b->mu);
     char *text = NULL;
     int rc = 0;
-    const seen_pod *s = seen_find(b, key, berth_nameidx_hash(key));
+    const seen_pod *s = seen_find(b, key, berth_nameidx_hash(b->key, key));
     if (s && uid && *uid && *s->uid && strcmp(uid, s->uid))
         rc = berth_error_set(e, BERTH_ENOENT,
                              "pod %s with uid %s was not seen by a filter call (the last one "

@@ -3,7 +3,9 @@
  * finding, replacing and growing over 100,000 names; 50,000 NodeClaims in
  * one kubectl-shaped NodeClaimList loaded, a duplicate after them and one
  * in a later file reported at its own line; duplicate InstanceTypes,
- * Namespaces (the later labels win), VirtualNodeGroups and Reservations. */
+ * Namespaces (the later labels win), VirtualNodeGroups and Reservations;
+ * 20,000 names built to share their slot under an unkeyed hash (FNV-1a,
+ * the index's hash before it was keyed) spread as any names do. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,9 +20,45 @@
 #include "berth/autoscale.h"
 #include "berth/nameidx.h"
 #include "disrupt_fixture.h"
+#include "../hostile_names.h"
 
 #define NAMES 100000u
 #define CLAIMS 50000u
+#define FLOOD 20000u
+#define FLOOD_BITS 16u /* low bits the flood's names share under FNV-1a */
+
+static void test_flood(void **state)
+{
+    (void)state;
+    char *names = hostile_names(FLOOD, FLOOD_BITS);
+    assert_non_null(names);
+    const uint32_t mask = (1u << FLOOD_BITS) - 1;
+    berth_nameidx x, y;
+    berth_nameidx_init(&x);
+    berth_nameidx_init(&y);
+    for (uint32_t i = 0; i < FLOOD; i++) {
+        const char *nm = names + (size_t)i * 16;
+        /* hostile under the unkeyed hash: one slot for all, mod 2^16 */
+        assert_int_equal(hostile_fnv1a(nm) & mask, hostile_fnv1a(names) & mask);
+        assert_int_equal(berth_nameidx_add(&x, nm, i, NULL), 0);
+    }
+    assert_int_equal(x.n, FLOOD);
+    assert_true(x.cap <= 65536u); /* their slot is the same at every size */
+    for (uint32_t i = 0; i < FLOOD; i++)
+        assert_int_equal(berth_nameidx_find(&x, names + (size_t)i * 16), i);
+    /* half full at most: a random hash leaves runs of a few dozen slots;
+     * the unkeyed one put all 20,000 in one run (each add probing every
+     * earlier name) */
+    uint32_t run = berth_nameidx_longest_run(&x);
+    print_message("flood: %u names, %u slots, longest run %u\n", x.n, x.cap, run);
+    assert_true(run < 200);
+    /* each index its own key */
+    assert_int_equal(berth_nameidx_add(&y, "a", 0, NULL), 0);
+    assert_memory_not_equal(x.key, y.key, BERTH_NAMEIDX_KEY);
+    berth_nameidx_free(&x);
+    berth_nameidx_free(&y);
+    free(names);
+}
 
 static void test_index(void **state)
 {
@@ -209,6 +247,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index),
+        cmocka_unit_test(test_flood),
         cmocka_unit_test(test_load_50k_claims),
         cmocka_unit_test(test_disrupt_duplicates),
         cmocka_unit_test(test_autoscale_duplicates),
