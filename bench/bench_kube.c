@@ -11,7 +11,8 @@
  * and by berth_kube_schedule_view (medians). Last, hostile input: maps of
  * a million keys (BENCH kube.hostile_map_load_seconds.1m_keys), and a List
  * with 300,000 keys before its 300,000 items, streamed
- * (kube.hostile_list_load_seconds.300k). */
+ * (kube.hostile_list_load_seconds.300k), and 200,000 label keys built to
+ * share one slot of an unkeyed hash (kube.hostile_flood_load_seconds.200k_keys). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "berth/kube.h"
 #include "berth/random.h"
+#include "../tests/hostile_names.h"
 
 #define GiB (1024LL * 1024 * 1024)
 #define MiB (1024LL * 1024)
@@ -417,6 +419,49 @@ static double workloads(void)
  * map has as many, parsed and loaded; median of 3. The duplicate-key check
  * and the label sort are O(n log n) (io/yaml.c first_duplicate,
  * core/labels.c sort_large): quadratic, the same input would take hours. */
+/* Keys a client computed to share one slot of an unkeyed hash table
+ * (tests/hostile_names.h: FNV-1a, the key index's hash until it was keyed):
+ * a Node with 200,000 such labels, parsed (the builder interns every
+ * mapping key through berth/nameidx.h) and loaded; median of 3. Under the
+ * unkeyed hash each key probed all the earlier ones (the same Node took
+ * 116 s through `berth kube schedule`, 0.7 s keyed). */
+static void hostile_flood(void)
+{
+    enum { KEYS = 200000 };
+    char *names = hostile_names(KEYS, 19); /* the key index's table: 2^19 slots */
+    size_t cap = (size_t)KEYS * 24 + 1024, len = 0;
+    char *s = malloc(cap);
+    if (!names || !s)
+        exit(1);
+    len += (size_t)snprintf(s + len, cap - len, "{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+                            "\"metadata\":{\"name\":\"n\",\"labels\":{");
+    for (uint32_t i = 0; i < KEYS; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s\"%s\":\"v\"", i ? "," : "",
+                                names + (size_t)i * 16);
+    len += (size_t)snprintf(s + len, cap - len, "}},\"status\":{\"allocatable\":{\"cpu\":\"1\"}}}\n");
+    free(names);
+    double t[3];
+    for (int r = 0; r < 3; r++) {
+        berth_kcluster k;
+        berth_kube_init(&k);
+        berth_error e;
+        berth_source src;
+        double t0 = now_s();
+        if (berth_doc_load_buffer(&k.arena, "flood.json", s, len, &src, &e) ||
+            berth_kube_load(&k, &src, 0, &e) || k.nnodes != 1 || k.nodes[0].labels.n != KEYS) {
+            fprintf(stderr, "bench_kube: hostile flood: %s\n", e.msg);
+            exit(1);
+        }
+        t[r] = now_s() - t0;
+        berth_kube_free(&k);
+    }
+    free(s);
+    qsort(t, 3, sizeof t[0], cmp_d);
+    fprintf(stderr, "kube hostile flood: a Node with 200k labels sharing one FNV-1a slot "
+                    "(%.1f MB): median %.2f s parse + load\n", (double)len / 1e6, t[1]);
+    printf("BENCH kube.hostile_flood_load_seconds.200k_keys %.2f s\n", t[1]);
+}
+
 static void hostile_maps(void)
 {
     enum { KEYS = 1000000 };
@@ -577,5 +622,7 @@ int main(void)
         whatif();
     if (!only || !strcmp(only, "hostile"))
         hostile_maps();
+    if (!only || !strcmp(only, "hostile"))
+        hostile_flood();
     return 0;
 }
