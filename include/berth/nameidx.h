@@ -31,7 +31,8 @@ typedef struct berth_nameidx_slot {
 typedef struct berth_nameidx {
     berth_nameidx_slot *slot;     /* cap slots, cap a power of two (or 0) */
     uint32_t cap, n;
-    unsigned char key[BERTH_NAMEIDX_KEY]; /* drawn with the first slots */
+    unsigned char key[BERTH_NAMEIDX_KEY]; /* drawn at the first add (keyed set) */
+    int keyed;
 } berth_nameidx;
 
 /* An empty index is all zero (a zeroed struct is ready to use). */
@@ -50,6 +51,15 @@ uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name);
 int berth_nameidx_add(berth_nameidx *x, const char *name, uint32_t id, uint32_t *had);
 /* Adds or replaces: name maps to id afterwards. 0 or BERTH_ENOMEM. */
 int berth_nameidx_put(berth_nameidx *x, const char *name, uint32_t id);
+/* The same three in two steps, for a caller that adds a name only when a
+ * lookup missed and must not pay for its hash twice: berth_nameidx_hash_in
+ * is name's hash in x (it draws x's key when x has none), the other two
+ * take that hash, and h must be it (from the same x, since its last
+ * berth_nameidx_free). */
+uint32_t berth_nameidx_hash_in(berth_nameidx *x, const char *name);
+uint32_t berth_nameidx_find_hash(const berth_nameidx *x, const char *name, uint32_t h);
+int berth_nameidx_add_hash(berth_nameidx *x, const char *name, uint32_t h, uint32_t id,
+                           uint32_t *had);
 /* The longest run of consecutive used slots (what a miss may probe):
  * O(cap), for tests and diagnostics. */
 uint32_t berth_nameidx_longest_run(const berth_nameidx *x);

@@ -5,6 +5,7 @@
  * names cannot be chosen to share slots. */
 #include "berth/nameidx.h"
 #include "berth/error.h"
+#include "core/invariant.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -71,12 +72,28 @@ static uint32_t probe(const berth_nameidx *x, const char *name, uint32_t h)
     return i;
 }
 
+uint32_t berth_nameidx_hash_in(berth_nameidx *x, const char *name)
+{
+    if (!x->keyed) { /* empty since init or free: no hash was taken under the old key */
+        berth_nameidx_key_new(x->key);
+        x->keyed = 1;
+    }
+    return berth_nameidx_hash(x->key, name);
+}
+
+uint32_t berth_nameidx_find_hash(const berth_nameidx *x, const char *name, uint32_t h)
+{
+    if (!x->cap || !name)
+        return BERTH_NAMEIDX_NONE;
+    uint32_t i = probe(x, name, h);
+    return x->slot[i].name ? x->slot[i].id : BERTH_NAMEIDX_NONE;
+}
+
 uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name)
 {
     if (!x->cap || !name)
         return BERTH_NAMEIDX_NONE;
-    uint32_t i = probe(x, name, berth_nameidx_hash(x->key, name));
-    return x->slot[i].name ? x->slot[i].id : BERTH_NAMEIDX_NONE;
+    return berth_nameidx_find_hash(x, name, berth_nameidx_hash(x->key, name));
 }
 
 static int grow(berth_nameidx *x)
@@ -92,8 +109,6 @@ static int grow(berth_nameidx *x)
     berth_nameidx_slot *t = calloc(cap, sizeof *t);
     if (!t)
         return BERTH_ENOMEM;
-    if (!x->cap)
-        berth_nameidx_key_new(x->key); /* empty: no hash was taken under the old key */
     for (uint32_t j = 0; j < x->cap; j++) {
         if (!x->slot[j].name)
             continue;
@@ -108,14 +123,10 @@ static int grow(berth_nameidx *x)
     return 0;
 }
 
-static int insert(berth_nameidx *x, const char *name, uint32_t id, uint32_t *had, int replace)
+static int insert(berth_nameidx *x, const char *name, uint32_t h, uint32_t id, uint32_t *had,
+                  int replace)
 {
-    if (!name)
-        return BERTH_EINVAL;
-    uint32_t h = 0;
-    int fresh = !x->cap; /* no key yet: grow draws it */
-    if (!fresh) {
-        h = berth_nameidx_hash(x->key, name);
+    if (x->cap) {
         uint32_t i = probe(x, name, h);
         if (x->slot[i].name) {
             if (had)
@@ -127,22 +138,33 @@ static int insert(berth_nameidx *x, const char *name, uint32_t id, uint32_t *had
     }
     if (grow(x))
         return BERTH_ENOMEM;
-    if (fresh)
-        h = berth_nameidx_hash(x->key, name);
     uint32_t i = probe(x, name, h);
     x->slot[i] = (berth_nameidx_slot){name, h, id};
     x->n++;
     return 0;
 }
 
+int berth_nameidx_add_hash(berth_nameidx *x, const char *name, uint32_t h, uint32_t id,
+                           uint32_t *had)
+{
+    if (!name)
+        return BERTH_EINVAL;
+    BERTH_ASSERT(x->keyed && h == berth_nameidx_hash(x->key, name));
+    return insert(x, name, h, id, had, 0);
+}
+
 int berth_nameidx_add(berth_nameidx *x, const char *name, uint32_t id, uint32_t *had)
 {
-    return insert(x, name, id, had, 0);
+    if (!name)
+        return BERTH_EINVAL;
+    return insert(x, name, berth_nameidx_hash_in(x, name), id, had, 0);
 }
 
 int berth_nameidx_put(berth_nameidx *x, const char *name, uint32_t id)
 {
-    return insert(x, name, id, NULL, 1);
+    if (!name)
+        return BERTH_EINVAL;
+    return insert(x, name, berth_nameidx_hash_in(x, name), id, NULL, 1);
 }
 
 uint32_t berth_nameidx_longest_run(const berth_nameidx *x)

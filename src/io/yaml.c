@@ -176,13 +176,14 @@ static const char *intern_key(builder *b, const char *s, size_t len)
         return copy_text(b, s, len);
     memcpy(name, s, len);
     name[len] = '\0';
-    uint32_t id = berth_nameidx_find(&b->keys, name);
+    uint32_t h = berth_nameidx_hash_in(&b->keys, name); /* once, for the lookup and the add */
+    uint32_t id = berth_nameidx_find_hash(&b->keys, name, h);
     if (id != BERTH_NAMEIDX_NONE)
         return b->keytext[id];
     char *c = copy_text(b, s, len);
     if (!c ||
         berth_grow((void **)&b->keytext, &b->capkeytext, b->nkeytext + 1, sizeof *b->keytext, 0) ||
-        berth_nameidx_add(&b->keys, c, b->nkeytext, NULL))
+        berth_nameidx_add_hash(&b->keys, c, h, b->nkeytext, NULL))
         return NULL;
     b->keytext[b->nkeytext++] = c;
     return c;

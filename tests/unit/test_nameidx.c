@@ -52,6 +52,18 @@ static void test_flood(void **state)
     uint32_t run = berth_nameidx_longest_run(&x);
     print_message("flood: %u names, %u slots, longest run %u\n", x.n, x.cap, run);
     assert_true(run < 200);
+    /* the two-step lookup and add (io/yaml.c intern_key) agree with the
+     * one-step ones */
+    uint32_t h = berth_nameidx_hash_in(&x, names);
+    assert_int_equal(berth_nameidx_find_hash(&x, names, h), 0);
+    assert_int_equal(h, berth_nameidx_hash_in(&x, names));
+    uint32_t had = 99;
+    assert_int_equal(berth_nameidx_add_hash(&x, names, h, 7, &had), 1);
+    assert_int_equal(had, 0);
+    h = berth_nameidx_hash_in(&x, "not-there");
+    assert_int_equal(berth_nameidx_find_hash(&x, "not-there", h), BERTH_NAMEIDX_NONE);
+    assert_int_equal(berth_nameidx_add_hash(&x, "not-there", h, FLOOD, NULL), 0);
+    assert_int_equal(berth_nameidx_find(&x, "not-there"), FLOOD);
     /* each index its own key */
     assert_int_equal(berth_nameidx_add(&y, "a", 0, NULL), 0);
     assert_memory_not_equal(x.key, y.key, BERTH_NAMEIDX_KEY);
