@@ -3,11 +3,12 @@
  * object by name in O(1) expected time instead of comparing against every
  * earlier object.
  *
- * The names come from the input, so the hash is keyed: each index draws a
- * random key when it first allocates its slots, and names crafted to share
- * a slot under a public hash (an unkeyed one such as FNV-1a lets a client
- * compute 50,000 such mapping keys in a fraction of a second; they made
- * every insert probe all the earlier ones) spread like any others.
+ * The names come from the input, so the hash is keyed: each index draws
+ * a random key at its first add (or berth_nameidx_hash_in), and names
+ * crafted to share a slot under a public hash (an unkeyed one such as
+ * FNV-1a lets a client compute 50,000 such mapping keys in a fraction of a
+ * second; they made every insert probe all the earlier ones) spread like
+ * any others.
  *
  * Names are not copied: each name must outlive the index (loaders keep
  * them in their arena). A name maps to one index; adding a name that is
