@@ -138,7 +138,14 @@ static int attach(builder *b, berth_node *n)
         b->docs[b->ndocs++] = n;
         return 0;
     }
-    return push_kid(b, &b->stack[b->depth - 1], n);
+    frame *f = &b->stack[b->depth - 1];
+    /* checked as each key arrives, not when its mapping closes: the
+     * streamed read looks up the top mapping's keys (top_scalar) and hands
+     * over its items before it closes */
+    if (f->node->type == BERTH_NODE_MAP && f->n % 2 == 0 && n->type != BERTH_NODE_SCALAR)
+        return berth_error_set(b->e, BERTH_EINVAL, "%s:%d:%d: mapping keys must be plain scalars",
+                               b->name, n->line, n->col);
+    return push_kid(b, f, n);
 }
 
 #define NODE_CHUNK 256u         /* nodes per arena allocation */
@@ -347,13 +354,8 @@ static int close_container(builder *b)
         n->entries = berth_arena_alloc(b->na, (n->n ? n->n : 1) * sizeof *n->entries);
         if (!n->entries)
             return berth_error_set(b->e, BERTH_ENOMEM, "%s: out of memory", b->name);
-        for (size_t i = 0; i < n->n; i++) {
-            berth_node *k = f->kids[2 * i];
-            if (k->type != BERTH_NODE_SCALAR)
-                return berth_error_set(b->e, BERTH_EINVAL,
-                                       "%s:%d:%d: mapping keys must be plain scalars",
-                                       b->name, k->line, k->col);
-            n->entries[i].key = k;
+        for (size_t i = 0; i < n->n; i++) { /* (each key a scalar: attach) */
+            n->entries[i].key = f->kids[2 * i];
             n->entries[i].value = f->kids[2 * i + 1];
         }
         size_t dup = first_duplicate(n->entries, n->n);

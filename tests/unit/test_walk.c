@@ -421,6 +421,24 @@ static void test_streaming(void **state)
                      "List's objects");
     done(&r);
 
+    /* a key that is no scalar, before the items: the same error both
+     * ways, at the key, before any item is read (the streamed read looks
+     * up the top mapping's kind among its keys when the items begin) */
+    static const char complex_key[] =
+        "apiVersion: v1\n? [a, b]\n: x\nkind: List\n"
+        "items:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n";
+    walk_one(&r, &walker, complex_key, 0, 1, 1);
+    expect_error(&r, "t.yaml:2:3: mapping keys must be plain scalars");
+    assert_string_equal(r.s.log, "");
+    done(&r);
+    berth_arena_init(&r.a, 0);
+    berth_error_clear(&r.e);
+    assert_int_equal(berth_doc_load_buffer(&r.a, "t.yaml", complex_key, strlen(complex_key),
+                                           &r.src, &r.e),
+                     BERTH_EINVAL);
+    assert_string_equal(r.e.msg, "t.yaml:2:3: mapping keys must be plain scalars");
+    berth_arena_free(&r.a);
+
     /* released: 2,000 items keep only their texts (and fewer of them than
      * the tree's nodes), whether kind comes first or last */
     enum { N = 2000 };
