@@ -61,6 +61,12 @@ uint32_t berth_nameidx_hash_in(berth_nameidx *x, const char *name);
 uint32_t berth_nameidx_find_hash(const berth_nameidx *x, const char *name, uint32_t h);
 int berth_nameidx_add_hash(berth_nameidx *x, const char *name, uint32_t h, uint32_t id,
                            uint32_t *had);
+/* Room for n names without growing: 0 or BERTH_ENOMEM. */
+int berth_nameidx_reserve(berth_nameidx *x, uint32_t n);
+/* Removes name when it maps to id (any id: BERTH_NAMEIDX_NONE) and returns
+ * the index it had; BERTH_NAMEIDX_NONE when it was not there (the table
+ * unchanged). The run after it closes up, so lookups stay exact. */
+uint32_t berth_nameidx_remove(berth_nameidx *x, const char *name, uint32_t id);
 /* The longest run of consecutive used slots (what a miss may probe):
  * O(cap), for tests and diagnostics. */
 uint32_t berth_nameidx_longest_run(const berth_nameidx *x);

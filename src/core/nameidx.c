@@ -96,12 +96,13 @@ uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name)
     return berth_nameidx_find_hash(x, name, berth_nameidx_hash(x->key, name));
 }
 
-static int grow(berth_nameidx *x)
+/* Room for `want` names (at most half the slots in use). */
+static int grow(berth_nameidx *x, uint32_t want)
 {
-    if (x->cap && 2 * (x->n + 1) <= x->cap)
+    if (x->cap && 2 * (uint64_t)want <= x->cap)
         return 0;
     uint32_t cap = x->cap ? x->cap : 16;
-    while (2 * (x->n + 1) > cap) {
+    while (2 * (uint64_t)want > cap) {
         if (cap > UINT32_MAX / 4)
             return BERTH_ENOMEM;
         cap *= 2;
@@ -136,7 +137,7 @@ static int insert(berth_nameidx *x, const char *name, uint32_t h, uint32_t id, u
             return replace ? 0 : 1;
         }
     }
-    if (grow(x))
+    if (grow(x, x->n + 1))
         return BERTH_ENOMEM;
     uint32_t i = probe(x, name, h);
     x->slot[i] = (berth_nameidx_slot){name, h, id};
@@ -165,6 +166,34 @@ int berth_nameidx_put(berth_nameidx *x, const char *name, uint32_t id)
     if (!name)
         return BERTH_EINVAL;
     return insert(x, name, berth_nameidx_hash_in(x, name), id, NULL, 1);
+}
+
+int berth_nameidx_reserve(berth_nameidx *x, uint32_t n)
+{
+    return grow(x, n);
+}
+
+uint32_t berth_nameidx_remove(berth_nameidx *x, const char *name, uint32_t id)
+{
+    if (!x->cap || !name)
+        return BERTH_NAMEIDX_NONE;
+    uint32_t mask = x->cap - 1, i = probe(x, name, berth_nameidx_hash(x->key, name));
+    if (!x->slot[i].name || (id != BERTH_NAMEIDX_NONE && x->slot[i].id != id))
+        return BERTH_NAMEIDX_NONE;
+    uint32_t had = x->slot[i].id;
+    x->slot[i].name = NULL;
+    x->n--;
+    /* backward shift (no tombstones): a later entry of the run moves into
+     * the hole when its home slot is not in the cyclic range (i, j] */
+    for (uint32_t j = (i + 1) & mask; x->slot[j].name; j = (j + 1) & mask) {
+        uint32_t home = x->slot[j].hash & mask;
+        if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+            x->slot[i] = x->slot[j];
+            x->slot[j].name = NULL;
+            i = j;
+        }
+    }
+    return had;
 }
 
 uint32_t berth_nameidx_longest_run(const berth_nameidx *x)

@@ -16,26 +16,13 @@
 
 /* ---- node name index ---- */
 
-static uint32_t hash_name(const char *s)
-{
-    uint32_t h = 2166136261u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 16777619u;
-    return h;
-}
-
+/* The node names come from the input: the index is the shared keyed one
+ * (berth/nameidx.h), so names chosen to collide cannot make the session's
+ * setup quadratic. */
 uint32_t kube_node_by_name(const kube_sched *s, const char *name)
 {
-    if (!s->name_cap || !name)
-        return BERTH_KUBE_NONE;
-    uint32_t mask = s->name_cap - 1;
-    for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
-        uint32_t v = s->name_index[i];
-        if (!v)
-            return BERTH_KUBE_NONE;
-        if (strcmp(s->k->nodes[v - 1].name, name) == 0)
-            return v - 1;
-    }
+    uint32_t n = berth_nameidx_find(&s->node_idx, name);
+    return n == BERTH_NAMEIDX_NONE ? BERTH_KUBE_NONE : n;
 }
 
 static int cmp_node_name(const void *a, const void *b)
@@ -75,7 +62,7 @@ void kube_sched_free(kube_sched *s)
                 free(s->plist[n].pods);
     free(s->plist);
     free(s->pslab);
-    free(s->name_index);
+    berth_nameidx_free(&s->node_idx);
     free(s->off);
     kube_plugins_free(s);
     memset(s, 0, sizeof *s);
@@ -205,35 +192,16 @@ static int node_columns(kube_sched *s, uint32_t n)
     return kube_taintsets_id(&s->tsets, nd->taints, nd->ntaints, &s->taint_set[n]);
 }
 
-static void name_insert(kube_sched *s, uint32_t n)
+/* A node's name in the index (the first of equal names keeps it, as
+ * lookups found it before). */
+static int name_insert(kube_sched *s, uint32_t n)
 {
-    uint32_t mask = s->name_cap - 1;
-    uint32_t i = hash_name(s->k->nodes[n].name) & mask;
-    while (s->name_index[i])
-        i = (i + 1) & mask;
-    s->name_index[i] = n + 1;
+    return berth_nameidx_add(&s->node_idx, s->k->nodes[n].name, n, NULL) < 0 ? BERTH_ENOMEM : 0;
 }
 
-/* Linear-probing deletion with backward shift (no tombstones). */
 static void name_remove(kube_sched *s, uint32_t n)
 {
-    uint32_t mask = s->name_cap - 1;
-    uint32_t i = hash_name(s->k->nodes[n].name) & mask;
-    while (s->name_index[i] && s->name_index[i] != n + 1)
-        i = (i + 1) & mask;
-    if (!s->name_index[i])
-        return;
-    s->name_index[i] = 0;
-    for (uint32_t j = (i + 1) & mask; s->name_index[j]; j = (j + 1) & mask) {
-        uint32_t h = hash_name(s->k->nodes[s->name_index[j] - 1].name) & mask;
-        /* the entry at j may move to the hole at i when its home h is not
-         * in the cyclic range (i, j] */
-        if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
-            s->name_index[i] = s->name_index[j];
-            s->name_index[j] = 0;
-            i = j;
-        }
-    }
+    berth_nameidx_remove(&s->node_idx, s->k->nodes[n].name, n);
 }
 
 int kube_node_exclude(kube_sched *s, uint32_t n, int excluded)
@@ -253,7 +221,7 @@ int kube_node_activate(kube_sched *s, uint32_t n, const berth_knode *nd)
 {
     s->k->nodes[n] = *nd;
     int trc = node_columns(s, n);
-    name_insert(s, n);
+    trc = trc ? trc : name_insert(s, n);
     s->off[n] = 0;
     s->ncand++;
     int rc = kube_terms_node_changed(s, n);
@@ -315,12 +283,8 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
     s->has_prefer_taint = calloc(N, 1);
     s->taint_set = calloc(N ? N : 1, sizeof *s->taint_set);
     s->plist = calloc(N, sizeof *s->plist);
-    s->name_cap = 16;
-    while (s->name_cap < 2 * N)
-        s->name_cap *= 2;
-    s->name_index = calloc(s->name_cap, sizeof *s->name_index);
     if (!s->col || !s->has_hard_taint || !s->has_prefer_taint || !s->taint_set || !s->plist ||
-        !s->name_index)
+        berth_nameidx_reserve(&s->node_idx, N))
         goto oom;
     if (nspare) {
         s->off = calloc(N, 1);
@@ -329,17 +293,22 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
         memset(s->off + nreal, 1, nspare);
     }
     for (uint32_t n = 0; n < nreal; n++) {
-        if (node_columns(s, n))
+        if (node_columns(s, n) || name_insert(s, n))
             goto oom;
-        name_insert(s, n);
     }
     if (kube_terms_init(s))
         goto oom;
+    /* a run of pods on one node shares its name's text (the loader's
+     * share_names): one lookup per run */
+    const char *last = NULL;
+    uint32_t last_n = BERTH_KUBE_NONE;
     for (uint32_t p = 0; p < k->npods && !pending_view; p++) {
         const berth_kpod *pod = &k->pods[p];
         if (!pod->node_name)
             continue;
-        uint32_t n = kube_node_by_name(s, pod->node_name);
+        uint32_t n = pod->node_name == last ? last_n : kube_node_by_name(s, pod->node_name);
+        last = pod->node_name;
+        last_n = n;
         if (n == BERTH_KUBE_NONE)
             continue;
         /* without observed usage the bound pods' demand stands for it */

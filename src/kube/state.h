@@ -66,9 +66,8 @@ typedef struct kube_sched {
     uint32_t next_start;
     int reference;            /* recompute everything per pod (the plain reference) */
     berth_arena *arena;
-    /* node lookup by name (open addressing, value = node + 1) */
-    uint32_t *name_index;
-    uint32_t name_cap;
+    /* node lookup by name (keyed: kube_node_by_name) */
+    berth_nameidx node_idx;
     /* plugin cache (kube/plugins_node.c): ImageLocality's per-image node
      * counts and a per-node scratch column, and whether any node is
      * unschedulable. Built lazily (or by kube_plugins_prepare), freed by

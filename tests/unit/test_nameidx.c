@@ -5,7 +5,9 @@
  * in a later file reported at its own line; duplicate InstanceTypes,
  * Namespaces (the later labels win), VirtualNodeGroups and Reservations;
  * 20,000 names built to share their slot under an unkeyed hash (FNV-1a,
- * the index's hash before it was keyed) spread as any names do. */
+ * the index's hash before it was keyed) spread as any names do, in the
+ * index and in a kube session over 20,000 Nodes so named; removal keeps
+ * every lookup exact. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 #define YAML_BUF_SIZE (8u << 20)
 #include "berth/autoscale.h"
 #include "berth/nameidx.h"
+#include "kube/state.h"
 #include "disrupt_fixture.h"
 #include "../hostile_names.h"
 
@@ -110,7 +113,99 @@ static void test_index(void **state)
     free(names);
 }
 
+/* Removal (the kube session's node index: nodes activated and retired)
+ * closes up each run: every name left is found, every removed one is not,
+ * at every step, in a table kept small so runs are long. */
+static void test_remove(void **state)
+{
+    (void)state;
+    enum { M = 3000 };
+    static char names[M][16];
+    static uint8_t in[M];
+    berth_nameidx x;
+    berth_nameidx_init(&x);
+    assert_int_equal(berth_nameidx_remove(&x, "a", BERTH_NAMEIDX_NONE), BERTH_NAMEIDX_NONE);
+    assert_int_equal(berth_nameidx_reserve(&x, M), 0);
+    uint32_t cap = x.cap;
+    assert_true(cap >= 2 * M);
+    for (uint32_t i = 0; i < M; i++) {
+        snprintf(names[i], sizeof names[i], "n%u", i);
+        assert_int_equal(berth_nameidx_add(&x, names[i], i, NULL), 0);
+        in[i] = 1;
+    }
+    assert_int_equal(x.cap, cap); /* reserved: no growth */
+    uint64_t r = 88172645463325252ull;
+    uint32_t live = M;
+    for (int step = 0; step < 20000; step++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        uint32_t i = (uint32_t)(r % M);
+        if (in[i]) {
+            /* the wrong id leaves it */
+            assert_int_equal(berth_nameidx_remove(&x, names[i], i + 1), BERTH_NAMEIDX_NONE);
+            assert_int_equal(berth_nameidx_remove(&x, names[i], i), i);
+            in[i] = 0, live--;
+        } else {
+            assert_int_equal(berth_nameidx_add(&x, names[i], i, NULL), 0);
+            in[i] = 1, live++;
+        }
+        assert_int_equal(x.n, live);
+        if (step % 1000 == 0)
+            for (uint32_t j = 0; j < M; j++)
+                assert_int_equal(berth_nameidx_find(&x, names[j]), in[j] ? j : BERTH_NAMEIDX_NONE);
+    }
+    for (uint32_t j = 0; j < M; j++)
+        assert_int_equal(berth_nameidx_find(&x, names[j]), in[j] ? j : BERTH_NAMEIDX_NONE);
+    assert_int_equal(berth_nameidx_remove(&x, NULL, 0), BERTH_NAMEIDX_NONE);
+    berth_nameidx_free(&x);
+}
+
 static buf b;
+
+/* 20,000 Nodes named to share one slot under FNV-1a (the kube session's
+ * own node index hashed with it until it used the keyed index): a session
+ * over them finds every node, through runs as short as any names give. */
+static void test_kube_session_hostile_nodes(void **state)
+{
+    (void)state;
+    char *names = hostile_names(FLOOD, FLOOD_BITS);
+    assert_non_null(names);
+    b.n = 0;
+    add(&b, "apiVersion: v1\nkind: NodeList\nmetadata: {resourceVersion: \"9\"}\nitems:\n");
+    for (uint32_t i = 0; i < FLOOD; i++)
+        add(&b, "- metadata: {name: %s, managedFields: []}\n"
+                "  status: {allocatable: {cpu: \"4\", memory: 8Gi, pods: \"110\"}}\n",
+            names + (size_t)i * 16);
+    add(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\n"
+            "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n",
+        names + (size_t)(FLOOD / 2) * 16);
+    berth_kcluster k;
+    berth_kube_init(&k);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    assert_int_equal(berth_doc_load_buffer(&k.arena, "n.yaml", b.s, b.n, &src, &e), 0);
+    assert_int_equal(berth_kube_load(&k, &src, 1, &e), 0);
+    assert_int_equal(k.nnodes, FLOOD);
+    kube_sched s;
+    assert_int_equal(kube_sched_init(&s, &k, NULL, 0), 0);
+    uint32_t run = berth_nameidx_longest_run(&s.node_idx);
+    print_message("session: %u nodes, %u slots, longest run %u\n", s.node_idx.n, s.node_idx.cap,
+                  run);
+    assert_true(run < 200);
+    for (uint32_t i = 0; i < FLOOD; i++) {
+        const char *nm = names + (size_t)i * 16;
+        uint32_t n = kube_node_by_name(&s, nm);
+        assert_true(n < k.nnodes);
+        assert_string_equal(k.nodes[n].name, nm);
+    }
+    /* the bound pod was found on its node */
+    uint32_t n = kube_node_by_name(&s, names + (size_t)(FLOOD / 2) * 16);
+    assert_int_equal(s.plist[n].n, 1);
+    assert_int_equal(kube_node_by_name(&s, "absent"), BERTH_KUBE_NONE);
+    kube_sched_free(&s);
+    berth_kube_free(&k);
+    free(names);
+}
 
 /* 50,000 NodeClaims as `kubectl get nodeclaims -o yaml` writes them (items
  * without kind, managedFields, status), 3 lines each after the header. */
@@ -260,6 +355,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index),
         cmocka_unit_test(test_flood),
+        cmocka_unit_test(test_remove),
+        cmocka_unit_test(test_kube_session_hostile_nodes),
         cmocka_unit_test(test_load_50k_claims),
         cmocka_unit_test(test_disrupt_duplicates),
         cmocka_unit_test(test_autoscale_duplicates),
