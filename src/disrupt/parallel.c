@@ -87,7 +87,7 @@ static int workers_ready(disrupt_state *s)
     s->workers = x;
     x->s = s;
     uint32_t T = s->threads;
-    if (!(x->w = calloc(T, sizeof *x->w)))
+    if (!(x->w = calloc(T > 1 ? T - 1 : 1, sizeof *x->w))) /* question 0: the plan's state */
         return BERTH_ENOMEM;
     for (uint32_t i = 0; i + 1 < T; i++) {
         disrupt_state *w = &x->w[i];
