@@ -61,6 +61,8 @@ uint32_t berth_nameidx_hash_in(berth_nameidx *x, const char *name);
 uint32_t berth_nameidx_find_hash(const berth_nameidx *x, const char *name, uint32_t h);
 int berth_nameidx_add_hash(berth_nameidx *x, const char *name, uint32_t h, uint32_t id,
                            uint32_t *had);
+/* Empties x, keeping its slots and its key (a table rebuilt often). */
+void berth_nameidx_clear(berth_nameidx *x);
 /* Room for n names without growing: 0 or BERTH_ENOMEM. */
 int berth_nameidx_reserve(berth_nameidx *x, uint32_t n);
 /* Removes name when it maps to id (any id: BERTH_NAMEIDX_NONE) and returns

@@ -168,6 +168,13 @@ int berth_nameidx_put(berth_nameidx *x, const char *name, uint32_t id)
     return insert(x, name, berth_nameidx_hash_in(x, name), id, NULL, 1);
 }
 
+void berth_nameidx_clear(berth_nameidx *x)
+{
+    if (x->cap)
+        memset(x->slot, 0, (size_t)x->cap * sizeof *x->slot);
+    x->n = 0;
+}
+
 int berth_nameidx_reserve(berth_nameidx *x, uint32_t n)
 {
     return grow(x, n);

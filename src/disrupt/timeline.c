@@ -41,49 +41,24 @@ const char *disrupt_tl_str(disrupt_tl *t, const char *fmt, ...)
 
 /* ---- node names -> kube indices ---- */
 
-static uint64_t hstr(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
+/* Rebuilt after each change of the node table (a removal shifts the
+ * nodes after it): its slots and key kept. */
 static int rebuild(disrupt_tl *t)
 {
     const berth_kcluster *k = &t->m->kube;
-    uint32_t need = 16;
-    while (need < 2 * k->nnodes + 2)
-        need <<= 1;
-    if (need > t->hcap) {
-        uint32_t *h = realloc(t->hidx, need * sizeof *h);
-        if (!h)
-            return BERTH_ENOMEM;
-        t->hidx = h;
-        t->hcap = need;
-    }
-    memset(t->hidx, 0, t->hcap * sizeof *t->hidx);
-    for (uint32_t n = 0; n < k->nnodes; n++) {
-        uint32_t i = (uint32_t)hstr(k->nodes[n].name) & (t->hcap - 1);
-        while (t->hidx[i])
-            i = (i + 1) & (t->hcap - 1);
-        t->hidx[i] = n + 1;
-    }
+    if (berth_nameidx_reserve(&t->node_idx, k->nnodes))
+        return BERTH_ENOMEM;
+    berth_nameidx_clear(&t->node_idx);
+    for (uint32_t n = 0; n < k->nnodes; n++)
+        if (berth_nameidx_add(&t->node_idx, k->nodes[n].name, n, NULL) < 0)
+            return BERTH_ENOMEM; /* (reserved: never) */
     return 0;
 }
 
 uint32_t disrupt_tl_node_index(const disrupt_tl *t, const char *name)
 {
-    if (!name)
-        return BERTH_KUBE_NONE;
-    const berth_kcluster *k = &t->m->kube;
-    uint32_t mask = t->hcap - 1;
-    for (uint32_t i = (uint32_t)hstr(name) & mask; t->hidx[i]; i = (i + 1) & mask) {
-        const char *s = k->nodes[t->hidx[i] - 1].name;
-        if (s == name || !strcmp(s, name))
-            return t->hidx[i] - 1;
-    }
-    return BERTH_KUBE_NONE;
+    uint32_t n = berth_nameidx_find(&t->node_idx, name);
+    return n == BERTH_NAMEIDX_NONE ? BERTH_KUBE_NONE : n;
 }
 
 /* ---- events and pods ---- */
@@ -765,7 +740,7 @@ static void init_free(disrupt_tl *t)
     free(t->pdb_base);
     free(t->pdb_unavail);
     free(t->pdb_allow);
-    free(t->hidx);
+    berth_nameidx_free(&t->node_idx);
     free(t->bidx);
 }
 

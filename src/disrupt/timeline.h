@@ -57,8 +57,8 @@ typedef struct disrupt_tl {
     int64_t *pdb_base;            /* disruptionsAllowed at the start */
     int64_t *pdb_unavail;         /* matching pods pending because of the run */
     int64_t *pdb_allow;           /* left in the current step */
-    /* node name -> kube node index (open addressing, index + 1) */
-    uint32_t *hidx;               uint32_t hcap;
+    /* node name -> kube node index (keyed: the names come from the input) */
+    berth_nameidx node_idx;
     uint32_t *bidx;               uint32_t bcap; /* blocked entries by node (timeline.c) */
     int dirty;                    /* capacity changed: retry pending pods */
     double cost;
