@@ -156,6 +156,19 @@ static void test_remove(void **state)
     for (uint32_t j = 0; j < M; j++)
         assert_int_equal(berth_nameidx_find(&x, names[j]), in[j] ? j : BERTH_NAMEIDX_NONE);
     assert_int_equal(berth_nameidx_remove(&x, NULL, 0), BERTH_NAMEIDX_NONE);
+    /* cleared: empty, its slots and key kept, filled again */
+    unsigned char key[BERTH_NAMEIDX_KEY];
+    memcpy(key, x.key, sizeof key);
+    berth_nameidx_clear(&x);
+    assert_int_equal(x.n, 0);
+    assert_int_equal(x.cap, cap);
+    assert_memory_equal(x.key, key, sizeof key);
+    for (uint32_t j = 0; j < M; j++)
+        assert_int_equal(berth_nameidx_find(&x, names[j]), BERTH_NAMEIDX_NONE);
+    for (uint32_t j = 0; j < M; j++)
+        assert_int_equal(berth_nameidx_add(&x, names[j], M - j, NULL), 0);
+    for (uint32_t j = 0; j < M; j++)
+        assert_int_equal(berth_nameidx_find(&x, names[j]), M - j);
     berth_nameidx_free(&x);
 }
 
