@@ -111,6 +111,7 @@ typedef struct fast_dyn {
 
 typedef struct fast_class {
     char *key;
+    size_t klen;          /* the key's bytes (it may hold NULs: counts, pointers) */
     uint32_t hash;
     const berth_profile *prof;
     uint8_t *static_ok;
@@ -1167,8 +1168,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
         if (!v)
             break;
         fast_class *c = &f->classes[v - 1];
-        if (c->hash == h && !memcmp(c->key, f->keybuf, len) && c->key[len] == '\0' &&
-            c->prof == prof)
+        if (c->hash == h && c->klen == len && !memcmp(c->key, f->keybuf, len) && c->prof == prof)
             return c;
     }
     /* new class */
@@ -1218,6 +1218,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->bm_ok = 1;
     memcpy(c->key, f->keybuf, len);
     c->key[len] = '\0';
+    c->klen = len;
     c->hash = h;
     c->prof = prof;
     c->rep = r->pod;
