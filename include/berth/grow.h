@@ -44,5 +44,9 @@ void berth_advise_huge(void *p, size_t len);
  * only. */
 int berth_slots_rebuild(uint32_t **table, uint32_t *cap, uint32_t ncap, const void *entries,
                         size_t stride, size_t hash_off, size_t hash_size, uint32_t n);
+/* The longest run of consecutive used slots of such a table (what a miss
+ * may probe; a run across the end counts whole): O(cap), for tests and
+ * diagnostics. */
+uint32_t berth_slots_longest_run(const uint32_t *table, uint32_t cap);
 
 #endif

@@ -19,6 +19,7 @@
 #ifndef BERTH_NAMEIDX_H
 #define BERTH_NAMEIDX_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define BERTH_NAMEIDX_NONE UINT32_MAX
@@ -46,6 +47,9 @@ void berth_nameidx_key_new(unsigned char key[BERTH_NAMEIDX_KEY]);
 uint32_t berth_nameidx_hash(const unsigned char key[BERTH_NAMEIDX_KEY], const char *s);
 /* The index of name, BERTH_NAMEIDX_NONE when absent (or name NULL). */
 uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name);
+/* The same for the n bytes at s, which need no terminator (a name inside
+ * a larger text): the index of the name equal to them. */
+uint32_t berth_nameidx_find_n(const berth_nameidx *x, const char *s, size_t n);
 /* Adds name -> id when name is absent: 0; when present: 1 and *had (may be
  * NULL) gets its index, the table unchanged; BERTH_ENOMEM. The table grows
  * to keep at most half of its slots in use. */

@@ -1,6 +1,6 @@
 /* core/grow.c - doubling growth for the flat tables and byte buffers of
  * every layer, the huge-page advice for the large ones, and the rebuild
- * of their open-addressing slot tables. */
+ * of their open-addressing slot tables (and their longest run, for tests). */
 #include "berth/grow.h"
 #include "berth/error.h"
 #include "core/invariant.h"
@@ -96,4 +96,16 @@ int berth_slots_rebuild(uint32_t **table, uint32_t *cap, uint32_t ncap, const vo
     *table = t;
     *cap = ncap;
     return 0;
+}
+
+uint32_t berth_slots_longest_run(const uint32_t *table, uint32_t cap)
+{
+    uint32_t best = 0, run = 0;
+    /* twice round, so a run across the table's end counts whole */
+    for (uint64_t j = 0; cap && j < 2ull * cap; j++) {
+        run = table[j & (cap - 1)] ? run + 1 : 0;
+        if (run > best)
+            best = run;
+    }
+    return best < cap ? best : cap;
 }

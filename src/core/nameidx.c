@@ -52,13 +52,18 @@ void berth_nameidx_key_new(unsigned char key[BERTH_NAMEIDX_KEY])
     memcpy(key, h, BERTH_NAMEIDX_KEY);
 }
 
-uint32_t berth_nameidx_hash(const unsigned char key[BERTH_NAMEIDX_KEY], const char *s)
+static uint32_t hash_n(const unsigned char key[BERTH_NAMEIDX_KEY], const char *s, size_t n)
 {
     unsigned char out[crypto_shorthash_BYTES];
-    crypto_shorthash(out, (const unsigned char *)s, strlen(s), key);
+    crypto_shorthash(out, (const unsigned char *)s, n, key);
     uint32_t h;
     memcpy(&h, out, sizeof h);
     return h;
+}
+
+uint32_t berth_nameidx_hash(const unsigned char key[BERTH_NAMEIDX_KEY], const char *s)
+{
+    return hash_n(key, s, strlen(s));
 }
 
 /* The slot holding name (hash h) or the empty slot where it would go. */
@@ -94,6 +99,19 @@ uint32_t berth_nameidx_find(const berth_nameidx *x, const char *name)
     if (!x->cap || !name)
         return BERTH_NAMEIDX_NONE;
     return berth_nameidx_find_hash(x, name, berth_nameidx_hash(x->key, name));
+}
+
+uint32_t berth_nameidx_find_n(const berth_nameidx *x, const char *s, size_t n)
+{
+    if (!x->cap || !s)
+        return BERTH_NAMEIDX_NONE;
+    uint32_t h = hash_n(x->key, s, n), mask = x->cap - 1;
+    /* a slot's name is read up to n + 1 bytes, never past its terminator */
+    for (uint32_t i = h & mask; x->slot[i].name; i = (i + 1) & mask)
+        if (x->slot[i].hash == h && strnlen(x->slot[i].name, n + 1) == n &&
+            !memcmp(x->slot[i].name, s, n))
+            return x->slot[i].id;
+    return BERTH_NAMEIDX_NONE;
 }
 
 /* Room for `want` names (at most half the slots in use). */

@@ -12,7 +12,8 @@
  * inert (no constraints, no terms, no existing pod's term matching them),
  * without host ports, in profiles made of these plugins, with every node
  * scored; anything else takes the full pipeline. Decisions are identical:
- * tests compare both paths. */
+ * tests compare both paths. Classes are found by a keyed hash of their
+ * key (kube_fast.hkey, one key per cache). */
 #include "berth/hash.h"
 #include "berth/grow.h"
 #include "berth/pool.h"
@@ -110,6 +111,7 @@ typedef struct fast_dyn {
 
 typedef struct fast_class {
     char *key;
+    size_t klen;          /* the key's bytes (it may hold NULs: counts, pointers) */
     uint32_t hash;
     const berth_profile *prof;
     uint8_t *static_ok;
@@ -149,6 +151,9 @@ typedef struct fast_class {
 } fast_class;
 
 struct kube_fast {
+    /* the key of the class table and the dynamic columns' hashes (pod
+     * specs are the input's): drawn once by kube_fast_init (berth/hash.h) */
+    berth_hashkey hkey;
     fast_class *classes;
     uint32_t nclasses, capclasses;
     uint32_t *table;      /* open addressing: class id + 1 */
@@ -618,6 +623,7 @@ int kube_fast_init(kube_sched *s)
     if (!f)
         return BERTH_ENOMEM;
     s->fast = f;
+    berth_hashkey_new(&f->hkey);
     f->all = malloc(N * sizeof *f->all);
     f->list = malloc(N * sizeof *f->list);
     f->verdict = malloc(N);
@@ -1115,7 +1121,7 @@ static int32_t find_dyn(kube_sched *s, const berth_profile *prof, kube_req *r, s
     size_t len;
     if ((*rc = build_dyn_key(s, prof, r->p, &len)))
         return -1;
-    uint32_t h = (uint32_t)berth_hash_bytes(f->keybuf, len);
+    uint32_t h = (uint32_t)berth_hash_keyed(&f->hkey, f->keybuf, len);
     uint32_t i = 0;
     while (i < f->ndyns && !(f->dyns[i].hash == h && f->dyns[i].klen == len &&
                              f->dyns[i].prof == prof && !memcmp(f->dyns[i].key, f->keybuf, len)))
@@ -1155,15 +1161,14 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     *rc = build_key(s, prof, r->p, &len);
     if (*rc)
         return NULL;
-    uint32_t h = (uint32_t)berth_hash_bytes(f->keybuf, len);
+    uint32_t h = (uint32_t)berth_hash_keyed(&f->hkey, f->keybuf, len);
     uint32_t mask = f->tcap - 1;
     for (uint32_t i = h & mask;; i = (i + 1) & mask) {
         uint32_t v = f->table[i];
         if (!v)
             break;
         fast_class *c = &f->classes[v - 1];
-        if (c->hash == h && !memcmp(c->key, f->keybuf, len) && c->key[len] == '\0' &&
-            c->prof == prof)
+        if (c->hash == h && c->klen == len && !memcmp(c->key, f->keybuf, len) && c->prof == prof)
             return c;
     }
     /* new class */
@@ -1213,6 +1218,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     c->bm_ok = 1;
     memcpy(c->key, f->keybuf, len);
     c->key[len] = '\0';
+    c->klen = len;
     c->hash = h;
     c->prof = prof;
     c->rep = r->pod;

@@ -30,7 +30,8 @@
  * are equal on every statically feasible node (then those scores add a
  * constant). Anything else: KUBE_FIT_ASK, the session answers. The
  * decisions and texts are those of the kube scheduler (the tests compare
- * them). */
+ * them). Classes are found by a keyed hash of their key (kube_fitidx.hkey,
+ * one key per index, also the label columns'). */
 #include "kube/fitindex.h"
 #include "berth/grow.h"
 #include "core/invariant.h"
@@ -162,6 +163,10 @@ struct kube_fitidx {
     fit_class *classes;
     uint32_t nclasses, capclasses;
     uint32_t *table, tcap; /* open addressing: class + 1 */
+    /* the key of the class table, passed down to the label columns (the
+     * class keys and label values are the input's): drawn once by
+     * kube_fitidx_open (berth/hash.h) */
+    berth_hashkey hkey;
     /* the static entries (class ids, in creation order), and per
      * FIT_SCHUNK of them a node-major table of their static groups: node
      * n's group for entry e (the group of its first static rejection,
@@ -354,6 +359,7 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
         free(x);
         return 0;
     }
+    berth_hashkey_new(&x->hkey);
     x->N = x->s->k->nnodes;
     uint32_t N = x->N ? x->N : 1;
     x->mark = calloc(N / 64 + 1, sizeof *x->mark);
@@ -804,7 +810,7 @@ static int static_init(kube_fitidx *x, fit_class *st, kube_req *r)
         if (x->filter_of[f] == BERTH_KP_NODE_AFFINITY && !(s->prof && s->prof->has_added_req)) {
             /* the same verdicts from the label columns (one label lookup
              * per node and key for the whole session, not per entry) */
-            int lrc = x->lcols ? 0 : kube_labelcols_open(&x->lcols, s->k->nodes, N);
+            int lrc = x->lcols ? 0 : kube_labelcols_open(&x->lcols, s->k->nodes, N, &x->hkey);
             if (!lrc)
                 lrc = kube_labelcols_affinity(x->lcols, r->p, x->list, nlive, x->verdict);
             if (lrc == BERTH_ENOMEM)
@@ -934,7 +940,7 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
 static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
 {
     *created = 0;
-    uint32_t h = (uint32_t)berth_hash_bytes(x->keybuf, len);
+    uint32_t h = (uint32_t)berth_hash_keyed(&x->hkey, x->keybuf, len);
     for (uint32_t i = h & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
         uint32_t e = x->table[i];
         if (!e)

@@ -4,7 +4,8 @@
  * values interned by text), and per requirement a table over the key's
  * value ids filled by berth_requirement_matches itself, so a node's
  * verdict costs a column read and a table read per requirement instead of
- * a binary search over the node's label strings. */
+ * a binary search over the node's label strings. Both tables hash under the
+ * opener's key (berth/hash.h): keys and values are the input's. */
 #include "kube/labelcols.h"
 #include "berth/grow.h"
 #include "berth/error.h"
@@ -30,6 +31,7 @@ typedef struct lc_check {
 } lc_check;
 
 struct kube_labelcols {
+    berth_hashkey hkey; /* the opener's: column keys and values hash under it */
     const berth_knode *nodes;
     uint32_t N;
     lc_col *cols;
@@ -50,11 +52,13 @@ static const char *str(const char *s)
     return s ? s : "";
 }
 
-int kube_labelcols_open(kube_labelcols **out, const berth_knode *nodes, uint32_t nnodes)
+int kube_labelcols_open(kube_labelcols **out, const berth_knode *nodes, uint32_t nnodes,
+                        const berth_hashkey *key)
 {
     *out = calloc(1, sizeof **out);
     if (!*out)
         return BERTH_ENOMEM;
+    (*out)->hkey = *key;
     (*out)->nodes = nodes;
     (*out)->N = nnodes;
     return 0;
@@ -83,6 +87,11 @@ uint32_t kube_labelcols_ncols(const kube_labelcols *c)
     return c ? c->ncols : 0;
 }
 
+uint32_t kube_labelcols_longest_run(const kube_labelcols *c)
+{
+    return c ? berth_slots_longest_run(c->ctab, c->ccap) : 0;
+}
+
 /* Builds key's column: one label lookup per node, values interned. */
 static int build(kube_labelcols *c, lc_col *col)
 {
@@ -106,7 +115,7 @@ static int build(kube_labelcols *c, lc_col *col)
             continue;
         }
         size_t len = strlen(v);
-        uint64_t h = berth_hash_bytes(v, len);
+        uint64_t h = berth_hash_keyed(&c->hkey, v, len);
         uint32_t i = (uint32_t)h & (tcap - 1), id;
         while ((id = c->vtab[i]) && strcmp(col->vals[id], v))
             i = (i + 1) & (tcap - 1);
@@ -128,7 +137,7 @@ static int build(kube_labelcols *c, lc_col *col)
                 memset(c->vtab, 0, tcap * sizeof *c->vtab);
                 for (uint32_t u = 1; u <= col->nvals; u++) {
                     const char *s = col->vals[u];
-                    uint32_t j = (uint32_t)berth_hash_bytes(s, strlen(s)) & (tcap - 1);
+                    uint32_t j = (uint32_t)berth_hash_keyed(&c->hkey, s, strlen(s)) & (tcap - 1);
                     while (c->vtab[j])
                         j = (j + 1) & (tcap - 1);
                     c->vtab[j] = u;
@@ -147,7 +156,7 @@ static uint32_t column(kube_labelcols *c, const char *key)
 {
     key = str(key);
     size_t len = strlen(key);
-    uint64_t h = berth_hash_bytes(key, len);
+    uint64_t h = berth_hash_keyed(&c->hkey, key, len);
     if (c->ccap) {
         for (uint32_t i = (uint32_t)h & (c->ccap - 1), e; (e = c->ctab[i]);
              i = (i + 1) & (c->ccap - 1))

@@ -18,14 +18,17 @@
 #ifndef BERTH_KUBE_LABELCOLS_H
 #define BERTH_KUBE_LABELCOLS_H
 
+#include "berth/hash.h"
 #include "berth/kube.h"
 
 #include <stdint.h>
 
 typedef struct kube_labelcols kube_labelcols;
 
-/* Columns over nodes[0..nnodes) (none built yet). 0 or BERTH_ENOMEM. */
-int kube_labelcols_open(kube_labelcols **out, const berth_knode *nodes, uint32_t nnodes);
+/* Columns over nodes[0..nnodes) (none built yet), their tables hashed
+ * under key (copied: the owner's, berth/hash.h). 0 or BERTH_ENOMEM. */
+int kube_labelcols_open(kube_labelcols **out, const berth_knode *nodes, uint32_t nnodes,
+                        const berth_hashkey *key);
 void kube_labelcols_close(kube_labelcols *c);
 
 /* NodeAffinity's Filter for pod p without a profile's addedAffinity (the
@@ -40,5 +43,7 @@ int kube_labelcols_affinity(kube_labelcols *c, const berth_kpod *p, const uint32
 
 /* The number of columns built (tests). */
 uint32_t kube_labelcols_ncols(const kube_labelcols *c);
+/* The longest run of used slots in the columns' table by key (tests). */
+uint32_t kube_labelcols_longest_run(const kube_labelcols *c);
 
 #endif

@@ -4,7 +4,8 @@
  * a pod are worked out once per set rather than read from every node's
  * taints, which lie scattered over the estate. A set keeps its own copy of
  * the taints: the nodes that named them may leave the scheduler (a spare
- * slot emptied) while the id stays. */
+ * slot emptied) while the id stays. Sets are found by a hash of their
+ * strings under a key drawn when the sets are created (berth/hash.h). */
 #include "kube/taintsets.h"
 #include "berth/error.h"
 #include "berth/grow.h"
@@ -20,6 +21,7 @@ typedef struct tset {
 } tset;
 
 struct kube_taintsets {
+    berth_hashkey hkey; /* drawn at creation: the taints are the input's */
     tset *sets; /* id i + 1 is sets[i] */
     uint32_t nsets, capsets;
     uint32_t *tab, cap; /* open addressing over sets: index + 1; cap a power of two */
@@ -35,19 +37,22 @@ static const char *str(const char *s)
     return s ? s : "";
 }
 
-static uint64_t mix(uint64_t h, const char *s)
+/* h and the keyed hash of s, combined: an odd multiple of their xor, so
+ * the step is a bijection of h for each s and a list's hash depends on
+ * every string's keyed hash in order */
+static uint64_t mix(const berth_hashkey *k, uint64_t h, const char *s)
 {
     s = str(s);
-    return (h ^ berth_hash_bytes(s, strlen(s))) * 0x9e3779b97f4a7c15ull;
+    return (h ^ berth_hash_keyed(k, s, strlen(s))) * 0x9e3779b97f4a7c15ull;
 }
 
-static uint64_t hash_of(const berth_taint *t, uint32_t n)
+static uint64_t hash_of(const berth_hashkey *k, const berth_taint *t, uint32_t n)
 {
     uint64_t h = 0x51ed27f1c0ffee01ull;
     for (uint32_t i = 0; i < n; i++)
         if (hard(t[i].effect)) {
-            h = mix(h, t[i].key);
-            h = mix(h, t[i].value);
+            h = mix(k, h, t[i].key);
+            h = mix(k, h, t[i].value);
             h = (h ^ (uint64_t)t[i].effect) * 0xff51afd7ed558ccdull;
         }
     return h ^ (h >> 31);
@@ -112,12 +117,15 @@ int kube_taintsets_id(kube_taintsets **tsp, const berth_taint *t, uint32_t n, ui
     *id = 0;
     if (!m)
         return 0;
-    if (!*tsp && !(*tsp = calloc(1, sizeof **tsp)))
-        return BERTH_ENOMEM;
+    if (!*tsp) {
+        if (!(*tsp = calloc(1, sizeof **tsp)))
+            return BERTH_ENOMEM;
+        berth_hashkey_new(&(*tsp)->hkey);
+    }
     kube_taintsets *ts = *tsp;
     if (2 * (ts->nsets + 1) > ts->cap && rehash(ts))
         return BERTH_ENOMEM;
-    uint64_t h = hash_of(t, n);
+    uint64_t h = hash_of(&ts->hkey, t, n);
     uint32_t at = (uint32_t)h & (ts->cap - 1);
     for (; ts->tab[at]; at = (at + 1) & (ts->cap - 1)) {
         const tset *x = &ts->sets[ts->tab[at] - 1];
@@ -145,6 +153,11 @@ const berth_taint *kube_taintsets_first_untolerated(const kube_taintsets *ts, ui
         return NULL;
     const tset *x = &ts->sets[id - 1];
     return berth_taints_first_untolerated(x->taints, x->n, tols, ntols, BERTH_EFFECT_MASK_HARD);
+}
+
+uint32_t kube_taintsets_longest_run(const kube_taintsets *ts)
+{
+    return ts ? berth_slots_longest_run(ts->tab, ts->cap) : 0;
 }
 
 void kube_taintsets_free(kube_taintsets *ts)

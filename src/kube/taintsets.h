@@ -28,6 +28,9 @@ uint32_t kube_taintsets_count(const kube_taintsets *ts);
  * own copy), NULL when all are tolerated or id is 0. */
 const berth_taint *kube_taintsets_first_untolerated(const kube_taintsets *ts, uint32_t id,
                                                     const berth_toleration *tols, uint32_t ntols);
+/* The longest run of used slots in the sets' hash table (0 when there are
+ * none): O(slots), for tests and diagnostics. */
+uint32_t kube_taintsets_longest_run(const kube_taintsets *ts);
 void kube_taintsets_free(kube_taintsets *ts);
 
 #endif

@@ -8,7 +8,8 @@
  * index so an assumed pod only tests the signatures it may match, per pod
  * class (kube_pclass) what its pods' constraints and terms resolve to and
  * what their assume counts, and per pod O(nodes) aggregation per topology
- * value into domain arrays.
+ * value into domain arrays. Its string maps and pod-class table hash
+ * under one key drawn at init (kube_terms.hkey, berth/hash.h).
  *
  * With s->reference set no signature is kept: every count is recomputed
  * for each pod by walking all pods on all nodes (the plain reference the
@@ -47,11 +48,12 @@ static void smap_free(kube_smap *m)
 /* 1 and *out when the n bytes at k are a key. A slot is one cache line
  * holding the hash, the length and (short keys) the text: a lookup reads
  * one line, and another only for a long key. */
-static int smap_get_n(const kube_smap *m, const char *k, size_t n, uint32_t *out)
+static int smap_get_n(const berth_hashkey *hk, const kube_smap *m, const char *k, size_t n,
+                      uint32_t *out)
 {
     if (!m->cap)
         return 0;
-    uint64_t h = berth_hash_bytes(k, n);
+    uint64_t h = berth_hash_keyed(hk, k, n);
     uint32_t mask = m->cap - 1;
     for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
         const kube_sslot *sl = &m->slots[i];
@@ -64,9 +66,9 @@ static int smap_get_n(const kube_smap *m, const char *k, size_t n, uint32_t *out
     }
 }
 
-static int smap_get(const kube_smap *m, const char *k, uint32_t *out)
+static int smap_get(const berth_hashkey *hk, const kube_smap *m, const char *k, uint32_t *out)
 {
-    return smap_get_n(m, k, strlen(k), out);
+    return smap_get_n(hk, m, k, strlen(k), out);
 }
 
 static kube_sslot *smap_slots(uint32_t cap)
@@ -77,7 +79,7 @@ static kube_sslot *smap_slots(uint32_t cap)
     return sl;
 }
 
-static int smap_put(kube_smap *m, const char *k, uint32_t v)
+static int smap_put(const berth_hashkey *hk, kube_smap *m, const char *k, uint32_t v)
 {
     if (2 * (m->n + 1) > m->cap) {
         uint32_t nc = m->cap ? m->cap * 2 : 16;
@@ -100,7 +102,7 @@ static int smap_put(kube_smap *m, const char *k, uint32_t v)
         m->cap = nc;
     }
     size_t n = strlen(k);
-    uint64_t h = berth_hash_bytes(k, n);
+    uint64_t h = berth_hash_keyed(hk, k, n);
     uint32_t i = (uint32_t)h & (m->cap - 1);
     while (m->slots[i].key)
         i = (i + 1) & (m->cap - 1);
@@ -170,11 +172,11 @@ static uint32_t ns_intern(kube_terms *t, const char *name, const berth_labels *l
     uint32_t id;
     if (!name)
         name = "";
-    if (smap_get(&t->ns_map, name, &id))
+    if (smap_get(&t->hkey, &t->ns_map, name, &id))
         return id;
     id = t->nns;
     if (grow((void **)&t->ns_labels, &t->capns, t->nns + 1, sizeof *t->ns_labels) ||
-        smap_put(&t->ns_map, name, id)) {
+        smap_put(&t->hkey, &t->ns_map, name, id)) {
         *rc = BERTH_ENOMEM;
         return 0;
     }
@@ -211,7 +213,7 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
     /* the hostname, the usual anti-affinity key: no hashing */
     if (t->host_key1 && !strcmp(name, HOSTNAME_KEY))
         return t->host_key1 - 1;
-    if (smap_get(&t->key_map, name, &id))
+    if (smap_get(&t->hkey, &t->key_map, name, &id))
         return id;
     if (grow((void **)&t->keys, &t->capkeys, t->nkeys + 1, sizeof *t->keys)) {
         *rc = BERTH_ENOMEM;
@@ -238,9 +240,9 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
             continue;
         }
         uint32_t vid;
-        if (!smap_get(&vm, v, &vid)) {
+        if (!smap_get(&t->hkey, &vm, v, &vid)) {
             vid = nv++;
-            if (smap_put(&vm, v, vid)) {
+            if (smap_put(&t->hkey, &vm, v, vid)) {
                 smap_free(&vm);
                 free(k->name);
                 free(k->val);
@@ -257,7 +259,7 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
     if (k->empty_id == KUBE_NOVAL)
         k->empty_id = nv++;
     k->nvals = nv;
-    if (smap_put(&t->key_map, name, t->nkeys)) {
+    if (smap_put(&t->hkey, &t->key_map, name, t->nkeys)) {
         smap_free(&k->vmap);
         free(k->name);
         free(k->val);
@@ -322,7 +324,7 @@ static void term_ns_fill(kube_terms *t, uint8_t *ok, const berth_kaffinity_term 
     }
     for (uint32_t i = 0; i < term->nnamespaces; i++) {
         uint32_t id;
-        if (smap_get(&t->ns_map, term->namespaces[i] ? term->namespaces[i] : "", &id))
+        if (smap_get(&t->hkey, &t->ns_map, term->namespaces[i] ? term->namespaces[i] : "", &id))
             ok[id] = 1;
     }
     if (term->has_ns_selector)
@@ -342,7 +344,7 @@ static uint8_t *term_ns_ok(kube_terms *t, const berth_kaffinity_term *term, uint
     }
     for (uint32_t i = 0; i < term->nnamespaces; i++) {
         uint32_t id;
-        if (smap_get(&t->ns_map, term->namespaces[i] ? term->namespaces[i] : "", &id))
+        if (smap_get(&t->hkey, &t->ns_map, term->namespaces[i] ? term->namespaces[i] : "", &id))
             ok[id] = 1;
     }
     if (term->has_ns_selector)
@@ -551,11 +553,12 @@ static int sig_drop(kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
 /* Lists of uint32 by name: map (name -> list), per list its items, count
  * and capacity (nlists made, room for caplists). The list named name,
  * made empty when new; KUBE_NOVAL on ENOMEM. */
-static uint32_t named_list(kube_smap *map, const char *name, uint32_t ***items, uint32_t **n,
-                           uint32_t **cap, uint32_t *nlists, uint32_t *caplists)
+static uint32_t named_list(const berth_hashkey *hk, kube_smap *map, const char *name,
+                           uint32_t ***items, uint32_t **n, uint32_t **cap, uint32_t *nlists,
+                           uint32_t *caplists)
 {
     uint32_t b;
-    if (smap_get(map, name, &b))
+    if (smap_get(hk, map, name, &b))
         return b;
     b = *nlists;
     uint32_t c1 = *caplists, c2 = *caplists, c3 = *caplists;
@@ -566,7 +569,7 @@ static uint32_t named_list(kube_smap *map, const char *name, uint32_t ***items, 
     *caplists = c1;
     (*items)[b] = NULL;
     (*n)[b] = (*cap)[b] = 0;
-    if (smap_put(map, name, b))
+    if (smap_put(hk, map, name, b))
         return KUBE_NOVAL;
     (*nlists)++;
     return b;
@@ -600,7 +603,7 @@ static int index_add(kube_terms *t, kube_index *x, kube_sig *g, uint32_t id)
                 tx_reset(t);
                 if (tx_put(t, r->key) || tx_put(t, "\x1f") || tx_put(t, r->values[v]))
                     return BERTH_ENOMEM;
-                uint32_t b = named_list(&x->map, t->text, &x->bucket, &x->bn, &x->bcap,
+                uint32_t b = named_list(&t->hkey, &x->map, t->text, &x->bucket, &x->bn, &x->bcap,
                                         &x->nbuckets, &x->capbuckets);
                 if (b == KUBE_NOVAL || list_push(&x->bucket[b], &x->bn[b], &x->bcap[b], id))
                     return BERTH_ENOMEM;
@@ -657,7 +660,7 @@ static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_vi
             tx_put(t, p->labels.items[l].value))
             return BERTH_ENOMEM;
         uint32_t b;
-        if (!smap_get_n(&x->map, t->text, t->tlen, &b))
+        if (!smap_get_n(&t->hkey, &x->map, t->text, t->tlen, &b))
             continue;
         for (uint32_t i = 0; i < x->bn[b]; i++)
             if ((rc = fn(s, x->bucket[b][i], 1, ctx)))
@@ -687,7 +690,8 @@ static uint32_t post_list(kube_terms *t, const berth_label *l, int *rc)
     if (!post_key(buf, sizeof buf, l->key, l->value))
         return KUBE_NOVAL;
     uint32_t b =
-        named_list(&t->post_map, buf, &t->post, &t->postn, &t->postcap, &t->npost, &t->cappost);
+        named_list(&t->hkey, &t->post_map, buf, &t->post, &t->postn, &t->postcap, &t->npost,
+                   &t->cappost);
     if (b == KUBE_NOVAL)
         *rc = BERTH_ENOMEM;
     return b;
@@ -760,7 +764,8 @@ static int sig_init_counts(kube_sched *s, kube_sig *g)
     char buf[640];
     for (uint32_t v = 0; v < a->nvalues; v++) {
         uint32_t b;
-        if (!post_key(buf, sizeof buf, a->key, a->values[v]) || !smap_get(&t->post_map, buf, &b))
+        if (!post_key(buf, sizeof buf, a->key, a->values[v]) ||
+            !smap_get(&t->hkey, &t->post_map, buf, &b))
             continue;
         for (uint32_t i = 0; i < t->postn[b]; i++) {
             uint32_t q = t->post[b][i];
@@ -856,13 +861,13 @@ static uint32_t sig_get(kube_sched *s, kube_clause *cl, uint32_t ncl, int kind, 
     uint32_t id;
     kube_sig g = {.kind = kind, .role = role, .spread = spread, .key = key, .cl = cl,
                   .ncl = ncl, .extra_vals = extra_vals};
-    if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
+    if (smap_get_n(&t->hkey, &t->sig_map, t->text, t->tlen, &id)) {
         sig_free(&g);
         return id;
     }
     /* counts start sparse (sig_bump makes them dense past KUBE_SPARSE_MAX nodes) */
     if (grow((void **)&t->sigs, &t->capsigs, t->nsigs + 1, sizeof *t->sigs) ||
-        smap_put(&t->sig_map, t->text, t->nsigs)) {
+        smap_put(&t->hkey, &t->sig_map, t->text, t->nsigs)) {
         sig_free(&g);
         return KUBE_NOVAL;
     }
@@ -957,6 +962,7 @@ int kube_terms_init(kube_sched *s)
     if (!t)
         return BERTH_ENOMEM;
     s->terms = t;
+    berth_hashkey_new(&t->hkey);
     berth_kcluster *k = s->k;
     t->nnodes = k->nnodes;
     t->npods = k->npods;
@@ -1127,7 +1133,7 @@ static uint32_t carrier_sig(kube_sched *s, int role, const berth_kaffinity_term 
     if (rc)
         return KUBE_NOVAL;
     /* the usual case, an existing signature: nothing is allocated */
-    if (smap_get_n(&t->sig_map, t->text, t->tlen, &id))
+    if (smap_get_n(&t->hkey, &t->sig_map, t->text, t->tlen, &id))
         return id;
     kube_clause *cl = calloc(1, sizeof *cl);
     if (!cl || clause_copy(cl, &term->selector, 0, ok, t->nns)) {
@@ -1306,10 +1312,10 @@ int kube_terms_node_changed(kube_sched *s, uint32_t n)
             continue;
         }
         uint32_t vid;
-        if (!smap_get(&k->vmap, v, &vid)) {
+        if (!smap_get(&t->hkey, &k->vmap, v, &vid)) {
             /* "" may already have its (unused) id */
             vid = !*v ? k->empty_id : k->nvals++;
-            if (smap_put(&k->vmap, v, vid))
+            if (smap_put(&t->hkey, &k->vmap, v, vid))
                 return BERTH_ENOMEM;
             k->nreal++;
         }
@@ -1363,7 +1369,7 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
     if (*rc)
         return NULL;
     uint32_t id;
-    if (smap_get_n(&t->naff.map, t->text, t->tlen, &id))
+    if (smap_get_n(&t->hkey, &t->naff.map, t->text, t->tlen, &id))
         return t->naff.vec[id];
     uint8_t *v;
     int cache = t->naff.n < NAFF_CACHE_MAX;
@@ -1374,7 +1380,7 @@ static const uint8_t *node_affinity_vec(kube_sched *s, const berth_kpod *p, int 
             return NULL;
         }
         v = malloc(t->nnodes + 1);
-        if (!v || smap_put(&t->naff.map, t->text, t->naff.n)) {
+        if (!v || smap_put(&t->hkey, &t->naff.map, t->text, t->naff.n)) {
             free(v);
             *rc = BERTH_ENOMEM;
             return NULL;
@@ -1518,7 +1524,7 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
         rc |= tx_clause(t, &ss, t->ns_scratch);
         if (rc)
             return BERTH_ENOMEM;
-        if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
+        if (smap_get_n(&t->hkey, &t->sig_map, t->text, t->tlen, &id)) {
             pc.self = berth_selector_matches(&ss, &p->labels);
             pc.cnt = sig_read(t, q, id);
             pc.sig = id;
@@ -1585,8 +1591,8 @@ static int wl_index(const kube_sched *s, kube_terms *t)
         for (uint32_t v = 0; v < a->nvalues; v++) {
             if (!post_key(buf, sizeof buf, a->key, a->values[v]))
                 continue; /* no valid label has it: the workload selects no pod */
-            uint32_t b = named_list(&t->wl_map, buf, &t->wl_bucket, &t->wl_bn, &t->wl_bcap,
-                                    &t->wl_nb, &t->wl_capb);
+            uint32_t b = named_list(&t->hkey, &t->wl_map, buf, &t->wl_bucket, &t->wl_bn,
+                                    &t->wl_bcap, &t->wl_nb, &t->wl_capb);
             if (b == KUBE_NOVAL || list_push(&t->wl_bucket[b], &t->wl_bn[b], &t->wl_bcap[b], w))
                 return BERTH_ENOMEM;
         }
@@ -1620,7 +1626,7 @@ static int64_t wl_candidates(const kube_sched *s, kube_terms *t, const berth_kpo
                 m = t->wl_ngeneral;
             } else if (post_key(buf, sizeof buf, p->labels.items[i].key,
                                 p->labels.items[i].value) &&
-                       smap_get(&t->wl_map, buf, &b)) {
+                       smap_get(&t->hkey, &t->wl_map, buf, &b)) {
                 list = t->wl_bucket[b];
                 m = t->wl_bn[b];
             } else
@@ -1838,7 +1844,7 @@ static int prepare_ipa(kube_sched *s, kube_terms_req *q, uint32_t pod)
                 rc |= tx_clause(t, &terms[i].selector, t->ns_scratch);
                 if (rc)
                     return BERTH_ENOMEM;
-                if (smap_get_n(&t->sig_map, t->text, t->tlen, &id)) {
+                if (smap_get_n(&t->hkey, &t->sig_map, t->text, t->tlen, &id)) {
                     if (!(cnt = sig_read(t, q, id)))
                         return BERTH_ENOMEM;
                     sig = id;
@@ -2155,7 +2161,7 @@ static int prepare_pod(kube_sched *s, kube_terms_req *q, uint32_t pod, kube_pcla
     size_t n = pclass_key(s, t, pod);
     if (!n)
         return BERTH_ENOMEM;
-    uint64_t h = berth_hash_bytes(t->kbuf, n);
+    uint64_t h = berth_hash_keyed(&t->hkey, t->kbuf, n);
     uint32_t id = pclass_find(t, h, n);
     if (id != KUBE_NOVAL) {
         t->pclass_hits++;

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "berth/hash.h"
 #include "kube/state.h"
 
 #define KUBE_NOVAL UINT32_MAX
@@ -36,7 +37,8 @@
 
 /* string -> uint32 map with owned key copies: open addressing over
  * cache-line slots (hash, length, value and a key shorter than inl kept in
- * the slot itself; longer keys owned by key) */
+ * the slot itself; longer keys owned by key); hashed under kube_terms.hkey,
+ * so slots are only probed, never walked into a result */
 typedef struct kube_sslot {
     uint64_t hash;
     char *key;          /* NULL: empty slot; inl or an owned copy */
@@ -227,6 +229,10 @@ typedef struct kube_naff_cache {
 
 struct kube_terms {
     uint32_t nnodes, npods;
+    /* the key of every string map and of the pod-class table here (the
+     * strings are the input's labels, namespaces and selectors): drawn once
+     * by kube_terms_init (berth/hash.h) */
+    berth_hashkey hkey;
     /* signature count arrays are carved from mmap'd slabs (terms.c
      * cnt_alloc: small ones populated in one call, 2 MB ones on huge
      * pages), so a new signature costs no page faults of its own; the

@@ -14,12 +14,15 @@
  * Upstream objects carry no kind/apiVersion, so the located document tree
  * of the body is wrapped with them (error messages keep body:line:column).
  * The node cache is reference counted: a call holds the cache it copied
- * node structs from (their strings live in its arena) until it ends.
+ * node structs from (their strings live in its arena) until it ends; its
+ * names are found through the shared keyed index (berth/nameidx.h), and a
+ * decision's reason texts through a table keyed per extender (berth/hash.h).
  * nodenames calls take the fast path below: kept name sets, kept cycles,
  * warm scheduler states, and per state the results of the last pod classes
  * (a replica is answered from its class's result and kept reply). */
 #include "berth/grow.h"
 #include "berth/hash.h"
+#include "berth/nameidx.h"
 #include "serve/serve.h"
 
 #include <jansson.h>
@@ -37,8 +40,8 @@
 
 typedef struct node_cache {
     berth_kcluster k;  /* nodes sorted by name */
-    uint32_t *hix;     /* name -> node + 1, open addressing */
-    uint32_t hcap;     /* a power of two, >= 2 * nodes */
+    berth_nameidx names; /* name -> node (keyed: the names are the client's) */
+    int indexed;       /* names holds every node (else out of memory) */
     uint64_t gen;      /* serve_extender.cache_gen when it was set */
     int refs;
 } node_cache;
@@ -52,6 +55,7 @@ typedef struct ext_warm ext_warm;
 
 struct serve_extender {
     serve_bindings *bind;
+    berth_hashkey hkey;  /* the reason-text tables' (text_intern), drawn at open */
     pthread_mutex_t mu; /* the cache pointer, the cycles and reference counts */
     node_cache *cache;
     uint64_t cache_gen;
@@ -80,8 +84,8 @@ static void cache_unref(serve_extender *x, node_cache *c)
     int last = --c->refs == 0;
     pthread_mutex_unlock(&x->mu);
     if (last) {
+        berth_nameidx_free(&c->names);
         berth_kube_free(&c->k);
-        free(c->hix);
         free(c);
     }
 }
@@ -104,17 +108,10 @@ static int cmp_knode(const void *a, const void *b)
 /* The cache node named s[0..n), BERTH_KUBE_NONE when none. */
 static uint32_t cache_find(const node_cache *c, const char *s, size_t n)
 {
-    if (!c || !c->hcap)
+    if (!c || !c->indexed)
         return BERTH_KUBE_NONE;
-    uint32_t mask = c->hcap - 1;
-    for (uint32_t i = (uint32_t)berth_hash_bytes(s, n) & mask;; i = (i + 1) & mask) {
-        uint32_t v = c->hix[i];
-        if (!v)
-            return BERTH_KUBE_NONE;
-        const char *nm = c->k.nodes[v - 1].name;
-        if (!strncmp(nm, s, n) && !nm[n])
-            return v - 1;
-    }
+    uint32_t i = berth_nameidx_find_n(&c->names, s, n);
+    return i == BERTH_NAMEIDX_NONE ? BERTH_KUBE_NONE : i;
 }
 
 /* Makes k (moved in) the cache: nodes sorted by name, and the name index
@@ -131,20 +128,12 @@ static void cache_set(serve_extender *x, berth_kcluster *k)
     c->refs = 1;
     if (c->k.nnodes > 1)
         qsort(c->k.nodes, c->k.nnodes, sizeof *c->k.nodes, cmp_knode);
-    uint32_t cap = 16;
-    while (cap < 2 * (uint64_t)c->k.nnodes)
-        cap *= 2;
-    c->hix = calloc(cap, sizeof *c->hix);
-    if (c->hix) { /* without it the fast path steps aside (ext_fast) */
-        c->hcap = cap;
-        for (uint32_t n = 0; n < c->k.nnodes; n++) {
-            const char *nm = c->k.nodes[n].name;
-            uint32_t i = (uint32_t)berth_hash_bytes(nm, strlen(nm)) & (cap - 1);
-            while (c->hix[i])
-                i = (i + 1) & (cap - 1);
-            c->hix[i] = n + 1;
-        }
-    }
+    /* without it the fast path steps aside (ext_fast); of equal names the
+     * first (lowest index) is found */
+    int ok = !berth_nameidx_reserve(&c->names, c->k.nnodes);
+    for (uint32_t n = 0; n < c->k.nnodes && ok; n++)
+        ok = berth_nameidx_add(&c->names, c->k.nodes[n].name, n, NULL) >= 0;
+    c->indexed = ok;
     pthread_mutex_lock(&x->mu);
     node_cache *old = x->cache;
     c->gen = ++x->cache_gen;
@@ -169,6 +158,7 @@ int serve_extender_open(const char *db, serve_extender **out, berth_error *e)
     if (!x)
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     pthread_mutex_init(&x->mu, NULL);
+    berth_hashkey_new(&x->hkey);
     int rc = serve_bindings_open(db, &x->bind, e);
     if (rc) {
         serve_extender_close(x);
@@ -373,7 +363,7 @@ static const char *text_intern(ext_call *q, uint32_t *tab, const char *text, siz
 {
     uint32_t i = 0;
     if (tab)
-        for (i = (uint32_t)berth_hash_bytes(text, len) & (EXT_TEXT_TABLE - 1); tab[i];
+        for (i = (uint32_t)berth_hash_keyed(&q->x->hkey, text, len) & (EXT_TEXT_TABLE - 1); tab[i];
              i = (i + 1) & (EXT_TEXT_TABLE - 1))
             if (!strcmp(q->texts[tab[i] - 1], text))
                 return q->texts[tab[i] - 1];
@@ -1989,7 +1979,7 @@ static int ext_fast(serve_extender *x, const char *body, size_t len, const char 
         done = sc < 0;
         goto out;
     }
-    if (cache && !cache->hix)
+    if (cache && !cache->indexed)
         goto out; /* the general way reports it */
     c = cycle_find(x, cache ? cache->gen : 0, serve_bindings_generation(x->bind), profile, pod,
                    names);

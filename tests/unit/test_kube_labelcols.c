@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "berth/error.h"
+#include "berth/hash.h"
 #include "berth/kube.h"
 #include "berth/pipeline.h"
 #include "berth/random.h"
@@ -127,7 +128,9 @@ static void test_random_against_label_search(void **state)
     for (int round = 0; round < 40; round++) {
         make_nodes(&w);
         kube_labelcols *c;
-        assert_int_equal(kube_labelcols_open(&c, w.nodes, w.n), 0);
+        berth_hashkey key;
+        berth_hashkey_new(&key);
+        assert_int_equal(kube_labelcols_open(&c, w.nodes, w.n, &key), 0);
         for (int q = 0; q < 60; q++) {
             make_pod(&w);
             /* the whole list, then a random subset in node order */
@@ -169,7 +172,9 @@ static void test_fields_and_skip(void **state)
     berth_rng_seed(&w.g, 7);
     make_nodes(&w);
     kube_labelcols *c;
-    assert_int_equal(kube_labelcols_open(&c, w.nodes, w.n), 0);
+    berth_hashkey key;
+    berth_hashkey_new(&key);
+    assert_int_equal(kube_labelcols_open(&c, w.nodes, w.n, &key), 0);
     uint32_t list[MAXN];
     uint8_t v[MAXN];
     for (uint32_t i = 0; i < w.n; i++)

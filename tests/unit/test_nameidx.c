@@ -107,6 +107,22 @@ static void test_index(void **state)
     assert_int_equal(berth_nameidx_add(&x, NULL, 1, NULL), BERTH_EINVAL);
     assert_int_equal(berth_nameidx_add(&x, "", 5, NULL), 0); /* the empty name is a name */
     assert_int_equal(berth_nameidx_find(&x, ""), 5);
+    /* a name inside a larger text (the extender's nodenames): its bytes
+     * only, not a prefix or an extension of them */
+    const char *text = "[\"node-000042\",\"node-0000421\",\"node-00004\"]";
+    assert_int_equal(berth_nameidx_find_n(&x, text + 2, 11), 7);
+    assert_int_equal(berth_nameidx_find_n(&x, text + 16, 12), BERTH_NAMEIDX_NONE);
+    assert_int_equal(berth_nameidx_find_n(&x, text + 16, 11), 7);
+    assert_int_equal(berth_nameidx_find_n(&x, text + 2, 10), BERTH_NAMEIDX_NONE);
+    assert_int_equal(berth_nameidx_find_n(&x, text + 31, 10), BERTH_NAMEIDX_NONE);
+    assert_int_equal(berth_nameidx_find_n(&x, text, 0), 5);
+    assert_int_equal(berth_nameidx_find_n(&x, NULL, 0), BERTH_NAMEIDX_NONE);
+    for (uint32_t i = 1; i < NAMES; i += 997) {
+        char wrapped[24]; /* no terminator after the name */
+        int n = snprintf(wrapped, sizeof wrapped, "node-%06uxyz", i);
+        assert_int_equal(n, 14);
+        assert_int_equal(berth_nameidx_find_n(&x, wrapped, 11), i);
+    }
     berth_nameidx_free(&x);
     assert_int_equal(x.cap, 0);
     assert_int_equal(berth_nameidx_find(&x, "node-000001"), BERTH_NAMEIDX_NONE);
