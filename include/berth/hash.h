@@ -41,4 +41,11 @@ void berth_hashkey_new(berth_hashkey *k);
 /* SipHash-2-4 of the n bytes at s under k. */
 uint64_t berth_hash_keyed(const berth_hashkey *k, const void *s, size_t n);
 
+/* A key of several strings (namespace and name, kind, namespace and name):
+ * h is the hash of the strings before s (0 before the first), the result
+ * that of the sequence with s (NUL-terminated; NULL hashes as "") after
+ * them. Each string is hashed under k and folded in by an odd multiply, so
+ * the result stays unpredictable without k, and (a, b) and (b, a) differ. */
+uint64_t berth_hash_keyed_then(uint64_t h, const berth_hashkey *k, const char *s);
+
 #endif

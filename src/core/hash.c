@@ -24,3 +24,9 @@ uint64_t berth_hash_keyed(const berth_hashkey *k, const void *s, size_t n)
     memcpy(&h, out, sizeof h);
     return h;
 }
+
+uint64_t berth_hash_keyed_then(uint64_t h, const berth_hashkey *k, const char *s)
+{
+    s = s ? s : "";
+    return berth_hash_keyed(k, s, strlen(s)) ^ (h * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
+}

@@ -17,6 +17,8 @@
 #include "k8s/k8s.h"
 #include "kube/load.h"
 
+#include "berth/hash.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,12 +77,14 @@ typedef struct slot {
 typedef struct table {
     slot *s;
     uint32_t cap, n;
+    berth_hashkey key;        /* drawn by table_init: the names are the input's */
 } table;
 
-static uint32_t key_hash(const char *a, const char *b, const char *c)
+static uint32_t key_hash(const table *t, const char *a, const char *b, const char *c)
 {
-    uint64_t h = fnv64(fnv64(fnv64(14695981039346656037ull, a ? a : ""), b ? b : ""), c ? c : "");
-    return (uint32_t)(h ^ (h >> 32));
+    uint64_t h = berth_hash_keyed_then(0, &t->key, a);
+    h = berth_hash_keyed_then(h, &t->key, b);
+    return (uint32_t)berth_hash_keyed_then(h, &t->key, c);
 }
 
 static int same(const char *x, const char *y)
@@ -94,6 +98,7 @@ static int table_init(table *t, uint32_t n)
     while (t->cap < 2 * (uint64_t)n + 2)
         t->cap *= 2;
     t->n = 0;
+    berth_hashkey_new(&t->key);
     t->s = calloc(t->cap, sizeof *t->s);
     return t->s ? 0 : BERTH_ENOMEM;
 }
@@ -102,7 +107,7 @@ static int table_init(table *t, uint32_t n)
 static uint32_t table_get(const table *t, const char *a, const char *b, const char *c)
 {
     uint32_t m = t->cap - 1;
-    for (uint32_t i = key_hash(a, b, c) & m; t->s[i].v; i = (i + 1) & m)
+    for (uint32_t i = key_hash(t, a, b, c) & m; t->s[i].v; i = (i + 1) & m)
         if (same(t->s[i].a, a) && same(t->s[i].b, b) && same(t->s[i].c, c))
             return t->s[i].v - 1;
     return BERTH_KUBE_NONE;
@@ -113,7 +118,7 @@ static uint32_t table_get(const table *t, const char *a, const char *b, const ch
 static void table_put(table *t, const char *a, const char *b, const char *c, uint32_t v)
 {
     uint32_t m = t->cap - 1;
-    uint32_t i = key_hash(a, b, c) & m;
+    uint32_t i = key_hash(t, a, b, c) & m;
     for (; t->s[i].v; i = (i + 1) & m)
         if (same(t->s[i].a, a) && same(t->s[i].b, b) && same(t->s[i].c, c))
             return;

@@ -4,6 +4,7 @@
 #include "kube/load.h"
 #include "berth/time.h"
 #include "berth/grow.h"
+#include "berth/hash.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -143,15 +144,10 @@ static int pv_zones(berth_kcluster *k, const berth_kpv *pv, berth_kvolume_zone *
     return n;
 }
 
-static uint32_t vol_hash(const char *ns, const char *name)
+/* (namespace, name) under the tables' key: the names are the input's */
+static uint32_t vol_hash(const berth_hashkey *key, const char *ns, const char *name)
 {
-    uint32_t h = 2166136261u;
-    for (const char *s = ns ? ns : ""; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    h = (h ^ 0xffu) * 16777619u;
-    for (const char *s = name; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    return (uint32_t)berth_hash_keyed_then(berth_hash_keyed_then(0, key, ns), key, name);
 }
 
 static int same_obj(const char *ns1, const char *n1, const char *ns2, const char *n2)
@@ -178,15 +174,17 @@ int kube_resolve_volumes(berth_kcluster *k)
     berth_kvolume_zone *buf = NULL;
     uint32_t capbuf = 0;
     int rc = ct && vt && pvn && pvz ? 0 : BERTH_ENOMEM;
+    berth_hashkey key;
+    berth_hashkey_new(&key);
     for (uint32_t i = 0; !rc && i < k->npvcs; i++) {
         const berth_kpvc *c = &k->pvcs[i];
-        uint32_t j = vol_hash(c->ns, c->name) & (cc - 1);
+        uint32_t j = vol_hash(&key, c->ns, c->name) & (cc - 1);
         while (ct[j] && !same_obj(k->pvcs[ct[j] - 1].ns, k->pvcs[ct[j] - 1].name, c->ns, c->name))
             j = (j + 1) & (cc - 1);
         ct[j] = i + 1;
     }
     for (uint32_t i = 0; !rc && i < k->npvs; i++) {
-        uint32_t j = vol_hash(NULL, k->pvs[i].name) & (vc - 1);
+        uint32_t j = vol_hash(&key, NULL, k->pvs[i].name) & (vc - 1);
         while (vt[j] && strcmp(k->pvs[vt[j] - 1].name, k->pvs[i].name))
             j = (j + 1) & (vc - 1);
         vt[j] = i + 1;
@@ -211,7 +209,7 @@ int kube_resolve_volumes(berth_kcluster *k)
         char msg[600];
         msg[0] = 0;
         for (uint32_t c = 0; c < pod->nclaims && !msg[0]; c++) {
-            uint32_t j = vol_hash(pod->ns, pod->claims[c]) & (cc - 1);
+            uint32_t j = vol_hash(&key, pod->ns, pod->claims[c]) & (cc - 1);
             while (ct[j] && !same_obj(k->pvcs[ct[j] - 1].ns, k->pvcs[ct[j] - 1].name, pod->ns,
                                       pod->claims[c]))
                 j = (j + 1) & (cc - 1);
@@ -222,7 +220,7 @@ int kube_resolve_volumes(berth_kcluster *k)
             const berth_kpvc *pvc = &k->pvcs[ct[j] - 1];
             if (!pvc->volume_name) /* unbound: VolumeBinding's business */
                 continue;
-            j = vol_hash(NULL, pvc->volume_name) & (vc - 1);
+            j = vol_hash(&key, NULL, pvc->volume_name) & (vc - 1);
             while (vt[j] && strcmp(k->pvs[vt[j] - 1].name, pvc->volume_name))
                 j = (j + 1) & (vc - 1);
             if (!vt[j]) {

@@ -28,6 +28,7 @@
  * The reference mode (s->reference) uses none of it and recomputes from
  * the nodes. */
 #include "kube/state.h"
+#include "berth/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ struct kube_plugin_cache {
     uint32_t hcap;                /* power of two */
     uint32_t *htab;               /* image id + 1, 0 = empty */
     uint64_t *hash;               /* per image id */
+    berth_hashkey hkey;           /* the names' hash key, drawn with the cache */
     const char **name;            /* per image id */
     int64_t *scaled;              /* per image id: (int64)(size * nodes / total) */
     uint32_t *first;              /* per image id + 1: CSR offsets into nodes */
@@ -87,19 +89,15 @@ static int image_needs_latest(const char *img)
     return !colon || (slash && colon < slash);
 }
 
-static uint64_t fnv_step(uint64_t h, const char *s)
+/* An image name's hash under the cache's key (the names are the input's),
+ * equal for a pod-side untagged image taken as ":latest" (latest) and the
+ * node-side "<image>:latest": the part before the tag, then the tag. */
+static uint64_t image_hash(const berth_hashkey *key, const char *img, int latest)
 {
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static uint64_t image_hash(const char *img, int latest)
-{
-    uint64_t h = fnv_step(14695981039346656037ULL, img);
-    return latest ? fnv_step(h, ":latest") : h;
+    const char *colon = strrchr(img, ':'), *slash = strrchr(img, '/');
+    int tagged = colon && !(slash && colon < slash);
+    uint64_t h = berth_hash_keyed(key, img, tagged ? (size_t)(colon - img) : strlen(img));
+    return berth_hash_keyed_then(h, key, tagged ? colon + 1 : latest ? "latest" : "");
 }
 
 /* Whether the node-side name equals the pod-side image (normalised). */
@@ -234,7 +232,7 @@ static int images_build(kube_sched *s, struct kube_plugin_cache *pc)
         const berth_knode *nd = &k->nodes[n];
         for (uint32_t j = 0; j < nd->nimages; j++) {
             const char *nm = str_or_empty(nd->images[j].name);
-            uint64_t h = image_hash(nm, 0);
+            uint64_t h = image_hash(&pc->hkey, nm, 0);
             uint32_t i = (uint32_t)h & mask, id;
             for (;; i = (i + 1) & mask) {
                 uint32_t v = pc->htab[i];
@@ -268,7 +266,7 @@ static int images_build(kube_sched *s, struct kube_plugin_cache *pc)
         const berth_knode *nd = &k->nodes[n];
         for (uint32_t j = 0; j < nd->nimages; j++) {
             const char *nm = str_or_empty(nd->images[j].name);
-            uint32_t id = cache_find(pc, nm, 0, image_hash(nm, 0));
+            uint32_t id = cache_find(pc, nm, 0, image_hash(&pc->hkey, nm, 0));
             if (last[id] != n) {
                 last[id] = n;
                 pc->nodes[pc->first[id] + count[id]++] = n;
@@ -307,6 +305,7 @@ int kube_plugins_prepare(kube_sched *s)
     if (!pc)
         return BERTH_ENOMEM;
     pc->nnodes = k->nnodes;
+    berth_hashkey_new(&pc->hkey);
     s->pcache = pc;
     for (uint32_t n = 0; n < k->nnodes; n++)
         pc->any_unschedulable |= k->nodes[n].unschedulable != 0;
@@ -464,7 +463,7 @@ int kube_plugins_node_changed(kube_sched *s, uint32_t n, int data, int had_image
         int on = !s->off || !s->off[n];
         for (uint32_t j = 0; j < nd->nimages && !data; j++) {
             const char *nm = str_or_empty(nd->images[j].name);
-            uint32_t id = cache_find(pc, nm, 0, image_hash(nm, 0)), dup = 0;
+            uint32_t id = cache_find(pc, nm, 0, image_hash(&pc->hkey, nm, 0)), dup = 0;
             for (uint32_t i = 0; i < j && !dup; i++)
                 dup = strcmp(str_or_empty(nd->images[i].name), nm) == 0;
             if (id == BERTH_KUBE_NONE || dup)
@@ -503,7 +502,7 @@ int kube_plugins_pod_images(kube_sched *s, const berth_kpod *p)
     for (uint32_t j = 0; j < nc && pc->nimages; j++) {
         const char *img = str_or_empty(container_at(p, j)->image);
         int latest = image_needs_latest(img);
-        if (cache_find(pc, img, latest, image_hash(img, latest)) != BERTH_KUBE_NONE)
+        if (cache_find(pc, img, latest, image_hash(&pc->hkey, img, latest)) != BERTH_KUBE_NONE)
             return 1;
     }
     return 0;
@@ -1245,7 +1244,7 @@ static void s_image(void *state, const void *req, const uint32_t *cand, uint32_t
         for (uint32_t j = 0; j < nc; j++) {
             const char *img = str_or_empty(container_at(p, j)->image);
             int latest = image_needs_latest(img);
-            uint32_t id = cache_find(pc, img, latest, image_hash(img, latest));
+            uint32_t id = cache_find(pc, img, latest, image_hash(&pc->hkey, img, latest));
             if (id == BERTH_KUBE_NONE || !pc->scaled[id])
                 continue;
             if (nids == 16) {

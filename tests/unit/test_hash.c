@@ -4,7 +4,8 @@
  *
  * The hash: SipHash-2-4's published test vector (key 00..0f, message
  * 00..0e), one key gives one value for the same bytes, two fresh keys
- * give different values, and every length and byte counts.
+ * give different values, and every length and byte counts; keys of
+ * several strings (berth_hash_keyed_then) keep each string and its place.
  *
  * The flood: old_unkeyed_hash below is the multiply / xor-shift hash of
  * berth/hash.h before it was keyed. Flipping bit 63 of one 8-byte word
@@ -152,6 +153,25 @@ static void test_keys(void **state)
     free(f);
 }
 
+/* Keys of several strings (berth_hash_keyed_then: the workload
+ * expansion's (kind, namespace, name), the volume tables' (namespace,
+ * name), image names by their tag): stable under one key, every string and
+ * its place count, NULL is "", and another key gives other values. */
+static void test_keyed_then(void **state)
+{
+    (void)state;
+    berth_hashkey k1, k2;
+    berth_hashkey_new(&k1);
+    berth_hashkey_new(&k2);
+    uint64_t ab = berth_hash_keyed_then(berth_hash_keyed_then(0, &k1, "a"), &k1, "b");
+    assert_true(ab == berth_hash_keyed_then(berth_hash_keyed_then(0, &k1, "a"), &k1, "b"));
+    assert_true(ab != berth_hash_keyed_then(berth_hash_keyed_then(0, &k1, "b"), &k1, "a"));
+    assert_true(ab != berth_hash_keyed_then(berth_hash_keyed_then(0, &k1, "a"), &k1, "c"));
+    assert_true(ab != berth_hash_keyed_then(berth_hash_keyed_then(0, &k1, "ab"), &k1, ""));
+    assert_true(ab != berth_hash_keyed_then(berth_hash_keyed_then(0, &k2, "a"), &k2, "b"));
+    assert_true(berth_hash_keyed_then(0, &k1, NULL) == berth_hash_keyed_then(0, &k1, ""));
+}
+
 static void test_taintsets_flood(void **state)
 {
     (void)state;
@@ -251,6 +271,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_siphash_vector),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_keyed_then),
         cmocka_unit_test(test_taintsets_flood),
         cmocka_unit_test(test_labelcols_flood),
     };
