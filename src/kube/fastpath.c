@@ -157,6 +157,9 @@ struct kube_fast {
     fast_class *classes;
     uint32_t nclasses, capclasses;
     uint32_t *table;      /* open addressing: class id + 1 */
+    uint32_t last;        /* the class found last + 1 (0: none): a pod of the same
+                           * class as the one before (replicas queue together)
+                           * is found by a compare, not a hash */
     uint32_t tcap;
     uint32_t *log;        /* nodes assumed, in order */
     uint32_t nlog, caplog;
@@ -569,6 +572,7 @@ static void fast_drop_classes(kube_fast *f)
     for (uint32_t i = 0; i < f->nclasses; i++)
         class_free(&f->classes[i]);
     f->nclasses = 0;
+    f->last = 0;
     for (uint32_t i = 0; i < f->ndyns; i++) {
         free(f->dyns[i].key);
         free(f->dyns[i].v);
@@ -789,8 +793,7 @@ static int build_key(kube_sched *s, const berth_profile *prof, const berth_kpod 
 {
     kube_podkey b = kube_podkey_start(&s->fast->keybuf, &s->fast->keycap);
     kube_podkey_put(&b, &prof, sizeof prof);
-    kube_podkey_put(&b, p->req, sizeof p->req);
-    kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
+    kube_podkey_requests(&b, p, s->k->nres);
     kube_podkey_node_constraints(&b, p, kube_pod_node_name(s, p));
     kube_podkey_put(&b, &p->ninit, sizeof p->ninit);
     for (uint32_t i = 0; i < p->ninit; i++)
@@ -818,8 +821,7 @@ static int build_dyn_key(kube_sched *s, const berth_profile *prof, const berth_k
 {
     kube_podkey b = kube_podkey_start(&s->fast->keybuf, &s->fast->keycap);
     kube_podkey_put(&b, &prof, sizeof prof);
-    kube_podkey_put(&b, p->req, sizeof p->req);
-    kube_podkey_put(&b, p->req_nz, sizeof p->req_nz);
+    kube_podkey_requests(&b, p, s->k->nres);
     kube_podkey_put(&b, &p->ninit, sizeof p->ninit);
     for (uint32_t i = 0; i < p->ninit; i++)
         kube_podkey_str(&b, p->init[i].image);
@@ -1161,6 +1163,11 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     *rc = build_key(s, prof, r->p, &len);
     if (*rc)
         return NULL;
+    if (f->last) {
+        fast_class *c = &f->classes[f->last - 1];
+        if (c->klen == len && c->prof == prof && !memcmp(c->key, f->keybuf, len))
+            return c;
+    }
     uint32_t h = (uint32_t)berth_hash_keyed(&f->hkey, f->keybuf, len);
     uint32_t mask = f->tcap - 1;
     for (uint32_t i = h & mask;; i = (i + 1) & mask) {
@@ -1168,8 +1175,10 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
         if (!v)
             break;
         fast_class *c = &f->classes[v - 1];
-        if (c->hash == h && c->klen == len && !memcmp(c->key, f->keybuf, len) && c->prof == prof)
+        if (c->hash == h && c->klen == len && !memcmp(c->key, f->keybuf, len) && c->prof == prof) {
+            f->last = v;
             return c;
+        }
     }
     /* new class */
     uint32_t N = s->k->nnodes;
@@ -1260,7 +1269,7 @@ static fast_class *find_class(kube_sched *s, const berth_profile *prof, kube_req
     while (f->table[i])
         i = (i + 1) & mask;
     f->table[i] = f->nclasses + 1;
-    f->nclasses++;
+    f->last = ++f->nclasses;
     return c;
 }
 

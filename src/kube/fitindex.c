@@ -102,7 +102,8 @@ typedef struct fit_group {
 typedef struct fit_class {
     char *key;
     size_t keylen;
-    uint32_t hash;
+    uint64_t hash;        /* of the key (a class: of its static entry's hash and
+                           * its requests, class_hash) */
     int ok;               /* the index answers for this class */
     int is_static;        /* a static entry (below), not a class */
     uint32_t st;          /* a class: its static entry (shared by the
@@ -209,6 +210,7 @@ struct kube_fitidx {
      * the index answers for, 0 not looked up yet (a pod's inputs do not
      * change in a session: its key is built once) */
     uint32_t *pod_cls;
+    uint32_t last_st;     /* the static entry found last (FIT_NONE: none) */
 };
 
 /* ---- the profile ---- */
@@ -372,6 +374,7 @@ int kube_fitidx_open(kube_fitidx **out, berth_ksession *ks)
     x->col = malloc(N * sizeof *x->col);
     x->col2 = malloc(N * sizeof *x->col2);
     x->tcap = 256;
+    x->last_st = FIT_NONE;
     x->table = calloc(x->tcap, sizeof *x->table);
     x->pod_cls = calloc(x->s->k->npods ? x->s->k->npods : 1, sizeof *x->pod_cls);
     if (!x->mark || !x->list || !x->list2 || !x->list3 || !x->was_off || !x->relmask ||
@@ -517,7 +520,8 @@ int kube_fitidx_retouch(kube_fitidx *x, uint64_t pos)
  * requests. x->keybuf holds the static key (the constraints and 'S',
  * *slen bytes); class_key turns it into the class key (the constraints,
  * the requests and 'C'). The last byte tells the two kinds apart, and the
- * requests have a fixed size, so equal keys mean equal pods' inputs. */
+ * requests have a fixed size (the cluster's resources: kube_podkey_requests),
+ * so equal keys mean equal pods' inputs. */
 static int static_key(kube_fitidx *x, const berth_kpod *p, kube_podkey *b, size_t *slen)
 {
     *b = kube_podkey_start(&x->keybuf, &x->keycap);
@@ -527,11 +531,10 @@ static int static_key(kube_fitidx *x, const berth_kpod *p, kube_podkey *b, size_
     return b->oom ? BERTH_ENOMEM : 0;
 }
 
-static int class_key(const berth_kpod *p, kube_podkey *b, size_t *len)
+static int class_key(const kube_fitidx *x, const berth_kpod *p, kube_podkey *b, size_t *len)
 {
     b->len--; /* the 'S' */
-    kube_podkey_put(b, p->req, sizeof p->req);
-    kube_podkey_put(b, p->req_nz, sizeof p->req_nz);
+    kube_podkey_requests(b, p, x->s->k->nres);
     kube_podkey_put(b, "C", 1);
     *len = b->len;
     return b->oom ? BERTH_ENOMEM : 0;
@@ -935,13 +938,29 @@ static int class_init(kube_fitidx *x, fit_class *c, kube_req *r)
     return refresh(x, c, r, rel_nodes(x, st), st->nrel);
 }
 
-/* The entry of the key in x->keybuf (len bytes): *id, *created when new.
- * 1: the table is full (the session answers), 0, or BERTH_ENOMEM. */
-static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
+/* The hash of class key x->keybuf (len bytes) whose static entry st was
+ * made from its first skip bytes: the key's own bytes after them, keyed
+ * with st's hash, so the constraints a static key and its class keys share
+ * are hashed once (two keys are equal when their static keys and requests
+ * are). */
+static uint64_t class_hash(const kube_fitidx *x, const fit_class *st, size_t skip, size_t len)
+{
+    unsigned char buf[sizeof st->hash + 2 * BERTH_KUBE_MAX_RES * sizeof(int64_t) + 2];
+    size_t n = len - skip;
+    if (n > sizeof buf - sizeof st->hash) /* never: the requests and 'C' */
+        return berth_hash_keyed(&x->hkey, x->keybuf, len);
+    memcpy(buf, &st->hash, sizeof st->hash);
+    memcpy(buf + sizeof st->hash, x->keybuf + skip, n);
+    return berth_hash_keyed(&x->hkey, buf, sizeof st->hash + n);
+}
+
+/* The entry of the key in x->keybuf (len bytes, hash h): *id, *created
+ * when new. 1: the table is full (the session answers), 0, or
+ * BERTH_ENOMEM. */
+static int lookup(kube_fitidx *x, size_t len, uint64_t h, uint32_t *id, int *created)
 {
     *created = 0;
-    uint32_t h = (uint32_t)berth_hash_keyed(&x->hkey, x->keybuf, len);
-    for (uint32_t i = h & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
+    for (uint32_t i = (uint32_t)h & (x->tcap - 1);; i = (i + 1) & (x->tcap - 1)) {
         uint32_t e = x->table[i];
         if (!e)
             break;
@@ -971,7 +990,7 @@ static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
     c->keylen = len;
     c->hash = h;
     *id = x->nclasses++;
-    uint32_t i = h & (x->tcap - 1);
+    uint32_t i = (uint32_t)h & (x->tcap - 1);
     while (x->table[i])
         i = (i + 1) & (x->tcap - 1);
     x->table[i] = *id + 1;
@@ -983,7 +1002,7 @@ static int lookup(kube_fitidx *x, size_t len, uint32_t *id, int *created)
  * for it (or *rc an error). */
 static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
 {
-    size_t len;
+    size_t len, slen;
     uint32_t sid, cid;
     int created;
     kube_podkey b;
@@ -991,15 +1010,26 @@ static fit_class *find_class(kube_fitidx *x, kube_req *r, int *rc)
     *rc = 0;
     if (memo)
         return memo == FIT_NONE ? NULL : &x->classes[memo - 1];
-    if ((*rc = static_key(x, r->p, &b, &len)) || (*rc = lookup(x, len, &sid, &created)))
+    if ((*rc = static_key(x, r->p, &b, &slen)))
         goto fail;
-    if (created && (*rc = static_init(x, &x->classes[sid], r)))
-        goto fail;
+    /* pods in a row often share their constraints: a compare with the
+     * last static entry's key before a hash */
+    const fit_class *last = x->last_st != FIT_NONE ? &x->classes[x->last_st] : NULL;
+    if (last && last->keylen == slen && !memcmp(last->key, x->keybuf, slen)) {
+        sid = x->last_st;
+    } else {
+        if ((*rc = lookup(x, slen, berth_hash_keyed(&x->hkey, x->keybuf, slen), &sid, &created)))
+            goto fail;
+        if (created && (*rc = static_init(x, &x->classes[sid], r)))
+            goto fail;
+        x->last_st = sid;
+    }
     if (!x->classes[sid].ok) {
         x->pod_cls[r->pod] = FIT_NONE;
         return NULL;
     }
-    if ((*rc = class_key(r->p, &b, &len)) || (*rc = lookup(x, len, &cid, &created)))
+    if ((*rc = class_key(x, r->p, &b, &len)) ||
+        (*rc = lookup(x, len, class_hash(x, &x->classes[sid], slen - 1, len), &cid, &created)))
         goto fail;
     if (created) {
         x->classes[cid].st = sid;

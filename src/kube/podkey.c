@@ -34,6 +34,14 @@ void kube_podkey_str(kube_podkey *b, const char *s)
     kube_podkey_put(b, s, strlen(s) + 1);
 }
 
+void kube_podkey_requests(kube_podkey *b, const berth_kpod *p, uint32_t nres)
+{
+    if (nres > BERTH_KUBE_MAX_RES)
+        nres = BERTH_KUBE_MAX_RES;
+    kube_podkey_put(b, p->req, nres * sizeof *p->req);
+    kube_podkey_put(b, p->req_nz, sizeof p->req_nz);
+}
+
 void kube_podkey_reqs(kube_podkey *b, const berth_requirement *r, uint32_t n)
 {
     kube_podkey_put(b, &n, sizeof n);

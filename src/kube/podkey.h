@@ -40,6 +40,11 @@ static inline void kube_podkey_put(kube_podkey *b, const void *p, size_t n)
         kube_podkey_grow_put(b, p, n);
     }
 }
+/* Appends the pod's effective requests of the cluster's nres resources
+ * (the entries after them are 0 in every pod: no resource has their index)
+ * and its non-zero cpu and memory requests: a key hashes the resources the
+ * cluster has, not BERTH_KUBE_MAX_RES of them. */
+void kube_podkey_requests(kube_podkey *b, const berth_kpod *p, uint32_t nres);
 /* Appends a string with its terminator; NULL as "\x01" (unlike ""). */
 void kube_podkey_str(kube_podkey *b, const char *s);
 /* Appends requirements (key, operator, values) with their count. */

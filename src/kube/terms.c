@@ -45,15 +45,14 @@ static void smap_free(kube_smap *m)
     memset(m, 0, sizeof *m);
 }
 
-/* 1 and *out when the n bytes at k are a key. A slot is one cache line
+/* 1 and *out when the n bytes at k (hash h under the map owner's key,
+ * kube_terms.hkey) are a key. A slot is one cache line
  * holding the hash, the length and (short keys) the text: a lookup reads
  * one line, and another only for a long key. */
-static int smap_get_n(const berth_hashkey *hk, const kube_smap *m, const char *k, size_t n,
-                      uint32_t *out)
+static int smap_get_h(const kube_smap *m, const char *k, size_t n, uint64_t h, uint32_t *out)
 {
     if (!m->cap)
         return 0;
-    uint64_t h = berth_hash_keyed(hk, k, n);
     uint32_t mask = m->cap - 1;
     for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
         const kube_sslot *sl = &m->slots[i];
@@ -64,6 +63,14 @@ static int smap_get_n(const berth_hashkey *hk, const kube_smap *m, const char *k
             return 1;
         }
     }
+}
+
+/* The same with the key's hash under hk worked out here (the map must be
+ * one of hk's owner's). */
+static int smap_get_n(const berth_hashkey *hk, const kube_smap *m, const char *k, size_t n,
+                      uint32_t *out)
+{
+    return m->cap && smap_get_h(m, k, n, berth_hash_keyed(hk, k, n), out);
 }
 
 static int smap_get(const berth_hashkey *hk, const kube_smap *m, const char *k, uint32_t *out)
@@ -79,7 +86,8 @@ static kube_sslot *smap_slots(uint32_t cap)
     return sl;
 }
 
-static int smap_put(const berth_hashkey *hk, kube_smap *m, const char *k, uint32_t v)
+/* Adds k (absent) -> v; h is k's hash under the owner's key. */
+static int smap_put_h(kube_smap *m, const char *k, uint64_t h, uint32_t v)
 {
     if (2 * (m->n + 1) > m->cap) {
         uint32_t nc = m->cap ? m->cap * 2 : 16;
@@ -102,7 +110,6 @@ static int smap_put(const berth_hashkey *hk, kube_smap *m, const char *k, uint32
         m->cap = nc;
     }
     size_t n = strlen(k);
-    uint64_t h = berth_hash_keyed(hk, k, n);
     uint32_t i = (uint32_t)h & (m->cap - 1);
     while (m->slots[i].key)
         i = (i + 1) & (m->cap - 1);
@@ -118,6 +125,11 @@ static int smap_put(const berth_hashkey *hk, kube_smap *m, const char *k, uint32
     sl->val = v;
     m->n++;
     return 0;
+}
+
+static int smap_put(const berth_hashkey *hk, kube_smap *m, const char *k, uint32_t v)
+{
+    return smap_put_h(m, k, berth_hash_keyed(hk, k, strlen(k)), v);
 }
 
 /* canonical text buffer */
@@ -210,9 +222,12 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
     uint32_t id;
     if (!name)
         name = "";
-    /* the hostname, the usual anti-affinity key: no hashing */
+    /* the hostname and the zone, the usual keys (and the system default
+     * spreading's): no hashing */
     if (t->host_key1 && !strcmp(name, HOSTNAME_KEY))
         return t->host_key1 - 1;
+    if (t->zone_key1 && !strcmp(name, ZONE_KEY))
+        return t->zone_key1 - 1;
     if (smap_get(&t->hkey, &t->key_map, name, &id))
         return id;
     if (grow((void **)&t->keys, &t->capkeys, t->nkeys + 1, sizeof *t->keys)) {
@@ -268,6 +283,8 @@ static uint32_t key_intern(kube_sched *s, const char *name, int *rc)
     }
     if (k->hostname)
         t->host_key1 = t->nkeys + 1;
+    else if (!strcmp(name, ZONE_KEY))
+        t->zone_key1 = t->nkeys + 1;
     return t->nkeys++;
 }
 
@@ -553,12 +570,11 @@ static int sig_drop(kube_terms *t, kube_sig *g, uint32_t n, int32_t d)
 /* Lists of uint32 by name: map (name -> list), per list its items, count
  * and capacity (nlists made, room for caplists). The list named name,
  * made empty when new; KUBE_NOVAL on ENOMEM. */
-static uint32_t named_list(const berth_hashkey *hk, kube_smap *map, const char *name,
-                           uint32_t ***items, uint32_t **n, uint32_t **cap, uint32_t *nlists,
-                           uint32_t *caplists)
+static uint32_t named_list(kube_smap *map, const char *name, uint64_t h, uint32_t ***items,
+                           uint32_t **n, uint32_t **cap, uint32_t *nlists, uint32_t *caplists)
 {
     uint32_t b;
-    if (smap_get(hk, map, name, &b))
+    if (smap_get_h(map, name, strlen(name), h, &b))
         return b;
     b = *nlists;
     uint32_t c1 = *caplists, c2 = *caplists, c3 = *caplists;
@@ -569,7 +585,7 @@ static uint32_t named_list(const berth_hashkey *hk, kube_smap *map, const char *
     *caplists = c1;
     (*items)[b] = NULL;
     (*n)[b] = (*cap)[b] = 0;
-    if (smap_put(hk, map, name, b))
+    if (smap_put_h(map, name, h, b))
         return KUBE_NOVAL;
     (*nlists)++;
     return b;
@@ -603,8 +619,10 @@ static int index_add(kube_terms *t, kube_index *x, kube_sig *g, uint32_t id)
                 tx_reset(t);
                 if (tx_put(t, r->key) || tx_put(t, "\x1f") || tx_put(t, r->values[v]))
                     return BERTH_ENOMEM;
-                uint32_t b = named_list(&t->hkey, &x->map, t->text, &x->bucket, &x->bn, &x->bcap,
-                                        &x->nbuckets, &x->capbuckets);
+                uint32_t b = named_list(&x->map, t->text,
+                                        berth_hash_keyed(&t->hkey, t->text, t->tlen),
+                                        &x->bucket, &x->bn, &x->bcap, &x->nbuckets,
+                                        &x->capbuckets);
                 if (b == KUBE_NOVAL || list_push(&x->bucket[b], &x->bn[b], &x->bcap[b], id))
                     return BERTH_ENOMEM;
             }
@@ -638,14 +656,44 @@ static void index_free(kube_index *x)
     memset(x, 0, sizeof *x);
 }
 
+/* The hashes under t->hkey of pod's labels as "key\x1fvalue" texts: the
+ * anchor buckets, the posting lists and the workloads' anchors are maps of
+ * such texts under the one key, so a pod's labels are hashed once, not once
+ * per map and pass (kept for the last pod asked about). NULL on ENOMEM. */
+static const uint64_t *label_hashes(kube_terms *t, const berth_kpod *p, uint32_t pod)
+{
+    if (t->lh_pod == pod + 1 && t->lh_items == p->labels.items)
+        return t->lh;
+    if (grow((void **)&t->lh, &t->caplh, p->labels.n ? p->labels.n : 1, sizeof *t->lh))
+        return NULL;
+    char buf[256];
+    for (uint32_t l = 0; l < p->labels.n; l++) {
+        const char *k = p->labels.items[l].key ? p->labels.items[l].key : "";
+        const char *v = p->labels.items[l].value ? p->labels.items[l].value : "";
+        size_t kl = strlen(k), vl = strlen(v), n = kl + 1 + vl;
+        char *b = n <= sizeof buf ? buf : malloc(n);
+        if (!b)
+            return NULL;
+        memcpy(b, k, kl);
+        b[kl] = '\x1f';
+        memcpy(b + kl + 1, v, vl);
+        t->lh[l] = berth_hash_keyed(&t->hkey, b, n);
+        if (b != buf)
+            free(b);
+    }
+    t->lh_pod = pod + 1;
+    t->lh_items = p->labels.items;
+    return t->lh;
+}
+
 /* calls fn for every signature of x pod may match (each at most once);
  * anchored: found through the bucket of one of pod's labels (not the
  * general list) */
 typedef int (*sig_visit)(kube_sched *s, uint32_t sig, int anchored, void *ctx);
-static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_visit fn,
-                       void *ctx)
+static int index_visit(kube_sched *s, kube_index *x, uint32_t pod, sig_visit fn, void *ctx)
 {
     kube_terms *t = s->terms;
+    const berth_kpod *p = &s->k->pods[pod];
     int rc;
     if (!x->total)
         return 0;
@@ -654,13 +702,16 @@ static int index_visit(kube_sched *s, kube_index *x, const berth_kpod *p, sig_vi
             return rc;
     if (!x->nbuckets)
         return 0;
+    const uint64_t *lh = label_hashes(t, p, pod);
+    if (!lh)
+        return BERTH_ENOMEM;
     for (uint32_t l = 0; l < p->labels.n; l++) {
         tx_reset(t);
         if (tx_put(t, p->labels.items[l].key) || tx_put(t, "\x1f") ||
             tx_put(t, p->labels.items[l].value))
             return BERTH_ENOMEM;
         uint32_t b;
-        if (!smap_get_n(&t->hkey, &x->map, t->text, t->tlen, &b))
+        if (!smap_get_h(&x->map, t->text, t->tlen, lh[l], &b))
             continue;
         for (uint32_t i = 0; i < x->bn[b]; i++)
             if ((rc = fn(s, x->bucket[b][i], 1, ctx)))
@@ -682,15 +733,16 @@ static int post_key(char *buf, size_t cap, const char *key, const char *value)
     return 1;
 }
 
-/* the posting list of label l (made when new), KUBE_NOVAL when the label
- * is longer than any valid one (never an anchor) or on ENOMEM (*rc) */
-static uint32_t post_list(kube_terms *t, const berth_label *l, int *rc)
+/* the posting list of label l (its label_hashes hash h; made when new),
+ * KUBE_NOVAL when the label is longer than any valid one (never an
+ * anchor) or on ENOMEM (*rc) */
+static uint32_t post_list(kube_terms *t, const berth_label *l, uint64_t h, int *rc)
 {
     char buf[640];
     if (!post_key(buf, sizeof buf, l->key, l->value))
         return KUBE_NOVAL;
     uint32_t b =
-        named_list(&t->hkey, &t->post_map, buf, &t->post, &t->postn, &t->postcap, &t->npost,
+        named_list(&t->post_map, buf, h, &t->post, &t->postn, &t->postcap, &t->npost,
                    &t->cappost);
     if (b == KUBE_NOVAL)
         *rc = BERTH_ENOMEM;
@@ -707,8 +759,11 @@ static int post_push(kube_terms *t, uint32_t b, uint32_t pod)
 static int post_add(kube_terms *t, uint32_t pod, const berth_kpod *p)
 {
     int rc = 0;
+    const uint64_t *lh = p->labels.n ? label_hashes(t, p, pod) : NULL;
+    if (p->labels.n && !lh)
+        return BERTH_ENOMEM;
     for (uint32_t i = 0; i < p->labels.n && !rc; i++) {
-        uint32_t b = post_list(t, &p->labels.items[i], &rc);
+        uint32_t b = post_list(t, &p->labels.items[i], lh[i], &rc);
         if (b != KUBE_NOVAL)
             rc = post_push(t, b, pod);
     }
@@ -1057,6 +1112,8 @@ void kube_terms_free(kube_sched *s)
     free(t->cslab_len);
     free(t->wfree);
     smap_free(&t->sig_map);
+    free(t->sig_last);
+    free(t->lh);
     index_free(&t->idx[0]);
     index_free(&t->idx[1]);
     smap_free(&t->naff.map);
@@ -1187,7 +1244,7 @@ static int count_class_pod(kube_sched *s, kube_pclass *c, uint32_t pod, uint32_t
         sig_walk w = {pod, &c->match, &c->nmatch, &c->capmatch};
         c->nmatch = 0;
         c->match_gen = UINT32_MAX;
-        if ((rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, visit_collect, &w)))
+        if ((rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], pod, visit_collect, &w)))
             return rc;
         c->match_gen = t->idx[KUBE_SIG_MATCH].total;
         c->match_term = term;
@@ -1208,8 +1265,11 @@ static int count_class_pod(kube_sched *s, kube_pclass *c, uint32_t pod, uint32_t
         if (!c->post || !c->own || !c->ownd)
             return BERTH_ENOMEM;
         c->npost = c->nown = 0;
+        const uint64_t *lh = n ? label_hashes(t, p, pod) : NULL;
+        if (n && !lh)
+            return BERTH_ENOMEM;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t b = post_list(t, &p->labels.items[i], &rc);
+            uint32_t b = post_list(t, &p->labels.items[i], lh[i], &rc);
             if (rc)
                 return rc;
             if (b != KUBE_NOVAL)
@@ -1253,7 +1313,8 @@ static int count_pod(kube_sched *s, uint32_t pod, uint32_t node, int add)
         return count_class_pod(s, &t->pcl[t->pod_class[pod] - 1], pod, node, add);
     const berth_kpod *p = &s->k->pods[pod];
     uint32_t pn[2] = {pod, node};
-    int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], p, add ? visit_assume : visit_unassume, pn);
+    int rc = index_visit(s, &t->idx[KUBE_SIG_MATCH], pod, add ? visit_assume : visit_unassume,
+                         pn);
     if (rc)
         return rc;
     t->on[pod] = add ? node + 1 : 0;
@@ -1524,7 +1585,22 @@ static int add_spread(kube_sched *s, kube_terms_req *q, uint32_t pod, const bert
         rc |= tx_clause(t, &ss, t->ns_scratch);
         if (rc)
             return BERTH_ENOMEM;
-        if (smap_get_n(&t->hkey, &t->sig_map, t->text, t->tlen, &id)) {
+        /* the text of the signature found last (constraints on two keys
+         * with one selector, the system defaults', and the next replica's
+         * have one text): a compare, not a hash */
+        int hit = t->sig_lastlen == t->tlen + 1 && !memcmp(t->sig_last, t->text, t->tlen);
+        if (hit) {
+            id = t->sig_lastid;
+        } else if (smap_get_n(&t->hkey, &t->sig_map, t->text, t->tlen, &id)) {
+            hit = 1;
+            if (t->tlen < UINT32_MAX &&
+                !grow((void **)&t->sig_last, &t->capsig_last, (uint32_t)t->tlen + 1, 1)) {
+                memcpy(t->sig_last, t->text, t->tlen);
+                t->sig_lastlen = (uint32_t)t->tlen + 1;
+                t->sig_lastid = id;
+            }
+        }
+        if (hit) {
             pc.self = berth_selector_matches(&ss, &p->labels);
             pc.cnt = sig_read(t, q, id);
             pc.sig = id;
@@ -1591,8 +1667,9 @@ static int wl_index(const kube_sched *s, kube_terms *t)
         for (uint32_t v = 0; v < a->nvalues; v++) {
             if (!post_key(buf, sizeof buf, a->key, a->values[v]))
                 continue; /* no valid label has it: the workload selects no pod */
-            uint32_t b = named_list(&t->hkey, &t->wl_map, buf, &t->wl_bucket, &t->wl_bn,
-                                    &t->wl_bcap, &t->wl_nb, &t->wl_capb);
+            uint64_t h = berth_hash_keyed(&t->hkey, buf, strlen(buf));
+            uint32_t b = named_list(&t->wl_map, buf, h, &t->wl_bucket, &t->wl_bn, &t->wl_bcap,
+                                    &t->wl_nb, &t->wl_capb);
             if (b == KUBE_NOVAL || list_push(&t->wl_bucket[b], &t->wl_bn[b], &t->wl_bcap[b], w))
                 return BERTH_ENOMEM;
         }
@@ -1609,12 +1686,16 @@ static int cmp_u32(const void *a, const void *b)
 
 /* the workloads that may select p (a superset, in workload order, no
  * repeats) into t->wl_cand; their count, or -1 on ENOMEM */
-static int64_t wl_candidates(const kube_sched *s, kube_terms *t, const berth_kpod *p)
+static int64_t wl_candidates(const kube_sched *s, kube_terms *t, uint32_t pod)
 {
+    const berth_kpod *p = &s->k->pods[pod];
     if (!t->wl_ready && wl_index(s, t))
         return -1;
     if (!t->wl_ngeneral && !t->wl_nb)
         return 0; /* no workload selects a pod: its labels need no look-up */
+    const uint64_t *lh = p->labels.n ? label_hashes(t, p, pod) : NULL;
+    if (p->labels.n && !lh)
+        return -1;
     uint32_t n = 0;
     char buf[640];
     for (uint32_t pass = 0; pass < 2; pass++) {
@@ -1626,7 +1707,7 @@ static int64_t wl_candidates(const kube_sched *s, kube_terms *t, const berth_kpo
                 m = t->wl_ngeneral;
             } else if (post_key(buf, sizeof buf, p->labels.items[i].key,
                                 p->labels.items[i].value) &&
-                       smap_get(&t->hkey, &t->wl_map, buf, &b)) {
+                       smap_get_h(&t->wl_map, buf, strlen(buf), lh[i], &b)) {
                 list = t->wl_bucket[b];
                 m = t->wl_bn[b];
             } else
@@ -1666,7 +1747,7 @@ static int prepare_spread(kube_sched *s, kube_terms_req *q, uint32_t pod)
     const berth_kcluster *k = s->k;
     q->ndefreqs = 0;
     int any = 0;
-    int64_t ncand = wl_candidates(s, s->terms, p);
+    int64_t ncand = wl_candidates(s, s->terms, pod);
     if (ncand < 0)
         return BERTH_ENOMEM;
     for (int64_t c = 0; c < ncand; c++) {
@@ -1979,6 +2060,7 @@ static void pclass_clear(kube_terms *t)
     if (t->pod_class && t->npcl)
         memset(t->pod_class, 0, (size_t)t->npods * sizeof *t->pod_class);
     t->npcl = t->nckey = t->ncpts = t->ncrefs = 0;
+    t->pclass_last = 0;
     if (t->pslot)
         memset(t->pslot, 0, (size_t)t->cappslot * sizeof *t->pslot);
 }
@@ -2002,7 +2084,7 @@ static void pclass_free(kube_terms *t)
 static int collect_carriers(kube_sched *s, kube_terms_req *q, uint32_t pod)
 {
     sig_walk w = {pod, &q->carr, &q->ncarr, &q->capcarr};
-    return index_visit(s, &s->terms->idx[KUBE_SIG_CARRIER], &s->k->pods[pod], visit_collect, &w);
+    return index_visit(s, &s->terms->idx[KUBE_SIG_CARRIER], pod, visit_collect, &w);
 }
 
 static int pclass_carriers(kube_sched *s, kube_terms_req *q, kube_pclass *c)
@@ -2161,8 +2243,16 @@ static int prepare_pod(kube_sched *s, kube_terms_req *q, uint32_t pod, kube_pcla
     size_t n = pclass_key(s, t, pod);
     if (!n)
         return BERTH_ENOMEM;
-    uint64_t h = berth_hash_keyed(&t->hkey, t->kbuf, n);
-    uint32_t id = pclass_find(t, h, n);
+    /* a pod of the class before (replicas queue together): a compare */
+    uint32_t id = KUBE_NOVAL;
+    uint64_t h = 0;
+    if (t->pclass_last) {
+        const kube_pclass *c = &t->pcl[t->pclass_last - 1];
+        if (c->klen == n && !memcmp(t->ckey + c->koff, t->kbuf, n))
+            id = t->pclass_last - 1;
+    }
+    if (id == KUBE_NOVAL)
+        id = pclass_find(t, h = berth_hash_keyed(&t->hkey, t->kbuf, n), n);
     if (id != KUBE_NOVAL) {
         t->pclass_hits++;
         rc = pclass_replay(s, q, &t->pcl[id]);
@@ -2176,6 +2266,7 @@ static int prepare_pod(kube_sched *s, kube_terms_req *q, uint32_t pod, kube_pcla
     if (rc)
         return rc;
     *cls = &t->pcl[id];
+    t->pclass_last = id + 1;
     if (!t->pod_class && !(t->pod_class = calloc(t->npods ? t->npods : 1, sizeof *t->pod_class)))
         return BERTH_ENOMEM;
     t->pod_class[pod] = id + 1;

@@ -250,11 +250,16 @@ struct kube_terms {
     kube_tkey *keys;
     uint32_t nkeys, capkeys;
     uint32_t host_key1;           /* kubernetes.io/hostname's key id + 1, 0 until interned */
+    uint32_t zone_key1;           /* topology.kubernetes.io/zone's, the same */
     kube_smap ns_map;
     berth_labels *ns_labels;      /* per namespace id (owned items) */
     uint32_t nns, capns;
     uint32_t *pod_ns;             /* per pod: namespace id */
     kube_smap sig_map;
+    /* add_spread: the signature text found last (sig_lastlen: its length + 1,
+     * 0 none) and its id */
+    char *sig_last;
+    uint32_t capsig_last, sig_lastlen, sig_lastid;
     kube_sig *sigs;
     uint32_t nsigs, capsigs;
     kube_index idx[2];            /* MATCH, CARRIER signatures */
@@ -293,12 +298,18 @@ struct kube_terms {
     uint32_t *wl_general, wl_ngeneral, wl_capgeneral;
     uint32_t *wl_cand, wl_capcand;  /* scratch: one pod's candidates */
     uint32_t *stamp, serial;      /* per pod: last walk that visited it */
+    /* label_hashes: the hashes of one pod's labels (its index + 1 and
+     * label array, 0 / NULL: none yet) */
+    uint64_t *lh;
+    uint32_t caplh, lh_pod;
+    const berth_label *lh_items;
     /* pod classes (kube_pclass) by key hash: slot = class + 1, 0 empty;
      * all dropped when full (KUBE_PCLASS_MAX); when node labels change
      * only their node-affinity columns (aff_known) are */
     kube_pclass *pcl;
     uint32_t npcl, cappcl;
     uint32_t *pslot, cappslot;
+    uint32_t pclass_last;         /* the class of the last prepare + 1, 0 none */
     char *ckey;                   /* the classes' keys, back to back */
     uint32_t nckey, capckey;
     kube_pts_c *cpts;
