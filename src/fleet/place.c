@@ -25,6 +25,8 @@
 
 /* ---- string interning (label values) ---- */
 
+/* (Only the policy identity below folds strings with it; interning uses
+ * the keyed name index.) */
 static uint32_t hash_str(const char *s)
 {
     uint32_t h = 2166136261u;
@@ -33,49 +35,22 @@ static uint32_t hash_str(const char *s)
     return h;
 }
 
-static int intern_grow(berth_fleet_ctx *ctx)
-{
-    uint32_t nc = ctx->hcap ? ctx->hcap * 2 : 1024;
-    uint32_t *h = calloc(nc, sizeof *h);
-    if (!h)
-        return BERTH_ENOMEM;
-    for (uint32_t i = 0; i < ctx->nstrs; i++) {
-        uint32_t j = hash_str(ctx->strs[i]) & (nc - 1);
-        while (h[j])
-            j = (j + 1) & (nc - 1);
-        h[j] = i + 1;
-    }
-    free(ctx->hash);
-    ctx->hash = h;
-    ctx->hcap = nc;
-    return 0;
-}
-
-/* id of s (>= 1); insert when asked, else UINT32_MAX when unknown. */
+/* id of s (>= 1); insert when asked, else UINT32_MAX when unknown. The
+ * values are the input's: the shared keyed name index finds them. */
 static uint32_t intern(berth_fleet_ctx *ctx, const char *s, int insert, int *err)
 {
-    if (ctx->hcap == 0 || (ctx->nstrs + 1) * 2 > ctx->hcap) {
-        if (!insert && ctx->hcap == 0)
-            return UINT32_MAX;
-        if (insert && intern_grow(ctx)) {
-            *err = BERTH_ENOMEM;
-            return UINT32_MAX;
-        }
-    }
-    uint32_t j = hash_str(s) & (ctx->hcap - 1);
-    while (ctx->hash[j]) {
-        if (!strcmp(ctx->strs[ctx->hash[j] - 1], s))
-            return ctx->hash[j];
-        j = (j + 1) & (ctx->hcap - 1);
-    }
+    uint32_t h = berth_nameidx_hash_in(&ctx->str_idx, s);
+    uint32_t i = berth_nameidx_find_hash(&ctx->str_idx, s, h);
+    if (i != BERTH_NAMEIDX_NONE)
+        return i + 1;
     if (!insert)
         return UINT32_MAX;
-    if (fleet_grow((void **)&ctx->strs, &ctx->capstrs, ctx->nstrs + 1, sizeof *ctx->strs)) {
+    if (fleet_grow((void **)&ctx->strs, &ctx->capstrs, ctx->nstrs + 1, sizeof *ctx->strs) ||
+        berth_nameidx_add_hash(&ctx->str_idx, s, h, ctx->nstrs, NULL) < 0) {
         *err = BERTH_ENOMEM;
         return UINT32_MAX;
     }
     ctx->strs[ctx->nstrs++] = s;
-    ctx->hash[j] = ctx->nstrs;
     return ctx->nstrs;
 }
 
@@ -888,7 +863,7 @@ void berth_fleet_ctx_free(berth_fleet_ctx *ctx)
     }
     free(ctx->topos);
     free(ctx->strs);
-    free(ctx->hash);
+    berth_nameidx_free(&ctx->str_idx);
     free(ctx->eligible);
     free(ctx->tainted);
     free(ctx->reject);

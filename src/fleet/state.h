@@ -7,6 +7,7 @@
 
 #include "berth/fleet.h"
 #include "berth/grow.h"
+#include "berth/nameidx.h"
 
 #define FLEET_TOPK_MAX 16u
 #define FLEET_CACHE_BYTES ((size_t)64 << 20)
@@ -85,8 +86,7 @@ struct berth_fleet_ctx {
     uint32_t nlabels;
     const char **strs;              /* interned label values; id = index + 1 */
     uint32_t nstrs, capstrs;
-    uint32_t *hash;                 /* open addressing over strs, 0 empty */
-    uint32_t hcap;
+    berth_nameidx str_idx;          /* value -> index in strs (keyed) */
     fleet_topo *topos;
     uint32_t ntopos;
     fleet_cplace *cp;               /* per placement */
