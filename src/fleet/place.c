@@ -11,6 +11,7 @@
  * time) or PickFixed (no plugins), and the final pass over every cluster.
  * Nothing allocates per placement. */
 #include "fleet/state.h"
+#include "berth/hash.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -24,16 +25,6 @@
 #endif
 
 /* ---- string interning (label values) ---- */
-
-/* (Only the policy identity below folds strings with it; interning uses
- * the keyed name index.) */
-static uint32_t hash_str(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
 
 /* id of s (>= 1); insert when asked, else UINT32_MAX when unknown. The
  * values are the input's: the shared keyed name index finds them. */
@@ -393,26 +384,63 @@ static int fast_required(const berth_fleet_ctx *ctx, const fleet_cplace *cp, uin
 
 /* ---- policy identity (fast path caches) ---- */
 
-static uint64_t mix(uint64_t h, uint64_t v)
+/* A placement's static part and each preferred term are written out as
+ * bytes (the fields their _eq functions compare, strings with their
+ * lengths) and hashed under the context's key (berth/hash.h): the fields
+ * are the input's (label values, tolerations, weights, numbers), so an
+ * unkeyed fold would let a client send placements that all share a slot
+ * of assign_ids' tables (toleration keys colliding under FNV-1a did). */
+typedef struct fleet_idkey {
+    unsigned char *b;
+    size_t n, cap;
+    int oom;
+} fleet_idkey;
+
+static void id_put(fleet_idkey *d, const void *p, size_t n)
 {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
+    if (d->oom)
+        return;
+    if (d->cap - d->n < n) {
+        size_t cap = d->cap ? d->cap : 256;
+        while (cap - d->n < n)
+            cap *= 2;
+        unsigned char *b = realloc(d->b, cap);
+        if (!b) {
+            d->oom = 1;
+            return;
+        }
+        d->b = b;
+        d->cap = cap;
+    }
+    memcpy(d->b + d->n, p, n);
+    d->n += n;
 }
 
-static uint64_t mix_str(uint64_t h, const char *s) { return mix(h, s ? hash_str(s) + 1 : 0); }
+static void id_u64(fleet_idkey *d, uint64_t v) { id_put(d, &v, sizeof v); }
+
+static void id_str(fleet_idkey *d, const char *s)
+{
+    if (!s) {
+        id_u64(d, UINT64_MAX); /* NULL: no length a string has */
+        return;
+    }
+    size_t n = strlen(s);
+    id_u64(d, n);
+    id_put(d, s, n);
+}
 
 static int str_eq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
-static uint64_t hash_sel(uint64_t h, const fleet_csel *s)
+static void key_sel(fleet_idkey *d, const fleet_csel *s)
 {
-    h = mix(h, s->n);
+    id_u64(d, s->n);
     for (uint32_t i = 0; i < s->n; i++) {
         const fleet_creq *r = &s->r[i];
-        h = mix(mix(mix(h, r->col), (uint64_t)r->op), r->nids);
-        for (uint32_t j = 0; j < r->nids; j++)
-            h = mix(h, r->ids[j]);
+        id_u64(d, r->col);
+        id_u64(d, (uint64_t)r->op);
+        id_u64(d, r->nids);
+        id_put(d, r->ids, r->nids * sizeof *r->ids);
     }
-    return h;
 }
 
 static int sel_eq(const fleet_csel *a, const fleet_csel *b)
@@ -428,9 +456,12 @@ static int sel_eq(const fleet_csel *a, const fleet_csel *b)
     return 1;
 }
 
-static uint64_t hash_pref(const fleet_cpref *p)
+static void key_pref(fleet_idkey *d, const fleet_cpref *p)
 {
-    return mix(mix(mix(hash_sel(1, &p->sel), (uint64_t)p->weight), p->prop), (uint64_t)p->descending);
+    key_sel(d, &p->sel);
+    id_u64(d, (uint64_t)p->weight);
+    id_u64(d, p->prop);
+    id_u64(d, (uint64_t)p->descending);
 }
 
 static int pref_eq(const fleet_cpref *a, const fleet_cpref *b)
@@ -441,28 +472,33 @@ static int pref_eq(const fleet_cpref *a, const fleet_cpref *b)
 
 /* What the static verdicts depend on: required terms (when present) and
  * tolerations. */
-static uint64_t hash_stat(const berth_fleet_placement *pl, const fleet_cplace *cp)
+static void key_stat(fleet_idkey *d, const berth_fleet_placement *pl, const fleet_cplace *cp)
 {
-    uint64_t h = mix(2, (uint64_t)pl->has_required);
+    id_u64(d, (uint64_t)pl->has_required);
     if (pl->has_required) {
-        h = mix(h, cp->nterms);
+        id_u64(d, cp->nterms);
         for (uint32_t t = 0; t < cp->nterms; t++) {
             const fleet_cterm *ct = &cp->terms[t];
-            h = mix(hash_sel(h, &ct->sel), ct->ne);
+            key_sel(d, &ct->sel);
+            id_u64(d, ct->ne);
             for (uint32_t i = 0; i < ct->ne; i++) {
                 unsigned __int128 v = (unsigned __int128)ct->e[i].v.nano;
-                h = mix(mix(mix(mix(h, ct->e[i].prop), (uint64_t)ct->e[i].op), (uint64_t)v),
-                        (uint64_t)(v >> 64));
+                id_u64(d, ct->e[i].prop);
+                id_u64(d, (uint64_t)ct->e[i].op);
+                id_u64(d, (uint64_t)v);
+                id_u64(d, (uint64_t)(v >> 64));
             }
         }
     }
-    h = mix(h, pl->ntols);
+    id_u64(d, pl->ntols);
     for (uint32_t i = 0; i < pl->ntols; i++) {
         const berth_toleration *t = &pl->tols[i];
-        h = mix(mix(mix(mix_str(mix_str(h, t->key), t->value), (uint64_t)t->op), (uint64_t)t->effect),
-                (uint64_t)t->toleration_seconds);
+        id_str(d, t->key);
+        id_str(d, t->value);
+        id_u64(d, (uint64_t)t->op);
+        id_u64(d, (uint64_t)t->effect);
+        id_u64(d, (uint64_t)t->toleration_seconds);
     }
-    return h;
 }
 
 static int stat_eq(const berth_fleet_placement *pa, const fleet_cplace *a,
@@ -514,13 +550,18 @@ static int assign_ids(berth_fleet_ctx *ctx)
         free(tab2);
         return BERTH_ENOMEM;
     }
-    for (uint32_t p = 0; p < np; p++) {
+    fleet_idkey d = {0};
+    for (uint32_t p = 0; p < np && !d.oom; p++) {
         fleet_cplace *cp = &ctx->cp[p];
         const berth_fleet_placement *pl = &f->placements[p];
         if (cp->error)
             continue;
-        uint32_t j = (uint32_t)hash_stat(pl, cp) & (hcap - 1);
-        for (;; j = (j + 1) & (hcap - 1)) {
+        d.n = 0;
+        key_stat(&d, pl, cp);
+        if (d.oom)
+            break;
+        uint32_t j = (uint32_t)berth_hash_keyed(&ctx->hkey, d.b, d.n) & (hcap - 1), run = 0;
+        for (;; j = (j + 1) & (hcap - 1), run++) {
             if (!tab[j]) {
                 ctx->stat_rep[ctx->nstatcols] = p;
                 tab[j] = ++ctx->nstatcols;
@@ -530,11 +571,16 @@ static int assign_ids(berth_fleet_ctx *ctx)
             if (stat_eq(pl, cp, &f->placements[q], &ctx->cp[q]))
                 break;
         }
+        ctx->id_run_max = run > ctx->id_run_max ? run : ctx->id_run_max;
         cp->stat_id = tab[j] - 1;
         for (uint32_t t = 0; t < cp->nprefs; t++) {
             const fleet_cpref *pr = &cp->prefs[t];
-            uint32_t k = (uint32_t)hash_pref(pr) & (hcap - 1);
-            for (;; k = (k + 1) & (hcap - 1)) {
+            d.n = 0;
+            key_pref(&d, pr);
+            if (d.oom)
+                break;
+            uint32_t k = (uint32_t)berth_hash_keyed(&ctx->hkey, d.b, d.n) & (hcap - 1);
+            for (run = 0;; k = (k + 1) & (hcap - 1), run++) {
                 if (!tab2[k]) {
                     ctx->pref_rep[ctx->nprefcols] = pr;
                     tab2[k] = ++ctx->nprefcols;
@@ -543,11 +589,15 @@ static int assign_ids(berth_fleet_ctx *ctx)
                 if (pref_eq(pr, ctx->pref_rep[tab2[k] - 1]))
                     break;
             }
+            ctx->id_run_max = run > ctx->id_run_max ? run : ctx->id_run_max;
             cp->pref_id[t] = tab2[k] - 1;
         }
     }
+    free(d.b);
     free(tab);
     free(tab2);
+    if (d.oom)
+        return BERTH_ENOMEM;
     ctx->statcol = calloc(ctx->nstatcols ? ctx->nstatcols : 1, sizeof *ctx->statcol);
     ctx->prefcol = calloc(ctx->nprefcols ? ctx->nprefcols : 1, sizeof *ctx->prefcol);
     ctx->statbuilt = calloc(ctx->nstatcols + ctx->nprefcols + 1, 1);
@@ -616,10 +666,7 @@ static int assign_ranks(berth_fleet_ctx *ctx)
             continue;
         uint32_t k4[4] = {cp->stat_id, pl->nspread ? cp->spread_col[0] : ctx->ntopos,
                           cp->pref_id[0], cp->nprefs > 1 ? cp->pref_id[1] : UINT32_MAX};
-        uint64_t h = 0;
-        for (int i = 0; i < 4; i++)
-            h = mix(h, k4[i]);
-        uint32_t j = (uint32_t)h & (hcap - 1);
+        uint32_t j = (uint32_t)berth_hash_keyed(&ctx->hkey, k4, sizeof k4) & (hcap - 1);
         for (;; j = (j + 1) & (hcap - 1)) {
             if (!tab[j]) {
                 memcpy(key + 4 * (size_t)ctx->nranks, k4, sizeof k4);
@@ -685,6 +732,7 @@ int berth_fleet_ctx_new(const berth_fleet *f, const berth_fleet_options *opt,
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");
     ctx->f = f;
     ctx->opt = *opt;
+    berth_hashkey_new(&ctx->hkey); /* the policy identity's tables (assign_ids) */
 #ifdef FLEET_AVX2
     ctx->avx2 = __builtin_cpu_supports("avx2");
 #endif

@@ -7,6 +7,7 @@
 
 #include "berth/fleet.h"
 #include "berth/grow.h"
+#include "berth/hash.h"
 #include "berth/nameidx.h"
 
 #define FLEET_TOPK_MAX 16u
@@ -87,6 +88,8 @@ struct berth_fleet_ctx {
     const char **strs;              /* interned label values; id = index + 1 */
     uint32_t nstrs, capstrs;
     berth_nameidx str_idx;          /* value -> index in strs (keyed) */
+    berth_hashkey hkey;             /* the policy identity's tables (assign_ids, assign_ranks) */
+    uint32_t id_run_max;            /* longest probe run those tables met (tests read it) */
     fleet_topo *topos;
     uint32_t ntopos;
     fleet_cplace *cp;               /* per placement */
