@@ -99,6 +99,7 @@ typedef struct mdef {
     int cordoned, down;
     int32_t ncells, cpu;
     int64_t mem;
+    uint32_t rank;        /* its rack's place in natural order */
 } mdef;
 
 /* The rack's index in names, added when new; idx maps the names. */
@@ -141,6 +142,19 @@ static int dec_cell(berth_dec *d, const berth_node *parent, int32_t *ncells, int
 }
 
 static int natural_less(const char *a, const char *b);
+
+/* rack indices by their names' natural order, equal names by index (the
+ * order a stable sort keeps) */
+static int cmp_rack(const void *a, const void *b, void *ctx)
+{
+    const char *const *names = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (natural_less(names[x], names[y]))
+        return -1;
+    if (natural_less(names[y], names[x]))
+        return 1;
+    return (x > y) - (x < y);
+}
 
 static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
 {
@@ -191,6 +205,7 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
     mdef *defs = calloc(total ? total : 1, sizeof *defs);
     const char **rnames = NULL;
     uint32_t nr = 0, capr = 0;
+    uint32_t *ord = NULL, *rank = NULL, *first = NULL, *morder = NULL; /* rack order, machines by rack */
     berth_nameidx rack_idx = {0}, machine_idx = {0}; /* names -> index in rnames, defs */
     if (!defs) {
         rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
@@ -282,13 +297,38 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
         rc = berth_dec_fail(d, spec, "the site has no machines");
         goto out2;
     }
-    /* racks in natural order; machines grouped by rack in definition order */
-    for (uint32_t i = 1; i < nr; i++)
-        for (uint32_t j = i; j > 0 && natural_less(rnames[j], rnames[j - 1]); j--) {
-            const char *t = rnames[j];
-            rnames[j] = rnames[j - 1];
-            rnames[j - 1] = t;
+    /* racks in natural order (equal in that order: first seen first);
+     * machines grouped by rack in definition order: a counting sort by
+     * rack, each machine's rack found through the rack index (a scan of
+     * the machines per rack was quadratic: 20,000 machines in 20,000
+     * racks took 9.9 s) */
+    ord = malloc((size_t)nr * sizeof *ord);
+    rank = malloc((size_t)nr * sizeof *rank);
+    first = calloc((size_t)nr + 1, sizeof *first);
+    morder = malloc((size_t)nd * sizeof *morder);
+    if (!ord || !rank || !first || !morder) {
+        rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+        goto out2;
+    }
+    for (uint32_t i = 0; i < nr; i++)
+        ord[i] = i;
+    qsort_r(ord, nr, sizeof *ord, cmp_rack, rnames);
+    for (uint32_t k = 0; k < nr; k++)
+        rank[ord[k]] = k;
+    for (uint32_t i = 0; i < nd; i++) {
+        uint32_t ri = berth_nameidx_find(&rack_idx, defs[i].rack);
+        if (ri >= nr) { /* every machine's rack was added above */
+            rc = berth_error_set(d->err, BERTH_EINTERNAL, "machine '%s': rack '%s' not indexed",
+                                 defs[i].name, defs[i].rack);
+            goto out2;
         }
+        defs[i].rank = rank[ri];
+        first[defs[i].rank + 1]++;
+    }
+    for (uint32_t r = 0; r < nr; r++)
+        first[r + 1] += first[r];
+    for (uint32_t i = 0; i < nd; i++) /* stable: definition order within a rack */
+        morder[first[defs[i].rank]++] = i;
     uint32_t ncell_total = 0;
     for (uint32_t i = 0; i < nd; i++)
         ncell_total += (uint32_t)defs[i].ncells;
@@ -301,12 +341,11 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
     }
     nx->nracks = nr;
     uint32_t m = 0, c = 0;
-    for (uint32_t r = 0; r < nr; r++) {
-        nx->racks[r].name = rnames[r];
+    for (uint32_t r = 0, at = 0; r < nr; r++) {
+        nx->racks[r].name = rnames[ord[r]];
         nx->racks[r].first_machine = m;
-        for (uint32_t i = 0; i < nd; i++) {
-            if (strcmp(defs[i].rack, rnames[r]) != 0)
-                continue;
+        for (; at < nd && defs[morder[at]].rank == r; at++) {
+            uint32_t i = morder[at];
             berth_machine *mm = &nx->machines[m++];
             mm->name = defs[i].name;
             mm->rack = r;
@@ -328,6 +367,10 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
 out2:
     free(defs);
     free(rnames);
+    free(ord);
+    free(rank);
+    free(first);
+    free(morder);
     berth_nameidx_free(&rack_idx);
     berth_nameidx_free(&machine_idx);
 out:
