@@ -26,6 +26,7 @@
 #include "berth/arena.h"
 #include "berth/doc.h"
 #include "berth/error.h"
+#include "berth/nameidx.h"
 #include "berth/pipeline.h"
 
 #define BERTH_NEXUS_MAX_CELLS 8
@@ -206,9 +207,15 @@ typedef struct berth_nexus {
     berth_vm *vms;           uint32_t nvms, capvms;
     berth_nexus_state *state;
     int have_site;
-    /* open-addressing index of live cluster names -> id+1 (0 = empty) */
+    /* open-addressing index of live cluster names -> id+1 (0 = empty),
+     * hashed under cluster_key (drawn by berth_nexus_init: cluster names
+     * are the clients', and an unkeyed hash lets them pick names that
+     * share one slot) */
     uint32_t *cluster_index;
     uint32_t cluster_index_cap;  /* power of two */
+    unsigned char cluster_key[BERTH_NAMEIDX_KEY];
+    /* machine name -> index (berth_nexus_find_machine), built with the site */
+    berth_nameidx machine_idx;
 } berth_nexus;
 
 typedef struct berth_nexus_options {

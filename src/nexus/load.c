@@ -364,6 +364,8 @@ static int load_site(berth_nexus *nx, berth_dec *d, const berth_node *doc)
     nx->ncells = c;
     nx->site_name = name;
     nx->have_site = 1;
+    if (nexus_index_machines(nx))
+        rc = berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
 out2:
     free(defs);
     free(rnames);

@@ -11,6 +11,7 @@ void berth_nexus_init(berth_nexus *nx)
 {
     memset(nx, 0, sizeof *nx);
     berth_arena_init(&nx->arena, 0);
+    berth_nameidx_key_new(nx->cluster_key);
     nx->capskus = BERTH_NEXUS_MAX_SKUS;
     nx->skus = calloc(nx->capskus, sizeof *nx->skus);
     if (nx->skus)
@@ -30,6 +31,7 @@ void berth_nexus_free(berth_nexus *nx)
     }
     free(nx->clusters);
     free(nx->cluster_index);
+    berth_nameidx_free(&nx->machine_idx);
     free(nx->pools);
     free(nx->vms);
     free(nx->skus);
@@ -53,18 +55,30 @@ uint32_t berth_nexus_find_rack(const berth_nexus *nx, const char *name)
 
 uint32_t berth_nexus_find_machine(const berth_nexus *nx, const char *name)
 {
+    if (nx->machine_idx.n) { /* the site's index (nexus_index_machines) */
+        uint32_t m = berth_nameidx_find(&nx->machine_idx, name);
+        return m < nx->nmachines ? m : BERTH_NEXUS_NONE;
+    }
     for (uint32_t i = 0; i < nx->nmachines; i++)
         if (strcmp(nx->machines[i].name, name) == 0)
             return i;
     return BERTH_NEXUS_NONE;
 }
 
-static uint32_t name_hash(const char *s)
+int nexus_index_machines(berth_nexus *nx)
 {
-    uint32_t h = 2166136261u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 16777619u;
-    return h;
+    berth_nameidx_free(&nx->machine_idx);
+    if (berth_nameidx_reserve(&nx->machine_idx, nx->nmachines))
+        return BERTH_ENOMEM;
+    for (uint32_t m = 0; m < nx->nmachines; m++)
+        if (berth_nameidx_add(&nx->machine_idx, nx->machines[m].name, m, NULL) < 0)
+            return BERTH_ENOMEM;
+    return 0;
+}
+
+static uint32_t name_hash(const berth_nexus *nx, const char *s)
+{
+    return berth_nameidx_hash(nx->cluster_key, s);
 }
 
 /* Live clusters by name: linear probing over cluster ids; deleted clusters
@@ -74,7 +88,7 @@ uint32_t berth_nexus_find_cluster(const berth_nexus *nx, const char *name)
     if (!nx->cluster_index_cap)
         return BERTH_NEXUS_NONE;
     uint32_t mask = nx->cluster_index_cap - 1;
-    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = name_hash(nx, name) & mask;; i = (i + 1) & mask) {
         uint32_t v = nx->cluster_index[i];
         if (!v)
             return BERTH_NEXUS_NONE;
@@ -98,14 +112,14 @@ int nexus_index_cluster(berth_nexus *nx, uint32_t id)
         nx->cluster_index_cap = cap;
         for (uint32_t c = 0; c < nx->nclusters; c++)
             if (c != id && nx->clusters[c].status != BERTH_CLUSTER_DELETED) {
-                uint32_t i = name_hash(nx->clusters[c].name) & (cap - 1);
+                uint32_t i = name_hash(nx, nx->clusters[c].name) & (cap - 1);
                 while (t[i])
                     i = (i + 1) & (cap - 1);
                 t[i] = c + 1;
             }
     }
     uint32_t mask = nx->cluster_index_cap - 1;
-    uint32_t i = name_hash(nx->clusters[id].name) & mask;
+    uint32_t i = name_hash(nx, nx->clusters[id].name) & mask;
     while (nx->cluster_index[i])
         i = (i + 1) & mask;
     nx->cluster_index[i] = id + 1;
@@ -172,6 +186,8 @@ int berth_nexus_make_site(berth_nexus *nx, uint32_t nracks, uint32_t per_rack, u
         }
     }
     nx->have_site = 1;
+    if (nexus_index_machines(nx))
+        return berth_error_set(e, BERTH_ENOMEM, "site: out of memory");
     return 0;
 }
 

@@ -147,6 +147,9 @@ static inline uint32_t nexus_fit_flags(const struct berth_nexus_state *st, uint3
 #define nexus_grow(p, cap, need, elem) berth_grow(p, cap, need, elem, 0)
 /* Adds cluster id to the name index (after nclusters counts it). */
 int nexus_index_cluster(berth_nexus *nx, uint32_t id);
+/* (Re)builds the machine-name index of the site (berth_nexus_find_machine):
+ * 0 or BERTH_ENOMEM. */
+int nexus_index_machines(berth_nexus *nx);
 void nexus_state_free(berth_nexus *nx);
 
 /* Does machine m fit the request now (schedulable not checked)? */

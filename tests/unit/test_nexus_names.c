@@ -3,7 +3,8 @@
  * deleted since) is bad input, located at the second document, also across
  * files and after a creation that failed to provision; a name freed by
  * delete-cluster may be created again, and the run then holds one live
- * cluster of that name. */
+ * cluster of that name. The cluster-name index keeps its probe runs short
+ * under 4,096 names built to share one slot of the FNV-1a hash it had. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +14,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../hostile_names.h"
 #include "berth/doc.h"
 #include "berth/nexus.h"
+#include "nexus/state.h"
 
 #define SITE                                                                                 \
     "apiVersion: berth.io/v1\nkind: Site\nmetadata: {name: lab}\n"                           \
@@ -161,12 +164,53 @@ static void test_failed_cluster_is_still_live(void **st)
     berth_nexus_free(&nx);
 }
 
+/* the longest run of used slots in the cluster-name index */
+static uint32_t longest_run(const berth_nexus *nx)
+{
+    uint32_t best = 0, run = 0, cap = nx->cluster_index_cap;
+    for (uint32_t i = 0; i < 2 * cap; i++) { /* twice round: a run may wrap */
+        run = nx->cluster_index[i % cap] ? run + 1 : 0;
+        best = run > best ? run : best;
+    }
+    return best < cap ? best : cap;
+}
+
+static void test_cluster_index_hostile_names(void **st)
+{
+    (void)st;
+    enum { N = 4096 };
+    char *names = hostile_names(N, 16); /* FNV-1a agrees in the low 16 bits */
+    assert_non_null(names);
+    berth_nexus nx;
+    berth_nexus_init(&nx);
+    nx.clusters = calloc(N, sizeof *nx.clusters);
+    assert_non_null(nx.clusters);
+    nx.capclusters = N;
+    for (uint32_t i = 0; i < N; i++) {
+        nx.clusters[i].name = names + (size_t)i * 16;
+        nx.clusters[i].reason = "";
+        nx.nclusters = i + 1;
+        assert_int_equal(nexus_index_cluster(&nx, i), 0);
+    }
+    /* every name found; 4,096 names in 16,384 slots under a keyed hash
+     * leave runs of a few dozen (FNV-1a: one run of 4,096) */
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(berth_nexus_find_cluster(&nx, names + (size_t)i * 16), i);
+    assert_int_equal(berth_nexus_find_cluster(&nx, "absent"), BERTH_NEXUS_NONE);
+    uint32_t run = longest_run(&nx);
+    fprintf(stderr, "cluster index: %u slots, longest run %u\n", nx.cluster_index_cap, run);
+    assert_true(run < 200);
+    berth_nexus_free(&nx);
+    free(names);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_live_cluster_is_bad_input),
         cmocka_unit_test(test_deleted_name_can_be_created_again),
         cmocka_unit_test(test_failed_cluster_is_still_live),
+        cmocka_unit_test(test_cluster_index_hostile_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
