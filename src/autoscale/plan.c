@@ -305,15 +305,6 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
     return i;
 }
 
-/* node indices by name, equal names by index (the order of a stable sort) */
-static int cmp_node_name(const void *a, const void *b, void *ctx)
-{
-    const berth_kcluster *sort_k = ctx;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int c = strcmp(sort_k->nodes[x].name, sort_k->nodes[y].name);
-    return c ? c : (x > y) - (x < y);
-}
-
 static int cmp_type_name(const void *a, const void *b, void *ctx)
 {
     const berth_autoscale *sort_m = ctx;
@@ -408,16 +399,14 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
             }
     }
     free(tidx);
-    /* bound pods: a name lookup through a sorted index */
-    uint32_t *idx = malloc((k->nnodes + 1) * sizeof *idx);
-    if (!idx)
+    /* bound pods and node_by_name: existing nodes by name through a keyed
+     * index (the first of equal names, as a scan finds it): linear, where
+     * a sort and a binary search per node read names at random */
+    if (berth_nameidx_reserve(&s->node_idx, k->nnodes))
         return BERTH_ENOMEM;
     for (uint32_t i = 0; i < k->nnodes; i++)
-        idx[i] = i;
-    /* by name, then index; nodes already in name order (a loaded model,
-     * kubectl's listing) are one pass */
-    if (!berth_kube_names_ascending(k->nodes, k->nnodes))
-        qsort_r(idx, k->nnodes, sizeof *idx, cmp_node_name, (void *)k);
+        if (berth_nameidx_add(&s->node_idx, k->nodes[i].name, i, NULL) < 0)
+            return BERTH_ENOMEM;
     uint32_t last = BERTH_KUBE_NONE; /* pods come grouped by node: the previous pod's node first */
     for (uint32_t p = 0; p < k->npods; p++) {
         s->pod_node[p] = BERTH_KUBE_NONE;
@@ -428,10 +417,8 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
         const char *nn = k->pods[p].node_name;
         if (!nn && !k->pods[p].terminating) {
             if (berth_grow((void **)&s->pending, &s->cappending, s->npending + 1,
-                           sizeof *s->pending, 0)) {
-                free(idx);
+                           sizeof *s->pending, 0))
                 return BERTH_ENOMEM;
-            }
             s->pending[s->npending++] = p;
         }
         if (!nn || k->pods[p].terminating)
@@ -442,24 +429,17 @@ int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *
             capacity_place(s, p, last);
             continue;
         }
-        uint32_t lo = 0, hi = k->nnodes;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (strcmp(k->nodes[idx[mid]].name, nn) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < k->nnodes && !strcmp(k->nodes[idx[lo]].name, nn))
-            capacity_place(s, p, last = idx[lo]);
+        uint32_t n = berth_nameidx_find(&s->node_idx, nn);
+        if (n < k->nnodes)
+            capacity_place(s, p, last = n);
     }
-    free(idx);
     return 0;
 }
 
 void capacity_pass_free(capacity_pass *s)
 {
     capacity_daemons_free(s);
+    berth_nameidx_free(&s->node_idx);
     free(s->n);
     free(s->node_res);
     free(s->node_res_cost);
@@ -473,19 +453,14 @@ void capacity_pass_free(capacity_pass *s)
 }
 
 /* name -> capacity node index among the view's nodes (linear over new
- * nodes, which are few; existing nodes through the kube order) */
+ * nodes, which are few; existing nodes through the pass's name index) */
 static uint32_t node_by_name(const capacity_pass *s, const char *name, uint32_t new_end)
 {
     for (uint32_t i = s->nexisting; i < new_end; i++)
         if (s->n[i].hyp->name == name || !strcmp(s->n[i].hyp->name, name))
             return i;
-    for (uint32_t i = 0; i < s->nexisting; i++)
-        if (s->n[i].k->name == name)
-            return i;
-    for (uint32_t i = 0; i < s->nexisting; i++)
-        if (!strcmp(s->n[i].k->name, name))
-            return i;
-    return BERTH_KUBE_NONE;
+    uint32_t n = berth_nameidx_find(&s->node_idx, name);
+    return n < s->nexisting ? n : BERTH_KUBE_NONE;
 }
 
 int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npending,

@@ -4,6 +4,7 @@
 #define BERTH_AUTOSCALE_STATE_H
 
 #include "berth/autoscale.h"
+#include "berth/nameidx.h"
 
 /* ---- the pass (plan.c, scaleup.c, scaledown.c) ---- */
 
@@ -30,6 +31,7 @@ typedef struct capacity_pass {
     uint32_t gpu;                 /* kube resource index of nvidia.com/gpu or NONE */
     capacity_node *n;             /* existing nodes first (kube order), then new ones */
     uint32_t nn, capn, nexisting;
+    berth_nameidx node_idx;       /* existing nodes by name (keyed; the first of equal names) */
     uint32_t *pod_node;           /* per kube pod: capacity node index or NONE */
     uint8_t *pod_flags;           /* per kube pod: CAPACITY_POD_* from the pass's walk, so
                                    * the scale-down's checks read a byte, not two records */
