@@ -400,17 +400,9 @@ static void id_put(fleet_idkey *d, const void *p, size_t n)
 {
     if (d->oom)
         return;
-    if (d->cap - d->n < n) {
-        size_t cap = d->cap ? d->cap : 256;
-        while (cap - d->n < n)
-            cap *= 2;
-        unsigned char *b = realloc(d->b, cap);
-        if (!b) {
-            d->oom = 1;
-            return;
-        }
-        d->b = b;
-        d->cap = cap;
+    if (berth_grow_bytes((void **)&d->b, &d->cap, d->n + n, 256)) {
+        d->oom = 1;
+        return;
     }
     memcpy(d->b + d->n, p, n);
     d->n += n;
