@@ -398,8 +398,8 @@ typedef struct fleet_idkey {
 
 static void id_put(fleet_idkey *d, const void *p, size_t n)
 {
-    if (d->oom)
-        return;
+    if (d->oom || !n)
+        return; /* (n == 0: p may be NULL, an empty list's) */
     if (berth_grow_bytes((void **)&d->b, &d->cap, d->n + n, 256)) {
         d->oom = 1;
         return;
