@@ -385,8 +385,9 @@ static int fast_required(const berth_fleet_ctx *ctx, const fleet_cplace *cp, uin
 /* ---- policy identity (fast path caches) ---- */
 
 /* A placement's static part and each preferred term are written out as
- * bytes (the fields their _eq functions compare, strings with their
- * lengths) and hashed under the context's key (berth/hash.h): the fields
+ * bytes (every field their columns depend on, strings with their lengths:
+ * equal bytes, one column) and hashed under the context's key
+ * (berth/hash.h), the bytes then compared (id_find): the fields
  * are the input's (label values, tolerations, weights, numbers), so an
  * unkeyed fold would let a client send placements that all share a slot
  * of assign_ids' tables (toleration keys colliding under FNV-1a did). */
@@ -421,8 +422,6 @@ static void id_str(fleet_idkey *d, const char *s)
     id_put(d, s, n);
 }
 
-static int str_eq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
-
 static void key_sel(fleet_idkey *d, const fleet_csel *s)
 {
     id_u64(d, s->n);
@@ -435,31 +434,12 @@ static void key_sel(fleet_idkey *d, const fleet_csel *s)
     }
 }
 
-static int sel_eq(const fleet_csel *a, const fleet_csel *b)
-{
-    if (a->n != b->n)
-        return 0;
-    for (uint32_t i = 0; i < a->n; i++) {
-        const fleet_creq *x = &a->r[i], *y = &b->r[i];
-        if (x->col != y->col || x->op != y->op || x->nids != y->nids ||
-            memcmp(x->ids, y->ids, x->nids * sizeof *x->ids))
-            return 0;
-    }
-    return 1;
-}
-
 static void key_pref(fleet_idkey *d, const fleet_cpref *p)
 {
     key_sel(d, &p->sel);
     id_u64(d, (uint64_t)p->weight);
     id_u64(d, p->prop);
     id_u64(d, (uint64_t)p->descending);
-}
-
-static int pref_eq(const fleet_cpref *a, const fleet_cpref *b)
-{
-    return a->weight == b->weight && a->prop == b->prop && a->descending == b->descending &&
-           sel_eq(&a->sel, &b->sel);
 }
 
 /* What the static verdicts depend on: required terms (when present) and
@@ -493,31 +473,36 @@ static void key_stat(fleet_idkey *d, const berth_fleet_placement *pl, const flee
     }
 }
 
-static int stat_eq(const berth_fleet_placement *pa, const fleet_cplace *a,
-                   const berth_fleet_placement *pb, const fleet_cplace *b)
+/* Identities by their bytes: tab (ids + 1, cap slots, a power of two),
+ * the n ids' bytes back to back in keys, id i's at off[i] to off[i + 1]. */
+typedef struct fleet_idtab {
+    uint32_t *tab, cap, n;
+    size_t *off;
+    fleet_idkey keys;
+} fleet_idtab;
+
+/* The id of the identity d holds: an equal one's (same bytes), else the
+ * next (*created; keys.oom set when its bytes could not be kept). */
+static uint32_t id_find(berth_fleet_ctx *ctx, fleet_idtab *t, const fleet_idkey *d, int *created)
 {
-    if (pa->has_required != pb->has_required || pa->ntols != pb->ntols)
-        return 0;
-    if (pa->has_required) {
-        if (a->nterms != b->nterms)
-            return 0;
-        for (uint32_t t = 0; t < a->nterms; t++) {
-            const fleet_cterm *x = &a->terms[t], *y = &b->terms[t];
-            if (x->ne != y->ne || !sel_eq(&x->sel, &y->sel))
-                return 0;
-            for (uint32_t i = 0; i < x->ne; i++)
-                if (x->e[i].prop != y->e[i].prop || x->e[i].op != y->e[i].op ||
-                    x->e[i].v.nano != y->e[i].v.nano)
-                    return 0;
+    uint32_t mask = t->cap - 1, j = (uint32_t)berth_hash_keyed(&ctx->hkey, d->b, d->n) & mask;
+    uint32_t run = 0, id = UINT32_MAX;
+    for (; t->tab[j]; j = (j + 1) & mask, run++) {
+        uint32_t e = t->tab[j] - 1;
+        size_t o = t->off[e], len = t->off[e + 1] - o;
+        if (len == d->n && (!len || !memcmp(t->keys.b + o, d->b, len))) {
+            id = e;
+            break;
         }
     }
-    for (uint32_t i = 0; i < pa->ntols; i++) {
-        const berth_toleration *x = &pa->tols[i], *y = &pb->tols[i];
-        if (!str_eq(x->key, y->key) || !str_eq(x->value, y->value) || x->op != y->op ||
-            x->effect != y->effect || x->toleration_seconds != y->toleration_seconds)
-            return 0;
-    }
-    return 1;
+    ctx->id_run_max = run > ctx->id_run_max ? run : ctx->id_run_max;
+    *created = id == UINT32_MAX;
+    if (!*created)
+        return id;
+    id_put(&t->keys, d->b, d->n);
+    t->off[t->n + 1] = t->keys.n;
+    t->tab[j] = ++t->n;
+    return t->n - 1;
 }
 
 /* Gives every valid placement a static-column id and every preferred term a
@@ -542,53 +527,48 @@ static int assign_ids(berth_fleet_ctx *ctx)
         free(tab2);
         return BERTH_ENOMEM;
     }
+    size_t *soff = malloc(((size_t)np + 1) * sizeof *soff);
+    size_t *poff = malloc(((size_t)nterms + 1) * sizeof *poff);
+    fleet_idtab st = {tab, hcap, 0, soff, {0}}, pt = {tab2, hcap, 0, poff, {0}};
     fleet_idkey d = {0};
-    for (uint32_t p = 0; p < np && !d.oom; p++) {
+    int oom = !soff || !poff;
+    if (!oom)
+        soff[0] = poff[0] = 0;
+    for (uint32_t p = 0; p < np && !oom; p++) {
         fleet_cplace *cp = &ctx->cp[p];
         const berth_fleet_placement *pl = &f->placements[p];
         if (cp->error)
             continue;
+        int created;
         d.n = 0;
         key_stat(&d, pl, cp);
-        if (d.oom)
+        if ((oom = d.oom))
             break;
-        uint32_t j = (uint32_t)berth_hash_keyed(&ctx->hkey, d.b, d.n) & (hcap - 1), run = 0;
-        for (;; j = (j + 1) & (hcap - 1), run++) {
-            if (!tab[j]) {
-                ctx->stat_rep[ctx->nstatcols] = p;
-                tab[j] = ++ctx->nstatcols;
-                break;
-            }
-            uint32_t q = ctx->stat_rep[tab[j] - 1];
-            if (stat_eq(pl, cp, &f->placements[q], &ctx->cp[q]))
-                break;
-        }
-        ctx->id_run_max = run > ctx->id_run_max ? run : ctx->id_run_max;
-        cp->stat_id = tab[j] - 1;
-        for (uint32_t t = 0; t < cp->nprefs; t++) {
+        cp->stat_id = id_find(ctx, &st, &d, &created);
+        if (created)
+            ctx->stat_rep[cp->stat_id] = p;
+        for (uint32_t t = 0; t < cp->nprefs && !oom; t++) {
             const fleet_cpref *pr = &cp->prefs[t];
             d.n = 0;
             key_pref(&d, pr);
-            if (d.oom)
+            if ((oom = d.oom))
                 break;
-            uint32_t k = (uint32_t)berth_hash_keyed(&ctx->hkey, d.b, d.n) & (hcap - 1);
-            for (run = 0;; k = (k + 1) & (hcap - 1), run++) {
-                if (!tab2[k]) {
-                    ctx->pref_rep[ctx->nprefcols] = pr;
-                    tab2[k] = ++ctx->nprefcols;
-                    break;
-                }
-                if (pref_eq(pr, ctx->pref_rep[tab2[k] - 1]))
-                    break;
-            }
-            ctx->id_run_max = run > ctx->id_run_max ? run : ctx->id_run_max;
-            cp->pref_id[t] = tab2[k] - 1;
+            cp->pref_id[t] = id_find(ctx, &pt, &d, &created);
+            if (created)
+                ctx->pref_rep[cp->pref_id[t]] = pr;
         }
+        oom |= st.keys.oom || pt.keys.oom;
     }
+    ctx->nstatcols = st.n;
+    ctx->nprefcols = pt.n;
     free(d.b);
+    free(st.keys.b);
+    free(pt.keys.b);
+    free(soff);
+    free(poff);
     free(tab);
     free(tab2);
-    if (d.oom)
+    if (oom)
         return BERTH_ENOMEM;
     ctx->statcol = calloc(ctx->nstatcols ? ctx->nstatcols : 1, sizeof *ctx->statcol);
     ctx->prefcol = calloc(ctx->nprefcols ? ctx->nprefcols : 1, sizeof *ctx->prefcol);
