@@ -25,7 +25,10 @@ void berth_advise_huge(void *p, size_t len)
 #endif
 }
 
-int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit)
+/* berth_grow and berth_grow_append: the capacity first (need <= limit,
+ * doubling from 8), the table realloc'ed, advised, and its new part zeroed
+ * when `zero` */
+static int grow_table(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit, int zero)
 {
     if (need <= *cap)
         return 0;
@@ -45,10 +48,21 @@ int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t lim
     if (!q)
         return BERTH_ENOMEM;
     berth_advise_huge(q, (size_t)nc * elem); /* before the new part is touched */
-    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+    if (zero)
+        memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
     *p = q;
     *cap = nc;
     return 0;
+}
+
+int berth_grow(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit)
+{
+    return grow_table(p, cap, need, elem, limit, 1);
+}
+
+int berth_grow_append(void **p, uint32_t *cap, uint32_t need, size_t elem, uint32_t limit)
+{
+    return grow_table(p, cap, need, elem, limit, 0);
 }
 
 int berth_grow_bytes(void **p, size_t *cap, size_t need, size_t first)

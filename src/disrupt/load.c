@@ -470,8 +470,8 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         c.node_name = c.name;
     if ((rc = berth_nameidx_add(&m->claim_names, c.name, m->nclaims, NULL)))
         return rc < 0 ? oom(d) : berth_dec_fail(d, meta, "NodeClaim '%s' appears twice", c.name);
-    if ((rc = berth_grow((void **)&m->claims, &m->capclaims, m->nclaims + 1, sizeof *m->claims,
-                         MAX_OBJECTS)))
+    if ((rc = berth_grow_append((void **)&m->claims, &m->capclaims, m->nclaims + 1,
+                                sizeof *m->claims, MAX_OBJECTS)))
         return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many NodeClaims");
     m->claims[m->nclaims++] = c;
     return 0;

@@ -926,8 +926,8 @@ static int expand_generate(expand *x, uint64_t total)
         free(x->names.s);
         x->names = bigger;
     }
-    if (berth_grow((void **)&k->pods, &k->cappods, k->npods + (uint32_t)total, sizeof *k->pods,
-                   KUBE_MAX_PODS))
+    if (berth_grow_append((void **)&k->pods, &k->cappods, k->npods + (uint32_t)total,
+                          sizeof *k->pods, KUBE_MAX_PODS))
         return oom(x);
     int claims = 0;
     rc = generate(x, &claims);

@@ -178,8 +178,8 @@ int kube_load_node(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         berth_dec_pop(d, p);
         return rc;
     }
-    if ((rc = grow((void **)&k->nodes, &k->capnodes, k->nnodes + 1, sizeof *k->nodes,
-                   KUBE_MAX_NODES)))
+    if ((rc = berth_grow_append((void **)&k->nodes, &k->capnodes, k->nnodes + 1, sizeof *k->nodes,
+                                KUBE_MAX_NODES)))
         return k8s_grow_fail(d, doc, rc, "nodes", KUBE_MAX_NODES);
     k->nodes[k->nnodes++] = nd;
     if (kube_node_index_add(k, k->nnodes - 1))

@@ -69,7 +69,8 @@ int kube_load_pod(berth_kcluster *k, berth_dec *d, const berth_node *doc)
         if (rc)
             return rc;
     }
-    if ((rc = grow((void **)&k->pods, &k->cappods, k->npods + 1, sizeof *k->pods, KUBE_MAX_PODS)))
+    if ((rc = berth_grow_append((void **)&k->pods, &k->cappods, k->npods + 1, sizeof *k->pods,
+                                KUBE_MAX_PODS)))
         return k8s_grow_fail(d, doc, rc, "pods", KUBE_MAX_PODS);
     pod.order = k->npods;
     k->pods[k->npods++] = pod;

@@ -2,7 +2,9 @@
  * doubling and limits, berth_grow_bytes' doubling (kept bytes, first
  * capacity), and berth_slots_rebuild's slot tables (every entry found by
  * probing from its hash, nothing else in the table), and the huge-page
- * advice on large tables (contents kept, new elements zeroed). */
+ * advice on large tables (contents kept, new elements zeroed), and
+ * berth_grow_append's growth that leaves the new capacity untouched
+ * (contents kept; the unused part of a large table not resident). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "berth/error.h"
 #include "berth/grow.h"
@@ -94,6 +98,70 @@ static void test_grow_large(void **st)
     free(t);
 }
 
+/* Resident pages of [a, a + len) (mincore over the whole pages inside). */
+static size_t resident(const void *a, size_t len)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t s = ((uintptr_t)a + pg - 1) & ~(uintptr_t)(pg - 1);
+    uintptr_t e = ((uintptr_t)a + len) & ~(uintptr_t)(pg - 1);
+    if (e <= s)
+        return 0;
+    size_t n = (e - s) / pg, r = 0;
+    unsigned char *v = malloc(n);
+    assert_non_null(v);
+    assert_int_equal(mincore((void *)s, e - s, v), 0);
+    for (size_t i = 0; i < n; i++)
+        r += v[i] & 1;
+    free(v);
+    return r;
+}
+
+/* berth_grow_append: doubling and limits as berth_grow, the records kept,
+ * and the capacity past them never touched: a table that doubled to 4x
+ * BERTH_HUGE_MIN with a little over 2x written leaves most of the rest
+ * non-resident (berth_grow zeroes it: all of it resident). */
+static void test_grow_append(void **st)
+{
+    (void)st;
+    uint32_t *v = NULL, cap = 0;
+    assert_int_equal(berth_grow_append((void **)&v, &cap, 5, sizeof *v, 0), 0);
+    assert_int_equal(cap, 8);
+    v[7] = 7;
+    assert_int_equal(berth_grow_append((void **)&v, &cap, 9, sizeof *v, 0), 0);
+    assert_int_equal(cap, 16);
+    assert_int_equal(v[7], 7);
+    assert_int_equal(berth_grow_append((void **)&v, &cap, 100, sizeof *v, 64), BERTH_ELIMIT);
+    assert_int_equal(cap, 16);
+    free(v);
+
+    uint64_t *t = NULL;
+    uint32_t n = 0;
+    cap = 0;
+    const uint32_t want = (uint32_t)(2 * BERTH_HUGE_MIN / sizeof *t) + 1;
+    for (; n < want; n++) {
+        assert_int_equal(berth_grow_append((void **)&t, &cap, n + 1, sizeof *t, 0), 0);
+        t[n] = (uint64_t)n * 2654435761u + 1;
+    }
+    assert_true(cap >= 2 * want - 2);
+    for (uint32_t i = 0; i < want; i++)
+        if (t[i] != (uint64_t)i * 2654435761u + 1)
+            fail_msg("element %u not kept", i);
+    /* past the records and the 2 MB page they end in: none resident */
+    size_t skip = (size_t)want * sizeof *t + 4u * 1024u * 1024u;
+    size_t tail = (size_t)cap * sizeof *t - skip;
+    assert_int_equal(resident((char *)t + skip, tail), 0);
+    free(t);
+
+    /* the zeroing growth, for contrast: the same tail resident */
+    t = NULL;
+    cap = 0;
+    assert_int_equal(berth_grow((void **)&t, &cap, want, sizeof *t, 0), 0);
+    skip = (size_t)want * sizeof *t + 4u * 1024u * 1024u;
+    tail = (size_t)cap * sizeof *t - skip;
+    assert_true(resident((char *)t + skip, tail) > 0);
+    free(t);
+}
+
 static void test_slots_rebuild(void **st)
 {
     (void)st;
@@ -159,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_grow_bytes),
         cmocka_unit_test(test_grow_large),
+        cmocka_unit_test(test_grow_append),
         cmocka_unit_test(test_slots_rebuild),
         cmocka_unit_test(test_slots_rebuild64),
     };
