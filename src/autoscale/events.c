@@ -8,6 +8,7 @@
 
 #include "berth/time.h"
 #include "berth/grow.h"
+#include "berth/nameidx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,14 +59,51 @@ typedef struct scan {
     berth_atimeline *t;
     const berth_autoscale *m;
     uint32_t from;                /* first pod of this source */
+    /* the source's pods by name: the first of each name in the index, the
+     * others after it in `same` (pod order), so a document finds its pod
+     * in O(1) expected (a dump gives every pod a grace period: a scan of
+     * the earlier pods per document was quadratic) */
+    berth_nameidx names;
+    uint32_t *same;               /* per pod from `from`: the next pod of its name
+                                   * (BERTH_NAMEIDX_NONE: the last) */
 } scan;
 
-static uint32_t find_pod(const berth_autoscale *m, uint32_t from, uint32_t to, const char *ns,
-                         const char *name)
+/* The index of pods [from, npods) by name. 0 or BERTH_ENOMEM. */
+static int index_pods(scan *c)
 {
-    for (uint32_t i = from; i < to; i++)
-        if (!strcmp(m->kube.pods[i].name, name) && !strcmp(m->kube.pods[i].ns, ns))
-            return i;
+    const berth_kcluster *k = &c->m->kube;
+    uint32_t n = k->npods - c->from, *tail = malloc((n ? n : 1) * sizeof *tail);
+    c->same = malloc((n ? n : 1) * sizeof *c->same);
+    if (!tail || !c->same || berth_nameidx_reserve(&c->names, n)) {
+        free(tail);
+        return BERTH_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t had = 0;
+        c->same[i] = BERTH_NAMEIDX_NONE;
+        int r = berth_nameidx_add(&c->names, k->pods[c->from + i].name, i, &had);
+        if (r < 0) {
+            free(tail);
+            return BERTH_ENOMEM;
+        }
+        if (r == 0)
+            tail[i] = i;
+        else { /* after the last pod of that name */
+            c->same[tail[had]] = i;
+            tail[had] = i;
+        }
+    }
+    free(tail);
+    return 0;
+}
+
+/* The first of this source's pods with that namespace and name. */
+static uint32_t find_pod(const scan *c, const char *ns, const char *name)
+{
+    const berth_kpod *pods = c->m->kube.pods;
+    for (uint32_t i = berth_nameidx_find(&c->names, name); i != BERTH_NAMEIDX_NONE; i = c->same[i])
+        if (!strcmp(pods[c->from + i].ns, ns))
+            return c->from + i;
     return BERTH_KUBE_NONE;
 }
 
@@ -87,8 +125,7 @@ static int scan_pod(void *vc, berth_dec *d, const berth_node *doc, const berth_k
     berth_dec_pop(d, p);
     if (rc)
         return rc;
-    uint32_t i = find_pod(c->m, c->from, c->m->kube.npods, ns && ns->type == BERTH_NODE_SCALAR
-                                                               ? ns->str : "default", nm->str);
+    uint32_t i = find_pod(c, ns && ns->type == BERTH_NODE_SCALAR ? ns->str : "default", nm->str);
     if (i != BERTH_KUBE_NONE)
         c->t->grace[i] = v;
     return 0;
@@ -112,13 +149,15 @@ static int scan_source(berth_atimeline *t, const berth_autoscale *m, const berth
 {
     berth_dec d;
     berth_dec_init(&d, (berth_arena *)&m->kube.arena, src->path, e);
-    scan c = {t, m, from};
-    int rc = 0;
+    scan c = {t, m, from, {0}, NULL};
+    int rc = index_pods(&c) ? berth_error_set(e, BERTH_ENOMEM, "out of memory") : 0;
     for (size_t i = 0; i < ndocs && !rc; i++) {
         d.plen = 0;
         d.path[0] = 0;
         rc = berth_dec_walk(&d, docs[i], 0, &scan_walker, &c);
     }
+    berth_nameidx_free(&c.names);
+    free(c.same);
     return rc;
 }
 

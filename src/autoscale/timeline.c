@@ -13,10 +13,15 @@
  * (its PodDisruptionBudgets permitting), its pods pending for this step's
  * pass. This file owns the model's mutation over time (nodes
  * added, cordoned and removed, pods bound and unbound, prices) and the
- * accounting (nodes, cost per hour, pending pods and pending time). */
+ * accounting (nodes, cost per hour, pending pods and pending time).
+ * Linear per step: nodes are found by name through a keyed index, each
+ * node keeps the list of the pods bound to it (a drain, a removal and a
+ * PDB check read the node's pods, not every pod), and the nodes a step
+ * removes close up the tables in one pass. */
 #include "autoscale/state.h"
 
 #include "berth/grow.h"
+#include "berth/nameidx.h"
 #include "k8s/k8s.h"
 
 #include <stdio.h>
@@ -41,8 +46,15 @@ typedef struct sim {
     const char **replaces;        /* per node: the node it was launched to replace, until
                                    * that one drains; NULL: none */
     uint8_t *replaced;            /* per node: a replacement for it was launched */
+    uint32_t *head;               /* per node: the first pod bound to it (NONE: none) */
+    uint32_t *remap;              /* per node, while nodes are removed: its new index,
+                                   * NONE when it goes */
     int64_t *pdb_spent;           /* per PDB: evictions of replacement drains this step */
     uint32_t capnodes;
+    /* per pod: the node it is bound to (P_BOUND pods only; NONE otherwise)
+     * and its neighbours in that node's list */
+    uint32_t *pod_node, *pnext, *pprev;
+    berth_nameidx names;          /* node name -> index (the first of equal names) */
     uint64_t serial;              /* names of launched nodes */
     berth_error *e;
 } sim;
@@ -51,10 +63,13 @@ static int grow_node_tables(sim *s, uint32_t need)
 {
     berth_autoscale *m = s->m;
     uint32_t c1 = s->capnodes, c2 = s->capnodes, c3 = s->capnodes, c4 = s->capnodes;
+    uint32_t c5 = s->capnodes, c6 = s->capnodes;
     if (berth_grow((void **)&s->ready_at, &c1, need, sizeof *s->ready_at, 0) ||
         berth_grow((void **)&s->end_at, &c2, need, sizeof *s->end_at, 0) ||
         berth_grow((void **)&s->replaces, &c3, need, sizeof *s->replaces, 0) ||
         berth_grow((void **)&s->replaced, &c4, need, sizeof *s->replaced, 0) ||
+        berth_grow((void **)&s->head, &c5, need, sizeof *s->head, 0) ||
+        berth_grow((void **)&s->remap, &c6, need, sizeof *s->remap, 0) ||
         berth_grow((void **)&m->kube.nodes, &m->kube.capnodes, need, sizeof *m->kube.nodes, 0) ||
         berth_grow((void **)&m->node_info, &m->capnode_info, need, sizeof *m->node_info, 0))
         return BERTH_ENOMEM;
@@ -62,12 +77,53 @@ static int grow_node_tables(sim *s, uint32_t need)
     return 0;
 }
 
-static uint32_t node_by_name(const berth_autoscale *m, const char *name)
+static uint32_t node_by_name(const sim *s, const char *name)
 {
-    for (uint32_t i = 0; i < m->kube.nnodes; i++)
-        if (!strcmp(m->kube.nodes[i].name, name))
-            return i;
-    return BERTH_KUBE_NONE;
+    uint32_t i = berth_nameidx_find(&s->names, name);
+    return i < s->m->kube.nnodes ? i : BERTH_KUBE_NONE;
+}
+
+/* The name index over nodes[0..nnodes), built anew (after nodes closed
+ * up), the first of equal names kept as a scan in index order finds it.
+ * 0 or BERTH_ENOMEM. */
+static int index_names(sim *s)
+{
+    const berth_kcluster *k = &s->m->kube;
+    berth_nameidx_free(&s->names);
+    if (berth_nameidx_reserve(&s->names, k->nnodes))
+        return BERTH_ENOMEM;
+    for (uint32_t i = 0; i < k->nnodes; i++)
+        if (berth_nameidx_add(&s->names, k->nodes[i].name, i, NULL) < 0)
+            return BERTH_ENOMEM;
+    return 0;
+}
+
+/* ---- the pods bound to each node: a list through the pods ---- */
+
+static void link_pod(sim *s, uint32_t pod, uint32_t node)
+{
+    uint32_t h = s->head[node];
+    s->pod_node[pod] = node;
+    s->pprev[pod] = BERTH_KUBE_NONE;
+    s->pnext[pod] = h;
+    if (h != BERTH_KUBE_NONE)
+        s->pprev[h] = pod;
+    s->head[node] = pod;
+}
+
+static void unlink_pod(sim *s, uint32_t pod)
+{
+    uint32_t n = s->pod_node[pod];
+    if (n == BERTH_KUBE_NONE)
+        return;
+    uint32_t a = s->pprev[pod], b = s->pnext[pod];
+    if (a != BERTH_KUBE_NONE)
+        s->pnext[a] = b;
+    else
+        s->head[n] = b;
+    if (b != BERTH_KUBE_NONE)
+        s->pprev[b] = a;
+    s->pod_node[pod] = BERTH_KUBE_NONE;
 }
 
 /* Node i's price per hour: its offering (type, zone, capacity type), 0
@@ -105,6 +161,8 @@ static void bind(sim *s, uint32_t pod, uint32_t node, int64_t now)
     if (s->ps[pod] == P_PENDING || s->ps[pod] == P_WAITING)
         pending_done(s, pod, now);
     s->ps[pod] = P_BOUND;
+    unlink_pod(s, pod);
+    link_pod(s, pod, node);
     s->m->kube.pods[pod].node_name = s->m->kube.nodes[node].name;
     s->m->kube.pods[pod].terminating = 0;
 }
@@ -115,6 +173,7 @@ static void unbind(sim *s, uint32_t pod, int64_t now)
 {
     berth_kpod *p = &s->m->kube.pods[pod];
     p->node_name = NULL;
+    unlink_pod(s, pod);
     if (s->m->pod_info[pod].daemon || s->m->pod_info[pod].mirror) {
         s->ps[pod] = P_GONE;
         p->terminating = 1;
@@ -124,31 +183,55 @@ static void unbind(sim *s, uint32_t pod, int64_t now)
     s->since[pod] = now;
 }
 
-/* Removes node i: its pods look for another node; the tables close up. */
-static void remove_node(sim *s, uint32_t i, int64_t now)
+/* Removes the nodes whose remap entry is NONE (the others hold anything
+ * else): their pods look for another node, each replacement among them
+ * frees its old node to be replaced again, and the tables close up in one
+ * pass, the kept nodes in their order. 0 or BERTH_ENOMEM (the name index). */
+static int remove_nodes(sim *s, int64_t now)
 {
     berth_autoscale *m = s->m;
-    const char *name = m->kube.nodes[i].name;
-    for (uint32_t p = 0; p < m->kube.npods; p++)
-        if (s->ps[p] == P_BOUND && m->kube.pods[p].node_name &&
-            !strcmp(m->kube.pods[p].node_name, name))
-            unbind(s, p, now);
-    if (s->replaces[i]) {
-        /* a replacement gone before its old node drained: that one may be replaced again */
-        uint32_t old = node_by_name(m, s->replaces[i]);
-        if (old != BERTH_KUBE_NONE)
-            s->replaced[old] = 0;
+    uint32_t N = m->kube.nnodes, j = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        if (s->remap[i] != BERTH_KUBE_NONE)
+            continue;
+        while (s->head[i] != BERTH_KUBE_NONE)
+            unbind(s, s->head[i], now);
+        if (s->replaces[i]) {
+            /* a replacement gone before its old node drained: that one may
+             * be replaced again (unless it goes too) */
+            uint32_t old = node_by_name(s, s->replaces[i]);
+            if (old != BERTH_KUBE_NONE && s->remap[old] != BERTH_KUBE_NONE)
+                s->replaced[old] = 0;
+        }
+        s->r->terminated++;
     }
-    uint32_t n = m->kube.nnodes - i - 1;
-    memmove(&m->kube.nodes[i], &m->kube.nodes[i + 1], n * sizeof *m->kube.nodes);
-    memmove(&m->node_info[i], &m->node_info[i + 1], n * sizeof *m->node_info);
-    memmove(&s->ready_at[i], &s->ready_at[i + 1], n * sizeof *s->ready_at);
-    memmove(&s->end_at[i], &s->end_at[i + 1], n * sizeof *s->end_at);
-    memmove(&s->replaces[i], &s->replaces[i + 1], n * sizeof *s->replaces);
-    memmove(&s->replaced[i], &s->replaced[i + 1], n * sizeof *s->replaced);
-    m->kube.nnodes--;
-    m->nnode_info--;
-    s->r->terminated++;
+    for (uint32_t i = 0; i < N; i++) {
+        if (s->remap[i] == BERTH_KUBE_NONE)
+            continue;
+        s->remap[i] = j;
+        if (i != j) {
+            m->kube.nodes[j] = m->kube.nodes[i];
+            m->node_info[j] = m->node_info[i];
+            s->ready_at[j] = s->ready_at[i];
+            s->end_at[j] = s->end_at[i];
+            s->replaces[j] = s->replaces[i];
+            s->replaced[j] = s->replaced[i];
+            s->head[j] = s->head[i];
+            for (uint32_t p = s->head[j]; p != BERTH_KUBE_NONE; p = s->pnext[p])
+                s->pod_node[p] = j;
+        }
+        j++;
+    }
+    m->kube.nnodes = j;
+    m->nnode_info = j;
+    return j == N ? 0 : index_names(s);
+}
+
+/* remap: every node kept (remove_nodes then marks the ones that go) */
+static void keep_all(sim *s)
+{
+    for (uint32_t i = 0; i < s->m->kube.nnodes; i++)
+        s->remap[i] = 0;
 }
 
 static int note(sim *s, const char *fmt, const char *a)
@@ -192,13 +275,14 @@ static int apply_event(sim *s, uint32_t ei, int64_t now)
             if (s->ps[p] == P_PENDING || s->ps[p] == P_WAITING)
                 pending_done(s, p, now);
             s->ps[p] = P_GONE;
+            unlink_pod(s, p);
             m->kube.pods[p].node_name = NULL;
             m->kube.pods[p].terminating = 1;
             return 0;
         }
         return note(s, "no pod %s is running or pending", ev->what);
     case BERTH_AEV_SPOT_INTERRUPTION: {
-        uint32_t n = node_by_name(m, ev->node);
+        uint32_t n = node_by_name(s, ev->node);
         if (n == BERTH_KUBE_NONE)
             return note(s, "no node %s", ev->node);
         /* its waiting pods wait again for another node */
@@ -208,8 +292,9 @@ static int apply_event(sim *s, uint32_t ei, int64_t now)
                 s->ps[p] = P_PENDING;
                 m->kube.pods[p].terminating = 0;
             }
-        remove_node(s, n, now);
-        return 0;
+        keep_all(s);
+        s->remap[n] = BERTH_KUBE_NONE;
+        return remove_nodes(s, now);
     }
     case BERTH_AEV_PRICE_CHANGE: {
         berth_instance_type *it = &m->types[ev->itype];
@@ -243,7 +328,10 @@ static int launch(sim *s, uint32_t g, uint32_t t, const char *zone, berth_capaci
         berth_arena_alloc(&m->kube.arena, capacity_template_label_cap(m, g, t) * sizeof *buf);
     if (!nm || !buf)
         return BERTH_ENOMEM;
-    uint32_t i = m->kube.nnodes++;
+    uint32_t i = m->kube.nnodes;
+    if (berth_nameidx_add(&s->names, nm, i, NULL) < 0)
+        return BERTH_ENOMEM;
+    m->kube.nnodes++;
     m->nnode_info++;
     berth_knode *n = &m->kube.nodes[i];
     memset(n, 0, sizeof *n);
@@ -266,6 +354,7 @@ static int launch(sim *s, uint32_t g, uint32_t t, const char *zone, berth_capaci
     s->end_at[i] = INT64_MAX;
     s->replaces[i] = NULL;
     s->replaced[i] = 0;
+    s->head[i] = BERTH_KUBE_NONE;
     s->r->launched++;
     *out = i;
     return 0;
@@ -289,13 +378,13 @@ static void drain(sim *s, uint32_t node, const berth_amove *moves, uint32_t nmov
         grace = s->t->grace[pod] > grace ? s->t->grace[pod] : grace;
         bind(s, pod, moves[k].node, now);
     }
-    const char *name = m->kube.nodes[node].name;
-    for (uint32_t p = 0; p < m->kube.npods; p++)
-        if (s->ps[p] == P_BOUND && m->kube.pods[p].node_name &&
-            !strcmp(m->kube.pods[p].node_name, name) && movable(s, p)) {
+    for (uint32_t p = s->head[node], next; p != BERTH_KUBE_NONE; p = next) {
+        next = s->pnext[p]; /* read before unbind takes p off the list */
+        if (movable(s, p)) {
             grace = s->t->grace[p] > grace ? s->t->grace[p] : grace;
             unbind(s, p, now);
         }
+    }
     m->kube.nodes[node].unschedulable = 1;
     s->end_at[node] = now + (grace < s->o->drain_timeout ? grace : s->o->drain_timeout);
 }
@@ -306,21 +395,16 @@ static void drain(sim *s, uint32_t node, const berth_amove *moves, uint32_t nmov
 static int pdbs_allow(sim *s, uint32_t node)
 {
     const berth_kcluster *k = &s->m->kube;
-    const char *name = k->nodes[node].name;
     for (uint32_t b = 0; b < k->npdbs; b++) {
         int64_t need = 0;
-        for (uint32_t p = 0; p < k->npods; p++)
-            need += s->ps[p] == P_BOUND && k->pods[p].node_name &&
-                    !strcmp(k->pods[p].node_name, name) && movable(s, p) &&
-                    berth_kpdb_matches(&k->pdbs[b], &k->pods[p]);
+        for (uint32_t p = s->head[node]; p != BERTH_KUBE_NONE; p = s->pnext[p])
+            need += movable(s, p) && berth_kpdb_matches(&k->pdbs[b], &k->pods[p]);
         if (need && need > capacity_pdb_allowed(k, &k->pdbs[b]) - s->pdb_spent[b])
             return 0;
     }
     for (uint32_t b = 0; b < k->npdbs; b++)
-        for (uint32_t p = 0; p < k->npods; p++)
-            s->pdb_spent[b] += s->ps[p] == P_BOUND && k->pods[p].node_name &&
-                               !strcmp(k->pods[p].node_name, name) && movable(s, p) &&
-                               berth_kpdb_matches(&k->pdbs[b], &k->pods[p]);
+        for (uint32_t p = s->head[node]; p != BERTH_KUBE_NONE; p = s->pnext[p])
+            s->pdb_spent[b] += movable(s, p) && berth_kpdb_matches(&k->pdbs[b], &k->pods[p]);
     return 1;
 }
 
@@ -333,7 +417,7 @@ static void drain_replaced(sim *s, int64_t now)
     for (uint32_t i = 0; i < m->kube.nnodes; i++) {
         if (!s->replaces[i] || s->ready_at[i] != REGISTERED)
             continue;
-        uint32_t old = node_by_name(m, s->replaces[i]);
+        uint32_t old = node_by_name(s, s->replaces[i]);
         if (old != BERTH_KUBE_NONE && s->end_at[old] == INT64_MAX) {
             if (!pdbs_allow(s, old))
                 continue; /* try again next step */
@@ -390,6 +474,7 @@ static int apply_plan(sim *s, const berth_aplan *p, int64_t now)
             if (launch(s, x->vng, x->type, x->zone, x->capacity_type, now, &nn))
                 return BERTH_ENOMEM;
         for (uint32_t k = 0; k < x->npods; k++) {
+            unlink_pod(s, x->pods[k]); /* a pending pod: on no list (kept in step) */
             s->ps[x->pods[k]] = P_WAITING;
             s->wait_until[x->pods[k]] = now + s->o->launch_delay;
             m->kube.pods[x->pods[k]].terminating = 1; /* not pending for the next passes */
@@ -432,11 +517,12 @@ static int run(sim *s)
                 s->ps[p] = P_PENDING;
                 m->kube.pods[p].terminating = 0;
             }
-        for (uint32_t i = 0; i < m->kube.nnodes;)
+        keep_all(s);
+        for (uint32_t i = 0; i < m->kube.nnodes; i++)
             if (s->end_at[i] <= now)
-                remove_node(s, i, now);
-            else
-                i++;
+                s->remap[i] = BERTH_KUBE_NONE;
+        if (!rc)
+            rc = remove_nodes(s, now);
         if (rc)
             break;
         berth_aplan p;
@@ -502,22 +588,41 @@ int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
     s.since = calloc(np + 1, sizeof *s.since);
     s.wait_until = calloc(np + 1, sizeof *s.wait_until);
     s.pdb_spent = calloc(m->kube.npdbs + 1, sizeof *s.pdb_spent);
-    int rc = s.ps && s.since && s.wait_until && s.pdb_spent
+    s.pod_node = malloc((np + 1) * sizeof *s.pod_node);
+    s.pnext = malloc((np + 1) * sizeof *s.pnext);
+    s.pprev = malloc((np + 1) * sizeof *s.pprev);
+    int rc = s.ps && s.since && s.wait_until && s.pdb_spent && s.pod_node && s.pnext && s.pprev
                  ? grow_node_tables(&s, m->kube.nnodes + 1)
                  : BERTH_ENOMEM;
+    if (!rc)
+        rc = index_names(&s);
     if (!rc) {
         for (uint32_t i = 0; i < m->kube.nnodes; i++) {
             s.ready_at[i] = REGISTERED;
             s.end_at[i] = INT64_MAX;
             s.replaces[i] = NULL;
             s.replaced[i] = 0;
+            s.head[i] = BERTH_KUBE_NONE;
         }
+        /* pods on one node come together and share its name's text (the
+         * loader's): one look-up per run of them */
+        const char *last = NULL;
+        uint32_t last_n = BERTH_KUBE_NONE;
         for (uint32_t p = 0; p < np; p++) {
             const berth_kpod *kp = &m->kube.pods[p];
+            uint32_t n = BERTH_KUBE_NONE;
+            s.pod_node[p] = BERTH_KUBE_NONE;
+            if (!t->later[p] && !kp->terminating && kp->node_name) {
+                n = kp->node_name == last ? last_n : node_by_name(&s, kp->node_name);
+                last = kp->node_name;
+                last_n = n;
+            }
             s.ps[p] = t->later[p] ? P_LATER
                       : kp->terminating ? P_GONE
-                      : kp->node_name && node_by_name(m, kp->node_name) != BERTH_KUBE_NONE ? P_BOUND
-                                                                                            : P_PENDING;
+                      : n != BERTH_KUBE_NONE ? P_BOUND
+                                             : P_PENDING;
+            if (s.ps[p] == P_BOUND)
+                link_pod(&s, p, n);
             if (s.ps[p] == P_PENDING) {
                 m->kube.pods[p].node_name = NULL;
                 s.since[p] = o->from;
@@ -532,6 +637,12 @@ int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
     free(s.end_at);
     free(s.replaces);
     free(s.replaced);
+    free(s.head);
+    free(s.remap);
+    free(s.pod_node);
+    free(s.pnext);
+    free(s.pprev);
+    berth_nameidx_free(&s.names);
     free(s.pdb_spent);
     if (rc == BERTH_ENOMEM)
         berth_error_set(e, rc, "out of memory simulating");
