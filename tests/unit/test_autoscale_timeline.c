@@ -6,7 +6,9 @@
  * a price change flips the spot choice; replacements are carried out (a
  * price change makes spot available: RevertToSpot launches a spot node,
  * the on-demand node drains once it has registered; AutoHeal likewise;
- * PDBs hold the drain back); bad events are located errors. */
+ * PDBs hold the drain back); bad events are located errors; pods of one
+ * name in several namespaces keep their own grace periods, and nodes are
+ * found by name after earlier removals closed the tables up. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -240,6 +242,89 @@ static void test_spot_interruption_no_headroom(void **st)
     interruption(0);
 }
 
+/* The grace periods come from a name index over the source's pods (pods
+ * of one name chained in pod order): three pods named "dup" in three
+ * namespaces, and the nodes found by name after removals: three spot
+ * interruptions in one step and one a minute later, each of a node whose
+ * index the earlier removals moved; the pods of the nodes that stay stay
+ * bound (none pending, none launched). */
+static void test_names_after_removals(void **st)
+{
+    (void)st;
+    char buf[16384] = "", one[1024];
+    strcat(buf, estate_types);
+    static const char *const ns[3] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(one, sizeof one,
+                 "---\napiVersion: v1\nkind: Pod\nmetadata: {name: dup, namespace: %s}\nspec:\n"
+                 "  nodeName: n6\n  terminationGracePeriodSeconds: %d\n"
+                 "  containers: [{name: c, resources: {requests: {cpu: 50m, memory: 1Gi}}}]\n",
+                 ns[i], 11 * (i + 1));
+        strcat(buf, one);
+    }
+    for (int i = 1; i <= 6; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "n%d", i);
+        node_doc(one, sizeof one, nm, "a.small");
+        strcat(buf, one);
+        char pn[16];
+        snprintf(pn, sizeof pn, "p%d", i);
+        pod_doc(one, sizeof one, pn, nm, "1800m", 40 + i);
+        strcat(buf, one);
+    }
+    const char *ev =
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: berth.io/v1, kind: AutoscaleEvent, spec: {at: 2024-05-01T12:01:00Z, "
+        "type: SpotInterruption, node: n1}}\n"
+        "- {apiVersion: berth.io/v1, kind: AutoscaleEvent, spec: {at: 2024-05-01T12:01:00Z, "
+        "type: SpotInterruption, node: n3}}\n"
+        "- {apiVersion: berth.io/v1, kind: AutoscaleEvent, spec: {at: 2024-05-01T12:01:00Z, "
+        "type: SpotInterruption, node: n5}}\n"
+        "- {apiVersion: berth.io/v1, kind: AutoscaleEvent, spec: {at: 2024-05-01T12:02:00Z, "
+        "type: SpotInterruption, node: n4}}\n"
+        "- {apiVersion: berth.io/v1, kind: AutoscaleEvent, spec: {at: 2024-05-01T12:02:00Z, "
+        "type: SpotInterruption, node: n9}}\n";
+    run x;
+    simulate(&x, buf, ev, 60);
+    assert_int_equal(x.rc, 0);
+    for (uint32_t i = 0; i < x.m.kube.npods; i++) {
+        const berth_kpod *p = &x.m.kube.pods[i];
+        if (!strcmp(p->name, "dup"))
+            assert_int_equal(x.t.grace[i], 11 * (p->ns[0] - 'a' + 1));
+        else if (p->name[0] == 'p')
+            assert_int_equal(x.t.grace[i], 40 + (p->name[1] - '0'));
+    }
+    done(&x);
+    simulate(&x, buf, ev, 120);
+    assert_int_equal(x.rc, 0);
+    assert_int_equal(x.r.nevents, 5);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_null(x.r.notes[i]); /* each found by its name */
+    assert_non_null(x.r.notes[4]);
+    assert_non_null(strstr(x.r.notes[4], "no node n9"));
+    assert_int_equal(step_at(&x, 60)->terminated, 3);
+    assert_int_equal(step_at(&x, 120)->terminated, 1);
+    /* n2 and n6 remain, by name; the interrupted nodes' pods (1.8 cpu)
+     * wait for replacements, the others stay bound */
+    assert_int_equal(x.m.kube.nnodes >= 2, 1);
+    int n2 = 0, n6 = 0;
+    for (uint32_t i = 0; i < x.m.kube.nnodes; i++) {
+        n2 += !strcmp(x.m.kube.nodes[i].name, "n2");
+        n6 += !strcmp(x.m.kube.nodes[i].name, "n6");
+        assert_true(strcmp(x.m.kube.nodes[i].name, "n1") && strcmp(x.m.kube.nodes[i].name, "n3") &&
+                    strcmp(x.m.kube.nodes[i].name, "n4") && strcmp(x.m.kube.nodes[i].name, "n5"));
+    }
+    assert_int_equal(n2, 1);
+    assert_int_equal(n6, 1);
+    for (uint32_t i = 0; i < x.m.kube.npods; i++) {
+        const berth_kpod *p = &x.m.kube.pods[i];
+        if (!strcmp(p->name, "p2") || !strcmp(p->name, "dup"))
+            assert_true(p->node_name && !strcmp(p->node_name, !strcmp(p->name, "p2") ? "n2" : "n6"));
+    }
+    assert_int_equal(step_at(&x, 60)->launched, 3); /* a replacement for each of the three */
+    done(&x);
+}
+
 static void test_price_change_flips_spot(void **st)
 {
     (void)st;
@@ -442,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_replacement_drain_waits_for_pdb),
         cmocka_unit_test(test_autoheal),
         cmocka_unit_test(test_bad_events),
+        cmocka_unit_test(test_names_after_removals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
