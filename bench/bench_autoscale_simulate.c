@@ -22,42 +22,10 @@
 
 #include "berth/autoscale.h"
 #include "berth/random.h"
+#include "sbuf.h"
 
 #define RUNS 3
 #define MINUTES 20
-
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sbuf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int w = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if (w >= 0 && (size_t)w < b->cap - b->n) {
-            b->n += (size_t)w;
-            return;
-        }
-        b->cap = b->cap ? b->cap * 2 : 1 << 20;
-        b->s = realloc(b->s, b->cap);
-        if (!b->s) {
-            fprintf(stderr, "bench_autoscale_simulate: out of memory\n");
-            exit(3);
-        }
-    }
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void estate(sbuf *b, uint32_t nnodes)
 {
