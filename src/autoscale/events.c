@@ -59,52 +59,66 @@ typedef struct scan {
     berth_atimeline *t;
     const berth_autoscale *m;
     uint32_t from;                /* first pod of this source */
-    /* the source's pods by name: the first of each name in the index, the
-     * others after it in `same` (pod order), so a document finds its pod
-     * in O(1) expected (a dump gives every pod a grace period: a scan of
-     * the earlier pods per document was quadratic) */
-    berth_nameidx names;
-    uint32_t *same;               /* per pod from `from`: the next pod of its name
-                                   * (BERTH_NAMEIDX_NONE: the last) */
+    /* the source's pods by namespace and name, the first of equal ones
+     * kept (a dump gives every pod a grace period: a scan of the earlier
+     * pods per document was quadratic), keyed by pod_key's text: the
+     * keys back to back in `text`, the document's key built in `q` */
+    berth_nameidx pods;
+    char *text, *q;
+    size_t capq;
 } scan;
 
-/* The index of pods [from, npods) by name. 0 or BERTH_ENOMEM. */
+/* A pod's key, "<length of ns>:<ns><name>": one text per (namespace,
+ * name) pair, the same for no two pairs whatever bytes they hold. Its
+ * length with room for the longest length prefix (the NUL not counted). */
+static size_t pod_key_len(const char *ns, const char *name)
+{
+    return 21 + strlen(ns) + strlen(name);
+}
+
+/* Writes the key at out (room for pod_key_len + 1 bytes); returns its end
+ * (the NUL). */
+static char *pod_key(char *out, const char *ns, const char *name)
+{
+    size_t a = strlen(ns), b = strlen(name);
+    out += snprintf(out, 22, "%zu:", a);
+    memcpy(out, ns, a);
+    memcpy(out + a, name, b + 1);
+    return out + a + b;
+}
+
+/* The index of pods [from, npods). 0 or BERTH_ENOMEM. */
 static int index_pods(scan *c)
 {
-    const berth_kcluster *k = &c->m->kube;
-    uint32_t n = k->npods - c->from, *tail = malloc((n ? n : 1) * sizeof *tail);
-    c->same = malloc((n ? n : 1) * sizeof *c->same);
-    if (!tail || !c->same || berth_nameidx_reserve(&c->names, n)) {
-        free(tail);
+    const berth_kpod *pods = c->m->kube.pods;
+    uint32_t n = c->m->kube.npods - c->from;
+    size_t total = 1;
+    for (uint32_t i = 0; i < n; i++)
+        total += pod_key_len(pods[c->from + i].ns, pods[c->from + i].name) + 1;
+    if (!(c->text = malloc(total)) || berth_nameidx_reserve(&c->pods, n))
         return BERTH_ENOMEM;
-    }
+    char *at = c->text;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t had = 0;
-        c->same[i] = BERTH_NAMEIDX_NONE;
-        int r = berth_nameidx_add(&c->names, k->pods[c->from + i].name, i, &had);
-        if (r < 0) {
-            free(tail);
+        const char *key = at;
+        at = pod_key(at, pods[c->from + i].ns, pods[c->from + i].name) + 1;
+        if (berth_nameidx_add(&c->pods, key, c->from + i, NULL) < 0)
             return BERTH_ENOMEM;
-        }
-        if (r == 0)
-            tail[i] = i;
-        else { /* after the last pod of that name */
-            c->same[tail[had]] = i;
-            tail[had] = i;
-        }
     }
-    free(tail);
     return 0;
 }
 
-/* The first of this source's pods with that namespace and name. */
-static uint32_t find_pod(const scan *c, const char *ns, const char *name)
+/* The first of this source's pods with that namespace and name
+ * (BERTH_KUBE_NONE: none); BERTH_ENOMEM in *rc when the key's room could
+ * not be had. */
+static uint32_t find_pod(scan *c, const char *ns, const char *name, int *rc)
 {
-    const berth_kpod *pods = c->m->kube.pods;
-    for (uint32_t i = berth_nameidx_find(&c->names, name); i != BERTH_NAMEIDX_NONE; i = c->same[i])
-        if (!strcmp(pods[c->from + i].ns, ns))
-            return c->from + i;
-    return BERTH_KUBE_NONE;
+    if (berth_grow_bytes((void **)&c->q, &c->capq, pod_key_len(ns, name) + 1, 256)) {
+        *rc = BERTH_ENOMEM;
+        return BERTH_KUBE_NONE;
+    }
+    pod_key(c->q, ns, name);
+    uint32_t i = berth_nameidx_find(&c->pods, c->q);
+    return i == BERTH_NAMEIDX_NONE ? BERTH_KUBE_NONE : i;
 }
 
 /* A Pod document: its spec.terminationGracePeriodSeconds for the pod of
@@ -125,7 +139,10 @@ static int scan_pod(void *vc, berth_dec *d, const berth_node *doc, const berth_k
     berth_dec_pop(d, p);
     if (rc)
         return rc;
-    uint32_t i = find_pod(c, ns && ns->type == BERTH_NODE_SCALAR ? ns->str : "default", nm->str);
+    uint32_t i = find_pod(c, ns && ns->type == BERTH_NODE_SCALAR ? ns->str : "default", nm->str,
+                          &rc);
+    if (rc)
+        return berth_error_set(d->err, rc, "out of memory");
     if (i != BERTH_KUBE_NONE)
         c->t->grace[i] = v;
     return 0;
@@ -149,15 +166,16 @@ static int scan_source(berth_atimeline *t, const berth_autoscale *m, const berth
 {
     berth_dec d;
     berth_dec_init(&d, (berth_arena *)&m->kube.arena, src->path, e);
-    scan c = {t, m, from, {0}, NULL};
+    scan c = {t, m, from, {0}, NULL, NULL, 0};
     int rc = index_pods(&c) ? berth_error_set(e, BERTH_ENOMEM, "out of memory") : 0;
     for (size_t i = 0; i < ndocs && !rc; i++) {
         d.plen = 0;
         d.path[0] = 0;
         rc = berth_dec_walk(&d, docs[i], 0, &scan_walker, &c);
     }
-    berth_nameidx_free(&c.names);
-    free(c.same);
+    berth_nameidx_free(&c.pods);
+    free(c.text);
+    free(c.q);
     return rc;
 }
 

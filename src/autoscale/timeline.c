@@ -47,8 +47,7 @@ typedef struct sim {
                                    * that one drains; NULL: none */
     uint8_t *replaced;            /* per node: a replacement for it was launched */
     uint32_t *head;               /* per node: the first pod bound to it (NONE: none) */
-    uint32_t *remap;              /* per node, while nodes are removed: its new index,
-                                   * NONE when it goes */
+    uint8_t *gone;                /* per node, while nodes are removed: 1 when it goes */
     int64_t *pdb_spent;           /* per PDB: evictions of replacement drains this step */
     uint32_t capnodes;
     /* per pod: the node it is bound to (P_BOUND pods only; NONE otherwise)
@@ -69,7 +68,7 @@ static int grow_node_tables(sim *s, uint32_t need)
         berth_grow((void **)&s->replaces, &c3, need, sizeof *s->replaces, 0) ||
         berth_grow((void **)&s->replaced, &c4, need, sizeof *s->replaced, 0) ||
         berth_grow((void **)&s->head, &c5, need, sizeof *s->head, 0) ||
-        berth_grow((void **)&s->remap, &c6, need, sizeof *s->remap, 0) ||
+        berth_grow((void **)&s->gone, &c6, need, sizeof *s->gone, 0) ||
         berth_grow((void **)&m->kube.nodes, &m->kube.capnodes, need, sizeof *m->kube.nodes, 0) ||
         berth_grow((void **)&m->node_info, &m->capnode_info, need, sizeof *m->node_info, 0))
         return BERTH_ENOMEM;
@@ -183,16 +182,16 @@ static void unbind(sim *s, uint32_t pod, int64_t now)
     s->since[pod] = now;
 }
 
-/* Removes the nodes whose remap entry is NONE (the others hold anything
- * else): their pods look for another node, each replacement among them
- * frees its old node to be replaced again, and the tables close up in one
- * pass, the kept nodes in their order. 0 or BERTH_ENOMEM (the name index). */
+/* Removes the nodes marked gone (the mark is cleared): their pods look for
+ * another node, each replacement among them frees its old node to be
+ * replaced again, and the tables close up in one pass, the kept nodes in
+ * their order. 0 or BERTH_ENOMEM (the name index). */
 static int remove_nodes(sim *s, int64_t now)
 {
     berth_autoscale *m = s->m;
     uint32_t N = m->kube.nnodes, j = 0;
     for (uint32_t i = 0; i < N; i++) {
-        if (s->remap[i] != BERTH_KUBE_NONE)
+        if (!s->gone[i])
             continue;
         while (s->head[i] != BERTH_KUBE_NONE)
             unbind(s, s->head[i], now);
@@ -200,15 +199,16 @@ static int remove_nodes(sim *s, int64_t now)
             /* a replacement gone before its old node drained: that one may
              * be replaced again (unless it goes too) */
             uint32_t old = node_by_name(s, s->replaces[i]);
-            if (old != BERTH_KUBE_NONE && s->remap[old] != BERTH_KUBE_NONE)
+            if (old != BERTH_KUBE_NONE && !s->gone[old])
                 s->replaced[old] = 0;
         }
         s->r->terminated++;
     }
     for (uint32_t i = 0; i < N; i++) {
-        if (s->remap[i] == BERTH_KUBE_NONE)
+        if (s->gone[i]) {
+            s->gone[i] = 0;
             continue;
-        s->remap[i] = j;
+        }
         if (i != j) {
             m->kube.nodes[j] = m->kube.nodes[i];
             m->node_info[j] = m->node_info[i];
@@ -225,13 +225,6 @@ static int remove_nodes(sim *s, int64_t now)
     m->kube.nnodes = j;
     m->nnode_info = j;
     return j == N ? 0 : index_names(s);
-}
-
-/* remap: every node kept (remove_nodes then marks the ones that go) */
-static void keep_all(sim *s)
-{
-    for (uint32_t i = 0; i < s->m->kube.nnodes; i++)
-        s->remap[i] = 0;
 }
 
 static int note(sim *s, const char *fmt, const char *a)
@@ -292,8 +285,7 @@ static int apply_event(sim *s, uint32_t ei, int64_t now)
                 s->ps[p] = P_PENDING;
                 m->kube.pods[p].terminating = 0;
             }
-        keep_all(s);
-        s->remap[n] = BERTH_KUBE_NONE;
+        s->gone[n] = 1;
         return remove_nodes(s, now);
     }
     case BERTH_AEV_PRICE_CHANGE: {
@@ -517,10 +509,8 @@ static int run(sim *s)
                 s->ps[p] = P_PENDING;
                 m->kube.pods[p].terminating = 0;
             }
-        keep_all(s);
         for (uint32_t i = 0; i < m->kube.nnodes; i++)
-            if (s->end_at[i] <= now)
-                s->remap[i] = BERTH_KUBE_NONE;
+            s->gone[i] = s->end_at[i] <= now;
         if (!rc)
             rc = remove_nodes(s, now);
         if (rc)
@@ -638,7 +628,7 @@ int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
     free(s.replaces);
     free(s.replaced);
     free(s.head);
-    free(s.remap);
+    free(s.gone);
     free(s.pod_node);
     free(s.pnext);
     free(s.pprev);

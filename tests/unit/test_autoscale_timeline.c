@@ -242,8 +242,8 @@ static void test_spot_interruption_no_headroom(void **st)
     interruption(0);
 }
 
-/* The grace periods come from a name index over the source's pods (pods
- * of one name chained in pod order): three pods named "dup" in three
+/* The grace periods come from an index of the source's pods by namespace
+ * and name: three pods named "dup" in three
  * namespaces, and the nodes found by name after removals: three spot
  * interruptions in one step and one a minute later, each of a node whose
  * index the earlier removals moved; the pods of the nodes that stay stay
