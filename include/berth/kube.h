@@ -649,10 +649,16 @@ typedef struct berth_kube_options {
                                        * pod, created once per run; 0 or 1: the calling
                                        * thread only. Decisions do not depend on it
                                        * (docs/kube.md "Threads"). */
+    uint32_t tail;                    /* the last `tail` nodes of k come after all the
+                                       * others in tie-break order (each part by name):
+                                       * hypothetical nodes that lose exact ties to the
+                                       * real ones, as a what-if session's spare nodes
+                                       * do; 0: every node by name */
 } berth_kube_options;
 
 /* Schedules every pending pod in queue order. Sorts k->nodes by name first
- * (the lowest index is the lowest name, for tie-break first); each placed
+ * (the lowest index is the lowest name, for tie-break first; with
+ * opt->tail, the head and the tail each); each placed
  * pod gets node_name set and assumed = 1. With opt->preempt, a pod that
  * fits nowhere may preempt (docs/kube.md "Preemption"): it is placed on its
  * nominated node (node_name, assumed) and its victims are deleted (removed
@@ -738,6 +744,9 @@ typedef struct berth_kview {
     const char *const *bind;          /* per pending: pin to this node, or NULL; may be NULL */
     const berth_kprofile *profile;    /* NULL: per pod by schedulerName */
     const berth_cancel *cancel;       /* NULL: no limit (berth_kube_options.cancel) */
+    int extra_last;                   /* 1: the extra nodes lose exact ties to k's nodes
+                                       * (berth_kube_options.tail), as a what-if
+                                       * session's spare nodes do; 0: all by name */
 } berth_kview;
 
 /* Schedules the view's pending pods in queue order (tie-break first) with
@@ -761,7 +770,8 @@ int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *v, cons
  * their pods gone, evicted pods pending, spare nodes as hypothetical
  * nodes), except possibly which of several equally scored nodes wins when a
  * spare node ties with a real node (a spare has a higher index than every
- * real node). Usage accounting (usage-aware profile): pods bound at open
+ * real node; a view with extra_last and spares activated in name order
+ * decide alike). Usage accounting (usage-aware profile): pods bound at open
  * or by berth_ksession_bind are taken as already in their node's observed
  * usage, as a view's bound pods; placed pods add their demand, as
  * berth_kube_schedule's decisions do. Node indices (k's, then k->nnodes +

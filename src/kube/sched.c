@@ -248,11 +248,11 @@ int kube_node_deactivate(kube_sched *s, uint32_t n, const berth_knode *placehold
 
 int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof, int reference)
 {
-    return kube_sched_init_spare(s, k, prof, reference, 0, 0);
+    return kube_sched_init_spare(s, k, prof, reference, 0, 0, 0);
 }
 
 int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof,
-                          int reference, uint32_t nspare, int pending_view)
+                          int reference, uint32_t nspare, int pending_view, uint32_t tail)
 {
     memset(s, 0, sizeof *s);
     s->k = k;
@@ -264,9 +264,13 @@ int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile
     uint32_t nreal = k->nnodes - nspare;
     s->ncand = nreal;
     /* candidates in name order: the lowest index is the lowest name (a
-     * caller that keeps its nodes sorted, the extender, pays one pass) */
-    if (!berth_kube_names_ascending(k->nodes, nreal)) {
-        qsort(k->nodes, nreal, sizeof *k->nodes, cmp_node_name);
+     * caller that keeps its nodes sorted, the extender, pays one pass);
+     * the tail's after the others (hypothetical nodes that lose ties) */
+    uint32_t nhead = tail < nreal ? nreal - tail : 0;
+    if (!berth_kube_names_ascending(k->nodes, nhead) ||
+        !berth_kube_names_ascending(k->nodes + nhead, nreal - nhead)) {
+        qsort(k->nodes, nhead, sizeof *k->nodes, cmp_node_name);
+        qsort(k->nodes + nhead, nreal - nhead, sizeof *k->nodes, cmp_node_name);
         /* the loader's name index points at the old order: drop it (a later
          * load rebuilds it) */
         berth_nameidx_free(&k->node_names);
@@ -601,7 +605,7 @@ int kube_loop_init(kube_loop *L, berth_kcluster *k, const berth_kube_options *op
     berth_kube_default_profile(k, &L->defprof);
     const berth_kprofile *first = opt->profile ? opt->profile
                                   : k->nprofiles ? &k->profiles[0] : &L->defprof;
-    if (kube_sched_init_spare(&L->s, k, first, opt->reference, nspare, pending_view))
+    if (kube_sched_init_spare(&L->s, k, first, opt->reference, nspare, pending_view, opt->tail))
         return berth_error_set(e, BERTH_ENOMEM, "out of memory preparing %u nodes", k->nnodes);
     if (berth_cycle_init(&L->c, k->nnodes ? k->nnodes : 1, BERTH_KP_COUNT, opt->seed)) {
         kube_sched_free(&L->s);

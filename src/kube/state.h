@@ -128,9 +128,10 @@ int kube_sched_init(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof
 /* The same with the last nspare entries of k->nodes being spare slots:
  * off, without name, columns or pods until kube_node_activate; and
  * pending_view: k->pods is a session's pending view (kube_sched above),
- * nothing is assumed. */
+ * nothing is assumed; the tail real nodes before the spares are sorted by
+ * name after the others (berth_kube_options.tail). */
 int kube_sched_init_spare(kube_sched *s, berth_kcluster *k, const berth_kprofile *prof,
-                          int reference, uint32_t nspare, int pending_view);
+                          int reference, uint32_t nspare, int pending_view, uint32_t tail);
 void kube_sched_free(kube_sched *s);
 /* Prepares r for pending pod `pod` (spread/affinity context included). */
 int kube_req_init(kube_sched *s, kube_req *r, uint32_t pod);

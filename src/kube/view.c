@@ -86,6 +86,7 @@ int berth_kube_schedule_view(const berth_kcluster *k, const berth_kview *vw, con
     opt.tiebreak = BERTH_TIE_FIRST;
     opt.profile = vw->profile;
     opt.cancel = vw->cancel;
+    opt.tail = vw->extra_last ? vw->nextra : 0;
     if (why && a) {
         opt.on_decision = on_decision;
         opt.ctx = &c;

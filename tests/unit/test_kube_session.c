@@ -9,7 +9,9 @@
  * with a profile's NodeAffinity addedAffinity) are first
  * scheduled once; then
  * what-if questions (remove some nodes: evict their pods, exclude them,
- * place the pods again; optionally with spare nodes) are answered by the
+ * place the pods again; optionally with spare nodes, named to sort before
+ * or after the nodes, the view's extra_last keeping them last in
+ * tie-break order) are answered by the
  * session and by the view on the same state, decision by decision, why
  * text included. Rollback must give the same answers again, and the state
  * after a rollback must answer a different question exactly like a fresh
@@ -287,8 +289,11 @@ static void gen_world(world *w, uint64_t seed, uint32_t min_nodes, uint32_t max_
         gen_node(a, &k->nodes[n], fmt(a, "n-%03u", id), 0);
         k->nodes[n].unschedulable = chance(5);
     }
+    /* spares named to sort after the nodes or before them (the view then
+     * keeps them last in tie-break order: extra_last) */
+    const char *spare_fmt = chance(50) ? "zz-spare-%u" : "a-spare-%u";
     for (uint32_t i = 0; i < NSPARE; i++)
-        gen_node(a, &w->spare[i], fmt(a, "zz-spare-%u", i), 1);
+        gen_node(a, &w->spare[i], fmt(a, spare_fmt, i), 1);
     k->namespaces = calloc(2, sizeof *k->namespaces);
     k->nnamespaces = k->capnamespaces = 2;
     k->namespaces[0].name = "default";
@@ -379,6 +384,7 @@ static void ask_view(const world *w, const uint32_t *cur, const uint8_t *xcl0,
     vw.pod_node = cur;
     vw.extra = w->spare;
     vw.nextra = q->nspare;
+    vw.extra_last = 1; /* as the session's spare slots, whatever their names */
     vw.pending = ans->pending;
     vw.npending = ans->npending;
     berth_error e = {0};
