@@ -130,10 +130,104 @@ int capacity_vng_allows_zone(const berth_vng *v, const char *zone)
 
 int64_t capacity_zone_nodes(const capacity_pass *s, const char *zone)
 {
+    const capacity_counts *cc = s->cnt;
+    for (uint32_t z = 0; cc && z < cc->nz; z++)
+        if (cc->zone[z] == zone || !strcmp(cc->zone[z], zone))
+            return cc->zone_nodes[z];
     int64_t c = 0;
     for (uint32_t i = 0; i < s->nn; i++)
         c += !s->n[i].removed && s->n[i].zone && !strcmp(s->n[i].zone, zone);
     return c;
+}
+
+void capacity_group_counts(const capacity_pass *s, uint32_t g, int64_t *spot, int64_t *nonres)
+{
+    if (s->cnt) {
+        *spot = s->cnt->spot[g];
+        *nonres = s->cnt->nonres[g];
+        return;
+    }
+    *spot = *nonres = 0;
+    for (uint32_t i = 0; i < s->nn; i++)
+        if (!s->n[i].removed && s->n[i].vng == (int)g && s->n[i].ct != BERTH_CT_RESERVED) {
+            (*nonres)++;
+            *spot += s->n[i].ct == BERTH_CT_SPOT;
+        }
+}
+
+static int zone_of(const capacity_counts *c, const char *zone)
+{
+    for (uint32_t z = 0; z < c->nz; z++)
+        if (c->zone[z] == zone || !strcmp(c->zone[z], zone))
+            return (int)z;
+    return -1;
+}
+
+static int counts_zone(capacity_counts *c, uint32_t *cap, const char *zone)
+{
+    if (!zone || zone_of(c, zone) >= 0)
+        return 0;
+    uint32_t cap2 = *cap;
+    if (berth_grow((void **)&c->zone, cap, c->nz + 1, sizeof *c->zone, 0) ||
+        berth_grow((void **)&c->zone_nodes, &cap2, c->nz + 1, sizeof *c->zone_nodes, 0))
+        return BERTH_ENOMEM;
+    c->zone[c->nz] = zone;
+    c->zone_nodes[c->nz++] = 0;
+    return 0;
+}
+
+int capacity_counts_build(const capacity_pass *s, capacity_counts *c)
+{
+    const berth_autoscale *m = s->m;
+    memset(c, 0, sizeof *c);
+    c->spot = calloc(m->nvngs + 1, sizeof *c->spot);
+    c->nonres = calloc(m->nvngs + 1, sizeof *c->nonres);
+    if (!c->spot || !c->nonres)
+        return BERTH_ENOMEM;
+    /* the zones: the offerings' (new nodes take theirs), then the nodes'
+     * (few distinct: each node's is looked up among them) */
+    uint32_t cap = 0;
+    for (uint32_t t = 0; t < m->ntypes; t++)
+        for (uint32_t o = 0; o < m->types[t].nofferings; o++)
+            if (counts_zone(c, &cap, m->types[t].offerings[o].zone))
+                return BERTH_ENOMEM;
+    capacity_pass *w = (capacity_pass *)s; /* counts_add reads w->cnt only */
+    capacity_counts *had = w->cnt;
+    w->cnt = c;
+    int rc = 0;
+    for (uint32_t i = 0; i < s->nn && !rc; i++) {
+        if (s->n[i].removed)
+            continue;
+        if ((rc = counts_zone(c, &cap, s->n[i].zone)))
+            break;
+        capacity_counts_add(w, i, 1);
+    }
+    w->cnt = had;
+    return rc;
+}
+
+void capacity_counts_free(capacity_counts *c)
+{
+    free(c->zone);
+    free(c->zone_nodes);
+    free(c->spot);
+    free(c->nonres);
+    memset(c, 0, sizeof *c);
+}
+
+void capacity_counts_add(capacity_pass *s, uint32_t n, int d)
+{
+    capacity_counts *c = s->cnt;
+    const capacity_node *x = &s->n[n];
+    if (!c)
+        return;
+    int z = x->zone ? zone_of(c, x->zone) : -1;
+    if (z >= 0)
+        c->zone_nodes[z] += d;
+    if (x->vng >= 0 && x->ct != BERTH_CT_RESERVED) {
+        c->nonres[x->vng] += d;
+        c->spot[x->vng] += x->ct == BERTH_CT_SPOT ? d : 0;
+    }
 }
 
 /* Labels of a node of group g, type t, zone, ct, named name, into buf
@@ -302,6 +396,7 @@ uint32_t capacity_new_node(capacity_pass *s, uint32_t g, uint32_t t, const char 
     c->alloc_pods = it->pods;
     capacity_daemon_reserve(s, i);
     s->vng_nodes[g]++;
+    capacity_counts_add(s, i, 1);
     return i;
 }
 
@@ -501,7 +596,9 @@ int capacity_schedule(capacity_pass *s, const uint32_t *pending, uint32_t npendi
     if (!np)
         goto out; /* nothing to schedule: no view to build (the cluster's
                    * whole kube state, O(nodes + pods)) */
-    berth_kview v = {excl, pn, extra, nextra, pend, np, bind, NULL, s->cancel};
+    /* new nodes lose exact ties to existing ones, as in the fast paths'
+     * what-if sessions (their spare slots come after the real nodes) */
+    berth_kview v = {excl, pn, extra, nextra, pend, np, bind, NULL, s->cancel, 1};
     berth_error e;
     rc = berth_kube_schedule_view(k, &v, names, whys, s->arena, &e);
     for (uint32_t i = 0; !rc && i < npending; i++) {

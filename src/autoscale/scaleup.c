@@ -562,12 +562,8 @@ static option choose(packer *k, uint32_t from, char *why, size_t size)
     if (o.ok)
         return o;
     /* spotPercentage over the group's non-reserved nodes, counting this one */
-    int64_t spot = 0, total = 0;
-    for (uint32_t i = 0; i < s->nn; i++)
-        if (!s->n[i].removed && s->n[i].vng == (int)k->g && s->n[i].ct != BERTH_CT_RESERVED) {
-            total++;
-            spot += s->n[i].ct == BERTH_CT_SPOT;
-        }
+    int64_t spot, total;
+    capacity_group_counts(s, k->g, &spot, &total);
     int want_spot = spot < (v->spot_percentage * (total + 1) + 99) / 100;
     if (want_spot) {
         o = pick(k, BERTH_CT_SPOT, from);
@@ -621,11 +617,11 @@ static uint32_t open_node(packer *k, const option *o)
 static int add_unsched(capacity_pass *s, uint32_t pod, const char *why)
 {
     berth_aplan *p = s->plan;
-    for (uint32_t i = 0; i < p->nunsched; i++)
-        if (p->unsched[i].pod == pod)
-            return 0;
+    if (s->pod_flags[pod] & CAPACITY_POD_UNSCHED) /* listed already (a flag, not a scan) */
+        return 0;
     if (berth_grow((void **)&p->unsched, &p->capunsched, p->nunsched + 1, sizeof *p->unsched, 0))
         return BERTH_ENOMEM;
+    s->pod_flags[pod] |= CAPACITY_POD_UNSCHED;
     p->unsched[p->nunsched].pod = pod;
     snprintf(p->unsched[p->nunsched].reason, sizeof p->unsched[p->nunsched].reason, "%s", why);
     p->nunsched++;
@@ -4090,9 +4086,7 @@ int capacity_scale_up(capacity_pass *s, berth_error *e)
                 drop_node(s, f, n);
         for (uint32_t i = 0; i < nleft; i++) {
             uint32_t pod = pend[i];
-            int given_up = 0;
-            for (uint32_t u = 0; u < p->nunsched; u++)
-                given_up |= p->unsched[u].pod == pod;
+            int given_up = (s->pod_flags[pod] & CAPACITY_POD_UNSCHED) != 0;
             if (s->pod_node[pod] == BERTH_KUBE_NONE && !given_up)
                 pend[nnext++] = pod;
         }

@@ -51,11 +51,34 @@ typedef struct capacity_pass {
     const berth_cancel *cancel;   /* berth_aplan_options.cancel (NULL: none) */
     uint32_t threads;             /* berth_aplan_options.threads (0, 1: calling thread) */
     struct capacity_daemons *ds;  /* daemons.c: DaemonSet room per template (lazy) */
+    struct capacity_counts *cnt;  /* the replacements' live counts (fast path), else NULL */
 } capacity_pass;
+
+/* Nodes not removed per zone and per group (spot ones, non-reserved ones),
+ * kept live while the fast path's replacement pass (replace.c) changes
+ * nodes one at a time: capacity_zone_nodes and the spot share read them
+ * in O(zones) and O(1) instead of scanning every node. Outside that pass
+ * (and in reference mode) s->cnt is NULL and the nodes are scanned. */
+typedef struct capacity_counts {
+    const char **zone;            /* the zones of nodes and offerings, each once */
+    int64_t *zone_nodes;          /* per zone */
+    uint32_t nz;
+    int64_t *spot, *nonres;       /* per group: spot nodes, nodes not reserved */
+} capacity_counts;
+
+/* Counts the pass's nodes not removed into c (s->cnt is not set). 0 or
+ * BERTH_ENOMEM. */
+int capacity_counts_build(const capacity_pass *s, capacity_counts *c);
+void capacity_counts_free(capacity_counts *c);
+/* Node n joins (d = 1) or leaves (d = -1) the counts s->cnt (none: nothing). */
+void capacity_counts_add(capacity_pass *s, uint32_t n, int d);
+/* Group g's spot nodes and nodes not reserved (not removed). */
+void capacity_group_counts(const capacity_pass *s, uint32_t g, int64_t *spot, int64_t *nonres);
 
 #define CAPACITY_POD_MOVABLE 1    /* capacity_movable */
 #define CAPACITY_POD_RESTRICT 2   /* berth_apod.restrict_scale_down */
 #define CAPACITY_POD_NOT_SAFE 4   /* berth_apod.safe_to_evict == 0 */
+#define CAPACITY_POD_UNSCHED 8    /* listed in plan->unsched (capacity_add_unsched) */
 
 int capacity_pass_init(capacity_pass *s, const berth_autoscale *m, berth_aplan *plan);
 void capacity_pass_free(capacity_pass *s);

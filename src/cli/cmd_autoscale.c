@@ -61,6 +61,8 @@ static void help(FILE *f)
             "  --threads N          threads for the per-node filters and scores of the what-if\n"
             "                       placements on clusters of 1024 nodes or more (default: the\n"
             "                       online cores); the plan is the same for every N\n"
+            "  --reference          the plain planner: every what-if question schedules a\n"
+            "                       view of the whole cluster (slow; the same plan)\n"
             "  -q, --quiet          print nothing (exit code only)\n"
             "  -h, --help           this text\n"
             "\n"
@@ -233,6 +235,10 @@ static int plan(int argc, char **argv)
             bad = 2;
         if (pf)
             continue;
+        if (!strcmp(a, "--reference")) {
+            opt.reference = 1;
+            continue;
+        }
         int tr = cli_flag_threads("autoscale plan", argc, argv, &i, &opt.threads);
         if (tr < 0) {
             bad = 2;

@@ -5,7 +5,8 @@
  * maxNodes, spotPercentage, headroom; reservations; existing nodes with
  * bound pods; pending pods with selectors, zone affinity, tolerations and
  * GPU requests; DaemonSets taking room on new nodes, some with pods pending)
- * must give the same plan, compared as the SPEC 6.3 JSON. */
+ * must give the same plan, compared as the SPEC 6.3 JSON; some with spot
+ * interruption notices, a roll or nodes not Ready (every replacement reason). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,7 +27,9 @@ static unsigned below(berth_rng *r, unsigned n)
     return (unsigned)berth_rng_below(r, n);
 }
 
-static void estate(buf *b, berth_rng *r)
+/* Writes a random estate into b; *nnodes gets its existing nodes
+ * (node-0 ..) and *ngroups its groups (g0 ..). */
+static void estate(buf *b, berth_rng *r, unsigned *nnodes_out, unsigned *ngroups_out)
 {
     static const char *const zones[] = {"z1", "z2", "z3"};
     static const char *const cts[] = {"on-demand", "spot", "reserved"};
@@ -77,6 +80,8 @@ static void estate(buf *b, berth_rng *r)
         add(b, "---\napiVersion: berth.io/v1\nkind: Reservation\nmetadata: {name: ri}\n"
                "spec: {instanceFamily: f%u, count: %u}\n", below(r, 3), 1 + below(r, 3));
     unsigned nnodes = below(r, 10), npods = 0;
+    *nnodes_out = nnodes;
+    *ngroups_out = ngroups;
     if (below(r, 3) == 0)
         add(b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb, "
                "namespace: default}\nspec: {maxUnavailable: %u, selector: {matchLabels: {app: "
@@ -91,8 +96,12 @@ static void estate(buf *b, berth_rng *r)
             g ? ", team: t" : "");
         if (g)
             add(b, "%u", g);
-        add(b, "}\nstatus: {allocatable: {cpu: \"%u\", memory: 8Gi, pods: \"20\"}}\n",
+        add(b, "}\nstatus: {allocatable: {cpu: \"%u\", memory: 8Gi, pods: \"20\"}",
             2 + below(r, 4));
+        if (below(r, 8) == 0) /* not Ready for an hour: auto-heal */
+            add(b, ", conditions: [{type: Ready, status: \"False\", lastTransitionTime: "
+                   "\"2024-05-01T11:00:00Z\"}]");
+        add(b, "}\n");
         for (unsigned k = below(r, 4); k > 0; k--) {
             /* some with a priority or a creation time (the queue order) */
             unsigned q = below(r, 6);
@@ -168,9 +177,8 @@ static void estate(buf *b, berth_rng *r)
     }
 }
 
-static char *plan_json(buf *b, int reference, int *rc)
+static char *plan_json(buf *b, berth_aplan_options o, int reference, int *rc)
 {
-    berth_aplan_options o = {0};
     o.reference = reference;
     return plan_json_opt(b, o, rc, NULL);
 }
@@ -179,14 +187,35 @@ static void test_fast_equals_reference(void **st)
 {
     (void)st;
     static buf b;
-    unsigned nonempty = 0, downs = 0, blocked = 0;
+    unsigned nonempty = 0, downs = 0, blocked = 0, reasons[5] = {0};
+    static const char *const rnames[5] = {"\"SpotInterruption\"", "\"AutoHeal\"", "\"Roll\"",
+                                          "\"RevertToReserved\"", "\"RevertToSpot\""};
     for (uint64_t seed = 1; seed <= 300; seed++) {
         berth_rng r;
         berth_rng_seed(&r, seed);
         b.n = 0;
-        estate(&b, &r);
+        unsigned nnodes, ngroups;
+        estate(&b, &r, &nnodes, &ngroups);
+        /* replacements on demand: spot interruption notices for one or two
+         * nodes, a roll of a group's first half */
+        berth_aplan_options o = {0};
+        char names[2][16], group[8];
+        const char *list[2];
+        if (nnodes && seed % 3 == 1) {
+            for (unsigned i = 0; i < 2; i++) {
+                snprintf(names[i], sizeof names[i], "node-%u", below(&r, nnodes));
+                list[i] = names[i];
+            }
+            o.interrupt = list;
+            o.ninterrupt = 1 + below(&r, 2);
+        }
+        if (seed % 4 == 2) {
+            snprintf(group, sizeof group, "g%u", below(&r, ngroups));
+            o.roll = group;
+            o.roll_percent = 50;
+        }
         int rc1 = 0, rc2 = 0;
-        char *ref = plan_json(&b, 1, &rc1), *fast = plan_json(&b, 0, &rc2);
+        char *ref = plan_json(&b, o, 1, &rc1), *fast = plan_json(&b, o, 0, &rc2);
         assert_int_equal(rc1, 0);
         assert_int_equal(rc2, 0);
         if (strcmp(ref, fast))
@@ -195,12 +224,18 @@ static void test_fast_equals_reference(void **st)
         nonempty += strstr(ref, "\"instanceType\"") != NULL;
         downs += strstr(ref, "\"moves\"") != NULL;
         blocked += strstr(ref, "fits no other node") != NULL;
+        for (int i = 0; i < 5; i++)
+            reasons[i] += strstr(ref, rnames[i]) != NULL;
         free(ref);
         free(fast);
     }
     /* the estates do scale up, scale down, and keep nodes whose pods fit nowhere */
     if (nonempty < 100 || downs < 30 || blocked < 30)
         fail_msg("coverage: %u scale-ups, %u scale-downs, %u blocked", nonempty, downs, blocked);
+    /* and replace nodes for every reason */
+    for (int i = 0; i < 5; i++)
+        if (reasons[i] < 10)
+            fail_msg("coverage: %u plans replace for %s", reasons[i], rnames[i]);
 }
 
 int main(void)
