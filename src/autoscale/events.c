@@ -61,24 +61,19 @@ typedef struct scan {
     uint32_t from;                /* first pod of this source */
     /* the source's pods by namespace and name, the first of equal ones
      * kept (a dump gives every pod a grace period: a scan of the earlier
-     * pods per document was quadratic), keyed by pod_key's text: the
+     * pods per document was quadratic), keyed by capacity_pod_key's text: the
      * keys back to back in `text`, the document's key built in `q` */
     berth_nameidx pods;
     char *text, *q;
     size_t capq;
 } scan;
 
-/* A pod's key, "<length of ns>:<ns><name>": one text per (namespace,
- * name) pair, the same for no two pairs whatever bytes they hold. Its
- * length with room for the longest length prefix (the NUL not counted). */
-static size_t pod_key_len(const char *ns, const char *name)
+size_t capacity_pod_key_len(const char *ns, const char *name)
 {
     return 21 + strlen(ns) + strlen(name);
 }
 
-/* Writes the key at out (room for pod_key_len + 1 bytes); returns its end
- * (the NUL). */
-static char *pod_key(char *out, const char *ns, const char *name)
+char *capacity_pod_key(char *out, const char *ns, const char *name)
 {
     size_t a = strlen(ns), b = strlen(name);
     out += snprintf(out, 22, "%zu:", a);
@@ -94,13 +89,13 @@ static int index_pods(scan *c)
     uint32_t n = c->m->kube.npods - c->from;
     size_t total = 1;
     for (uint32_t i = 0; i < n; i++)
-        total += pod_key_len(pods[c->from + i].ns, pods[c->from + i].name) + 1;
+        total += capacity_pod_key_len(pods[c->from + i].ns, pods[c->from + i].name) + 1;
     if (!(c->text = malloc(total)) || berth_nameidx_reserve(&c->pods, n))
         return BERTH_ENOMEM;
     char *at = c->text;
     for (uint32_t i = 0; i < n; i++) {
         const char *key = at;
-        at = pod_key(at, pods[c->from + i].ns, pods[c->from + i].name) + 1;
+        at = capacity_pod_key(at, pods[c->from + i].ns, pods[c->from + i].name) + 1;
         if (berth_nameidx_add(&c->pods, key, c->from + i, NULL) < 0)
             return BERTH_ENOMEM;
     }
@@ -112,11 +107,11 @@ static int index_pods(scan *c)
  * not be had. */
 static uint32_t find_pod(scan *c, const char *ns, const char *name, int *rc)
 {
-    if (berth_grow_bytes((void **)&c->q, &c->capq, pod_key_len(ns, name) + 1, 256)) {
+    if (berth_grow_bytes((void **)&c->q, &c->capq, capacity_pod_key_len(ns, name) + 1, 256)) {
         *rc = BERTH_ENOMEM;
         return BERTH_KUBE_NONE;
     }
-    pod_key(c->q, ns, name);
+    capacity_pod_key(c->q, ns, name);
     uint32_t i = berth_nameidx_find(&c->pods, c->q);
     return i == BERTH_NAMEIDX_NONE ? BERTH_KUBE_NONE : i;
 }

@@ -184,6 +184,16 @@ void capacity_node_requests(const capacity_pass *s, uint32_t n, int64_t *cpu, in
 /* max(cpu, memory) requested by movable pods over allocatable. */
 double capacity_utilisation(const capacity_pass *s, uint32_t n);
 
+/* ---- events.c: pods by namespace and name (events.c, timeline.c) ---- */
+
+/* A pod's key, "<length of ns>:<ns><name>": one text per (namespace,
+ * name) pair, the same for no two pairs whatever bytes they hold. Its
+ * length with room for the longest length prefix (the NUL not counted). */
+size_t capacity_pod_key_len(const char *ns, const char *name);
+/* Writes the key at out (room for capacity_pod_key_len + 1 bytes); returns
+ * its end (the NUL). */
+char *capacity_pod_key(char *out, const char *ns, const char *name);
+
 /* ---- replace.c, ca.c ---- */
 
 /* Records node as kept with reason. */

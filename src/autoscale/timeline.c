@@ -14,7 +14,8 @@
  * pass. This file owns the model's mutation over time (nodes
  * added, cordoned and removed, pods bound and unbound, prices) and the
  * accounting (nodes, cost per hour, pending pods and pending time).
- * Linear per step: nodes are found by name through a keyed index, each
+ * Linear per step: nodes are found by name through a keyed index, a
+ * PodLeave's pod through its pair's list (index_leaves), each
  * node keeps the list of the pods bound to it (a drain, a removal and a
  * PDB check read the node's pods, not every pod), and the nodes a step
  * removes close up the tables in one pass. */
@@ -30,6 +31,7 @@
 
 #define MAX_STEPS 100000
 #define REGISTERED INT64_MIN
+#define PDB_UNKNOWN INT64_MIN
 
 enum { P_LATER, P_PENDING, P_WAITING, P_BOUND, P_GONE };
 
@@ -49,6 +51,8 @@ typedef struct sim {
     uint32_t *head;               /* per node: the first pod bound to it (NONE: none) */
     uint8_t *gone;                /* per node, while nodes are removed: 1 when it goes */
     int64_t *pdb_spent;           /* per PDB: evictions of replacement drains this step */
+    int64_t *pdb_allowed;         /* per PDB: its allowance this step (PDB_UNKNOWN: not
+                                   * counted yet; a count reads every pod) */
     uint32_t capnodes;
     /* per pod: the node it is bound to (P_BOUND pods only; NONE otherwise)
      * and its neighbours in that node's list */
@@ -56,6 +60,13 @@ typedef struct sim {
     berth_nameidx names;          /* node name -> index (the first of equal names) */
     uint64_t serial;              /* names of launched nodes */
     berth_error *e;
+    /* PodLeave targets: the events' distinct namespace/name pairs (keys
+     * capacity_pod_key, back to back in ltext), per event its pair, per
+     * pair its pods in pod order (lpods[loff[k] .. loff[k + 1])) and the
+     * first of them not gone for good (lcur[k]) */
+    berth_nameidx lkeys;
+    char *ltext;
+    uint32_t *lev, *loff, *lpods, *lcur;
 } sim;
 
 static int grow_node_tables(sim *s, uint32_t need)
@@ -227,6 +238,79 @@ static int remove_nodes(sim *s, int64_t now)
     return j == N ? 0 : index_names(s);
 }
 
+/* The PodLeave targets (sim's comment): the pod table is fixed for the
+ * run, a pod gone (P_GONE) never comes back, so an event reads its pair's
+ * pods from the cursor on: O(pods + events) in all, where a scan of the
+ * pods per event was O(pods x events). */
+static int index_leaves(sim *s)
+{
+    const berth_atimeline *t = s->t;
+    const berth_kcluster *k = &s->m->kube;
+    size_t total = 1;
+    uint32_t nleave = 0;
+    for (uint32_t i = 0; i < t->nev; i++)
+        if (t->ev[i].type == BERTH_AEV_POD_LEAVE) {
+            total += capacity_pod_key_len(t->ev[i].pod_ns, t->ev[i].pod_name) + 1;
+            nleave++;
+        }
+    if (!nleave)
+        return 0;
+    s->lev = malloc(((size_t)t->nev + 1) * sizeof *s->lev);
+    s->ltext = malloc(total);
+    if (!s->lev || !s->ltext || berth_nameidx_reserve(&s->lkeys, nleave))
+        return BERTH_ENOMEM;
+    char *at = s->ltext;
+    uint32_t nk = 0;
+    for (uint32_t i = 0; i < t->nev; i++) {
+        if (t->ev[i].type != BERTH_AEV_POD_LEAVE)
+            continue;
+        char *key = at, *end = capacity_pod_key(at, t->ev[i].pod_ns, t->ev[i].pod_name);
+        uint32_t had;
+        int r = berth_nameidx_add(&s->lkeys, key, nk, &had);
+        if (r < 0)
+            return BERTH_ENOMEM;
+        s->lev[i] = r ? had : nk++;
+        if (!r)
+            at = end + 1; /* a new pair keeps its text */
+    }
+    /* each pod's pair (one key built per pod in q), counted, then listed */
+    uint32_t *pk = malloc(((size_t)k->npods + 1) * sizeof *pk);
+    s->loff = calloc((size_t)nk + 2, sizeof *s->loff);
+    s->lcur = malloc(((size_t)nk + 1) * sizeof *s->lcur);
+    char *q = NULL;
+    size_t capq = 0;
+    int rc = pk && s->loff && s->lcur ? 0 : BERTH_ENOMEM;
+    uint32_t nl = 0;
+    for (uint32_t p = 0; !rc && p < k->npods; p++) {
+        const berth_kpod *kp = &k->pods[p];
+        if (berth_grow_bytes((void **)&q, &capq, capacity_pod_key_len(kp->ns, kp->name) + 1,
+                             256)) {
+            rc = BERTH_ENOMEM;
+            break;
+        }
+        capacity_pod_key(q, kp->ns, kp->name);
+        pk[p] = berth_nameidx_find(&s->lkeys, q);
+        if (pk[p] != BERTH_NAMEIDX_NONE) {
+            s->loff[pk[p] + 1]++;
+            nl++;
+        }
+    }
+    free(q);
+    if (!rc && !(s->lpods = malloc(((size_t)nl + 1) * sizeof *s->lpods)))
+        rc = BERTH_ENOMEM;
+    for (uint32_t j = 0; !rc && j < nk; j++) {
+        s->loff[j + 1] += s->loff[j];
+        s->lcur[j] = s->loff[j];
+    }
+    for (uint32_t p = 0; !rc && p < k->npods; p++)
+        if (pk[p] != BERTH_NAMEIDX_NONE)
+            s->lpods[s->lcur[pk[p]]++] = p;
+    for (uint32_t j = 0; !rc && j < nk; j++)
+        s->lcur[j] = s->loff[j];
+    free(pk);
+    return rc;
+}
+
 static int note(sim *s, const char *fmt, const char *a)
 {
     char buf[300];
@@ -260,10 +344,15 @@ static int apply_event(sim *s, uint32_t ei, int64_t now)
             m->kube.pods[p].terminating = 0;
         }
         return 0;
-    case BERTH_AEV_POD_LEAVE:
-        for (uint32_t p = 0; p < m->kube.npods; p++) {
-            if (s->ps[p] == P_LATER || s->ps[p] == P_GONE ||
-                strcmp(m->kube.pods[p].name, ev->pod_name) || strcmp(m->kube.pods[p].ns, ev->pod_ns))
+    case BERTH_AEV_POD_LEAVE: {
+        /* the first pod of the pair, in pod order, that has arrived and is
+         * not gone (the ones gone for good are passed once) */
+        uint32_t k = s->lev[ei], end = s->loff[k + 1];
+        while (s->lcur[k] < end && s->ps[s->lpods[s->lcur[k]]] == P_GONE)
+            s->lcur[k]++;
+        for (uint32_t i = s->lcur[k]; i < end; i++) {
+            uint32_t p = s->lpods[i];
+            if (s->ps[p] == P_LATER || s->ps[p] == P_GONE)
                 continue;
             if (s->ps[p] == P_PENDING || s->ps[p] == P_WAITING)
                 pending_done(s, p, now);
@@ -274,6 +363,7 @@ static int apply_event(sim *s, uint32_t ei, int64_t now)
             return 0;
         }
         return note(s, "no pod %s is running or pending", ev->what);
+    }
     case BERTH_AEV_SPOT_INTERRUPTION: {
         uint32_t n = node_by_name(s, ev->node);
         if (n == BERTH_KUBE_NONE)
@@ -391,7 +481,11 @@ static int pdbs_allow(sim *s, uint32_t node)
         int64_t need = 0;
         for (uint32_t p = s->head[node]; p != BERTH_KUBE_NONE; p = s->pnext[p])
             need += movable(s, p) && berth_kpdb_matches(&k->pdbs[b], &k->pods[p]);
-        if (need && need > capacity_pdb_allowed(k, &k->pdbs[b]) - s->pdb_spent[b])
+        if (!need)
+            continue;
+        if (s->pdb_allowed[b] == PDB_UNKNOWN)
+            s->pdb_allowed[b] = capacity_pdb_allowed(k, &k->pdbs[b]);
+        if (need > s->pdb_allowed[b] - s->pdb_spent[b])
             return 0;
     }
     for (uint32_t b = 0; b < k->npdbs; b++)
@@ -401,11 +495,17 @@ static int pdbs_allow(sim *s, uint32_t node)
 }
 
 /* Replacement nodes that have registered: their old node drains (when its
- * PDBs allow it; else at a later step). */
+ * PDBs allow it; else at a later step). A PDB's allowance is counted once
+ * per step, when a drain first needs it (a count per drain read every pod
+ * per replaced node: quadratic): these drains move no pod and only evict
+ * movable ones, which stay pods of the cluster (pending), so no pod's
+ * deletion mark, and no allowance, changes during the loop. */
 static void drain_replaced(sim *s, int64_t now)
 {
     berth_autoscale *m = s->m;
     memset(s->pdb_spent, 0, (m->kube.npdbs + 1) * sizeof *s->pdb_spent);
+    for (uint32_t b = 0; b < m->kube.npdbs; b++)
+        s->pdb_allowed[b] = PDB_UNKNOWN;
     for (uint32_t i = 0; i < m->kube.nnodes; i++) {
         if (!s->replaces[i] || s->ready_at[i] != REGISTERED)
             continue;
@@ -578,14 +678,17 @@ int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
     s.since = calloc(np + 1, sizeof *s.since);
     s.wait_until = calloc(np + 1, sizeof *s.wait_until);
     s.pdb_spent = calloc(m->kube.npdbs + 1, sizeof *s.pdb_spent);
+    s.pdb_allowed = calloc(m->kube.npdbs + 1, sizeof *s.pdb_allowed);
     s.pod_node = malloc((np + 1) * sizeof *s.pod_node);
     s.pnext = malloc((np + 1) * sizeof *s.pnext);
     s.pprev = malloc((np + 1) * sizeof *s.pprev);
-    int rc = s.ps && s.since && s.wait_until && s.pdb_spent && s.pod_node && s.pnext && s.pprev
-                 ? grow_node_tables(&s, m->kube.nnodes + 1)
-                 : BERTH_ENOMEM;
+    int ok = s.ps && s.since && s.wait_until && s.pdb_spent && s.pdb_allowed && s.pod_node &&
+             s.pnext && s.pprev;
+    int rc = ok ? grow_node_tables(&s, m->kube.nnodes + 1) : BERTH_ENOMEM;
     if (!rc)
         rc = index_names(&s);
+    if (!rc)
+        rc = index_leaves(&s);
     if (!rc) {
         for (uint32_t i = 0; i < m->kube.nnodes; i++) {
             s.ready_at[i] = REGISTERED;
@@ -633,7 +736,14 @@ int berth_autoscale_simulate(berth_autoscale *m, const berth_atimeline *t,
     free(s.pnext);
     free(s.pprev);
     berth_nameidx_free(&s.names);
+    berth_nameidx_free(&s.lkeys);
+    free(s.ltext);
+    free(s.lev);
+    free(s.loff);
+    free(s.lpods);
+    free(s.lcur);
     free(s.pdb_spent);
+    free(s.pdb_allowed);
     if (rc == BERTH_ENOMEM)
         berth_error_set(e, rc, "out of memory simulating");
     if (rc)

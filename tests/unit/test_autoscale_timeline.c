@@ -8,7 +8,8 @@
  * the on-demand node drains once it has registered; AutoHeal likewise;
  * PDBs hold the drain back); bad events are located errors; pods of one
  * name in several namespaces keep their own grace periods, and nodes are
- * found by name after earlier removals closed the tables up. */
+ * found by name after earlier removals closed the tables up; PodLeave takes
+ * the first pod of its namespace and name that has arrived and not left. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -325,6 +326,72 @@ static void test_names_after_removals(void **st)
     done(&x);
 }
 
+/* PodLeave finds its pod by namespace and name: the first in pod order
+ * that has arrived and not left. Two arrivals of job-1 and job-2 in
+ * default (12:01, 12:03) and one in other (12:00): a leave of default/job-1
+ * at 12:00 finds none,
+ * the next ones take the 12:01 pod, then the 12:03 one (not the one in
+ * other, nor the 12:03 one before it arrived), then none is left. */
+static void test_leave_by_namespace_and_name(void **st)
+{
+    (void)st;
+    static const char *const arrivals[3][2] = {
+        {"01", "default"}, {"03", "default"}, {"00", "other"}};
+    char ev[8192] = "apiVersion: v1\nkind: List\nitems:\n", one[1024];
+    for (int i = 0; i < 3; i++) {
+        snprintf(one, sizeof one,
+                 "- apiVersion: berth.io/v1\n  kind: AutoscaleEvent\n  spec:\n    at: "
+                 "2024-05-01T12:%s:00Z\n    type: PodArrive\n    count: 2\n    template:\n"
+                 "      apiVersion: v1\n      kind: Pod\n      metadata: {name: job, namespace: "
+                 "%s}\n      spec: {containers: [{name: c, resources: {requests: {cpu: 100m, "
+                 "memory: 128Mi}}}]}\n", arrivals[i][0], arrivals[i][1]);
+        strcat(ev, one);
+    }
+    static const char *const leaves[5] = {"00", "02", "02", "04", "05"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(one, sizeof one,
+                 "- {apiVersion: berth.io/v1, kind: AutoscaleEvent, spec: {at: "
+                 "2024-05-01T12:%s:00Z, type: PodLeave, pod: default/job-1}}\n", leaves[i]);
+        strcat(ev, one);
+    }
+    char estate[4096], node[1024];
+    node_doc(node, sizeof node, "n1", "a.small");
+    snprintf(estate, sizeof estate, "%s%s", estate_types, node);
+    run x;
+    simulate(&x, estate, ev, 360);
+    assert_int_equal(x.rc, 0);
+    assert_int_equal(x.r.nevents, 8);
+    /* the events in time order: arrive other (12:00), leave (12:00: none
+     * in default yet), arrive default (12:01), two leaves (12:02: the
+     * 12:01 pod, then none), arrive default (12:03), leaves at 12:04 (the
+     * 12:03 pod) and 12:05 (none) */
+    int noted = 0;
+    for (uint32_t i = 0; i < x.r.nevents; i++) {
+        const berth_aevent *e = &x.t.ev[x.r.events[i]];
+        if (e->type != BERTH_AEV_POD_LEAVE)
+            continue;
+        int64_t at = e->at - T0;
+        int none = x.r.notes[i] && strstr(x.r.notes[i], "no pod default/job-1");
+        noted += none;
+        if (at == 0 || at == 300)
+            assert_true(none);
+        if (at == 240)
+            assert_false(none);
+    }
+    assert_int_equal(noted, 3); /* 12:00, the second at 12:02, 12:05 */
+    int left_default = 0, other_running = 0;
+    for (uint32_t i = 0; i < x.m.kube.npods; i++) {
+        const berth_kpod *p = &x.m.kube.pods[i];
+        if (!strcmp(p->name, "job-1") && !strcmp(p->ns, "default"))
+            left_default += p->terminating;
+        if (!strcmp(p->name, "job-1") && !strcmp(p->ns, "other"))
+            other_running += !p->terminating;
+    }
+    assert_int_equal(left_default, 2);
+    assert_int_equal(other_running, 1);
+    done(&x);
+}
+
 static void test_price_change_flips_spot(void **st)
 {
     (void)st;
@@ -528,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_autoheal),
         cmocka_unit_test(test_bad_events),
         cmocka_unit_test(test_names_after_removals),
+        cmocka_unit_test(test_leave_by_namespace_and_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
