@@ -11,9 +11,12 @@
  * safe-to-evict, local volumes not named in safe-to-evict-local-volumes,
  * PDBs) and move elsewhere, unneeded for more than
  * --scale-down-unneeded-time, in groups above minNodes. Also the priority
- * expander's ConfigMap decoder.
+ * expander's ConfigMap decoder. The scale-down asks its what-if questions
+ * through the scale-down's session (scaledown.h: one session for the walk,
+ * a node's pods from its list, rejected questions rolled back); the plain
+ * path (reference) schedules a view per candidate. Same decisions.
  * Algorithms and work bounds: docs/autoscale.md. */
-#include "autoscale/state.h"
+#include "autoscale/scaledown.h"
 
 #include "berth/time.h"
 #include "berth/grow.h"
@@ -538,11 +541,21 @@ static int cmp_util(const void *a, const void *b, void *ctx)
 }
 
 /* requests of movable pods over allocatable <= 1/2 for cpu and memory,
- * in integers (exactly 0.5 is a candidate) */
-static int under_threshold(const capacity_pass *s, uint32_t n)
+ * in integers (exactly 0.5 is a candidate); on[0..non) the node's pods
+ * (fast; NULL: scanned) */
+static int under_threshold(const capacity_pass *s, uint32_t n, const uint32_t *on, uint32_t non)
 {
-    int64_t cpu, mem;
-    capacity_node_requests(s, n, &cpu, &mem);
+    int64_t cpu = 0, mem = 0;
+    if (on) {
+        const berth_kcluster *k = &s->m->kube;
+        for (uint32_t i = 0; i < non; i++)
+            if (capacity_pod_movable(s, on[i])) {
+                cpu += k->pods[on[i]].req[BERTH_KRES_CPU];
+                mem += k->pods[on[i]].req[BERTH_KRES_MEMORY];
+            }
+    } else {
+        capacity_node_requests(s, n, &cpu, &mem);
+    }
     const capacity_node *c = &s->n[n];
     return cpu * CA_THRESHOLD_DEN <= c->alloc[0] * CA_THRESHOLD_NUM &&
            mem * CA_THRESHOLD_DEN <= c->alloc[1] * CA_THRESHOLD_NUM;
@@ -654,17 +667,31 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
     uint8_t *counted = malloc(k->npods + 1);
     uint32_t *placed = malloc((k->npods + 1) * sizeof *placed);
     const char **why = calloc(k->npods + 1, sizeof *why);
+    /* fast path: the scale-down's what-if session for every question, a
+     * node's pods from the session's list, utilisation in one pass */
+    int fast = !s->reference;
+    uint32_t *all_on = fast ? malloc((k->npods + 1) * sizeof *all_on) : NULL;
+    uint32_t *pn = fast ? malloc((k->npods + 1) * sizeof *pn) : NULL;
+    sd_ctx cx = {0};
     int rc = 0;
-    if (!cand || !util || !pdb_left || !pdb_need || !pods || !gone || !counted || !placed || !why) {
+    if (!cand || !util || !pdb_left || !pdb_need || !pods || !gone || !counted || !placed || !why ||
+        (fast && (!all_on || !pn))) {
         rc = BERTH_ENOMEM;
         goto out;
     }
+    if (fast && (rc = sd_open(s, &cx, pn, e))) {
+        fast = -1; /* message set */
+        goto out;
+    }
+    if (fast && (rc = sd_utilisation_all(s, util)))
+        goto out;
     for (uint32_t b = 0; b < k->npdbs; b++)
         pdb_left[b] = capacity_pdb_allowed(k, &k->pdbs[b]);
     uint32_t nc = 0;
     for (uint32_t n = 0; n < s->nexisting; n++)
         if (s->n[n].vng >= 0 && !s->n[n].removed) {
-            util[n] = capacity_utilisation(s, n);
+            if (!fast)
+                util[n] = capacity_utilisation(s, n);
             cand[nc++] = n;
         }
     util_ctx uc = {s, util};
@@ -675,18 +702,21 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
         capacity_node *c = &s->n[n];
         const berth_vng *v = &m->vngs[c->vng];
         *reason = 0;
+        /* fast: the node's pods in pod order, the scan's order */
+        uint32_t non = fast ? sd_pods_on(s, cx.ks, n, all_on) : 0;
         if (scaled_up)
             snprintf(reason, sizeof reason, "scale-down waits: this pass scales up "
                      "(cluster-autoscaler's scale-down-delay-after-add)");
-        else if (!under_threshold(s, n))
+        else if (!under_threshold(s, n, fast ? all_on : NULL, non))
             snprintf(reason, sizeof reason, "utilisation %.3f is above the scale-down threshold "
                      "0.5", util[n]);
         else if (s->vng_nodes[c->vng] - 1 < v->min_nodes)
             snprintf(reason, sizeof reason, "virtual node group %s is at minNodes %lld", v->name,
                      (long long)v->min_nodes);
         uint32_t npods = 0, ngone = 0;
-        for (uint32_t p = 0; p < k->npods && !*reason; p++) {
-            if (s->pod_node[p] != n || !capacity_pod_movable(s, p))
+        for (uint32_t i = 0, p; !*reason && (fast ? i < non : i < k->npods); i++) {
+            p = fast ? all_on[i] : i;
+            if ((!fast && s->pod_node[p] != n) || !capacity_pod_movable(s, p))
                 continue;
             counted[npods] = 0;
             if (k->pods[p].priority < CA_EXPENDABLE_BELOW) {
@@ -713,12 +743,24 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
             rc = capacity_add_blocked(s, n, reason);
             continue;
         }
-        /* simulate: the remaining existing nodes take every pod */
+        /* simulate: the remaining existing nodes take every pod (the
+         * expendable ones leave with the node) */
         for (uint32_t i = 0; i < npods; i++)
             capacity_unplace(s, pods[i]);
         c->removed = 1;
-        if ((rc = capacity_schedule(s, pods, npods, 0, placed, why)))
+        sd_question q = {n, all_on, non, pods, npods, placed, why, 0, 0, 0, 0, {0}, ""};
+        if (fast) {
+            /* (pod by pod it stops at the first pod that fits nowhere: the
+             * one the reason names, as the view's first unplaced pod) */
+            sd_whatif(&cx, k, &q);
+            if (q.rc) {
+                rc = berth_error_set(e, q.rc, "%s", q.err.msg);
+                fast = -1;
+                goto out;
+            }
+        } else if ((rc = capacity_schedule(s, pods, npods, 0, placed, why))) {
             goto out;
+        }
         for (uint32_t i = 0; i < npods && !*reason; i++)
             if (placed[i] == BERTH_KUBE_NONE)
                 snprintf(reason, sizeof reason, "pod %s/%s fits no other node: %s",
@@ -736,9 +778,16 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
             c->removed = 0;
             for (uint32_t i = 0; i < npods; i++)
                 capacity_place(s, pods[i], n);
+            if (fast && (rc = sd_rollback(&cx, &q))) {
+                rc = berth_error_set(e, rc, "what-if session rollback failed");
+                fast = -1;
+                goto out;
+            }
             rc = capacity_add_blocked(s, n, reason);
             continue;
         }
+        if (fast) /* the removal is for good: no question goes back past it */
+            sd_workers_commit(NULL, &cx);
         for (uint32_t i = 0; i < npods; i++)
             capacity_place(s, pods[i], placed[i]);
         for (uint32_t i = 0; i < ngone; i++)
@@ -749,6 +798,9 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
             goto out;
     }
 out:
+    sd_close(&cx);
+    free(all_on);
+    free(pn);
     free(cand);
     free(util);
     free(pdb_left);
@@ -758,7 +810,7 @@ out:
     free(counted);
     free(placed);
     free(why);
-    if (rc == BERTH_ENOMEM)
+    if (rc == BERTH_ENOMEM && fast >= 0)
         rc = berth_error_set(e, rc, "out of memory planning scale-down");
     return rc;
 }

@@ -137,6 +137,59 @@ static int in_queue_order(const berth_kcluster *k, const uint32_t *pods, uint32_
     return 1;
 }
 
+int sd_open(capacity_pass *s, sd_ctx *c, uint32_t *pn, berth_error *e)
+{
+    const berth_kcluster *k = &s->m->kube;
+    memset(c, 0, sizeof *c);
+    c->arena = s->arena;
+    c->cancel = s->cancel;
+    for (uint32_t p = 0; p < k->npods; p++) {
+        uint32_t n = s->pod_node[p];
+        pn[p] = n != BERTH_KUBE_NONE && n < s->nexisting && !s->n[n].removed ? n
+                                                                            : BERTH_KUBE_NONE;
+    }
+    berth_error se;
+    berth_error_clear(&se);
+    int rc = berth_ksession_open(&c->ks, k, pn, 0, NULL, &se);
+    if (rc)
+        return berth_error_set(e, rc, "%s", se.msg);
+    berth_ksession_set_cancel(c->ks, s->cancel);
+    /* the per-node loops of its placements on the plan's threads (no
+     * worker could start: the calling thread does it all, same answers;
+     * docs/autoscale.md "Threads") */
+    if (berth_ksession_set_threads(c->ks, s->threads) == BERTH_ENOMEM)
+        return berth_error_set(e, BERTH_ENOMEM, "out of memory planning scale-down");
+    for (uint32_t n = 0; n < s->nexisting; n++)
+        if (s->n[n].removed)
+            berth_ksession_exclude(c->ks, n, 1);
+    c->seq_ok = per_pod_ok(k);
+    if (c->seq_ok && (rc = kube_fitidx_open(&c->fx, c->ks)))
+        return berth_error_set(e, rc, "out of memory planning scale-down");
+    return 0;
+}
+
+void sd_close(sd_ctx *c)
+{
+    kube_fitidx_close(c->fx);
+    berth_ksession_close(c->ks);
+    memset(c, 0, sizeof *c);
+}
+
+uint32_t sd_pods_on(const capacity_pass *s, const berth_ksession *ks, uint32_t n, uint32_t *out)
+{
+    return pods_on(s, ks, n, out);
+}
+
+int sd_utilisation_all(const capacity_pass *s, double *util)
+{
+    int64_t *sum = malloc(((size_t)s->nexisting * 2 + 2) * sizeof *sum);
+    if (!sum)
+        return BERTH_ENOMEM;
+    utilisation_all(s, util, sum);
+    free(sum);
+    return 0;
+}
+
 /* comparator context: the pass and each node's utilisation */
 typedef struct {
     const capacity_pass *s;
@@ -476,33 +529,16 @@ int capacity_scale_down(capacity_pass *s, berth_error *e)
             rc = BERTH_ENOMEM;
             goto out;
         }
-        for (uint32_t p = 0; p < k->npods; p++) {
-            uint32_t n = s->pod_node[p];
-            pn[p] = n != BERTH_KUBE_NONE && n < s->nexisting && !s->n[n].removed ? n
-                                                                                : BERTH_KUBE_NONE;
-        }
-        berth_error se;
-        berth_error_clear(&se);
-        if ((rc = berth_ksession_open(&ks, k, pn, 0, NULL, &se))) {
-            rc = berth_error_set(e, rc, "%s", se.msg);
+        sd_ctx c0;
+        rc = sd_open(s, &c0, pn, e);
+        ks = c0.ks;
+        fx = c0.fx;
+        seq_ok = c0.seq_ok;
+        if (rc) {
             fast = -1; /* message set */
             goto out;
         }
-        berth_ksession_set_cancel(ks, s->cancel);
-        /* the per-node loops of its placements on the plan's threads (no
-         * worker could start: the calling thread does it all, same answers;
-         * docs/autoscale.md "Threads") */
-        if (berth_ksession_set_threads(ks, s->threads) == BERTH_ENOMEM) {
-            rc = BERTH_ENOMEM; /* "out of memory planning scale-down" at out */
-            goto out;
-        }
-        for (uint32_t n = 0; n < s->nexisting; n++)
-            if (s->n[n].removed)
-                berth_ksession_exclude(ks, n, 1);
         utilisation_all(s, util, sum);
-        seq_ok = per_pod_ok(k);
-        if (seq_ok && (rc = kube_fitidx_open(&fx, ks)))
-            goto out;
     }
     sd_ctx plan = {ks, fx, s->arena, s->cancel, seq_ok};
     for (uint32_t i = 0; i < k->npdbs; i++)

@@ -40,6 +40,20 @@ typedef struct sd_question {
     char reason[256];
 } sd_question;
 
+/* Opens c for a walk over the pass's existing nodes (scale-down, and
+ * cluster-autoscaler mode's): a what-if session holding the pods of the
+ * nodes not removed (pn, per pod of the cluster, filled here; the caller
+ * keeps and frees it), the removed nodes excluded, its per-node loops on
+ * the plan's threads; the fit index when the cluster's profiles let pods
+ * be answered one at a time (seq_ok). 0, or an error with e set (c then
+ * holds what was opened: sd_close it). */
+int sd_open(capacity_pass *s, sd_ctx *c, uint32_t *pn, berth_error *e);
+void sd_close(sd_ctx *c);
+/* The pods on node n in the session, in pod order, into out: their count. */
+uint32_t sd_pods_on(const capacity_pass *s, const berth_ksession *ks, uint32_t n, uint32_t *out);
+/* Every existing node's utilisation (capacity_utilisation) in one pass over
+ * the pods: util[n]. 0 or BERTH_ENOMEM. */
+int sd_utilisation_all(const capacity_pass *s, double *util);
 int sd_whatif(sd_ctx *c, const berth_kcluster *k, sd_question *q);
 /* Undoes a question's changes on its context. 0 or an error. */
 int sd_rollback(sd_ctx *c, const sd_question *q);

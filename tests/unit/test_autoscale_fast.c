@@ -1,12 +1,14 @@
 /* tests/unit/test_autoscale_fast.c - the autoscaler's fast path against
- * the plain algorithm (berth_aplan_options.reference): a few hundred small
+ * the plain algorithm (berth_aplan_options.reference): 600 small
  * random estates (instance types with offerings in up to three zones, some
  * unavailable; groups with labels, taints, type and zone subsets,
  * maxNodes, spotPercentage, headroom; reservations; existing nodes with
  * bound pods; pending pods with selectors, zone affinity, tolerations and
  * GPU requests; DaemonSets taking room on new nodes, some with pods pending)
  * must give the same plan, compared as the SPEC 6.3 JSON; some with spot
- * interruption notices, a roll or nodes not Ready (every replacement reason). */
+ * interruption notices, a roll or nodes not Ready (every replacement reason);
+ * every fifth in cluster-autoscaler mode, half the nodes annotated unneeded
+ * for an hour. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +31,8 @@ static unsigned below(berth_rng *r, unsigned n)
 
 /* Writes a random estate into b; *nnodes gets its existing nodes
  * (node-0 ..) and *ngroups its groups (g0 ..). */
-static void estate(buf *b, berth_rng *r, unsigned *nnodes_out, unsigned *ngroups_out)
+static void estate(buf *b, berth_rng *r, unsigned *nnodes_out, unsigned *ngroups_out,
+                   int no_pending)
 {
     static const char *const zones[] = {"z1", "z2", "z3"};
     static const char *const cts[] = {"on-demand", "spot", "reserved"};
@@ -88,11 +91,13 @@ static void estate(buf *b, berth_rng *r, unsigned *nnodes_out, unsigned *ngroups
                "a0}}}\n", below(r, 2));
     for (unsigned n = 0; n < nnodes; n++) {
         unsigned g = below(r, ngroups), t = below(r, ntypes);
-        add(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%u\n  labels: {"
+        add(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%u\n%s  labels: {"
                "berth.io/virtual-node-group: g%u, node.kubernetes.io/instance-type: f%u.t%u, "
                "topology.kubernetes.io/zone: z%u, karpenter.sh/capacity-type: %s, "
                "kubernetes.io/hostname: node-%u%s",
-            n, g, t % 3, t, 1 + below(r, 3), below(r, 2) ? "spot" : "on-demand", n,
+            n, below(r, 2) ? "  annotations: {berth.io/unneeded-since: \"2024-05-01T11:00:00Z\"}\n"
+                           : "",
+            g, t % 3, t, 1 + below(r, 3), below(r, 2) ? "spot" : "on-demand", n,
             g ? ", team: t" : "");
         if (g)
             add(b, "%u", g);
@@ -109,6 +114,10 @@ static void estate(buf *b, berth_rng *r, unsigned *nnodes_out, unsigned *ngroups
                    "labels: {app: a%u}", npods++, below(r, 3));
             if (q == 0)
                 add(b, ", creationTimestamp: \"2024-04-0%uT00:00:00Z\"", 1 + below(r, 3));
+            /* most replicated (cluster-autoscaler drains only those) */
+            if (below(r, 5))
+                add(b, ", ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs, "
+                       "uid: u2, controller: true}]");
             add(b, "}\nspec:\n  nodeName: node-%u\n  tolerations: [{operator: Exists}]\n", n);
             /* some with pod anti-affinity or a spread constraint: the fit
              * index leaves them (and the pods their terms count) to the
@@ -134,7 +143,7 @@ static void estate(buf *b, berth_rng *r, unsigned *nnodes_out, unsigned *ngroups
                 npods++, n);
     }
     int shapes = below(r, 2);
-    for (unsigned p = below(r, 60); p > 0; p--) {
+    for (unsigned p = below(r, 60); p > 0 && !no_pending; p--) {
         unsigned g = below(r, ngroups + 1);
         add(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%u, namespace: default}\n"
                "spec:\n", npods++);
@@ -187,15 +196,19 @@ static void test_fast_equals_reference(void **st)
 {
     (void)st;
     static buf b;
-    unsigned nonempty = 0, downs = 0, blocked = 0, reasons[5] = {0};
+    unsigned nonempty = 0, downs = 0, blocked = 0, reasons[5] = {0}, ca_downs = 0, ca_blocked = 0,
+             ca_unneeded = 0;
     static const char *const rnames[5] = {"\"SpotInterruption\"", "\"AutoHeal\"", "\"Roll\"",
                                           "\"RevertToReserved\"", "\"RevertToSpot\""};
-    for (uint64_t seed = 1; seed <= 300; seed++) {
+    for (uint64_t seed = 1; seed <= 600; seed++) {
         berth_rng r;
         berth_rng_seed(&r, seed);
         b.n = 0;
         unsigned nnodes, ngroups;
-        estate(&b, &r, &nnodes, &ngroups);
+        /* every fifth in cluster-autoscaler mode, every tenth without
+         * pending pods (its scale-down waits while a pass scales up) */
+        int ca = seed % 5 == 3;
+        estate(&b, &r, &nnodes, &ngroups, ca && seed % 10 == 3);
         /* replacements on demand: spot interruption notices for one or two
          * nodes, a roll of a group's first half */
         berth_aplan_options o = {0};
@@ -214,6 +227,14 @@ static void test_fast_equals_reference(void **st)
             o.roll = group;
             o.roll_percent = 50;
         }
+        /* cluster-autoscaler mode: its scale-down asks the same session;
+         * half the nodes are unneeded for an hour */
+        if (ca) {
+            o.policy = BERTH_POLICY_CLUSTER_AUTOSCALER;
+            o.interrupt = NULL;
+            o.ninterrupt = 0;
+            o.roll = NULL;
+        }
         int rc1 = 0, rc2 = 0;
         char *ref = plan_json(&b, o, 1, &rc1), *fast = plan_json(&b, o, 0, &rc2);
         assert_int_equal(rc1, 0);
@@ -224,6 +245,11 @@ static void test_fast_equals_reference(void **st)
         nonempty += strstr(ref, "\"instanceType\"") != NULL;
         downs += strstr(ref, "\"moves\"") != NULL;
         blocked += strstr(ref, "fits no other node") != NULL;
+        if (o.policy == BERTH_POLICY_CLUSTER_AUTOSCALER) {
+            ca_downs += strstr(ref, "\"moves\"") != NULL;
+            ca_blocked += strstr(ref, "fits no other node") != NULL;
+            ca_unneeded += strstr(ref, "cluster-autoscaler removes it after") != NULL;
+        }
         for (int i = 0; i < 5; i++)
             reasons[i] += strstr(ref, rnames[i]) != NULL;
         free(ref);
@@ -232,6 +258,12 @@ static void test_fast_equals_reference(void **st)
     /* the estates do scale up, scale down, and keep nodes whose pods fit nowhere */
     if (nonempty < 100 || downs < 30 || blocked < 30)
         fail_msg("coverage: %u scale-ups, %u scale-downs, %u blocked", nonempty, downs, blocked);
+    /* cluster-autoscaler mode removes nodes, keeps some whose pods fit
+     * nowhere else and some not unneeded long enough (both after the
+     * what-if question: rolled back) */
+    if (ca_downs < 20 || ca_blocked < 4 || ca_unneeded < 20)
+        fail_msg("coverage: cluster-autoscaler mode: %u scale-downs, %u unfit, %u not unneeded",
+                 ca_downs, ca_blocked, ca_unneeded);
     /* and replace nodes for every reason */
     for (int i = 0; i < 5; i++)
         if (reasons[i] < 10)
