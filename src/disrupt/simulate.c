@@ -46,7 +46,9 @@ static int sched_view(disrupt_state *s, const uint8_t *excluded, const berth_kno
                       uint32_t nhyp, const uint32_t *pending, uint32_t npending,
                       const char *const *bind, const char **placed)
 {
-    berth_kview v = {excluded, s->pod_node, hyp, nhyp, pending, npending, bind, NULL, s->cancel};
+    /* hypothetical nodes lose exact ties to the cluster's, as the
+     * session's spare slots do */
+    berth_kview v = {excluded, s->pod_node, hyp, nhyp, pending, npending, bind, NULL, s->cancel, 1};
     berth_error e;
     return berth_kube_schedule_view(&s->m->kube, &v, placed, NULL, NULL, &e);
 }
