@@ -1,8 +1,9 @@
 /* bench/bench_autoscale_replace.c - `autoscale plan`'s replacements (SPEC 5
  * "Replacement") at two sizes: an estate of 2,000 and of 10,000 nodes
- * written as YAML in memory (one group of two instance types in two zones
- * with spotPercentage 100, half the nodes on-demand, a DaemonSet pod and
- * 0-6 workload pods on each node, one PodDisruptionBudget). Each on-demand
+ * written as YAML in memory (two_types.h: one group of two instance types
+ * in two zones with spotPercentage 100, half the nodes on-demand, a
+ * DaemonSet pod and 0-6 workload pods on each node, one
+ * PodDisruptionBudget). Each on-demand
  * node the scale-down keeps is a RevertToSpot candidate: a new spot node
  * must host its pods together and the kube scheduler must place them with
  * the old node gone, about one candidate in three nodes. The plan asked
@@ -23,54 +24,9 @@
 #include "berth/autoscale.h"
 #include "berth/random.h"
 #include "sbuf.h"
+#include "two_types.h"
 
 #define RUNS 5
-
-static void estate(sbuf *b, uint32_t nnodes)
-{
-    static const char *const types[2][4] = {{"m5.large", "2", "8Gi", "29"},
-                                            {"m5.xlarge", "4", "16Gi", "58"}};
-    static const char *const zones[2] = {"us-east-1a", "us-east-1b"};
-    berth_rng r;
-    berth_rng_seed(&r, 17);
-    put(b, "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: general}\n"
-           "spec: {instanceTypes: [m5.large, m5.xlarge], spotPercentage: 100}\n");
-    for (int t = 0; t < 2; t++) {
-        double od = t ? 0.192 : 0.096;
-        put(b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: %s}\n"
-               "spec:\n  capacity: {cpu: \"%s\", memory: %s, pods: %s}\n  offerings:\n",
-            types[t][0], types[t][1], types[t][2], types[t][3]);
-        for (int z = 0; z < 2; z++)
-            put(b, "  - {zone: %s, capacityType: on-demand, price: %.3f}\n"
-                   "  - {zone: %s, capacityType: spot, price: %.3f, interruptionRate: 0.05}\n",
-                zones[z], od, zones[z], od * (0.35 + 0.02 * z));
-    }
-    put(b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
-           "namespace: default}\nspec:\n  maxUnavailable: 3\n  selector: {matchLabels: {app: "
-           "web}}\n");
-    for (uint32_t i = 0; i < nnodes; i++) {
-        int t = (int)berth_rng_below(&r, 2);
-        put(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n-%05u\n  labels: "
-               "{berth.io/virtual-node-group: general, node.kubernetes.io/instance-type: %s, "
-               "topology.kubernetes.io/zone: %s, karpenter.sh/capacity-type: %s, "
-               "kubernetes.io/hostname: n-%05u}\nstatus: {allocatable: {cpu: \"%s\", memory: %s, "
-               "pods: \"%s\"}}\n",
-            i, types[t][0], zones[i % 2], berth_rng_below(&r, 2) ? "on-demand" : "spot", i,
-            types[t][1], types[t][2], types[t][3]);
-        put(b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: agent-%05u\n  namespace: "
-               "kube-system\n  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: "
-               "agent, uid: 6a1e0000-0000-4000-8000-000000000001, controller: true}]\nspec:\n"
-               "  nodeName: n-%05u\n  containers: [{name: c, resources: {requests: {cpu: 50m, "
-               "memory: 64Mi}}}]\n",
-            i, i);
-        uint32_t np = (uint32_t)berth_rng_below(&r, 7);
-        for (uint32_t j = 0; j < np; j++)
-            put(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p-%05u-%u, namespace: "
-                   "default, labels: {app: %s}}\nspec:\n  nodeName: n-%05u\n"
-                   "  containers: [{name: c, resources: {requests: {cpu: %dm, memory: 512Mi}}}]\n",
-                i, j, berth_rng_below(&r, 3) ? "api" : "web", i, 100 << berth_rng_below(&r, 3));
-    }
-}
 
 static int load(berth_autoscale *m, const sbuf *b)
 {
@@ -147,7 +103,7 @@ int main(int argc, char **argv)
     berth_autoscale m[2];
     for (uint32_t i = 0; i < nsizes; i++) {
         sbuf b = {0};
-        estate(&b, sizes[i]);
+        two_types_estate(&b, sizes[i], 17, TWO_TYPES_REPLACE);
         if (load(&m[i], &b))
             return 3;
         free(b.s);

@@ -1,12 +1,12 @@
 /* bench/bench_autoscale_simulate.c - `autoscale simulate` (SPEC 5) at two
  * sizes: an estate of 2,000 and of 10,000 nodes written as YAML in memory
- * (one group of two instance types in two zones, spot nodes, a DaemonSet
+ * (two_types.h: one group of two instance types in two zones, spot nodes, a DaemonSet
  * pod and 0-6 workload pods on each node, every pod with the
  * terminationGracePeriodSeconds the API server writes, one
  * PodDisruptionBudget), and a timeline of 20 minutes at one-minute steps:
  * pods arriving, a spot interruption, pods leaving. Nearly empty nodes are
  * scaled down and drained, so thousands of nodes are removed during the
- * run (the summary on stderr: at 10k, 4,178 terminated; the arrivals fit
+ * run (the summary on stderr: at 10k, 4,078 terminated; the arrivals fit
  * on existing nodes, and the interrupted node is often gone already).
  * Times the load (berth_autoscale_load, berth_atimeline_scan_pods,
  * the events) and berth_autoscale_simulate together, medians of 3 runs:
@@ -25,58 +25,10 @@
 #include "berth/autoscale.h"
 #include "berth/random.h"
 #include "sbuf.h"
+#include "two_types.h"
 
 #define RUNS 3
 #define MINUTES 20
-
-static void estate(sbuf *b, uint32_t nnodes)
-{
-    static const char *const types[2][4] = {{"m5.large", "2", "8Gi", "29"},
-                                            {"m5.xlarge", "4", "16Gi", "58"}};
-    static const char *const zones[2] = {"us-east-1a", "us-east-1b"};
-    static const int graces[4] = {10, 30, 60, 600};
-    berth_rng r;
-    berth_rng_seed(&r, 11);
-    put(b, "apiVersion: berth.io/v1\nkind: VirtualNodeGroup\nmetadata: {name: general}\n"
-           "spec: {instanceTypes: [m5.large, m5.xlarge]}\n");
-    for (int t = 0; t < 2; t++) {
-        double od = t ? 0.192 : 0.096;
-        put(b, "---\napiVersion: berth.io/v1\nkind: InstanceType\nmetadata: {name: %s}\n"
-               "spec:\n  capacity: {cpu: \"%s\", memory: %s, pods: %s}\n  offerings:\n",
-            types[t][0], types[t][1], types[t][2], types[t][3]);
-        for (int z = 0; z < 2; z++)
-            put(b, "  - {zone: %s, capacityType: on-demand, price: %.3f}\n"
-                   "  - {zone: %s, capacityType: spot, price: %.3f, interruptionRate: 0.05}\n",
-                zones[z], od, zones[z], od * (0.35 + 0.02 * z));
-    }
-    put(b, "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, "
-           "namespace: default}\nspec:\n  maxUnavailable: 3\n  selector: {matchLabels: {app: "
-           "web}}\n");
-    for (uint32_t i = 0; i < nnodes; i++) {
-        int t = (int)berth_rng_below(&r, 2);
-        put(b, "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n-%05u\n  labels: "
-               "{berth.io/virtual-node-group: general, node.kubernetes.io/instance-type: %s, "
-               "topology.kubernetes.io/zone: %s, karpenter.sh/capacity-type: %s, "
-               "kubernetes.io/hostname: n-%05u}\nstatus: {allocatable: {cpu: \"%s\", memory: %s, "
-               "pods: \"%s\"}}\n",
-            i, types[t][0], zones[i % 2], "spot", i, types[t][1],
-            types[t][2], types[t][3]);
-        put(b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: agent-%05u\n  namespace: "
-               "kube-system\n  ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: "
-               "agent, uid: 6a1e0000-0000-4000-8000-000000000001, controller: true}]\nspec:\n"
-               "  nodeName: n-%05u\n  terminationGracePeriodSeconds: 5\n  containers: [{name: c, "
-               "resources: {requests: {cpu: 50m, memory: 64Mi}}}]\n",
-            i, i);
-        uint32_t np = (uint32_t)berth_rng_below(&r, 7);
-        for (uint32_t j = 0; j < np; j++)
-            put(b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p-%05u-%u, namespace: "
-                   "default, labels: {app: %s}}\nspec:\n  nodeName: n-%05u\n"
-                   "  terminationGracePeriodSeconds: %d\n  containers: [{name: c, resources: "
-                   "{requests: {cpu: %dm, memory: 512Mi}}}]\n",
-                i, j, berth_rng_below(&r, 3) ? "api" : "web", i,
-                graces[berth_rng_below(&r, 4)], 100 << berth_rng_below(&r, 3));
-    }
-}
 
 static void events(sbuf *b, uint32_t nnodes)
 {
@@ -154,7 +106,7 @@ static int cmp_d(const void *a, const void *b)
 static double timed(uint32_t nnodes, char *summary, size_t size)
 {
     sbuf es = {0}, ev = {0};
-    estate(&es, nnodes);
+    two_types_estate(&es, nnodes, 11, TWO_TYPES_SIMULATE);
     events(&ev, nnodes);
     double t[RUNS];
     for (int i = 0; i < RUNS; i++)
