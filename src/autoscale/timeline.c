@@ -368,10 +368,10 @@ static int apply_event(sim *s, uint32_t ei, int64_t now)
         uint32_t n = node_by_name(s, ev->node);
         if (n == BERTH_KUBE_NONE)
             return note(s, "no node %s", ev->node);
-        /* its waiting pods wait again for another node */
-        for (uint32_t p = 0; p < m->kube.npods; p++)
-            if (s->ps[p] == P_WAITING && s->ready_at[n] != REGISTERED &&
-                s->wait_until[p] == s->ready_at[n]) {
+        /* its waiting pods wait again for another node (a node that has
+         * registered has none: no scan of the pods then) */
+        for (uint32_t p = 0; s->ready_at[n] != REGISTERED && p < m->kube.npods; p++)
+            if (s->ps[p] == P_WAITING && s->wait_until[p] == s->ready_at[n]) {
                 s->ps[p] = P_PENDING;
                 m->kube.pods[p].terminating = 0;
             }
