@@ -270,7 +270,8 @@ static uint32_t fast_pods_on(const rwork *w, uint32_t n)
 }
 
 /* Every pod on session node sn leaves it (the last first: an evict
- * shortens the list from its end); kept[] gets them when not NULL. */
+ * shortens the list from its end); with keep, each is noted with its node
+ * in f->hid / f->hid_node (to be bound back). */
 static int fast_empty(rfast *f, uint32_t sn, int keep)
 {
     const uint32_t *on;
