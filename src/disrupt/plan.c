@@ -28,13 +28,14 @@ int disrupt_add_action(berth_dplan *p, berth_daction **out)
     return 0;
 }
 
-static int add_blocked(berth_dplan *p, uint32_t node, const char *reason)
+/* Lists node (kube index, s->n's too) as blocked with reason, once. */
+static int add_blocked(disrupt_state *s, berth_dplan *p, uint32_t node, const char *reason)
 {
-    for (uint32_t i = 0; i < p->nblocked; i++)
-        if (p->blocked[i].node == node)
-            return 0;
+    if (s->n[node].listed)
+        return 0;
     if (berth_grow((void **)&p->blocked, &p->capblocked, p->nblocked + 1, sizeof *p->blocked, 0))
         return BERTH_ENOMEM;
+    s->n[node].listed = 1;
     p->blocked[p->nblocked].node = node;
     snprintf(p->blocked[p->nblocked].reason, sizeof p->blocked[p->nblocked].reason, "%s", reason);
     p->nblocked++;
@@ -60,7 +61,7 @@ static int budget_block(disrupt_state *s, berth_dplan *p, uint32_t n, berth_drea
     char why[200];
     snprintf(why, sizeof why, "disruption budget of NodePool %s allows no more %s disruptions",
              s->m->pools[s->n[n].pool].name, berth_dreason_name(r));
-    return add_blocked(p, n, why);
+    return add_blocked(s, p, n, why);
 }
 
 /* ---- the replacement decision ---- */
@@ -608,7 +609,7 @@ static int single_parallel(disrupt_state *s, berth_dplan *out, const uint32_t *r
             s->unplaced += a->unplaced;
             if ((rc = a->rc))
                 break;
-            if (!a->res && a->why[0] && (rc = add_blocked(out, n, a->why)))
+            if (!a->res && a->why[0] && (rc = add_blocked(s, out, n, a->why)))
                 break;
             if (a->res) {
                 berth_daction *act;
@@ -707,7 +708,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
      * terminationGracePeriod) */
     for (uint32_t n = 0; n < s.nn; n++)
         if (s.n[n].managed && !s.n[n].candidate && !s.n[n].expired && s.n[n].block[0] &&
-            (rc = add_blocked(out, n, s.n[n].block)))
+            (rc = add_blocked(&s, out, n, s.n[n].block)))
             goto done;
     /* 1. Emptiness */
     uint32_t nl = 0;
@@ -787,7 +788,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
         char why[240];
         snprintf(why, sizeof why, "drifted, but %s", sim.why);
         disrupt_sim_free(&sim);
-        if ((rc = add_blocked(out, n, why)))
+        if ((rc = add_blocked(&s, out, n, why)))
             goto done;
     }
     /* 3. multi-node consolidation */
@@ -936,7 +937,7 @@ int berth_disrupt_plan(const berth_disrupt *m, const berth_dplan_options *opt, b
             asked++;
             if ((rc = disrupt_consolidate(&s, &n, 1, 0, &r, why, sizeof why, &res)))
                 break;
-            if (!res && why[0] && (rc = add_blocked(out, n, why)))
+            if (!res && why[0] && (rc = add_blocked(&s, out, n, why)))
                 break;
             if (res) {
                 berth_daction *a;

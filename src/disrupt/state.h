@@ -30,6 +30,8 @@ typedef struct disrupt_node {
     int64_t drift_at;
     int consolidatable;         /* now >= base + consolidateAfter */
     int resolvable;             /* instance type, zone, capacity type known */
+    int listed;                 /* in the plan's blocked list (add_blocked: a flag, not a
+                                 * scan of the list per entry) */
 } disrupt_node;
 
 typedef struct disrupt_state {
