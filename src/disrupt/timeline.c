@@ -42,16 +42,26 @@ const char *disrupt_tl_str(disrupt_tl *t, const char *fmt, ...)
 /* ---- node names -> kube indices ---- */
 
 /* Rebuilt after each change of the node table (a removal shifts the
- * nodes after it): its slots and key kept. */
+ * nodes after it, and a node comes and goes with its NodeClaim): their
+ * slots and keys kept. The claims' index keeps the first claim of a node
+ * name, as berth_disrupt_claim_of's scan finds it (a scan per node was
+ * O(nodes x claims) at the start alone). */
 static int rebuild(disrupt_tl *t)
 {
-    const berth_kcluster *k = &t->m->kube;
-    if (berth_nameidx_reserve(&t->node_idx, k->nnodes))
+    const berth_disrupt *m = t->m;
+    const berth_kcluster *k = &m->kube;
+    if (berth_nameidx_reserve(&t->node_idx, k->nnodes) ||
+        berth_nameidx_reserve(&t->claim_idx, m->nclaims))
         return BERTH_ENOMEM;
     berth_nameidx_clear(&t->node_idx);
+    berth_nameidx_clear(&t->claim_idx);
     for (uint32_t n = 0; n < k->nnodes; n++)
         if (berth_nameidx_add(&t->node_idx, k->nodes[n].name, n, NULL) < 0)
             return BERTH_ENOMEM; /* (reserved: never) */
+    for (uint32_t c = 0; c < m->nclaims; c++)
+        if (m->claims[c].node_name &&
+            berth_nameidx_add(&t->claim_idx, m->claims[c].node_name, c, NULL) < 0)
+            return BERTH_ENOMEM;
     return 0;
 }
 
@@ -59,6 +69,14 @@ uint32_t disrupt_tl_node_index(const disrupt_tl *t, const char *name)
 {
     uint32_t n = berth_nameidx_find(&t->node_idx, name);
     return n == BERTH_NAMEIDX_NONE ? BERTH_KUBE_NONE : n;
+}
+
+/* berth_disrupt_claim_of through the index: the NodeClaim of node `name`,
+ * -1 when none. */
+static int claim_of(const disrupt_tl *t, const char *name)
+{
+    uint32_t c = berth_nameidx_find(&t->claim_idx, name);
+    return c == BERTH_NAMEIDX_NONE ? -1 : (int)c;
 }
 
 /* ---- events and pods ---- */
@@ -137,7 +155,7 @@ static int taint(disrupt_tl *t, disrupt_tl_node *n, const char *why)
         return rc;
     n->tainted = 1;
     n->deleted_at = t->now;
-    int c = berth_disrupt_claim_of(t->m, n->name);
+    int c = claim_of(t, n->name);
     n->grace = c >= 0 && t->m->claims[c].has_termination_grace ? t->m->claims[c].termination_grace
                                                                : -1;
     return disrupt_tl_event(t, BERTH_DEV_TAINT, n->name, NULL, why);
@@ -335,7 +353,7 @@ static int reschedule(disrupt_tl *t, berth_error *e)
             t->pod_flags[p] &= (uint8_t)~DTL_PF_UNAVAIL;
         }
         if (claim[n] == -2)
-            claim[n] = berth_disrupt_claim_of(m, k->nodes[n].name);
+            claim[n] = claim_of(t, k->nodes[n].name);
         if (claim[n] >= 0)
             m->claims[claim[n]].last_pod_event = t->now;
     }
@@ -741,6 +759,7 @@ static void init_free(disrupt_tl *t)
     free(t->pdb_unavail);
     free(t->pdb_allow);
     berth_nameidx_free(&t->node_idx);
+    berth_nameidx_free(&t->claim_idx);
     free(t->bidx);
 }
 
@@ -786,7 +805,7 @@ static int init(disrupt_tl *t)
     /* nodes already being deleted in the input drain from the first step */
     for (uint32_t n = 0; n < k->nnodes; n++) {
         const berth_knode *nd = &k->nodes[n];
-        int c = berth_disrupt_claim_of(m, nd->name), del = m->node_info[n].deleting;
+        int c = claim_of(t, nd->name), del = m->node_info[n].deleting;
         del |= c >= 0 && m->claims[c].deleting;
         for (uint32_t i = 0; i < nd->ntaints; i++)
             del |= !strcmp(nd->taints[i].key, DISRUPTED_TAINT);

@@ -57,8 +57,9 @@ typedef struct disrupt_tl {
     int64_t *pdb_base;            /* disruptionsAllowed at the start */
     int64_t *pdb_unavail;         /* matching pods pending because of the run */
     int64_t *pdb_allow;           /* left in the current step */
-    /* node name -> kube node index (keyed: the names come from the input) */
-    berth_nameidx node_idx;
+    /* node name -> kube node index, and -> the index of the first NodeClaim
+     * naming that node (keyed: the names come from the input) */
+    berth_nameidx node_idx, claim_idx;
     uint32_t *bidx;               uint32_t bcap; /* blocked entries by node (timeline.c) */
     int dirty;                    /* capacity changed: retry pending pods */
     double cost;
