@@ -748,7 +748,8 @@ int capacity_ca_scale_down(capacity_pass *s, const berth_aplan_options *opt, ber
         for (uint32_t i = 0; i < npods; i++)
             capacity_unplace(s, pods[i]);
         c->removed = 1;
-        sd_question q = {n, all_on, non, pods, npods, placed, why, 0, 0, 0, 0, {0}, ""};
+        sd_question q = {.node = n, .all_on = all_on, .non = non, .pods = pods, .npods = npods,
+                         .placed = placed, .why = why};
         if (fast) {
             /* (pod by pod it stops at the first pod that fits nowhere: the
              * one the reason names, as the view's first unplaced pod) */

@@ -130,10 +130,11 @@ int capacity_vng_allows_zone(const berth_vng *v, const char *zone)
 
 int64_t capacity_zone_nodes(const capacity_pass *s, const char *zone)
 {
-    const capacity_counts *cc = s->cnt;
-    for (uint32_t z = 0; cc && z < cc->nz; z++)
-        if (cc->zone[z] == zone || !strcmp(cc->zone[z], zone))
-            return cc->zone_nodes[z];
+    if (s->cnt) {
+        uint32_t z = berth_nameidx_find(&s->cnt->zones, zone);
+        if (z != BERTH_NAMEIDX_NONE)
+            return s->cnt->zone_nodes[z];
+    }
     int64_t c = 0;
     for (uint32_t i = 0; i < s->nn; i++)
         c += !s->n[i].removed && s->n[i].zone && !strcmp(s->n[i].zone, zone);
@@ -155,25 +156,29 @@ void capacity_group_counts(const capacity_pass *s, uint32_t g, int64_t *spot, in
         }
 }
 
-static int zone_of(const capacity_counts *c, const char *zone)
+/* Zone `zone` in c (added at 0 when new): 0 or BERTH_ENOMEM. */
+static int counts_zone(capacity_counts *c, const char *zone)
 {
-    for (uint32_t z = 0; z < c->nz; z++)
-        if (c->zone[z] == zone || !strcmp(c->zone[z], zone))
-            return (int)z;
-    return -1;
+    uint32_t n = c->zones.n;
+    if (!zone)
+        return 0;
+    int r = berth_nameidx_add(&c->zones, zone, n, NULL);
+    if (r < 0 || (!r && berth_grow((void **)&c->zone_nodes, &c->capzones, n + 1,
+                                   sizeof *c->zone_nodes, 0)))
+        return BERTH_ENOMEM;
+    return 0;
 }
 
-static int counts_zone(capacity_counts *c, uint32_t *cap, const char *zone)
+/* Node x joins (d = 1) or leaves (d = -1) the counts c. */
+static void counts_add(capacity_counts *c, const capacity_node *x, int d)
 {
-    if (!zone || zone_of(c, zone) >= 0)
-        return 0;
-    uint32_t cap2 = *cap;
-    if (berth_grow((void **)&c->zone, cap, c->nz + 1, sizeof *c->zone, 0) ||
-        berth_grow((void **)&c->zone_nodes, &cap2, c->nz + 1, sizeof *c->zone_nodes, 0))
-        return BERTH_ENOMEM;
-    c->zone[c->nz] = zone;
-    c->zone_nodes[c->nz++] = 0;
-    return 0;
+    uint32_t z = x->zone ? berth_nameidx_find(&c->zones, x->zone) : BERTH_NAMEIDX_NONE;
+    if (z != BERTH_NAMEIDX_NONE)
+        c->zone_nodes[z] += d;
+    if (x->vng >= 0 && x->ct != BERTH_CT_RESERVED) {
+        c->nonres[x->vng] += d;
+        c->spot[x->vng] += x->ct == BERTH_CT_SPOT ? d : 0;
+    }
 }
 
 int capacity_counts_build(const capacity_pass *s, capacity_counts *c)
@@ -184,31 +189,24 @@ int capacity_counts_build(const capacity_pass *s, capacity_counts *c)
     c->nonres = calloc(m->nvngs + 1, sizeof *c->nonres);
     if (!c->spot || !c->nonres)
         return BERTH_ENOMEM;
-    /* the zones: the offerings' (new nodes take theirs), then the nodes'
-     * (few distinct: each node's is looked up among them) */
-    uint32_t cap = 0;
+    /* the zones: the offerings' (new nodes take theirs), then the nodes' */
     for (uint32_t t = 0; t < m->ntypes; t++)
         for (uint32_t o = 0; o < m->types[t].nofferings; o++)
-            if (counts_zone(c, &cap, m->types[t].offerings[o].zone))
+            if (counts_zone(c, m->types[t].offerings[o].zone))
                 return BERTH_ENOMEM;
-    capacity_pass *w = (capacity_pass *)s; /* counts_add reads w->cnt only */
-    capacity_counts *had = w->cnt;
-    w->cnt = c;
-    int rc = 0;
-    for (uint32_t i = 0; i < s->nn && !rc; i++) {
+    for (uint32_t i = 0; i < s->nn; i++) {
         if (s->n[i].removed)
             continue;
-        if ((rc = counts_zone(c, &cap, s->n[i].zone)))
-            break;
-        capacity_counts_add(w, i, 1);
+        if (counts_zone(c, s->n[i].zone))
+            return BERTH_ENOMEM;
+        counts_add(c, &s->n[i], 1);
     }
-    w->cnt = had;
-    return rc;
+    return 0;
 }
 
 void capacity_counts_free(capacity_counts *c)
 {
-    free(c->zone);
+    berth_nameidx_free(&c->zones);
     free(c->zone_nodes);
     free(c->spot);
     free(c->nonres);
@@ -217,17 +215,8 @@ void capacity_counts_free(capacity_counts *c)
 
 void capacity_counts_add(capacity_pass *s, uint32_t n, int d)
 {
-    capacity_counts *c = s->cnt;
-    const capacity_node *x = &s->n[n];
-    if (!c)
-        return;
-    int z = x->zone ? zone_of(c, x->zone) : -1;
-    if (z >= 0)
-        c->zone_nodes[z] += d;
-    if (x->vng >= 0 && x->ct != BERTH_CT_RESERVED) {
-        c->nonres[x->vng] += d;
-        c->spot[x->vng] += x->ct == BERTH_CT_SPOT ? d : 0;
-    }
+    if (s->cnt)
+        counts_add(s->cnt, &s->n[n], d);
 }
 
 /* Labels of a node of group g, type t, zone, ct, named name, into buf

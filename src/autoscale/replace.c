@@ -80,7 +80,7 @@ typedef struct rfast {
     uint32_t nk;                  /* kube nodes (the session's real ones) */
     uint32_t *up, nup;            /* scale-up nodes by name */
     uint32_t *rank;               /* per new node below first_new: its slot's rank */
-    uint32_t cur, curslot;        /* the question's new node and its slot (NONE: none) */
+    uint32_t cur;                 /* the question's new node, in an even slot (NONE: none) */
     uint32_t *hid, *hid_node, nhid; /* spot interruption: the scale-up pods set aside */
     uint32_t *sp;                 /* session answers */
     uint64_t mark;
@@ -347,9 +347,8 @@ static int place_fast(rwork *w, uint32_t n, uint32_t nn, uint32_t np, int now,
             hi = mid;
     }
     f->cur = nn;
-    f->curslot = 2 * lo;
     if (!rc)
-        rc = berth_ksession_spare(ks, f->curslot, s->n[nn].hyp, &sn);
+        rc = berth_ksession_spare(ks, 2 * lo, s->n[nn].hyp, &sn);
     if (!rc)
         rc = berth_ksession_place(ks, list, cnt, f->sp, w->why, s->arena, &f->err);
     rc = rc == BERTH_ENOFIT ? 0 : rc;

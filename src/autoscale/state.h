@@ -60,9 +60,9 @@ typedef struct capacity_pass {
  * in O(zones) and O(1) instead of scanning every node. Outside that pass
  * (and in reference mode) s->cnt is NULL and the nodes are scanned. */
 typedef struct capacity_counts {
-    const char **zone;            /* the zones of nodes and offerings, each once */
-    int64_t *zone_nodes;          /* per zone */
-    uint32_t nz;
+    berth_nameidx zones;          /* the zones of nodes and offerings -> their index */
+    int64_t *zone_nodes;          /* per zone index */
+    uint32_t capzones;
     int64_t *spot, *nonres;       /* per group: spot nodes, nodes not reserved */
 } capacity_counts;
 
