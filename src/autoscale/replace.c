@@ -94,7 +94,8 @@ typedef struct rwork {
     uint8_t *waits;
     const char **why;
     uint32_t first_new;           /* the first new node opened by a replacement */
-    rfast *f;                     /* NULL: reference (a view per question) */
+    rfast *f;                     /* the open session (NULL: reference, or not yet open) */
+    rfast *lazy;                  /* the fast path's session before it opens (fast_need) */
 } rwork;
 
 /* Group g is below its spot share: spot nodes < ceil(spotPercentage x
@@ -231,6 +232,23 @@ static int fast_open(rfast *f, capacity_pass *s, uint32_t first_new)
         rc = capacity_counts_build(s, &f->cnt);
     }
     return rc;
+}
+
+/* The fast path's session and counts, opened by the pass's first need (a
+ * question, or a group's spot share): a pass with nothing to replace opens
+ * none (at 50,000 nodes the open is a tenth of a scale-down plan). Until
+ * then the pass changes nothing a session copies, so a late open copies
+ * what an eager one would have. */
+static int fast_need(rwork *w)
+{
+    if (w->f || !w->lazy)
+        return 0;
+    int rc = fast_open(w->lazy, w->s, w->first_new);
+    if (rc)
+        return rc;
+    w->f = w->lazy;
+    w->s->cnt = &w->f->cnt;
+    return 0;
 }
 
 /* session node -> pass node */
@@ -400,6 +418,9 @@ static int replace_node(rwork *w, uint32_t n, berth_areason r, int tier, char *w
     capacity_node *c = &s->n[n];
     uint32_t g = (uint32_t)c->vng, np = 0;
     int now = r == BERTH_REPLACE_SPOT_INTERRUPTION, asked = 0;
+    int rc = fast_need(w);
+    if (rc)
+        return rc;
     if (w->f)
         np = fast_pods_on(w, n);
     else
@@ -413,7 +434,7 @@ static int replace_node(rwork *w, uint32_t n, berth_areason r, int tier, char *w
     capacity_counts_add(s, n, -1);
     give_back(s, n);
     uint32_t nn = BERTH_KUBE_NONE;
-    int rc = capacity_open_hosting(s, g, w->scratch, np, tier, &nn, why, size);
+    rc = capacity_open_hosting(s, g, w->scratch, np, tier, &nn, why, size);
     if (!rc) {
         for (uint32_t i = 0; i < np; i++)
             capacity_unplace(s, w->pods[i]);
@@ -542,15 +563,8 @@ int capacity_replace(capacity_pass *s, const berth_aplan_options *opt, berth_err
     /* the nodes named by --interrupt (names are unique: kube/load_node.c) */
     for (uint32_t i = 0; i < opt->ninterrupt; i++)
         interrupted[berth_nameidx_find(&s->node_idx, opt->interrupt[i])] = 1;
-    if (!s->reference) {
-        if ((rc = fast_open(&fast, s, w.first_new))) {
-            if (rc != BERTH_ENOMEM)
-                rc = berth_error_set(e, rc, "%s", fast.err.msg);
-            goto out;
-        }
-        w.f = &fast;
-        s->cnt = &fast.cnt;
-    }
+    if (!s->reference)
+        w.lazy = &fast;
     for (uint32_t i = 0; i < s->nexisting; i++)
         order[i] = i;
     qsort_r(order, s->nexisting, sizeof *order, by_name, s);
@@ -605,13 +619,19 @@ int capacity_replace(capacity_pass *s, const berth_aplan_options *opt, berth_err
             rc = replace_node(&w, n, BERTH_REPLACE_REVERT_TO_RESERVED, BERTH_CT_RESERVED, why,
                               sizeof why);
         c = &s->n[n]; /* replace_node may have opened a node and moved s->n */
-        if (rc == BERTH_ENOFIT && c->ct == BERTH_CT_ON_DEMAND && wants_spot(s, (uint32_t)c->vng))
-            rc = replace_node(&w, n, BERTH_REPLACE_REVERT_TO_SPOT, BERTH_CT_SPOT, why, sizeof why);
+        if (rc == BERTH_ENOFIT && c->ct == BERTH_CT_ON_DEMAND) {
+            if ((rc = fast_need(&w)))
+                break;
+            rc = BERTH_ENOFIT;
+            if (wants_spot(s, (uint32_t)c->vng))
+                rc = replace_node(&w, n, BERTH_REPLACE_REVERT_TO_SPOT, BERTH_CT_SPOT, why,
+                                  sizeof why);
+        }
         if (rc == BERTH_ENOFIT)
             rc = 0;
     }
-    if (rc && rc != BERTH_ENOMEM && w.f && w.f->err.msg[0])
-        rc = berth_error_set(e, rc, "%s", w.f->err.msg);
+    if (rc && rc != BERTH_ENOMEM && fast.err.msg[0])
+        rc = berth_error_set(e, rc, "%s", fast.err.msg);
 out:
     s->cnt = NULL;
     fast_close(&fast);
