@@ -380,12 +380,16 @@ void berth_ksession_prefetch(const berth_ksession *s, const uint32_t *pods, uint
         uint32_t p = pods[i];
         if (p >= s->v.npods)
             continue;
+        /* the record's lines from its start through its requests (demand,
+         * req_nz, req[0..nres)): records are 848 bytes, not line-aligned,
+         * so the lines of r .. r + 256 and of demand left req on a line of
+         * its own for three pods in four. Read only: worker sessions share
+         * the table. */
         const char *r = (const char *)&kp[p];
-        __builtin_prefetch(r); /* read only: worker sessions share the table */
-        __builtin_prefetch(r + 64);
-        __builtin_prefetch(r + 128);
-        __builtin_prefetch(r + 192);
-        __builtin_prefetch(&kp[p].demand);
+        const char *end = (const char *)&kp[p].req[s->v.nres ? s->v.nres : 1];
+        for (const char *q = r; q < end; q += 64)
+            __builtin_prefetch(q);
+        __builtin_prefetch(end - 1);
         __builtin_prefetch(&s->pod_node[p], 1);
         __builtin_prefetch(&s->pod_bound[p], 1);
         kube_terms_prefetch(&s->L.s, p);
