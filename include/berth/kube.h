@@ -784,9 +784,10 @@ typedef struct berth_ksession berth_ksession;
  * (indices k->nnodes .. k->nnodes+nspare-1, holding nothing and receiving nothing until berth_ksession_spare),
  * pods bound per pod_node (per pod of k: node index or BERTH_KUBE_NONE; NULL = by spec.nodeName), terminating
  * pods not counted. profile NULL: per pod by schedulerName as berth_kube_schedule does. k is not modified and
- * must outlive the session; the session reads k's pod table in place (not copied) until it is closed, so
- * its pods must not move or change meanwhile, except spec.nodeName and the deletion mark, which the session
- * reads at open only. Work: one kube_sched_init. */
+ * must outlive the session; the session reads k's pod table in place (not copied) until it is closed, and
+ * k's node table too when its nodes are in name order already and nspare is 0, so its pods (and nodes) must
+ * not move or change meanwhile, except spec.nodeName and the deletion mark, which the session reads at open
+ * only. Work: one kube_sched_init. */
 int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uint32_t *pod_node,
                         uint32_t nspare, const berth_kprofile *profile, berth_error *e);
 void berth_ksession_close(berth_ksession *s);

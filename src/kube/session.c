@@ -26,8 +26,11 @@ typedef struct undo {
 
 struct berth_ksession {
     const berth_kcluster *src;
-    berth_kcluster v;           /* nodes: k's sorted by name, then spare slots;
-                                 * pods: k's own (never written) */
+    berth_kcluster v;           /* nodes: k's sorted by name, then spare slots
+                                 * (k's own when already in name order without
+                                 * spare slots: nodes_shared); pods: k's own
+                                 * (never written) */
+    int nodes_shared;
     uint32_t nreal, nspare;
     uint32_t *to_v, *to_k;      /* real nodes: k index <-> session index */
     uint32_t *pod_node;         /* per pod: session node index or BERTH_KUBE_NONE */
@@ -97,7 +100,8 @@ void berth_ksession_close(berth_ksession *s)
         return;
     if (s->L.built)
         kube_loop_free(&s->L);
-    free(s->v.nodes);
+    if (!s->nodes_shared)
+        free(s->v.nodes);
     berth_arena_free(&s->v.arena);
     free(s->to_v);
     free(s->to_k);
@@ -156,7 +160,15 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
     v->nprofiles = k->nprofiles;
     v->percentage_of_nodes_to_score = k->percentage_of_nodes_to_score;
     uint32_t N = k->nnodes + nspare, P = k->npods;
-    v->nodes = calloc(N ? N : 1, sizeof *v->nodes);
+    /* nodes in name order (kube_sched_init's order, tie-break first); a
+     * caller whose nodes are in name order already (a loaded model, or
+     * kubectl's listing) pays one pass, not a sort reading every name
+     * log N times; and without spare slots its table is the session's,
+     * read only as the pods (kube_sched_init sorts and writes only nodes
+     * out of order and spare slots): at 50,000 nodes a copy of 20 MB */
+    int ascending = berth_kube_names_ascending(k->nodes, k->nnodes);
+    s->nodes_shared = ascending && !nspare && k->nnodes;
+    v->nodes = s->nodes_shared ? (berth_knode *)k->nodes : calloc(N ? N : 1, sizeof *v->nodes);
     /* the caller's pods, read only (const only in name: the pending view
      * writes nothing, see kube_sched.pending_view) */
     v->pods = (berth_kpod *)k->pods;
@@ -174,17 +186,14 @@ int berth_ksession_open(berth_ksession **out, const berth_kcluster *k, const uin
         rc = berth_error_set(e, BERTH_ENOMEM, "out of memory");
         goto fail;
     }
-    /* nodes in name order (kube_sched_init's order, tie-break first); a
-     * caller whose nodes are in name order already (a loaded model, or
-     * kubectl's listing) pays one pass, not a sort reading every name
-     * log N times */
     for (uint32_t n = 0; n < k->nnodes; n++)
         s->to_k[n] = n;
-    if (!berth_kube_names_ascending(k->nodes, k->nnodes))
+    if (!ascending)
         qsort_r(s->to_k, k->nnodes, sizeof *s->to_k, cmp_src_node, (void *)k);
     for (uint32_t i = 0; i < k->nnodes; i++) {
         s->to_v[s->to_k[i]] = i;
-        v->nodes[i] = k->nodes[s->to_k[i]];
+        if (!s->nodes_shared)
+            v->nodes[i] = k->nodes[s->to_k[i]];
     }
     s->placeholder.name = "";
     for (uint32_t i = 0; i < nspare; i++)
