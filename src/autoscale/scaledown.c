@@ -452,15 +452,25 @@ static int decide(capacity_pass *s, const sd_question *q, int unplaced, char *re
 {
     capacity_node *c = &s->n[q->node];
     const berth_vng *v = &s->m->vngs[c->vng];
+    int all = q->all;
+    if (!all && !unplaced) {
+        /* a pod fits nowhere: the pass stays as it is (its pods never left) */
+        memcpy(reason, q->reason, size < sizeof q->reason ? size : sizeof q->reason);
+        return 0;
+    }
     if (!unplaced) {
         for (uint32_t i = 0; i < q->npods; i++)
             capacity_unplace(s, q->pods[i]);
         c->removed = 1;
     }
-    int all = q->all;
     if (!all)
         memcpy(reason, q->reason, size < sizeof q->reason ? size : sizeof q->reason);
     if (all) {
+        /* the receiving nodes' sums, fetched together */
+        for (uint32_t i = 0; i < q->npods; i++) {
+            __builtin_prefetch(&s->n[q->placed[i]].req, 1);
+            __builtin_prefetch(&s->n[q->placed[i]].npods, 1);
+        }
         for (uint32_t i = 0; i < q->npods; i++)
             capacity_place(s, q->pods[i], q->placed[i]);
         s->vng_nodes[c->vng]--;
