@@ -56,6 +56,8 @@ static int add_priority(berth_autoscale *m, berth_dec *d, const berth_node *at, 
 {
     regex_t rx;
     int err = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
+    if (err == REG_ESPACE) /* an allocation failure is not bad input */
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     if (err) {
         char msg[160];
         regerror(err, &rx, msg, sizeof msg);
@@ -63,7 +65,10 @@ static int add_priority(berth_autoscale *m, berth_dec *d, const berth_node *at, 
                                      "'%s': %s", line, re, msg);
     }
     regfree(&rx);
-    if (berth_grow((void **)&m->prio, &m->capprio, m->nprio + 1, sizeof *m->prio, 1u << 16))
+    int rc = berth_grow((void **)&m->prio, &m->capprio, m->nprio + 1, sizeof *m->prio, 1u << 16);
+    if (rc == BERTH_ENOMEM)
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    if (rc)
         return berth_dec_fail(d, at, "too many priority expander entries");
     m->prio[m->nprio++] = (berth_expander_priority){prio, re};
     return 0;
@@ -101,8 +106,9 @@ int capacity_load_priority_configmap(berth_autoscale *m, berth_dec *d, const ber
     berth_error ie;
     berth_error_clear(&ie);
     berth_source inner;
-    if (berth_doc_load_buffer(d->arena, "priorities", text, strlen(text), &inner, &ie)) {
-        rc = berth_dec_fail(d, tn, "not a YAML document: %s", ie.msg);
+    if ((rc = berth_doc_load_buffer(d->arena, "priorities", text, strlen(text), &inner, &ie))) {
+        rc = rc == BERTH_ENOMEM ? berth_error_set(d->err, BERTH_ENOMEM, "out of memory")
+                                : berth_dec_fail(d, tn, "not a YAML document: %s", ie.msg);
         goto out;
     }
     const berth_node *root = inner.ndocs == 1 ? inner.docs[0] : NULL;

@@ -50,7 +50,8 @@ struct kube_loop *kube_session_loop(berth_ksession *s);
 uint32_t kube_session_node(const berth_ksession *s, uint32_t node);
 uint32_t kube_session_caller_node(const berth_ksession *s, uint32_t node);
 /* Places unbound pod on session node n as a scheduling decision does
- * (assumed, logged for rollback). 0 or BERTH_ENOMEM. */
+ * (assumed, logged for rollback). 0 or BERTH_ENOMEM (also once an exclude
+ * ran out of memory, as berth_ksession_place). */
 int kube_session_assume(berth_ksession *s, uint32_t pod, uint32_t n);
 
 #endif

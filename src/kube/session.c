@@ -485,6 +485,11 @@ uint32_t kube_session_caller_node(const berth_ksession *s, uint32_t node)
 
 int kube_session_assume(berth_ksession *s, uint32_t pod, uint32_t n)
 {
+    /* an exclude that ran out of memory left a node a candidate that the
+     * caller took out: no placement from here on (the fit index places
+     * through this, not berth_ksession_place, which refuses alike) */
+    if (s->broken)
+        return BERTH_ENOMEM;
     /* as kube_loop_pod assumes a decision, and place records it */
     if (log_push(s, U_PLACE, 0, pod, n))
         return BERTH_ENOMEM;
