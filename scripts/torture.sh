@@ -114,14 +114,18 @@ if [ "$mode" = all ]; then
   drv "${s[@]}" stateless-disrupt examples/disrupt/*.yaml
   drv "${s[@]}" stateless-autoscale examples/autoscale/*.yaml
 else
-  drv "${s[@]}" stateless-kube examples/kube/workloads.yaml
-  drv "${s[@]}" stateless-fleet examples/fleet/seed-sorters.yaml
-  drv "${s[@]}" stateless-disrupt examples/disrupt/consolidate.yaml
-  # every N, not a sample: the autoscale plan's what-if sessions (a failed
-  # exclude once let the fit index place pods back on the candidate) and the
-  # priority expander's inner YAML (a failed allocation there once answered
-  # 400 bad input); about 1,600 runs, a few seconds
+  # every N, not a sample, where findings hid between the sampled N (about
+  # 3,400 runs, a few seconds): the kube workloads (a spread score that ran
+  # out of memory scored zeros), the fleet's topology spread (a failed
+  # allocation freed an unset pointer), the autoscale plan's what-if
+  # sessions (a failed exclude let the fit index place pods back on the
+  # candidate) and the priority expander's inner YAML (a failed allocation
+  # answered 400)
   full=(); [ "$strict" = 1 ] || full+=(--lenient)
+  drv "${full[@]}" stateless-kube examples/kube/workloads.yaml
+  drv "${s[@]}" stateless-fleet examples/fleet/seed-sorters.yaml
+  drv "${full[@]}" stateless-fleet examples/fleet/pickn-spread.yaml
+  drv "${s[@]}" stateless-disrupt examples/disrupt/consolidate.yaml
   drv "${full[@]}" stateless-autoscale examples/autoscale/scale-up.yaml \
     examples/autoscale/cluster-autoscaler.yaml
 fi

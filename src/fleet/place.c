@@ -282,6 +282,7 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
             fleet_topo *t = &tp[ctx->ntopos++];
             t->key = key;
             t->ndom = 0;
+            t->bkt8 = NULL; /* counted already: berth_fleet_ctx_free frees it */
             t->dom = malloc((ctx->n ? ctx->n : 1) * sizeof *t->dom);
             t->bkt = malloc((ctx->n ? ctx->n : 1) * sizeof *t->bkt);
             uint32_t *map = calloc(ctx->nstrs + 1, sizeof *map);   /* id -> domain + 1 */
@@ -302,7 +303,6 @@ static int compile_placement(berth_fleet_ctx *ctx, uint32_t p)
             free(map);
             for (uint32_t c = 0; c < ctx->n; c++)
                 t->bkt[c] = t->dom[c] == UINT32_MAX ? t->ndom : t->dom[c];
-            t->bkt8 = NULL;
             if (t->ndom < FLEET_VEC_BUCKETS) {
                 if (!(t->bkt8 = malloc(ctx->n ? ctx->n : 1)))
                     return BERTH_ENOMEM;

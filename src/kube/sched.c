@@ -764,6 +764,8 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     if (npin == BERTH_KUBE_NONE && !c->max_feasible && sp->fast) {
         kube_fast_result fr;
         int fx = kube_fast_pick(sp, &b->p, &rq, &c->rng, &fr);
+        if (fx >= 0 && kube_terms_failed(&rq))
+            fx = BERTH_ENOMEM; /* a score's zeros are no decision */
         if (fx < 0) {
             kube_req_free(sp, &rq);
             return berth_error_set(e, fx, "out of memory");
@@ -856,6 +858,8 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     }
     berth_pick pk;
     rc = berth_pipeline_pick_batch(&b->p, sp, &rq, c, batch, N, &pk);
+    if (!rc && kube_terms_failed(&rq))
+        rc = BERTH_ENOMEM; /* a score's zeros are no decision */
     if (rc) {
         kube_req_free(sp, &rq);
         return berth_error_set(e, rc, "scheduling failed: %s", berth_strerror(rc));

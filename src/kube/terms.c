@@ -2296,7 +2296,7 @@ int kube_terms_prepare(kube_sched *s, kube_req *r)
     q->pod = r->pod;
     q->npf = q->nps = q->naff = q->nanti = q->nisc = q->ncarr = 0;
     q->naslot = q->nxslot = q->neslot = q->nsslot = 0;
-    q->require_all = q->pts_filter_ready = q->ipa_filter_ready = 0;
+    q->require_all = q->pts_filter_ready = q->ipa_filter_ready = q->score_oom = 0;
     q->aff_self = q->aff_any = q->has_exist = 0;
     q->aff_ok = NULL;
     q->need_tol = 0;
@@ -2854,6 +2854,7 @@ static void pts_score(void *state, const void *req, const uint32_t *cand, uint32
     return;
 oom:
     q->pool_used = mark;
+    __atomic_store_n(&q->score_oom, 1, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < n; i++)
         out[i] = 0;
 #undef IGNORED
@@ -3142,6 +3143,7 @@ static void ipa_score(void *state, const void *req, const uint32_t *cand, uint32
     for (uint32_t i = 0; i < q->nisc; i++)
         if (slot_add(s, q, &q->sslot, &q->nsslot, &q->isc[i])) {
             q->pool_used = mark;
+            __atomic_store_n(&q->score_oom, 1, __ATOMIC_RELAXED);
             return;
         }
     int64_t mn = INT64_MAX, mx = INT64_MIN;
@@ -3187,6 +3189,11 @@ int kube_terms_pts_prepare(kube_sched *s, const kube_req *r)
 /* Before r's batch is filtered in parallel chunks (berth_profile.prepare):
  * the domain totals both filters build on their first call, built here on
  * the calling thread so that the chunks only read them. */
+int kube_terms_failed(const kube_req *r)
+{
+    return r->terms && __atomic_load_n(&r->terms->score_oom, __ATOMIC_RELAXED);
+}
+
 int kube_terms_par_prepare(kube_sched *s, const kube_req *r)
 {
     kube_terms_req *q = r->terms;
