@@ -35,6 +35,7 @@
 #include "berth/doc.h"
 #include "berth/nexus.h"
 #include "berth/report.h"
+#include "berth/report.h"
 
 typedef struct serve_op {
     int kind;                   /* serve_rec_kind */
@@ -115,39 +116,14 @@ const char *serve_reason_name(serve_reason r)
     return (unsigned)r < SERVE_REJ_COUNT ? reason_names[r] : "internal";
 }
 
-/* json_dumps through a callback that remembers a failed append: jansson
- * 2.14's do_dump ignores the result of writing an object's key, so an
- * allocation failure there left a 200 reply with the key missing (torture
- * finding). NULL on any failure. */
-typedef struct dump_buf {
-    char *s;
-    size_t n, cap;
-    int failed;
-} dump_buf;
-
-static int dump_append(const char *buf, size_t size, void *data)
+/* JSON text through berth_report_json_text (berth/report.h), never
+ * json_dumps: jansson 2.14's do_dump ignores the result of writing an
+ * object's key, so an allocation failure there left a 200 reply with the
+ * key missing, or a log record a replay refuses (torture findings). NULL
+ * on any failure. */
+static char *dumps_checked(json_t *j, size_t flags)
 {
-    dump_buf *d = data;
-    if (d->failed)
-        return -1;
-    if (berth_grow_bytes((void **)&d->s, &d->cap, d->n + size + 1, 256)) {
-        d->failed = 1;
-        return -1;
-    }
-    memcpy(d->s + d->n, buf, size);
-    d->n += size;
-    d->s[d->n] = 0;
-    return 0;
-}
-
-static char *dumps_checked(const json_t *j, size_t flags)
-{
-    dump_buf d = {NULL, 0, 0, 0};
-    if (json_dump_callback(j, dump_append, &d, flags) || d.failed || !d.s) {
-        free(d.s);
-        return NULL;
-    }
-    return d.s;
+    return berth_report_json_text(j, flags);
 }
 
 void serve_reply_error(serve_reply *r, int status, const char *code, const char *msg)
@@ -330,9 +306,12 @@ static int push_vm(json_t *arr, const berth_nexus *nx, uint32_t pidx, uint32_t v
                                                  (json_int_t)v->cells_mask));
 }
 
+/* A record's decision as compact JSON, NULL on any failure (dumps_checked:
+ * json_dumps could write a decision with a key missing, which the log kept
+ * and a replay then refused as not JSON: torture finding) */
 static char *dump(json_t *j)
 {
-    char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *t = j ? dumps_checked(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return t;
 }
@@ -993,7 +972,7 @@ static void run_batch_local(serve_engine *g, serve_op *batch, unsigned n)
     for (size_t i = 0; !rc && i < nrec; i++)
         if (of[i]->kind == SERVE_REC_ESTATE) {
             json_t *sum = estate_summary(g->nx, 0);
-            char *t = sum ? json_dumps(sum, JSON_COMPACT) : NULL;
+            char *t = sum ? dumps_checked(sum, JSON_COMPACT) : NULL;
             json_decref(sum);
             size_t tl = t ? strlen(t) : 0;
             char *body = t && tl > 3 && !strcmp(t + tl - 3, ":0}") ? malloc(tl + 24) : NULL;
@@ -1363,7 +1342,7 @@ static char *snapshot_text(serve_engine *g)
     if (!bad && !json_object_set_new(root, "clusters", cls) &&
         !json_object_set_new(root, "pools", pools) && !json_object_set_new(root, "vms", vms)) {
         cls = pools = vms = NULL;
-        t = json_dumps(root, JSON_COMPACT);
+        t = dumps_checked(root, JSON_COMPACT);
     }
     json_decref(cls);
     json_decref(pools);

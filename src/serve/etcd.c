@@ -17,6 +17,7 @@
  * handle per call); follow runs on the engine's follower thread. */
 #include "serve/serve.h"
 #include "berth/grow.h"
+#include "berth/report.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -265,7 +266,8 @@ static int etcd_append(serve_log *s, serve_record *recs, size_t n, const char *b
     }
     json_t *batch = changes ? json_pack("{s:s,s:o}", "batch", batch_id, "changes", changes)
                             : NULL;
-    char *value = batch ? json_dumps(batch, JSON_COMPACT) : NULL;
+    /* never json_dumps: it can drop a key when out of memory (berth/report.h) */
+    char *value = batch ? berth_report_json_text(batch, JSON_COMPACT) : NULL;
     json_decref(batch);
     size_t klen = strlen(l->prefix) + strlen(batch_id);
     char *key = malloc(klen + 1);
@@ -284,7 +286,7 @@ static int etcd_append(serve_log *s, serve_record *recs, size_t n, const char *b
             "target", "CREATE", "result", "EQUAL", "key", k64, "createRevision", 0, "success",
             "requestPut", "key", k64, "value", v64, "requestPut", "key", l->head_b64, "value",
             k64, "failure", "requestRange", "key", k64);
-        body = txn ? json_dumps(txn, JSON_COMPACT) : NULL;
+        body = txn ? berth_report_json_text(txn, JSON_COMPACT) : NULL;
         json_decref(txn);
     }
     free(k64);
