@@ -22,6 +22,7 @@
 #include "berth/doc.h"
 #include "berth/grow.h"
 #include "berth/nameidx.h"
+#include "berth/report.h"
 
 #define SEEN_MAX 4096u
 #define SEEN_BUCKETS 8192u /* a power of two: the seen pods' key index */
@@ -247,7 +248,7 @@ int serve_bindings_bind(serve_bindings *b, const char *ns, const char *name, con
     if (json_is_object(spec) && !json_object_set_new(spec, "nodeName", json_string(node)) &&
         !json_object_set_new(pod, "kind", json_string("Pod")) &&
         !json_object_set_new(pod, "apiVersion", json_string("v1")))
-        bound = json_dumps(pod, JSON_COMPACT);
+        bound = berth_report_json_text(pod, JSON_COMPACT);
     json_decref(pod);
     if (!bound)
         return berth_error_set(e, BERTH_ENOMEM, "out of memory");

@@ -34,6 +34,7 @@
 #include "berth/doc.h"
 #include "berth/kprobe.h"
 #include "berth/kube.h"
+#include "berth/report.h"
 #include "berth/time.h"
 
 #define EXT_MAX_SCORE 10 /* MaxExtenderPriority */
@@ -624,7 +625,7 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
     berth_error_clear(&e);
     berth_source src;
     /* nodenames calls: only the pod is decoded (its own text, "pod:line:col") */
-    char *podtext = q->full ? NULL : json_dumps(q->pod, JSON_COMPACT);
+    char *podtext = q->full ? NULL : berth_report_json_text(q->pod, JSON_COMPACT);
     if (!q->full && !podtext) {
         serve_reply_error(r, 500, "internal", "out of memory");
         return -1;
@@ -691,7 +692,7 @@ static int run(serve_extender *x, const char *body, size_t len, const char *prof
     if (schedule(q, docs, nd, q->full ? n : 0, profile, r))
         return -1;
     /* remember the pod for a later bind */
-    char *text = json_dumps(q->pod, JSON_COMPACT);
+    char *text = berth_report_json_text(q->pod, JSON_COMPACT);
     if (text)
         seen_record(x, 0, q->key, q->uid, text);
     free(text);
@@ -1571,7 +1572,7 @@ static char *ext_class_key(json_t *pod)
         ok = !json_object_set(p2, "status", t2);
     }
     if (ok)
-        key = json_dumps(p2, JSON_COMPACT);
+        key = berth_report_json_text(p2, JSON_COMPACT);
     json_decref(t2);
     json_decref(s2);
     json_decref(m2);
@@ -1685,7 +1686,7 @@ static ext_cycle *cycle_run(serve_extender *x, node_cache *cache, span pod,
         goto fail;
     uint64_t bind_gen = 0;
     size_t nbound = 0;
-    char *seen = json_dumps(q.pod, JSON_COMPACT);
+    char *seen = berth_report_json_text(q.pod, JSON_COMPACT);
     c->seen = seen;
     c->uid = strdup(q.uid ? q.uid : "");
     c->pod = malloc(pod.n ? pod.n : 1);
