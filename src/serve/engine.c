@@ -35,7 +35,6 @@
 #include "berth/doc.h"
 #include "berth/nexus.h"
 #include "berth/report.h"
-#include "berth/report.h"
 
 typedef struct serve_op {
     int kind;                   /* serve_rec_kind */
