@@ -115,15 +115,10 @@ const char *serve_reason_name(serve_reason r)
     return (unsigned)r < SERVE_REJ_COUNT ? reason_names[r] : "internal";
 }
 
-/* JSON text through berth_report_json_text (berth/report.h), never
- * json_dumps: jansson 2.14's do_dump ignores the result of writing an
+/* JSON text is written through berth_report_json_text (berth/report.h),
+ * never json_dumps: jansson 2.14's do_dump ignores the result of writing an
  * object's key, so an allocation failure there left a 200 reply with the
- * key missing, or a log record a replay refuses (torture findings). NULL
- * on any failure. */
-static char *dumps_checked(json_t *j, size_t flags)
-{
-    return berth_report_json_text(j, flags);
-}
+ * key missing, or a log record a replay refuses (torture findings). */
 
 void serve_reply_error(serve_reply *r, int status, const char *code, const char *msg)
 {
@@ -133,7 +128,7 @@ void serve_reply_error(serve_reply *r, int status, const char *code, const char 
     json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg ? msg : "");
     if (!j) /* message not UTF-8 */
         j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", "(unprintable message)");
-    r->body = j ? dumps_checked(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
+    r->body = j ? berth_report_json_text(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
     json_decref(j);
     if (!r->body) {
         r->status = 500;
@@ -150,7 +145,7 @@ void serve_reply_failed(serve_reply *r, int rc, const char *msg)
 void serve_reply_json(serve_reply *r, int status, json_t *j)
 {
     free(r->body);
-    r->body = j ? dumps_checked(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
+    r->body = j ? berth_report_json_text(j, JSON_COMPACT | BERTH_JSON_REAL) : NULL;
     json_decref(j);
     r->status = status;
     if (!r->body)
@@ -305,12 +300,12 @@ static int push_vm(json_t *arr, const berth_nexus *nx, uint32_t pidx, uint32_t v
                                                  (json_int_t)v->cells_mask));
 }
 
-/* A record's decision as compact JSON, NULL on any failure (dumps_checked:
- * json_dumps could write a decision with a key missing, which the log kept
+/* A record's decision as compact JSON, NULL on any failure (json_dumps
+ * could write a decision with a key missing, which the log kept
  * and a replay then refused as not JSON: torture finding) */
 static char *dump(json_t *j)
 {
-    char *t = j ? dumps_checked(j, JSON_COMPACT) : NULL;
+    char *t = j ? berth_report_json_text(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return t;
 }
@@ -971,7 +966,7 @@ static void run_batch_local(serve_engine *g, serve_op *batch, unsigned n)
     for (size_t i = 0; !rc && i < nrec; i++)
         if (of[i]->kind == SERVE_REC_ESTATE) {
             json_t *sum = estate_summary(g->nx, 0);
-            char *t = sum ? dumps_checked(sum, JSON_COMPACT) : NULL;
+            char *t = sum ? berth_report_json_text(sum, JSON_COMPACT) : NULL;
             json_decref(sum);
             size_t tl = t ? strlen(t) : 0;
             char *body = t && tl > 3 && !strcmp(t + tl - 3, ":0}") ? malloc(tl + 24) : NULL;
@@ -1341,7 +1336,7 @@ static char *snapshot_text(serve_engine *g)
     if (!bad && !json_object_set_new(root, "clusters", cls) &&
         !json_object_set_new(root, "pools", pools) && !json_object_set_new(root, "vms", vms)) {
         cls = pools = vms = NULL;
-        t = dumps_checked(root, JSON_COMPACT);
+        t = berth_report_json_text(root, JSON_COMPACT);
     }
     json_decref(cls);
     json_decref(pools);
