@@ -130,8 +130,9 @@ else
     examples/autoscale/cluster-autoscaler.yaml
 fi
 # every N in both modes: a failed allocation while a scale's decision was
-# written as JSON once committed a record that the replay refused (about
-# 1,050 runs, half a minute under ASan)
+# written as JSON once committed a record that the replay refused, and one
+# while the first cluster was placed steered its next pool (create-first;
+# about 2,000 runs, half a minute to a minute under ASan)
 drv "${full[@]}" engine
 drv "${s[@]}" replay
 

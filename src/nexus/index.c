@@ -694,6 +694,17 @@ void nexus_ctx_set(berth_nexus *nx, uint32_t cluster, uint32_t pool)
          * as they hold VMs of the cluster) */
         if (pool == st->ctx_pool)
             return;
+        if (st->touched_lost) {
+            /* a rack may be missing from the touched list (out of memory):
+             * every rack's pool counter goes, or the previous pool's count
+             * would steer this pool's spread (found by `make torture`:
+             * seed-scenarios.yaml N = 100, other placements, exit 0) */
+            for (uint32_t r = 0; r < nx->nracks; r++)
+                if (st->rack[r].ctx_pool) {
+                    st->rack[r].ctx_pool = 0;
+                    nexus_rack_rekey(nx, r);
+                }
+        }
         for (uint32_t i = 0; i < st->ntouched_racks; i++) {
             uint32_t r = st->touched_racks[i];
             if (st->rack[r].ctx_pool) {

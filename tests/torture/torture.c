@@ -9,7 +9,7 @@
  *   a bad one answers its own 400 message (an allocation failure is never
  *   reported as bad input).
  *   engine (PUT /v1/estate, POST /v1/clusters, PATCH pool count, DELETE
- *   cluster; serve/engine.c and the SQLite log of store.c): a 2xx reply
+ *   cluster, and POST /v1/clusters on the site alone; serve/engine.c and the SQLite log of store.c): a 2xx reply
  *   leaves exactly the failure-free state, any other reply leaves the state
  *   as it was before the request (GET /v1/estate compares equal), and a
  *   restart (replay of the log) rebuilds the same state as the live one.
@@ -186,9 +186,11 @@ typedef struct bodies {
     size_t site_len, site2_len, a_len, b_len;
 } bodies;
 
-enum { OP_CREATE, OP_SCALE, OP_DELETE, OP_ESTATE, OP_SCALE_NOFIT, OP_COUNT };
+/* create-first: cluster A on the site alone, so the placement's context
+ * lists grow during the request (a later create finds them grown) */
+enum { OP_CREATE, OP_SCALE, OP_DELETE, OP_ESTATE, OP_SCALE_NOFIT, OP_CREATE_FIRST, OP_COUNT };
 static const char *const op_names[OP_COUNT] = {"create", "scale", "delete", "estate",
-                                               "scale-nofit"};
+                                               "scale-nofit", "create-first"};
 
 static void do_op(serve_engine *g, const bodies *b, int op, serve_reply *r)
 {
@@ -197,12 +199,14 @@ static void do_op(serve_engine *g, const bodies *b, int op, serve_reply *r)
     case OP_SCALE: serve_engine_scale(g, "A", "pool-2", 9, r); break;
     case OP_DELETE: serve_engine_delete(g, "A", r); break;
     case OP_ESTATE: serve_engine_put_estate(g, b->site2, b->site2_len, r); break;
+    case OP_CREATE_FIRST: serve_engine_create(g, b->cluster_a, b->a_len, r); break;
     default: serve_engine_scale(g, "A", "pool-1", 100000, r); break;
     }
 }
 
-/* A fresh engine at path holding the site and cluster A; NULL on failure. */
-static serve_engine *setup(const char *path, const bodies *b)
+/* A fresh engine at path holding the site and (with_a) cluster A; NULL on
+ * failure. */
+static serve_engine *setup(const char *path, const bodies *b, int with_a)
 {
     rm_db(path);
     torture_fail_at(0);
@@ -216,9 +220,11 @@ static serve_engine *setup(const char *path, const bodies *b)
     serve_engine_put_estate(g, b->site, b->site_len, &r);
     int ok = r.status == 200;
     free(r.body);
-    serve_engine_create(g, b->cluster_a, b->a_len, &r);
-    ok = ok && r.status == 201;
-    free(r.body);
+    if (with_a) {
+        serve_engine_create(g, b->cluster_a, b->a_len, &r);
+        ok = ok && r.status == 201;
+        free(r.body);
+    }
     if (!ok) {
         FAIL("setup: estate or cluster A rejected");
         serve_engine_close(g);
@@ -231,7 +237,8 @@ static void engine_op(const bodies *b, int op)
 {
     const char *path = db_path("engine.db");
     /* the failure-free run */
-    serve_engine *g = setup(path, b);
+    int with_a = op != OP_CREATE_FIRST;
+    serve_engine *g = setup(path, b, with_a);
     if (!g)
         return;
     char *before = estate_json(g);
@@ -245,7 +252,7 @@ static void engine_op(const bodies *b, int op)
     for (n = 1;; n++) {
         if (!take(n, total) && n < total)
             continue;
-        if (!(g = setup(path, b)))
+        if (!(g = setup(path, b, with_a)))
             break;
         serve_reply r;
         torture_fail_at(n);
@@ -292,7 +299,7 @@ static void engine_op(const bodies *b, int op)
 static void replay(const bodies *b)
 {
     const char *path = db_path("replay.db");
-    serve_engine *g = setup(path, b);
+    serve_engine *g = setup(path, b, 1);
     if (!g)
         return;
     serve_reply r;
