@@ -8,7 +8,7 @@
 #     is either "out of memory" or the failure-free run's message;
 #   - the service's request paths in process (tests/torture/torture.c):
 #     stateless endpoints over the examples, the engine's commit path and
-#     the replay of its log.
+#     the replay of its log, and the bare-metal timeline (`nexus`).
 # Usage: scripts/torture.sh all|sample   (sample: N = 1..8 and every 7th
 # after, at most ~40 runs a case, and a few files, for `make check`; all: everything, for `make torture`)
 # A wrong answer or half-applied change fails in both modes; TORTURE_STRICT=0
@@ -135,6 +135,15 @@ fi
 # about 2,000 runs, half a minute to a minute under ASan)
 drv "${full[@]}" engine
 drv "${s[@]}" replay
+# the bare-metal timeline in process, every N in both modes: a failed
+# allocation once let the previous pool's rack counts steer the next pool,
+# and a failed scale-pool step printed an empty message (about 2,800 runs,
+# a few seconds; `all`: every nexus example, about 12,000 runs, a minute)
+if [ "$mode" = all ]; then
+  drv "${full[@]}" nexus examples/nexus/*.yaml
+else
+  drv "${full[@]}" nexus examples/nexus/timeline.yaml examples/nexus/capacity-failure.yaml
+fi
 
 echo "torture ($mode): $runs CLI runs, $fails failures, $findings findings (wrong answers or half-applied changes; docs/testing.md)"
 [ $fails -eq 0 ]

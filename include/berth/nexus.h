@@ -275,7 +275,10 @@ int berth_nexus_create_cluster(berth_nexus *nx, const berth_cluster_spec *spec,
                                const berth_nexus_options *opt, uint32_t *cluster_out,
                                berth_error *e);
 int berth_nexus_delete_cluster(berth_nexus *nx, uint32_t cluster, berth_error *e);
-/* Sets a pool's count: adds VMs (placed) or removes the newest ones. */
+/* Sets a pool's count: adds VMs (placed) or removes the newest ones.
+ * BERTH_ENOFIT with a reason when they do not fit (none kept unless
+ * opt->partial; the count stays the one asked); any other error (out of
+ * memory) leaves the pool as it was, with a message. */
 int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
                            const berth_nexus_options *opt, berth_error *e);
 int berth_nexus_add_pool(berth_nexus *nx, uint32_t cluster, const berth_pool_spec *ps,

@@ -457,6 +457,7 @@ int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
                                count);
     int rc = 0;
     uint32_t old_ordinal = p->next_ordinal;
+    int32_t old_count = p->count;
     p->count = (int32_t)count;
     if ((uint32_t)count <= p->nvms) {
         while (p->nvms > (uint32_t)count)
@@ -479,6 +480,17 @@ int berth_nexus_scale_pool(berth_nexus *nx, uint32_t pool, int64_t count,
             p->next_ordinal = old_ordinal;
         }
         berth_error_set(e, BERTH_ENOFIT, "cluster %s: %s", nx->clusters[p->cluster].name, reason);
+    } else if (rc) {
+        /* out of memory (or a limit): the pool as before the call, with a
+         * message (a caller that prefixes it printed an empty one: found by
+         * `make torture`, examples/nexus/timeline.yaml N = 117) */
+        for (uint32_t i = nplaced; i-- > 0;)
+            release_vm(nx, st->placed[i]);
+        p = &nx->pools[pool];
+        p->next_ordinal = old_ordinal;
+        p->count = old_count;
+        berth_error_set(e, rc, "cluster %s: pool %s: %s", nx->clusters[p->cluster].name, p->name,
+                        berth_strerror(rc));
     }
     nexus_ctx_clear(nx);
     return rc;

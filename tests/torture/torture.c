@@ -15,10 +15,13 @@
  *   restart (replay of the log) rebuilds the same state as the live one.
  *   replay (serve_engine_open over a log): it fails cleanly or rebuilds the
  *   state of the log.
+ *   nexus (berth_nexus_load, _validate and _run over FILEs, the library path
+ *   of `berth simulate`): the failure-free result (its JSON), or a failure
+ *   whose message says out of memory.
  *
  * Usage: torture [--sample K] [--lenient] CASE [FILE...]
  *   CASE: stateless-kube, stateless-fleet, stateless-disrupt,
- *         stateless-autoscale (each over FILEs), engine, replay.
+ *         stateless-autoscale, nexus (each over FILEs), engine, replay.
  *   --sample K: only every Kth N (plus N = 1..8 and the last; at most about
  *   40 runs a case), for make check.
  *   --lenient: wrong answers and half-applied changes are counted and
@@ -29,6 +32,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "berth/doc.h"
+#include "berth/nexus.h"
+#include "berth/report.h"
 #include "serve/serve.h"
 #include "torture.h"
 
@@ -147,6 +153,83 @@ static void stateless(const char *name, endpoint fn, const char *path)
     printf("torture: %s %s: %lu allocations, %lu runs\n", name, path, total, n);
     free(ref.body);
     free(body);
+}
+
+/* ---- the bare-metal timeline (berth simulate's library path) ---- */
+
+/* Loads, validates and runs the nexus file at path; the result's JSON (as
+ * `simulate -o json` writes it) in *out, or NULL with the error in msg.
+ * Returns the run's code (BERTH_ENOFIT: a step did not fit, reported). */
+static int nexus_once(const char *path, char **out, char *msg, size_t size)
+{
+    berth_nexus nx;
+    berth_nexus_init(&nx);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    *out = NULL;
+    int rc = berth_doc_load_file(&nx.arena, path, &src, &e);
+    if (!rc)
+        rc = berth_nexus_load(&nx, &src, 1, &e);
+    if (!rc)
+        rc = berth_nexus_validate(&nx, &e);
+    berth_nexus_options opt = {.use_index = 1};
+    if (!rc)
+        rc = berth_nexus_run(&nx, &opt, &e);
+    if (!rc || rc == BERTH_ENOFIT) {
+        json_t *j = berth_report_nexus_json(&nx);
+        *out = j ? berth_report_json_text(j, JSON_INDENT(2)) : NULL;
+        json_decref(j);
+        if (!*out) {
+            rc = BERTH_ENOMEM;
+            snprintf(e.msg, sizeof e.msg, "out of memory");
+        }
+    }
+    snprintf(msg, size, "%s", e.msg);
+    berth_nexus_free(&nx);
+    return rc;
+}
+
+/* Every N: the failure-free result, or a failure whose message says out
+ * of memory (never an empty or another message, never other placements). */
+static void nexus_case(const char *path)
+{
+    char msg[1024], rmsg[1024];
+    char *ref = NULL;
+    torture_fail_at(0);
+    int refrc = nexus_once(path, &ref, rmsg, sizeof rmsg);
+    unsigned long total = torture_allocations();
+    if (refrc && refrc != BERTH_ENOFIT) {
+        FAIL("nexus %s: the failure-free run failed: %s", path, rmsg);
+        free(ref);
+        return;
+    }
+    unsigned long n;
+    for (n = 1;; n++) {
+        if (!take(n, total) && n < total)
+            continue;
+        char *out = NULL;
+        torture_fail_at(n);
+        int rc = nexus_once(path, &out, msg, sizeof msg);
+        int failed = torture_failed();
+        torture_fail_at(0);
+        runs++;
+        if (rc == refrc && out && !strcmp(out, ref)) {
+            /* the same result */
+        } else if (rc != refrc && rc != BERTH_ENOFIT && strstr(msg, "out of memory")) {
+            /* out of memory, said so */
+        } else if (rc == refrc) {
+            WRONG("nexus %s: N=%lu: a result other than the failure-free one", path, n);
+        } else {
+            WRONG("nexus %s: N=%lu: code %d (failure-free: %d) with '%.300s'", path, n, rc, refrc,
+                  msg);
+        }
+        free(out);
+        if (!failed)
+            break;
+    }
+    printf("torture: nexus %s: %lu allocations, %lu runs\n", path, total, n);
+    free(ref);
 }
 
 /* ---- the engine's commit path ---- */
@@ -400,6 +483,11 @@ int main(int argc, char **argv)
                 stateless(c, eps[k].fn, argv[i]);
             goto done;
         }
+    if (!strcmp(c, "nexus")) {
+        for (; i < argc; i++)
+            nexus_case(argv[i]);
+        goto done;
+    }
     if (strcmp(c, "engine") && strcmp(c, "replay")) {
         fprintf(stderr, "torture: unknown case '%s'\n", c);
         return 2;
