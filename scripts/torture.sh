@@ -8,7 +8,8 @@
 #     is either "out of memory" or the failure-free run's message;
 #   - the service's request paths in process (tests/torture/torture.c):
 #     stateless endpoints over the examples, the engine's commit path and
-#     the replay of its log, and the bare-metal timeline (`nexus`).
+#     the replay of its log, the bare-metal timeline (`nexus`) and the
+#     autoscaler's timeline (`autoscale-simulate`).
 # Usage: scripts/torture.sh all|sample   (sample: N = 1..8 and every 7th
 # after, at most ~40 runs a case, and a few files, for `make check`; all: everything, for `make torture`)
 # A wrong answer or half-applied change fails in both modes; TORTURE_STRICT=0
@@ -143,6 +144,18 @@ if [ "$mode" = all ]; then
   drv "${full[@]}" nexus examples/nexus/*.yaml
 else
   drv "${full[@]}" nexus examples/nexus/timeline.yaml examples/nexus/capacity-failure.yaml
+fi
+
+# the autoscaler over a timeline in process, every N in both modes: a
+# failed allocation while the events were read once answered "too many
+# events" (bad input) (about 3,400 runs, ten seconds; `all`: both example
+# timelines, about 11,000 runs)
+sim=examples/autoscale/simulate
+if [ "$mode" = all ]; then
+  drv "${full[@]}" autoscale-simulate $sim/estate.yaml $sim/events.yaml \
+    $sim/revert-to-spot.yaml $sim/spot-returns.yaml
+else
+  drv "${full[@]}" autoscale-simulate $sim/revert-to-spot.yaml $sim/spot-returns.yaml
 fi
 
 echo "torture ($mode): $runs CLI runs, $fails failures, $findings findings (wrong answers or half-applied changes; docs/testing.md)"

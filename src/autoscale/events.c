@@ -414,8 +414,12 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
     }
     if (!rc) {
         berth_atimeline *t = c->t;
-        if (berth_grow((void **)&t->ev, &t->capev, t->nev + 1, sizeof *t->ev, MAX_EVENTS)) {
-            rc = berth_dec_fail(d, doc, "too many events");
+        int grc = berth_grow((void **)&t->ev, &t->capev, t->nev + 1, sizeof *t->ev, MAX_EVENTS);
+        if (grc) {
+            /* the limit is bad input; a failed allocation is not (found by
+             * the CLI's failure injection: "too many events" at N = 106) */
+            rc = grc == BERTH_ENOMEM ? berth_error_set(d->err, BERTH_ENOMEM, "out of memory")
+                                     : berth_dec_fail(d, doc, "too many events");
             goto out;
         }
         t->ev[t->nev++] = ev;

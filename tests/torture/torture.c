@@ -18,10 +18,14 @@
  *   nexus (berth_nexus_load, _validate and _run over FILEs, the library path
  *   of `berth simulate`): the failure-free result (its JSON), or a failure
  *   whose message says out of memory.
+ *   autoscale-simulate (ESTATE EVENTS pairs: the library path of `berth
+ *   autoscale simulate`): the failure-free timeline (its JSON), or a
+ *   failure whose message says out of memory.
  *
  * Usage: torture [--sample K] [--lenient] CASE [FILE...]
  *   CASE: stateless-kube, stateless-fleet, stateless-disrupt,
- *         stateless-autoscale, nexus (each over FILEs), engine, replay.
+ *         stateless-autoscale, nexus (each over FILEs), autoscale-simulate
+ *         (over ESTATE EVENTS pairs), engine, replay.
  *   --sample K: only every Kth N (plus N = 1..8 and the last; at most about
  *   40 runs a case), for make check.
  *   --lenient: wrong answers and half-applied changes are counted and
@@ -32,8 +36,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "berth/autoscale.h"
 #include "berth/doc.h"
 #include "berth/nexus.h"
+#include "berth/plan_report.h"
 #include "berth/report.h"
 #include "serve/serve.h"
 #include "torture.h"
@@ -229,6 +235,99 @@ static void nexus_case(const char *path)
             break;
     }
     printf("torture: nexus %s: %lu allocations, %lu runs\n", path, total, n);
+    free(ref);
+}
+
+/* ---- the autoscaler over a timeline (berth autoscale simulate) ---- */
+
+/* Loads the estate and the events as `autoscale simulate` does (default
+ * step, launch delay and drain timeout; one thread), simulates, and
+ * renders the timeline's JSON into *out; NULL with the error in msg. */
+static int asim_once(const char *estate, const char *events, char **out, char *msg, size_t size)
+{
+    berth_autoscale m;
+    berth_autoscale_init(&m);
+    berth_atimeline t;
+    berth_atimeline_init(&t);
+    berth_error e;
+    berth_error_clear(&e);
+    berth_source src;
+    berth_asim_options o = {.step = 60, .launch_delay = 120, .drain_timeout = 300, .threads = 1};
+    berth_asim_result r;
+    memset(&r, 0, sizeof r);
+    *out = NULL;
+    int rc = berth_doc_load_file(&m.kube.arena, estate, &src, &e);
+    if (!rc)
+        rc = berth_autoscale_load(&m, &src, 1, &e);
+    if (!rc)
+        rc = berth_atimeline_scan_pods(&t, &m, &src, &e);
+    if (!rc)
+        rc = berth_autoscale_finalize(&m, &e);
+    if (!rc)
+        rc = berth_doc_load_file(&m.kube.arena, events, &src, &e);
+    if (!rc)
+        rc = berth_atimeline_load_events(&t, &m, &src, &e);
+    if (!rc) {
+        berth_atimeline_finish(&t);
+        o.from = t.nev ? t.ev[0].at : 0;
+        o.to = (t.nev ? t.ev[t.nev - 1].at : o.from) + 15 * 60;
+        rc = berth_autoscale_simulate(&m, &t, &o, &r, &e);
+    }
+    if (!rc) {
+        json_t *j = berth_report_autoscale_timeline_json(&t, &o, &r);
+        *out = j ? berth_report_json_text(j, JSON_INDENT(2)) : NULL;
+        json_decref(j);
+        if (!*out) {
+            rc = BERTH_ENOMEM;
+            snprintf(e.msg, sizeof e.msg, "out of memory");
+        }
+    }
+    snprintf(msg, size, "%s", e.msg);
+    berth_asim_result_free(&r);
+    berth_atimeline_free(&t);
+    berth_autoscale_free(&m);
+    return rc;
+}
+
+/* Every N: the failure-free timeline, or a failure whose message says out
+ * of memory (never an input error: an allocation failure is not bad input). */
+static void asim_case(const char *estate, const char *events)
+{
+    char msg[1024], rmsg[1024];
+    char *ref = NULL;
+    torture_fail_at(0);
+    int refrc = asim_once(estate, events, &ref, rmsg, sizeof rmsg);
+    unsigned long total = torture_allocations();
+    if (refrc) {
+        FAIL("autoscale-simulate %s: the failure-free run failed: %s", events, rmsg);
+        free(ref);
+        return;
+    }
+    unsigned long n;
+    for (n = 1;; n++) {
+        if (!take(n, total) && n < total)
+            continue;
+        char *out = NULL;
+        torture_fail_at(n);
+        int rc = asim_once(estate, events, &out, msg, sizeof msg);
+        int failed = torture_failed();
+        torture_fail_at(0);
+        runs++;
+        if (!rc && out && !strcmp(out, ref)) {
+            /* the same timeline */
+        } else if (rc && strstr(msg, "out of memory")) {
+            /* out of memory, said so */
+        } else if (!rc) {
+            WRONG("autoscale-simulate %s: N=%lu: a timeline other than the failure-free one",
+                  events, n);
+        } else {
+            WRONG("autoscale-simulate %s: N=%lu: code %d with '%.300s'", events, n, rc, msg);
+        }
+        free(out);
+        if (!failed)
+            break;
+    }
+    printf("torture: autoscale-simulate %s: %lu allocations, %lu runs\n", events, total, n);
     free(ref);
 }
 
@@ -483,6 +582,11 @@ int main(int argc, char **argv)
                 stateless(c, eps[k].fn, argv[i]);
             goto done;
         }
+    if (!strcmp(c, "autoscale-simulate")) {
+        for (; i + 1 < argc; i += 2)
+            asim_case(argv[i], argv[i + 1]);
+        goto done;
+    }
     if (!strcmp(c, "nexus")) {
         for (; i < argc; i++)
             nexus_case(argv[i]);
