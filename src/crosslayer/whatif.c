@@ -318,7 +318,8 @@ int xl_run_phase(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, uint32
             uint32_t p = c->ev[i];
             names[i] = k->nodes[c->pod_node[p]].name;
             if ((rc = berth_ksession_evict(c->s, p)))
-                return berth_error_set(e, rc, "crosslayer: evict failed");
+                return berth_error_set(e, rc, "crosslayer: evicting a pod: %s",
+                                       berth_strerror(rc));
             c->pod_node[p] = BERTH_KUBE_NONE;
         }
         if ((rc = place(x, c, ph, c->ev, nev, names, 0, 0, e)))
@@ -341,7 +342,8 @@ int xl_run_phase(berth_xl *x, berth_xl_cluster *c, const berth_nexus *nx, uint32
             names[i] = k->nodes[c->pod_node[p]].name;
             xl_set_healthy(c, p, 0);
             if ((rc = berth_ksession_evict(c->s, p)))
-                return berth_error_set(e, rc, "crosslayer: evict failed");
+                return berth_error_set(e, rc, "crosslayer: evicting a pod: %s",
+                                       berth_strerror(rc));
             c->pod_node[p] = BERTH_KUBE_NONE;
         }
         if ((rc = place(x, c, ph, c->cand, ncand, names, 1, 0, e)))

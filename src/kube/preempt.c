@@ -260,6 +260,10 @@ static int trial_fits(trial *t, int all, int *err)
             continue;
         t->prof->filters[f]->filter(s, t->rq, &t->node, 1, &v);
     }
+    if (kube_terms_failed(t->rq)) { /* a filter ran out of memory: no verdict */
+        *err = BERTH_ENOMEM;
+        return 0;
+    }
     return v == BERTH_FIT;
 }
 
@@ -421,6 +425,8 @@ int kube_preempt_find(kube_loop *L, const berth_profile *prof, const berth_kplug
     for (uint32_t f = 0; f < prof->nfilters && n; f++) {
         memset(P->verdict, BERTH_FIT, n);
         prof->filters[f]->filter(s, rq, P->cand, n, P->verdict);
+        if (kube_terms_failed(rq))
+            return BERTH_ENOMEM; /* a filter ran out of memory: no verdict */
         uint32_t m = 0;
         int fit = filter_of[f] == BERTH_KP_NODE_RESOURCES_FIT;
         for (uint32_t i = 0; i < n; i++) {

@@ -2637,6 +2637,10 @@ static void pts_filter(void *state, const void *req, const uint32_t *cand, uint3
     if (!q || !q->npf)
         return;
     if (pts_filter_ready(s, q)) {
+        /* out of memory: the decision fails (kube_terms_failed), not "fits
+         * nowhere" (found by failure injection: a pod left pending made the
+         * cross-layer autoscaler buy a node) */
+        __atomic_store_n(&q->score_oom, 1, __ATOMIC_RELAXED);
         for (uint32_t i = 0; i < n; i++)
             verdict[i] = BERTH_UNFIT;
         return;
@@ -3085,6 +3089,7 @@ static void ipa_filter(void *state, const void *req, const uint32_t *cand, uint3
     if (!q || (!q->naff && !q->nanti))
         return;
     if (ipa_filter_ready(s, q)) {
+        __atomic_store_n(&q->score_oom, 1, __ATOMIC_RELAXED); /* as in pts_filter */
         for (uint32_t i = 0; i < n; i++)
             verdict[i] = BERTH_UNFIT;
         return;

@@ -152,7 +152,7 @@ struct kube_terms_req {
     uint32_t npf, nps, cappf, capps;
     int require_all;
     int pts_filter_ready;
-    int score_oom;                /* a score ran out of memory (kube_terms_failed) */
+    int score_oom;                /* a score or filter ran out of memory (kube_terms_failed) */
     berth_requirement *defreqs;   /* merged workload selector (system defaults) */
     uint32_t ndefreqs, capdefreqs;
     const uint8_t *aff_ok;        /* node affinity match per node (entry nnodes: all

@@ -779,8 +779,22 @@ int berth_nexus_run(berth_nexus *nx, const berth_nexus_options *opt, berth_error
             return rc;
         if (rc == BERTH_ENOFIT)
             any_fail = 1;
-        if (opt && opt->on_step && (rc = opt->on_step(opt->step_ctx, nx, i, e)))
-            return rc;
+        if (opt && opt->on_step) {
+            /* the hook's own error, never the step's (a failed step's
+             * message is in e), and never empty: a hook that fails without
+             * one (out of memory deep in the cross-layer what-if) says what
+             * failed (found by failure injection: `berth: ` and nothing) */
+            berth_error he;
+            berth_error_clear(&he);
+            if ((rc = opt->on_step(opt->step_ctx, nx, i, &he))) {
+                if (!he.msg[0])
+                    berth_error_set(&he, rc, "%s: %s", nx->steps[i].source,
+                                    berth_strerror(rc));
+                if (e)
+                    *e = he;
+                return rc;
+            }
+        }
     }
     return any_fail ? BERTH_ENOFIT : 0;
 }

@@ -92,8 +92,11 @@ static json_t *phase_json(const berth_xl *x, const berth_xl_phase *ph, int detai
     if (set(o, "minutes", json_integer(ph->minutes)))
         goto fail;
     if (x->autoscaler != BERTH_XL_AUTOSCALER_NONE) {
-        json_t *as = json_object(), *ls = json_array();
-        if (set(o, "autoscaler", as) || set(as, "launches", ls) ||
+        /* each made once its parent holds it: a failed set frees what it
+         * was given, never a sibling made beforehand (a leak found by
+         * failure injection) */
+        json_t *as = json_object(), *ls = NULL;
+        if (set(o, "autoscaler", as) || set(as, "launches", ls = json_array()) ||
             set(as, "nodes", json_integer(ph->launch_nodes)) ||
             set(as, "podsPlaced", json_integer(ph->launch_placed)) ||
             set(as, "podsLeft", json_integer(ph->launch_left)) ||
@@ -357,11 +360,11 @@ static json_t *racks_json(const berth_nexus *nx, const uint32_t *r, uint32_t n)
 int berth_report_crosslayer_advice_json(json_t *root, const berth_nexus *nx, const berth_xl *x,
                                         const berth_xl_advice *a)
 {
-    json_t *o = json_object(), *ro = json_array(), *ma = json_array();
+    json_t *o = json_object(), *ro = NULL, *ma = NULL; /* as in phase_json */
     if (set(root, "upgradeAdvice", o) || set(o, "maxUnavailable", json_integer(a->given)) ||
         set(o, "pdbBreaches", json_integer(a->breaches)) ||
         set(o, "safeMaxUnavailable", a->safe > 0 ? json_integer(a->safe) : json_null()) ||
-        set(o, "rackOrder", ro) || set(o, "machinesToAdd", ma))
+        set(o, "rackOrder", ro = json_array()) || set(o, "machinesToAdd", ma = json_array()))
         return BERTH_ENOMEM;
     uint32_t *tmp = malloc((nx->nracks + 1) * sizeof *tmp);
     if (!tmp)
