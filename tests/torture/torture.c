@@ -196,48 +196,6 @@ static int nexus_once(const char *path, char **out, char *msg, size_t size)
     return rc;
 }
 
-/* Every N: the failure-free result, or a failure whose message says out
- * of memory (never an empty or another message, never other placements). */
-static void nexus_case(const char *path)
-{
-    char msg[1024], rmsg[1024];
-    char *ref = NULL;
-    torture_fail_at(0);
-    int refrc = nexus_once(path, &ref, rmsg, sizeof rmsg);
-    unsigned long total = torture_allocations();
-    if (refrc && refrc != BERTH_ENOFIT) {
-        FAIL("nexus %s: the failure-free run failed: %s", path, rmsg);
-        free(ref);
-        return;
-    }
-    unsigned long n;
-    for (n = 1;; n++) {
-        if (!take(n, total) && n < total)
-            continue;
-        char *out = NULL;
-        torture_fail_at(n);
-        int rc = nexus_once(path, &out, msg, sizeof msg);
-        int failed = torture_failed();
-        torture_fail_at(0);
-        runs++;
-        if (rc == refrc && out && !strcmp(out, ref)) {
-            /* the same result */
-        } else if (rc != refrc && rc != BERTH_ENOFIT && strstr(msg, "out of memory")) {
-            /* out of memory, said so */
-        } else if (rc == refrc) {
-            WRONG("nexus %s: N=%lu: a result other than the failure-free one", path, n);
-        } else {
-            WRONG("nexus %s: N=%lu: code %d (failure-free: %d) with '%.300s'", path, n, rc, refrc,
-                  msg);
-        }
-        free(out);
-        if (!failed)
-            break;
-    }
-    printf("torture: nexus %s: %lu allocations, %lu runs\n", path, total, n);
-    free(ref);
-}
-
 /* ---- the autoscaler over a timeline (berth autoscale simulate) ---- */
 
 /* Loads the estate and the events as `autoscale simulate` does (default
@@ -289,17 +247,32 @@ static int asim_once(const char *estate, const char *events, char **out, char *m
     return rc;
 }
 
-/* Every N: the failure-free timeline, or a failure whose message says out
- * of memory (never an input error: an allocation failure is not bad input). */
-static void asim_case(const char *estate, const char *events)
+/* A library path's run over its inputs (args): the result's text in *out,
+ * or NULL with the error in msg; its code. */
+typedef int (*lib_run)(const char *const *args, char **out, char *msg, size_t size);
+
+static int nexus_run(const char *const *args, char **out, char *msg, size_t size)
+{
+    return nexus_once(args[0], out, msg, size);
+}
+
+static int asim_run(const char *const *args, char **out, char *msg, size_t size)
+{
+    return asim_once(args[0], args[1], out, msg, size);
+}
+
+/* Every N: the failure-free result (the same code and text), or a failure
+ * whose message says out of memory (never an empty message or an input
+ * error, never another result). label names the run in the output. */
+static void lib_case(const char *name, lib_run fn, const char *const *args, const char *label)
 {
     char msg[1024], rmsg[1024];
     char *ref = NULL;
     torture_fail_at(0);
-    int refrc = asim_once(estate, events, &ref, rmsg, sizeof rmsg);
+    int refrc = fn(args, &ref, rmsg, sizeof rmsg);
     unsigned long total = torture_allocations();
-    if (refrc) {
-        FAIL("autoscale-simulate %s: the failure-free run failed: %s", events, rmsg);
+    if (refrc && refrc != BERTH_ENOFIT) {
+        FAIL("%s %s: the failure-free run failed: %s", name, label, rmsg);
         free(ref);
         return;
     }
@@ -309,25 +282,25 @@ static void asim_case(const char *estate, const char *events)
             continue;
         char *out = NULL;
         torture_fail_at(n);
-        int rc = asim_once(estate, events, &out, msg, sizeof msg);
+        int rc = fn(args, &out, msg, sizeof msg);
         int failed = torture_failed();
         torture_fail_at(0);
         runs++;
-        if (!rc && out && !strcmp(out, ref)) {
-            /* the same timeline */
-        } else if (rc && strstr(msg, "out of memory")) {
+        if (rc == refrc && out && !strcmp(out, ref)) {
+            /* the same result */
+        } else if (rc != refrc && rc != BERTH_ENOFIT && strstr(msg, "out of memory")) {
             /* out of memory, said so */
-        } else if (!rc) {
-            WRONG("autoscale-simulate %s: N=%lu: a timeline other than the failure-free one",
-                  events, n);
+        } else if (rc == refrc) {
+            WRONG("%s %s: N=%lu: a result other than the failure-free one", name, label, n);
         } else {
-            WRONG("autoscale-simulate %s: N=%lu: code %d with '%.300s'", events, n, rc, msg);
+            WRONG("%s %s: N=%lu: code %d (failure-free: %d) with '%.300s'", name, label, n, rc,
+                  refrc, msg);
         }
         free(out);
         if (!failed)
             break;
     }
-    printf("torture: autoscale-simulate %s: %lu allocations, %lu runs\n", events, total, n);
+    printf("torture: %s %s: %lu allocations, %lu runs\n", name, label, total, n);
     free(ref);
 }
 
@@ -584,12 +557,12 @@ int main(int argc, char **argv)
         }
     if (!strcmp(c, "autoscale-simulate")) {
         for (; i + 1 < argc; i += 2)
-            asim_case(argv[i], argv[i + 1]);
+            lib_case(c, asim_run, (const char *const *)&argv[i], argv[i + 1]);
         goto done;
     }
     if (!strcmp(c, "nexus")) {
         for (; i < argc; i++)
-            nexus_case(argv[i]);
+            lib_case(c, nexus_run, (const char *const *)&argv[i], argv[i]);
         goto done;
     }
     if (strcmp(c, "engine") && strcmp(c, "replay")) {
