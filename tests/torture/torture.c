@@ -163,6 +163,18 @@ static void stateless(const char *name, endpoint fn, const char *path)
 
 /* ---- the bare-metal timeline (berth simulate's library path) ---- */
 
+/* j's text as the CLI writes it into *out (j released); BERTH_ENOMEM with
+ * e's message when it cannot be built or rendered. */
+static int render(json_t *j, char **out, berth_error *e)
+{
+    *out = j ? berth_report_json_text(j, JSON_INDENT(2)) : NULL;
+    json_decref(j);
+    if (*out)
+        return 0;
+    snprintf(e->msg, sizeof e->msg, "out of memory");
+    return BERTH_ENOMEM;
+}
+
 /* Loads, validates and runs the nexus file at path; the result's JSON (as
  * `simulate -o json` writes it) in *out, or NULL with the error in msg.
  * Returns the run's code (BERTH_ENOFIT: a step did not fit, reported). */
@@ -183,13 +195,8 @@ static int nexus_once(const char *path, char **out, char *msg, size_t size)
     if (!rc)
         rc = berth_nexus_run(&nx, &opt, &e);
     if (!rc || rc == BERTH_ENOFIT) {
-        json_t *j = berth_report_nexus_json(&nx);
-        *out = j ? berth_report_json_text(j, JSON_INDENT(2)) : NULL;
-        json_decref(j);
-        if (!*out) {
-            rc = BERTH_ENOMEM;
-            snprintf(e.msg, sizeof e.msg, "out of memory");
-        }
+        int jrc = render(berth_report_nexus_json(&nx), out, &e);
+        rc = jrc ? jrc : rc;
     }
     snprintf(msg, size, "%s", e.msg);
     berth_nexus_free(&nx);
@@ -231,15 +238,8 @@ static int asim_once(const char *estate, const char *events, char **out, char *m
         o.to = (t.nev ? t.ev[t.nev - 1].at : o.from) + 15 * 60;
         rc = berth_autoscale_simulate(&m, &t, &o, &r, &e);
     }
-    if (!rc) {
-        json_t *j = berth_report_autoscale_timeline_json(&t, &o, &r);
-        *out = j ? berth_report_json_text(j, JSON_INDENT(2)) : NULL;
-        json_decref(j);
-        if (!*out) {
-            rc = BERTH_ENOMEM;
-            snprintf(e.msg, sizeof e.msg, "out of memory");
-        }
-    }
+    if (!rc)
+        rc = render(berth_report_autoscale_timeline_json(&t, &o, &r), out, &e);
     snprintf(msg, size, "%s", e.msg);
     berth_asim_result_free(&r);
     berth_atimeline_free(&t);
