@@ -179,6 +179,10 @@ void berth_dec_pop(berth_dec *d, size_t prev);
 /* Reports an error at node n (or the file when n is NULL) and returns BERTH_EINVAL. */
 int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A table that could not grow for the input (berth_grow's rc): out of
+ * memory says so (BERTH_ENOMEM, never bad input), its limit is bad input
+ * at n ("too many WHAT", BERTH_EINVAL). */
+int berth_dec_grow_fail(berth_dec *d, const berth_node *n, int rc, const char *what);
 /* berth_dec_fail at field key of map m (at m's place when the field is
  * absent), with key on the field path for the message. */
 int berth_dec_fail_field(berth_dec *d, const berth_node *m, const char *key, const char *fmt, ...)

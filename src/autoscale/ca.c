@@ -66,10 +66,8 @@ static int add_priority(berth_autoscale *m, berth_dec *d, const berth_node *at, 
     }
     regfree(&rx);
     int rc = berth_grow((void **)&m->prio, &m->capprio, m->nprio + 1, sizeof *m->prio, 1u << 16);
-    if (rc == BERTH_ENOMEM)
-        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
     if (rc)
-        return berth_dec_fail(d, at, "too many priority expander entries");
+        return berth_dec_grow_fail(d, at, rc, "priority expander entries");
     m->prio[m->nprio++] = (berth_expander_priority){prio, re};
     return 0;
 }

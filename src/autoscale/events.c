@@ -414,12 +414,10 @@ static int dec_event(evctx *c, berth_dec *d, const berth_node *doc)
     }
     if (!rc) {
         berth_atimeline *t = c->t;
-        int grc = berth_grow((void **)&t->ev, &t->capev, t->nev + 1, sizeof *t->ev, MAX_EVENTS);
-        if (grc) {
-            /* the limit is bad input; a failed allocation is not (found by
-             * the CLI's failure injection: "too many events" at N = 106) */
-            rc = grc == BERTH_ENOMEM ? berth_error_set(d->err, BERTH_ENOMEM, "out of memory")
-                                     : berth_dec_fail(d, doc, "too many events");
+        if ((rc = berth_grow((void **)&t->ev, &t->capev, t->nev + 1, sizeof *t->ev, MAX_EVENTS))) {
+            /* a failed allocation is not bad input (the CLI's failure
+             * injection once read "too many events" at N = 106) */
+            rc = berth_dec_grow_fail(d, doc, rc, "events");
             goto out;
         }
         t->ev[t->nev++] = ev;

@@ -152,7 +152,7 @@ static int load_vng(berth_autoscale *m, berth_dec *d, const berth_node *doc)
                                      "VirtualNodeGroup '%s' appears twice", v.name);
     if (!rc && (rc = berth_grow((void **)&m->vngs, &m->capvngs, m->nvngs + 1, sizeof *m->vngs,
                                 MAX_OBJECTS)))
-        rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many VirtualNodeGroups");
+        rc = berth_dec_grow_fail(d, doc, rc, "VirtualNodeGroups");
     if (rc) {
         free(v.headroom);
         return rc;
@@ -195,7 +195,7 @@ static int load_reservation(berth_autoscale *m, berth_dec *d, const berth_node *
                                      "Reservation '%s' appears twice", r.name);
     if (!rc && (rc = berth_grow((void **)&m->res, &m->capres, m->nres + 1, sizeof *m->res,
                                 MAX_OBJECTS)))
-        rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many Reservations");
+        rc = berth_dec_grow_fail(d, doc, rc, "Reservations");
     if (!rc)
         m->res[m->nres++] = r;
     return rc;
@@ -219,7 +219,7 @@ static int load_headroom(berth_autoscale *m, berth_dec *d, const berth_node *doc
     berth_dec_pop(d, p);
     if (!rc && (rc = berth_grow((void **)&m->pending_headroom, &m->cappending_headroom,
                                 m->npending_headroom + 1, sizeof *m->pending_headroom, MAX_OBJECTS)))
-        rc = rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many Headroom objects");
+        rc = berth_dec_grow_fail(d, doc, rc, "Headroom objects");
     if (!rc)
         m->pending_headroom[m->npending_headroom++] = hr;
     return rc;

@@ -206,8 +206,7 @@ int berth_instance_types_add(berth_dec *d, berth_arena *a, const berth_node *doc
                               it.name);
     }
     if ((rc = berth_grow((void **)v, cap, *n + 1, sizeof **v, MAX_TYPES)))
-        return rc == BERTH_ENOMEM ? berth_error_set(d->err, rc, "out of memory")
-                                  : berth_dec_fail(d, doc, "too many InstanceTypes");
+        return berth_dec_grow_fail(d, doc, rc, "InstanceTypes");
     (*v)[(*n)++] = it;
     return 0;
 }

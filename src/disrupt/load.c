@@ -387,7 +387,7 @@ static int load_nodepool(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         return rc < 0 ? oom(d) : berth_dec_fail(d, meta, "NodePool '%s' appears twice", np.name);
     if ((rc = berth_grow((void **)&m->pools, &m->cappools, m->npools + 1, sizeof *m->pools,
                          MAX_OBJECTS)))
-        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many NodePools");
+        return berth_dec_grow_fail(d, doc, rc, "NodePools");
     m->pools[m->npools++] = np;
     return 0;
 }
@@ -472,7 +472,7 @@ static int load_nodeclaim(berth_disrupt *m, berth_dec *d, const berth_node *doc)
         return rc < 0 ? oom(d) : berth_dec_fail(d, meta, "NodeClaim '%s' appears twice", c.name);
     if ((rc = berth_grow_append((void **)&m->claims, &m->capclaims, m->nclaims + 1,
                                 sizeof *m->claims, MAX_OBJECTS)))
-        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many NodeClaims");
+        return berth_dec_grow_fail(d, doc, rc, "NodeClaims");
     m->claims[m->nclaims++] = c;
     return 0;
 }
@@ -517,7 +517,7 @@ static int load_aksnodeclass(berth_disrupt *m, berth_dec *d, const berth_node *d
         return rc < 0 ? oom(d) : berth_dec_fail(d, meta, "AKSNodeClass '%s' appears twice", k.name);
     if ((rc = berth_grow((void **)&m->classes, &m->capclasses, m->nclasses + 1, sizeof *m->classes,
                          MAX_OBJECTS)))
-        return rc == BERTH_ENOMEM ? oom(d) : berth_dec_fail(d, doc, "too many AKSNodeClasses");
+        return berth_dec_grow_fail(d, doc, rc, "AKSNodeClasses");
     m->classes[m->nclasses++] = k;
     return 0;
 }

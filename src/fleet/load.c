@@ -361,7 +361,7 @@ static int load_member(berth_fleet *f, berth_dec *d, const berth_node *doc)
         return berth_dec_fail(d, doc, "more than %u member clusters", BERTH_FLEET_MAX_CLUSTERS);
     if ((rc = fleet_grow((void **)&f->clusters, &f->capclusters, f->nclusters + 1,
                          sizeof *f->clusters)))
-        return rc == BERTH_ENOMEM ? ENOMEM_(d) : berth_dec_fail(d, doc, "too many clusters");
+        return berth_dec_grow_fail(d, doc, rc, "clusters");
     f->clusters[f->nclusters++] = m;
     return 0;
 }
@@ -708,7 +708,7 @@ static int load_placement(berth_fleet *f, berth_dec *d, const berth_node *doc, i
         return rc;
     if ((rc = fleet_grow((void **)&f->placements, &f->capplacements, f->nplacements + 1,
                          sizeof *f->placements)))
-        return rc == BERTH_ENOMEM ? ENOMEM_(d) : berth_dec_fail(d, doc, "too many placements");
+        return berth_dec_grow_fail(d, doc, rc, "placements");
     f->placements[f->nplacements++] = pl;
     return 0;
 }
@@ -783,7 +783,7 @@ static int load_binding(berth_fleet *f, berth_dec *d, const berth_node *doc, int
         return rc;
     if ((rc = fleet_grow((void **)&f->bindings, &f->capbindings, f->nbindings + 1,
                          sizeof *f->bindings)))
-        return rc == BERTH_ENOMEM ? ENOMEM_(d) : berth_dec_fail(d, doc, "too many bindings");
+        return berth_dec_grow_fail(d, doc, rc, "bindings");
     f->bindings[f->nbindings++] = b;
     return 0;
 }
@@ -840,7 +840,7 @@ static int load_snapshot(berth_fleet *f, berth_dec *d, const berth_node *doc, in
     }
     if ((rc = fleet_grow((void **)&f->snapshots, &f->capsnapshots, f->nsnapshots + 1,
                          sizeof *f->snapshots)))
-        return rc == BERTH_ENOMEM ? ENOMEM_(d) : berth_dec_fail(d, doc, "too many snapshots");
+        return berth_dec_grow_fail(d, doc, rc, "snapshots");
     f->snapshots[f->nsnapshots++] = ps;
     return 0;
 }

@@ -82,6 +82,13 @@ int berth_dec_fail(berth_dec *d, const berth_node *n, const char *fmt, ...)
     return rc;
 }
 
+int berth_dec_grow_fail(berth_dec *d, const berth_node *n, int rc, const char *what)
+{
+    if (rc == BERTH_ENOMEM)
+        return berth_error_set(d->err, BERTH_ENOMEM, "out of memory");
+    return berth_dec_fail(d, n, "too many %s", what);
+}
+
 int berth_dec_fail_field(berth_dec *d, const berth_node *m, const char *key, const char *fmt, ...)
 {
     size_t p = berth_dec_push(d, key);

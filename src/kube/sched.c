@@ -765,7 +765,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
         kube_fast_result fr;
         int fx = kube_fast_pick(sp, &b->p, &rq, &c->rng, &fr);
         if (fx >= 0 && kube_terms_failed(&rq))
-            fx = BERTH_ENOMEM; /* a score's zeros are no decision */
+            fx = BERTH_ENOMEM; /* a plugin that ran out of memory decided nothing */
         if (fx < 0) {
             kube_req_free(sp, &rq);
             return berth_error_set(e, fx, "out of memory");
@@ -859,7 +859,7 @@ int kube_loop_pod(kube_loop *L, uint32_t pod, uint32_t *placed, berth_error *e)
     berth_pick pk;
     rc = berth_pipeline_pick_batch(&b->p, sp, &rq, c, batch, N, &pk);
     if (!rc && kube_terms_failed(&rq))
-        rc = BERTH_ENOMEM; /* a score's zeros are no decision */
+        rc = BERTH_ENOMEM; /* a plugin that ran out of memory decided nothing */
     if (rc) {
         kube_req_free(sp, &rq);
         return berth_error_set(e, rc, "scheduling failed: %s", berth_strerror(rc));

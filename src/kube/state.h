@@ -255,9 +255,10 @@ void kube_terms_release(kube_sched *s, kube_req *r);
  * their first call for r, so that parallel chunks only read (0 or
  * BERTH_ENOMEM; then the batch runs in one thread). */
 int kube_terms_par_prepare(kube_sched *s, const kube_req *r);
-/* Whether a PodTopologySpread or InterPodAffinity score for r ran out of
- * memory (a score cannot return an error: its scores were zeros, not the
- * plugin's): the decision must fail with BERTH_ENOMEM. */
+/* Whether a PodTopologySpread or InterPodAffinity score or filter for r
+ * ran out of memory (a plugin cannot return an error: its scores were
+ * zeros and its verdicts "unfit", not the plugin's): the decision must
+ * fail with BERTH_ENOMEM. */
 int kube_terms_failed(const kube_req *r);
 extern const berth_filter_plugin kube_pts_filter, kube_ipa_filter;
 extern const berth_score_plugin kube_pts_score, kube_ipa_score;

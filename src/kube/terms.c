@@ -3191,14 +3191,14 @@ int kube_terms_pts_prepare(kube_sched *s, const kube_req *r)
     return pts_filter_ready(s, q) ? BERTH_ENOMEM : 0;
 }
 
-/* Before r's batch is filtered in parallel chunks (berth_profile.prepare):
- * the domain totals both filters build on their first call, built here on
- * the calling thread so that the chunks only read them. */
 int kube_terms_failed(const kube_req *r)
 {
     return r->terms && __atomic_load_n(&r->terms->score_oom, __ATOMIC_RELAXED);
 }
 
+/* Before r's batch is filtered in parallel chunks (berth_profile.prepare):
+ * the domain totals both filters build on their first call, built here on
+ * the calling thread so that the chunks only read them. */
 int kube_terms_par_prepare(kube_sched *s, const kube_req *r)
 {
     kube_terms_req *q = r->terms;
